@@ -1,0 +1,1 @@
+//! ATP sender and receiver (in progress).

@@ -1,0 +1,178 @@
+//! The surface every transport engine shares (STYLE.md "Sans-IO protocol
+//! engines"; quinn-proto `Connection`).
+//!
+//! A driver calls, in this order, whenever anything happens:
+//! 1. [`Engine::handle_input`] for each datagram that arrived, and/or
+//!    [`Engine::handle_timeout`] once the time from `poll_timeout` has come;
+//! 2. [`Engine::poll_transmit`] repeatedly until it returns `None`, sending
+//!    each datagram it writes;
+//! 3. [`Engine::poll_event`] until `None`;
+//! 4. [`Engine::poll_timeout`] to learn when to wake the engine next.
+//!
+//! Time is always passed in. A `handle_timeout` that comes early is a no-op,
+//! and `poll_timeout` never returns a deadline that has already been handled,
+//! so a driver cannot busy-loop.
+
+use meshbed_core::{Duration, Instant};
+use std::fmt;
+use std::str::FromStr;
+
+/// A datagram the engine wrote into the caller's buffer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Bytes written at the start of the buffer.
+    pub len: usize,
+}
+
+/// Why a connection gave up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FailReason {
+    /// Nothing was heard from the peer for the configured idle time.
+    PeerUnreachable { silent_for: Duration },
+    /// The peer sent RST.
+    Reset,
+}
+
+impl fmt::Display for FailReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FailReason::PeerUnreachable { silent_for } => {
+                write!(f, "peer unreachable: nothing heard for {silent_for}")
+            }
+            FailReason::Reset => write!(f, "connection reset by peer"),
+        }
+    }
+}
+
+/// What an engine reports to its driver.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineEvent {
+    /// The handshake completed.
+    Connected,
+    /// Every byte was delivered (sender: acknowledged; receiver: received and
+    /// the FIN seen). The connection may still linger to answer retransmitted
+    /// FINs, but the driver may drop it.
+    Finished,
+    /// The connection failed; nothing more will happen.
+    Failed(FailReason),
+    /// A trace sample for the experiment layer's per-packet traces.
+    Trace(TraceSample),
+}
+
+/// Per-packet and per-feedback samples (issue 4's traces: D_max at the
+/// receiver, D_s at the sender, D_avg as fed back, rate or cwnd over time).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceSample {
+    /// ATP receiver: D_max carried by an arriving data packet.
+    DMax { at: Instant, d_max: Duration },
+    /// ATP receiver: D_avg put into a feedback packet.
+    DAvgSent { at: Instant, d_avg: Duration },
+    /// ATP sender: D_avg taken from an arriving feedback packet.
+    DAvgReceived { at: Instant, d_avg: Duration },
+    /// ATP sender: inter-packet delay D_s now in use.
+    Ds { at: Instant, d_s: Duration },
+    /// TCP sender: congestion window in segments.
+    Cwnd { at: Instant, cwnd_segments: f64 },
+    /// Any sender: a segment was sent again.
+    Retransmit { at: Instant, seq: u64, len: usize },
+}
+
+/// Counters every engine keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    /// Application bytes sent for the first time.
+    pub bytes_sent: u64,
+    /// Application bytes the peer has confirmed (sender) or that arrived in
+    /// order (receiver).
+    pub bytes_delivered: u64,
+    pub retransmissions: u64,
+    pub retransmitted_bytes: u64,
+    /// ATP feedback packets (sent by a receiver, received by a sender); ACKs for TCP.
+    pub feedback_packets: u64,
+    /// Datagrams dropped as malformed, stray (wrong connection) or duplicate.
+    pub dropped_datagrams: u64,
+}
+
+/// The engine surface. See the module doc for the calling order.
+pub trait Engine {
+    /// Feeds one received datagram. Malformed or stray datagrams are counted
+    /// in [`Stats::dropped_datagrams`] and otherwise ignored.
+    fn handle_input(&mut self, now: Instant, datagram: &[u8]);
+    /// Runs timers due at or before `now`; early calls do nothing.
+    fn handle_timeout(&mut self, now: Instant);
+    /// Writes the next datagram to send into `buf` (at least `max_datagram`
+    /// bytes long), or returns `None` when nothing may be sent now.
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit>;
+    /// The next time `handle_timeout` must be called, if any.
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn poll_event(&mut self) -> Option<EngineEvent>;
+    fn stats(&self) -> &Stats;
+    /// Whether the connection is over (finished or failed).
+    fn is_closed(&self) -> bool;
+}
+
+/// The protocols meshbed implements, by their scenario names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Protocol {
+    AtpDefault,
+    AtpAggressive,
+    AtpAdaptive,
+    TcpTahoe,
+    TcpReno,
+    TcpNewReno,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 6] = [
+        Protocol::AtpDefault,
+        Protocol::AtpAggressive,
+        Protocol::AtpAdaptive,
+        Protocol::TcpTahoe,
+        Protocol::TcpReno,
+        Protocol::TcpNewReno,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::AtpDefault => "atp-default",
+            Protocol::AtpAggressive => "atp-aggressive",
+            Protocol::AtpAdaptive => "atp-adaptive",
+            Protocol::TcpTahoe => "tcp-tahoe",
+            Protocol::TcpReno => "tcp-reno",
+            Protocol::TcpNewReno => "tcp-newreno",
+        }
+    }
+    pub fn is_atp(self) -> bool {
+        matches!(self, Protocol::AtpDefault | Protocol::AtpAggressive | Protocol::AtpAdaptive)
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Protocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Protocol::ALL.iter().copied().find(|p| p.name() == s).ok_or_else(|| {
+            let names: Vec<_> = Protocol::ALL.iter().map(|p| p.name()).collect();
+            format!("unknown protocol `{s}`; expected one of {}", names.join(", "))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn protocol_names_round_trip_and_reject_unknown() {
+        for p in Protocol::ALL {
+            assert_eq!(p.name().parse::<Protocol>().unwrap(), p);
+        }
+        let err = "tcp-vegas".parse::<Protocol>().unwrap_err();
+        assert!(err.contains("tcp-vegas") && err.contains("atp-adaptive"), "{err}");
+    }
+}

@@ -1,0 +1,21 @@
+//! meshbed's transport protocols as sans-IO engines.
+//!
+//! Every engine here is a deterministic state machine: it never reads a clock,
+//! never touches a socket and draws no randomness of its own (a connection id
+//! or initial sequence number is passed in by the driver, which takes it from
+//! its own seeded stream). The simulator, the real-time emulator and the UDP
+//! runtime all drive this same code through the [`Engine`] surface.
+//!
+//! * [`wire`]: the ATP/TCP-over-UDP header (seed 001 Fig. 3.2, seed 000 Fig. 2).
+//! * [`relay`]: an intermediate node's delay averaging and stamping (seed 002 §4.1).
+//! * [`atp`]: the ATP sender and receiver with default, aggressive and adaptive
+//!   presets (seed 002 §4.2–4.3, seed 001 §2–3, seed 000 §V.A).
+//! * [`tcp`]: TCP Tahoe, Reno and NewReno over the same encapsulation.
+
+pub mod atp;
+pub mod engine;
+pub mod relay;
+pub mod tcp;
+pub mod wire;
+
+pub use engine::{Engine, EngineEvent, FailReason, Protocol, Transmit};

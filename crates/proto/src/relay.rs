@@ -1,0 +1,1 @@
+//! Relay delay averaging and stamping (in progress).

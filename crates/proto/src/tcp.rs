@@ -1,0 +1,1 @@
+//! TCP Tahoe, Reno, NewReno (in progress).
