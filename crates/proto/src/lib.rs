@@ -14,6 +14,7 @@
 
 pub mod atp;
 pub mod engine;
+pub mod harness;
 pub mod relay;
 pub mod tcp;
 pub mod wire;

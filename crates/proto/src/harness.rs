@@ -1,0 +1,160 @@
+//! A `Pair` harness: drives a sender and a receiver engine in virtual time over
+//! a toy channel with delay, loss, reordering and duplication (quinn-proto
+//! `tests/util.rs`). Used by the property tests of every protocol and by
+//! anyone who wants to try an engine without the radio model.
+//!
+//! The channel draws from a generator the caller seeds, so a failing case is
+//! reproducible from its seed.
+
+use crate::engine::{Engine, EngineEvent};
+use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
+use rand::Rng;
+use std::collections::BinaryHeap;
+use std::cmp::Reverse;
+
+/// Impairments of the toy channel, applied independently per datagram and
+/// per direction.
+#[derive(Clone, Debug)]
+pub struct ToyChannel {
+    /// One-way base delay.
+    pub delay: Duration,
+    /// Extra uniformly random delay in `[0, jitter)`; jitter reorders.
+    pub jitter: Duration,
+    /// Probability that a datagram is lost.
+    pub loss: f64,
+    /// Probability that a delivered datagram is delivered twice.
+    pub duplicate: f64,
+    /// Datagrams larger than this are dropped (a path MTU).
+    pub max_datagram: usize,
+}
+
+impl Default for ToyChannel {
+    fn default() -> Self {
+        ToyChannel {
+            delay: Duration::from_millis(5),
+            jitter: Duration::ZERO,
+            loss: 0.0,
+            duplicate: 0.0,
+            max_datagram: 1500,
+        }
+    }
+}
+
+/// Which side of the pair.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Side {
+    A,
+    B,
+}
+
+/// Two engines joined by a [`ToyChannel`]; `a` usually sends, `b` receives.
+pub struct Pair<A: Engine, B: Engine> {
+    pub a: A,
+    pub b: B,
+    pub channel: ToyChannel,
+    pub now: Instant,
+    rng: StreamRng,
+    // (arrival time, sequence for FIFO among equals, destination, bytes)
+    in_flight: BinaryHeap<Reverse<(Instant, u64, Side, Vec<u8>)>>,
+    seq: u64,
+    pub events_a: Vec<EngineEvent>,
+    pub events_b: Vec<EngineEvent>,
+    buf: Vec<u8>,
+}
+
+impl<A: Engine, B: Engine> Pair<A, B> {
+    pub fn new(a: A, b: B, channel: ToyChannel, seed: u64) -> Self {
+        let buf = vec![0u8; channel.max_datagram.max(65_536)];
+        Pair {
+            a,
+            b,
+            channel,
+            now: Instant::ZERO,
+            rng: stream_rng(seed, StreamId::new(StreamKind::Experiment, 0)),
+            in_flight: BinaryHeap::new(),
+            seq: 0,
+            events_a: Vec::new(),
+            events_b: Vec::new(),
+            buf,
+        }
+    }
+
+    fn flush(&mut self, side: Side) {
+        loop {
+            let now = self.now;
+            let t = match side {
+                Side::A => self.a.poll_transmit(now, &mut self.buf),
+                Side::B => self.b.poll_transmit(now, &mut self.buf),
+            };
+            let Some(t) = t else { break };
+            let bytes = self.buf[..t.len].to_vec();
+            let dest = if side == Side::A { Side::B } else { Side::A };
+            if bytes.len() > self.channel.max_datagram || self.rng.gen_bool(self.channel.loss) {
+                continue;
+            }
+            let copies = if self.rng.gen_bool(self.channel.duplicate) { 2 } else { 1 };
+            for _ in 0..copies {
+                let jitter = if self.channel.jitter.is_zero() {
+                    0
+                } else {
+                    self.rng.gen_range(0..self.channel.jitter.as_nanos())
+                };
+                let at = self.now + self.channel.delay + Duration::from_nanos(jitter);
+                self.seq += 1;
+                self.in_flight.push(Reverse((at, self.seq, dest, bytes.clone())));
+            }
+        }
+        match side {
+            Side::A => self.events_a.extend(std::iter::from_fn(|| self.a.poll_event())),
+            Side::B => self.events_b.extend(std::iter::from_fn(|| self.b.poll_event())),
+        }
+    }
+
+    /// Advances to the next thing that happens (a delivery or a timer).
+    /// Returns `false` when nothing is left to happen before `limit`.
+    pub fn step(&mut self, limit: Instant) -> bool {
+        self.flush(Side::A);
+        self.flush(Side::B);
+        let next_delivery = self.in_flight.peek().map(|Reverse((t, ..))| *t);
+        let candidates = [next_delivery, self.a.poll_timeout(), self.b.poll_timeout()];
+        let Some(next) = candidates.into_iter().flatten().min() else { return false };
+        if next > limit {
+            return false;
+        }
+        // Time never goes backwards, even if an engine asks for a past deadline.
+        self.now = self.now.max(next);
+        while let Some(Reverse((t, ..))) = self.in_flight.peek() {
+            if *t > self.now {
+                break;
+            }
+            let Reverse((_, _, dest, bytes)) = self.in_flight.pop().unwrap();
+            match dest {
+                Side::A => self.a.handle_input(self.now, &bytes),
+                Side::B => self.b.handle_input(self.now, &bytes),
+            }
+        }
+        if self.a.poll_timeout().is_some_and(|t| t <= self.now) {
+            self.a.handle_timeout(self.now);
+        }
+        if self.b.poll_timeout().is_some_and(|t| t <= self.now) {
+            self.b.handle_timeout(self.now);
+        }
+        true
+    }
+
+    /// Runs until both engines are closed or virtual time passes `limit`, or
+    /// `max_steps` steps were taken (a guard against an engine that never
+    /// advances its deadline). Returns whether both closed.
+    pub fn run(&mut self, limit: Instant, max_steps: u64) -> bool {
+        let mut steps = 0;
+        while !(self.a.is_closed() && self.b.is_closed()) && steps < max_steps {
+            if !self.step(limit) {
+                break;
+            }
+            steps += 1;
+        }
+        self.flush(Side::A);
+        self.flush(Side::B);
+        self.a.is_closed() && self.b.is_closed()
+    }
+}
