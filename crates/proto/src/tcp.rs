@@ -1,1 +1,232 @@
-//! TCP Tahoe, Reno, NewReno (in progress).
+//! TCP Tahoe, Reno and NewReno over the ATP/TCP-over-UDP encapsulation.
+//!
+//! The thesis compared ATP with its own user-level TCP Tahoe running over UDP
+//! with the same header (seed 001 §3.3, Fig. 3.2: protocol id = TCP, byte
+//! sequence and acknowledgement numbers, TCP's control flags). meshbed does
+//! the same so that both protocols see identical encapsulation overhead and
+//! the same radio model; Reno and NewReno are added for context.
+//!
+//! One connection carries one application transfer from a [`TcpSender`] to a
+//! [`TcpReceiver`]:
+//!
+//! ```text
+//! sender                                   receiver
+//!   SYN          seq 0 ─────────────────▶
+//!            ◀──────────────── SYN|ACK seq 0 ack 1
+//!   ACK          seq 1.. data ──────────▶   (the first data segment completes
+//!   ...                                      the handshake; no separate ACK)
+//!            ◀──────────────── ACK ack n    (cumulative, one per segment or
+//!   ACK|FIN      last data ─────────────▶    every second with delayed ACKs)
+//!            ◀──────────────── ACK ack len+2
+//! ```
+//!
+//! Sequence numbers follow TCP with an initial sequence number of 0 on both
+//! sides (the connection id, drawn by the driver, tells connections apart; the
+//! 64-bit byte numbers never wrap, see [`crate::wire`]): the SYN occupies
+//! sequence number 0, application byte `i` is sequence number `1 + i`, and the
+//! FIN, carried on the last data segment, occupies `1 + len`. The receiver
+//! sends no data, so it never sends a FIN of its own and there is no
+//! TIME-WAIT: once it has every byte and the FIN it reports
+//! [`EngineEvent::Finished`](crate::EngineEvent::Finished) but still
+//! acknowledges retransmitted FINs for as long as its driver keeps it.
+//!
+//! Congestion control lives in [`cc`] behind the [`cc::CongestionControl`]
+//! trait; RFC 6298's timer in [`rtt`]. Defaults, and the places where the
+//! RFCs leave a choice, are documented on [`TcpConfig`].
+
+pub mod cc;
+mod receiver;
+pub mod rtt;
+mod sender;
+#[cfg(test)]
+mod tests;
+
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;
+
+use crate::engine::Protocol;
+use crate::wire::HEADER_LEN;
+use meshbed_core::{Duration, Instant};
+
+/// Which loss-recovery algorithm the sender runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TcpVariant {
+    /// Slow start, congestion avoidance, fast retransmit; every loss ends in
+    /// slow start from one segment (the thesis' baseline, seed 001 ch. 5).
+    Tahoe,
+    /// Adds fast recovery (RFC 5681 §3.2).
+    Reno,
+    /// Fast recovery with partial-ACK handling (RFC 6582).
+    NewReno,
+}
+
+impl TcpVariant {
+    pub const ALL: [TcpVariant; 3] = [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno];
+
+    /// The variant a scenario's protocol name selects, `None` for ATP.
+    pub fn from_protocol(protocol: Protocol) -> Option<TcpVariant> {
+        match protocol {
+            Protocol::TcpTahoe => Some(TcpVariant::Tahoe),
+            Protocol::TcpReno => Some(TcpVariant::Reno),
+            Protocol::TcpNewReno => Some(TcpVariant::NewReno),
+            _ => None,
+        }
+    }
+
+    pub fn protocol(self) -> Protocol {
+        match self {
+            TcpVariant::Tahoe => Protocol::TcpTahoe,
+            TcpVariant::Reno => Protocol::TcpReno,
+            TcpVariant::NewReno => Protocol::TcpNewReno,
+        }
+    }
+}
+
+/// Parameters shared by sender and receiver. Every field is public so that a
+/// scenario can override it; the defaults are below with the reason for each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Sender maximum segment size: application bytes per datagram. The
+    /// default 1436 fills a 1500-byte IP packet: 1500 − 20 (IPv4) − 8 (UDP)
+    /// − 36 (meshbed header).
+    pub mss_bytes: usize,
+    /// Initial window in segments. Default 1: classic Tahoe (Jacobson 1988)
+    /// and the thesis-era user-level TCP start slow start from one segment;
+    /// RFC 5681 §3.1 would allow 3 at this MSS (RFC 3390), Linux now uses 10.
+    pub initial_cwnd_segments: u32,
+    /// Initial slow-start threshold in segments. RFC 5681 §3.1: "arbitrarily
+    /// high (e.g., to the size of the largest possible advertised window)",
+    /// so the default equals `max_cwnd_segments`.
+    pub initial_ssthresh_segments: u32,
+    /// The largest window in segments. There is no advertised receiver
+    /// window on the wire (the header has no field for it), so this stands in
+    /// for it; the receiver accepts out-of-order data this far ahead. Default
+    /// 64 segments (≈ 92 KB, the classic 64 KiB window's order of magnitude).
+    pub max_cwnd_segments: u32,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3).
+    pub dupack_threshold: u32,
+    /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
+    pub initial_rto: Duration,
+    /// Lower bound on the RTO. RFC 6298 §2.4 says 1 s; the default is 200 ms
+    /// (Linux's `TCP_RTO_MIN`) because mesh round trips are tens of
+    /// milliseconds and a 1 s floor makes every timeout-driven recovery
+    /// dominate a transfer. Set 1 s for strict RFC behaviour.
+    pub min_rto: Duration,
+    /// Upper bound on the (backed-off) RTO (RFC 6298 §2.5: at least 60 s).
+    pub max_rto: Duration,
+    /// Clock granularity G in RFC 6298 (2.2)/(2.3): the smallest variance
+    /// term. Default 1 ms, a typical kernel tick; engines see ns time.
+    pub clock_granularity: Duration,
+    /// Delayed ACKs (RFC 5681 §4.2, RFC 1122 §4.2.3.2): ACK every second
+    /// in-order segment or after `delayed_ack_timeout`, at once for anything
+    /// out of order, duplicate, filling a hole, or carrying FIN. Default off,
+    /// so that every segment is ACKed as in the simple user-level TCP the
+    /// thesis measured.
+    pub delayed_acks: bool,
+    /// The delayed-ACK timer (RFC 5681 §4.2: less than 500 ms; 200 ms is the
+    /// common value).
+    pub delayed_ack_timeout: Duration,
+    /// With nothing heard from the peer for this long the connection fails
+    /// with `PeerUnreachable` (a route that broke for good). The sender's
+    /// clock starts at construction; the receiver's at the first SYN, since a
+    /// listening endpoint waits indefinitely. Default 10 s.
+    pub idle_timeout: Duration,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss_bytes: 1500 - 20 - 8 - HEADER_LEN,
+            initial_cwnd_segments: 1,
+            initial_ssthresh_segments: 64,
+            max_cwnd_segments: 64,
+            dupack_threshold: 3,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(60),
+            clock_granularity: Duration::from_millis(1),
+            delayed_acks: false,
+            delayed_ack_timeout: Duration::from_millis(200),
+            idle_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Replaces values that would stall or loop an engine (zero sizes, zero
+    /// timeouts) with the smallest workable ones, so that no configuration
+    /// can make `poll_timeout` stand still or a window stay shut.
+    fn sanitized(&self) -> TcpConfig {
+        let one_ns = Duration::from_nanos(1);
+        let max_cwnd_segments = self.max_cwnd_segments.max(1);
+        let min_rto = self.min_rto.max(one_ns);
+        TcpConfig {
+            mss_bytes: self.mss_bytes.max(1),
+            initial_cwnd_segments: self.initial_cwnd_segments.clamp(1, max_cwnd_segments),
+            initial_ssthresh_segments: self.initial_ssthresh_segments.max(1),
+            max_cwnd_segments,
+            dupack_threshold: self.dupack_threshold.max(1),
+            initial_rto: self.initial_rto.max(one_ns),
+            min_rto,
+            max_rto: self.max_rto.max(min_rto),
+            clock_granularity: self.clock_granularity,
+            delayed_acks: self.delayed_acks,
+            delayed_ack_timeout: self.delayed_ack_timeout.max(one_ns),
+            idle_timeout: self.idle_timeout.max(one_ns),
+        }
+    }
+
+    /// How far beyond the next expected byte the receiver buffers data.
+    fn receive_window_bytes(&self) -> u64 {
+        self.max_cwnd_segments as u64 * self.mss_bytes as u64
+    }
+}
+
+/// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
+/// slot of a [`TimerTable`]. The sender uses `Retransmit` and `Idle`, the
+/// receiver `DelayedAck` and `Idle`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// Checked first so that a connection that has given up does not also
+    /// retransmit at the same instant.
+    Idle = 0,
+    Retransmit = 1,
+    DelayedAck = 2,
+}
+
+impl Timer {
+    const COUNT: usize = 3;
+    const ALL: [Timer; Timer::COUNT] = [Timer::Idle, Timer::Retransmit, Timer::DelayedAck];
+}
+
+/// A fixed table of deadlines; the next wake-up is the earliest.
+#[derive(Clone, Debug, Default)]
+struct TimerTable([Option<Instant>; Timer::COUNT]);
+
+impl TimerTable {
+    fn set(&mut self, timer: Timer, at: Instant) {
+        self.0[timer as usize] = Some(at);
+    }
+    fn stop(&mut self, timer: Timer) {
+        self.0[timer as usize] = None;
+    }
+    fn get(&self, timer: Timer) -> Option<Instant> {
+        self.0[timer as usize]
+    }
+    fn stop_all(&mut self) {
+        self.0 = [None; Timer::COUNT];
+    }
+    fn next(&self) -> Option<Instant> {
+        self.0.iter().flatten().copied().min()
+    }
+    /// Disarms and returns the first timer (in [`Timer::ALL`] order) due at
+    /// or before `now`. Handlers only re-arm timers for strictly later
+    /// instants, so draining this in a loop terminates.
+    fn take_expired(&mut self, now: Instant) -> Option<Timer> {
+        let timer = Timer::ALL
+            .into_iter()
+            .find(|t| self.get(*t).is_some_and(|at| at <= now))?;
+        self.stop(timer);
+        Some(timer)
+    }
+}

@@ -1,1 +1,25 @@
-//! placeholder
+//! The multi-hop IEEE 802.11 model of meshbed.
+//!
+//! * [`phy`]: 802.11a/b/g timings, rates and airtime.
+//! * [`propagation`]: log-distance, Friis and two-ray ground path loss, static
+//!   log-normal shadowing, per-frame Rayleigh/Nakagami fading.
+//! * [`config`]: the `[radio]` configuration and its validation.
+//! * [`medium`]: every node's PHY (SINR with cumulative interference,
+//!   preamble lock-on, energy carrier sense) and DCF MAC.
+//!
+//! The model is a pure function of its events and its seed: it reads no
+//! clock, so the simulator can run it as fast as possible and the emulator
+//! against the wall clock.
+
+pub mod config;
+pub mod medium;
+pub mod phy;
+pub mod propagation;
+
+pub use config::{BatchedCompletion, ConfigError, ErrorModel, MacConfig, RadioConfig};
+pub use medium::{
+    Addr, DropCause, Indication, MacCounters, Medium, NodeId, NodeRadio, Payload, RadioEvent, Scheduler, TxOutcome,
+    TxReport,
+};
+pub use phy::Standard;
+pub use propagation::{Fading, Propagation};

@@ -1,1 +1,0 @@
-//! ATP sender and receiver (in progress).

@@ -1,0 +1,217 @@
+//! ATP parameters and the three presets (seed 001 Table 2.1, seed 000 §V.A).
+//!
+//! Every number is a pub field so that a scenario can sweep it. Where the
+//! documents disagree or are silent the choice is written next to the field,
+//! with the reason; docs/PROTOCOLS.md carries the same list.
+
+use crate::engine::Protocol;
+use crate::relay::{EtaRule, RelayConfig};
+use meshbed_core::Duration;
+
+/// Adaptive ATP's immediate-feedback triggers (seed 000 §V.A.3, seed 001
+/// §5.1.3): the receiver sends feedback at once, without waiting for the
+/// epoch, when one of them fires.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdaptiveFeedback {
+    /// Feedback when this many dropped packets were detected since the last
+    /// feedback (seed 000: "two dropped packets").
+    pub drops: u32,
+    /// Feedback after this many consecutive data packets with D_max > D_s
+    /// (sender too fast), or with D_max < (1 − φ)·D_s (too slow). Seed 000: 10.
+    pub consecutive: u32,
+}
+
+impl Default for AdaptiveFeedback {
+    fn default() -> Self {
+        AdaptiveFeedback {
+            drops: 2,
+            consecutive: 10,
+        }
+    }
+}
+
+/// Parameters shared by an ATP sender, its receiver and the relays' stamping.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AtpConfig {
+    /// Epoch E: the receiver's feedback period (seed 002 §4.2, seed 001
+    /// Table 2.1: 1 s; aggressive and adaptive: 0.04 s, seed 000 §V.A.2).
+    pub epoch: Duration,
+    /// Relay EWMA weight α (seed 002 §4.1, seed 001 §2.1: 0.75).
+    pub alpha: f64,
+    /// Receiver EWMA weight β of D_avg. Seed 002 §4.2.1 uses 0.75, seed 001
+    /// §2.2 / Table 2.1 and seed 000 §II.B use 0.85; we take 0.85 because
+    /// meshbed reproduces the testbed study (000/001), which says its defaults
+    /// are the ATP paper's and lists 0.85.
+    pub beta: f64,
+    /// Idle multiplier η (seed 002 §4.1, seed 001 §2.1: 3).
+    pub eta: f64,
+    /// Adaptive ATP's η = eta + eta_per_hop·(h − 1) from the hop count
+    /// (seed 000 §V.A.3: 0.5). `None`: a fixed η.
+    pub eta_per_hop: Option<f64>,
+    /// Increase threshold: the sender increases when R > (1 + φ)·S (seed 002
+    /// §4.3.2 Fig. 7 line 12: S < R − φ·S; seed 001 §2.3 writes the same as
+    /// "φ = 1.1 times greater"). Also the adaptive "too slow" margin (seed 000
+    /// §V.A.3: D_max < (1 − φ)·D_s).
+    pub phi: f64,
+    /// Increase factor κ: S += κ·(R − S) (seed 002 §4.3.2: 1/k with k = 5;
+    /// seed 001 Table 2.1: 0.2; aggressive 0.5, seed 000 §V.A.2).
+    pub kappa: f64,
+    /// The sender expects feedback every `feedback_timeout_factor · E` (seed
+    /// 001 §3.3: 1.1·E, "the additional 10% ... for the feedback to travel").
+    pub feedback_timeout_factor: f64,
+    /// Multiplicative rate decrease per missed feedback, for the first
+    /// `missed_feedback_probe − 1` misses (seed 002 §4.3.2 says "a
+    /// multiplicative decrease ... up to a maximum of two epochs" but not the
+    /// factor). We halve, TCP's multiplicative decrease: two misses leave a
+    /// quarter of the rate, which is conservative while the reverse path may be
+    /// broken but still sends enough to keep the receiver's SACKs useful.
+    pub missed_feedback_decrease: f64,
+    /// At this many consecutive missed feedbacks the sender restarts
+    /// quick-start, one probe per epoch (seed 002 §4.3.2: the third; seed 001
+    /// §2.3: "misses three consecutive feedback packets").
+    pub missed_feedback_probe: u32,
+    /// SACK-MORE after this fraction of E without data (seed 001 §3.3: half).
+    pub sack_more_fraction: f64,
+    /// SACK blocks per feedback (seed 002 §4.2.2: 20). Clamped to the wire's
+    /// [`crate::wire::MAX_SACK_BLOCKS`].
+    pub max_sack_blocks: usize,
+    /// Smallest per-packet delay the sender uses: the rate is at most
+    /// 1/min_delay. Guards D = 0 (a path with no stamped delay yet, e.g. a
+    /// quick-start probe through nodes that never transmitted). Not in the
+    /// documents; 100 us (10 000 packets/s, ~115 Mbit/s of 1436-byte payloads)
+    /// is above anything 802.11a/g carries, so it only guards, never limits.
+    pub min_delay: Duration,
+    /// Largest inter-packet delay: the rate never falls below 1/max_delay,
+    /// however many feedbacks are missed. Not in the documents; 1 s keeps a
+    /// probe-like trickle that lets feedback resume.
+    pub max_delay: Duration,
+    /// Application bytes per data packet: 1500 − 20 (IP) − 8 (UDP) − 36 (ATP
+    /// header) = 1436, so a datagram fits a 1500-byte IP packet.
+    pub max_payload: usize,
+    /// Silence (nothing heard from the peer) after which an established or
+    /// connecting engine fails with `PeerUnreachable`. Not in the documents
+    /// (ATP has no retransmission timeout, seed 002 §4.2.2); 10 s is ten
+    /// default epochs of missed feedback.
+    pub idle_timeout: Duration,
+    /// How long a finished receiver stays to answer retransmitted FINs after
+    /// the last packet from the sender (like TCP's TIME-WAIT). Equal to the
+    /// sender's idle timeout, so a sender whose FIN answers were lost always
+    /// finds the receiver still there before it would give up.
+    pub linger: Duration,
+    /// A hole is retransmitted only if its last transmission is at least
+    /// `retransmit_guard_factor · RTT` old (RTT measured on quick-start probes).
+    /// Feedback is periodic, not per packet, so a hole reported in a feedback
+    /// generated before the retransmission arrived must not trigger another
+    /// copy. Not in the documents (seed 002 §4.3.3 only says "just as in TCP
+    /// by maintaining a SACK scoreboard").
+    pub retransmit_guard_factor: f64,
+    /// The relay's idle detector (see [`RelayConfig::idle_after`]).
+    pub relay_idle_after: Duration,
+    /// A fresh node's assumed delay (see [`RelayConfig::prior_delay`]); radio
+    /// dependent, so zero here and set by the scenario.
+    pub relay_prior_delay: Duration,
+    /// Immediate-feedback triggers of adaptive ATP; `None` for default and
+    /// aggressive.
+    pub adaptive: Option<AdaptiveFeedback>,
+    /// Out-of-order bytes the receiver holds beyond its cumulative ack before
+    /// it drops data (a memory guard against hostile input, never reached by an
+    /// honest sender at realistic rates).
+    pub max_reorder_bytes: u64,
+    /// Emit `EngineEvent::Trace` samples.
+    pub trace: bool,
+}
+
+impl Default for AtpConfig {
+    /// Default ATP: the ATP paper's parameters as listed in seed 001 Table 2.1.
+    fn default() -> Self {
+        AtpConfig {
+            epoch: Duration::from_secs(1),
+            alpha: 0.75,
+            beta: 0.85,
+            eta: 3.0,
+            eta_per_hop: None,
+            phi: 0.1,
+            kappa: 0.2,
+            feedback_timeout_factor: 1.1,
+            missed_feedback_decrease: 0.5,
+            missed_feedback_probe: 3,
+            sack_more_fraction: 0.5,
+            max_sack_blocks: crate::wire::MAX_SACK_BLOCKS,
+            min_delay: Duration::from_micros(100),
+            max_delay: Duration::from_secs(1),
+            max_payload: 1500 - 20 - 8 - crate::wire::HEADER_LEN,
+            idle_timeout: Duration::from_secs(10),
+            linger: Duration::from_secs(10),
+            retransmit_guard_factor: 1.0,
+            relay_idle_after: Duration::from_millis(100),
+            relay_prior_delay: Duration::ZERO,
+            adaptive: None,
+            max_reorder_bytes: 256 << 20,
+            trace: true,
+        }
+    }
+}
+
+impl AtpConfig {
+    /// Aggressive ATP: E = 0.04 s, κ = 0.5 (seed 000 §V.A.2, seed 001 §5.1.2).
+    pub fn aggressive() -> Self {
+        AtpConfig {
+            epoch: Duration::from_millis(40),
+            kappa: 0.5,
+            ..AtpConfig::default()
+        }
+    }
+
+    /// Adaptive ATP: aggressive plus immediate feedback on two drops or ten
+    /// consecutive packets whose D_max says the sender is too fast or too slow,
+    /// and η from the hop count (seed 000 §V.A.3, seed 001 §5.1.3).
+    pub fn adaptive() -> Self {
+        AtpConfig {
+            eta_per_hop: Some(0.5),
+            adaptive: Some(AdaptiveFeedback::default()),
+            ..AtpConfig::aggressive()
+        }
+    }
+
+    /// The preset for an ATP protocol name; `None` for TCP.
+    pub fn for_protocol(protocol: Protocol) -> Option<Self> {
+        match protocol {
+            Protocol::AtpDefault => Some(AtpConfig::default()),
+            Protocol::AtpAggressive => Some(AtpConfig::aggressive()),
+            Protocol::AtpAdaptive => Some(AtpConfig::adaptive()),
+            _ => None,
+        }
+    }
+
+    /// The stamping parameters every node on the path should use.
+    pub fn relay_config(&self) -> RelayConfig {
+        let eta = match self.eta_per_hop {
+            None => EtaRule::Fixed(self.eta),
+            Some(per_hop) => EtaRule::ByHopCount {
+                base: self.eta,
+                per_hop,
+            },
+        };
+        RelayConfig {
+            alpha: self.alpha,
+            eta,
+            idle_after: self.relay_idle_after,
+            prior_delay: self.relay_prior_delay,
+        }
+    }
+
+    /// How long the sender waits for feedback: 1.1·E.
+    pub fn feedback_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.epoch.as_secs_f64() * self.feedback_timeout_factor)
+    }
+
+    /// Silence after which the receiver sets SACK-MORE: E/2.
+    pub fn sack_more_after(&self) -> Duration {
+        Duration::from_secs_f64(self.epoch.as_secs_f64() * self.sack_more_fraction)
+    }
+
+    /// The packet size the rate is counted in, never zero.
+    pub(crate) fn payload_per_packet(&self) -> usize {
+        self.max_payload.max(1)
+    }
+}

@@ -1,0 +1,561 @@
+//! The ATP receiver (seed 002 §4.2; seed 001 §2.2 and §3.3; seed 000
+//! §V.A.3 for adaptive feedback).
+
+use super::config::AtpConfig;
+use super::TimerTable;
+use crate::engine::{Engine, EngineEvent, FailReason, Stats, TraceSample, Transmit};
+use crate::relay::duration_to_us;
+use crate::wire::{self, Control, ProtocolId, Repr};
+use meshbed_core::{Duration, Instant};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Where the receiver is in its life.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReceiverState {
+    /// Waiting for the sender's SYN (no idle timeout while listening).
+    Listening,
+    Established,
+    /// Every byte up to the FIN delivered; lingering to answer repeated FINs.
+    Finished,
+    /// Lingered long enough; nothing more will happen.
+    Closed,
+    Failed,
+}
+
+/// Timers, indexing the receiver's [`TimerTable`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// Periodic feedback every E (seed 002 §4.2).
+    Epoch = 0,
+    /// No data for E/2: SACK-MORE (seed 001 §3.3).
+    SackMore = 1,
+    /// Nothing heard from the sender for `idle_timeout`.
+    Idle = 2,
+    /// A finished receiver closes after `linger` without hearing the sender.
+    Linger = 3,
+}
+const TIMERS: usize = 4;
+
+/// The receiving side of one ATP connection.
+///
+/// Create it with [`AtpReceiver::new`] for a known connection id (it then
+/// accepts that connection's SYN) or with [`AtpReceiver::accept`] from the
+/// first datagram of an unknown connection. The driver calls the [`Engine`]
+/// methods in the order given in [`crate::engine`]; the application takes
+/// in-order bytes with [`AtpReceiver::read`] or [`AtpReceiver::take_delivered`].
+/// The receiver reports `Connected` on the SYN and `Finished` once the FIN
+/// was seen and every byte before it delivered; it then lingers for
+/// `config.linger` after the last packet from the sender, answering
+/// repeated FINs, before [`Engine::is_closed`] turns true.
+#[derive(Debug)]
+pub struct AtpReceiver {
+    config: AtpConfig,
+    connection_id: u32,
+    state: ReceiverState,
+    /// D_avg in nanoseconds; `None` before the first packet.
+    d_avg_ns: Option<f64>,
+    /// Cumulative ack: bytes `[0, ack)` delivered in order.
+    ack: u64,
+    /// Byte ranges held beyond `ack`, coalesced, start → end.
+    held: BTreeMap<u64, u64>,
+    /// The bytes of `held`, as non-overlapping pieces, start → bytes.
+    pieces: BTreeMap<u64, Vec<u8>>,
+    held_bytes: u64,
+    /// In-order bytes not yet read by the application.
+    delivered: VecDeque<u8>,
+    fin_seq: Option<u64>,
+    /// End of the highest data seen (drop detection).
+    highest_end: u64,
+    /// Largest payload seen: the packet size for counting drops and for the
+    /// flow-control delay.
+    packet_size: usize,
+    last_data_at: Instant,
+    /// The immediate SACK-MORE for the current silence was already sent.
+    sack_more_sent: bool,
+    epoch_deadline: Option<Instant>,
+    pending_feedback: bool,
+    pending_syn_ack: bool,
+    /// Adaptive triggers (seed 000 §V.A.3).
+    drops_since_feedback: u64,
+    too_fast_run: u32,
+    too_slow_run: u32,
+    /// Application read rate in bytes per second (seed 002 §4.2.3).
+    read_rate_bps: Option<f64>,
+    last_heard: Instant,
+    timers: TimerTable<TIMERS>,
+    events: VecDeque<EngineEvent>,
+    stats: Stats,
+}
+
+impl AtpReceiver {
+    /// A receiver listening for the SYN of `connection_id`.
+    pub fn new(config: AtpConfig, connection_id: u32, now: Instant) -> Self {
+        let packet_size = config.payload_per_packet();
+        AtpReceiver {
+            config,
+            connection_id,
+            state: ReceiverState::Listening,
+            d_avg_ns: None,
+            ack: 0,
+            held: BTreeMap::new(),
+            pieces: BTreeMap::new(),
+            held_bytes: 0,
+            delivered: VecDeque::new(),
+            fin_seq: None,
+            highest_end: 0,
+            packet_size,
+            last_data_at: now,
+            sack_more_sent: false,
+            epoch_deadline: None,
+            pending_feedback: false,
+            pending_syn_ack: false,
+            drops_since_feedback: 0,
+            too_fast_run: 0,
+            too_slow_run: 0,
+            read_rate_bps: None,
+            last_heard: now,
+            timers: TimerTable::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// A receiver for the connection that `datagram` (a SYN, or any ATP data
+    /// packet) opens, with the datagram already handled; `None` if it is not
+    /// a valid ATP sender packet.
+    pub fn accept(config: AtpConfig, now: Instant, datagram: &[u8]) -> Option<Self> {
+        let (repr, _) = wire::parse_datagram(datagram).ok()?;
+        if repr.protocol != ProtocolId::Atp
+            || repr.control.contains(Control::SACK_OPT)
+            || repr.control.contains(Control::RST)
+        {
+            return None;
+        }
+        let mut receiver = AtpReceiver::new(config, repr.connection_id, now);
+        receiver.handle_input(now, datagram);
+        Some(receiver)
+    }
+
+    pub fn config(&self) -> &AtpConfig {
+        &self.config
+    }
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+    pub fn state(&self) -> ReceiverState {
+        self.state
+    }
+    /// The current D_avg (zero before any packet).
+    pub fn d_avg(&self) -> Duration {
+        Duration::from_secs_f64(self.d_avg_ns.unwrap_or(0.0) / 1e9)
+    }
+    /// The cumulative ack: bytes received in order.
+    pub fn ack(&self) -> u64 {
+        self.ack
+    }
+    /// Bytes held out of order beyond the ack.
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes
+    }
+    /// Byte ranges held beyond the ack, in order (what SACK blocks report).
+    pub fn held_ranges(&self) -> Vec<(u64, u64)> {
+        self.held.iter().map(|(&s, &e)| (s, e)).collect()
+    }
+
+    /// The application's read rate in bytes per second, or `None` for an
+    /// application that keeps up with anything. When the delay equivalent of
+    /// this rate (one `max_payload` packet per `max_payload / rate` seconds)
+    /// is longer than D_avg, feedback carries it instead (seed 002 §4.2.3).
+    pub fn set_read_rate(&mut self, bytes_per_sec: Option<f64>) {
+        self.read_rate_bps = bytes_per_sec;
+    }
+
+    /// Copies in-order bytes into `buf`; returns how many.
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.delivered.len());
+        for (dst, src) in buf.iter_mut().zip(self.delivered.drain(..n)) {
+            *dst = src;
+        }
+        n
+    }
+
+    /// Takes every in-order byte not yet read.
+    pub fn take_delivered(&mut self) -> Vec<u8> {
+        self.delivered.drain(..).collect()
+    }
+
+    /// Bytes delivered in order but not yet read.
+    pub fn readable(&self) -> usize {
+        self.delivered.len()
+    }
+
+    fn trace(&mut self, sample: TraceSample) {
+        if self.config.trace {
+            self.events.push_back(EngineEvent::Trace(sample));
+        }
+    }
+
+    fn fail(&mut self, reason: FailReason) {
+        self.state = ReceiverState::Failed;
+        self.events.push_back(EngineEvent::Failed(reason));
+        self.pending_feedback = false;
+        self.timers.clear();
+    }
+
+    /// The delay the feedback carries: D_avg, or the application's read rate
+    /// as a delay when that is longer (seed 002 §4.2.1 and §4.2.3).
+    fn feedback_delay(&self) -> Duration {
+        let d_avg = self.d_avg();
+        match self.read_rate_bps {
+            None => d_avg,
+            Some(rate) => {
+                let app_delay = if rate > 0.0 {
+                    Duration::from_secs_f64(self.packet_size as f64 / rate)
+                } else {
+                    Duration::MAX
+                };
+                d_avg.max(app_delay)
+            }
+        }
+    }
+
+    fn refresh_timers(&mut self) {
+        let established = self.state == ReceiverState::Established;
+        let sack_more = (established && !self.sack_more_sent)
+            .then(|| self.last_data_at + self.config.sack_more_after());
+        self.timers.set(
+            Timer::Epoch as usize,
+            if established {
+                self.epoch_deadline
+            } else {
+                None
+            },
+        );
+        self.timers.set(Timer::SackMore as usize, sack_more);
+        self.timers.set(
+            Timer::Idle as usize,
+            established.then(|| self.last_heard + self.config.idle_timeout),
+        );
+        self.timers.set(
+            Timer::Linger as usize,
+            (self.state == ReceiverState::Finished).then(|| self.last_heard + self.config.linger),
+        );
+    }
+
+    /// Stores the new parts of `[seq, seq + data.len())`; returns whether any
+    /// byte was new. Delivers what became in order.
+    fn insert_data(&mut self, seq: u64, data: &[u8]) -> bool {
+        let end = seq + data.len() as u64;
+        let start = seq.max(self.ack);
+        if end <= start {
+            return false;
+        }
+        // Pieces not yet held.
+        let mut new_pieces = Vec::new();
+        let mut cursor = start;
+        let overlapping: Vec<(u64, u64)> = self
+            .held
+            .range(..=end)
+            .rev()
+            .take_while(|&(_, &e)| e >= start)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for &(s, e) in overlapping.iter().rev() {
+            if s > cursor {
+                new_pieces.push((cursor, s.min(end)));
+            }
+            cursor = cursor.max(e);
+        }
+        if cursor < end {
+            new_pieces.push((cursor, end));
+        }
+        let new_pieces: Vec<_> = new_pieces.into_iter().filter(|(s, e)| s < e).collect();
+        if new_pieces.is_empty() {
+            return false;
+        }
+        for &(s, e) in &new_pieces {
+            let bytes = data[(s - seq) as usize..(e - seq) as usize].to_vec();
+            self.held_bytes += e - s;
+            self.pieces.insert(s, bytes);
+        }
+        // Coalesce [start, end) with every range it overlaps or touches.
+        let (mut lo, mut hi) = (start, end);
+        for (s, e) in overlapping {
+            self.held.remove(&s);
+            lo = lo.min(s);
+            hi = hi.max(e);
+        }
+        self.held.insert(lo, hi);
+        // Deliver the range that now starts at the ack.
+        if let Some(range_end) = self.held.get(&self.ack).copied() {
+            self.held.remove(&self.ack);
+            while self.ack < range_end {
+                let Some(piece) = self.pieces.remove(&self.ack) else {
+                    break;
+                };
+                self.ack += piece.len() as u64;
+                self.held_bytes -= piece.len() as u64;
+                self.delivered.extend(piece);
+            }
+            self.stats.bytes_delivered = self.ack;
+        }
+        true
+    }
+
+    /// seed 000 §V.A.3: the three immediate-feedback triggers of adaptive ATP.
+    fn adaptive_triggers(&mut self, d_max: Duration, d_s: Duration, seq: u64, end: u64) {
+        let Some(adaptive) = self.config.adaptive.clone() else {
+            return;
+        };
+        // A jump past the highest data seen means the packets in between were
+        // dropped (or are late; ATP has no way to tell).
+        if seq > self.highest_end {
+            let gap = seq - self.highest_end;
+            self.drops_since_feedback = self
+                .drops_since_feedback
+                .saturating_add(gap.div_ceil(self.packet_size as u64));
+        }
+        if self.drops_since_feedback >= u64::from(adaptive.drops) {
+            self.pending_feedback = true;
+        }
+        self.highest_end = self.highest_end.max(end);
+        if d_s.is_zero() {
+            return;
+        }
+        // Whole nanoseconds, so that a D_max exactly at (1 − φ)·D_s is "in
+        // range" whatever the float rounding of 1 − φ.
+        let slow_bound_ns = (d_s.as_nanos() as f64 * (1.0 - self.config.phi)).round();
+        if d_max > d_s {
+            self.too_fast_run += 1;
+            self.too_slow_run = 0;
+        } else if (d_max.as_nanos() as f64) < slow_bound_ns {
+            self.too_slow_run += 1;
+            self.too_fast_run = 0;
+        } else {
+            self.too_fast_run = 0;
+            self.too_slow_run = 0;
+        }
+        let n = adaptive.consecutive.max(1);
+        if self.too_fast_run >= n || self.too_slow_run >= n {
+            self.too_fast_run = 0;
+            self.too_slow_run = 0;
+            self.pending_feedback = true;
+        }
+    }
+}
+
+impl Engine for AtpReceiver {
+    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
+        self.stats.datagrams_received += 1;
+        let (repr, payload) = match wire::parse_datagram(datagram) {
+            Ok(parsed) => parsed,
+            Err(_) => {
+                self.stats.dropped_datagrams += 1;
+                return;
+            }
+        };
+        let ours = repr.protocol == ProtocolId::Atp && repr.connection_id == self.connection_id;
+        let closed = matches!(self.state, ReceiverState::Closed | ReceiverState::Failed);
+        // Feedback travels the other way; a receiver never accepts it.
+        if !ours || closed || repr.control.contains(Control::SACK_OPT) {
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        self.last_heard = now;
+        if repr.control.contains(Control::RST) {
+            self.fail(FailReason::Reset);
+            return;
+        }
+        if self.state == ReceiverState::Listening {
+            self.state = ReceiverState::Established;
+            self.events.push_back(EngineEvent::Connected);
+            self.epoch_deadline = Some(now + self.config.epoch);
+            self.last_data_at = now;
+        }
+        self.on_packet(now, &repr, payload);
+        if self.state == ReceiverState::Finished {
+            // Lingering: answer whatever the sender repeats.
+            self.pending_feedback = true;
+        } else if self.fin_seq == Some(self.ack) {
+            self.state = ReceiverState::Finished;
+            self.events.push_back(EngineEvent::Finished);
+            self.pending_feedback = true;
+            self.epoch_deadline = None;
+        }
+        self.refresh_timers();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        match self.state {
+            ReceiverState::Established => {
+                if self.timers.is_expired(Timer::Idle as usize, now) {
+                    let silent_for = now.saturating_since(self.last_heard);
+                    self.fail(FailReason::PeerUnreachable { silent_for });
+                    return;
+                }
+                if self.timers.is_expired(Timer::Epoch as usize, now) {
+                    // Re-armed when the feedback goes out.
+                    self.epoch_deadline = None;
+                    self.pending_feedback = true;
+                }
+                if self.timers.is_expired(Timer::SackMore as usize, now) {
+                    // seed 001 §3.3: no data for E/2, ask for everything unacked.
+                    self.sack_more_sent = true;
+                    self.pending_feedback = true;
+                }
+            }
+            ReceiverState::Finished if self.timers.is_expired(Timer::Linger as usize, now) => {
+                self.state = ReceiverState::Closed;
+                self.pending_feedback = false;
+                self.timers.clear();
+                return;
+            }
+            _ => {}
+        }
+        self.refresh_timers();
+    }
+
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let sending = matches!(
+            self.state,
+            ReceiverState::Established | ReceiverState::Finished
+        );
+        if !self.pending_feedback || !sending {
+            return None;
+        }
+        let mut control = Control(Control::SACK_OPT | Control::ACK);
+        if self.pending_syn_ack {
+            control = control.with(Control::SYN);
+        }
+        if self.fin_seq.is_some() {
+            control = control.with(Control::FIN);
+        }
+        if self.state == ReceiverState::Established
+            && now.saturating_since(self.last_data_at) >= self.config.sack_more_after()
+        {
+            control = control.with(Control::SACK_MORE);
+        }
+        let d = self.feedback_delay();
+        // seed 002 §4.2.2: the blocks always describe the first holes.
+        let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
+        let sack_blocks: Vec<(u64, u64)> = self
+            .held
+            .iter()
+            .take(max_blocks)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        let repr = Repr {
+            protocol: ProtocolId::Atp,
+            control,
+            hop_count: 0,
+            connection_id: self.connection_id,
+            seq: 0,
+            ack: self.ack,
+            d_max_us: duration_to_us(d),
+            d_s_us: 0,
+            sack_blocks,
+            payload_len: 0,
+        };
+        let len = repr.buffer_len();
+        if buf.len() < len {
+            return None;
+        }
+        repr.emit(buf);
+        self.pending_feedback = false;
+        self.pending_syn_ack = false;
+        self.drops_since_feedback = 0;
+        if self.state == ReceiverState::Established {
+            // Any feedback starts a new epoch (an immediate one included).
+            self.epoch_deadline = Some(now + self.config.epoch);
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.feedback_packets += 1;
+        self.trace(TraceSample::DAvgSent { at: now, d_avg: d });
+        self.refresh_timers();
+        Some(Transmit { len })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn is_closed(&self) -> bool {
+        matches!(self.state, ReceiverState::Closed | ReceiverState::Failed)
+    }
+}
+
+impl AtpReceiver {
+    /// Everything a valid sender packet does, after the connection checks.
+    fn on_packet(&mut self, now: Instant, repr: &Repr, payload: &[u8]) {
+        let control = repr.control;
+        let d_max = Duration::from_micros(u64::from(repr.d_max_us));
+        let d_s = Duration::from_micros(u64::from(repr.d_s_us));
+        self.trace(TraceSample::DMax { at: now, d_max });
+        let d_max_ns = d_max.as_nanos() as f64;
+        if control.contains(Control::SYN) || control.contains(Control::SACK_REQ) {
+            // seed 002 Fig. 6 line 12, seed 001 §2.3: a probe is answered at
+            // once with its own D_max, no averaging.
+            self.d_avg_ns = Some(d_max_ns);
+            self.pending_feedback = true;
+            if control.contains(Control::SYN) {
+                self.pending_syn_ack = true;
+            }
+        } else {
+            // seed 002 §4.2.1 / seed 001 eq. 2.1: D_avg = β·D_avg + (1−β)·D_max.
+            let beta = self.config.beta;
+            self.d_avg_ns = Some(match self.d_avg_ns {
+                None => d_max_ns,
+                Some(avg) => beta * avg + (1.0 - beta) * d_max_ns,
+            });
+        }
+        let Some(end) = repr.seq.checked_add(payload.len() as u64) else {
+            self.stats.dropped_datagrams += 1;
+            return;
+        };
+        if control.contains(Control::FIN) {
+            // The FIN sits right after this packet's data. A second FIN at a
+            // different place, or one before data already seen, is ignored.
+            let after_all_data = end >= self.highest_end.max(self.ack)
+                && match self.held.last_key_value() {
+                    None => true,
+                    Some((_, &held_end)) => held_end <= end,
+                };
+            let same_place = match self.fin_seq {
+                None => true,
+                Some(fin) => fin == end,
+            };
+            let valid = after_all_data && same_place;
+            if valid {
+                self.fin_seq = Some(end);
+            }
+            // Answer at once: the sender learns the holes up to the end.
+            self.pending_feedback = true;
+        }
+        if payload.is_empty() {
+            return;
+        }
+        self.last_data_at = now;
+        self.sack_more_sent = false;
+        self.packet_size = self.packet_size.max(payload.len());
+        let beyond_fin = self.fin_seq.is_some_and(|f| end > f);
+        let too_far = end > self.ack.saturating_add(self.config.max_reorder_bytes);
+        if beyond_fin || too_far {
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        self.adaptive_triggers(d_max, d_s, repr.seq, end);
+        self.highest_end = self.highest_end.max(end);
+        if !self.insert_data(repr.seq, payload) {
+            // A duplicate.
+            self.stats.dropped_datagrams += 1;
+        }
+    }
+}

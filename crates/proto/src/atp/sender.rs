@@ -1,0 +1,596 @@
+//! The ATP sender (seed 002 §4.3; seed 001 §2.3 and §3.3).
+
+use super::config::AtpConfig;
+use super::{rate_adjustment, TimerTable};
+use crate::engine::{Engine, EngineEvent, FailReason, Stats, TraceSample, Transmit};
+use crate::relay::duration_to_us;
+use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
+use meshbed_core::{Duration, Instant};
+use std::collections::{BTreeSet, VecDeque};
+
+/// Where the sender is in its life.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SenderState {
+    /// Sending a SYN probe (with SACK-REQ) every epoch until the receiver
+    /// answers (seed 002 §4.3.1).
+    Connecting,
+    /// Quick-start again after `missed_feedback_probe` missed feedbacks: one
+    /// probe per epoch, piggybacked on the next in-sequence packet, until any
+    /// feedback arrives (seed 002 §4.3.2 and §4.3.3).
+    Probing,
+    /// Paced transmission at rate S.
+    Established,
+    /// Every byte and the FIN acknowledged.
+    Finished,
+    Failed,
+}
+
+/// Timers, indexing the sender's [`TimerTable`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// The next paced transmission (only while something can be sent).
+    Pacing = 0,
+    /// The next SYN or quick-start probe.
+    Probe = 1,
+    /// Feedback expected by now (1.1·E after the last one).
+    Feedback = 2,
+    /// Nothing heard from the receiver for `idle_timeout`.
+    Idle = 3,
+}
+const TIMERS: usize = 4;
+
+/// Scoreboard entry of one `max_payload`-sized segment.
+#[derive(Copy, Clone, Debug, Default)]
+struct Segment {
+    /// Last time it was sent; `None` if never.
+    last_sent: Option<Instant>,
+    /// The receiver holds it (a SACK block covers it).
+    sacked: bool,
+    /// It waits in the retransmission queue.
+    queued: bool,
+}
+
+/// What the next datagram carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Next {
+    Syn,
+    Segment(usize),
+    Fin,
+}
+
+/// The sending side of one ATP connection.
+///
+/// Created with all the data to send ([`AtpSender::new`]). A driver calls
+/// [`Engine::handle_input`] for each feedback datagram and
+/// [`Engine::handle_timeout`] when [`Engine::poll_timeout`] is due, then
+/// [`Engine::poll_transmit`] until `None`, then [`Engine::poll_event`]; see
+/// [`crate::engine`]. The sender reports `Connected` when quick-start is
+/// answered, `Finished` once every byte and the FIN are acknowledged, and
+/// `Failed(PeerUnreachable)` after `idle_timeout` of silence.
+///
+/// Pacing and probe deadlines are served by `poll_transmit`: after
+/// `handle_timeout` at such a deadline the driver must call `poll_transmit`
+/// (as the calling order says) for the deadline to move on.
+#[derive(Debug)]
+pub struct AtpSender {
+    config: AtpConfig,
+    connection_id: u32,
+    data: Vec<u8>,
+    state: SenderState,
+    /// S in packets per second.
+    rate_pps: f64,
+    segments: Vec<Segment>,
+    /// Cumulative ack: bytes `[0, acked)` are delivered.
+    acked: u64,
+    /// Index of the first segment never sent.
+    next_new: usize,
+    /// Segments to send again, lowest first (seed 002 §4.3.3: retransmissions
+    /// go before new data).
+    retx: BTreeSet<usize>,
+    /// Earliest time of the next paced transmission.
+    next_send: Instant,
+    /// When the next SYN/probe may go.
+    probe_next_at: Instant,
+    probe_sent_at: Option<Instant>,
+    fin_sent_at: Option<Instant>,
+    feedback_deadline: Option<Instant>,
+    missed_feedback: u32,
+    /// Smoothed round-trip time of quick-start exchanges.
+    rtt: Option<Duration>,
+    last_heard: Instant,
+    timers: TimerTable<TIMERS>,
+    events: VecDeque<EngineEvent>,
+    stats: Stats,
+}
+
+impl AtpSender {
+    /// A sender that will deliver `data` to the receiver of `connection_id`.
+    /// The first SYN probe goes out at the first `poll_transmit`.
+    pub fn new(config: AtpConfig, connection_id: u32, data: Vec<u8>, now: Instant) -> Self {
+        let mp = config.payload_per_packet();
+        let nsegs = data.len().div_ceil(mp);
+        let mut sender = AtpSender {
+            rate_pps: 1.0 / config.max_delay.as_secs_f64().max(1e-9),
+            config,
+            connection_id,
+            data,
+            state: SenderState::Connecting,
+            segments: vec![Segment::default(); nsegs],
+            acked: 0,
+            next_new: 0,
+            retx: BTreeSet::new(),
+            next_send: now,
+            probe_next_at: now,
+            probe_sent_at: None,
+            fin_sent_at: None,
+            feedback_deadline: None,
+            missed_feedback: 0,
+            rtt: None,
+            last_heard: now,
+            timers: TimerTable::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        };
+        sender.refresh_timers();
+        sender
+    }
+
+    pub fn config(&self) -> &AtpConfig {
+        &self.config
+    }
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+    pub fn state(&self) -> SenderState {
+        self.state
+    }
+    /// Current sending rate S in packets per second.
+    pub fn rate_pps(&self) -> f64 {
+        self.rate_pps
+    }
+    /// Current inter-packet delay D_s = 1/S.
+    pub fn d_s(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.rate_pps)
+    }
+    /// Bytes the receiver has acknowledged cumulatively.
+    pub fn bytes_acked(&self) -> u64 {
+        self.acked
+    }
+    pub fn total_bytes(&self) -> u64 {
+        self.data.len() as u64
+    }
+    /// Consecutive epochs without feedback so far.
+    pub fn missed_feedback(&self) -> u32 {
+        self.missed_feedback
+    }
+    /// Smoothed round-trip time of the quick-start exchanges, if measured.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
+    }
+    /// Segments waiting for retransmission.
+    pub fn retransmit_queue_len(&self) -> usize {
+        self.retx.len()
+    }
+
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+    fn seg_start(&self, i: usize) -> u64 {
+        (i as u64).saturating_mul(self.config.payload_per_packet() as u64)
+    }
+    fn seg_end(&self, i: usize) -> u64 {
+        self.seg_start(i + 1).min(self.len())
+    }
+    /// Index of the segment holding byte `offset` (may be past the end).
+    fn seg_of(&self, offset: u64) -> usize {
+        usize::try_from(offset / self.config.payload_per_packet() as u64).unwrap_or(usize::MAX)
+    }
+    /// First segment not fully covered by the cumulative ack.
+    fn first_unacked(&self) -> usize {
+        if self.acked >= self.len() {
+            self.segments.len()
+        } else {
+            self.seg_of(self.acked)
+        }
+    }
+    fn is_closed_state(&self) -> bool {
+        matches!(self.state, SenderState::Finished | SenderState::Failed)
+    }
+
+    fn trace(&mut self, sample: TraceSample) {
+        if self.config.trace {
+            self.events.push_back(EngineEvent::Trace(sample));
+        }
+    }
+
+    /// Clamps and installs a new rate, tracing D_s when it changed.
+    fn set_rate(&mut self, now: Instant, rate_pps: f64) {
+        let max_rate = 1.0 / self.config.min_delay.as_secs_f64().max(1e-9);
+        let min_rate = 1.0 / self.config.max_delay.as_secs_f64().max(1e-9);
+        let rate = if rate_pps.is_nan() {
+            min_rate
+        } else {
+            rate_pps.clamp(min_rate, max_rate)
+        };
+        if rate != self.rate_pps {
+            self.rate_pps = rate;
+            let d_s = self.d_s();
+            self.trace(TraceSample::Ds { at: now, d_s });
+        }
+    }
+
+    /// Feedback rate R = 1/D_avg, with D floored at `min_delay`.
+    fn feedback_rate(&self, d_avg: Duration) -> f64 {
+        1.0 / d_avg.max(self.config.min_delay).as_secs_f64()
+    }
+
+    /// Retransmissions wait at least this long after the previous copy.
+    fn retransmit_guard(&self) -> Duration {
+        let rtt = self.rtt.unwrap_or(Duration::ZERO).as_secs_f64();
+        Duration::from_secs_f64(rtt * self.config.retransmit_guard_factor)
+    }
+
+    /// A FIN is repeated at most once per this interval while unanswered.
+    fn fin_interval(&self) -> Duration {
+        self.config
+            .epoch
+            .max(self.rtt.unwrap_or(Duration::ZERO) * 2)
+    }
+
+    fn fail(&mut self, reason: FailReason) {
+        self.state = SenderState::Failed;
+        self.events.push_back(EngineEvent::Failed(reason));
+        self.timers.clear();
+    }
+
+    /// The next thing to send in the current state at `now`, if any; only
+    /// reads state.
+    fn next_packet(&self, now: Instant) -> Option<Next> {
+        match self.state {
+            SenderState::Connecting => (self.probe_next_at <= now).then_some(Next::Syn),
+            SenderState::Probing => {
+                if self.probe_next_at > now {
+                    return None;
+                }
+                // seed 002 §4.3.3: the probe rides on the next in-sequence
+                // packet; with everything already sent, on the FIN.
+                Some(self.next_in_sequence().unwrap_or(Next::Fin))
+            }
+            SenderState::Established => {
+                if self.next_send > now {
+                    return None;
+                }
+                if let Some(next) = self.next_in_sequence() {
+                    return Some(next);
+                }
+                let fin_due = match self.fin_sent_at {
+                    None => true,
+                    Some(sent) => sent + self.fin_interval() <= now,
+                };
+                fin_due.then_some(Next::Fin)
+            }
+            SenderState::Finished | SenderState::Failed => None,
+        }
+    }
+
+    /// A queued retransmission, else new data.
+    fn next_in_sequence(&self) -> Option<Next> {
+        if let Some(&i) = self.retx.first() {
+            return Some(Next::Segment(i));
+        }
+        (self.next_new < self.segments.len()).then_some(Next::Segment(self.next_new))
+    }
+
+    /// When the pacing timer should fire, if anything waits to be sent.
+    fn pacing_deadline(&self) -> Option<Instant> {
+        if self.state != SenderState::Established {
+            return None;
+        }
+        if self.next_in_sequence().is_some() {
+            return Some(self.next_send);
+        }
+        match self.fin_sent_at {
+            None => Some(self.next_send),
+            Some(t) => Some(self.next_send.max(t + self.fin_interval())),
+        }
+    }
+
+    fn refresh_timers(&mut self) {
+        if self.is_closed_state() {
+            self.timers.clear();
+            return;
+        }
+        let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing);
+        self.timers
+            .set(Timer::Pacing as usize, self.pacing_deadline());
+        self.timers
+            .set(Timer::Probe as usize, probing.then_some(self.probe_next_at));
+        self.timers.set(
+            Timer::Feedback as usize,
+            if self.state == SenderState::Established {
+                self.feedback_deadline
+            } else {
+                None
+            },
+        );
+        self.timers.set(
+            Timer::Idle as usize,
+            Some(self.last_heard + self.config.idle_timeout),
+        );
+    }
+
+    /// Queues the not-yet-held segments overlapping `[start, end)` whose last
+    /// copy is older than the retransmission guard.
+    fn mark_hole(&mut self, now: Instant, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
+        let guard = self.retransmit_guard();
+        let first = self.seg_of(start).max(self.first_unacked());
+        let last = self.seg_of(end - 1).min(self.next_new.saturating_sub(1));
+        if self.next_new == 0 || first > last {
+            return;
+        }
+        for i in first..=last {
+            let seg = &mut self.segments[i];
+            let old_enough = seg.last_sent.is_some_and(|t| t + guard <= now);
+            if !seg.sacked && !seg.queued && old_enough {
+                seg.queued = true;
+                self.retx.insert(i);
+            }
+        }
+    }
+
+    /// Applies the reliability part of a feedback packet (seed 002 §4.3.3;
+    /// seed 001 §3.3): cumulative ack, SACK blocks (ranges the receiver
+    /// holds), holes between them, and SACK-MORE.
+    fn on_reliability(&mut self, now: Instant, repr: &Repr) {
+        let ack = repr.ack.min(self.len());
+        if ack > self.acked {
+            self.acked = ack;
+            self.stats.bytes_delivered = ack;
+            let first = self.first_unacked();
+            self.retx = self.retx.split_off(&first);
+        }
+        let mut prev = self.acked;
+        let mut blocks = repr.sack_blocks.clone();
+        blocks.sort_unstable();
+        for &(start, end) in &blocks {
+            if end <= prev {
+                continue;
+            }
+            let start = start.max(prev);
+            self.mark_hole(now, prev, start);
+            // Segments wholly inside the block are held by the receiver.
+            let first = self.seg_of(start).max(self.first_unacked());
+            let stop = self.seg_of(end).min(self.next_new);
+            for i in first..stop {
+                if self.seg_start(i) >= start && self.seg_end(i) <= end {
+                    self.segments[i].sacked = true;
+                    if self.segments[i].queued {
+                        self.segments[i].queued = false;
+                        self.retx.remove(&i);
+                    }
+                }
+            }
+            prev = prev.max(end);
+        }
+        // A receiver that saw the FIN knows where the data ends, so the gap
+        // after its last block is a hole too, unless the block list was cut
+        // at its maximum and more blocks may follow.
+        let control = repr.control;
+        if control.contains(Control::FIN)
+            && self.fin_sent_at.is_some()
+            && blocks.len() < wire::MAX_SACK_BLOCKS.min(self.config.max_sack_blocks.max(1))
+        {
+            self.mark_hole(now, prev, self.len());
+        }
+        // seed 001 §3.3: SACK-MORE asks for everything not yet acknowledged.
+        if control.contains(Control::SACK_MORE) {
+            let sent_end = if self.next_new == 0 {
+                0
+            } else {
+                self.seg_end(self.next_new - 1)
+            };
+            self.mark_hole(now, self.acked, sent_end);
+        }
+    }
+
+    /// Quick-start answer: S = R = 1/D_max of the probe (seed 002 §4.3.1 Fig.
+    /// 6 lines 14–18; seed 001 §2.3).
+    fn on_quick_start_answer(&mut self, now: Instant, d_avg: Duration) {
+        if let Some(sent) = self.probe_sent_at.take() {
+            let sample = now.saturating_since(sent);
+            self.rtt = Some(match self.rtt {
+                None => sample,
+                // TCP's 7/8 smoothing (RFC 6298).
+                Some(rtt) => Duration::from_nanos((rtt.as_nanos() / 8) * 7 + sample.as_nanos() / 8),
+            });
+        }
+        if self.state == SenderState::Connecting {
+            self.events.push_back(EngineEvent::Connected);
+        }
+        self.state = SenderState::Established;
+        let rate = self.feedback_rate(d_avg);
+        // Force a trace of the first D_s even if the clamp leaves it equal.
+        self.rate_pps = f64::NAN;
+        self.set_rate(now, rate);
+        self.next_send = now;
+    }
+}
+
+impl Engine for AtpSender {
+    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
+        self.stats.datagrams_received += 1;
+        let repr = match wire::parse_datagram(datagram) {
+            Ok((repr, _)) => repr,
+            Err(_) => {
+                self.stats.dropped_datagrams += 1;
+                return;
+            }
+        };
+        let ours = repr.protocol == ProtocolId::Atp && repr.connection_id == self.connection_id;
+        // The sender only expects feedback; anything else is stray.
+        let feedback = repr.control.contains(Control::SACK_OPT);
+        if !ours || self.is_closed_state() || !(feedback || repr.control.contains(Control::RST)) {
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        self.last_heard = now;
+        if repr.control.contains(Control::RST) {
+            self.fail(FailReason::Reset);
+            return;
+        }
+        self.stats.feedback_packets += 1;
+        let d_avg = Duration::from_micros(u64::from(repr.d_max_us));
+        self.trace(TraceSample::DAvgReceived { at: now, d_avg });
+        self.missed_feedback = 0;
+        self.feedback_deadline = Some(now + self.config.feedback_timeout());
+        match self.state {
+            // seed 002 §4.3.2: "once it hears from the receiver, it will use
+            // the rate on the feedback packet ... as part of its quick-start".
+            SenderState::Connecting | SenderState::Probing => {
+                self.on_quick_start_answer(now, d_avg)
+            }
+            _ => {
+                let r = self.feedback_rate(d_avg);
+                let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
+                self.set_rate(now, s);
+            }
+        }
+        self.on_reliability(now, &repr);
+        if repr.control.contains(Control::FIN)
+            && self.fin_sent_at.is_some()
+            && self.acked == self.len()
+        {
+            self.state = SenderState::Finished;
+            self.events.push_back(EngineEvent::Finished);
+        }
+        self.refresh_timers();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.is_closed_state() {
+            return;
+        }
+        if self.timers.is_expired(Timer::Idle as usize, now) {
+            let silent_for = now.saturating_since(self.last_heard);
+            self.fail(FailReason::PeerUnreachable { silent_for });
+            return;
+        }
+        if self.timers.is_expired(Timer::Feedback as usize, now) {
+            // seed 002 §4.3.2: a multiplicative decrease for each epoch
+            // without feedback, up to two; at the third, quick-start again.
+            self.missed_feedback += 1;
+            if self.missed_feedback >= self.config.missed_feedback_probe {
+                self.state = SenderState::Probing;
+                self.probe_next_at = now;
+                self.feedback_deadline = None;
+            } else {
+                let rate = self.rate_pps * self.config.missed_feedback_decrease;
+                self.set_rate(now, rate);
+                self.feedback_deadline = Some(now + self.config.feedback_timeout());
+            }
+        }
+        // Pacing and Probe deadlines are served by poll_transmit.
+        self.refresh_timers();
+    }
+
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let next = self.next_packet(now)?;
+        let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing);
+        let (seq, payload, mut control) = match next {
+            Next::Syn => (0, 0..0, Control(Control::SYN)),
+            Next::Segment(i) => {
+                let (s, e) = (self.seg_start(i), self.seg_end(i));
+                (s, s as usize..e as usize, Control(0))
+            }
+            Next::Fin => (self.len(), 0..0, Control(Control::FIN)),
+        };
+        if probing {
+            // seed 001 §3.3: SACK-REQ asks for feedback at once.
+            control = control.with(Control::SACK_REQ);
+        }
+        let repr = Repr {
+            protocol: ProtocolId::Atp,
+            control,
+            hop_count: 0,
+            connection_id: self.connection_id,
+            seq,
+            ack: 0,
+            d_max_us: 0,
+            // seed 000 §V.A.3: every packet carries the sender's current D_s.
+            d_s_us: duration_to_us(self.d_s()),
+            sack_blocks: Vec::new(),
+            payload_len: payload.len(),
+        };
+        let len = repr.buffer_len();
+        if buf.len() < len {
+            return None;
+        }
+        repr.emit(buf);
+        buf[HEADER_LEN..len].copy_from_slice(&self.data[payload.clone()]);
+
+        self.stats.datagrams_sent += 1;
+        match next {
+            Next::Syn => {}
+            Next::Segment(i) => {
+                let seg = &mut self.segments[i];
+                if seg.last_sent.is_some() {
+                    self.stats.retransmissions += 1;
+                    self.stats.retransmitted_bytes += payload.len() as u64;
+                    let sample = TraceSample::Retransmit {
+                        at: now,
+                        seq,
+                        len: payload.len(),
+                    };
+                    self.trace(sample);
+                } else {
+                    self.stats.bytes_sent += payload.len() as u64;
+                }
+                let seg = &mut self.segments[i];
+                seg.last_sent = Some(now);
+                if seg.queued {
+                    seg.queued = false;
+                    self.retx.remove(&i);
+                }
+                if i == self.next_new {
+                    self.next_new += 1;
+                }
+            }
+            Next::Fin => self.fin_sent_at = Some(now),
+        }
+        if probing {
+            self.probe_sent_at = Some(now);
+            self.probe_next_at = now + self.config.epoch;
+        } else {
+            // Pace: keep the schedule when a little late, restart it when
+            // more than one interval late (no bursts after a quiet spell).
+            let d_s = self.d_s();
+            let scheduled = self.next_send + d_s;
+            self.next_send = if scheduled <= now {
+                now + d_s
+            } else {
+                scheduled
+            };
+        }
+        self.refresh_timers();
+        Some(Transmit { len })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn is_closed(&self) -> bool {
+        self.is_closed_state()
+    }
+}

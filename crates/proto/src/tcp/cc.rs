@@ -1,0 +1,481 @@
+//! Congestion control for the TCP sender: Tahoe, Reno and NewReno behind one
+//! trait (quinn-proto `congestion.rs`, smoltcp `socket/tcp/congestion.rs`).
+//!
+//! The sender does loss *detection* (counting duplicate ACKs, running the
+//! retransmission timer, RFC 5681 §3.2 and RFC 6298) and tells the controller
+//! what happened; the controller owns `cwnd`, `ssthresh` and its recovery
+//! state and answers with what to retransmit. The window is kept in segments
+//! as `f64` (RFC 5681's byte arithmetic divided by SMSS), which is what the
+//! traces report.
+
+use meshbed_core::Instant;
+
+/// What the sender knows about an arriving acknowledgement.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct AckSample {
+    /// The cumulative acknowledgement number it carries.
+    pub ack: u64,
+    /// Bytes of sequence space it newly acknowledged (0 for a duplicate).
+    pub acked_bytes: u64,
+    /// Sequence space sent and not yet acknowledged, after this ACK
+    /// (RFC 5681's FlightSize: `snd_max - snd_una`).
+    pub flight_bytes: u64,
+    /// One past the highest sequence number sent so far.
+    pub snd_max: u64,
+    /// Consecutive duplicate ACKs including this one (0 for a new ACK).
+    pub dupacks: u32,
+}
+
+/// What the controller asks the sender to retransmit.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Retransmit {
+    /// Nothing beyond what the window allows anyway.
+    #[default]
+    None,
+    /// Send the segment at `snd_una` once, regardless of the window, and then
+    /// carry on from `snd_nxt` (fast retransmit, NewReno's partial ACK).
+    Head,
+    /// Go back: resend everything from `snd_una` as the window allows (an RTO,
+    /// and Tahoe's fast retransmit).
+    GoBackN,
+}
+
+/// The controller's answer to an ACK.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub retransmit: Retransmit,
+    /// Whether to restart the retransmission timer with the current RTO.
+    /// For a new ACK the sender restarts it anyway unless this is `false`
+    /// (RFC 6298 §5.3; NewReno's "Impatient" variant keeps it running).
+    pub restart_timer: bool,
+}
+
+impl Response {
+    /// A new ACK with nothing special: restart the timer (RFC 6298 §5.3).
+    pub const NEW_ACK: Response = Response {
+        retransmit: Retransmit::None,
+        restart_timer: true,
+    };
+    /// A duplicate ACK that changes nothing about timing.
+    pub const NOTHING: Response = Response {
+        retransmit: Retransmit::None,
+        restart_timer: false,
+    };
+}
+
+/// A snapshot for traces and tests.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct CcMetrics {
+    /// The congestion window in segments, including fast-recovery inflation.
+    pub cwnd_segments: f64,
+    pub ssthresh_segments: f64,
+    /// In fast recovery (Reno, NewReno) or, for Tahoe, inside the window that
+    /// was outstanding at the last loss (where further dupacks are ignored).
+    pub in_recovery: bool,
+}
+
+/// The hooks a congestion controller implements. Hooks with a default do
+/// nothing, so a new controller overrides only what it reacts to.
+pub trait CongestionControl {
+    /// An ACK acknowledged new data.
+    fn on_ack(&mut self, now: Instant, ack: &AckSample) -> Response;
+
+    /// A duplicate ACK arrived (RFC 5681 §2's definition, checked by the sender).
+    fn on_duplicate_ack(&mut self, _now: Instant, _ack: &AckSample) -> Response {
+        Response::NOTHING
+    }
+
+    /// The retransmission timer expired with data outstanding. `first` is
+    /// false when the segment at `snd_una` had already been resent by the
+    /// timer: RFC 5681 §3.1 then keeps ssthresh as it is.
+    fn on_retransmission_timeout(
+        &mut self,
+        now: Instant,
+        flight_bytes: u64,
+        snd_max: u64,
+        first: bool,
+    );
+
+    /// The SYN had to be retransmitted (RFC 5681 §3.1: the window after the
+    /// handshake is then one segment).
+    fn on_syn_retransmitted(&mut self) {}
+
+    /// The congestion window in segments, as the sender uses it.
+    fn window_segments(&self) -> f64;
+
+    fn metrics(&self) -> CcMetrics;
+}
+
+/// cwnd and ssthresh, and the slow start / congestion avoidance rules every
+/// variant shares (RFC 5681 §3.1).
+#[derive(Clone, Debug)]
+pub struct Window {
+    pub cwnd_segments: f64,
+    pub ssthresh_segments: f64,
+    max_cwnd_segments: f64,
+    mss_bytes: f64,
+}
+
+impl Window {
+    pub fn new(
+        initial_cwnd_segments: f64,
+        initial_ssthresh_segments: f64,
+        max_cwnd_segments: f64,
+        mss_bytes: u64,
+    ) -> Self {
+        Window {
+            cwnd_segments: initial_cwnd_segments,
+            ssthresh_segments: initial_ssthresh_segments,
+            max_cwnd_segments,
+            mss_bytes: mss_bytes.max(1) as f64,
+        }
+    }
+
+    /// Opens the window for an ACK of `acked_bytes` new bytes. Slow start
+    /// while cwnd < ssthresh: + min(N, SMSS) per ACK, i.e. one segment per
+    /// ACK of a full segment, which doubles cwnd every RTT (RFC 5681 (2)).
+    /// Otherwise congestion avoidance: + SMSS*SMSS/cwnd per ACK, i.e. 1/cwnd
+    /// segments (RFC 5681 (3)), about one segment per RTT. Growth stops at
+    /// the maximum window, which stands in for the receiver's window.
+    pub fn open(&mut self, acked_bytes: u64) {
+        if self.cwnd_segments < self.ssthresh_segments {
+            self.cwnd_segments += (acked_bytes as f64).min(self.mss_bytes) / self.mss_bytes;
+        } else {
+            self.cwnd_segments += 1.0 / self.cwnd_segments;
+        }
+        self.cwnd_segments = self.cwnd_segments.min(self.max_cwnd_segments);
+    }
+
+    /// RFC 5681 (4): ssthresh = max(FlightSize / 2, 2*SMSS).
+    pub fn halve_ssthresh(&mut self, flight_bytes: u64) {
+        self.ssthresh_segments = (self.segments(flight_bytes) / 2.0).max(2.0);
+    }
+
+    pub fn segments(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.mss_bytes
+    }
+
+    fn metrics(&self, in_recovery: bool) -> CcMetrics {
+        CcMetrics {
+            cwnd_segments: self.cwnd_segments,
+            ssthresh_segments: self.ssthresh_segments,
+            in_recovery,
+        }
+    }
+}
+
+/// TCP Tahoe (Jacobson 1988; RFC 5681 without fast recovery): on the third
+/// duplicate ACK retransmit, set cwnd to one segment and slow-start again from
+/// `snd_una`, as on a timeout. Going back N rather than resending only the
+/// one segment is how 4.3BSD-Tahoe behaves as described by Fall & Floyd
+/// (1996) and modelled by ns-2; the receiver's buffered data makes the
+/// cumulative ACK skip whatever already arrived.
+#[derive(Clone, Debug)]
+pub struct Tahoe {
+    pub window: Window,
+    dupack_threshold: u32,
+    /// One past the highest sequence number sent when loss was last detected.
+    /// Duplicate ACKs below it come from segments of the same lossy window
+    /// that were already in flight, so they must not trigger another fast
+    /// retransmit (the "recover" guard of RFC 6582 §3.2 step 1, which ns-2's
+    /// Tahoe also applies).
+    recover: u64,
+    last_ack: u64,
+}
+
+impl Tahoe {
+    pub fn new(window: Window, dupack_threshold: u32) -> Self {
+        Tahoe {
+            window,
+            dupack_threshold,
+            recover: 0,
+            last_ack: 0,
+        }
+    }
+}
+
+impl CongestionControl for Tahoe {
+    fn on_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+        self.last_ack = ack.ack;
+        self.window.open(ack.acked_bytes);
+        Response::NEW_ACK
+    }
+
+    fn on_duplicate_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+        self.last_ack = ack.ack;
+        if ack.dupacks != self.dupack_threshold || ack.ack < self.recover {
+            return Response::NOTHING;
+        }
+        self.window.halve_ssthresh(ack.flight_bytes);
+        self.window.cwnd_segments = 1.0;
+        self.recover = ack.snd_max;
+        Response {
+            retransmit: Retransmit::GoBackN,
+            restart_timer: true,
+        }
+    }
+
+    fn on_retransmission_timeout(
+        &mut self,
+        _now: Instant,
+        flight_bytes: u64,
+        snd_max: u64,
+        first: bool,
+    ) {
+        if first {
+            self.window.halve_ssthresh(flight_bytes);
+        }
+        self.window.cwnd_segments = 1.0;
+        self.recover = snd_max;
+    }
+
+    fn on_syn_retransmitted(&mut self) {
+        self.window.cwnd_segments = 1.0;
+    }
+
+    fn window_segments(&self) -> f64 {
+        self.window.cwnd_segments
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        self.window.metrics(self.last_ack < self.recover)
+    }
+}
+
+/// TCP Reno: fast retransmit and fast recovery as in RFC 5681 §3.2. Recovery
+/// ends with the first ACK of new data, even a partial one; a second loss in
+/// the same window then needs three more dupacks (and halves cwnd again) or a
+/// timeout, which is the behaviour NewReno was designed to fix.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    pub window: Window,
+    dupack_threshold: u32,
+    in_recovery: bool,
+}
+
+impl Reno {
+    pub fn new(window: Window, dupack_threshold: u32) -> Self {
+        Reno {
+            window,
+            dupack_threshold,
+            in_recovery: false,
+        }
+    }
+}
+
+impl CongestionControl for Reno {
+    fn on_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+        if self.in_recovery {
+            // RFC 5681 §3.2 step 6: deflate the window to ssthresh.
+            self.window.cwnd_segments = self.window.ssthresh_segments;
+            self.in_recovery = false;
+        } else {
+            self.window.open(ack.acked_bytes);
+        }
+        Response::NEW_ACK
+    }
+
+    fn on_duplicate_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+        if self.in_recovery {
+            // Step 4: each further dupack means a segment left the network.
+            self.window.cwnd_segments += 1.0;
+            return Response::NOTHING;
+        }
+        if ack.dupacks != self.dupack_threshold {
+            return Response::NOTHING;
+        }
+        // Steps 2 and 3: halve, retransmit, inflate by the three segments
+        // the dupacks say have left the network.
+        self.window.halve_ssthresh(ack.flight_bytes);
+        self.window.cwnd_segments = self.window.ssthresh_segments + self.dupack_threshold as f64;
+        self.in_recovery = true;
+        Response {
+            retransmit: Retransmit::Head,
+            restart_timer: true,
+        }
+    }
+
+    fn on_retransmission_timeout(
+        &mut self,
+        _now: Instant,
+        flight_bytes: u64,
+        _snd_max: u64,
+        first: bool,
+    ) {
+        if first {
+            self.window.halve_ssthresh(flight_bytes);
+        }
+        self.window.cwnd_segments = 1.0;
+        self.in_recovery = false;
+    }
+
+    fn on_syn_retransmitted(&mut self) {
+        self.window.cwnd_segments = 1.0;
+    }
+
+    fn window_segments(&self) -> f64 {
+        self.window.cwnd_segments
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        self.window.metrics(self.in_recovery)
+    }
+}
+
+/// TCP NewReno (RFC 6582): fast recovery lasts until everything outstanding at
+/// the time of the loss (`recover`) is acknowledged; each partial ACK in
+/// between retransmits the next hole at once.
+#[derive(Clone, Debug)]
+pub struct NewReno {
+    pub window: Window,
+    dupack_threshold: u32,
+    in_recovery: bool,
+    /// RFC 6582's `recover`, stored as one past the highest sequence number
+    /// sent (so "covers more than recover" reads `ack >= recover`).
+    recover: u64,
+    /// Whether a partial ACK was already seen in this recovery episode.
+    seen_partial_ack: bool,
+}
+
+impl NewReno {
+    pub fn new(window: Window, dupack_threshold: u32) -> Self {
+        NewReno {
+            window,
+            dupack_threshold,
+            in_recovery: false,
+            recover: 0,
+            seen_partial_ack: false,
+        }
+    }
+}
+
+impl CongestionControl for NewReno {
+    fn on_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+        if !self.in_recovery {
+            self.window.open(ack.acked_bytes);
+            return Response::NEW_ACK;
+        }
+        if ack.ack >= self.recover {
+            // RFC 6582 §3.2 step 3, full ACK, option (1): cwnd =
+            // min(ssthresh, max(FlightSize, SMSS) + SMSS), which avoids the
+            // burst option (2) can cause when little is left in flight.
+            let flight = self.window.segments(ack.flight_bytes).max(1.0);
+            self.window.cwnd_segments = self.window.ssthresh_segments.min(flight + 1.0);
+            self.in_recovery = false;
+            return Response::NEW_ACK;
+        }
+        // Step 3, partial ACK: retransmit the first unacknowledged segment,
+        // deflate by the amount acknowledged, add one SMSS back if at least
+        // one SMSS was acknowledged, and stay in recovery.
+        let acked = self.window.segments(ack.acked_bytes);
+        self.window.cwnd_segments -= acked;
+        if acked >= 1.0 {
+            self.window.cwnd_segments += 1.0;
+        }
+        self.window.cwnd_segments = self.window.cwnd_segments.max(1.0);
+        // "For the first partial ACK that arrives during fast recovery, also
+        // reset the retransmit timer" (the Impatient variant, RFC 6582 §4):
+        // with many holes a timeout then ends the slow one-hole-per-RTT repair.
+        let restart_timer = !self.seen_partial_ack;
+        self.seen_partial_ack = true;
+        Response {
+            retransmit: Retransmit::Head,
+            restart_timer,
+        }
+    }
+
+    fn on_duplicate_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+        if self.in_recovery {
+            self.window.cwnd_segments += 1.0;
+            return Response::NOTHING;
+        }
+        // Step 1: only when the ACK covers everything outstanding at the last
+        // loss, so dupacks from the tail of a repaired window do not start a
+        // second recovery.
+        if ack.dupacks != self.dupack_threshold || ack.ack < self.recover {
+            return Response::NOTHING;
+        }
+        self.recover = ack.snd_max;
+        self.window.halve_ssthresh(ack.flight_bytes);
+        self.window.cwnd_segments = self.window.ssthresh_segments + self.dupack_threshold as f64;
+        self.in_recovery = true;
+        self.seen_partial_ack = false;
+        Response {
+            retransmit: Retransmit::Head,
+            restart_timer: true,
+        }
+    }
+
+    fn on_retransmission_timeout(
+        &mut self,
+        _now: Instant,
+        flight_bytes: u64,
+        snd_max: u64,
+        first: bool,
+    ) {
+        // RFC 6582 §3.2 step 4: record recover and leave fast recovery.
+        if first {
+            self.window.halve_ssthresh(flight_bytes);
+        }
+        self.window.cwnd_segments = 1.0;
+        self.recover = snd_max;
+        self.in_recovery = false;
+    }
+
+    fn on_syn_retransmitted(&mut self) {
+        self.window.cwnd_segments = 1.0;
+    }
+
+    fn window_segments(&self) -> f64 {
+        self.window.cwnd_segments
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        self.window.metrics(self.in_recovery)
+    }
+}
+
+/// Static dispatch over the three variants.
+#[derive(Clone, Debug)]
+pub enum Controller {
+    Tahoe(Tahoe),
+    Reno(Reno),
+    NewReno(NewReno),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Controller::Tahoe($c) => $e,
+            Controller::Reno($c) => $e,
+            Controller::NewReno($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Controller {
+    fn on_ack(&mut self, now: Instant, ack: &AckSample) -> Response {
+        dispatch!(self, c => c.on_ack(now, ack))
+    }
+    fn on_duplicate_ack(&mut self, now: Instant, ack: &AckSample) -> Response {
+        dispatch!(self, c => c.on_duplicate_ack(now, ack))
+    }
+    fn on_retransmission_timeout(
+        &mut self,
+        now: Instant,
+        flight_bytes: u64,
+        snd_max: u64,
+        first: bool,
+    ) {
+        dispatch!(self, c => c.on_retransmission_timeout(now, flight_bytes, snd_max, first))
+    }
+    fn on_syn_retransmitted(&mut self) {
+        dispatch!(self, c => c.on_syn_retransmitted())
+    }
+    fn window_segments(&self) -> f64 {
+        dispatch!(self, c => c.window_segments())
+    }
+    fn metrics(&self) -> CcMetrics {
+        dispatch!(self, c => c.metrics())
+    }
+}

@@ -1,0 +1,342 @@
+//! The receiving side: answers the SYN, reassembles data, acknowledges
+//! cumulatively and hands the bytes to the application in order.
+
+use super::{TcpConfig, Timer, TimerTable};
+use crate::engine::{Engine, EngineEvent, FailReason, Stats, Transmit};
+use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
+use meshbed_core::Instant;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The first sequence number after the SYN, on both sides.
+const DATA_START: u64 = 1;
+
+/// ACKs queued but not yet written out. Each arriving segment queues its own
+/// ACK (a burst of out-of-order segments must produce as many duplicate ACKs
+/// for fast retransmit to work), so this is a queue of acknowledgement
+/// numbers, not a flag. Bounded so that a flood cannot grow it without limit;
+/// when full the oldest is dropped, the newest carries the most information.
+const MAX_PENDING_ACKS: usize = 1024;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    Listen,
+    SynReceived,
+    Established,
+    Finished,
+    Failed,
+}
+
+/// Receives one transfer on one connection.
+///
+/// Driver contract (see [`crate::engine`]): feed datagrams with
+/// `handle_input`, call `poll_transmit` until `None`, drain `poll_event`,
+/// sleep until `poll_timeout`. Take the data with [`TcpReceiver::read`] or
+/// [`TcpReceiver::take_delivered`] whenever convenient.
+#[derive(Debug)]
+pub struct TcpReceiver {
+    config: TcpConfig,
+    connection_id: u32,
+    state: State,
+    /// Next sequence number expected in order.
+    rcv_nxt: u64,
+    /// Segments beyond a hole, by starting sequence number.
+    out_of_order: BTreeMap<u64, Vec<u8>>,
+    /// The FIN's sequence number once a FIN was seen (= 1 + transfer length).
+    fin_seq: Option<u64>,
+    /// In-order bytes the application has not read yet.
+    delivered: VecDeque<u8>,
+    synack_pending: bool,
+    pending_acks: VecDeque<u64>,
+    /// In-order segments received since the last ACK (delayed ACKs only).
+    unacked_segments: u32,
+    timers: TimerTable,
+    last_heard: Instant,
+    events: VecDeque<EngineEvent>,
+    stats: Stats,
+}
+
+impl TcpReceiver {
+    /// A receiver listening for the SYN of `connection_id`. It waits for the
+    /// SYN indefinitely; the idle timer starts with it.
+    pub fn new(config: TcpConfig, connection_id: u32, now: Instant) -> Self {
+        TcpReceiver {
+            config: config.sanitized(),
+            connection_id,
+            state: State::Listen,
+            rcv_nxt: DATA_START,
+            out_of_order: BTreeMap::new(),
+            fin_seq: None,
+            delivered: VecDeque::new(),
+            synack_pending: false,
+            pending_acks: VecDeque::new(),
+            unacked_segments: 0,
+            timers: TimerTable::default(),
+            last_heard: now,
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+
+    /// Copies up to `buf.len()` delivered bytes into `buf`, returning how many.
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.delivered.len());
+        for (dst, src) in buf.iter_mut().zip(self.delivered.drain(..n)) {
+            *dst = src;
+        }
+        n
+    }
+
+    /// All delivered bytes not yet read.
+    pub fn take_delivered(&mut self) -> Vec<u8> {
+        self.delivered.drain(..).collect()
+    }
+
+    /// Out-of-order segments held for reassembly.
+    pub fn buffered_segments(&self) -> usize {
+        self.out_of_order.len()
+    }
+
+    fn fail(&mut self, reason: FailReason) {
+        self.state = State::Failed;
+        self.timers.stop_all();
+        self.pending_acks.clear();
+        self.synack_pending = false;
+        self.events.push_back(EngineEvent::Failed(reason));
+    }
+
+    fn ack_now(&mut self) {
+        if self.pending_acks.len() >= MAX_PENDING_ACKS {
+            self.pending_acks.pop_front();
+        }
+        self.pending_acks.push_back(self.rcv_nxt);
+        self.unacked_segments = 0;
+        self.timers.stop(Timer::DelayedAck);
+    }
+
+    /// An in-order segment that neither fills a hole nor ends the transfer:
+    /// ACK it at once, or with delayed ACKs every second segment or when the
+    /// timer fires (RFC 5681 §4.2, RFC 1122 §4.2.3.2).
+    fn ack_in_order(&mut self, now: Instant) {
+        if !self.config.delayed_acks {
+            self.ack_now();
+            return;
+        }
+        self.unacked_segments += 1;
+        if self.unacked_segments >= 2 {
+            self.ack_now();
+        } else if self.timers.get(Timer::DelayedAck).is_none() {
+            self.timers
+                .set(Timer::DelayedAck, now + self.config.delayed_ack_timeout);
+        }
+    }
+
+    fn deliver(&mut self, bytes: &[u8]) {
+        self.delivered.extend(bytes);
+        self.rcv_nxt += bytes.len() as u64;
+        self.stats.bytes_delivered += bytes.len() as u64;
+    }
+
+    fn on_segment(&mut self, now: Instant, repr: &Repr, data: &[u8]) {
+        let fin = repr.control.contains(Control::FIN);
+        if data.is_empty() && !fin {
+            // A pure ACK (the handshake's third segment): nothing to answer.
+            return;
+        }
+        if self.state == State::Finished {
+            // Everything is here; whatever this is, repeat the final ACK.
+            self.stats.dropped_datagrams += 1;
+            self.ack_now();
+            return;
+        }
+        let seq = repr.seq;
+        let Some(data_end) = seq.checked_add(data.len() as u64) else {
+            self.stats.dropped_datagrams += 1;
+            return;
+        };
+        let seg_end = data_end.saturating_add(fin as u64);
+        if seg_end <= self.rcv_nxt {
+            // Entirely old: a retransmission whose ACK was lost, or a
+            // duplicate. RFC 5681 §4.2 / RFC 793: ACK at once so that the
+            // sender learns where we are.
+            self.stats.dropped_datagrams += 1;
+            self.ack_now();
+            return;
+        }
+        let window_end = self
+            .rcv_nxt
+            .saturating_add(self.config.receive_window_bytes());
+        if seq >= window_end {
+            // Beyond anything a conforming sender sends: refuse to buffer it.
+            self.stats.dropped_datagrams += 1;
+            self.ack_now();
+            return;
+        }
+        if fin && self.fin_seq.is_none() {
+            self.fin_seq = Some(data_end);
+        }
+        // Keep only [max(seq, rcv_nxt), min(data_end, window_end)).
+        let from = self.rcv_nxt.saturating_sub(seq).min(data.len() as u64) as usize;
+        let to = (window_end.min(data_end) - seq) as usize;
+        let start = seq + from as u64;
+        let bytes = &data[from..to.max(from)];
+
+        if start > self.rcv_nxt {
+            // Out of order: hold it and send a duplicate ACK at once
+            // (RFC 5681 §4.2), which drives the sender's fast retransmit.
+            if !bytes.is_empty() {
+                let slot = self.out_of_order.entry(start).or_default();
+                if bytes.len() > slot.len() {
+                    *slot = bytes.to_vec();
+                }
+            }
+            self.ack_now();
+            return;
+        }
+
+        self.deliver(bytes);
+        let filled_hole = !self.out_of_order.is_empty();
+        while let Some(entry) = self.out_of_order.first_entry() {
+            if *entry.key() > self.rcv_nxt {
+                break;
+            }
+            let (key, segment) = entry.remove_entry();
+            let skip = (self.rcv_nxt - key).min(segment.len() as u64) as usize;
+            self.deliver(&segment[skip..]);
+        }
+        if self.fin_seq == Some(self.rcv_nxt) {
+            // The FIN is next in sequence: every byte is here.
+            self.rcv_nxt += 1;
+            self.ack_now();
+            self.state = State::Finished;
+            self.timers.stop_all();
+            self.events.push_back(EngineEvent::Finished);
+        } else if filled_hole {
+            // RFC 5681 §4.2: ACK at once a segment that fills (part of) a gap.
+            self.ack_now();
+        } else {
+            self.ack_in_order(now);
+        }
+    }
+
+    fn emit(&self, buf: &mut [u8], control: u8, seq: u64, ack: u64) -> Transmit {
+        let repr = Repr {
+            protocol: ProtocolId::Tcp,
+            control: Control(control),
+            hop_count: 0,
+            connection_id: self.connection_id,
+            seq,
+            ack,
+            d_max_us: 0,
+            d_s_us: 0,
+            sack_blocks: Vec::new(),
+            payload_len: 0,
+        };
+        repr.emit(buf);
+        Transmit {
+            len: repr.buffer_len(),
+        }
+    }
+}
+
+impl Engine for TcpReceiver {
+    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
+        self.stats.datagrams_received += 1;
+        let Ok((repr, data)) = parse_datagram(datagram) else {
+            self.stats.dropped_datagrams += 1;
+            return;
+        };
+        if repr.protocol != ProtocolId::Tcp
+            || repr.connection_id != self.connection_id
+            || self.state == State::Failed
+        {
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        let syn = repr.control.contains(Control::SYN);
+        let ack = repr.control.contains(Control::ACK);
+        if repr.control.contains(Control::RST) {
+            if self.state == State::Finished {
+                self.stats.dropped_datagrams += 1;
+            } else {
+                self.fail(FailReason::Reset);
+            }
+            return;
+        }
+        match self.state {
+            State::Listen | State::SynReceived if syn && !ack => {
+                // Answer every copy of the SYN: the sender retransmits it
+                // until a SYN-ACK gets through, so the receiver needs no
+                // timer of its own for the handshake.
+                self.state = State::SynReceived;
+                self.synack_pending = true;
+            }
+            State::SynReceived if ack && !syn && repr.ack == DATA_START => {
+                self.state = State::Established;
+                self.events.push_back(EngineEvent::Connected);
+                self.on_segment(now, &repr, data);
+            }
+            State::Established | State::Finished if ack && !syn => {
+                self.on_segment(now, &repr, data)
+            }
+            _ => {
+                // Data before the handshake, a stale SYN after it, or a
+                // segment without ACK: nothing a correct peer sends now.
+                self.stats.dropped_datagrams += 1;
+                return;
+            }
+        }
+        self.last_heard = now;
+        if self.state != State::Finished {
+            self.timers.set(Timer::Idle, now + self.config.idle_timeout);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        while let Some(timer) = self.timers.take_expired(now) {
+            match timer {
+                Timer::Idle => {
+                    let silent_for = now.saturating_since(self.last_heard);
+                    self.fail(FailReason::PeerUnreachable { silent_for });
+                    return;
+                }
+                Timer::DelayedAck => self.ack_now(),
+                Timer::Retransmit => {}
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self, _now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if buf.len() < HEADER_LEN {
+            return None;
+        }
+        if self.synack_pending {
+            self.synack_pending = false;
+            self.stats.datagrams_sent += 1;
+            return Some(self.emit(buf, Control::SYN | Control::ACK, 0, DATA_START));
+        }
+        let ack = self.pending_acks.pop_front()?;
+        self.stats.datagrams_sent += 1;
+        self.stats.feedback_packets += 1;
+        Some(self.emit(buf, Control::ACK, DATA_START, ack))
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn is_closed(&self) -> bool {
+        matches!(self.state, State::Finished | State::Failed)
+    }
+}

@@ -1,0 +1,526 @@
+//! The sending side: handshake, segmentation, loss detection and the
+//! retransmission timer. Window arithmetic is delegated to [`super::cc`].
+
+use super::cc::{
+    AckSample, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit,
+    Tahoe, Window,
+};
+use super::rtt::RttEstimator;
+use super::{TcpConfig, TcpVariant, Timer, TimerTable};
+use crate::engine::{Engine, EngineEvent, FailReason, Stats, TraceSample, Transmit};
+use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
+use meshbed_core::{Duration, Instant};
+use std::collections::VecDeque;
+
+/// The sequence number of the first application byte (the SYN occupies 0).
+const DATA_START: u64 = 1;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    SynSent,
+    Established,
+    Finished,
+    Failed,
+}
+
+/// A segment being timed for an RTT sample (one at a time, as in BSD TCP
+/// without timestamps): the sample is taken when `end_seq` is acknowledged,
+/// and dropped if anything is retransmitted meanwhile (Karn's rule, RFC 6298
+/// §3: an ACK after a retransmission is ambiguous).
+#[derive(Copy, Clone, Debug)]
+struct RttProbe {
+    end_seq: u64,
+    sent_at: Instant,
+}
+
+/// Sends one application buffer over one connection.
+///
+/// Driver contract (see [`crate::engine`]): after construction, and after
+/// every `handle_input`/`handle_timeout`, call `poll_transmit` until it
+/// returns `None`, drain `poll_event`, then sleep until `poll_timeout`. The
+/// SYN goes out on the first `poll_transmit`.
+#[derive(Debug)]
+pub struct TcpSender {
+    config: TcpConfig,
+    variant: TcpVariant,
+    connection_id: u32,
+    data: Vec<u8>,
+    state: State,
+    /// Oldest unacknowledged sequence number.
+    snd_una: u64,
+    /// Next sequence number to send; below `snd_max` after a go-back-N.
+    snd_nxt: u64,
+    /// One past the highest sequence number ever sent.
+    snd_max: u64,
+    dupacks: u32,
+    /// Set by fast retransmit and NewReno's partial ACKs: send the segment at
+    /// `snd_una` next, regardless of the window.
+    retransmit_head: bool,
+    syn_pending: bool,
+    syn_sent: bool,
+    /// Consecutive timer expirations without the ACK of new data.
+    rto_expirations: u32,
+    cc: Controller,
+    rtt: RttEstimator,
+    rtt_probe: Option<RttProbe>,
+    timers: TimerTable,
+    last_heard: Instant,
+    last_traced_cwnd: f64,
+    events: VecDeque<EngineEvent>,
+    stats: Stats,
+}
+
+impl TcpSender {
+    /// A sender that will transfer `data` on `connection_id` (drawn by the
+    /// driver from its seeded stream). `now` starts the idle timer.
+    pub fn new(
+        config: TcpConfig,
+        variant: TcpVariant,
+        connection_id: u32,
+        data: Vec<u8>,
+        now: Instant,
+    ) -> Self {
+        let config = config.sanitized();
+        let window = Window::new(
+            config.initial_cwnd_segments as f64,
+            config.initial_ssthresh_segments as f64,
+            config.max_cwnd_segments as f64,
+            config.mss_bytes as u64,
+        );
+        let threshold = config.dupack_threshold;
+        let cc = match variant {
+            TcpVariant::Tahoe => Controller::Tahoe(Tahoe::new(window, threshold)),
+            TcpVariant::Reno => Controller::Reno(Reno::new(window, threshold)),
+            TcpVariant::NewReno => Controller::NewReno(NewReno::new(window, threshold)),
+        };
+        let rtt = RttEstimator::new(
+            config.initial_rto,
+            config.min_rto,
+            config.max_rto,
+            config.clock_granularity,
+        );
+        let mut timers = TimerTable::default();
+        timers.set(Timer::Idle, now + config.idle_timeout);
+        TcpSender {
+            config,
+            variant,
+            connection_id,
+            data,
+            state: State::SynSent,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            dupacks: 0,
+            retransmit_head: false,
+            syn_pending: true,
+            syn_sent: false,
+            rto_expirations: 0,
+            cc,
+            rtt,
+            rtt_probe: None,
+            timers,
+            last_heard: now,
+            last_traced_cwnd: f64::NAN,
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn variant(&self) -> TcpVariant {
+        self.variant
+    }
+
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+
+    /// cwnd, ssthresh and whether the sender is recovering from a loss.
+    pub fn cc_metrics(&self) -> CcMetrics {
+        self.cc.metrics()
+    }
+
+    /// The RTT estimator (SRTT, RTTVAR, current RTO).
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Bytes sent and not yet acknowledged (sequence space, incl. SYN/FIN).
+    pub fn flight_bytes(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// One past the last application byte.
+    fn data_end(&self) -> u64 {
+        DATA_START + self.data.len() as u64
+    }
+
+    /// One past the FIN: everything is acknowledged when `snd_una` reaches it.
+    fn fin_end(&self) -> u64 {
+        self.data_end() + 1
+    }
+
+    fn fail(&mut self, reason: FailReason) {
+        self.state = State::Failed;
+        self.timers.stop_all();
+        self.events.push_back(EngineEvent::Failed(reason));
+    }
+
+    fn trace_cwnd(&mut self, now: Instant) {
+        let cwnd = self.cc.metrics().cwnd_segments;
+        if cwnd != self.last_traced_cwnd {
+            self.last_traced_cwnd = cwnd;
+            self.events.push_back(EngineEvent::Trace(TraceSample::Cwnd {
+                at: now,
+                cwnd_segments: cwnd,
+            }));
+        }
+    }
+
+    fn on_syn_ack(&mut self, now: Instant, repr: &Repr) {
+        if !(repr.control.contains(Control::SYN | Control::ACK) && repr.ack == DATA_START) {
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        if let Some(probe) = self.rtt_probe.take() {
+            self.rtt.on_sample(now.saturating_since(probe.sent_at));
+        }
+        self.state = State::Established;
+        self.snd_una = DATA_START;
+        self.snd_nxt = DATA_START;
+        self.snd_max = DATA_START;
+        self.rto_expirations = 0;
+        self.timers.stop(Timer::Retransmit);
+        self.events.push_back(EngineEvent::Connected);
+        self.trace_cwnd(now);
+    }
+
+    fn on_ack(&mut self, now: Instant, repr: &Repr) {
+        if repr.control.contains(Control::SYN) || !repr.control.contains(Control::ACK) {
+            // A duplicate SYN-ACK (the receiver answers every copy of our
+            // SYN), or something that is not an acknowledgement at all.
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        self.stats.feedback_packets += 1;
+        let ack = repr.ack;
+        if ack > self.snd_max || ack < self.snd_una {
+            // Acknowledges data never sent, or an old ACK overtaken by a
+            // newer one: carries no information.
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        if ack == self.snd_una {
+            // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries
+            // no data and arrives while data is outstanding.
+            if self.snd_una < self.snd_max && repr.payload_len == 0 {
+                self.dupacks = self.dupacks.saturating_add(1);
+                let sample = self.ack_sample(ack, 0);
+                let response = self.cc.on_duplicate_ack(now, &sample);
+                self.apply(now, response);
+                self.trace_cwnd(now);
+            }
+            return;
+        }
+
+        // New data acknowledged.
+        let acked_bytes = ack - self.snd_una;
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.dupacks = 0;
+        self.rto_expirations = 0;
+        self.stats.bytes_delivered = (ack - DATA_START).min(self.data.len() as u64);
+        if let Some(probe) = self.rtt_probe {
+            if ack >= probe.end_seq {
+                self.rtt.on_sample(now.saturating_since(probe.sent_at));
+                self.rtt_probe = None;
+            }
+        }
+        let sample = self.ack_sample(ack, acked_bytes);
+        let response = self.cc.on_ack(now, &sample);
+        if self.snd_una >= self.fin_end() {
+            self.trace_cwnd(now);
+            self.state = State::Finished;
+            self.timers.stop_all();
+            self.events.push_back(EngineEvent::Finished);
+            return;
+        }
+        // RFC 6298 §5.3: restart the timer when new data is acknowledged
+        // (unless the controller keeps it running); §5.2 would stop it when
+        // nothing is outstanding, which cannot happen before the FIN's ACK.
+        if response.restart_timer || self.timers.get(Timer::Retransmit).is_none() {
+            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        }
+        self.apply(
+            now,
+            Response {
+                restart_timer: false,
+                ..response
+            },
+        );
+        self.trace_cwnd(now);
+    }
+
+    fn ack_sample(&self, ack: u64, acked_bytes: u64) -> AckSample {
+        AckSample {
+            ack,
+            acked_bytes,
+            flight_bytes: self.snd_max - self.snd_una,
+            snd_max: self.snd_max,
+            dupacks: self.dupacks,
+        }
+    }
+
+    fn apply(&mut self, now: Instant, response: Response) {
+        match response.retransmit {
+            Retransmit::None => {}
+            Retransmit::Head => self.retransmit_head = true,
+            Retransmit::GoBackN => {
+                self.snd_nxt = self.snd_una;
+                self.retransmit_head = false;
+            }
+        }
+        if response.restart_timer {
+            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        }
+    }
+
+    fn on_retransmission_timeout(&mut self, now: Instant) {
+        // RFC 6298 §5.5–5.6: back off, restart the timer, retransmit.
+        self.rtt.back_off();
+        self.rto_expirations = self.rto_expirations.saturating_add(1);
+        self.rtt_probe = None;
+        match self.state {
+            State::SynSent => {
+                self.syn_pending = true;
+                self.cc.on_syn_retransmitted();
+            }
+            State::Established if self.snd_una < self.snd_max => {
+                // RFC 5681 §3.1: ssthresh from FlightSize on the first
+                // timeout only, cwnd to the loss window of one segment; then
+                // go back N and slow-start through the unacknowledged data.
+                let first = self.rto_expirations == 1;
+                self.cc.on_retransmission_timeout(
+                    now,
+                    self.snd_max - self.snd_una,
+                    self.snd_max,
+                    first,
+                );
+                self.snd_nxt = self.snd_una;
+                self.retransmit_head = false;
+                self.dupacks = 0;
+                self.trace_cwnd(now);
+            }
+            _ => return,
+        }
+        self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+    }
+
+    /// Whether the window admits a segment occupying `space` more sequence
+    /// numbers. An empty pipe always admits one segment, so a window below one
+    /// segment cannot deadlock the connection.
+    fn window_allows(&self, space: u64) -> bool {
+        let flight = self.snd_nxt - self.snd_una;
+        if flight == 0 {
+            return true;
+        }
+        let window_segments = self
+            .cc
+            .window_segments()
+            .min(self.config.max_cwnd_segments as f64);
+        let window_bytes = (window_segments * self.config.mss_bytes as f64).floor() as u64;
+        flight + space <= window_bytes
+    }
+
+    /// The segment starting at `seq`: (data length, whether it carries FIN).
+    fn segment_at(&self, seq: u64, buf_len: usize) -> (usize, bool) {
+        let room = buf_len
+            .saturating_sub(HEADER_LEN)
+            .min(self.config.mss_bytes);
+        let left = self.data_end().saturating_sub(seq);
+        let len = (left.min(room as u64)) as usize;
+        let fin = seq + len as u64 == self.data_end();
+        (len, fin)
+    }
+
+    fn emit_segment(&mut self, now: Instant, seq: u64, buf: &mut [u8]) -> Option<Transmit> {
+        let (len, fin) = self.segment_at(seq, buf.len());
+        if len == 0 && !fin {
+            return None;
+        }
+        let end = seq + len as u64 + fin as u64;
+        let control = if fin {
+            Control(Control::ACK | Control::FIN)
+        } else {
+            Control(Control::ACK)
+        };
+        let repr = Repr {
+            protocol: ProtocolId::Tcp,
+            control,
+            hop_count: 0,
+            connection_id: self.connection_id,
+            seq,
+            ack: DATA_START,
+            d_max_us: 0,
+            d_s_us: 0,
+            sack_blocks: Vec::new(),
+            payload_len: len,
+        };
+        let total = repr.buffer_len();
+        repr.emit(buf);
+        let offset = (seq - DATA_START) as usize;
+        buf[HEADER_LEN..total].copy_from_slice(&self.data[offset..offset + len]);
+
+        if seq < self.snd_max {
+            self.stats.retransmissions += 1;
+            self.stats.retransmitted_bytes += len as u64;
+            self.rtt_probe = None;
+            self.events
+                .push_back(EngineEvent::Trace(TraceSample::Retransmit {
+                    at: now,
+                    seq,
+                    len,
+                }));
+        } else if self.rtt_probe.is_none() {
+            self.rtt_probe = Some(RttProbe {
+                end_seq: end,
+                sent_at: now,
+            });
+        }
+        if end > self.snd_max {
+            let new_from = seq.max(self.snd_max);
+            self.stats.bytes_sent += end.min(self.data_end()).saturating_sub(new_from);
+            self.snd_max = end;
+        }
+        self.snd_nxt = self.snd_nxt.max(end);
+        self.stats.datagrams_sent += 1;
+        // RFC 6298 §5.1: a data segment goes out and the timer is not running.
+        if self.timers.get(Timer::Retransmit).is_none() {
+            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        }
+        Some(Transmit { len: total })
+    }
+
+    fn emit_syn(&mut self, now: Instant, buf: &mut [u8]) -> Transmit {
+        let repr = Repr {
+            protocol: ProtocolId::Tcp,
+            control: Control(Control::SYN),
+            hop_count: 0,
+            connection_id: self.connection_id,
+            seq: 0,
+            ack: 0,
+            d_max_us: 0,
+            d_s_us: 0,
+            sack_blocks: Vec::new(),
+            payload_len: 0,
+        };
+        repr.emit(buf);
+        self.syn_pending = false;
+        if self.syn_sent {
+            self.stats.retransmissions += 1;
+            self.events
+                .push_back(EngineEvent::Trace(TraceSample::Retransmit {
+                    at: now,
+                    seq: 0,
+                    len: 0,
+                }));
+        } else {
+            self.syn_sent = true;
+            self.rtt_probe = Some(RttProbe {
+                end_seq: DATA_START,
+                sent_at: now,
+            });
+        }
+        self.snd_max = DATA_START;
+        self.stats.datagrams_sent += 1;
+        if self.timers.get(Timer::Retransmit).is_none() {
+            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        }
+        Transmit {
+            len: repr.buffer_len(),
+        }
+    }
+}
+
+impl Engine for TcpSender {
+    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
+        self.stats.datagrams_received += 1;
+        let Ok((repr, _data)) = parse_datagram(datagram) else {
+            self.stats.dropped_datagrams += 1;
+            return;
+        };
+        if repr.protocol != ProtocolId::Tcp
+            || repr.connection_id != self.connection_id
+            || matches!(self.state, State::Finished | State::Failed)
+        {
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        self.last_heard = now;
+        self.timers.set(Timer::Idle, now + self.config.idle_timeout);
+        if repr.control.contains(Control::RST) {
+            self.fail(FailReason::Reset);
+            return;
+        }
+        match self.state {
+            State::SynSent => self.on_syn_ack(now, &repr),
+            State::Established => self.on_ack(now, &repr),
+            State::Finished | State::Failed => {}
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        while let Some(timer) = self.timers.take_expired(now) {
+            match timer {
+                Timer::Idle => {
+                    let silent_for: Duration = now.saturating_since(self.last_heard);
+                    self.fail(FailReason::PeerUnreachable { silent_for });
+                    return;
+                }
+                Timer::Retransmit => self.on_retransmission_timeout(now),
+                Timer::DelayedAck => {}
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if buf.len() < HEADER_LEN {
+            return None;
+        }
+        match self.state {
+            State::SynSent if self.syn_pending => Some(self.emit_syn(now, buf)),
+            State::Established => {
+                if self.retransmit_head {
+                    self.retransmit_head = false;
+                    let seq = self.snd_una;
+                    return self.emit_segment(now, seq, buf);
+                }
+                let seq = self.snd_nxt;
+                if seq >= self.fin_end() {
+                    return None;
+                }
+                let (len, fin) = self.segment_at(seq, buf.len());
+                if !self.window_allows(len as u64 + fin as u64) {
+                    return None;
+                }
+                self.emit_segment(now, seq, buf)
+            }
+            _ => None,
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn is_closed(&self) -> bool {
+        matches!(self.state, State::Finished | State::Failed)
+    }
+}

@@ -1,0 +1,207 @@
+//! Large-scale path loss, static shadowing and per-frame fading.
+//!
+//! All transcendental functions come from `libm`, a pure-Rust port of musl's,
+//! so that results are bit-identical on every machine (the platform libm may
+//! differ in the last place between systems).
+
+use meshbed_core::StreamRng;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+pub const SPEED_OF_LIGHT_M_PER_S: f64 = 299_792_458.0;
+
+/// Deterministic-path-loss models.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Propagation {
+    /// Free space.
+    Friis,
+    /// ns-2's two-ray ground reflection: Friis up to the crossover distance
+    /// 4π·h_t·h_r/λ, d⁻⁴ beyond it. With 1.5 m antennas this is the model
+    /// behind the classic 250 m / 550 m ranges.
+    TwoRayGround {
+        #[serde(default = "default_antenna_height_m")]
+        antenna_height_m: f64,
+    },
+    /// PL(d) = PL(d₀) + 10·n·log₁₀(d/d₀), PL(d₀) from Friis unless given.
+    LogDistance {
+        exponent: f64,
+        #[serde(default = "default_reference_distance_m")]
+        reference_distance_m: f64,
+        #[serde(default)]
+        reference_loss_db: Option<f64>,
+    },
+}
+
+fn default_antenna_height_m() -> f64 {
+    1.5
+}
+fn default_reference_distance_m() -> f64 {
+    1.0
+}
+
+impl Default for Propagation {
+    fn default() -> Self {
+        Propagation::TwoRayGround { antenna_height_m: default_antenna_height_m() }
+    }
+}
+
+fn friis_loss_db(distance_m: f64, frequency_hz: f64) -> f64 {
+    let wavelength_m = SPEED_OF_LIGHT_M_PER_S / frequency_hz;
+    20.0 * libm::log10(4.0 * core::f64::consts::PI * distance_m / wavelength_m)
+}
+
+impl Propagation {
+    /// Path loss in dB at `distance_m` (clamped below at 1 cm).
+    pub fn loss_db(&self, distance_m: f64, frequency_hz: f64) -> f64 {
+        let d = distance_m.max(0.01);
+        match *self {
+            Propagation::Friis => friis_loss_db(d, frequency_hz),
+            Propagation::TwoRayGround { antenna_height_m: h } => {
+                let wavelength_m = SPEED_OF_LIGHT_M_PER_S / frequency_hz;
+                let crossover_m = 4.0 * core::f64::consts::PI * h * h / wavelength_m;
+                if d < crossover_m {
+                    friis_loss_db(d, frequency_hz)
+                } else {
+                    40.0 * libm::log10(d) - 20.0 * libm::log10(h * h)
+                }
+            }
+            Propagation::LogDistance { exponent, reference_distance_m, reference_loss_db } => {
+                let d0 = reference_distance_m;
+                let pl0 = reference_loss_db.unwrap_or_else(|| friis_loss_db(d0, frequency_hz));
+                if d <= d0 {
+                    pl0
+                } else {
+                    pl0 + 10.0 * exponent * libm::log10(d / d0)
+                }
+            }
+        }
+    }
+
+    /// The distance at which the loss first reaches `loss_db` (bisection; the
+    /// models are monotone in distance). Used to report ranges.
+    pub fn distance_for_loss_m(&self, loss_db: f64, frequency_hz: f64) -> f64 {
+        let (mut lo, mut hi) = (0.01f64, 1.0e6f64);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if self.loss_db(mid, frequency_hz) < loss_db {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
+}
+
+/// Per-frame small-scale fading of received power.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Fading {
+    #[default]
+    None,
+    /// Power gain ~ Exp(1).
+    Rayleigh,
+    /// Power gain ~ Gamma(m, 1/m); m = 1 is Rayleigh, large m approaches none.
+    Nakagami { m: f64 },
+}
+
+impl Fading {
+    /// A linear power gain with mean 1.
+    pub fn sample_gain(&self, rng: &mut StreamRng) -> f64 {
+        match *self {
+            Fading::None => 1.0,
+            Fading::Rayleigh => exponential(rng),
+            Fading::Nakagami { m } => gamma(rng, m) / m,
+        }
+    }
+}
+
+/// Uniform in (0, 1], so that logarithms are finite.
+fn open_unit(rng: &mut StreamRng) -> f64 {
+    1.0 - rng.gen::<f64>()
+}
+
+fn exponential(rng: &mut StreamRng) -> f64 {
+    -libm::log(open_unit(rng))
+}
+
+/// Standard normal by Box–Muller.
+pub fn standard_normal(rng: &mut StreamRng) -> f64 {
+    let u1 = open_unit(rng);
+    let u2 = rng.gen::<f64>();
+    libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * core::f64::consts::PI * u2)
+}
+
+/// Gamma(shape, 1) by Marsaglia & Tsang (2000), with the shape < 1 boost.
+fn gamma(rng: &mut StreamRng, shape: f64) -> f64 {
+    if shape < 1.0 {
+        let u = open_unit(rng);
+        return gamma(rng, shape + 1.0) * libm::pow(u, 1.0 / shape);
+    }
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / libm::sqrt(9.0 * d);
+    loop {
+        let x = standard_normal(rng);
+        let v = 1.0 + c * x;
+        if v <= 0.0 {
+            continue;
+        }
+        let v = v * v * v;
+        let u = open_unit(rng);
+        if libm::log(u) < 0.5 * x * x + d - d * v + d * libm::log(v) {
+            return d * v;
+        }
+    }
+}
+
+pub fn dbm_to_mw(dbm: f64) -> f64 {
+    libm::pow(10.0, dbm / 10.0)
+}
+pub fn mw_to_dbm(mw: f64) -> f64 {
+    10.0 * libm::log10(mw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meshbed_core::{stream_rng, StreamId, StreamKind};
+
+    #[test]
+    fn two_ray_switches_at_crossover() {
+        let p = Propagation::default();
+        let f = 2.412e9;
+        // Crossover for 1.5 m antennas at 2.412 GHz: 4π·2.25/0.1243 = 227.5 m.
+        let below = p.loss_db(100.0, f);
+        assert!((below - friis_loss_db(100.0, f)).abs() < 1e-9);
+        // Beyond: 40·log10(d) − 20·log10(2.25).
+        let beyond = p.loss_db(500.0, f);
+        assert!((beyond - (40.0 * 500f64.log10() - 20.0 * 2.25f64.log10())).abs() < 1e-9);
+    }
+
+    #[test]
+    fn log_distance_follows_exponent() {
+        let p = Propagation::LogDistance { exponent: 3.0, reference_distance_m: 1.0, reference_loss_db: Some(40.0) };
+        assert!((p.loss_db(10.0, 5e9) - 70.0).abs() < 1e-9);
+        assert!((p.loss_db(100.0, 5e9) - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn distance_for_loss_inverts_loss() {
+        let p = Propagation::default();
+        let f = 5.18e9;
+        let l = p.loss_db(250.0, f);
+        assert!((p.distance_for_loss_m(l, f) - 250.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn fading_gains_have_unit_mean() {
+        let mut rng = stream_rng(3, StreamId::new(StreamKind::Fading, 0));
+        for fading in [Fading::Rayleigh, Fading::Nakagami { m: 3.0 }, Fading::Nakagami { m: 0.7 }] {
+            let n = 200_000;
+            let mean: f64 = (0..n).map(|_| fading.sample_gain(&mut rng)).sum::<f64>() / n as f64;
+            assert!((mean - 1.0).abs() < 0.02, "{fading:?}: mean {mean}");
+        }
+        assert_eq!(Fading::None.sample_gain(&mut rng), 1.0);
+    }
+}
