@@ -27,6 +27,8 @@
 //!
 //! Every mistake is reported with the key, the value and what was expected.
 
+use meshbed_proto::wire::HEADER_LEN as TRANSPORT_HEADER_BYTES;
+use meshbed_proto::Protocol;
 use meshbed_radio::{NodeRadio, RadioConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -100,6 +102,16 @@ pub enum Traffic {
     Cbr,
 }
 
+/// One flow: UDP traffic (no `protocol`) or a transport transfer.
+///
+/// A UDP flow is described by `traffic`, `rate_kbps`, `packet_bytes`,
+/// `start_s` and `stop_s`. A transport flow names its `protocol` and moves
+/// `bytes` application bytes from `src` to `dst` starting at `start_s`; it
+/// runs until every byte is acknowledged (or the run ends, and it is reported
+/// incomplete). For a transport flow `packet_bytes` is the size of a full data
+/// packet (IP + UDP + 36-byte transport header + payload, default 1500, which
+/// gives the engines' default 1436-byte segments); `traffic` is ignored, and
+/// `rate_kbps` and `stop_s` are rejected.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -115,9 +127,93 @@ pub struct FlowSpec {
     pub rate_kbps: Option<f64>,
     #[serde(default)]
     pub start_s: f64,
-    /// Stop sending at this time (default: the end of the run).
+    /// Stop sending at this time (default: the end of the run). UDP only.
     #[serde(default)]
     pub stop_s: Option<f64>,
+    /// Transport protocol: one of `atp-default`, `atp-aggressive`,
+    /// `atp-adaptive`, `tcp-tahoe`, `tcp-reno`, `tcp-newreno`. Absent: UDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// Application bytes a transport flow transfers (required with `protocol`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Keep the engines' trace samples (D_max, D_avg, D_s, cwnd,
+    /// retransmissions) in the flow's result. Transport flows only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
+    /// Overrides of the ATP preset (ATP protocols only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atp: Option<AtpOverrides>,
+    /// Overrides of the TCP defaults (TCP protocols only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOverrides>,
+}
+
+impl Default for FlowSpec {
+    /// A saturated 1500-byte UDP flow from node 0 to node 1 for the whole run.
+    fn default() -> Self {
+        FlowSpec {
+            src: 0,
+            dst: 1,
+            traffic: Traffic::Saturated,
+            packet_bytes: 1500,
+            rate_kbps: None,
+            start_s: 0.0,
+            stop_s: None,
+            protocol: None,
+            bytes: None,
+            trace: false,
+            atp: None,
+            tcp: None,
+        }
+    }
+}
+
+impl FlowSpec {
+    /// A transport transfer of `bytes` from `src` to `dst` starting at 0.
+    pub fn transfer(src: u32, dst: u32, protocol: Protocol, bytes: u64) -> Self {
+        FlowSpec { src, dst, protocol: Some(protocol.name().to_string()), bytes: Some(bytes), ..FlowSpec::default() }
+    }
+
+    /// The transport protocol, `None` for UDP. Call on a validated scenario
+    /// (an unknown name is a validation error).
+    pub fn transport(&self) -> Option<Protocol> {
+        self.protocol.as_deref().and_then(|p| p.parse().ok())
+    }
+}
+
+/// `[flows.atp]`: ATP parameters that differ from the protocol's preset
+/// (meshbed_proto::atp::AtpConfig documents each).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtpOverrides {
+    /// Epoch E, seconds.
+    pub epoch_s: Option<f64>,
+    /// Increase factor κ.
+    pub kappa: Option<f64>,
+    /// Increase threshold φ.
+    pub phi: Option<f64>,
+    /// Relay EWMA weight α.
+    pub alpha: Option<f64>,
+    /// Receiver EWMA weight β.
+    pub beta: Option<f64>,
+    /// Idle multiplier η.
+    pub eta: Option<f64>,
+    /// Silence after which a connection fails, seconds.
+    pub idle_timeout_s: Option<f64>,
+}
+
+/// `[flows.tcp]`: TCP parameters that differ from the defaults
+/// (meshbed_proto::tcp::TcpConfig documents each).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOverrides {
+    pub initial_cwnd_segments: Option<u32>,
+    pub max_cwnd_segments: Option<u32>,
+    pub min_rto_s: Option<f64>,
+    pub delayed_acks: Option<bool>,
+    /// Silence after which a connection fails, seconds.
+    pub idle_timeout_s: Option<f64>,
 }
 
 fn default_traffic() -> Traffic {
@@ -129,14 +225,16 @@ fn default_packet_bytes() -> u32 {
 
 /// IP + UDP header bytes: the part of a packet that is not goodput.
 pub const IP_UDP_HEADER_BYTES: u32 = 28;
+/// Largest transport transfer: the simulator holds the data in memory.
+pub const MAX_TRANSFER_BYTES: u64 = 1 << 32;
 /// Largest IP packet the simulator carries (an 802.11 MSDU is ≤ 2304 bytes).
 pub const MAX_PACKET_BYTES: u32 = 2304;
 
 /// A scenario that cannot be run, with where and why.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
-    #[error("{file}: cannot read: {source}")]
-    Io { file: String, source: std::io::Error },
+    #[error("{file}: cannot read: {err}")]
+    Io { file: String, err: std::io::Error },
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
     #[error("{file}: {key} = {value}: expected {expected}")]
@@ -164,7 +262,7 @@ impl Scenario {
     /// Reads and validates a scenario file.
     pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { file: name.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|err| ScenarioError::Io { file: name.clone(), err })?;
         Scenario::from_toml(&text).map_err(|e| e.in_file(&name))
     }
 
@@ -280,6 +378,16 @@ impl Scenario {
             if f.src == f.dst {
                 return Err(invalid(key("dst"), f.dst, "a node other than src"));
             }
+            if let Some(name) = &f.protocol {
+                let protocol = name.parse::<Protocol>().map_err(|e| invalid(key("protocol"), format!("{name:?}"), e))?;
+                f.validate_transport(i, protocol, self.duration_s)?;
+                continue;
+            }
+            for (k, given) in [("bytes", f.bytes.is_some()), ("trace", f.trace), ("atp", f.atp.is_some()), ("tcp", f.tcp.is_some())] {
+                if given {
+                    return Err(invalid(key(k), "(given)", "nothing: this key belongs to transport flows (set `protocol`)"));
+                }
+            }
             if !(IP_UDP_HEADER_BYTES + 1..=MAX_PACKET_BYTES).contains(&f.packet_bytes) {
                 return Err(invalid(
                     key("packet_bytes"),
@@ -323,16 +431,85 @@ impl Scenario {
             radio: RadioConfig::default(),
             topology: Topology::Chain { nodes: hops + 1, spacing_m },
             routing: Routing::ShortestPath,
-            flows: vec![FlowSpec {
-                src: 0,
-                dst: hops,
-                traffic: Traffic::Saturated,
-                packet_bytes: 1500,
-                rate_kbps: None,
-                start_s: 0.0,
-                stop_s: None,
-            }],
+            flows: vec![FlowSpec { src: 0, dst: hops, ..FlowSpec::default() }],
         }
+    }
+}
+
+impl FlowSpec {
+    /// Checks of a transport flow (index `i`, protocol already parsed).
+    fn validate_transport(&self, i: usize, protocol: Protocol, duration_s: f64) -> Result<(), ScenarioError> {
+        let key = |k: &str| format!("flows[{i}].{k}");
+        match self.bytes {
+            None => return Err(invalid(key("bytes"), "(missing)", "the transfer size in bytes of a transport flow")),
+            Some(b) if !(1..=MAX_TRANSFER_BYTES).contains(&b) => {
+                return Err(invalid(key("bytes"), b, format!("a transfer size from 1 to {MAX_TRANSFER_BYTES} bytes")))
+            }
+            Some(_) => {}
+        }
+        let min_packet = IP_UDP_HEADER_BYTES + TRANSPORT_HEADER_BYTES as u32 + 1;
+        if !(min_packet..=MAX_PACKET_BYTES).contains(&self.packet_bytes) {
+            return Err(invalid(
+                key("packet_bytes"),
+                self.packet_bytes,
+                format!(
+                    "a full data packet size from {min_packet} to {MAX_PACKET_BYTES} bytes (IP, UDP and the {TRANSPORT_HEADER_BYTES}-byte transport header included)"
+                ),
+            ));
+        }
+        if self.traffic == Traffic::Cbr {
+            return Err(invalid(key("traffic"), "\"cbr\"", format!("no traffic kind: {protocol} paces itself")));
+        }
+        if let Some(r) = self.rate_kbps {
+            return Err(invalid(key("rate_kbps"), r, format!("no rate: {protocol} chooses its own")));
+        }
+        if let Some(stop) = self.stop_s {
+            return Err(invalid(key("stop_s"), stop, "no stop time: a transport flow runs until its bytes are delivered or the run ends"));
+        }
+        if !(self.start_s >= 0.0 && self.start_s < duration_s) {
+            return Err(invalid(key("start_s"), self.start_s, format!("a start time in [0, duration_s = {duration_s})")));
+        }
+        let positive = |k: &str, v: Option<f64>| match v {
+            Some(x) if !(x > 0.0 && x.is_finite()) => Err(invalid(key(k), x, "a positive number")),
+            _ => Ok(()),
+        };
+        let fraction = |k: &str, v: Option<f64>| match v {
+            Some(x) if !(0.0..1.0).contains(&x) => Err(invalid(key(k), x, "a weight in [0, 1)")),
+            _ => Ok(()),
+        };
+        if let Some(a) = &self.atp {
+            if !protocol.is_atp() {
+                return Err(invalid(key("atp"), "(given)", format!("no [flows.atp] table: {protocol} is not ATP")));
+            }
+            positive("atp.epoch_s", a.epoch_s)?;
+            positive("atp.idle_timeout_s", a.idle_timeout_s)?;
+            positive("atp.eta", a.eta)?;
+            fraction("atp.alpha", a.alpha)?;
+            fraction("atp.beta", a.beta)?;
+            if let Some(k) = a.kappa {
+                if !(k > 0.0 && k <= 1.0) {
+                    return Err(invalid(key("atp.kappa"), k, "an increase factor in (0, 1]"));
+                }
+            }
+            if let Some(p) = a.phi {
+                if !(p >= 0.0 && p.is_finite()) {
+                    return Err(invalid(key("atp.phi"), p, "a non-negative threshold"));
+                }
+            }
+        }
+        if let Some(t) = &self.tcp {
+            if protocol.is_atp() {
+                return Err(invalid(key("tcp"), "(given)", format!("no [flows.tcp] table: {protocol} is not TCP")));
+            }
+            positive("tcp.min_rto_s", t.min_rto_s)?;
+            positive("tcp.idle_timeout_s", t.idle_timeout_s)?;
+            for (k, v) in [("tcp.initial_cwnd_segments", t.initial_cwnd_segments), ("tcp.max_cwnd_segments", t.max_cwnd_segments)] {
+                if v == Some(0) {
+                    return Err(invalid(key(k), 0, "at least one segment"));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
