@@ -644,11 +644,15 @@ impl<P: Payload> Medium<P> {
         let id = self.alloc_frame(Frame { kind, tx: node, rx, nav, seq, retry, rate_kbps, payload, refs });
         let n = &mut self.nodes[node as usize];
         // Half duplex: transmitting abandons any reception in progress.
+        let mut abandoned_awaited_answer = false;
         if let Some(lock) = n.lock.take() {
             let f = self.frames[lock.frame as usize].as_ref().expect("live frame");
             if f.rx == Addr::Unicast(node) {
                 n.counters.rx_while_busy += 1;
             }
+            // The ACK/CTS timeout was deferred to this reception's end; it
+            // will never end for us now, so the exchange has failed.
+            abandoned_awaited_answer = std::mem::take(&mut n.await_rx_decision);
         }
         n.tx_frame = Some(id);
         sched.schedule(now + airtime, RadioEvent::TxEnd { node });
@@ -663,6 +667,9 @@ impl<P: Payload> Medium<P> {
             sched.schedule(at + airtime, RadioEvent::RxEnd { node: nb.node, frame: id });
         }
         self.nodes[node as usize].neighbors = neighbors;
+        if abandoned_awaited_answer {
+            self.tx_failed(now, node, sched);
+        }
     }
 
     fn close_chunk(&mut self, now: Instant, node: NodeId) {
@@ -953,14 +960,18 @@ impl<P: Payload> Medium<P> {
         }
         let cur = n.cur.as_mut().expect("failing without a packet");
         // Frames sent without RTS and RTS frames count against the short
-        // retry limit; DATA sent after a CTS against the long one.
-        let exhausted = if waiting_cts || !cur.use_rts {
-            cur.short_retries += 1;
-            cur.short_retries > short_limit
+        // retry limit; DATA sent after a CTS against the long one. A counter
+        // only counts retransmissions actually made, so that the report's
+        // `retries` is attempts − 1 also for a packet given up.
+        let (count, limit) = if waiting_cts || !cur.use_rts {
+            (&mut cur.short_retries, short_limit)
         } else {
-            cur.long_retries += 1;
-            cur.long_retries > long_limit
+            (&mut cur.long_retries, long_limit)
         };
+        let exhausted = *count >= limit;
+        if !exhausted {
+            *count += 1;
+        }
         if exhausted {
             self.finish_packet(now, node, TxOutcome::RetryLimit);
         } else {

@@ -1,6 +1,7 @@
 //! What a run produces, as a table for people and JSON for scripts.
 
 use crate::scenario::Traffic;
+use crate::transport::{PathObservation, TraceRecord};
 use crate::NetCounters;
 use meshbed_radio::MacCounters;
 use serde::Serialize;
@@ -13,15 +14,56 @@ pub struct FlowResult {
     pub dst: u32,
     /// Route length in hops (`None` when there is no route).
     pub hops: Option<u32>,
-    pub traffic: Traffic,
+    /// `udp`, or the transport protocol's scenario name (`atp-default`, ...).
+    pub protocol: String,
+    /// The UDP traffic kind; `None` for a transport flow.
+    pub traffic: Option<Traffic>,
+    /// UDP packets, or datagrams the transport sender sent (retransmissions
+    /// included).
     pub sent_packets: u64,
+    /// Packets that reached the destination node (for a transport flow: the
+    /// sender's datagrams, duplicates and retransmissions included).
     pub received_packets: u64,
-    /// UDP payload bytes delivered (goodput counts only these).
+    /// UDP payload bytes delivered, or for a transport flow the same as
+    /// `bytes_delivered` (goodput counts only these).
     pub received_payload_bytes: u64,
-    /// Payload bits per second over the flow's active time.
+    /// Useful bits per second: over the flow's active time for UDP; for a
+    /// transport flow `bytes_delivered` over `duration_s`.
     pub goodput_bps: f64,
+    /// Mean one-way network delay of the packets counted in `received_packets`.
     pub mean_delay_s: f64,
     pub out_of_order: u64,
+    /// The transfer size of a transport flow.
+    pub transfer_bytes: Option<u64>,
+    /// Application bytes the receiver handed up in order (each checked
+    /// against the data sent), or UDP payload bytes.
+    pub bytes_delivered: u64,
+    /// A transport flow whose sender finished and whose receiver handed up
+    /// exactly the data sent. Always false for UDP, which has no transfer.
+    pub completed: bool,
+    /// Every byte handed up so far equals the data sent (transport only).
+    pub verified: bool,
+    /// A transport flow stopped by an engine failure or a byte mismatch, as
+    /// opposed to one the end of the run cut short.
+    pub failed: bool,
+    /// Simulated time at which the flow completed.
+    pub completion_time_s: Option<f64>,
+    /// Transport: start to the sender's `Finished` when complete, start to
+    /// the end of the run otherwise. UDP: the active (sending) time.
+    pub duration_s: f64,
+    /// Segments the transport sender sent again.
+    pub retransmissions: u64,
+    /// Feedback packets (ATP) or ACKs (TCP) the receiver sent.
+    pub feedback_packets: u64,
+    /// Why a transport flow did not complete (engine failure, byte mismatch,
+    /// or the run ended first); `None` when it completed or for UDP.
+    pub error: Option<String>,
+    /// Header fields of the sender's datagrams as they reached the
+    /// destination node (what the relays wrote on the way).
+    pub path: Option<PathObservation>,
+    /// Engine trace samples, kept only when the flow sets `trace = true`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<TraceRecord>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -45,18 +87,46 @@ impl SimReport {
         let mut s = String::new();
         let _ = writeln!(s, "seed {}  simulated {:.3} s  events {}  trace {}", self.seed, self.duration_s, self.events, self.trace_hash);
         let _ = writeln!(s);
-        let _ = writeln!(s, "{:>4} {:>4} {:>4} {:>4} {:>10} {:>10} {:>10} {:>14} {:>11}", "flow", "src", "dst", "hops", "traffic", "sent", "received", "goodput Mb/s", "delay ms");
+        let _ = writeln!(
+            s,
+            "{:>4} {:>4} {:>4} {:>4} {:>14} {:>10} {:>10} {:>14} {:>11} {:>8} {:>10} {:>6}",
+            "flow", "src", "dst", "hops", "protocol", "sent", "received", "goodput Mb/s", "delay ms", "done", "time s", "retx"
+        );
         for f in &self.flows {
             let hops = f.hops.map_or("-".to_string(), |h| h.to_string());
-            let traffic = match f.traffic {
-                Traffic::Saturated => "saturated",
-                Traffic::Cbr => "cbr",
+            let kind = match (f.traffic, f.protocol.as_str()) {
+                (Some(Traffic::Saturated), _) => "udp saturated",
+                (Some(Traffic::Cbr), _) => "udp cbr",
+                (None, p) => p,
             };
+            let (done, time) = match (f.transfer_bytes, f.completed, f.failed) {
+                (None, ..) => ("-", "-".to_string()),
+                (Some(_), true, _) => ("yes", format!("{:.3}", f.duration_s)),
+                (Some(_), false, false) => ("no", "-".to_string()),
+                (Some(_), false, true) => ("FAILED", "-".to_string()),
+            };
+            let retx = if f.transfer_bytes.is_some() { f.retransmissions.to_string() } else { "-".to_string() };
             let _ = writeln!(
                 s,
-                "{:>4} {:>4} {:>4} {:>4} {:>10} {:>10} {:>10} {:>14.3} {:>11.2}",
-                f.flow, f.src, f.dst, hops, traffic, f.sent_packets, f.received_packets, f.goodput_bps / 1e6, f.mean_delay_s * 1e3
+                "{:>4} {:>4} {:>4} {:>4} {:>14} {:>10} {:>10} {:>14.3} {:>11.2} {:>8} {:>10} {:>6}",
+                f.flow,
+                f.src,
+                f.dst,
+                hops,
+                kind,
+                f.sent_packets,
+                f.received_packets,
+                f.goodput_bps / 1e6,
+                f.mean_delay_s * 1e3,
+                done,
+                time,
+                retx
             );
+        }
+        for f in &self.flows {
+            if let Some(e) = &f.error {
+                let _ = writeln!(s, "flow {}: {e}", f.flow);
+            }
         }
         let m = &self.mac_total;
         let _ = writeln!(s);

@@ -23,6 +23,18 @@
 //! dst = 6
 //! traffic = "saturated"        # saturated | cbr
 //! packet_bytes = 1500          # IP packet size
+//!
+//! [[flows]]                    # a transport transfer
+//! src = 0
+//! dst = 6
+//! protocol = "atp-adaptive"    # atp-default | atp-aggressive | atp-adaptive
+//!                              # | tcp-tahoe | tcp-reno | tcp-newreno
+//! bytes = 2_000_000            # application bytes to deliver
+//! start_s = 1.0
+//! trace = false                # keep D_max/D_avg/D_s/cwnd samples in the result
+//! [flows.atp]                  # optional overrides of the preset
+//! epoch_s = 0.04
+//! kappa = 0.5
 //! ```
 //!
 //! Every mistake is reported with the key, the value and what was expected.

@@ -6,7 +6,7 @@ use meshbed_sim::scenario::{FlowSpec, NodeSpec, Routing, Scenario, Topology, Tra
 use meshbed_sim::SimReport;
 
 fn saturated(src: u32, dst: u32) -> FlowSpec {
-    FlowSpec { src, dst, traffic: Traffic::Saturated, packet_bytes: 1500, rate_kbps: None, start_s: 0.0, stop_s: None }
+    FlowSpec { src, dst, traffic: Traffic::Saturated, packet_bytes: 1500, rate_kbps: None, start_s: 0.0, stop_s: None, ..FlowSpec::default() }
 }
 
 fn run(s: &Scenario) -> SimReport {

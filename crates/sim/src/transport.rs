@@ -1,0 +1,410 @@
+//! Transport flows: a sans-IO sender engine at the flow's source, its
+//! receiver at the destination, the data they move and what the simulator
+//! observes of them.
+//!
+//! The simulator owns the clock and the network; this module only builds the
+//! engines from a [`FlowSpec`], generates the application data, checks what
+//! the receiver hands up against it, and keeps the per-flow bookkeeping. The
+//! driving itself (the [`meshbed_proto::engine`] calling order, timers,
+//! routing, relays) is in the simulator, which sees the whole network.
+
+use crate::scenario::{FlowSpec, IP_UDP_HEADER_BYTES};
+use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
+use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
+use meshbed_proto::engine::{Engine, TraceSample};
+use meshbed_proto::relay::RelayConfig;
+use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
+use meshbed_proto::wire::HEADER_LEN;
+use meshbed_proto::Protocol;
+use rand::RngCore;
+use serde::Serialize;
+
+/// Which end of a transport flow.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Side {
+    Sender = 0,
+    Receiver = 1,
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Sender => "sender",
+            Side::Receiver => "receiver",
+        }
+    }
+}
+
+/// The receiving engine, with the application read that the [`Engine`]
+/// surface does not cover.
+// One per flow, inside the flow's boxed `Transport`: the size difference
+// between the variants costs nothing worth an extra indirection.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Receiver {
+    Atp(AtpReceiver),
+    Tcp(TcpReceiver),
+}
+
+impl Receiver {
+    pub(crate) fn engine(&mut self) -> &mut dyn Engine {
+        match self {
+            Receiver::Atp(r) => r,
+            Receiver::Tcp(r) => r,
+        }
+    }
+    fn engine_ref(&self) -> &dyn Engine {
+        match self {
+            Receiver::Atp(r) => r,
+            Receiver::Tcp(r) => r,
+        }
+    }
+    pub(crate) fn take_delivered(&mut self) -> Vec<u8> {
+        match self {
+            Receiver::Atp(r) => r.take_delivered(),
+            Receiver::Tcp(r) => r.take_delivered(),
+        }
+    }
+}
+
+/// The application data of a flow: pseudo-random bytes from the flow's own
+/// stream, generated in fixed blocks so that the verifier can regenerate the
+/// same sequence piece by piece without keeping a copy of the data.
+struct ByteStream {
+    rng: StreamRng,
+    block: [u8; 4096],
+    pos: usize,
+}
+
+impl ByteStream {
+    fn new(rng: StreamRng) -> Self {
+        // Starts with an exhausted block, so the first read draws one.
+        ByteStream { rng, block: [0; 4096], pos: 4096 }
+    }
+    fn next_chunk(&mut self, max: usize) -> &[u8] {
+        if self.pos == self.block.len() {
+            self.rng.fill_bytes(&mut self.block);
+            self.pos = 0;
+        }
+        let n = max.min(self.block.len() - self.pos);
+        let chunk = &self.block[self.pos..self.pos + n];
+        self.pos += n;
+        chunk
+    }
+    fn fill(&mut self, out: &mut [u8]) {
+        let mut at = 0;
+        while at < out.len() {
+            let chunk = self.next_chunk(out.len() - at);
+            out[at..at + chunk.len()].copy_from_slice(chunk);
+            at += chunk.len();
+        }
+    }
+    /// Offset (within `got`) of the first byte that differs from the stream.
+    fn first_mismatch(&mut self, got: &[u8]) -> Option<usize> {
+        let mut at = 0;
+        while at < got.len() {
+            let chunk = self.next_chunk(got.len() - at);
+            let n = chunk.len();
+            if let Some(k) = chunk.iter().zip(&got[at..at + n]).position(|(a, b)| a != b) {
+                return Some(at + k);
+            }
+            at += n;
+        }
+        None
+    }
+}
+
+/// What the destination node saw of the sender's datagrams as they arrived:
+/// the header fields the relays wrote on the way.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PathObservation {
+    /// Sender datagrams that reached the destination node.
+    pub datagrams: u64,
+    /// Smallest and largest N_h they carried.
+    pub hop_count_min: u32,
+    pub hop_count_max: u32,
+    /// ATP data packets among them (D_max statistics count only these).
+    pub data_packets: u64,
+    /// ATP data packets that arrived with D_max = 0.
+    pub d_max_zero: u64,
+    pub d_max_max_us: u32,
+    pub d_max_mean_us: f64,
+}
+
+/// One engine trace sample, flattened for the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceRecord {
+    pub t_s: f64,
+    pub side: Side,
+    /// `d_max_us`, `d_avg_sent_us`, `d_avg_received_us`, `d_s_us`,
+    /// `cwnd_segments` or `retransmit_seq`.
+    pub kind: &'static str,
+    pub value: f64,
+}
+
+impl TraceRecord {
+    pub(crate) fn new(side: Side, sample: &TraceSample) -> Self {
+        let us = |d: Duration| d.as_nanos() as f64 / 1e3;
+        let (at, kind, value) = match *sample {
+            TraceSample::DMax { at, d_max } => (at, "d_max_us", us(d_max)),
+            TraceSample::DAvgSent { at, d_avg } => (at, "d_avg_sent_us", us(d_avg)),
+            TraceSample::DAvgReceived { at, d_avg } => (at, "d_avg_received_us", us(d_avg)),
+            TraceSample::Ds { at, d_s } => (at, "d_s_us", us(d_s)),
+            TraceSample::Cwnd { at, cwnd_segments } => (at, "cwnd_segments", cwnd_segments),
+            TraceSample::Retransmit { at, seq, .. } => (at, "retransmit_seq", seq as f64),
+        };
+        TraceRecord { t_s: at.as_secs_f64(), side, kind, value }
+    }
+}
+
+/// The relay parameters a flow's packets are stamped with, before the
+/// radio-dependent prior delay is filled in per node.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RelayClass {
+    pub config: RelayConfig,
+    /// The full data packet (MSDU) whose airtime gives the prior delay.
+    pub packet_bytes: u32,
+}
+
+/// One transport flow's engines and bookkeeping.
+pub(crate) struct Transport {
+    pub protocol: Protocol,
+    pub bytes: u64,
+    pub sender: Box<dyn Engine>,
+    pub receiver: Receiver,
+    /// Index into the simulator's relay classes.
+    pub relay_class: usize,
+    /// Regenerates the data to check the receiver's bytes.
+    verifier: ByteStream,
+    /// Bytes the receiver handed up, all equal to the data so far.
+    pub bytes_delivered: u64,
+    /// Set on the first byte that differs from the data.
+    pub mismatch_at: Option<u64>,
+    pub sender_finished_at: Option<Instant>,
+    pub receiver_finished_at: Option<Instant>,
+    /// Sender finished and every byte delivered and verified.
+    pub completed_at: Option<Instant>,
+    /// Why the flow stopped without completing.
+    pub error: Option<String>,
+    /// Nothing more is driven (completed or failed).
+    pub done: bool,
+    /// Per side: the deadline a timer event is scheduled for, and its
+    /// generation (an event with an older generation is stale).
+    pub timer_at: [Option<Instant>; 2],
+    pub timer_gen: [u64; 2],
+    /// Wake-ups at one instant in a row, a guard against an engine whose
+    /// deadline does not advance.
+    pub same_instant_wakeups: (Instant, u32),
+    pub keep_trace: bool,
+    pub trace: Vec<TraceRecord>,
+    pub path: PathObservation,
+    d_max_sum_us: u64,
+    /// Datagrams that left each side (the network-layer sequence number).
+    pub next_seq: [u64; 2],
+}
+
+/// The IP packet size of a datagram (IP and UDP headers added).
+pub(crate) const fn datagram_packet_bytes(datagram_len: usize) -> u32 {
+    IP_UDP_HEADER_BYTES + datagram_len as u32
+}
+
+impl Transport {
+    /// Engines for flow `index` of a validated scenario, created at `start`.
+    /// `relay_class` is filled in by the caller from [`Transport::relay_class_of`].
+    pub(crate) fn new(seed: u64, index: u32, spec: &FlowSpec, protocol: Protocol, start: Instant) -> Transport {
+        let bytes = spec.bytes.expect("validated: transport flows have bytes");
+        // The connection id and then the data come from the flow's own stream.
+        let mut rng = stream_rng(seed, StreamId::new(StreamKind::Transport, index as u64));
+        let connection_id = rng.next_u32();
+        let mut data = vec![0u8; bytes as usize];
+        ByteStream::new(rng.clone()).fill(&mut data);
+        let verifier = ByteStream::new(rng);
+        let (sender, receiver): (Box<dyn Engine>, Receiver) = match TcpVariant::from_protocol(protocol) {
+            None => {
+                let cfg = atp_config(spec, protocol);
+                (
+                    Box::new(AtpSender::new(cfg.clone(), connection_id, data, start)),
+                    Receiver::Atp(AtpReceiver::new(cfg, connection_id, start)),
+                )
+            }
+            Some(variant) => {
+                let cfg = tcp_config(spec);
+                (
+                    Box::new(TcpSender::new(cfg.clone(), variant, connection_id, data, start)),
+                    Receiver::Tcp(TcpReceiver::new(cfg, connection_id, start)),
+                )
+            }
+        };
+        Transport {
+            protocol,
+            bytes,
+            sender,
+            receiver,
+            relay_class: 0,
+            verifier,
+            bytes_delivered: 0,
+            mismatch_at: None,
+            sender_finished_at: None,
+            receiver_finished_at: None,
+            completed_at: None,
+            error: None,
+            done: false,
+            timer_at: [None; 2],
+            timer_gen: [0; 2],
+            same_instant_wakeups: (Instant::ZERO, 0),
+            keep_trace: spec.trace,
+            trace: Vec::new(),
+            path: PathObservation::default(),
+            d_max_sum_us: 0,
+            next_seq: [0; 2],
+        }
+    }
+
+    /// The stamping parameters of a flow: its ATP preset's, or default ATP's
+    /// for TCP (a relay only increments N_h on TCP datagrams, so the choice
+    /// does not matter beyond sharing the node's averages).
+    pub(crate) fn relay_class_of(spec: &FlowSpec, protocol: Protocol) -> RelayClass {
+        let cfg = if protocol.is_atp() { atp_config(spec, protocol) } else { AtpConfig::default() };
+        RelayClass { config: cfg.relay_config(), packet_bytes: spec.packet_bytes }
+    }
+
+    pub(crate) fn engine(&mut self, side: Side) -> &mut dyn Engine {
+        match side {
+            Side::Sender => &mut *self.sender,
+            Side::Receiver => self.receiver.engine(),
+        }
+    }
+
+    pub(crate) fn sender_stats(&self) -> &meshbed_proto::engine::Stats {
+        self.sender.stats()
+    }
+    pub(crate) fn receiver_stats(&self) -> &meshbed_proto::engine::Stats {
+        self.receiver.engine_ref().stats()
+    }
+
+    /// Takes what the receiver handed up and checks it against the data.
+    pub(crate) fn take_delivered(&mut self) {
+        let got = self.receiver.take_delivered();
+        if got.is_empty() {
+            return;
+        }
+        if self.mismatch_at.is_none() {
+            if let Some(k) = self.verifier.first_mismatch(&got) {
+                self.mismatch_at = Some(self.bytes_delivered + k as u64);
+            }
+        }
+        self.bytes_delivered += got.len() as u64;
+    }
+
+    /// Whether every byte handed up so far equals the data.
+    pub(crate) fn verified(&self) -> bool {
+        self.mismatch_at.is_none() && self.bytes_delivered <= self.bytes
+    }
+
+    /// Records the header of a sender datagram arriving at the destination.
+    pub(crate) fn observe_at_receiver(&mut self, datagram: &[u8]) {
+        use meshbed_proto::wire::{Control, Packet, ProtocolId};
+        let Ok(p) = Packet::new_checked(datagram) else { return };
+        let n_h = u32::from(p.hop_count());
+        let o = &mut self.path;
+        if o.datagrams == 0 {
+            o.hop_count_min = n_h;
+            o.hop_count_max = n_h;
+        }
+        o.datagrams += 1;
+        o.hop_count_min = o.hop_count_min.min(n_h);
+        o.hop_count_max = o.hop_count_max.max(n_h);
+        let atp_data = p.protocol_raw() == ProtocolId::Atp as u8
+            && !p.control().contains(Control::SACK_OPT)
+            && datagram.len() > HEADER_LEN + p.sack_len();
+        if atp_data {
+            let d = p.d_max_us();
+            o.data_packets += 1;
+            o.d_max_zero += u64::from(d == 0);
+            o.d_max_max_us = o.d_max_max_us.max(d);
+            self.d_max_sum_us += u64::from(d);
+            o.d_max_mean_us = self.d_max_sum_us as f64 / o.data_packets as f64;
+        }
+    }
+}
+
+/// The ATP configuration of a flow: the preset, the flow's segment size,
+/// its overrides, and its trace flag.
+fn atp_config(spec: &FlowSpec, protocol: Protocol) -> AtpConfig {
+    let mut cfg = AtpConfig::for_protocol(protocol).expect("an ATP protocol");
+    cfg.max_payload = (spec.packet_bytes - IP_UDP_HEADER_BYTES) as usize - HEADER_LEN;
+    cfg.trace = spec.trace;
+    if let Some(o) = &spec.atp {
+        if let Some(e) = o.epoch_s {
+            cfg.epoch = Duration::from_secs_f64(e);
+        }
+        if let Some(k) = o.kappa {
+            cfg.kappa = k;
+        }
+        if let Some(p) = o.phi {
+            cfg.phi = p;
+        }
+        if let Some(a) = o.alpha {
+            cfg.alpha = a;
+        }
+        if let Some(b) = o.beta {
+            cfg.beta = b;
+        }
+        if let Some(e) = o.eta {
+            cfg.eta = e;
+        }
+        if let Some(t) = o.idle_timeout_s {
+            cfg.idle_timeout = Duration::from_secs_f64(t);
+            cfg.linger = cfg.idle_timeout;
+        }
+    }
+    cfg
+}
+
+fn tcp_config(spec: &FlowSpec) -> TcpConfig {
+    let mut cfg = TcpConfig {
+        mss_bytes: (spec.packet_bytes - IP_UDP_HEADER_BYTES) as usize - HEADER_LEN,
+        ..TcpConfig::default()
+    };
+    if let Some(o) = &spec.tcp {
+        if let Some(w) = o.initial_cwnd_segments {
+            cfg.initial_cwnd_segments = w;
+        }
+        if let Some(w) = o.max_cwnd_segments {
+            cfg.max_cwnd_segments = w;
+            // The default ssthresh is "the largest window" (RFC 5681 §3.1).
+            cfg.initial_ssthresh_segments = w;
+        }
+        if let Some(r) = o.min_rto_s {
+            cfg.min_rto = Duration::from_secs_f64(r);
+        }
+        if let Some(d) = o.delayed_acks {
+            cfg.delayed_acks = d;
+        }
+        if let Some(t) = o.idle_timeout_s {
+            cfg.idle_timeout = Duration::from_secs_f64(t);
+        }
+    }
+    cfg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verifier_regenerates_the_data_in_any_chunking() {
+        let rng = stream_rng(7, StreamId::new(StreamKind::Transport, 3));
+        let mut data = vec![0u8; 10_000];
+        ByteStream::new(rng.clone()).fill(&mut data);
+        let mut v = ByteStream::new(rng.clone());
+        for piece in [&data[..1], &data[1..1437], &data[1437..5000], &data[5000..]] {
+            assert_eq!(v.first_mismatch(piece), None);
+        }
+        let mut bad = data.clone();
+        bad[4321] ^= 1;
+        let mut v = ByteStream::new(rng);
+        assert_eq!(v.first_mismatch(&bad[..4000]), None);
+        assert_eq!(v.first_mismatch(&bad[4000..]), Some(321));
+    }
+}

@@ -1,0 +1,167 @@
+//! Transport flows over the 802.11 model: every protocol moves a transfer
+//! byte for byte over 1–6 hops, relays stamp ATP packets, scenario mistakes
+//! name their key, and a run is a function of its seed.
+
+use meshbed_proto::Protocol;
+use meshbed_sim::scenario::{FlowSpec, Scenario};
+use meshbed_sim::{FlowResult, SimReport};
+
+const TRANSFER_BYTES: u64 = 2_000_000;
+
+/// A `bytes` transfer with `protocol` from node 0 to node `hops` of an
+/// 802.11a 24 Mbit/s chain with 200 m spacing (the default radio), with at
+/// most `limit_s` of simulated time.
+fn chain_transfer(protocol: Protocol, hops: u32, bytes: u64, limit_s: f64) -> Scenario {
+    let mut s = Scenario::chain(hops, 200.0, limit_s);
+    s.flows = vec![FlowSpec::transfer(0, hops, protocol, bytes)];
+    s.validate().expect("valid scenario");
+    s
+}
+
+fn run(s: &Scenario) -> SimReport {
+    meshbed_sim::run(s).expect("valid scenario")
+}
+
+/// 2 MB over 1–6 hops completes for all six protocols, and what the receiver
+/// handed up is exactly what the sender sent.
+#[test]
+fn every_protocol_completes_a_2mb_transfer_over_1_to_6_hops() {
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for protocol in Protocol::ALL {
+        let mut row = Vec::new();
+        for hops in 1..=6 {
+            let r = run(&chain_transfer(protocol, hops, TRANSFER_BYTES, 120.0));
+            let f: &FlowResult = &r.flows[0];
+            assert_eq!(f.hops, Some(hops));
+            if !(f.completed && f.verified && !f.failed && f.bytes_delivered == TRANSFER_BYTES) {
+                failures.push(format!("{protocol} over {hops} hops: {:?} ({} bytes)", f.error, f.bytes_delivered));
+            }
+            row.push((f.goodput_bps / 1e6, f.duration_s, f.retransmissions));
+        }
+        rows.push((protocol, row));
+    }
+    println!("goodput of a 2 MB transfer, Mbit/s (completion time s, retransmissions)");
+    println!("{:<15} {}", "protocol", (1..=6).map(|h| format!("{:>22}", format!("{h} hop{}", if h > 1 { "s" } else { "" }))).collect::<String>());
+    for (protocol, row) in &rows {
+        let cells: String = row.iter().map(|(g, d, x)| format!("{:>22}", format!("{g:.3} ({d:.2} s, {x})"))).collect();
+        println!("{:<15} {cells}", protocol.name());
+    }
+    assert!(failures.is_empty(), "incomplete transfers:\n{}", failures.join("\n"));
+}
+
+/// Every node on a 3-hop path stamps the ATP packets it queues, the source
+/// included: the receiver sees N_h = 3 on every datagram and D_max > 0.
+#[test]
+fn relays_stamp_atp_packets_along_a_3_hop_chain() {
+    for protocol in [Protocol::AtpDefault, Protocol::AtpAdaptive] {
+        let r = run(&chain_transfer(protocol, 3, 200_000, 30.0));
+        let f = &r.flows[0];
+        assert!(f.completed && f.verified, "{protocol}: {:?}", f.error);
+        let path = f.path.as_ref().expect("datagrams reached the receiver");
+        assert_eq!((path.hop_count_min, path.hop_count_max), (3, 3), "{protocol}: {path:?}");
+        assert!(path.data_packets > 0 && path.d_max_zero == 0, "{protocol}: {path:?}");
+        assert!(path.d_max_mean_us > 0.0, "{protocol}: {path:?}");
+        println!("{protocol}: {path:?}");
+    }
+    // TCP datagrams get N_h too, but their D_max is left alone.
+    let r = run(&chain_transfer(Protocol::TcpNewReno, 3, 200_000, 30.0));
+    let path = r.flows[0].path.clone().expect("datagrams reached the receiver");
+    assert_eq!((path.hop_count_min, path.hop_count_max, path.data_packets), (3, 3, 0), "{path:?}");
+}
+
+/// With `trace = true` the receiver's D_max samples are kept, and agree with
+/// what the destination node saw on the wire.
+#[test]
+fn trace_samples_are_kept_only_when_asked() {
+    let mut s = chain_transfer(Protocol::AtpAggressive, 2, 100_000, 30.0);
+    let r = run(&s);
+    assert!(r.flows[0].completed && r.flows[0].trace.is_empty());
+    s.flows[0].trace = true;
+    let r = run(&s);
+    let f = &r.flows[0];
+    assert!(f.completed);
+    let d_max: Vec<f64> = f.trace.iter().filter(|t| t.kind == "d_max_us").map(|t| t.value).collect();
+    assert!(!d_max.is_empty() && d_max.iter().all(|&d| d > 0.0), "{d_max:?}");
+    assert!(f.trace.iter().any(|t| t.kind == "d_s_us"));
+}
+
+/// A run too short for the transfer reports it incomplete, never complete,
+/// and charges goodput over the whole run.
+#[test]
+fn a_transfer_cut_short_by_the_run_is_incomplete() {
+    let r = run(&chain_transfer(Protocol::TcpReno, 2, 50_000_000, 2.0));
+    let f = &r.flows[0];
+    assert!(!f.completed && f.verified && !f.failed, "{f:?}");
+    assert!(f.bytes_delivered > 0 && f.bytes_delivered < 50_000_000);
+    assert!(f.completion_time_s.is_none());
+    assert!(f.error.as_deref().unwrap_or("").contains("incomplete"), "{:?}", f.error);
+    assert!((f.duration_s - 2.0).abs() < 1e-9);
+    assert!(r.to_table().contains("tcp-reno"));
+}
+
+/// The same seed gives the same numbers; another seed gives others.
+#[test]
+fn same_seed_same_report() {
+    let mut s = chain_transfer(Protocol::AtpAdaptive, 3, 300_000, 30.0);
+    s.flows.push(FlowSpec::transfer(3, 0, Protocol::TcpTahoe, 300_000));
+    let a = serde_json::to_string(&run(&s)).unwrap();
+    let b = serde_json::to_string(&run(&s)).unwrap();
+    assert_eq!(a, b);
+    s.seed = 2;
+    let c = serde_json::to_string(&run(&s)).unwrap();
+    assert_ne!(a, c);
+}
+
+fn err_of(flow: &str) -> String {
+    let text = format!("duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200\n[[flows]]\nsrc = 0\ndst = 3\n{flow}");
+    Scenario::from_toml(&text).unwrap_err().in_file("s.toml").to_string()
+}
+
+#[test]
+fn transport_flows_parse_from_toml() {
+    let text = "duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200\n\
+                [[flows]]\nsrc = 0\ndst = 3\nprotocol = \"atp-adaptive\"\nbytes = 2_000_000\nstart_s = 1.0\n\
+                [flows.atp]\nepoch_s = 0.05\nkappa = 0.4\n\
+                [[flows]]\nsrc = 3\ndst = 0\nprotocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\ndelayed_acks = true\n\
+                [[flows]]\nsrc = 1\ndst = 2\ntraffic = \"cbr\"\nrate_kbps = 100\n";
+    let s = Scenario::from_toml(text).unwrap();
+    assert_eq!(s.flows[0].transport(), Some(Protocol::AtpAdaptive));
+    assert_eq!(s.flows[0].bytes, Some(2_000_000));
+    assert_eq!(s.flows[0].atp.as_ref().unwrap().kappa, Some(0.4));
+    assert_eq!(s.flows[1].transport(), Some(Protocol::TcpNewReno));
+    assert_eq!(s.flows[2].transport(), None);
+    // The serialized scenario reads back the same.
+    assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
+}
+
+#[test]
+fn transport_flow_mistakes_name_their_key() {
+    let e = err_of("protocol = \"tcp-vegas\"\nbytes = 1000\n");
+    assert!(e.contains("flows[0].protocol") && e.contains("tcp-vegas"), "{e}");
+    for p in Protocol::ALL {
+        assert!(e.contains(p.name()), "{e}");
+    }
+    let e = err_of("protocol = \"atp-default\"\n");
+    assert!(e.contains("flows[0].bytes") && e.contains("missing"), "{e}");
+    let e = err_of("protocol = \"atp-default\"\nbytes = 0\n");
+    assert!(e.contains("flows[0].bytes = 0"), "{e}");
+    let e = err_of("bytes = 1000\n");
+    assert!(e.contains("flows[0].bytes") && e.contains("protocol"), "{e}");
+    let e = err_of("protocol = \"tcp-reno\"\nbytes = 1000\ntraffic = \"cbr\"\nrate_kbps = 10\n");
+    assert!(e.contains("flows[0].traffic"), "{e}");
+    let e = err_of("protocol = \"tcp-reno\"\nbytes = 1000\nrate_kbps = 10\n");
+    assert!(e.contains("flows[0].rate_kbps"), "{e}");
+    let e = err_of("protocol = \"tcp-reno\"\nbytes = 1000\nstop_s = 5\n");
+    assert!(e.contains("flows[0].stop_s"), "{e}");
+    let e = err_of("protocol = \"tcp-reno\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5\n");
+    assert!(e.contains("flows[0].atp"), "{e}");
+    let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 1.5\n");
+    assert!(e.contains("flows[0].atp.kappa = 1.5"), "{e}");
+    let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nepsilon = 1\n");
+    assert!(e.contains("epsilon"), "{e}");
+    // Boundary pair: the smallest data packet that still carries a byte.
+    assert!(err_of("protocol = \"atp-default\"\nbytes = 1000\npacket_bytes = 64\n").contains("flows[0].packet_bytes = 64"));
+    let ok = "duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200\n[[flows]]\nsrc = 0\ndst = 3\nprotocol = \"atp-default\"\nbytes = 1000\npacket_bytes = 65\n";
+    assert!(Scenario::from_toml(ok).is_ok());
+}
