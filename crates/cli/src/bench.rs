@@ -2,9 +2,9 @@
 //!
 //! Speed targets live here, never in tests: the numbers depend on the machine.
 
+use crate::out;
 use anyhow::Result;
 use meshbed_sim::Scenario;
-use crate::out;
 use serde_json::json;
 
 pub fn run(sim_seconds: f64, repetitions: u32, json_out: bool) -> Result<()> {

@@ -14,7 +14,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "meshbed", version, about = "Which transport protocol works on this mesh, and why: simulate multi-hop 802.11 and the transports that run over it.")]
+#[command(
+    name = "meshbed",
+    version,
+    about = "Which transport protocol works on this mesh, and why: simulate multi-hop 802.11 and the transports that run over it."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -89,14 +89,8 @@ mod tests {
 
     #[test]
     fn pair_stream_ignores_order() {
-        assert_eq!(
-            StreamId::pair(StreamKind::Shadowing, 2, 9),
-            StreamId::pair(StreamKind::Shadowing, 9, 2)
-        );
-        assert_ne!(
-            StreamId::pair(StreamKind::Shadowing, 2, 9),
-            StreamId::pair(StreamKind::Shadowing, 2, 8)
-        );
+        assert_eq!(StreamId::pair(StreamKind::Shadowing, 2, 9), StreamId::pair(StreamKind::Shadowing, 9, 2));
+        assert_ne!(StreamId::pair(StreamKind::Shadowing, 2, 9), StreamId::pair(StreamKind::Shadowing, 2, 8));
     }
 
     #[test]

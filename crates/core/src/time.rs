@@ -11,16 +11,12 @@ use core::ops::{Add, AddAssign, Mul, Sub, SubAssign};
 use serde::{Deserialize, Serialize};
 
 /// A point in time, in nanoseconds since the driver's epoch.
-#[derive(
-    Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Instant(u64);
 
 /// A span of time in nanoseconds.
-#[derive(
-    Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Duration(u64);
 

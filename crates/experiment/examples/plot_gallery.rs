@@ -4,9 +4,7 @@
 
 use std::path::PathBuf;
 
-use meshbed_experiment::plot::{
-    cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, Series, TraceChart,
-};
+use meshbed_experiment::plot::{cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, Series, TraceChart};
 
 /// A small deterministic generator (xorshift), uniform in [0, 1).
 struct Noise(u64);
@@ -21,34 +19,18 @@ impl Noise {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = PathBuf::from(
-        std::env::args()
-            .nth(1)
-            .unwrap_or_else(|| "/tmp/plot-examples".to_string()),
-    );
+    let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/plot-examples".to_string()));
     let mut rng = Noise(0x9e37_79b9_7f4a_7c15);
 
     // Goodput against chain length, mean ± sd over runs.
-    let protocols = [
-        ("ATP", 2.1, 0.55),
-        ("TCP NewReno", 1.7, 0.45),
-        ("TCP Vegas", 1.9, 0.5),
-    ];
+    let protocols = [("ATP", 2.1, 0.55), ("TCP NewReno", 1.7, 0.45), ("TCP Vegas", 1.9, 0.5)];
     let series = protocols
         .iter()
         .map(|&(name, g1, decay)| {
-            let points: Vec<(f64, f64)> = (1..=8)
-                .map(|h| (h as f64, g1 * (h as f64).powf(-decay) + 0.05 * rng.next()))
-                .collect();
-            let error = points
-                .iter()
-                .map(|p| p.1 * (0.05 + 0.1 * rng.next()))
-                .collect();
-            Series {
-                label: name.to_string(),
-                points,
-                error: Some(error),
-            }
+            let points: Vec<(f64, f64)> =
+                (1..=8).map(|h| (h as f64, g1 * (h as f64).powf(-decay) + 0.05 * rng.next())).collect();
+            let error = points.iter().map(|p| p.1 * (0.05 + 0.1 * rng.next())).collect();
+            Series { label: name.to_string(), points, error: Some(error) }
         })
         .collect();
     let chart = LineChart {
@@ -66,33 +48,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cdf: Vec<(String, Vec<f64>)> = [("ATP", 420.0, 60.0), ("TCP NewReno", 300.0, 200.0)]
         .iter()
         .map(|&(name, mean, spread)| {
-            let v = (0..60)
-                .map(|_| (mean + spread * (rng.next() + rng.next() - 1.0)).max(0.0))
-                .collect();
+            let v = (0..60).map(|_| (mean + spread * (rng.next() + rng.next() - 1.0)).max(0.0)).collect();
             (name.to_string(), v)
         })
         .collect();
-    for p in cdf_chart(
-        "Per-flow goodput, 30 random topologies",
-        "Goodput (kbit/s)",
-        &cdf,
-        &dir.join("cdf_flow_goodput"),
-    )? {
+    for p in
+        cdf_chart("Per-flow goodput, 30 random topologies", "Goodput (kbit/s)", &cdf, &dir.join("cdf_flow_goodput"))?
+    {
         println!("{}", p.display());
     }
 
     // ATP trace: goodput and delay feedback over time.
-    let mut trace = TraceChart {
-        title: "ATP over a 4-hop chain".to_string(),
-        ..Default::default()
-    };
+    let mut trace = TraceChart { title: "ATP over a 4-hop chain".to_string(), ..Default::default() };
     for k in 0..600 {
         let t = k as f64 * 0.1;
-        let g = if t < 1.0 {
-            t * 0.9
-        } else {
-            0.9 + 0.25 * (rng.next() - 0.5)
-        };
+        let g = if t < 1.0 { t * 0.9 } else { 0.9 + 0.25 * (rng.next() - 0.5) };
         trace.goodput.push((t, g));
         let base = 35.0 + 10.0 * (t / 9.0).sin();
         trace.d_max.push((t, base + 25.0 + 10.0 * rng.next()));
@@ -138,11 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         title: "Edge case: one point, NaN skipped".to_string(),
         x_label: "Number of flows".to_string(),
         y_label: "Jain's fairness index".to_string(),
-        series: vec![edge(
-            "ATP",
-            vec![(4.0, 0.93), (f64::NAN, 1.0)],
-            Some(vec![0.04]),
-        )],
+        series: vec![edge("ATP", vec![(4.0, 0.93), (f64::NAN, 1.0)], Some(vec![0.04]))],
         x_integer_ticks: true,
     };
     line_chart(&single, &dir.join("edge_single_point"))?;
@@ -158,15 +124,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         title: "Edge case: 12 series, all flat".to_string(),
         x_label: "Offered load (Mbit/s)".to_string(),
         y_label: "Goodput (Mbit/s)".to_string(),
-        series: (0..12)
-            .map(|i| {
-                edge(
-                    &format!("Flow {i}"),
-                    vec![(0.5, 1.0), (1.0, 1.0), (1.5, 1.0)],
-                    None,
-                )
-            })
-            .collect(),
+        series: (0..12).map(|i| edge(&format!("Flow {i}"), vec![(0.5, 1.0), (1.0, 1.0), (1.5, 1.0)], None)).collect(),
         x_integer_ticks: false,
     };
     line_chart(&many, &dir.join("edge_many_flat"))?;

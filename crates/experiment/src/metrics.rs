@@ -90,16 +90,7 @@ pub fn unfairness(goodputs: &[f64]) -> f64 {
 /// starved flow counts as one unit, i.e. contributes log₁₀ 1 = 0 (§5.5.1:
 /// "for starved flows, we assign their goodput to one byte").
 pub fn log_utility(goodputs_bps: &[f64]) -> f64 {
-    goodputs_bps
-        .iter()
-        .map(|&g| {
-            if is_starved(g) {
-                0.0
-            } else {
-                (g / 1_000.0).log10()
-            }
-        })
-        .sum()
+    goodputs_bps.iter().map(|&g| if is_starved(g) { 0.0 } else { (g / 1_000.0).log10() }).sum()
 }
 
 pub fn is_starved(goodput_bps: f64) -> bool {
@@ -131,18 +122,10 @@ pub struct MeanSd {
 pub fn mean_sd(x: &[f64]) -> MeanSd {
     let n = x.len();
     if n == 0 {
-        return MeanSd {
-            mean: 0.0,
-            sd: 0.0,
-            n,
-        };
+        return MeanSd { mean: 0.0, sd: 0.0, n };
     }
     let mean = x.iter().sum::<f64>() / n as f64;
-    let sd = if n > 1 {
-        (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
+    let sd = if n > 1 { (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
     MeanSd { mean, sd, n }
 }
 
@@ -151,10 +134,7 @@ pub fn empirical_cdf(values: &[f64]) -> Vec<(f64, f64)> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     let n = v.len() as f64;
-    v.iter()
-        .enumerate()
-        .map(|(i, &x)| (x, (i + 1) as f64 / n))
-        .collect()
+    v.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n)).collect()
 }
 
 #[cfg(test)]
@@ -225,13 +205,7 @@ mod tests {
         let t = |ms: u64| Instant::from_nanos(ms * 1_000_000);
         // 1000 bytes every 50 ms from 50 ms to 1000 ms: 8000 bit per 50 ms = 160 kbit/s.
         let deliveries: Vec<(Instant, u64)> = (1..=20).map(|i| (t(50 * i), 1000)).collect();
-        let w = sliding_window_goodput(
-            &deliveries,
-            INSTANT_WINDOW,
-            Duration::from_millis(100),
-            t(0),
-            t(1000),
-        );
+        let w = sliding_window_goodput(&deliveries, INSTANT_WINDOW, Duration::from_millis(100), t(0), t(1000));
         assert_eq!(w.len(), 10);
         // At 100 ms: 2 deliveries (50, 100) over the 100 ms elapsed = 160 kbit/s.
         assert!(close(w[0].1, 160_000.0), "{:?}", w[0]);
@@ -239,24 +213,12 @@ mod tests {
         assert!(close(w[4].1, 160_000.0), "{:?}", w[4]);
         // After the last delivery the window drains: at 1100 ms only 950 and
         // 1000 are in (900, 1100] → 80 kbit/s; at 1200 ms nothing.
-        let w2 = sliding_window_goodput(
-            &deliveries,
-            INSTANT_WINDOW,
-            Duration::from_millis(100),
-            t(0),
-            t(1300),
-        );
+        let w2 = sliding_window_goodput(&deliveries, INSTANT_WINDOW, Duration::from_millis(100), t(0), t(1300));
         assert_eq!(w2.len(), 13);
         assert!(close(w2[10].1, 80_000.0), "{:?}", w2[10]);
         assert_eq!(w2[11].1, 0.0);
         // Deliveries before `start` are ignored.
-        let w3 = sliding_window_goodput(
-            &deliveries,
-            INSTANT_WINDOW,
-            Duration::from_millis(100),
-            t(500),
-            t(700),
-        );
+        let w3 = sliding_window_goodput(&deliveries, INSTANT_WINDOW, Duration::from_millis(100), t(500), t(700));
         assert!(close(w3[0].1, 160_000.0), "{:?}", w3[0]);
     }
 

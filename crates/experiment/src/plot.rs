@@ -107,14 +107,7 @@ pub fn cdf_chart(
     series: &[(String, Vec<f64>)],
     path_stem: &Path,
 ) -> Result<Vec<PathBuf>, PlotError> {
-    render(
-        &CdfFigure {
-            title,
-            x_label,
-            series,
-        },
-        path_stem,
-    )
+    render(&CdfFigure { title, x_label, series }, path_stem)
 }
 
 /// Writes `stem.png` and `stem.svg` with the two stacked panels of a trace
@@ -133,15 +126,7 @@ pub fn multi_trace_chart(
     y_label: &str,
     path_stem: &Path,
 ) -> Result<Vec<PathBuf>, PlotError> {
-    render(
-        &MultiTraceFigure {
-            title,
-            series,
-            x_label,
-            y_label,
-        },
-        path_stem,
-    )
+    render(&MultiTraceFigure { title, series, x_label, y_label }, path_stem)
 }
 
 // ---------------------------------------------------------------------------
@@ -192,12 +177,9 @@ fn draw_no_data<DB: DrawingBackend, X: Ranged, Y: Ranged>(
     area: &DrawingArea<DB, Cartesian2d<X, Y>>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let (w, h) = area.dim_in_pixel();
-    let style = (FONT, DESC_SIZE)
-        .into_font()
-        .color(&RGBColor(0x80, 0x80, 0x80))
-        .pos(Pos::new(HPos::Center, VPos::Center));
-    area.strip_coord_spec()
-        .draw_text("No data", &style, (w as i32 / 2, h as i32 / 2))
+    let style =
+        (FONT, DESC_SIZE).into_font().color(&RGBColor(0x80, 0x80, 0x80)).pos(Pos::new(HPos::Center, VPos::Center));
+    area.strip_coord_spec().draw_text("No data", &style, (w as i32 / 2, h as i32 / 2))
 }
 
 /// Registers the embedded DejaVu Sans as the `sans-serif` family (once).
@@ -237,14 +219,9 @@ struct TextFix {
 }
 
 impl TextFix {
-    const BITMAP: TextFix = TextFix {
-        y_label_dy: (TICK_SIZE as i32 * 22 + 50) / 100,
-        legend_dy: (LEGEND_SIZE as i32 * 22 + 50) / 100,
-    };
-    const SVG: TextFix = TextFix {
-        y_label_dy: 0,
-        legend_dy: 0,
-    };
+    const BITMAP: TextFix =
+        TextFix { y_label_dy: (TICK_SIZE as i32 * 22 + 50) / 100, legend_dy: (LEGEND_SIZE as i32 * 22 + 50) / 100 };
+    const SVG: TextFix = TextFix { y_label_dy: 0, legend_dy: 0 };
 }
 
 fn with_extension(stem: &Path, ext: &str) -> PathBuf {
@@ -258,10 +235,8 @@ fn render(fig: &impl Figure, stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
     ensure_fonts();
     if let Some(parent) = stem.parent() {
         if !parent.as_os_str().is_empty() {
-            std::fs::create_dir_all(parent).map_err(|source| PlotError::CreateDir {
-                path: parent.to_path_buf(),
-                source,
-            })?;
+            std::fs::create_dir_all(parent)
+                .map_err(|source| PlotError::CreateDir { path: parent.to_path_buf(), source })?;
         }
     }
     let (w, h) = fig.size();
@@ -272,41 +247,22 @@ fn render(fig: &impl Figure, stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let mut buf = vec![255u8; (w as usize) * (h as usize) * 3];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-        draw_all(fig, &root, TextFix::BITMAP).map_err(|message| PlotError::Draw {
-            path: png_path.clone(),
-            message,
-        })?;
+        draw_all(fig, &root, TextFix::BITMAP).map_err(|message| PlotError::Draw { path: png_path.clone(), message })?;
     }
-    let png = encode_png(&buf, w, h).map_err(|message| PlotError::Encode {
-        path: png_path.clone(),
-        message,
-    })?;
-    std::fs::write(&png_path, png).map_err(|source| PlotError::Write {
-        path: png_path.clone(),
-        source,
-    })?;
+    let png = encode_png(&buf, w, h).map_err(|message| PlotError::Encode { path: png_path.clone(), message })?;
+    std::fs::write(&png_path, png).map_err(|source| PlotError::Write { path: png_path.clone(), source })?;
 
     // SVG: draw into a string.
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        draw_all(fig, &root, TextFix::SVG).map_err(|message| PlotError::Draw {
-            path: svg_path.clone(),
-            message,
-        })?;
+        draw_all(fig, &root, TextFix::SVG).map_err(|message| PlotError::Draw { path: svg_path.clone(), message })?;
     }
-    std::fs::write(&svg_path, svg).map_err(|source| PlotError::Write {
-        path: svg_path.clone(),
-        source,
-    })?;
+    std::fs::write(&svg_path, svg).map_err(|source| PlotError::Write { path: svg_path.clone(), source })?;
     Ok(vec![png_path, svg_path])
 }
 
-fn draw_all<DB: DrawingBackend>(
-    fig: &impl Figure,
-    root: &DrawingArea<DB, Shift>,
-    fix: TextFix,
-) -> Result<(), String> {
+fn draw_all<DB: DrawingBackend>(fig: &impl Figure, root: &DrawingArea<DB, Shift>, fix: TextFix) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     fig.draw(root, fix).map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
@@ -336,22 +292,15 @@ fn usable(v: f64) -> bool {
 }
 
 fn usable_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    points
-        .iter()
-        .copied()
-        .filter(|&(x, y)| usable(x) && usable(y))
-        .collect()
+    points.iter().copied().filter(|&(x, y)| usable(x) && usable(y)).collect()
 }
 
 /// The smallest and largest usable value, if any.
 fn extent(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
-    values
-        .into_iter()
-        .filter(|v| usable(*v))
-        .fold(None, |acc, v| match acc {
-            None => Some((v, v)),
-            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-        })
+    values.into_iter().filter(|v| usable(*v)).fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
 }
 
 /// How an axis range is derived from the data extent.
@@ -464,13 +413,7 @@ enum Shape {
     InvTriangle,
 }
 
-const SHAPES: [Shape; 5] = [
-    Shape::Circle,
-    Shape::Square,
-    Shape::Triangle,
-    Shape::Diamond,
-    Shape::InvTriangle,
-];
+const SHAPES: [Shape; 5] = [Shape::Circle, Shape::Square, Shape::Triangle, Shape::Diamond, Shape::InvTriangle];
 
 /// A filled marker of a fixed pixel size at a data point.
 struct Marker<C> {
@@ -482,12 +425,7 @@ struct Marker<C> {
 
 impl<C> Marker<C> {
     fn new(at: C, shape: Shape, radius: i32, color: RGBColor) -> Self {
-        Marker {
-            at,
-            shape,
-            radius,
-            style: color.filled(),
-        }
+        Marker { at, shape, radius, style: color.filled() }
     }
 }
 
@@ -516,23 +454,15 @@ impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
                 let s = (r * 85) / 100;
                 backend.draw_rect((x - s, y - s), (x + s, y + s), &self.style, true)
             }
-            Shape::Triangle => backend.fill_polygon(
-                vec![(x, y - r - 1), (x - r - 1, y + r), (x + r + 1, y + r)],
-                &self.style,
-            ),
-            Shape::InvTriangle => backend.fill_polygon(
-                vec![(x, y + r + 1), (x - r - 1, y - r), (x + r + 1, y - r)],
-                &self.style,
-            ),
-            Shape::Diamond => backend.fill_polygon(
-                vec![
-                    (x, y - r - 1),
-                    (x + r + 1, y),
-                    (x, y + r + 1),
-                    (x - r - 1, y),
-                ],
-                &self.style,
-            ),
+            Shape::Triangle => {
+                backend.fill_polygon(vec![(x, y - r - 1), (x - r - 1, y + r), (x + r + 1, y + r)], &self.style)
+            }
+            Shape::InvTriangle => {
+                backend.fill_polygon(vec![(x, y + r + 1), (x - r - 1, y - r), (x + r + 1, y - r)], &self.style)
+            }
+            Shape::Diamond => {
+                backend.fill_polygon(vec![(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)], &self.style)
+            }
         }
     }
 }
@@ -580,18 +510,8 @@ struct LegendGlyph {
     marker: Option<(Shape, i32)>,
 }
 
-fn legend_glyph(
-    at: BackendCoord,
-    color: RGBColor,
-    line: bool,
-    marker: Option<(Shape, i32)>,
-) -> LegendGlyph {
-    LegendGlyph {
-        at,
-        color,
-        line,
-        marker,
-    }
+fn legend_glyph(at: BackendCoord, color: RGBColor, line: bool, marker: Option<(Shape, i32)>) -> LegendGlyph {
+    LegendGlyph { at, color, line, marker }
 }
 
 impl<'a> PointCollection<'a, BackendCoord> for &'a LegendGlyph {
@@ -617,11 +537,7 @@ impl<DB: DrawingBackend> Drawable<DB> for LegendGlyph {
             backend.draw_line((x, y), (x + 28, y), &style)?;
         }
         if let Some((shape, r)) = self.marker {
-            Marker::new((), shape, r, self.color).draw(
-                std::iter::once((x + 14, y)),
-                backend,
-                dim,
-            )?;
+            Marker::new((), shape, r, self.color).draw(std::iter::once((x + 14, y)), backend, dim)?;
         }
         Ok(())
     }
@@ -638,9 +554,7 @@ fn legend_corner(
 ) -> SeriesLabelPosition {
     let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
     let box_w = ((longest * 0.6 * LEGEND_SIZE as f64 + 70.0) / plot_px.0.max(1) as f64).min(1.0);
-    let box_h = ((labels.len() as f64 * (LEGEND_SIZE as f64 + 8.0) + 20.0)
-        / plot_px.1.max(1) as f64)
-        .min(1.0);
+    let box_h = ((labels.len() as f64 * (LEGEND_SIZE as f64 + 8.0) + 20.0) / plot_px.1.max(1) as f64).min(1.0);
     let norm = |(px, py): (f64, f64)| ((px - x.0) / (x.1 - x.0), (py - y.0) / (y.1 - y.0));
     let corners = [
         (SeriesLabelPosition::UpperRight, true, true),
@@ -678,9 +592,7 @@ fn legend_corner(
 fn title_font() -> TextStyle<'static> {
     // (`FontDesc::style` keeps the regular face's glyphs: name the style
     // when the font is made.)
-    (FONT, TITLE_SIZE, FontStyle::Bold)
-        .into_font()
-        .color(&BLACK)
+    (FONT, TITLE_SIZE, FontStyle::Bold).into_font().color(&BLACK)
 }
 
 fn draw_legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
@@ -724,9 +636,7 @@ fn draw_mesh<DB: DrawingBackend>(
         .y_label_formatter(&float_fmt);
     match x_integer {
         Some(n) => {
-            mesh.x_labels(n)
-                .x_max_light_lines(0)
-                .x_label_formatter(&int_fmt);
+            mesh.x_labels(n).x_max_light_lines(0).x_label_formatter(&int_fmt);
         }
         None => {
             mesh.x_labels(10).x_label_formatter(&float_fmt);
@@ -776,26 +686,9 @@ impl Figure for LineFigure<'_> {
             })
             .collect();
         let xs = cleaned.iter().flatten().map(|p| p.0);
-        let ys = cleaned
-            .iter()
-            .flatten()
-            .flat_map(|&(_, y, e)| [y - e.unwrap_or(0.0), y + e.unwrap_or(0.0)]);
-        let x = axis_range(
-            extent(xs),
-            AxisRule {
-                pad: 0.03,
-                zero_floor: false,
-                integer: c.x_integer_ticks,
-            },
-        );
-        let y = axis_range(
-            extent(ys),
-            AxisRule {
-                pad: 0.06,
-                zero_floor: true,
-                integer: false,
-            },
-        );
+        let ys = cleaned.iter().flatten().flat_map(|&(_, y, e)| [y - e.unwrap_or(0.0), y + e.unwrap_or(0.0)]);
+        let x = axis_range(extent(xs), AxisRule { pad: 0.03, zero_floor: false, integer: c.x_integer_ticks });
+        let y = axis_range(extent(ys), AxisRule { pad: 0.06, zero_floor: true, integer: false });
 
         let mut chart = ChartBuilder::on(root)
             .caption(&c.title, title_font())
@@ -818,29 +711,19 @@ impl Figure for LineFigure<'_> {
                     style: col.stroke_width(2),
                 })
             }))?;
-            chart.draw_series(LineSeries::new(
-                pts.iter().map(|&(px, py, _)| (px, py)),
-                col.stroke_width(3),
-            ))?;
+            chart.draw_series(LineSeries::new(pts.iter().map(|&(px, py, _)| (px, py)), col.stroke_width(3)))?;
             chart
-                .draw_series(
-                    pts.iter()
-                        .map(|&(px, py, _)| Marker::new((px, py), shape, 6, col)),
-                )?
+                .draw_series(pts.iter().map(|&(px, py, _)| Marker::new((px, py), shape, 6, col)))?
                 .label(s.label.as_str())
-                .legend(move |(px, py)| {
-                    legend_glyph((px, py - fix.legend_dy), col, true, Some((shape, 6)))
-                });
+                .legend(move |(px, py)| legend_glyph((px, py - fix.legend_dy), col, true, Some((shape, 6))));
         }
 
         if cleaned.iter().all(|p| p.is_empty()) {
             draw_no_data(chart.plotting_area())?;
         }
         if !c.series.is_empty() {
-            let lines: Vec<Vec<(f64, f64)>> = cleaned
-                .iter()
-                .map(|p| p.iter().map(|&(x, y, _)| (x, y)).collect())
-                .collect();
+            let lines: Vec<Vec<(f64, f64)>> =
+                cleaned.iter().map(|p| p.iter().map(|&(x, y, _)| (x, y)).collect()).collect();
             let labels: Vec<&str> = c.series.iter().map(|s| s.label.as_str()).collect();
             let pos = legend_corner(&lines, x, y, &labels, chart.plotting_area().dim_in_pixel());
             draw_legend(&mut chart, pos)?;
@@ -865,9 +748,7 @@ fn cdf_steps(samples: &[f64]) -> Vec<(f64, f64)> {
     let idx: Vec<usize> = if n <= CDF_MAX_STEPS {
         (0..n).collect()
     } else {
-        (0..=CDF_MAX_STEPS)
-            .map(|k| ((k as f64) * (n - 1) as f64 / CDF_MAX_STEPS as f64).round() as usize)
-            .collect()
+        (0..=CDF_MAX_STEPS).map(|k| ((k as f64) * (n - 1) as f64 / CDF_MAX_STEPS as f64).round() as usize).collect()
     };
     let mut out = Vec::with_capacity(2 * idx.len());
     let mut prev_y = 0.0;
@@ -907,11 +788,7 @@ impl Figure for CdfFigure<'_> {
         let steps: Vec<Vec<(f64, f64)>> = self.series.iter().map(|(_, s)| cdf_steps(s)).collect();
         let x = axis_range(
             extent(steps.iter().flatten().map(|p| p.0)),
-            AxisRule {
-                pad: 0.04,
-                zero_floor: false,
-                integer: false,
-            },
+            AxisRule { pad: 0.04, zero_floor: false, integer: false },
         );
         let y = (-0.02, 1.04);
         let mut chart = ChartBuilder::on(root)
@@ -972,33 +849,14 @@ impl Figure for TraceFigure<'_> {
         ];
         // Both panels share the time axis.
         let t = round_up_end(axis_range(
-            extent(
-                goodput
-                    .iter()
-                    .chain(delays.iter().flat_map(|d| d.1.iter()))
-                    .map(|p| p.0),
-            ),
-            AxisRule {
-                pad: 0.0,
-                zero_floor: true,
-                integer: false,
-            },
+            extent(goodput.iter().chain(delays.iter().flat_map(|d| d.1.iter())).map(|p| p.0)),
+            AxisRule { pad: 0.0, zero_floor: true, integer: false },
         ));
-        let gy = axis_range(
-            extent(goodput.iter().map(|p| p.1)),
-            AxisRule {
-                pad: 0.06,
-                zero_floor: true,
-                integer: false,
-            },
-        );
+        let gy =
+            axis_range(extent(goodput.iter().map(|p| p.1)), AxisRule { pad: 0.06, zero_floor: true, integer: false });
         let dy = axis_range(
             extent(delays.iter().flat_map(|d| d.1.iter().map(|p| p.1))),
-            AxisRule {
-                pad: 0.06,
-                zero_floor: true,
-                integer: false,
-            },
+            AxisRule { pad: 0.06, zero_floor: true, integer: false },
         );
 
         let body = root.margin(12, 0, 0, 0).titled(&c.title, title_font())?;
@@ -1011,12 +869,9 @@ impl Figure for TraceFigure<'_> {
             .y_label_area_size(110)
             .build_cartesian_2d(t.0..t.1, gy.0..gy.1)?;
         draw_mesh(&mut top, "Time (s)", "Goodput (Mbit/s)", None, 8, fix)?;
-        top.draw_series(LineSeries::new(
-            goodput.iter().copied(),
-            GOODPUT_COLOR.stroke_width(2),
-        ))?
-        .label("Instantaneous goodput")
-        .legend(move |(px, py)| legend_glyph((px, py - fix.legend_dy), GOODPUT_COLOR, true, None));
+        top.draw_series(LineSeries::new(goodput.iter().copied(), GOODPUT_COLOR.stroke_width(2)))?
+            .label("Instantaneous goodput")
+            .legend(move |(px, py)| legend_glyph((px, py - fix.legend_dy), GOODPUT_COLOR, true, None));
         if goodput.is_empty() {
             draw_no_data(top.plotting_area())?;
         }
@@ -1043,22 +898,14 @@ impl Figure for TraceFigure<'_> {
             bottom
                 .draw_series(pts.iter().map(|&p| Marker::new(p, shape, radius, col)))?
                 .label(*label)
-                .legend(move |(px, py)| {
-                    legend_glyph((px, py - fix.legend_dy), col, false, Some((shape, 5)))
-                });
+                .legend(move |(px, py)| legend_glyph((px, py - fix.legend_dy), col, false, Some((shape, 5))));
         }
         let lines: Vec<Vec<(f64, f64)>> = delays.iter().map(|d| d.1.clone()).collect();
         let labels: Vec<&str> = delays.iter().map(|d| d.0).collect();
         if lines.iter().all(|p| p.is_empty()) {
             draw_no_data(bottom.plotting_area())?;
         }
-        let pos = legend_corner(
-            &lines,
-            t,
-            dy,
-            &labels,
-            bottom.plotting_area().dim_in_pixel(),
-        );
+        let pos = legend_corner(&lines, t, dy, &labels, bottom.plotting_area().dim_in_pixel());
         draw_legend(&mut bottom, pos)?;
         Ok(())
     }
@@ -1084,23 +931,14 @@ impl Figure for MultiTraceFigure<'_> {
         root: &DrawingArea<DB, Shift>,
         fix: TextFix,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let cleaned: Vec<Vec<(f64, f64)>> =
-            self.series.iter().map(|(_, p)| usable_points(p)).collect();
+        let cleaned: Vec<Vec<(f64, f64)>> = self.series.iter().map(|(_, p)| usable_points(p)).collect();
         let x = round_up_end(axis_range(
             extent(cleaned.iter().flatten().map(|p| p.0)),
-            AxisRule {
-                pad: 0.0,
-                zero_floor: true,
-                integer: false,
-            },
+            AxisRule { pad: 0.0, zero_floor: true, integer: false },
         ));
         let y = axis_range(
             extent(cleaned.iter().flatten().map(|p| p.1)),
-            AxisRule {
-                pad: 0.06,
-                zero_floor: true,
-                integer: false,
-            },
+            AxisRule { pad: 0.06, zero_floor: true, integer: false },
         );
         let mut chart = ChartBuilder::on(root)
             .caption(self.title, title_font())
@@ -1114,17 +952,9 @@ impl Figure for MultiTraceFigure<'_> {
             let col = color(i);
             let shape = shape(i);
             let marked = pts.len() <= MARKER_MAX_POINTS;
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), col.stroke_width(2)))?
-                .label(label.as_str())
-                .legend(move |(px, py)| {
-                    legend_glyph(
-                        (px, py - fix.legend_dy),
-                        col,
-                        true,
-                        marked.then_some((shape, 5)),
-                    )
-                });
+            chart.draw_series(LineSeries::new(pts.iter().copied(), col.stroke_width(2)))?.label(label.as_str()).legend(
+                move |(px, py)| legend_glyph((px, py - fix.legend_dy), col, true, marked.then_some((shape, 5))),
+            );
             if marked {
                 chart.draw_series(pts.iter().map(|&p| Marker::new(p, shape, 5, col)))?;
             }
@@ -1134,13 +964,7 @@ impl Figure for MultiTraceFigure<'_> {
         }
         if !self.series.is_empty() {
             let labels: Vec<&str> = self.series.iter().map(|(l, _)| l.as_str()).collect();
-            let pos = legend_corner(
-                &cleaned,
-                x,
-                y,
-                &labels,
-                chart.plotting_area().dim_in_pixel(),
-            );
+            let pos = legend_corner(&cleaned, x, y, &labels, chart.plotting_area().dim_in_pixel());
             draw_legend(&mut chart, pos)?;
         }
         Ok(())
@@ -1152,11 +976,7 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    const RULE: AxisRule = AxisRule {
-        pad: 0.05,
-        zero_floor: false,
-        integer: false,
-    };
+    const RULE: AxisRule = AxisRule { pad: 0.05, zero_floor: false, integer: false };
 
     #[test]
     fn cdf_steps_are_the_empirical_cdf() {
@@ -1166,14 +986,7 @@ mod tests {
         // Ties jump at once; NaN skipped; unsorted input.
         assert_eq!(
             cdf_steps(&[3.0, 1.0, f64::NAN, 1.0, 2.0]),
-            vec![
-                (1.0, 0.0),
-                (1.0, 0.5),
-                (2.0, 0.5),
-                (2.0, 0.75),
-                (3.0, 0.75),
-                (3.0, 1.0)
-            ]
+            vec![(1.0, 0.0), (1.0, 0.5), (2.0, 0.5), (2.0, 0.75), (3.0, 0.75), (3.0, 1.0)]
         );
     }
 
@@ -1202,10 +1015,7 @@ mod tests {
 
     #[test]
     fn non_negative_data_starts_at_zero() {
-        let rule = AxisRule {
-            zero_floor: true,
-            ..RULE
-        };
+        let rule = AxisRule { zero_floor: true, ..RULE };
         assert_eq!(axis_range(Some((0.2, 2.0)), rule).0, 0.0);
         assert_eq!(axis_range(Some((0.0, 0.0)), rule), (0.0, 1.0));
         // Far from zero: zoom in, but never below zero.
@@ -1217,10 +1027,7 @@ mod tests {
 
     #[test]
     fn integer_axes_pad_half_a_unit() {
-        let rule = AxisRule {
-            integer: true,
-            ..RULE
-        };
+        let rule = AxisRule { integer: true, ..RULE };
         assert_eq!(axis_range(Some((1.0, 8.0)), rule), (0.5, 8.5));
         assert_eq!(integer_label_count(0.5, 8.5), 8);
         assert_eq!(integer_label_count(0.0, 1e9), 12);
@@ -1251,9 +1058,7 @@ mod tests {
 
     #[test]
     fn markers_stay_distinct_beyond_the_palette() {
-        let styles: HashSet<(usize, usize)> = (0..50)
-            .map(|i| (i % PALETTE.len(), shape(i) as usize))
-            .collect();
+        let styles: HashSet<(usize, usize)> = (0..50).map(|i| (i % PALETTE.len(), shape(i) as usize)).collect();
         assert_eq!(styles.len(), 50);
     }
 
@@ -1264,21 +1069,12 @@ mod tests {
         let pos = legend_corner(&[line], (0.0, 1.0), (0.0, 1.0), &["a"], (1000, 600));
         assert!(!matches!(pos, SeriesLabelPosition::UpperRight));
         // Nothing in the way: upper right.
-        let pos = legend_corner(
-            &[vec![(0.0, 0.0)]],
-            (0.0, 1.0),
-            (0.0, 1.0),
-            &["a"],
-            (1000, 600),
-        );
+        let pos = legend_corner(&[vec![(0.0, 0.0)]], (0.0, 1.0), (0.0, 1.0), &["a"], (1000, 600));
         assert!(matches!(pos, SeriesLabelPosition::UpperRight));
     }
 
     #[test]
     fn stems_keep_their_dots() {
-        assert_eq!(
-            with_extension(Path::new("a/fig.v2"), "png"),
-            PathBuf::from("a/fig.v2.png")
-        );
+        assert_eq!(with_extension(Path::new("a/fig.v2"), "png"), PathBuf::from("a/fig.v2.png"));
     }
 }

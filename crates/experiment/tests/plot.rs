@@ -26,11 +26,7 @@ impl Image {
     }
 
     fn distinct_colours(&self) -> usize {
-        self.rgb
-            .chunks(3)
-            .map(|c| [c[0], c[1], c[2]])
-            .collect::<HashSet<_>>()
-            .len()
+        self.rgb.chunks(3).map(|c| [c[0], c[1], c[2]]).collect::<HashSet<_>>().len()
     }
 
     /// Dark (text-like) pixels in the rows `y0..y1`.
@@ -42,11 +38,7 @@ impl Image {
     }
 
     fn has_colour_near(&self, target: [u8; 3]) -> bool {
-        self.rgb.chunks(3).any(|c| {
-            c.iter()
-                .zip(target)
-                .all(|(&a, b)| (a as i32 - b as i32).abs() <= 12)
-        })
+        self.rgb.chunks(3).any(|c| c.iter().zip(target).all(|(&a, b)| (a as i32 - b as i32).abs() <= 12))
     }
 }
 
@@ -61,11 +53,7 @@ fn decode_png(path: &Path) -> Image {
     assert_eq!(info.color_type, png::ColorType::Rgb);
     assert_eq!(info.bit_depth, png::BitDepth::Eight);
     buf.truncate(info.buffer_size());
-    Image {
-        width: info.width as usize,
-        height: info.height as usize,
-        rgb: buf,
-    }
+    Image { width: info.width as usize, height: info.height as usize, rgb: buf }
 }
 
 fn read_svg(path: &Path) -> String {
@@ -83,17 +71,9 @@ fn check_outputs(paths: &[PathBuf], stem: &Path, svg_must_contain: &[&str]) -> I
     assert_eq!(paths[1], stem.with_extension("svg"));
     let img = decode_png(&paths[0]);
     assert!(img.width >= 800 && img.height >= 600);
-    assert!(
-        img.distinct_colours() > 20,
-        "flat image: {} colours",
-        img.distinct_colours()
-    );
+    assert!(img.distinct_colours() > 20, "flat image: {} colours", img.distinct_colours());
     // The title is rasterised text: dark anti-aliased pixels at the top.
-    assert!(
-        img.dark_pixels_in_rows(0, 60) > 300,
-        "no title text drawn in {}",
-        paths[0].display()
-    );
+    assert!(img.dark_pixels_in_rows(0, 60) > 300, "no title text drawn in {}", paths[0].display());
     let svg = read_svg(&paths[1]);
     for s in svg_must_contain {
         assert!(svg.contains(s), "{} lacks {s:?}", paths[1].display());
@@ -127,17 +107,8 @@ fn line_chart_writes_png_and_svg() {
     let dir = tempfile::tempdir().unwrap();
     let stem = dir.path().join("line");
     let paths = line_chart(&sample_line_chart(), &stem).unwrap();
-    let img = check_outputs(
-        &paths,
-        &stem,
-        &[
-            "Goodput vs hops",
-            "Number of hops",
-            "Goodput (Mbit/s)",
-            "ATP",
-            "TCP NewReno",
-        ],
-    );
+    let img =
+        check_outputs(&paths, &stem, &["Goodput vs hops", "Number of hops", "Goodput (Mbit/s)", "ATP", "TCP NewReno"]);
     // The series colours (tab10 blue and orange) are on the picture.
     assert!(img.has_colour_near([0x1f, 0x77, 0xb4]));
     assert!(img.has_colour_near([0xff, 0x7f, 0x0e]));
@@ -153,33 +124,17 @@ fn cdf_chart_writes_png_and_svg() {
     let stem = dir.path().join("cdf");
     let series = vec![
         ("ATP".to_string(), vec![3.0, 1.0, 2.0, 2.0, 5.0]),
-        (
-            "TCP".to_string(),
-            (0..500).map(|i| (i as f64).sqrt()).collect(),
-        ),
+        ("TCP".to_string(), (0..500).map(|i| (i as f64).sqrt()).collect()),
     ];
     let paths = cdf_chart("Flow goodput CDF", "Goodput (kbit/s)", &series, &stem).unwrap();
-    check_outputs(
-        &paths,
-        &stem,
-        &[
-            "Flow goodput CDF",
-            "Goodput (kbit/s)",
-            "Empirical CDF",
-            "ATP",
-            "TCP",
-        ],
-    );
+    check_outputs(&paths, &stem, &["Flow goodput CDF", "Goodput (kbit/s)", "Empirical CDF", "ATP", "TCP"]);
 }
 
 #[test]
 fn cdf_of_a_large_sample_stays_small() {
     let dir = tempfile::tempdir().unwrap();
     let stem = dir.path().join("big_cdf");
-    let series = vec![(
-        "delay".to_string(),
-        (0..200_000).map(|i| (i % 977) as f64).collect(),
-    )];
+    let series = vec![("delay".to_string(), (0..200_000).map(|i| (i % 977) as f64).collect())];
     let paths = cdf_chart("Delay", "Delay (ms)", &series, &stem).unwrap();
     let svg_len = std::fs::metadata(&paths[1]).unwrap().len();
     assert!(svg_len < 400_000, "SVG of {svg_len} bytes");
@@ -189,9 +144,7 @@ fn sample_trace() -> TraceChart {
     let t = |k: usize| k as f64 * 0.2;
     TraceChart {
         title: "ATP trace".into(),
-        goodput: (0..100)
-            .map(|k| (t(k), 0.8 + 0.1 * ((k % 7) as f64)))
-            .collect(),
+        goodput: (0..100).map(|k| (t(k), 0.8 + 0.1 * ((k % 7) as f64))).collect(),
         d_max: (0..100).map(|k| (t(k), 60.0 + (k % 5) as f64)).collect(),
         d_s: (0..100).map(|k| (t(k), 40.0 + (k % 9) as f64)).collect(),
         d_avg: (0..100).map(|k| (t(k), 45.0 + (k % 3) as f64)).collect(),
@@ -206,15 +159,7 @@ fn trace_chart_has_both_panels_and_the_three_delays() {
     let img = check_outputs(
         &paths,
         &stem,
-        &[
-            "ATP trace",
-            "Goodput (Mbit/s)",
-            "Delay (ms)",
-            "Time (s)",
-            "D_max",
-            "D_s",
-            "D_avg",
-        ],
+        &["ATP trace", "Goodput (Mbit/s)", "Delay (ms)", "Time (s)", "D_max", "D_s", "D_avg"],
     );
     // D_max green, D_s blue, D_avg magenta points.
     assert!(img.has_colour_near([0x1a, 0x9e, 0x1a]), "no green D_max");
@@ -231,31 +176,12 @@ fn multi_trace_chart_writes_png_and_svg() {
     let stem = dir.path().join("multi");
     let series: Vec<(String, Vec<(f64, f64)>)> = (0..4)
         .map(|f| {
-            let pts = (0..300)
-                .map(|k| (k as f64 * 0.1, (f + 1) as f64 * 0.1 + (k % 4) as f64 * 0.01))
-                .collect();
+            let pts = (0..300).map(|k| (k as f64 * 0.1, (f + 1) as f64 * 0.1 + (k % 4) as f64 * 0.01)).collect();
             (format!("Flow {f}"), pts)
         })
         .collect();
-    let paths = multi_trace_chart(
-        "Stack topology",
-        &series,
-        "Time (s)",
-        "Goodput (Mbit/s)",
-        &stem,
-    )
-    .unwrap();
-    check_outputs(
-        &paths,
-        &stem,
-        &[
-            "Stack topology",
-            "Time (s)",
-            "Goodput (Mbit/s)",
-            "Flow 0",
-            "Flow 3",
-        ],
-    );
+    let paths = multi_trace_chart("Stack topology", &series, "Time (s)", "Goodput (Mbit/s)", &stem).unwrap();
+    check_outputs(&paths, &stem, &["Stack topology", "Time (s)", "Goodput (Mbit/s)", "Flow 0", "Flow 3"]);
 }
 
 #[test]
@@ -323,11 +249,8 @@ fn renders(paths: Result<Vec<PathBuf>, PlotError>) {
 fn line_chart_edge_cases_do_not_panic() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let s = |label: &str, points: Vec<(f64, f64)>, error: Option<Vec<f64>>| Series {
-        label: label.into(),
-        points,
-        error,
-    };
+    let s =
+        |label: &str, points: Vec<(f64, f64)>, error: Option<Vec<f64>>| Series { label: label.into(), points, error };
     let chart = |series: Vec<Series>, ints: bool| LineChart {
         title: "Edge".into(),
         x_label: "x".into(),
@@ -343,67 +266,23 @@ fn line_chart_edge_cases_do_not_panic() {
         chart(vec![s("empty", vec![], None)], false),
         chart(vec![s("one", vec![(3.0, 7.0)], Some(vec![0.5]))], true),
         chart(vec![s("zero", vec![(0.0, 0.0)], None)], false),
-        chart(
-            vec![s("flat", vec![(1.0, 5.0), (2.0, 5.0), (3.0, 5.0)], None)],
-            true,
-        ),
-        chart(
-            vec![s("vertical", vec![(2.0, 1.0), (2.0, 3.0)], None)],
-            false,
-        ),
+        chart(vec![s("flat", vec![(1.0, 5.0), (2.0, 5.0), (3.0, 5.0)], None)], true),
+        chart(vec![s("vertical", vec![(2.0, 1.0), (2.0, 3.0)], None)], false),
         chart(
             vec![s(
                 "nan",
-                vec![
-                    (1.0, nan),
-                    (nan, 2.0),
-                    (2.0, inf),
-                    (-inf, 1.0),
-                    (3.0, 1.0),
-                    (4.0, 2.0),
-                ],
+                vec![(1.0, nan), (nan, 2.0), (2.0, inf), (-inf, 1.0), (3.0, 1.0), (4.0, 2.0)],
                 Some(vec![nan, 0.1, inf, 0.2]),
             )],
             false,
         ),
+        chart(vec![s("all nan", vec![(nan, nan), (inf, -inf)], Some(vec![nan]))], true),
+        chart(vec![s("negative", vec![(-5.0, -3.0), (-1.0, -10.0)], Some(vec![-1.0, 2.0]))], false),
+        chart(vec![s("huge", vec![(0.0, 1e308), (1.0, -1e308), (2.0, 1.0)], None)], false),
+        chart(vec![s("tiny", vec![(1e-12, 1e-15), (2e-12, 3e-15)], None)], false),
+        chart(vec![s("large ints", vec![(0.0, 1.0), (1e6, 2.0)], None)], true),
         chart(
-            vec![s("all nan", vec![(nan, nan), (inf, -inf)], Some(vec![nan]))],
-            true,
-        ),
-        chart(
-            vec![s(
-                "negative",
-                vec![(-5.0, -3.0), (-1.0, -10.0)],
-                Some(vec![-1.0, 2.0]),
-            )],
-            false,
-        ),
-        chart(
-            vec![s(
-                "huge",
-                vec![(0.0, 1e308), (1.0, -1e308), (2.0, 1.0)],
-                None,
-            )],
-            false,
-        ),
-        chart(
-            vec![s("tiny", vec![(1e-12, 1e-15), (2e-12, 3e-15)], None)],
-            false,
-        ),
-        chart(
-            vec![s("large ints", vec![(0.0, 1.0), (1e6, 2.0)], None)],
-            true,
-        ),
-        chart(
-            (0..25)
-                .map(|i| {
-                    s(
-                        &format!("series {i}"),
-                        vec![(i as f64, 1.0), (i as f64 + 1.0, 2.0)],
-                        None,
-                    )
-                })
-                .collect(),
+            (0..25).map(|i| s(&format!("series {i}"), vec![(i as f64, 1.0), (i as f64 + 1.0, 2.0)], None)).collect(),
             false,
         ),
     ];
@@ -421,10 +300,7 @@ fn cdf_edge_cases_do_not_panic() {
         vec![("empty".into(), vec![])],
         vec![("one".into(), vec![4.2])],
         vec![("equal".into(), vec![1.0; 50])],
-        vec![(
-            "nan".into(),
-            vec![f64::NAN, f64::INFINITY, 1.0, f64::NEG_INFINITY],
-        )],
+        vec![("nan".into(), vec![f64::NAN, f64::INFINITY, 1.0, f64::NEG_INFINITY])],
         vec![("all nan".into(), vec![f64::NAN])],
         vec![("a".into(), vec![0.0]), ("b".into(), vec![])],
     ];
@@ -440,16 +316,8 @@ fn trace_edge_cases_do_not_panic() {
     let nan = f64::NAN;
     let cases = [
         TraceChart::default(),
-        TraceChart {
-            title: "goodput only".into(),
-            goodput: vec![(0.0, 1.0)],
-            ..Default::default()
-        },
-        TraceChart {
-            title: "delays only".into(),
-            d_s: vec![(1.0, 10.0)],
-            ..Default::default()
-        },
+        TraceChart { title: "goodput only".into(), goodput: vec![(0.0, 1.0)], ..Default::default() },
+        TraceChart { title: "delays only".into(), d_s: vec![(1.0, 10.0)], ..Default::default() },
         TraceChart {
             title: "nan".into(),
             goodput: vec![(nan, 1.0), (1.0, nan), (2.0, 0.0)],
@@ -470,12 +338,6 @@ fn trace_edge_cases_do_not_panic() {
         vec![("flat".into(), vec![(0.0, 0.0), (10.0, 0.0)])],
     ];
     for (i, c) in multi.iter().enumerate() {
-        renders(multi_trace_chart(
-            "m",
-            c,
-            "Time (s)",
-            "Goodput (Mbit/s)",
-            &d.join(format!("m{i}")),
-        ));
+        renders(multi_trace_chart("m", c, "Time (s)", "Goodput (Mbit/s)", &d.join(format!("m{i}"))));
     }
 }

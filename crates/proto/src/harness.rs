@@ -9,8 +9,8 @@
 use crate::engine::{Engine, EngineEvent};
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use rand::Rng;
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Impairments of the toy channel, applied independently per datagram and
 /// per direction.

@@ -54,9 +54,7 @@ impl EtaRule {
     pub fn eta(self, hop_count: u8) -> f64 {
         match self {
             EtaRule::Fixed(eta) => eta,
-            EtaRule::ByHopCount { base, per_hop } => {
-                base + per_hop * f64::from(hop_count.max(1) - 1)
-            }
+            EtaRule::ByHopCount { base, per_hop } => base + per_hop * f64::from(hop_count.max(1) - 1),
         }
     }
 }
@@ -128,13 +126,7 @@ pub struct Relay {
 
 impl Relay {
     pub fn new(config: RelayConfig) -> Self {
-        Relay {
-            config,
-            d_ns: None,
-            last_activity: None,
-            samples: 0,
-            skipped_reports: 0,
-        }
+        Relay { config, d_ns: None, last_activity: None, samples: 0, skipped_reports: 0 }
     }
 
     pub fn config(&self) -> &RelayConfig {
@@ -147,12 +139,7 @@ impl Relay {
     /// descriptor interrupt, timing only the last (seed 001 §3.1), so the
     /// others have no sample and are skipped rather than given a made-up one.
     /// Either way the report shows the channel in use.
-    pub fn on_tx_report(
-        &mut self,
-        now: Instant,
-        enqueued_at: Instant,
-        tx_done_at: Option<Instant>,
-    ) {
+    pub fn on_tx_report(&mut self, now: Instant, enqueued_at: Instant, tx_done_at: Option<Instant>) {
         self.note_channel_busy(now);
         let Some(done) = tx_done_at else {
             self.skipped_reports += 1;
@@ -240,14 +227,8 @@ impl Relay {
                 raised: false,
             });
         }
-        let d_ns = self
-            .d_ns
-            .unwrap_or(self.config.prior_delay.as_nanos() as f64);
-        let offered_ns = if idle {
-            self.config.eta.eta(hop_count) * d_ns
-        } else {
-            d_ns
-        };
+        let d_ns = self.d_ns.unwrap_or(self.config.prior_delay.as_nanos() as f64);
+        let offered_ns = if idle { self.config.eta.eta(hop_count) * d_ns } else { d_ns };
         let offered = Duration::from_secs_f64(offered_ns / 1e9);
         let offered_us = duration_to_us(offered);
         let raised = offered_us > repr.d_max_us;
@@ -282,10 +263,7 @@ mod tests {
 
     #[test]
     fn eta_by_hop_count_follows_seed_000() {
-        let rule = EtaRule::ByHopCount {
-            base: 3.0,
-            per_hop: 0.5,
-        };
+        let rule = EtaRule::ByHopCount { base: 3.0, per_hop: 0.5 };
         assert_eq!(rule.eta(1), 3.0);
         assert_eq!(rule.eta(2), 3.5);
         assert_eq!(rule.eta(5), 5.0);
@@ -309,10 +287,7 @@ mod tests {
 
     #[test]
     fn prior_delay_stands_in_until_the_first_sample() {
-        let config = RelayConfig {
-            prior_delay: Duration::from_micros(400),
-            ..RelayConfig::default()
-        };
+        let config = RelayConfig { prior_delay: Duration::from_micros(400), ..RelayConfig::default() };
         let mut relay = Relay::new(config);
         assert_eq!(relay.current_delay(), Duration::from_micros(400));
         relay.on_tx_report(t(10), t(9), Some(t(10)));
@@ -323,10 +298,7 @@ mod tests {
     fn idle_detector_boundary() {
         let mut relay = Relay::new(RelayConfig::default());
         relay.on_tx_report(t(1_000), t(999), Some(t(1_000)));
-        assert!(
-            !relay.is_idle(t(1_100)),
-            "exactly idle_after later is still busy"
-        );
+        assert!(!relay.is_idle(t(1_100)), "exactly idle_after later is still busy");
         assert!(relay.is_idle(t(1_101)));
     }
 }

@@ -223,9 +223,7 @@ impl TimerTable {
     /// or before `now`. Handlers only re-arm timers for strictly later
     /// instants, so draining this in a loop terminates.
     fn take_expired(&mut self, now: Instant) -> Option<Timer> {
-        let timer = Timer::ALL
-            .into_iter()
-            .find(|t| self.get(*t).is_some_and(|at| at <= now))?;
+        let timer = Timer::ALL.into_iter().find(|t| self.get(*t).is_some_and(|at| at <= now))?;
         self.stop(timer);
         Some(timer)
     }

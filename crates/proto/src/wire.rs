@@ -438,10 +438,7 @@ mod tests {
 
     #[test]
     fn emit_caps_sack_blocks_at_twenty() {
-        let repr = Repr {
-            sack_blocks: (0..25u64).map(|i| (i * 10 + 1, i * 10 + 2)).collect(),
-            ..feedback_repr()
-        };
+        let repr = Repr { sack_blocks: (0..25u64).map(|i| (i * 10 + 1, i * 10 + 2)).collect(), ..feedback_repr() };
         assert_eq!(repr.header_len(), HEADER_LEN + MAX_SACK_BLOCKS * SACK_BLOCK_LEN);
         let mut buf = vec![0u8; repr.buffer_len()];
         repr.emit(&mut buf);

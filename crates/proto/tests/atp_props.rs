@@ -70,28 +70,12 @@ fn run_transfer(
     }
     pair.run(limit, 10);
     delivered.extend(pair.b.take_delivered());
-    prop_assert!(
-        pair.a.is_closed() && pair.b.is_closed(),
-        "not closed after {steps} steps"
-    );
+    prop_assert!(pair.a.is_closed() && pair.b.is_closed(), "not closed after {steps} steps");
     prop_assert_eq!(delivered.len(), data.len());
-    prop_assert!(
-        delivered == data,
-        "delivered bytes differ from the data sent"
-    );
-    prop_assert!(
-        pair.events_a.contains(&EngineEvent::Finished),
-        "sender did not finish"
-    );
-    prop_assert!(
-        pair.events_b.contains(&EngineEvent::Finished),
-        "receiver did not finish"
-    );
-    let finished_b = pair
-        .events_b
-        .iter()
-        .filter(|e| **e == EngineEvent::Finished)
-        .count();
+    prop_assert!(delivered == data, "delivered bytes differ from the data sent");
+    prop_assert!(pair.events_a.contains(&EngineEvent::Finished), "sender did not finish");
+    prop_assert!(pair.events_b.contains(&EngineEvent::Finished), "receiver did not finish");
+    let finished_b = pair.events_b.iter().filter(|e| **e == EngineEvent::Finished).count();
     prop_assert_eq!(finished_b, 1);
     prop_assert_eq!(pair.a.stats().bytes_delivered, len as u64);
     prop_assert_eq!(pair.b.stats().bytes_delivered, len as u64);

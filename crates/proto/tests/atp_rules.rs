@@ -3,9 +3,7 @@
 //! with hand-made datagrams and checks what it sends back.
 
 use meshbed_core::{Duration, Instant};
-use meshbed_proto::atp::{
-    rate_adjustment, AtpConfig, AtpReceiver, AtpSender, RatePhase, ReceiverState, SenderState,
-};
+use meshbed_proto::atp::{rate_adjustment, AtpConfig, AtpReceiver, AtpSender, RatePhase, ReceiverState, SenderState};
 use meshbed_proto::engine::TraceSample;
 use meshbed_proto::relay::{EtaRule, Relay, RelayConfig};
 use meshbed_proto::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
@@ -26,8 +24,7 @@ fn drain(engine: &mut impl Engine, now: Instant) -> Vec<(Repr, Vec<u8>)> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 2048];
     while let Some(t) = engine.poll_transmit(now, &mut buf) {
-        let (repr, data) =
-            wire::parse_datagram(&buf[..t.len]).expect("engine emits valid datagrams");
+        let (repr, data) = wire::parse_datagram(&buf[..t.len]).expect("engine emits valid datagrams");
         out.push((repr, data.to_vec()));
         assert!(out.len() < 10_000, "poll_transmit never returns None");
     }
@@ -94,10 +91,7 @@ fn presets_match_the_documents() {
     let d = AtpConfig::default();
     // seed 001 Table 2.1.
     assert_eq!(d.epoch, Duration::from_secs(1));
-    assert_eq!(
-        (d.alpha, d.beta, d.eta, d.phi, d.kappa),
-        (0.75, 0.85, 3.0, 0.1, 0.2)
-    );
+    assert_eq!((d.alpha, d.beta, d.eta, d.phi, d.kappa), (0.75, 0.85, 3.0, 0.1, 0.2));
     assert_eq!(d.max_sack_blocks, 20);
     assert_eq!(d.max_payload, 1436);
     assert_eq!(d.feedback_timeout(), Duration::from_millis(1_100));
@@ -111,13 +105,7 @@ fn presets_match_the_documents() {
     assert_eq!((ad.epoch, ad.kappa), (Duration::from_millis(40), 0.5));
     let trig = ad.adaptive.clone().unwrap();
     assert_eq!((trig.drops, trig.consecutive), (2, 10));
-    assert_eq!(
-        ad.relay_config().eta,
-        EtaRule::ByHopCount {
-            base: 3.0,
-            per_hop: 0.5
-        }
-    );
+    assert_eq!(ad.relay_config().eta, EtaRule::ByHopCount { base: 3.0, per_hop: 0.5 });
     assert_eq!(d.relay_config().eta, EtaRule::Fixed(3.0));
 }
 
@@ -128,10 +116,7 @@ fn rate_rule_boundaries() {
     // seed 002 §4.3.2: increase only when R > (1 + φ)·S.
     let s = 100.0;
     assert_eq!(rate_adjustment(0.1, 0.2, s, 110.0).0, RatePhase::Maintain);
-    assert_eq!(
-        rate_adjustment(0.1, 0.2, s, 110.000_01).0,
-        RatePhase::Increase
-    );
+    assert_eq!(rate_adjustment(0.1, 0.2, s, 110.000_01).0, RatePhase::Increase);
     assert_eq!(rate_adjustment(0.1, 0.2, s, 100.0).0, RatePhase::Maintain);
     assert_eq!(rate_adjustment(0.1, 0.2, s, 99.999).0, RatePhase::Decrease);
 }
@@ -150,20 +135,14 @@ fn quick_start_sends_a_syn_probe_and_takes_the_answer_as_the_rate() {
     s.handle_input(ms(10), &feedback(Control::SYN, 0, 10_000, &[]));
     let ev = events(&mut s);
     assert!(ev.contains(&EngineEvent::Connected));
-    assert!(ev.contains(&EngineEvent::Trace(TraceSample::Ds {
-        at: ms(10),
-        d_s: Duration::from_millis(10)
-    })));
+    assert!(ev.contains(&EngineEvent::Trace(TraceSample::Ds { at: ms(10), d_s: Duration::from_millis(10) })));
     assert_eq!(s.state(), SenderState::Established);
     assert!((s.rate_pps() - 100.0).abs() < 1e-9);
     assert_eq!(s.rtt(), Some(Duration::from_millis(10)));
     // Data carries D_s (seed 000 §V.A.3) and is paced one per D_s.
     let out = drain(&mut s, ms(10));
     assert_eq!(out.len(), 1);
-    assert_eq!(
-        (out[0].0.seq, out[0].0.payload_len, out[0].0.d_s_us),
-        (0, 1436, 10_000)
-    );
+    assert_eq!((out[0].0.seq, out[0].0.payload_len, out[0].0.d_s_us), (0, 1436, 10_000));
     assert!(!out[0].0.control.contains(Control::SACK_REQ));
     assert_eq!(s.poll_timeout(), Some(ms(20)));
     assert!(drain(&mut s, ms(20) - Duration::from_nanos(1)).is_empty());
@@ -182,10 +161,7 @@ fn quick_start_with_zero_delay_uses_the_floor() {
 
 #[test]
 fn feedback_one_and_a_half_times_the_rate_increases_by_kappa() {
-    for (config, expect) in [
-        (AtpConfig::default(), 110.0),
-        (AtpConfig::aggressive(), 125.0),
-    ] {
+    for (config, expect) in [(AtpConfig::default(), 110.0), (AtpConfig::aggressive(), 125.0)] {
         let mut s = connected_sender(config, 100_000);
         // R = 1/(6666.67 us): D is carried in whole microseconds.
         s.handle_input(ms(50), &feedback(0, 0, 6_667, &[]));
@@ -215,14 +191,10 @@ fn feedback_below_the_rate_drops_to_it() {
     s.handle_input(ms(50), &feedback(0, 0, 20_000, &[]));
     assert!((s.rate_pps() - 50.0).abs() < 1e-9);
     let ev = events(&mut s);
-    assert!(ev.contains(&EngineEvent::Trace(TraceSample::DAvgReceived {
-        at: ms(50),
-        d_avg: Duration::from_millis(20)
-    })));
-    assert!(ev.contains(&EngineEvent::Trace(TraceSample::Ds {
-        at: ms(50),
-        d_s: Duration::from_millis(20)
-    })));
+    assert!(
+        ev.contains(&EngineEvent::Trace(TraceSample::DAvgReceived { at: ms(50), d_avg: Duration::from_millis(20) }))
+    );
+    assert!(ev.contains(&EngineEvent::Trace(TraceSample::Ds { at: ms(50), d_s: Duration::from_millis(20) })));
 }
 
 // ---------------------------------------------------------------- missing feedback
@@ -288,18 +260,12 @@ fn silence_for_the_idle_timeout_fails_the_sender() {
     let mut now = Instant::ZERO;
     while !s.is_closed() {
         drain(&mut s, now);
-        now = s
-            .poll_timeout()
-            .expect("an open sender always has a deadline");
+        now = s.poll_timeout().expect("an open sender always has a deadline");
         s.handle_timeout(now);
     }
     assert_eq!(now, Instant::ZERO + config.idle_timeout);
     let ev = events(&mut s);
-    assert!(
-        ev.contains(&EngineEvent::Failed(FailReason::PeerUnreachable {
-            silent_for: config.idle_timeout
-        }))
-    );
+    assert!(ev.contains(&EngineEvent::Failed(FailReason::PeerUnreachable { silent_for: config.idle_timeout })));
     assert_eq!(s.poll_timeout(), None);
 }
 
@@ -318,9 +284,9 @@ fn sack_holes_are_retransmitted_before_new_data() {
     let out = drain(&mut s, t);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].0.seq, MSS, "the hole goes before new data");
-    assert!(events(&mut s).iter().any(
-        |e| matches!(e, EngineEvent::Trace(TraceSample::Retransmit { seq, .. }) if *seq == MSS)
-    ));
+    assert!(events(&mut s)
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Trace(TraceSample::Retransmit { seq, .. }) if *seq == MSS)));
     assert_eq!(s.stats().retransmissions, 1);
     // Then new data (segment 6), not the SACKed ones.
     let out = drain(&mut s, t + Duration::from_millis(10));
@@ -348,17 +314,10 @@ fn sack_more_retransmits_everything_unacknowledged() {
     }
     // seed 001 §3.3: SACK-MORE, and the receiver holds only segment 3.
     let t = ms(600);
-    s.handle_input(
-        t,
-        &feedback(Control::SACK_MORE, MSS, 10_000, &[(3 * MSS, 4 * MSS)]),
-    );
+    s.handle_input(t, &feedback(Control::SACK_MORE, MSS, 10_000, &[(3 * MSS, 4 * MSS)]));
     let mut seqs = Vec::new();
     for k in 0..5 {
-        seqs.extend(
-            drain(&mut s, t + Duration::from_millis(10 * k))
-                .iter()
-                .map(|(r, _)| r.seq),
-        );
+        seqs.extend(drain(&mut s, t + Duration::from_millis(10 * k)).iter().map(|(r, _)| r.seq));
     }
     assert_eq!(&seqs[..3], &[MSS, 2 * MSS, 4 * MSS]);
 }
@@ -374,10 +333,7 @@ fn the_sender_finishes_only_when_every_byte_is_acknowledged() {
     assert!(s.stats().datagrams_sent >= 5);
     // The receiver saw the FIN but misses segment 1: no Finished, and the hole
     // (including the tail after the last block) is queued.
-    s.handle_input(
-        ms(100),
-        &feedback(Control::FIN, MSS, 10_000, &[(2 * MSS, 3 * MSS)]),
-    );
+    s.handle_input(ms(100), &feedback(Control::FIN, MSS, 10_000, &[(2 * MSS, 3 * MSS)]));
     assert!(!events(&mut s).contains(&EngineEvent::Finished));
     assert!(!s.is_closed());
     let out = drain(&mut s, ms(100));
@@ -417,10 +373,7 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
 
 fn established_receiver(config: AtpConfig) -> AtpReceiver {
     let mut r = AtpReceiver::new(config, CONN, Instant::ZERO);
-    r.handle_input(
-        Instant::ZERO,
-        &data_packet(Control::SYN | Control::SACK_REQ, 0, 0, 5_000, 0),
-    );
+    r.handle_input(Instant::ZERO, &data_packet(Control::SYN | Control::SACK_REQ, 0, 0, 5_000, 0));
     drain(&mut r, Instant::ZERO);
     events(&mut r);
     r
@@ -429,10 +382,7 @@ fn established_receiver(config: AtpConfig) -> AtpReceiver {
 #[test]
 fn the_syn_is_answered_at_once_with_its_own_d_max() {
     let mut r = AtpReceiver::new(AtpConfig::default(), CONN, Instant::ZERO);
-    r.handle_input(
-        ms(3),
-        &data_packet(Control::SYN | Control::SACK_REQ, 0, 0, 7_000, 0),
-    );
+    r.handle_input(ms(3), &data_packet(Control::SYN | Control::SACK_REQ, 0, 0, 7_000, 0));
     let out = drain(&mut r, ms(3));
     assert_eq!(out.len(), 1);
     let fb = &out[0].0;
@@ -446,10 +396,7 @@ fn the_syn_is_answered_at_once_with_its_own_d_max() {
 fn accept_builds_a_receiver_from_the_first_syn() {
     let syn = data_packet(Control::SYN | Control::SACK_REQ, 0, 0, 7_000, 0);
     let mut r = AtpReceiver::accept(AtpConfig::default(), ms(1), &syn).unwrap();
-    assert_eq!(
-        (r.connection_id(), r.state()),
-        (CONN, ReceiverState::Established)
-    );
+    assert_eq!((r.connection_id(), r.state()), (CONN, ReceiverState::Established));
     assert_eq!(drain(&mut r, ms(1)).len(), 1);
     assert!(AtpReceiver::accept(AtpConfig::default(), ms(1), &feedback(0, 0, 0, &[])).is_none());
     assert!(AtpReceiver::accept(AtpConfig::default(), ms(1), &[1; 10]).is_none());
@@ -461,10 +408,7 @@ fn d_avg_is_an_ewma_with_beta_and_goes_out_each_epoch() {
     r.handle_input(ms(100), &data_packet(0, 0, 1436, 10_000, 10_000));
     r.handle_input(ms(110), &data_packet(0, MSS, 1436, 20_000, 10_000));
     // β = 0.85: 0.85·(0.85·5 + 0.15·10) + 0.15·20 = 7.8875 ms.
-    assert_eq!(
-        r.d_avg(),
-        Duration::from_micros(7_888) - Duration::from_nanos(500)
-    );
+    assert_eq!(r.d_avg(), Duration::from_micros(7_888) - Duration::from_nanos(500));
     // Data keeps coming (no SACK-MORE); 0.85·7.8875 + 0.15·20 = 9.704375 ms.
     r.handle_input(ms(550), &data_packet(0, 2 * MSS, 1436, 20_000, 10_000));
     // Nothing before the epoch ends (E = 1 s after the SYN) ...
@@ -476,9 +420,7 @@ fn d_avg_is_an_ewma_with_beta_and_goes_out_each_epoch() {
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].0.d_max_us, out[0].0.ack), (9_704, 3 * MSS));
     assert!(!out[0].0.control.contains(Control::SACK_MORE));
-    assert!(events(&mut r)
-        .iter()
-        .any(|e| matches!(e, EngineEvent::Trace(TraceSample::DAvgSent { .. }))));
+    assert!(events(&mut r).iter().any(|e| matches!(e, EngineEvent::Trace(TraceSample::DAvgSent { .. }))));
     assert_eq!(r.poll_timeout().map(|t| t > ms(1_000)), Some(true));
 }
 
@@ -486,10 +428,7 @@ fn d_avg_is_an_ewma_with_beta_and_goes_out_each_epoch() {
 fn data_with_sack_req_is_answered_at_once_without_averaging() {
     let mut r = established_receiver(AtpConfig::default());
     r.handle_input(ms(10), &data_packet(0, 0, 100, 9_000, 1_000));
-    r.handle_input(
-        ms(20),
-        &data_packet(Control::SACK_REQ, 100, 100, 30_000, 1_000),
-    );
+    r.handle_input(ms(20), &data_packet(Control::SACK_REQ, 100, 100, 30_000, 1_000));
     let out = drain(&mut r, ms(20));
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].0.d_max_us, out[0].0.ack), (30_000, 200));
@@ -500,10 +439,7 @@ fn sack_blocks_list_the_first_twenty_holes() {
     let mut r = established_receiver(AtpConfig::default());
     // Segments 1, 3, 5, ..., 51 arrive: 26 holes (0, 2, 4, ...).
     for k in 0..26u64 {
-        r.handle_input(
-            ms(10),
-            &data_packet(0, (2 * k + 1) * MSS, 1436, 1_000, 1_000),
-        );
+        r.handle_input(ms(10), &data_packet(0, (2 * k + 1) * MSS, 1436, 1_000, 1_000));
     }
     r.handle_timeout(ms(1_000));
     let out = drain(&mut r, ms(1_000));
@@ -558,10 +494,7 @@ fn the_receiver_delivers_in_order_and_finishes_after_fin_and_every_byte() {
     // The FIN is answered at once, with the hole.
     let out = drain(&mut r, ms(11));
     assert!(out[0].0.control.contains(Control::FIN));
-    assert_eq!(
-        (out[0].0.ack, out[0].0.sack_blocks.clone()),
-        (0, vec![(100, 250)])
-    );
+    assert_eq!((out[0].0.ack, out[0].0.sack_blocks.clone()), (0, vec![(100, 250)]));
     assert!(!events(&mut r).contains(&EngineEvent::Finished));
     r.handle_input(ms(12), &data_packet(0, 0, 100, 1_000, 1_000));
     // Duplicates are counted and dropped.
@@ -615,10 +548,7 @@ fn adaptive_ten_consecutive_too_slow_or_too_fast_packets_trigger_feedback() {
     assert_eq!(immediate_feedbacks(adaptive(), 20, 2_000, 2_000), 0);
     assert_eq!(immediate_feedbacks(adaptive(), 20, 1_800, 2_000), 0);
     // Not in the other presets.
-    assert_eq!(
-        immediate_feedbacks(AtpConfig::aggressive(), 10, 2_001, 2_000),
-        0
-    );
+    assert_eq!(immediate_feedbacks(AtpConfig::aggressive(), 10, 2_001, 2_000), 0);
 }
 
 #[test]
@@ -639,10 +569,7 @@ fn adaptive_two_detected_drops_trigger_feedback_one_does_not() {
     let one = |config: AtpConfig, skipped: u64| {
         let mut r = established_receiver(config);
         r.handle_input(ms(1), &data_packet(0, 0, 1436, 1_900, 2_000));
-        r.handle_input(
-            ms(2),
-            &data_packet(0, (1 + skipped) * MSS, 1436, 1_900, 2_000),
-        );
+        r.handle_input(ms(2), &data_packet(0, (1 + skipped) * MSS, 1436, 1_900, 2_000));
         drain(&mut r, ms(2)).len()
     };
     assert_eq!(one(AtpConfig::adaptive(), 1), 0);
@@ -668,29 +595,19 @@ fn deadlines_advance(engine: &mut impl Engine, start: Instant, steps: usize) {
         let Some(t) = engine.poll_timeout() else {
             return;
         };
-        assert!(
-            t > last || t == last && last == start,
-            "deadline {t:?} does not move past {last:?}"
-        );
+        assert!(t > last || t == last && last == start, "deadline {t:?} does not move past {last:?}");
         engine.handle_timeout(t);
         drain(engine, t);
         last = t;
         if let Some(next) = engine.poll_timeout() {
-            assert!(
-                next > t,
-                "after handle_timeout({t:?}) the deadline is still {next:?}"
-            );
+            assert!(next > t, "after handle_timeout({t:?}) the deadline is still {next:?}");
         }
     }
 }
 
 #[test]
 fn poll_timeout_always_moves_forward() {
-    for config in [
-        AtpConfig::default(),
-        AtpConfig::aggressive(),
-        AtpConfig::adaptive(),
-    ] {
+    for config in [AtpConfig::default(), AtpConfig::aggressive(), AtpConfig::adaptive()] {
         // Sender that never hears back: probes, then fails.
         let mut s = AtpSender::new(config.clone(), CONN, vec![0; 50_000], Instant::ZERO);
         deadlines_advance(&mut s, Instant::ZERO, 100_000);
@@ -745,10 +662,7 @@ fn relay_stamps_the_maximum_and_counts_the_hop() {
     assert!(!out.idle && out.raised);
     assert_eq!((out.hop_count, out.d_max), (3, Duration::from_millis(5)));
     let (repr, _) = wire::parse_datagram(&pkt).unwrap();
-    assert_eq!(
-        (repr.d_max_us, repr.hop_count, repr.d_s_us),
-        (5_000, 3, 1_000)
-    );
+    assert_eq!((repr.d_max_us, repr.hop_count, repr.d_s_us), (5_000, 3, 1_000));
     // A larger D_max upstream stays.
     let mut pkt = data_packet(0, 0, 10, 7_000, 1_000);
     let out = relay.stamp(t(12), &mut pkt).unwrap();
@@ -766,10 +680,7 @@ fn relay_multiplies_by_eta_when_idle() {
     relay.on_tx_report(t(10), t(6), Some(t(10))); // D = 4 ms
                                                   // 100 ms of quiet is still busy; 101 ms is idle.
     let mut pkt = data_packet(Control::SYN, 0, 0, 0, 0);
-    assert_eq!(
-        relay.stamp(t(110), &mut pkt).unwrap().d_max,
-        Duration::from_millis(4)
-    );
+    assert_eq!(relay.stamp(t(110), &mut pkt).unwrap().d_max, Duration::from_millis(4));
     let mut pkt = data_packet(Control::SYN, 0, 0, 0, 0);
     let out = relay.stamp(t(211), &mut pkt).unwrap();
     assert!(out.idle);
@@ -793,10 +704,7 @@ fn relay_leaves_feedback_and_tcp_delays_alone_but_counts_hops() {
     let mut tcp = data_packet(Control::ACK, 0, 10, 0, 0);
     tcp[0] = ProtocolId::Tcp as u8;
     let out = relay.stamp(t(12), &mut tcp).unwrap();
-    assert_eq!(
-        (out.protocol, out.offered, out.hop_count),
-        (ProtocolId::Tcp, None, 3)
-    );
+    assert_eq!((out.protocol, out.offered, out.hop_count), (ProtocolId::Tcp, None, 3));
     assert_eq!(wire::parse_datagram(&tcp).unwrap().0.d_max_us, 0);
 }
 
@@ -825,16 +733,11 @@ fn a_stamped_syn_sets_the_first_rate_end_to_end() {
     let mut buf = vec![0u8; 2048];
     let t = s.poll_transmit(ms(2), &mut buf).unwrap();
     let stamped = relay.stamp(ms(2), &mut buf[..t.len]).unwrap();
-    assert_eq!(
-        (stamped.hop_count, stamped.d_max),
-        (1, Duration::from_millis(2))
-    );
+    assert_eq!((stamped.hop_count, stamped.d_max), (1, Duration::from_millis(2)));
     r.handle_input(ms(3), &buf[..t.len]);
     let t = r.poll_transmit(ms(3), &mut buf).unwrap();
     s.handle_input(ms(4), &buf[..t.len]);
     assert!((s.rate_pps() - 500.0).abs() < 1e-9);
-    assert!(
-        events(&mut r).iter().any(|e| matches!(e,
-        EngineEvent::Trace(TraceSample::DMax { d_max, .. }) if *d_max == Duration::from_millis(2)))
-    );
+    assert!(events(&mut r).iter().any(|e| matches!(e,
+        EngineEvent::Trace(TraceSample::DMax { d_max, .. }) if *d_max == Duration::from_millis(2))));
 }

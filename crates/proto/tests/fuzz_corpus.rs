@@ -19,11 +19,7 @@ fn every_corpus_file_replays_without_panicking() {
         .filter(|p| p.is_file())
         .collect();
     files.sort();
-    assert!(
-        files.len() >= 12,
-        "expected at least a dozen seeds, found {}",
-        files.len()
-    );
+    assert!(files.len() >= 12, "expected at least a dozen seeds, found {}", files.len());
     for path in files {
         let bytes = std::fs::read(&path).unwrap();
         let _ = drive::drive(&bytes);

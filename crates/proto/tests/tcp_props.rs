@@ -15,10 +15,7 @@ const VIRTUAL_TIME_LIMIT: Instant = Instant::from_nanos(86_400 * 1_000_000_000);
 const MAX_STEPS: u64 = 5_000_000;
 
 fn case_count() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(32)
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
 }
 
 #[derive(Clone, Debug)]
@@ -36,20 +33,8 @@ struct Case {
 }
 
 fn cases() -> impl Strategy<Value = Case> {
-    let channel = (
-        20_000usize..200_000,
-        0.0f64..0.3,
-        1u64..20,
-        0u64..30,
-        0.0f64..0.1,
-    );
-    let endpoints = (
-        any::<bool>(),
-        536usize..=1436,
-        1u32..=4,
-        4u32..=64,
-        any::<u64>(),
-    );
+    let channel = (20_000usize..200_000, 0.0f64..0.3, 1u64..20, 0u64..30, 0.0f64..0.1);
+    let endpoints = (any::<bool>(), 536usize..=1436, 1u32..=4, 4u32..=64, any::<u64>());
     (channel, endpoints).prop_map(
         |(
             (len, loss, delay_ms, jitter_ms, duplicate),
@@ -72,9 +57,7 @@ fn cases() -> impl Strategy<Value = Case> {
 fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
     // A deterministic, non-repeating payload so that a misplaced, duplicated
     // or dropped byte cannot go unnoticed.
-    let data: Vec<u8> = (0..case.len)
-        .map(|i| (i as u64).wrapping_mul(2_654_435_761).to_le_bytes()[2])
-        .collect();
+    let data: Vec<u8> = (0..case.len).map(|i| (i as u64).wrapping_mul(2_654_435_761).to_le_bytes()[2]).collect();
     let config = TcpConfig {
         delayed_acks: case.delayed_acks,
         mss_bytes: case.mss_bytes,
@@ -98,14 +81,8 @@ fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
     let mut pair = Pair::new(sender, receiver, channel, case.seed);
     let closed = pair.run(VIRTUAL_TIME_LIMIT, MAX_STEPS);
     prop_assert!(closed, "not closed by {:?}: {case:?}", pair.now);
-    prop_assert!(
-        pair.events_a.contains(&EngineEvent::Finished),
-        "sender did not finish: {case:?}"
-    );
-    prop_assert!(
-        pair.events_b.contains(&EngineEvent::Finished),
-        "receiver did not finish: {case:?}"
-    );
+    prop_assert!(pair.events_a.contains(&EngineEvent::Finished), "sender did not finish: {case:?}");
+    prop_assert!(pair.events_b.contains(&EngineEvent::Finished), "receiver did not finish: {case:?}");
     let failed = |e: &EngineEvent| matches!(e, EngineEvent::Failed(_));
     prop_assert!(!pair.events_a.iter().chain(&pair.events_b).any(failed));
     let delivered = pair.b.take_delivered();
@@ -115,11 +92,7 @@ fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(pair.b.stats().bytes_delivered, data.len() as u64);
     prop_assert_eq!(pair.a.stats().bytes_sent, data.len() as u64);
     if std::env::var_os("TCP_PROPS_VERBOSE").is_some() {
-        eprintln!(
-            "{variant:?} {case:?} t={:?} sender={:?}",
-            pair.now,
-            pair.a.stats()
-        );
+        eprintln!("{variant:?} {case:?} t={:?} sender={:?}", pair.now, pair.a.stats());
     }
     Ok(())
 }

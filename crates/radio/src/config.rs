@@ -262,7 +262,14 @@ impl RadioConfig {
                 return Err(err("mac.batched_completion.max_frames", 0, "at least one frame per interrupt"));
             }
         }
-        Ok(Resolved { rx_sensitivity_dbm: rx, cs_threshold_dbm: cs, noise_dbm, basic_rates_kbps: basic, cw_min, cw_max })
+        Ok(Resolved {
+            rx_sensitivity_dbm: rx,
+            cs_threshold_dbm: cs,
+            noise_dbm,
+            basic_rates_kbps: basic,
+            cw_min,
+            cw_max,
+        })
     }
 
     fn check_rate(&self, key: &str, rate: u32) -> Result<(), ConfigError> {

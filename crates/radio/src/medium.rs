@@ -181,10 +181,25 @@ pub struct MacCounters {
 impl MacCounters {
     pub fn add(&mut self, o: &MacCounters) {
         macro_rules! sum { ($($f:ident),*) => { $( self.$f += o.$f; )* } }
-        sum!(enqueued, drop_queue_overflow, drop_retry_limit, data_tx_attempts, retransmissions,
-             acked, broadcasts_sent, ack_timeouts, cts_timeouts, rts_sent, cts_sent, acks_sent,
-             delivered, duplicates_dropped, rx_collision_or_corruption, rx_while_busy,
-             rx_below_sensitivity);
+        sum!(
+            enqueued,
+            drop_queue_overflow,
+            drop_retry_limit,
+            data_tx_attempts,
+            retransmissions,
+            acked,
+            broadcasts_sent,
+            ack_timeouts,
+            cts_timeouts,
+            rts_sent,
+            cts_sent,
+            acks_sent,
+            delivered,
+            duplicates_dropped,
+            rx_collision_or_corruption,
+            rx_while_busy,
+            rx_below_sensitivity
+        );
     }
 }
 
@@ -248,8 +263,15 @@ enum TxState {
 
 enum Response {
     /// ACK at the control rate for the data frame's rate.
-    Ack { to: NodeId, rate_kbps: u32 },
-    Cts { to: NodeId, nav: Duration, rate_kbps: u32 },
+    Ack {
+        to: NodeId,
+        rate_kbps: u32,
+    },
+    Cts {
+        to: NodeId,
+        nav: Duration,
+        rate_kbps: u32,
+    },
     DataAfterCts,
 }
 
@@ -743,9 +765,7 @@ impl<P: Payload> Medium<P> {
         if locked_here {
             let lock = n.lock.take().expect("checked");
             let ok = match self.config.error_model {
-                ErrorModel::Threshold => {
-                    lock.min_sinr >= self.rate(self.frame(frame).rate_kbps).threshold_linear
-                }
+                ErrorModel::Threshold => lock.min_sinr >= self.rate(self.frame(frame).rate_kbps).threshold_linear,
                 ErrorModel::Curve { .. } => {
                     let p = libm::exp(lock.ln_success);
                     p >= 1.0 || self.nodes[node as usize].rng_phy.gen::<f64>() < p
@@ -1037,7 +1057,8 @@ impl<P: Payload> Medium<P> {
                     let ctrl = control_rate_kbps(&self.basic_rates_kbps, rate_kbps);
                     let cts_air = self.standard.frame_duration(phy::CTS_BYTES, ctrl);
                     let n = &mut self.nodes[node as usize];
-                    n.response = Some(Response::Cts { to: tx, nav: nav.saturating_sub(sifs + cts_air), rate_kbps: ctrl });
+                    n.response =
+                        Some(Response::Cts { to: tx, nav: nav.saturating_sub(sifs + cts_air), rate_kbps: ctrl });
                     sched.schedule(now + sifs, RadioEvent::Respond { node });
                 }
             }
@@ -1077,7 +1098,18 @@ impl<P: Payload> Medium<P> {
         match resp {
             Response::Ack { to, rate_kbps } => {
                 self.nodes[node as usize].counters.acks_sent += 1;
-                self.transmit(now, node, FrameKind::Ack, Addr::Unicast(to), Duration::ZERO, 0, false, rate_kbps, None, sched);
+                self.transmit(
+                    now,
+                    node,
+                    FrameKind::Ack,
+                    Addr::Unicast(to),
+                    Duration::ZERO,
+                    0,
+                    false,
+                    rate_kbps,
+                    None,
+                    sched,
+                );
             }
             Response::Cts { to, nav, rate_kbps } => {
                 self.nodes[node as usize].counters.cts_sent += 1;

@@ -321,7 +321,12 @@ fn default_retry_limit_gives_seven_attempts_with_doubling_window() {
             let extra = (gap - fixed).as_nanos();
             assert_eq!(extra % slot, 0, "seed {seed}: backoff is a whole number of slots");
             let n = extra / slot;
-            assert!(n <= cw_after(k as u32 + 1), "seed {seed}, retry {}: {n} slots > CW {}", k + 1, cw_after(k as u32 + 1));
+            assert!(
+                n <= cw_after(k as u32 + 1),
+                "seed {seed}, retry {}: {n} slots > CW {}",
+                k + 1,
+                cw_after(k as u32 + 1)
+            );
             slots[k].push(n);
         }
     }
@@ -435,8 +440,7 @@ fn queue_overflow_drops_beyond_head_of_line_plus_capacity() {
     assert_eq!(accepted, (0..51).collect::<Vec<_>>());
     assert_eq!(rejected, (51..60).collect::<Vec<_>>());
     assert_eq!(net.m.queue_len(0), 50);
-    let overflow: Vec<u64> =
-        net.drops(0).iter().filter(|d| d.1 == DropCause::QueueOverflow).map(|d| d.0).collect();
+    let overflow: Vec<u64> = net.drops(0).iter().filter(|d| d.1 == DropCause::QueueOverflow).map(|d| d.0).collect();
     assert_eq!(overflow, rejected);
     assert_eq!(net.counters(0).drop_queue_overflow, 9);
     assert_eq!(net.counters(0).enqueued, 51);

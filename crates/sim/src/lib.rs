@@ -26,8 +26,8 @@ use meshbed_radio::config::Resolved;
 use meshbed_radio::{phy, Addr, DropCause, Indication, MacCounters, Medium, NodeId, Payload, RadioEvent, Scheduler};
 pub use report::{FlowResult, SimReport};
 use routing::RouteTable;
-pub use scenario::{Scenario, ScenarioError, Traffic};
 use scenario::IP_UDP_HEADER_BYTES;
+pub use scenario::{Scenario, ScenarioError, Traffic};
 use serde::Serialize;
 use transport::{datagram_packet_bytes, RelayClass, Side, Transport};
 
@@ -67,12 +67,24 @@ impl Payload for Packet {
 enum SimEvent {
     Radio(RadioEvent),
     /// A CBR source emits its next packet.
-    CbrTick { flow: u32 },
+    CbrTick {
+        flow: u32,
+    },
     /// A saturated source starts (fills its queue).
-    SaturatedStart { flow: u32 },
+    SaturatedStart {
+        flow: u32,
+    },
     /// A transport engine's timer (`gen` tells a current timer from one
     /// that was moved since: stale ones are skipped).
-    Transport { flow: u32, side: Side, gen: u64 },
+    Transport {
+        flow: u32,
+        side: Side,
+        gen: u64,
+    },
+    /// A transport flow that runs for a duration reaches its stop time.
+    TransportStop {
+        flow: u32,
+    },
 }
 
 struct QueueScheduler<'a>(&'a mut EventQueue<SimEvent>);
@@ -156,7 +168,18 @@ impl Sim {
             };
             let transport = match f.transport() {
                 Some(protocol) => {
-                    let mut t = Transport::new(scenario.seed, i as u32, f, protocol, start);
+                    // A flow that runs for a duration holds more data than
+                    // its source's PHY rate could carry in that time, so it
+                    // never runs dry before its stop.
+                    let bytes = f.bytes.unwrap_or_else(|| {
+                        let rate_bps = medium.data_rate_kbps(f.src) as f64 * 1000.0;
+                        (stop.saturating_since(start).as_secs_f64() * rate_bps / 8.0).ceil() as u64 + 1
+                    });
+                    let mut t = Transport::new(scenario.seed, i as u32, f, protocol, start, bytes);
+                    if f.stop_s.is_some() {
+                        t.stop_at = Some(stop);
+                        queue.schedule(stop, SimEvent::TransportStop { flow: i as u32 });
+                    }
                     let class = Transport::relay_class_of(f, protocol);
                     t.relay_class = relay_classes.iter().position(|c| *c == class).unwrap_or_else(|| {
                         relay_classes.push(class);
@@ -277,6 +300,10 @@ impl Sim {
                     self.trace.write_u64(102 << 32 | (flow as u64) << 1 | side as u64);
                     self.transport_timeout(now, flow, side, gen);
                 }
+                SimEvent::TransportStop { flow } => {
+                    self.trace.write_u64(103 << 32 | flow as u64);
+                    self.transport_stop(now, flow);
+                }
             }
             self.drain_indications(now);
         }
@@ -311,7 +338,9 @@ impl Sim {
         }
         pkt.ttl -= 1;
         match self.routes.next_hop(node, pkt.dst) {
-            Some(next) => self.medium.enqueue(now, node, Addr::Unicast(next), pkt, &mut QueueScheduler(&mut self.queue)),
+            Some(next) => {
+                self.medium.enqueue(now, node, Addr::Unicast(next), pkt, &mut QueueScheduler(&mut self.queue))
+            }
             None => {
                 self.net[node as usize].no_route += 1;
                 false
@@ -425,6 +454,26 @@ impl Sim {
         self.drive(now, pkt.flow, side);
     }
 
+    /// A flow that runs for a duration has reached its stop time: what the
+    /// receiver handed up so far must be a verified prefix of the data; the
+    /// flow is then complete and nothing more is driven.
+    fn transport_stop(&mut self, now: Instant, flow: u32) {
+        let Some(t) = self.flows[flow as usize].transport.as_mut() else { return };
+        if t.done {
+            return;
+        }
+        t.take_delivered();
+        if let Some(at) = t.mismatch_at {
+            t.error.get_or_insert_with(|| format!("delivered byte {at} differs from the data sent"));
+        } else if t.error.is_none() {
+            t.completed_at = Some(now);
+        }
+        t.done = true;
+        t.timer_gen[0] += 1;
+        t.timer_gen[1] += 1;
+        t.timer_at = [None; 2];
+    }
+
     /// A transport timer event fired.
     fn transport_timeout(&mut self, now: Instant, flow: u32, side: Side, gen: u64) {
         let Some(t) = self.flows[flow as usize].transport.as_mut() else { return };
@@ -439,7 +488,10 @@ impl Sim {
         }
         if t.same_instant_wakeups.1 > MAX_WAKEUPS_AT_ONE_INSTANT {
             t.error.get_or_insert_with(|| {
-                format!("{} woken {MAX_WAKEUPS_AT_ONE_INSTANT} times at {now} without its deadline advancing", side.name())
+                format!(
+                    "{} woken {MAX_WAKEUPS_AT_ONE_INSTANT} times at {now} without its deadline advancing",
+                    side.name()
+                )
             });
             t.done = true;
             return;
@@ -511,7 +563,8 @@ impl Sim {
         if let Some(at) = t.mismatch_at {
             t.error.get_or_insert_with(|| format!("delivered byte {at} differs from the data sent"));
         } else if t.bytes_delivered > t.bytes {
-            t.error.get_or_insert_with(|| format!("{} bytes delivered of a {}-byte transfer", t.bytes_delivered, t.bytes));
+            t.error
+                .get_or_insert_with(|| format!("{} bytes delivered of a {}-byte transfer", t.bytes_delivered, t.bytes));
         } else if t.sender_finished_at.is_some() && t.error.is_none() {
             if t.bytes_delivered == t.bytes {
                 t.completed_at = Some(now);
@@ -551,8 +604,7 @@ impl Sim {
     }
 
     fn flow_result(&self, flow: u32, f: &FlowState) -> FlowResult {
-        let mean_delay_s =
-            if f.rx_packets > 0 { (f.delay_sum_ns / f.rx_packets as u128) as f64 / 1e9 } else { 0.0 };
+        let mean_delay_s = if f.rx_packets > 0 { (f.delay_sum_ns / f.rx_packets as u128) as f64 / 1e9 } else { 0.0 };
         let mut r = FlowResult {
             flow,
             src: f.spec.src,
@@ -585,7 +637,7 @@ impl Sim {
             r.traffic = None;
             r.sent_packets = sender.datagrams_sent;
             r.received_payload_bytes = t.bytes_delivered;
-            r.transfer_bytes = Some(t.bytes);
+            r.transfer_bytes = f.spec.bytes;
             r.bytes_delivered = t.bytes_delivered;
             r.completed = t.completed_at.is_some();
             r.verified = t.verified();
@@ -598,10 +650,9 @@ impl Sim {
             r.feedback_packets = t.receiver_stats().feedback_packets;
             r.error = match (&t.error, t.completed_at) {
                 (Some(e), _) => Some(e.clone()),
-                (None, None) => Some(format!(
-                    "incomplete: {} of {} bytes delivered when the run ended",
-                    t.bytes_delivered, t.bytes
-                )),
+                (None, None) => {
+                    Some(format!("incomplete: {} of {} bytes delivered when the run ended", t.bytes_delivered, t.bytes))
+                }
                 (None, Some(_)) => None,
             };
             r.path = (t.path.datagrams > 0).then(|| t.path.clone());
@@ -638,7 +689,12 @@ impl Sim {
 /// `node`'s rate: DIFS + CWmin/2 slots + DATA + SIFS + ACK. A node's relay
 /// assumes this delay before its first tx report (RelayConfig::prior_delay),
 /// so that a fresh path does not start ATP at its rate cap.
-fn one_frame_service_time<P: Payload>(medium: &Medium<P>, radio: &Resolved, node: NodeId, packet_bytes: u32) -> Duration {
+fn one_frame_service_time<P: Payload>(
+    medium: &Medium<P>,
+    radio: &Resolved,
+    node: NodeId,
+    packet_bytes: u32,
+) -> Duration {
     let standard = medium.standard();
     let timing = medium.timing();
     let rate = medium.data_rate_kbps(node);

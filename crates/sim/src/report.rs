@@ -85,12 +85,27 @@ impl SimReport {
     /// A plain-text table: flows, then MAC counters.
     pub fn to_table(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "seed {}  simulated {:.3} s  events {}  trace {}", self.seed, self.duration_s, self.events, self.trace_hash);
+        let _ = writeln!(
+            s,
+            "seed {}  simulated {:.3} s  events {}  trace {}",
+            self.seed, self.duration_s, self.events, self.trace_hash
+        );
         let _ = writeln!(s);
         let _ = writeln!(
             s,
             "{:>4} {:>4} {:>4} {:>4} {:>14} {:>10} {:>10} {:>14} {:>11} {:>8} {:>10} {:>6}",
-            "flow", "src", "dst", "hops", "protocol", "sent", "received", "goodput Mb/s", "delay ms", "done", "time s", "retx"
+            "flow",
+            "src",
+            "dst",
+            "hops",
+            "protocol",
+            "sent",
+            "received",
+            "goodput Mb/s",
+            "delay ms",
+            "done",
+            "time s",
+            "retx"
         );
         for f in &self.flows {
             let hops = f.hops.map_or("-".to_string(), |h| h.to_string());

@@ -117,13 +117,14 @@ pub enum Traffic {
 /// One flow: UDP traffic (no `protocol`) or a transport transfer.
 ///
 /// A UDP flow is described by `traffic`, `rate_kbps`, `packet_bytes`,
-/// `start_s` and `stop_s`. A transport flow names its `protocol` and moves
-/// `bytes` application bytes from `src` to `dst` starting at `start_s`; it
-/// runs until every byte is acknowledged (or the run ends, and it is reported
-/// incomplete). For a transport flow `packet_bytes` is the size of a full data
-/// packet (IP + UDP + 36-byte transport header + payload, default 1500, which
-/// gives the engines' default 1436-byte segments); `traffic` is ignored, and
-/// `rate_kbps` and `stop_s` are rejected.
+/// `start_s` and `stop_s`. A transport flow names its `protocol` and either
+/// moves `bytes` application bytes from `src` to `dst` starting at `start_s`
+/// (it runs until every byte is acknowledged, or the run ends and it is
+/// reported incomplete), or runs from `start_s` until `stop_s` with a
+/// backlogged sender. For a transport flow `packet_bytes` is the size of a
+/// full data packet (IP + UDP + 36-byte transport header + payload, default
+/// 1500, which gives the engines' default 1436-byte segments); `traffic` is
+/// ignored and `rate_kbps` is rejected.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -139,7 +140,8 @@ pub struct FlowSpec {
     pub rate_kbps: Option<f64>,
     #[serde(default)]
     pub start_s: f64,
-    /// Stop sending at this time (default: the end of the run). UDP only.
+    /// Stop sending at this time: for UDP, default the end of the run; for a
+    /// transport flow, instead of `bytes`, it runs for a duration.
     #[serde(default)]
     pub stop_s: Option<f64>,
     /// Transport protocol: one of `atp-default`, `atp-aggressive`,
@@ -320,9 +322,7 @@ impl Scenario {
         if !(self.duration_s > 0.0 && self.duration_s <= 1.0e6) {
             return Err(invalid("duration_s", self.duration_s, "a positive number of seconds (at most 1e6)"));
         }
-        self.radio
-            .resolve()
-            .map_err(|e| invalid(format!("radio.{}", e.key), e.value, e.expected))?;
+        self.radio.resolve().map_err(|e| invalid(format!("radio.{}", e.key), e.value, e.expected))?;
         match &self.topology {
             Topology::Chain { nodes, spacing_m } => {
                 if !(2..=10_000).contains(nodes) {
@@ -334,7 +334,11 @@ impl Scenario {
             }
             Topology::Grid { rows, cols, spacing_m } => {
                 if *rows == 0 || *cols == 0 || rows * cols < 2 || rows * cols > 10_000 {
-                    return Err(invalid("topology.rows", format!("{rows} (cols {cols})"), "a grid of 2 to 10000 nodes"));
+                    return Err(invalid(
+                        "topology.rows",
+                        format!("{rows} (cols {cols})"),
+                        "a grid of 2 to 10000 nodes",
+                    ));
                 }
                 if !(*spacing_m > 0.0 && spacing_m.is_finite()) {
                     return Err(invalid("topology.spacing_m", spacing_m, "a positive distance in metres"));
@@ -347,11 +351,19 @@ impl Scenario {
                 let std = self.radio.standard;
                 for (i, n) in nodes.iter().enumerate() {
                     if !(n.x_m.is_finite() && n.y_m.is_finite()) {
-                        return Err(invalid(format!("topology.nodes[{i}]"), format!("({}, {})", n.x_m, n.y_m), "finite x_m and y_m"));
+                        return Err(invalid(
+                            format!("topology.nodes[{i}]"),
+                            format!("({}, {})", n.x_m, n.y_m),
+                            "finite x_m and y_m",
+                        ));
                     }
                     if let Some(p) = n.tx_power_dbm {
                         if !(-30.0..=40.0).contains(&p) {
-                            return Err(invalid(format!("topology.nodes[{i}].tx_power_dbm"), p, "a power between -30 and 40 dBm"));
+                            return Err(invalid(
+                                format!("topology.nodes[{i}].tx_power_dbm"),
+                                p,
+                                "a power between -30 and 40 dBm",
+                            ));
                         }
                     }
                     if let Some(r) = n.data_rate_kbps {
@@ -370,7 +382,11 @@ impl Scenario {
         if let Routing::Static { paths } = &self.routing {
             for (p, path) in paths.iter().enumerate() {
                 if path.len() < 2 {
-                    return Err(invalid(format!("routing.paths[{p}]"), format!("{path:?}"), "a path of at least two nodes"));
+                    return Err(invalid(
+                        format!("routing.paths[{p}]"),
+                        format!("{path:?}"),
+                        "a path of at least two nodes",
+                    ));
                 }
                 for (k, &v) in path.iter().enumerate() {
                     if v >= n {
@@ -391,13 +407,20 @@ impl Scenario {
                 return Err(invalid(key("dst"), f.dst, "a node other than src"));
             }
             if let Some(name) = &f.protocol {
-                let protocol = name.parse::<Protocol>().map_err(|e| invalid(key("protocol"), format!("{name:?}"), e))?;
+                let protocol =
+                    name.parse::<Protocol>().map_err(|e| invalid(key("protocol"), format!("{name:?}"), e))?;
                 f.validate_transport(i, protocol, self.duration_s)?;
                 continue;
             }
-            for (k, given) in [("bytes", f.bytes.is_some()), ("trace", f.trace), ("atp", f.atp.is_some()), ("tcp", f.tcp.is_some())] {
+            for (k, given) in
+                [("bytes", f.bytes.is_some()), ("trace", f.trace), ("atp", f.atp.is_some()), ("tcp", f.tcp.is_some())]
+            {
                 if given {
-                    return Err(invalid(key(k), "(given)", "nothing: this key belongs to transport flows (set `protocol`)"));
+                    return Err(invalid(
+                        key(k),
+                        "(given)",
+                        "nothing: this key belongs to transport flows (set `protocol`)",
+                    ));
                 }
             }
             if !(IP_UDP_HEADER_BYTES + 1..=MAX_PACKET_BYTES).contains(&f.packet_bytes) {
@@ -408,7 +431,11 @@ impl Scenario {
                 ));
             }
             if !(f.start_s >= 0.0 && f.start_s < self.duration_s) {
-                return Err(invalid(key("start_s"), f.start_s, format!("a start time in [0, duration_s = {})", self.duration_s)));
+                return Err(invalid(
+                    key("start_s"),
+                    f.start_s,
+                    format!("a start time in [0, duration_s = {})", self.duration_s),
+                ));
             }
             if let Some(stop) = f.stop_s {
                 if !(stop > f.start_s) {
@@ -421,7 +448,11 @@ impl Scenario {
                     return Err(invalid(key("rate_kbps"), r, "a positive rate in kbit/s"))
                 }
                 (Traffic::Saturated, Some(r)) => {
-                    return Err(invalid(key("rate_kbps"), r, "no rate: a saturated source sends as fast as the MAC takes packets"))
+                    return Err(invalid(
+                        key("rate_kbps"),
+                        r,
+                        "no rate: a saturated source sends as fast as the MAC takes packets",
+                    ))
                 }
                 _ => {}
             }
@@ -452,12 +483,26 @@ impl FlowSpec {
     /// Checks of a transport flow (index `i`, protocol already parsed).
     fn validate_transport(&self, i: usize, protocol: Protocol, duration_s: f64) -> Result<(), ScenarioError> {
         let key = |k: &str| format!("flows[{i}].{k}");
-        match self.bytes {
-            None => return Err(invalid(key("bytes"), "(missing)", "the transfer size in bytes of a transport flow")),
-            Some(b) if !(1..=MAX_TRANSFER_BYTES).contains(&b) => {
+        // A transport flow either moves `bytes` or runs until `stop_s`
+        // (issue 3: "move a number of bytes or run for a duration").
+        match (self.bytes, self.stop_s) {
+            (None, None) => {
+                return Err(invalid(
+                    key("bytes"),
+                    "(missing)",
+                    "the transfer size in bytes of a transport flow, or a stop_s for a flow that runs for a duration",
+                ))
+            }
+            (Some(_), Some(stop)) => {
+                return Err(invalid(key("stop_s"), stop, "either bytes or stop_s for a transport flow, not both"))
+            }
+            (Some(b), None) if !(1..=MAX_TRANSFER_BYTES).contains(&b) => {
                 return Err(invalid(key("bytes"), b, format!("a transfer size from 1 to {MAX_TRANSFER_BYTES} bytes")))
             }
-            Some(_) => {}
+            (None, Some(stop)) if !(stop > self.start_s && stop.is_finite()) => {
+                return Err(invalid(key("stop_s"), stop, "a stop time after start_s"))
+            }
+            _ => {}
         }
         let min_packet = IP_UDP_HEADER_BYTES + TRANSPORT_HEADER_BYTES as u32 + 1;
         if !(min_packet..=MAX_PACKET_BYTES).contains(&self.packet_bytes) {
@@ -475,11 +520,12 @@ impl FlowSpec {
         if let Some(r) = self.rate_kbps {
             return Err(invalid(key("rate_kbps"), r, format!("no rate: {protocol} chooses its own")));
         }
-        if let Some(stop) = self.stop_s {
-            return Err(invalid(key("stop_s"), stop, "no stop time: a transport flow runs until its bytes are delivered or the run ends"));
-        }
         if !(self.start_s >= 0.0 && self.start_s < duration_s) {
-            return Err(invalid(key("start_s"), self.start_s, format!("a start time in [0, duration_s = {duration_s})")));
+            return Err(invalid(
+                key("start_s"),
+                self.start_s,
+                format!("a start time in [0, duration_s = {duration_s})"),
+            ));
         }
         let positive = |k: &str, v: Option<f64>| match v {
             Some(x) if !(x > 0.0 && x.is_finite()) => Err(invalid(key(k), x, "a positive number")),
@@ -515,7 +561,9 @@ impl FlowSpec {
             }
             positive("tcp.min_rto_s", t.min_rto_s)?;
             positive("tcp.idle_timeout_s", t.idle_timeout_s)?;
-            for (k, v) in [("tcp.initial_cwnd_segments", t.initial_cwnd_segments), ("tcp.max_cwnd_segments", t.max_cwnd_segments)] {
+            for (k, v) in
+                [("tcp.initial_cwnd_segments", t.initial_cwnd_segments), ("tcp.max_cwnd_segments", t.max_cwnd_segments)]
+            {
                 if v == Some(0) {
                     return Err(invalid(key(k), 0, "at least one segment"));
                 }

@@ -188,6 +188,8 @@ pub(crate) struct Transport {
     pub error: Option<String>,
     /// Nothing more is driven (completed or failed).
     pub done: bool,
+    /// For a flow that runs for a duration: when it stops.
+    pub stop_at: Option<Instant>,
     /// Per side: the deadline a timer event is scheduled for, and its
     /// generation (an event with an older generation is stale).
     pub timer_at: [Option<Instant>; 2],
@@ -211,8 +213,16 @@ pub(crate) const fn datagram_packet_bytes(datagram_len: usize) -> u32 {
 impl Transport {
     /// Engines for flow `index` of a validated scenario, created at `start`.
     /// `relay_class` is filled in by the caller from [`Transport::relay_class_of`].
-    pub(crate) fn new(seed: u64, index: u32, spec: &FlowSpec, protocol: Protocol, start: Instant) -> Transport {
-        let bytes = spec.bytes.expect("validated: transport flows have bytes");
+    /// `bytes` is the data the sender holds: the transfer size, or for a
+    /// flow that runs for a duration more than it could send in that time.
+    pub(crate) fn new(
+        seed: u64,
+        index: u32,
+        spec: &FlowSpec,
+        protocol: Protocol,
+        start: Instant,
+        bytes: u64,
+    ) -> Transport {
         // The connection id and then the data come from the flow's own stream.
         let mut rng = stream_rng(seed, StreamId::new(StreamKind::Transport, index as u64));
         let connection_id = rng.next_u32();
@@ -247,6 +257,7 @@ impl Transport {
             sender_finished_at: None,
             receiver_finished_at: None,
             completed_at: None,
+            stop_at: None,
             error: None,
             done: false,
             timer_at: [None; 2],

@@ -6,7 +6,16 @@ use meshbed_sim::scenario::{FlowSpec, NodeSpec, Routing, Scenario, Topology, Tra
 use meshbed_sim::SimReport;
 
 fn saturated(src: u32, dst: u32) -> FlowSpec {
-    FlowSpec { src, dst, traffic: Traffic::Saturated, packet_bytes: 1500, rate_kbps: None, start_s: 0.0, stop_s: None, ..FlowSpec::default() }
+    FlowSpec {
+        src,
+        dst,
+        traffic: Traffic::Saturated,
+        packet_bytes: 1500,
+        rate_kbps: None,
+        start_s: 0.0,
+        stop_s: None,
+        ..FlowSpec::default()
+    }
 }
 
 fn run(s: &Scenario) -> SimReport {
@@ -42,7 +51,12 @@ fn one_hop_goodput_matches_dcf_arithmetic() {
 
         let got = r.flows[0].goodput_bps;
         let err = (got - expected_bps).abs() / expected_bps;
-        println!("{rate_kbps} kbit/s: simulated {:.4} Mb/s, arithmetic {:.4} Mb/s, error {:.3}%", got / 1e6, expected_bps / 1e6, err * 100.0);
+        println!(
+            "{rate_kbps} kbit/s: simulated {:.4} Mb/s, arithmetic {:.4} Mb/s, error {:.3}%",
+            got / 1e6,
+            expected_bps / 1e6,
+            err * 100.0
+        );
         assert!(err < 0.01, "{rate_kbps}: {got} vs {expected_bps}");
         assert_eq!(r.mac_total.ack_timeouts, 0, "a lone sender never collides");
     }
@@ -50,7 +64,16 @@ fn one_hop_goodput_matches_dcf_arithmetic() {
 
 /// Bianchi (2000) with a finite retry limit: τ = Σᵢ pⁱ / Σᵢ pⁱ(Wᵢ+1)/2 over
 /// the R+1 backoff stages, p = 1 − (1−τ)ⁿ⁻¹, solved by bisection.
-fn bianchi_goodput_bps(n: u32, payload_bits: f64, slot_us: f64, ts_us: f64, tc_us: f64, cw_min: u32, cw_max: u32, retries: u32) -> f64 {
+fn bianchi_goodput_bps(
+    n: u32,
+    payload_bits: f64,
+    slot_us: f64,
+    ts_us: f64,
+    tc_us: f64,
+    cw_min: u32,
+    cw_max: u32,
+    retries: u32,
+) -> f64 {
     let tau_of_p = |p: f64| {
         let (mut num, mut den) = (0.0, 0.0);
         for i in 0..=retries {
@@ -102,7 +125,12 @@ fn saturation_goodput_matches_bianchi() {
         let mut nodes = vec![NodeSpec { x_m: 0.0, y_m: 0.0, tx_power_dbm: None, data_rate_kbps: None }];
         for i in 0..n {
             let ang = 2.0 * std::f64::consts::PI * i as f64 / n as f64;
-            nodes.push(NodeSpec { x_m: radius_m * ang.cos(), y_m: radius_m * ang.sin(), tx_power_dbm: None, data_rate_kbps: None });
+            nodes.push(NodeSpec {
+                x_m: radius_m * ang.cos(),
+                y_m: radius_m * ang.sin(),
+                tx_power_dbm: None,
+                data_rate_kbps: None,
+            });
         }
         let mut s = Scenario::chain(1, 1.0, 20.0);
         s.radio.data_rate_kbps = rate_kbps;
@@ -111,9 +139,15 @@ fn saturation_goodput_matches_bianchi() {
         s.flows = (1..=n).map(|i| saturated(i, 0)).collect();
         let r = run(&s);
         let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
-        let model = bianchi_goodput_bps(n, 1472.0 * 8.0, us(t.slot), ts, tc, t.cw_min, t.cw_max, s.radio.mac.short_retry_limit);
+        let model =
+            bianchi_goodput_bps(n, 1472.0 * 8.0, us(t.slot), ts, tc, t.cw_min, t.cw_max, s.radio.mac.short_retry_limit);
         let err = (total - model).abs() / model;
-        println!("n = {n:2}: simulated {:.3} Mb/s, Bianchi {:.3} Mb/s, error {:.2}%", total / 1e6, model / 1e6, err * 100.0);
+        println!(
+            "n = {n:2}: simulated {:.3} Mb/s, Bianchi {:.3} Mb/s, error {:.2}%",
+            total / 1e6,
+            model / 1e6,
+            err * 100.0
+        );
         assert!(err < 0.05, "n={n}: {total} vs {model}");
         if n > 2 {
             assert!(r.mac_total.ack_timeouts > 0, "contention must cause collisions");

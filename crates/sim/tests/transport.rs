@@ -42,7 +42,11 @@ fn every_protocol_completes_a_2mb_transfer_over_1_to_6_hops() {
         rows.push((protocol, row));
     }
     println!("goodput of a 2 MB transfer, Mbit/s (completion time s, retransmissions)");
-    println!("{:<15} {}", "protocol", (1..=6).map(|h| format!("{:>22}", format!("{h} hop{}", if h > 1 { "s" } else { "" }))).collect::<String>());
+    println!(
+        "{:<15} {}",
+        "protocol",
+        (1..=6).map(|h| format!("{:>22}", format!("{h} hop{}", if h > 1 { "s" } else { "" }))).collect::<String>()
+    );
     for (protocol, row) in &rows {
         let cells: String = row.iter().map(|(g, d, x)| format!("{:>22}", format!("{g:.3} ({d:.2} s, {x})"))).collect();
         println!("{:<15} {cells}", protocol.name());
@@ -161,7 +165,44 @@ fn transport_flow_mistakes_name_their_key() {
     let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nepsilon = 1\n");
     assert!(e.contains("epsilon"), "{e}");
     // Boundary pair: the smallest data packet that still carries a byte.
-    assert!(err_of("protocol = \"atp-default\"\nbytes = 1000\npacket_bytes = 64\n").contains("flows[0].packet_bytes = 64"));
+    assert!(
+        err_of("protocol = \"atp-default\"\nbytes = 1000\npacket_bytes = 64\n").contains("flows[0].packet_bytes = 64")
+    );
     let ok = "duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200\n[[flows]]\nsrc = 0\ndst = 3\nprotocol = \"atp-default\"\nbytes = 1000\npacket_bytes = 65\n";
     assert!(Scenario::from_toml(ok).is_ok());
+}
+
+/// A transport flow can run for a duration instead of moving a byte count:
+/// it stops at `stop_s`, and what arrived is a verified prefix of the data.
+#[test]
+fn duration_flows_stop_on_time_with_a_verified_prefix() {
+    use meshbed_sim::scenario::{FlowSpec, Scenario};
+    for protocol in ["atp-adaptive", "tcp-newreno"] {
+        let mut s = Scenario::chain(3, 200.0, 12.0);
+        s.flows = vec![FlowSpec {
+            src: 0,
+            dst: 3,
+            protocol: Some(protocol.into()),
+            start_s: 1.0,
+            stop_s: Some(6.0),
+            ..FlowSpec::default()
+        }];
+        let r = meshbed_sim::run(&s).unwrap();
+        let f = &r.flows[0];
+        assert!(f.completed && f.verified && !f.failed, "{protocol}: {:?}", f.error);
+        assert_eq!(f.completion_time_s, Some(6.0));
+        assert!((f.duration_s - 5.0).abs() < 1e-9);
+        assert!(f.bytes_delivered > 100_000, "{protocol}: only {} bytes in 5 s", f.bytes_delivered);
+        assert_eq!(f.transfer_bytes, None);
+        assert!((f.goodput_bps - f.bytes_delivered as f64 * 8.0 / 5.0).abs() < 1e-6);
+    }
+    // bytes and stop_s together, or neither, are errors naming the key.
+    let mut s = Scenario::chain(1, 200.0, 5.0);
+    s.flows = vec![FlowSpec { protocol: Some("atp-default".into()), ..FlowSpec::default() }];
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("flows[0].bytes") && e.contains("stop_s"), "{e}");
+    s.flows[0].bytes = Some(1000);
+    s.flows[0].stop_s = Some(2.0);
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("flows[0].stop_s") && e.contains("not both"), "{e}");
 }

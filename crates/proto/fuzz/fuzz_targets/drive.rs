@@ -41,13 +41,7 @@ fn config_for(selector: u8) -> AtpConfig {
 
 /// Moves what `from` wants to send into `to` (through `relay` when given),
 /// checking every datagram parses.
-fn exchange(
-    now: Instant,
-    from: &mut impl Engine,
-    to: &mut impl Engine,
-    mut relay: Option<&mut Relay>,
-    buf: &mut [u8],
-) {
+fn exchange(now: Instant, from: &mut impl Engine, to: &mut impl Engine, mut relay: Option<&mut Relay>, buf: &mut [u8]) {
     for _ in 0..64 {
         let Some(t) = from.poll_transmit(now, buf) else {
             break;
@@ -58,9 +52,7 @@ fn exchange(
             panic!("an engine emitted a malformed datagram: {e}");
         }
         if let Some(relay) = relay.as_deref_mut() {
-            relay
-                .stamp(now, datagram)
-                .expect("an emitted datagram stamps");
+            relay.stamp(now, datagram).expect("an emitted datagram stamps");
             relay.on_tx_report(now, now, Some(now));
         }
         to.handle_input(now, datagram);

@@ -23,10 +23,7 @@ pub struct AdaptiveFeedback {
 
 impl Default for AdaptiveFeedback {
     fn default() -> Self {
-        AdaptiveFeedback {
-            drops: 2,
-            consecutive: 10,
-        }
+        AdaptiveFeedback { drops: 2, consecutive: 10 }
     }
 }
 
@@ -155,22 +152,14 @@ impl Default for AtpConfig {
 impl AtpConfig {
     /// Aggressive ATP: E = 0.04 s, κ = 0.5 (seed 000 §V.A.2, seed 001 §5.1.2).
     pub fn aggressive() -> Self {
-        AtpConfig {
-            epoch: Duration::from_millis(40),
-            kappa: 0.5,
-            ..AtpConfig::default()
-        }
+        AtpConfig { epoch: Duration::from_millis(40), kappa: 0.5, ..AtpConfig::default() }
     }
 
     /// Adaptive ATP: aggressive plus immediate feedback on two drops or ten
     /// consecutive packets whose D_max says the sender is too fast or too slow,
     /// and η from the hop count (seed 000 §V.A.3, seed 001 §5.1.3).
     pub fn adaptive() -> Self {
-        AtpConfig {
-            eta_per_hop: Some(0.5),
-            adaptive: Some(AdaptiveFeedback::default()),
-            ..AtpConfig::aggressive()
-        }
+        AtpConfig { eta_per_hop: Some(0.5), adaptive: Some(AdaptiveFeedback::default()), ..AtpConfig::aggressive() }
     }
 
     /// The preset for an ATP protocol name; `None` for TCP.
@@ -187,17 +176,9 @@ impl AtpConfig {
     pub fn relay_config(&self) -> RelayConfig {
         let eta = match self.eta_per_hop {
             None => EtaRule::Fixed(self.eta),
-            Some(per_hop) => EtaRule::ByHopCount {
-                base: self.eta,
-                per_hop,
-            },
+            Some(per_hop) => EtaRule::ByHopCount { base: self.eta, per_hop },
         };
-        RelayConfig {
-            alpha: self.alpha,
-            eta,
-            idle_after: self.relay_idle_after,
-            prior_delay: self.relay_prior_delay,
-        }
+        RelayConfig { alpha: self.alpha, eta, idle_after: self.relay_idle_after, prior_delay: self.relay_prior_delay }
     }
 
     /// How long the sender waits for feedback: 1.1·E.

@@ -81,23 +81,11 @@ mod tests {
     #[test]
     fn rate_adjustment_phases() {
         // 1.5× the rate: increase by κ(R − S).
-        assert_eq!(
-            rate_adjustment(0.1, 0.2, 100.0, 150.0),
-            (RatePhase::Increase, 110.0)
-        );
+        assert_eq!(rate_adjustment(0.1, 0.2, 100.0, 150.0), (RatePhase::Increase, 110.0));
         // Inside [S, 1.1·S]: maintain.
-        assert_eq!(
-            rate_adjustment(0.1, 0.2, 100.0, 105.0),
-            (RatePhase::Maintain, 100.0)
-        );
-        assert_eq!(
-            rate_adjustment(0.1, 0.2, 100.0, 100.0),
-            (RatePhase::Maintain, 100.0)
-        );
+        assert_eq!(rate_adjustment(0.1, 0.2, 100.0, 105.0), (RatePhase::Maintain, 100.0));
+        assert_eq!(rate_adjustment(0.1, 0.2, 100.0, 100.0), (RatePhase::Maintain, 100.0));
         // Below S: fall to R.
-        assert_eq!(
-            rate_adjustment(0.1, 0.2, 100.0, 60.0),
-            (RatePhase::Decrease, 60.0)
-        );
+        assert_eq!(rate_adjustment(0.1, 0.2, 100.0, 60.0), (RatePhase::Decrease, 60.0));
     }
 }

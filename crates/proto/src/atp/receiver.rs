@@ -209,11 +209,8 @@ impl AtpReceiver {
         match self.read_rate_bps {
             None => d_avg,
             Some(rate) => {
-                let app_delay = if rate > 0.0 {
-                    Duration::from_secs_f64(self.packet_size as f64 / rate)
-                } else {
-                    Duration::MAX
-                };
+                let app_delay =
+                    if rate > 0.0 { Duration::from_secs_f64(self.packet_size as f64 / rate) } else { Duration::MAX };
                 d_avg.max(app_delay)
             }
         }
@@ -221,21 +218,11 @@ impl AtpReceiver {
 
     fn refresh_timers(&mut self) {
         let established = self.state == ReceiverState::Established;
-        let sack_more = (established && !self.sack_more_sent)
-            .then(|| self.last_data_at + self.config.sack_more_after());
-        self.timers.set(
-            Timer::Epoch as usize,
-            if established {
-                self.epoch_deadline
-            } else {
-                None
-            },
-        );
+        let sack_more =
+            (established && !self.sack_more_sent).then(|| self.last_data_at + self.config.sack_more_after());
+        self.timers.set(Timer::Epoch as usize, if established { self.epoch_deadline } else { None });
         self.timers.set(Timer::SackMore as usize, sack_more);
-        self.timers.set(
-            Timer::Idle as usize,
-            established.then(|| self.last_heard + self.config.idle_timeout),
-        );
+        self.timers.set(Timer::Idle as usize, established.then(|| self.last_heard + self.config.idle_timeout));
         self.timers.set(
             Timer::Linger as usize,
             (self.state == ReceiverState::Finished).then(|| self.last_heard + self.config.linger),
@@ -253,13 +240,8 @@ impl AtpReceiver {
         // Pieces not yet held.
         let mut new_pieces = Vec::new();
         let mut cursor = start;
-        let overlapping: Vec<(u64, u64)> = self
-            .held
-            .range(..=end)
-            .rev()
-            .take_while(|&(_, &e)| e >= start)
-            .map(|(&s, &e)| (s, e))
-            .collect();
+        let overlapping: Vec<(u64, u64)> =
+            self.held.range(..=end).rev().take_while(|&(_, &e)| e >= start).map(|(&s, &e)| (s, e)).collect();
         for &(s, e) in overlapping.iter().rev() {
             if s > cursor {
                 new_pieces.push((cursor, s.min(end)));
@@ -311,9 +293,7 @@ impl AtpReceiver {
         // dropped (or are late; ATP has no way to tell).
         if seq > self.highest_end {
             let gap = seq - self.highest_end;
-            self.drops_since_feedback = self
-                .drops_since_feedback
-                .saturating_add(gap.div_ceil(self.packet_size as u64));
+            self.drops_since_feedback = self.drops_since_feedback.saturating_add(gap.div_ceil(self.packet_size as u64));
         }
         if self.drops_since_feedback >= u64::from(adaptive.drops) {
             self.pending_feedback = true;
@@ -416,10 +396,7 @@ impl Engine for AtpReceiver {
     }
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        let sending = matches!(
-            self.state,
-            ReceiverState::Established | ReceiverState::Finished
-        );
+        let sending = matches!(self.state, ReceiverState::Established | ReceiverState::Finished);
         if !self.pending_feedback || !sending {
             return None;
         }
@@ -438,12 +415,7 @@ impl Engine for AtpReceiver {
         let d = self.feedback_delay();
         // seed 002 §4.2.2: the blocks always describe the first holes.
         let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
-        let sack_blocks: Vec<(u64, u64)> = self
-            .held
-            .iter()
-            .take(max_blocks)
-            .map(|(&s, &e)| (s, e))
-            .collect();
+        let sack_blocks: Vec<(u64, u64)> = self.held.iter().take(max_blocks).map(|(&s, &e)| (s, e)).collect();
         let repr = Repr {
             protocol: ProtocolId::Atp,
             control,

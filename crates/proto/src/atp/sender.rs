@@ -207,11 +207,7 @@ impl AtpSender {
     fn set_rate(&mut self, now: Instant, rate_pps: f64) {
         let max_rate = 1.0 / self.config.min_delay.as_secs_f64().max(1e-9);
         let min_rate = 1.0 / self.config.max_delay.as_secs_f64().max(1e-9);
-        let rate = if rate_pps.is_nan() {
-            min_rate
-        } else {
-            rate_pps.clamp(min_rate, max_rate)
-        };
+        let rate = if rate_pps.is_nan() { min_rate } else { rate_pps.clamp(min_rate, max_rate) };
         if rate != self.rate_pps {
             self.rate_pps = rate;
             let d_s = self.d_s();
@@ -232,9 +228,7 @@ impl AtpSender {
 
     /// A FIN is repeated at most once per this interval while unanswered.
     fn fin_interval(&self) -> Duration {
-        self.config
-            .epoch
-            .max(self.rtt.unwrap_or(Duration::ZERO) * 2)
+        self.config.epoch.max(self.rtt.unwrap_or(Duration::ZERO) * 2)
     }
 
     fn fail(&mut self, reason: FailReason) {
@@ -301,22 +295,13 @@ impl AtpSender {
             return;
         }
         let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing);
-        self.timers
-            .set(Timer::Pacing as usize, self.pacing_deadline());
-        self.timers
-            .set(Timer::Probe as usize, probing.then_some(self.probe_next_at));
+        self.timers.set(Timer::Pacing as usize, self.pacing_deadline());
+        self.timers.set(Timer::Probe as usize, probing.then_some(self.probe_next_at));
         self.timers.set(
             Timer::Feedback as usize,
-            if self.state == SenderState::Established {
-                self.feedback_deadline
-            } else {
-                None
-            },
+            if self.state == SenderState::Established { self.feedback_deadline } else { None },
         );
-        self.timers.set(
-            Timer::Idle as usize,
-            Some(self.last_heard + self.config.idle_timeout),
-        );
+        self.timers.set(Timer::Idle as usize, Some(self.last_heard + self.config.idle_timeout));
     }
 
     /// Queues the not-yet-held segments overlapping `[start, end)` whose last
@@ -387,11 +372,7 @@ impl AtpSender {
         }
         // seed 001 §3.3: SACK-MORE asks for everything not yet acknowledged.
         if control.contains(Control::SACK_MORE) {
-            let sent_end = if self.next_new == 0 {
-                0
-            } else {
-                self.seg_end(self.next_new - 1)
-            };
+            let sent_end = if self.next_new == 0 { 0 } else { self.seg_end(self.next_new - 1) };
             self.mark_hole(now, self.acked, sent_end);
         }
     }
@@ -449,9 +430,7 @@ impl Engine for AtpSender {
         match self.state {
             // seed 002 §4.3.2: "once it hears from the receiver, it will use
             // the rate on the feedback packet ... as part of its quick-start".
-            SenderState::Connecting | SenderState::Probing => {
-                self.on_quick_start_answer(now, d_avg)
-            }
+            SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(now, d_avg),
             _ => {
                 let r = self.feedback_rate(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
@@ -459,10 +438,7 @@ impl Engine for AtpSender {
             }
         }
         self.on_reliability(now, &repr);
-        if repr.control.contains(Control::FIN)
-            && self.fin_sent_at.is_some()
-            && self.acked == self.len()
-        {
+        if repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.acked == self.len() {
             self.state = SenderState::Finished;
             self.events.push_back(EngineEvent::Finished);
         }
@@ -539,11 +515,7 @@ impl Engine for AtpSender {
                 if seg.last_sent.is_some() {
                     self.stats.retransmissions += 1;
                     self.stats.retransmitted_bytes += payload.len() as u64;
-                    let sample = TraceSample::Retransmit {
-                        at: now,
-                        seq,
-                        len: payload.len(),
-                    };
+                    let sample = TraceSample::Retransmit { at: now, seq, len: payload.len() };
                     self.trace(sample);
                 } else {
                     self.stats.bytes_sent += payload.len() as u64;
@@ -568,11 +540,7 @@ impl Engine for AtpSender {
             // more than one interval late (no bursts after a quiet spell).
             let d_s = self.d_s();
             let scheduled = self.next_send + d_s;
-            self.next_send = if scheduled <= now {
-                now + d_s
-            } else {
-                scheduled
-            };
+            self.next_send = if scheduled <= now { now + d_s } else { scheduled };
         }
         self.refresh_timers();
         Some(Transmit { len })

@@ -52,15 +52,9 @@ pub struct Response {
 
 impl Response {
     /// A new ACK with nothing special: restart the timer (RFC 6298 §5.3).
-    pub const NEW_ACK: Response = Response {
-        retransmit: Retransmit::None,
-        restart_timer: true,
-    };
+    pub const NEW_ACK: Response = Response { retransmit: Retransmit::None, restart_timer: true };
     /// A duplicate ACK that changes nothing about timing.
-    pub const NOTHING: Response = Response {
-        retransmit: Retransmit::None,
-        restart_timer: false,
-    };
+    pub const NOTHING: Response = Response { retransmit: Retransmit::None, restart_timer: false };
 }
 
 /// A snapshot for traces and tests.
@@ -88,13 +82,7 @@ pub trait CongestionControl {
     /// The retransmission timer expired with data outstanding. `first` is
     /// false when the segment at `snd_una` had already been resent by the
     /// timer: RFC 5681 §3.1 then keeps ssthresh as it is.
-    fn on_retransmission_timeout(
-        &mut self,
-        now: Instant,
-        flight_bytes: u64,
-        snd_max: u64,
-        first: bool,
-    );
+    fn on_retransmission_timeout(&mut self, now: Instant, flight_bytes: u64, snd_max: u64, first: bool);
 
     /// The SYN had to be retransmitted (RFC 5681 §3.1: the window after the
     /// handshake is then one segment).
@@ -156,11 +144,7 @@ impl Window {
     }
 
     fn metrics(&self, in_recovery: bool) -> CcMetrics {
-        CcMetrics {
-            cwnd_segments: self.cwnd_segments,
-            ssthresh_segments: self.ssthresh_segments,
-            in_recovery,
-        }
+        CcMetrics { cwnd_segments: self.cwnd_segments, ssthresh_segments: self.ssthresh_segments, in_recovery }
     }
 }
 
@@ -185,12 +169,7 @@ pub struct Tahoe {
 
 impl Tahoe {
     pub fn new(window: Window, dupack_threshold: u32) -> Self {
-        Tahoe {
-            window,
-            dupack_threshold,
-            recover: 0,
-            last_ack: 0,
-        }
+        Tahoe { window, dupack_threshold, recover: 0, last_ack: 0 }
     }
 }
 
@@ -209,19 +188,10 @@ impl CongestionControl for Tahoe {
         self.window.halve_ssthresh(ack.flight_bytes);
         self.window.cwnd_segments = 1.0;
         self.recover = ack.snd_max;
-        Response {
-            retransmit: Retransmit::GoBackN,
-            restart_timer: true,
-        }
+        Response { retransmit: Retransmit::GoBackN, restart_timer: true }
     }
 
-    fn on_retransmission_timeout(
-        &mut self,
-        _now: Instant,
-        flight_bytes: u64,
-        snd_max: u64,
-        first: bool,
-    ) {
+    fn on_retransmission_timeout(&mut self, _now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
         if first {
             self.window.halve_ssthresh(flight_bytes);
         }
@@ -255,11 +225,7 @@ pub struct Reno {
 
 impl Reno {
     pub fn new(window: Window, dupack_threshold: u32) -> Self {
-        Reno {
-            window,
-            dupack_threshold,
-            in_recovery: false,
-        }
+        Reno { window, dupack_threshold, in_recovery: false }
     }
 }
 
@@ -289,19 +255,10 @@ impl CongestionControl for Reno {
         self.window.halve_ssthresh(ack.flight_bytes);
         self.window.cwnd_segments = self.window.ssthresh_segments + self.dupack_threshold as f64;
         self.in_recovery = true;
-        Response {
-            retransmit: Retransmit::Head,
-            restart_timer: true,
-        }
+        Response { retransmit: Retransmit::Head, restart_timer: true }
     }
 
-    fn on_retransmission_timeout(
-        &mut self,
-        _now: Instant,
-        flight_bytes: u64,
-        _snd_max: u64,
-        first: bool,
-    ) {
+    fn on_retransmission_timeout(&mut self, _now: Instant, flight_bytes: u64, _snd_max: u64, first: bool) {
         if first {
             self.window.halve_ssthresh(flight_bytes);
         }
@@ -339,13 +296,7 @@ pub struct NewReno {
 
 impl NewReno {
     pub fn new(window: Window, dupack_threshold: u32) -> Self {
-        NewReno {
-            window,
-            dupack_threshold,
-            in_recovery: false,
-            recover: 0,
-            seen_partial_ack: false,
-        }
+        NewReno { window, dupack_threshold, in_recovery: false, recover: 0, seen_partial_ack: false }
     }
 }
 
@@ -378,10 +329,7 @@ impl CongestionControl for NewReno {
         // with many holes a timeout then ends the slow one-hole-per-RTT repair.
         let restart_timer = !self.seen_partial_ack;
         self.seen_partial_ack = true;
-        Response {
-            retransmit: Retransmit::Head,
-            restart_timer,
-        }
+        Response { retransmit: Retransmit::Head, restart_timer }
     }
 
     fn on_duplicate_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
@@ -400,19 +348,10 @@ impl CongestionControl for NewReno {
         self.window.cwnd_segments = self.window.ssthresh_segments + self.dupack_threshold as f64;
         self.in_recovery = true;
         self.seen_partial_ack = false;
-        Response {
-            retransmit: Retransmit::Head,
-            restart_timer: true,
-        }
+        Response { retransmit: Retransmit::Head, restart_timer: true }
     }
 
-    fn on_retransmission_timeout(
-        &mut self,
-        _now: Instant,
-        flight_bytes: u64,
-        snd_max: u64,
-        first: bool,
-    ) {
+    fn on_retransmission_timeout(&mut self, _now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
         // RFC 6582 §3.2 step 4: record recover and leave fast recovery.
         if first {
             self.window.halve_ssthresh(flight_bytes);
@@ -460,13 +399,7 @@ impl CongestionControl for Controller {
     fn on_duplicate_ack(&mut self, now: Instant, ack: &AckSample) -> Response {
         dispatch!(self, c => c.on_duplicate_ack(now, ack))
     }
-    fn on_retransmission_timeout(
-        &mut self,
-        now: Instant,
-        flight_bytes: u64,
-        snd_max: u64,
-        first: bool,
-    ) {
+    fn on_retransmission_timeout(&mut self, now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
         dispatch!(self, c => c.on_retransmission_timeout(now, flight_bytes, snd_max, first))
     }
     fn on_syn_retransmitted(&mut self) {

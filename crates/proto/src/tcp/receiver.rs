@@ -129,8 +129,7 @@ impl TcpReceiver {
         if self.unacked_segments >= 2 {
             self.ack_now();
         } else if self.timers.get(Timer::DelayedAck).is_none() {
-            self.timers
-                .set(Timer::DelayedAck, now + self.config.delayed_ack_timeout);
+            self.timers.set(Timer::DelayedAck, now + self.config.delayed_ack_timeout);
         }
     }
 
@@ -166,9 +165,7 @@ impl TcpReceiver {
             self.ack_now();
             return;
         }
-        let window_end = self
-            .rcv_nxt
-            .saturating_add(self.config.receive_window_bytes());
+        let window_end = self.rcv_nxt.saturating_add(self.config.receive_window_bytes());
         if seq >= window_end {
             // Beyond anything a conforming sender sends: refuse to buffer it.
             self.stats.dropped_datagrams += 1;
@@ -236,9 +233,7 @@ impl TcpReceiver {
             payload_len: 0,
         };
         repr.emit(buf);
-        Transmit {
-            len: repr.buffer_len(),
-        }
+        Transmit { len: repr.buffer_len() }
     }
 }
 
@@ -249,10 +244,7 @@ impl Engine for TcpReceiver {
             self.stats.dropped_datagrams += 1;
             return;
         };
-        if repr.protocol != ProtocolId::Tcp
-            || repr.connection_id != self.connection_id
-            || self.state == State::Failed
-        {
+        if repr.protocol != ProtocolId::Tcp || repr.connection_id != self.connection_id || self.state == State::Failed {
             self.stats.dropped_datagrams += 1;
             return;
         }
@@ -279,9 +271,7 @@ impl Engine for TcpReceiver {
                 self.events.push_back(EngineEvent::Connected);
                 self.on_segment(now, &repr, data);
             }
-            State::Established | State::Finished if ack && !syn => {
-                self.on_segment(now, &repr, data)
-            }
+            State::Established | State::Finished if ack && !syn => self.on_segment(now, &repr, data),
             _ => {
                 // Data before the handshake, a stale SYN after it, or a
                 // segment without ACK: nothing a correct peer sends now.

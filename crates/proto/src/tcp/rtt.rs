@@ -24,12 +24,7 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     /// RFC 6298 §2.1: before the first sample, RTO is the initial value.
-    pub fn new(
-        initial_rto: Duration,
-        min_rto: Duration,
-        max_rto: Duration,
-        clock_granularity: Duration,
-    ) -> Self {
+    pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration, clock_granularity: Duration) -> Self {
         let max_rto = max_rto.max(min_rto);
         RttEstimator {
             srtt: None,

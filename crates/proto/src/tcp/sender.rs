@@ -2,8 +2,7 @@
 //! retransmission timer. Window arithmetic is delegated to [`super::cc`].
 
 use super::cc::{
-    AckSample, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit,
-    Tahoe, Window,
+    AckSample, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit, Tahoe, Window,
 };
 use super::rtt::RttEstimator;
 use super::{TcpConfig, TcpVariant, Timer, TimerTable};
@@ -73,13 +72,7 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender that will transfer `data` on `connection_id` (drawn by the
     /// driver from its seeded stream). `now` starts the idle timer.
-    pub fn new(
-        config: TcpConfig,
-        variant: TcpVariant,
-        connection_id: u32,
-        data: Vec<u8>,
-        now: Instant,
-    ) -> Self {
+    pub fn new(config: TcpConfig, variant: TcpVariant, connection_id: u32, data: Vec<u8>, now: Instant) -> Self {
         let config = config.sanitized();
         let window = Window::new(
             config.initial_cwnd_segments as f64,
@@ -93,12 +86,7 @@ impl TcpSender {
             TcpVariant::Reno => Controller::Reno(Reno::new(window, threshold)),
             TcpVariant::NewReno => Controller::NewReno(NewReno::new(window, threshold)),
         };
-        let rtt = RttEstimator::new(
-            config.initial_rto,
-            config.min_rto,
-            config.max_rto,
-            config.clock_granularity,
-        );
+        let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
         let mut timers = TimerTable::default();
         timers.set(Timer::Idle, now + config.idle_timeout);
         TcpSender {
@@ -169,10 +157,7 @@ impl TcpSender {
         let cwnd = self.cc.metrics().cwnd_segments;
         if cwnd != self.last_traced_cwnd {
             self.last_traced_cwnd = cwnd;
-            self.events.push_back(EngineEvent::Trace(TraceSample::Cwnd {
-                at: now,
-                cwnd_segments: cwnd,
-            }));
+            self.events.push_back(EngineEvent::Trace(TraceSample::Cwnd { at: now, cwnd_segments: cwnd }));
         }
     }
 
@@ -250,13 +235,7 @@ impl TcpSender {
         if response.restart_timer || self.timers.get(Timer::Retransmit).is_none() {
             self.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
-        self.apply(
-            now,
-            Response {
-                restart_timer: false,
-                ..response
-            },
-        );
+        self.apply(now, Response { restart_timer: false, ..response });
         self.trace_cwnd(now);
     }
 
@@ -299,12 +278,7 @@ impl TcpSender {
                 // timeout only, cwnd to the loss window of one segment; then
                 // go back N and slow-start through the unacknowledged data.
                 let first = self.rto_expirations == 1;
-                self.cc.on_retransmission_timeout(
-                    now,
-                    self.snd_max - self.snd_una,
-                    self.snd_max,
-                    first,
-                );
+                self.cc.on_retransmission_timeout(now, self.snd_max - self.snd_una, self.snd_max, first);
                 self.snd_nxt = self.snd_una;
                 self.retransmit_head = false;
                 self.dupacks = 0;
@@ -323,19 +297,14 @@ impl TcpSender {
         if flight == 0 {
             return true;
         }
-        let window_segments = self
-            .cc
-            .window_segments()
-            .min(self.config.max_cwnd_segments as f64);
+        let window_segments = self.cc.window_segments().min(self.config.max_cwnd_segments as f64);
         let window_bytes = (window_segments * self.config.mss_bytes as f64).floor() as u64;
         flight + space <= window_bytes
     }
 
     /// The segment starting at `seq`: (data length, whether it carries FIN).
     fn segment_at(&self, seq: u64, buf_len: usize) -> (usize, bool) {
-        let room = buf_len
-            .saturating_sub(HEADER_LEN)
-            .min(self.config.mss_bytes);
+        let room = buf_len.saturating_sub(HEADER_LEN).min(self.config.mss_bytes);
         let left = self.data_end().saturating_sub(seq);
         let len = (left.min(room as u64)) as usize;
         let fin = seq + len as u64 == self.data_end();
@@ -348,11 +317,7 @@ impl TcpSender {
             return None;
         }
         let end = seq + len as u64 + fin as u64;
-        let control = if fin {
-            Control(Control::ACK | Control::FIN)
-        } else {
-            Control(Control::ACK)
-        };
+        let control = if fin { Control(Control::ACK | Control::FIN) } else { Control(Control::ACK) };
         let repr = Repr {
             protocol: ProtocolId::Tcp,
             control,
@@ -374,17 +339,9 @@ impl TcpSender {
             self.stats.retransmissions += 1;
             self.stats.retransmitted_bytes += len as u64;
             self.rtt_probe = None;
-            self.events
-                .push_back(EngineEvent::Trace(TraceSample::Retransmit {
-                    at: now,
-                    seq,
-                    len,
-                }));
+            self.events.push_back(EngineEvent::Trace(TraceSample::Retransmit { at: now, seq, len }));
         } else if self.rtt_probe.is_none() {
-            self.rtt_probe = Some(RttProbe {
-                end_seq: end,
-                sent_at: now,
-            });
+            self.rtt_probe = Some(RttProbe { end_seq: end, sent_at: now });
         }
         if end > self.snd_max {
             let new_from = seq.max(self.snd_max);
@@ -417,27 +374,17 @@ impl TcpSender {
         self.syn_pending = false;
         if self.syn_sent {
             self.stats.retransmissions += 1;
-            self.events
-                .push_back(EngineEvent::Trace(TraceSample::Retransmit {
-                    at: now,
-                    seq: 0,
-                    len: 0,
-                }));
+            self.events.push_back(EngineEvent::Trace(TraceSample::Retransmit { at: now, seq: 0, len: 0 }));
         } else {
             self.syn_sent = true;
-            self.rtt_probe = Some(RttProbe {
-                end_seq: DATA_START,
-                sent_at: now,
-            });
+            self.rtt_probe = Some(RttProbe { end_seq: DATA_START, sent_at: now });
         }
         self.snd_max = DATA_START;
         self.stats.datagrams_sent += 1;
         if self.timers.get(Timer::Retransmit).is_none() {
             self.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
-        Transmit {
-            len: repr.buffer_len(),
-        }
+        Transmit { len: repr.buffer_len() }
     }
 }
 

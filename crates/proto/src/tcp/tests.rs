@@ -17,10 +17,7 @@ fn ms(ms: u64) -> Instant {
 }
 
 fn config() -> TcpConfig {
-    TcpConfig {
-        mss_bytes: MSS as usize,
-        ..TcpConfig::default()
-    }
+    TcpConfig { mss_bytes: MSS as usize, ..TcpConfig::default() }
 }
 
 /// Sequence number of segment `k`.
@@ -88,10 +85,7 @@ fn cwnd(s: &TcpSender) -> f64 {
 }
 
 fn with_cwnd(initial_cwnd_segments: u32) -> TcpConfig {
-    TcpConfig {
-        initial_cwnd_segments,
-        ..config()
-    }
+    TcpConfig { initial_cwnd_segments, ..config() }
 }
 
 /// A receiver past the handshake.
@@ -100,19 +94,12 @@ fn listening(config: TcpConfig) -> TcpReceiver {
     r.handle_input(ms(0), &datagram(Control::SYN, 0, 0, &[]));
     let synack = drain(&mut r, ms(0));
     assert_eq!(synack.len(), 1);
-    assert_eq!(
-        (synack[0].0.control, synack[0].0.ack),
-        (Control(Control::SYN | Control::ACK), 1)
-    );
+    assert_eq!((synack[0].0.control, synack[0].0.ack), (Control(Control::SYN | Control::ACK), 1));
     r
 }
 
 fn data_segment(k: u64, fin: bool) -> Vec<u8> {
-    let control = if fin {
-        Control::ACK | Control::FIN
-    } else {
-        Control::ACK
-    };
+    let control = if fin { Control::ACK | Control::FIN } else { Control::ACK };
     datagram(control, seg(k), 1, &[k as u8; MSS as usize])
 }
 
@@ -136,11 +123,7 @@ fn slow_start_adds_one_segment_per_ack_and_doubles_per_round_trip() {
                 let before = cwnd(&s);
                 next += 1;
                 ack(&mut s, now, seg(next));
-                assert_eq!(
-                    cwnd(&s),
-                    before + 1.0,
-                    "{variant:?}: +1 segment per ACK in slow start"
-                );
+                assert_eq!(cwnd(&s), before + 1.0, "{variant:?}: +1 segment per ACK in slow start");
             }
         }
     }
@@ -148,11 +131,7 @@ fn slow_start_adds_one_segment_per_ack_and_doubles_per_round_trip() {
 
 #[test]
 fn congestion_avoidance_adds_one_over_cwnd_per_ack() {
-    let config = TcpConfig {
-        initial_cwnd_segments: 4,
-        initial_ssthresh_segments: 2,
-        ..config()
-    };
+    let config = TcpConfig { initial_cwnd_segments: 4, initial_ssthresh_segments: 2, ..config() };
     let mut s = established(TcpVariant::Reno, config, 100_000);
     assert_eq!(drain(&mut s, ms(100)).len(), 4);
     ack(&mut s, ms(200), seg(1));
@@ -167,11 +146,7 @@ fn congestion_avoidance_adds_one_over_cwnd_per_ack() {
 
 #[test]
 fn window_growth_stops_at_the_maximum_window() {
-    let config = TcpConfig {
-        initial_cwnd_segments: 4,
-        max_cwnd_segments: 5,
-        ..config()
-    };
+    let config = TcpConfig { initial_cwnd_segments: 4, max_cwnd_segments: 5, ..config() };
     let mut s = established(TcpVariant::NewReno, config, 100_000);
     assert_eq!(drain(&mut s, ms(100)).len(), 4);
     for k in 1..=4 {
@@ -202,10 +177,7 @@ fn cwnd_changes_are_traced() {
 /// returns the sender after `dupacks` duplicate ACKs.
 fn eight_in_flight_then_dupacks(variant: TcpVariant, dupacks: usize) -> TcpSender {
     let mut s = established(variant, with_cwnd(8), 20_000);
-    assert_eq!(
-        seqs(&drain(&mut s, ms(100))),
-        (0..8).map(seg).collect::<Vec<_>>()
-    );
+    assert_eq!(seqs(&drain(&mut s, ms(100))), (0..8).map(seg).collect::<Vec<_>>());
     for _ in 0..dupacks {
         ack(&mut s, ms(200), seg(0));
     }
@@ -221,22 +193,11 @@ fn two_duplicate_acks_do_not_retransmit_three_do() {
 
         ack(&mut s, ms(200), seg(0));
         let sent = drain(&mut s, ms(200));
-        assert_eq!(
-            seqs(&sent),
-            vec![seg(0)],
-            "{variant:?}: fast retransmit of the first unacked segment"
-        );
+        assert_eq!(seqs(&sent), vec![seg(0)], "{variant:?}: fast retransmit of the first unacked segment");
         assert_eq!(s.stats().retransmissions, 1);
         assert_eq!(s.stats().retransmitted_bytes, MSS);
-        let retransmit = TraceSample::Retransmit {
-            at: ms(200),
-            seq: seg(0),
-            len: MSS as usize,
-        };
-        assert!(
-            events(&mut s).contains(&EngineEvent::Trace(retransmit)),
-            "{variant:?}"
-        );
+        let retransmit = TraceSample::Retransmit { at: ms(200), seq: seg(0), len: MSS as usize };
+        assert!(events(&mut s).contains(&EngineEvent::Trace(retransmit)), "{variant:?}");
         // ssthresh = max(FlightSize / 2, 2) with eight segments in flight.
         assert_eq!(s.cc_metrics().ssthresh_segments, 4.0);
     }
@@ -283,11 +244,7 @@ fn reno_inflates_on_each_dupack_and_deflates_on_the_new_ack() {
     assert!(drain(&mut s, ms(201)).is_empty());
     ack(&mut s, ms(202), seg(0));
     assert_eq!(cwnd(&s), 9.0);
-    assert_eq!(
-        seqs(&drain(&mut s, ms(202))),
-        vec![seg(8)],
-        "inflation lets new data out"
-    );
+    assert_eq!(seqs(&drain(&mut s, ms(202))), vec![seg(8)], "inflation lets new data out");
     // The retransmission arrives: everything up to segment 8 is acknowledged.
     ack(&mut s, ms(300), seg(8));
     assert_eq!(cwnd(&s), 4.0, "deflated to ssthresh");
@@ -317,11 +274,7 @@ fn newreno_partial_ack_retransmits_the_next_hole_and_stays_in_recovery() {
     // Deflate by the three segments acknowledged, add one back: 10 − 3 + 1.
     assert_eq!(cwnd(&s), 8.0);
     let sent = drain(&mut s, ms(300));
-    assert_eq!(
-        seqs(&sent),
-        vec![seg(3), seg(10)],
-        "hole first, then what the window allows"
-    );
+    assert_eq!(seqs(&sent), vec![seg(3), seg(10)], "hole first, then what the window allows");
     assert_eq!(s.stats().retransmissions, 2);
     // The full ACK covers `recover` (everything sent before the loss, up to
     // segment 8): leave recovery with cwnd = min(ssthresh, flight + 1).
@@ -360,24 +313,12 @@ fn newreno_starts_a_new_recovery_after_a_full_ack() {
 #[test]
 fn tahoe_does_not_fast_retransmit_twice_for_one_window() {
     let mut cc = Tahoe::new(Window::new(8.0, 64.0, 64.0, MSS), 3);
-    let dupack = |dupacks| AckSample {
-        ack: 1,
-        acked_bytes: 0,
-        flight_bytes: 8 * MSS,
-        snd_max: seg(8),
-        dupacks,
-    };
-    assert_eq!(
-        cc.on_duplicate_ack(ms(0), &dupack(3)).retransmit,
-        Retransmit::GoBackN
-    );
+    let dupack = |dupacks| AckSample { ack: 1, acked_bytes: 0, flight_bytes: 8 * MSS, snd_max: seg(8), dupacks };
+    assert_eq!(cc.on_duplicate_ack(ms(0), &dupack(3)).retransmit, Retransmit::GoBackN);
     assert!(cc.metrics().in_recovery);
     // After the go-back-N, old segments of the same window can raise three
     // more dupacks for the same hole; they must not halve again.
-    assert_eq!(
-        cc.on_duplicate_ack(ms(1), &dupack(3)).retransmit,
-        Retransmit::None
-    );
+    assert_eq!(cc.on_duplicate_ack(ms(1), &dupack(3)).retransmit, Retransmit::None);
     assert_eq!(cc.metrics().ssthresh_segments, 4.0);
 }
 
@@ -386,27 +327,12 @@ fn newreno_does_not_enter_recovery_below_recover_after_a_timeout() {
     let mut cc = NewReno::new(Window::new(8.0, 64.0, 64.0, MSS), 3);
     // A timeout with eight segments outstanding records recover = segment 8.
     cc.on_retransmission_timeout(ms(0), 8 * MSS, seg(8), true);
-    let dupack = |ack| AckSample {
-        ack,
-        acked_bytes: 0,
-        flight_bytes: 4 * MSS,
-        snd_max: seg(8),
-        dupacks: 3,
-    };
+    let dupack = |ack| AckSample { ack, acked_bytes: 0, flight_bytes: 4 * MSS, snd_max: seg(8), dupacks: 3 };
     // RFC 6582 §3.2 step 1: dupacks that do not cover recover come from the
     // segments the go-back-N resent needlessly; they start no recovery.
-    assert_eq!(
-        cc.on_duplicate_ack(ms(1), &dupack(seg(4))).retransmit,
-        Retransmit::None
-    );
-    assert_eq!(
-        (cc.metrics().cwnd_segments, cc.metrics().in_recovery),
-        (1.0, false)
-    );
-    assert_eq!(
-        cc.on_duplicate_ack(ms(2), &dupack(seg(8))).retransmit,
-        Retransmit::Head
-    );
+    assert_eq!(cc.on_duplicate_ack(ms(1), &dupack(seg(4))).retransmit, Retransmit::None);
+    assert_eq!((cc.metrics().cwnd_segments, cc.metrics().in_recovery), (1.0, false));
+    assert_eq!(cc.on_duplicate_ack(ms(2), &dupack(seg(8))).retransmit, Retransmit::Head);
     assert!(cc.metrics().in_recovery);
 }
 
@@ -415,12 +341,7 @@ fn newreno_does_not_enter_recovery_below_recover_after_a_timeout() {
 #[test]
 fn rto_follows_rfc6298_arithmetic() {
     let g = Duration::from_millis(1);
-    let mut rtt = RttEstimator::new(
-        Duration::from_secs(1),
-        Duration::from_millis(1),
-        Duration::from_secs(60),
-        g,
-    );
+    let mut rtt = RttEstimator::new(Duration::from_secs(1), Duration::from_millis(1), Duration::from_secs(60), g);
     assert_eq!(rtt.rto(), Duration::from_secs(1), "(2.1) before any sample");
     // (2.2) first sample R = 100 ms: SRTT = 100, RTTVAR = 50, RTO = 100 + 4·50.
     rtt.on_sample(Duration::from_millis(100));
@@ -444,28 +365,14 @@ fn rto_follows_rfc6298_arithmetic() {
 #[test]
 fn rto_has_a_floor_a_granularity_term_and_a_cap() {
     let floor = Duration::from_millis(200);
-    let mut rtt = RttEstimator::new(
-        Duration::from_secs(1),
-        floor,
-        Duration::from_secs(60),
-        Duration::from_millis(1),
-    );
+    let mut rtt = RttEstimator::new(Duration::from_secs(1), floor, Duration::from_secs(60), Duration::from_millis(1));
     rtt.on_sample(Duration::from_millis(10));
     assert_eq!(rtt.rto(), floor, "10 + 4·5 ms is below the minimum");
 
     let g = Duration::from_millis(50);
-    let mut rtt = RttEstimator::new(
-        Duration::from_secs(1),
-        Duration::from_millis(1),
-        Duration::from_secs(60),
-        g,
-    );
+    let mut rtt = RttEstimator::new(Duration::from_secs(1), Duration::from_millis(1), Duration::from_secs(60), g);
     rtt.on_sample(Duration::from_millis(10));
-    assert_eq!(
-        rtt.rto(),
-        Duration::from_millis(60),
-        "SRTT + max(G, 4·RTTVAR) = 10 + 50"
-    );
+    assert_eq!(rtt.rto(), Duration::from_millis(60), "SRTT + max(G, 4·RTTVAR) = 10 + 50");
 
     let mut rtt = RttEstimator::new(Duration::from_secs(1), floor, Duration::from_secs(60), g);
     let mut expected = Duration::from_secs(1);
@@ -487,10 +394,7 @@ fn retransmission_timer_backs_off_exponentially() {
         s.handle_timeout(expected_deadline);
         let sent = drain(&mut s, expected_deadline);
         assert_eq!(sent.len(), 1);
-        assert!(
-            sent[0].0.control.contains(Control::SYN),
-            "the SYN is retransmitted"
-        );
+        assert!(sent[0].0.control.contains(Control::SYN), "the SYN is retransmitted");
         assert_eq!(s.stats().retransmissions, i as u64 + 1);
         assert_eq!(s.rtt().rto(), Duration::from_millis(rto_ms));
         expected_deadline += Duration::from_millis(rto_ms);
@@ -506,24 +410,13 @@ fn rto_collapses_the_window_and_goes_back_n() {
         assert_eq!(deadline, ms(400), "RTO of 300 ms after the first segment");
         s.handle_timeout(deadline);
         assert_eq!(cwnd(&s), 1.0, "{variant:?}: loss window");
-        assert_eq!(
-            s.cc_metrics().ssthresh_segments,
-            2.0,
-            "{variant:?}: max(4 / 2, 2)"
-        );
+        assert_eq!(s.cc_metrics().ssthresh_segments, 2.0, "{variant:?}: max(4 / 2, 2)");
         assert_eq!(seqs(&drain(&mut s, deadline)), vec![seg(0)]);
         assert_eq!(s.rtt().rto(), Duration::from_millis(600), "backed off");
-        assert_eq!(
-            s.poll_timeout(),
-            Some(deadline + Duration::from_millis(600))
-        );
+        assert_eq!(s.poll_timeout(), Some(deadline + Duration::from_millis(600)));
         // Only segment 0 made it through: slow start resends 1 and 2.
         ack(&mut s, ms(500), seg(1));
-        assert_eq!(
-            seqs(&drain(&mut s, ms(500))),
-            vec![seg(1), seg(2)],
-            "{variant:?}"
-        );
+        assert_eq!(seqs(&drain(&mut s, ms(500))), vec![seg(1), seg(2)], "{variant:?}");
         assert_eq!(s.stats().retransmissions, 3);
     }
 }
@@ -546,16 +439,8 @@ fn karn_rule_takes_no_sample_from_a_retransmitted_segment() {
     s.handle_timeout(ms(400));
     drain(&mut s, ms(400));
     ack(&mut s, ms(450), seg(1));
-    assert_eq!(
-        s.rtt().srtt(),
-        Some(Duration::from_millis(100)),
-        "no sample from the resent segment"
-    );
-    assert_eq!(
-        s.rtt().rto(),
-        Duration::from_millis(600),
-        "the backoff stays until a valid sample"
-    );
+    assert_eq!(s.rtt().srtt(), Some(Duration::from_millis(100)), "no sample from the resent segment");
+    assert_eq!(s.rtt().rto(), Duration::from_millis(600), "the backoff stays until a valid sample");
     // Segments 1 and 2 go out once; their ACK after 100 ms is a valid sample:
     // RTTVAR = 3/4·50 + 0, SRTT = 100, RTO = 100 + 4·37.5 = 250 ms.
     assert_eq!(seqs(&drain(&mut s, ms(450))), vec![seg(1), seg(2)]);
@@ -585,19 +470,8 @@ fn early_timeout_is_a_no_op_and_deadlines_always_move_forward() {
     }
     assert!(s.is_closed());
 
-    let mut r = TcpReceiver::new(
-        TcpConfig {
-            delayed_acks: true,
-            ..config()
-        },
-        CONN,
-        ms(0),
-    );
-    assert_eq!(
-        r.poll_timeout(),
-        None,
-        "a listening receiver waits indefinitely"
-    );
+    let mut r = TcpReceiver::new(TcpConfig { delayed_acks: true, ..config() }, CONN, ms(0));
+    assert_eq!(r.poll_timeout(), None, "a listening receiver waits indefinitely");
     r.handle_input(ms(0), &datagram(Control::SYN, 0, 0, &[]));
     r.handle_input(ms(10), &data_segment(0, false));
     let mut last = Instant::ZERO;
@@ -622,9 +496,7 @@ fn idle_timeout_fails_exactly_at_the_limit() {
     assert!(!s.is_closed(), "just inside the limit");
     s.handle_timeout(limit);
     assert!(s.is_closed(), "at the limit");
-    let failed = EngineEvent::Failed(FailReason::PeerUnreachable {
-        silent_for: Duration::from_secs(10),
-    });
+    let failed = EngineEvent::Failed(FailReason::PeerUnreachable { silent_for: Duration::from_secs(10) });
     assert!(events(&mut s).contains(&failed));
     assert_eq!(s.poll_timeout(), None);
     assert!(drain(&mut s, limit).is_empty());
@@ -646,21 +518,14 @@ fn receiver_buffers_out_of_order_segments_and_acks_cumulatively() {
     let mut r = listening(config());
     r.handle_input(ms(10), &data_segment(2, false));
     r.handle_input(ms(10), &data_segment(1, false));
-    assert_eq!(
-        acks_sent(&mut r, ms(10)),
-        vec![seg(0), seg(0)],
-        "a duplicate ACK per out-of-order segment"
-    );
+    assert_eq!(acks_sent(&mut r, ms(10)), vec![seg(0), seg(0)], "a duplicate ACK per out-of-order segment");
     assert_eq!(r.buffered_segments(), 2);
     assert!(events(&mut r).contains(&EngineEvent::Connected));
     r.handle_input(ms(20), &data_segment(0, false));
     assert_eq!(acks_sent(&mut r, ms(20)), vec![seg(3)]);
     let delivered = r.take_delivered();
     assert_eq!(delivered.len(), 3 * MSS as usize);
-    assert!(delivered
-        .chunks(MSS as usize)
-        .enumerate()
-        .all(|(k, c)| c.iter().all(|b| *b == k as u8)));
+    assert!(delivered.chunks(MSS as usize).enumerate().all(|(k, c)| c.iter().all(|b| *b == k as u8)));
     // A duplicate is acknowledged again but not delivered twice.
     r.handle_input(ms(30), &data_segment(1, false));
     assert_eq!(acks_sent(&mut r, ms(30)), vec![seg(3)]);
@@ -674,11 +539,7 @@ fn receiver_finishes_when_the_fin_and_every_byte_are_in() {
     r.handle_input(ms(10), &data_segment(1, true)); // last segment, with FIN, early
     assert!(!r.is_closed());
     r.handle_input(ms(20), &data_segment(0, false));
-    assert_eq!(
-        acks_sent(&mut r, ms(20)),
-        vec![seg(0), seg(2) + 1],
-        "the FIN takes one sequence number"
-    );
+    assert_eq!(acks_sent(&mut r, ms(20)), vec![seg(0), seg(2) + 1], "the FIN takes one sequence number");
     assert!(r.is_closed());
     assert!(events(&mut r).contains(&EngineEvent::Finished));
     let mut buf = [0u8; 1500];
@@ -701,19 +562,12 @@ fn receiver_answers_every_copy_of_the_syn() {
 
 #[test]
 fn delayed_acks_ack_every_second_segment_or_after_the_timer() {
-    let mut r = listening(TcpConfig {
-        delayed_acks: true,
-        ..config()
-    });
+    let mut r = listening(TcpConfig { delayed_acks: true, ..config() });
     r.handle_input(ms(10), &data_segment(0, false));
     assert!(acks_sent(&mut r, ms(10)).is_empty());
     assert_eq!(r.poll_timeout(), Some(ms(210)));
     r.handle_input(ms(20), &data_segment(1, false));
-    assert_eq!(
-        acks_sent(&mut r, ms(20)),
-        vec![seg(2)],
-        "the second segment is ACKed at once"
-    );
+    assert_eq!(acks_sent(&mut r, ms(20)), vec![seg(2)], "the second segment is ACKed at once");
     // A lone segment waits for the 200 ms timer.
     r.handle_input(ms(30), &data_segment(2, false));
     assert!(acks_sent(&mut r, ms(30)).is_empty());
@@ -745,10 +599,7 @@ fn sender_finishes_only_when_the_fin_is_acknowledged() {
     let sent = drain(&mut s, ms(100));
     assert_eq!(seqs(&sent), vec![seg(0), seg(1), seg(2)]);
     assert_eq!(sent[2].1.len(), 500);
-    assert!(
-        sent[2].0.control.contains(Control::FIN),
-        "the FIN rides on the last segment"
-    );
+    assert!(sent[2].0.control.contains(Control::FIN), "the FIN rides on the last segment");
     ack(&mut s, ms(200), 2_501);
     assert!(!s.is_closed(), "all data but not the FIN");
     assert_eq!(s.stats().bytes_delivered, 2_500);
@@ -810,19 +661,10 @@ fn tcp_pair_transfers_including_an_empty_transfer() {
     for variant in TcpVariant::ALL {
         for len in [0, 1, 1436, 50_000] {
             let data: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
-            let s = TcpSender::new(
-                TcpConfig::default(),
-                variant,
-                CONN,
-                data.clone(),
-                Instant::ZERO,
-            );
+            let s = TcpSender::new(TcpConfig::default(), variant, CONN, data.clone(), Instant::ZERO);
             let r = TcpReceiver::new(TcpConfig::default(), CONN, Instant::ZERO);
             let mut pair = Pair::new(s, r, ToyChannel::default(), 1);
-            assert!(
-                pair.run(Instant::from_nanos(60_000_000_000), 100_000),
-                "{variant:?} {len}"
-            );
+            assert!(pair.run(Instant::from_nanos(60_000_000_000), 100_000), "{variant:?} {len}");
             assert_eq!(pair.b.take_delivered(), data);
             assert_eq!(pair.events_a.first(), Some(&EngineEvent::Connected));
             assert!(pair.events_a.contains(&EngineEvent::Finished));
