@@ -1,6 +1,9 @@
 //! The `meshbed` command line.
 //!
-//! * `meshbed` with no arguments runs the main job on the built-in default.
+//! * `meshbed` with no arguments runs the main job: the single-flow
+//!   comparison of every protocol on testbed A, leaving a table on the
+//!   terminal and figures on disk.
+//! * `meshbed experiment run NAME|FILE`, `experiment list`, `experiment show NAME`.
 //! * `meshbed sim [SCENARIO] [--json] [--seed N]` runs a scenario file.
 //! * `meshbed scenario default` prints the built-in default scenario as TOML.
 //! * `meshbed bench` measures simulator speed.
@@ -9,6 +12,7 @@ mod bench;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use meshbed_experiment::{builtin, Experiment, RunOptions};
 use meshbed_sim::Scenario;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +46,11 @@ enum Command {
         /// Which one: `default`.
         name: String,
     },
+    /// Run an experiment (a built-in name or a file), list or print the built-in ones.
+    Experiment {
+        #[command(subcommand)]
+        command: ExperimentCommand,
+    },
     /// Measure simulator speed on a saturated 6-hop 802.11a 24 Mbit/s chain.
     Bench {
         /// Simulated seconds per repetition.
@@ -54,6 +63,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum ExperimentCommand {
+    /// Run every point × repetition on all cores; write CSV, a summary and figures.
+    Run {
+        /// A built-in experiment name (see `meshbed experiment list`) or an experiment file.
+        experiment: String,
+        /// Repetitions per point (default: the experiment's own).
+        #[arg(long)]
+        repetitions: Option<u32>,
+        /// Output directory (default: results/NAME).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (default: all cores).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+    },
+    /// List the built-in experiments.
+    List,
+    /// Print a built-in experiment as a TOML file, to copy and edit.
+    Show { name: String },
 }
 
 fn main() -> ExitCode {
@@ -77,6 +108,28 @@ pub(crate) fn out(text: &str) -> Result<()> {
     }
 }
 
+fn run_experiment(e: &Experiment, repetitions: Option<u32>, dir: Option<PathBuf>, jobs: usize) -> Result<()> {
+    use std::io::IsTerminal;
+    let dir = dir.unwrap_or_else(|| PathBuf::from("results").join(&e.config.name));
+    let options = RunOptions { repetitions, jobs, progress: std::io::stderr().is_terminal() };
+    let t0 = std::time::Instant::now();
+    let outcome = meshbed_experiment::execute(e, &options, &dir)?;
+    out(&outcome.table)?;
+    let figures: Vec<String> = outcome
+        .files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "png"))
+        .map(|p| p.display().to_string())
+        .collect();
+    out(&format!(
+        "\n{} runs in {:.1} s. Results in {}/ (flows.csv, summary.csv, summary.txt); figures:\n  {}\n",
+        outcome.results.runs.len(),
+        t0.elapsed().as_secs_f64(),
+        dir.display(),
+        figures.join("\n  ")
+    ))
+}
+
 fn builtin(name: &str) -> Result<Scenario> {
     match name {
         "default" => Ok(Scenario::builtin_default()),
@@ -87,11 +140,44 @@ fn builtin(name: &str) -> Result<Scenario> {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => {
-            let s = Scenario::builtin_default();
-            out("meshbed: simulating the built-in default scenario (`meshbed scenario default` prints it)\n\n")?;
-            let report = meshbed_sim::run(&s)?;
-            out(&report.to_table())
+            out(&format!(
+                "meshbed: comparing every protocol on the built-in `{}` experiment\n(`meshbed experiment show {}` prints it; `meshbed --help` lists the other commands)\n\n",
+                builtin::DEFAULT,
+                builtin::DEFAULT
+            ))?;
+            let e = builtin::get(builtin::DEFAULT).expect("the default exists");
+            run_experiment(&e, None, None, 0)
         }
+        Some(Command::Experiment { command }) => match command {
+            ExperimentCommand::List => {
+                let mut s = String::new();
+                for name in builtin::NAMES {
+                    let e = builtin::get(name).expect("listed");
+                    s.push_str(&format!("{name:<22} {}\n", e.config.description));
+                }
+                out(&s)
+            }
+            ExperimentCommand::Show { name } => {
+                let e = builtin::get(&name).with_context(|| {
+                    format!("unknown built-in experiment `{name}`; expected one of: {}", builtin::NAMES.join(", "))
+                })?;
+                out(&e.to_toml())
+            }
+            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs } => {
+                anyhow::ensure!(repetitions != Some(0), "--repetitions 0: expected at least one repetition");
+                let e = match builtin::get(&experiment) {
+                    Some(e) => e,
+                    None if std::path::Path::new(&experiment).exists() => {
+                        Experiment::from_file(std::path::Path::new(&experiment))?
+                    }
+                    None => anyhow::bail!(
+                        "`{experiment}` is neither a built-in experiment ({}) nor an existing file",
+                        builtin::NAMES.join(", ")
+                    ),
+                };
+                run_experiment(&e, repetitions, dir, jobs)
+            }
+        },
         Some(Command::Sim { scenario, json, seed }) => {
             let mut s = match &scenario {
                 Some(path) => Scenario::from_file(path)?,

@@ -1,9 +1,63 @@
 //! The experiment layer of meshbed: from a scenario file with a sweep to
 //! tables and figures.
 //!
+//! * [`spec`]: the experiment file (a scenario plus `[experiment]`) and its sweep.
+//! * [`run`]: every point × repetition on all cores; rows, summaries, CSV.
 //! * [`metrics`]: the documents' metrics (goodput, sliding-window goodput,
 //!   unfairness, log utility, starvation, Jain's index, mean ± sd).
-//! * [`plot`]: figures as PNG and SVG.
+//! * [`figures`] and [`plot`]: the figures, as PNG and SVG.
+//! * [`builtin`]: the documents' experiments, runnable by name.
 
+pub mod builtin;
+pub mod figures;
 pub mod metrics;
 pub mod plot;
+pub mod run;
+pub mod spec;
+
+pub use run::{PointSummary, Results, RunOptions};
+pub use spec::{Experiment, ExperimentError};
+
+use std::path::{Path, PathBuf};
+
+/// What [`execute`] leaves behind.
+pub struct Outcome {
+    pub results: Results,
+    pub summaries: Vec<PointSummary>,
+    pub table: String,
+    pub files: Vec<PathBuf>,
+}
+
+/// Runs an experiment and writes `experiment.toml`, `flows.csv`,
+/// `traces.csv` (if any flow is traced), `summary.csv`, `summary.txt` and the
+/// figures into `out_dir`.
+pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) -> anyhow::Result<Outcome> {
+    use anyhow::Context;
+    let results = run::run(experiment, options)?;
+    let summaries = run::summarize(&results);
+    let reps = options.repetitions.unwrap_or(experiment.config.repetitions);
+    let mut table = format!(
+        "{}: {} points × {} repetitions, seeds {}..{}\n{}\n\n",
+        experiment.config.name,
+        results.points.len(),
+        reps,
+        results.points.first().map_or(1, |p| p.scenario.seed),
+        results.points.first().map_or(1, |p| p.scenario.seed) + reps as u64 - 1,
+        experiment.config.description
+    );
+    table.push_str(&run::summary_table(&results, &summaries));
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let mut files = Vec::new();
+    let spec_path = out_dir.join("experiment.toml");
+    std::fs::write(&spec_path, experiment.to_toml()).with_context(|| format!("writing {}", spec_path.display()))?;
+    files.push(spec_path);
+    let table_path = out_dir.join("summary.txt");
+    std::fs::write(&table_path, &table).with_context(|| format!("writing {}", table_path.display()))?;
+    files.push(table_path);
+    files.extend(
+        run::write_csv(&results, &summaries, out_dir)
+            .with_context(|| format!("writing CSV into {}", out_dir.display()))?,
+    );
+    files.extend(figures::draw(&results, &summaries, out_dir)?);
+    Ok(Outcome { results, summaries, table, files })
+}

@@ -462,7 +462,7 @@ impl Sim {
         if t.done {
             return;
         }
-        t.take_delivered();
+        t.take_delivered(now);
         if let Some(at) = t.mismatch_at {
             t.error.get_or_insert_with(|| format!("delivered byte {at} differs from the data sent"));
         } else if t.error.is_none() {
@@ -555,7 +555,7 @@ impl Sim {
             }
         }
         if side == Side::Receiver {
-            t.take_delivered();
+            t.take_delivered(now);
         }
         // A flow is complete only when the sender has every byte
         // acknowledged and the receiver handed up exactly the data sent; the

@@ -137,7 +137,8 @@ pub struct TraceRecord {
     pub t_s: f64,
     pub side: Side,
     /// `d_max_us`, `d_avg_sent_us`, `d_avg_received_us`, `d_s_us`,
-    /// `cwnd_segments` or `retransmit_seq`.
+    /// `cwnd_segments`, `retransmit_seq`, or `delivered_bytes` (in-order
+    /// bytes handed to the application at `t_s`).
     pub kind: &'static str,
     pub value: f64,
 }
@@ -294,10 +295,20 @@ impl Transport {
     }
 
     /// Takes what the receiver handed up and checks it against the data.
-    pub(crate) fn take_delivered(&mut self) {
+    /// Hands the receiver's in-order bytes to the verifier; with tracing on,
+    /// records the delivery (`delivered_bytes`) for goodput-over-time plots.
+    pub(crate) fn take_delivered(&mut self, now: Instant) {
         let got = self.receiver.take_delivered();
         if got.is_empty() {
             return;
+        }
+        if self.keep_trace {
+            self.trace.push(TraceRecord {
+                t_s: now.as_secs_f64(),
+                side: Side::Receiver,
+                kind: "delivered_bytes",
+                value: got.len() as f64,
+            });
         }
         if self.mismatch_at.is_none() {
             if let Some(k) = self.verifier.first_mismatch(&got) {

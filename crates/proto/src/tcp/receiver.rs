@@ -4,7 +4,7 @@
 use super::{TcpConfig, Timer, TimerTable};
 use crate::engine::{Engine, EngineEvent, FailReason, Stats, Transmit};
 use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
-use meshbed_core::Instant;
+use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The first sequence number after the SYN, on both sides.
@@ -56,6 +56,14 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// How long the receiver waits without hearing from the sender: the idle
+    /// time plus two maximum RTOs, because a sender in exponential backoff
+    /// legitimately stays silent for up to `max_rto` between retransmissions
+    /// and gets two of them before it gives up itself.
+    fn idle_limit(&self) -> Duration {
+        self.config.idle_timeout + self.config.max_rto * 2
+    }
+
     /// A receiver listening for the SYN of `connection_id`. It waits for the
     /// SYN indefinitely; the idle timer starts with it.
     pub fn new(config: TcpConfig, connection_id: u32, now: Instant) -> Self {
@@ -281,7 +289,7 @@ impl Engine for TcpReceiver {
         }
         self.last_heard = now;
         if self.state != State::Finished {
-            self.timers.set(Timer::Idle, now + self.config.idle_timeout);
+            self.timers.set(Timer::Idle, now + self.idle_limit());
         }
     }
 

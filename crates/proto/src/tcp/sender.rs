@@ -24,10 +24,16 @@ enum State {
 
 /// A segment being timed for an RTT sample (one at a time, as in BSD TCP
 /// without timestamps): the sample is taken when `end_seq` is acknowledged,
-/// and dropped if anything is retransmitted meanwhile (Karn's rule, RFC 6298
-/// §3: an ACK after a retransmission is ambiguous).
+/// and dropped if this segment is retransmitted or the retransmission timer
+/// fires (Karn's rule, RFC 6298 §3: the ACK of a retransmitted segment is
+/// ambiguous). A retransmission of an *earlier* hole does not drop it: the
+/// cumulative ACK then waits for the hole to fill, which can only lengthen
+/// the sample (a larger, safer RTO). Dropping the sample on any
+/// retransmission, as BSD does, starves a lossy path of samples, so a
+/// backed-off RTO never collapses (seen on the lossy testbed-A chains).
 #[derive(Copy, Clone, Debug)]
 struct RttProbe {
+    start_seq: u64,
     end_seq: u64,
     sent_at: Instant,
 }
@@ -59,6 +65,8 @@ pub struct TcpSender {
     syn_sent: bool,
     /// Consecutive timer expirations without the ACK of new data.
     rto_expirations: u32,
+    /// Retransmission timeouts since the peer was last heard from.
+    unanswered_rtos: u32,
     cc: Controller,
     rtt: RttEstimator,
     rtt_probe: Option<RttProbe>,
@@ -103,6 +111,7 @@ impl TcpSender {
             syn_pending: true,
             syn_sent: false,
             rto_expirations: 0,
+            unanswered_rtos: 0,
             cc,
             rtt,
             rtt_probe: None,
@@ -267,6 +276,7 @@ impl TcpSender {
         // RFC 6298 §5.5–5.6: back off, restart the timer, retransmit.
         self.rtt.back_off();
         self.rto_expirations = self.rto_expirations.saturating_add(1);
+        self.unanswered_rtos = self.unanswered_rtos.saturating_add(1);
         self.rtt_probe = None;
         match self.state {
             State::SynSent => {
@@ -338,10 +348,12 @@ impl TcpSender {
         if seq < self.snd_max {
             self.stats.retransmissions += 1;
             self.stats.retransmitted_bytes += len as u64;
-            self.rtt_probe = None;
+            if self.rtt_probe.is_some_and(|p| seq < p.end_seq && end > p.start_seq) {
+                self.rtt_probe = None;
+            }
             self.events.push_back(EngineEvent::Trace(TraceSample::Retransmit { at: now, seq, len }));
         } else if self.rtt_probe.is_none() {
-            self.rtt_probe = Some(RttProbe { end_seq: end, sent_at: now });
+            self.rtt_probe = Some(RttProbe { start_seq: seq, end_seq: end, sent_at: now });
         }
         if end > self.snd_max {
             let new_from = seq.max(self.snd_max);
@@ -377,7 +389,7 @@ impl TcpSender {
             self.events.push_back(EngineEvent::Trace(TraceSample::Retransmit { at: now, seq: 0, len: 0 }));
         } else {
             self.syn_sent = true;
-            self.rtt_probe = Some(RttProbe { end_seq: DATA_START, sent_at: now });
+            self.rtt_probe = Some(RttProbe { start_seq: 0, end_seq: DATA_START, sent_at: now });
         }
         self.snd_max = DATA_START;
         self.stats.datagrams_sent += 1;
@@ -403,6 +415,7 @@ impl Engine for TcpSender {
             return;
         }
         self.last_heard = now;
+        self.unanswered_rtos = 0;
         self.timers.set(Timer::Idle, now + self.config.idle_timeout);
         if repr.control.contains(Control::RST) {
             self.fail(FailReason::Reset);
@@ -419,6 +432,17 @@ impl Engine for TcpSender {
         while let Some(timer) = self.timers.take_expired(now) {
             match timer {
                 Timer::Idle => {
+                    // A backed-off RTO can exceed the idle time: then the
+                    // silence only says that we have not asked again yet.
+                    // Give the peer two retransmissions to answer before
+                    // declaring it unreachable; RTOs are capped (max_rto),
+                    // so the wait stays bounded.
+                    if self.unanswered_rtos < 2 {
+                        if let Some(rto_at) = self.timers.get(Timer::Retransmit) {
+                            self.timers.set(Timer::Idle, rto_at + Duration::from_nanos(1));
+                            continue;
+                        }
+                    }
                     let silent_for: Duration = now.saturating_since(self.last_heard);
                     self.fail(FailReason::PeerUnreachable { silent_for });
                     return;

@@ -502,6 +502,46 @@ fn idle_timeout_fails_exactly_at_the_limit() {
     assert!(drain(&mut s, limit).is_empty());
 }
 
+/// A backed-off RTO longer than the idle time must not make a live peer look
+/// unreachable: the sender waits for two unanswered retransmissions.
+#[test]
+fn idle_timeout_waits_for_two_unanswered_retransmissions() {
+    let cfg = TcpConfig { initial_rto: Duration::from_secs(6), min_rto: Duration::from_secs(6), ..config() };
+    let mut s = established(TcpVariant::Reno, cfg, 10_000);
+    // Heard at 100 ms (SYN-ACK, which gave an RTT sample: RTO = min 6 s).
+    assert!(!drain(&mut s, ms(100)).is_empty());
+    let first_rto = s.poll_timeout().unwrap();
+    assert_eq!(first_rto, ms(6_100));
+    s.handle_timeout(first_rto); // 1st unanswered RTO; backs off to 12 s
+    drain(&mut s, first_rto);
+    // 10 s after the last word from the peer: only one retransmission unanswered.
+    s.handle_timeout(ms(10_100));
+    assert!(!s.is_closed(), "one unanswered retransmission is not yet unreachable");
+    let second_rto = ms(18_100);
+    s.handle_timeout(second_rto - Duration::from_nanos(1));
+    assert!(!s.is_closed());
+    s.handle_timeout(second_rto); // 2nd unanswered RTO
+    drain(&mut s, second_rto);
+    assert!(!s.is_closed(), "the second retransmission gets its chance");
+    s.handle_timeout(second_rto + Duration::from_nanos(1));
+    assert!(s.is_closed(), "two unanswered retransmissions and ten silent seconds: unreachable");
+}
+
+/// The receiver outwaits a sender in exponential backoff: it gives up only
+/// after the idle time plus two maximum RTOs of silence.
+#[test]
+fn receiver_outwaits_a_backed_off_sender() {
+    let cfg = config();
+    let limit = ms(0) + cfg.idle_timeout + cfg.max_rto * 2;
+    let mut r = listening(cfg);
+    r.handle_timeout(ms(10_001));
+    assert!(!r.is_closed(), "10 s of silence may be a sender in backoff");
+    r.handle_timeout(limit - Duration::from_nanos(1));
+    assert!(!r.is_closed());
+    r.handle_timeout(limit);
+    assert!(r.is_closed());
+}
+
 #[test]
 fn hearing_from_the_peer_restarts_the_idle_timer() {
     let mut s = established(TcpVariant::Reno, config(), 100_000);

@@ -1,0 +1,372 @@
+//! Running an experiment: every point × repetition on all cores, then one
+//! row per flow per run, and a summary per point with the documents' metrics.
+
+use crate::metrics::{self, MeanSd};
+use crate::spec::{value_text, Experiment, ExperimentError, Point};
+use indicatif::{ProgressBar, ProgressStyle};
+use meshbed_sim::{FlowResult, SimReport};
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One simulation of one point.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub point: usize,
+    pub rep: u32,
+    pub seed: u64,
+    pub report: SimReport,
+}
+
+/// Everything an experiment produced.
+#[derive(Clone, Debug)]
+pub struct Results {
+    pub experiment: Experiment,
+    pub points: Vec<Point>,
+    /// Ordered by (point, repetition) whatever order the threads finished in.
+    pub runs: Vec<RunOutcome>,
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Overrides the experiment's repetitions.
+    pub repetitions: Option<u32>,
+    /// Worker threads; 0 = all cores.
+    pub jobs: usize,
+    pub progress: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { repetitions: None, jobs: 0, progress: false }
+    }
+}
+
+/// Runs every point and repetition.
+pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, ExperimentError> {
+    let points = experiment.points(&experiment.config.name)?;
+    let reps = options.repetitions.unwrap_or(experiment.config.repetitions).max(1);
+    let jobs: Vec<(usize, u32)> = (0..points.len()).flat_map(|p| (0..reps).map(move |r| (p, r))).collect();
+    let threads = if options.jobs == 0 {
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    } else {
+        options.jobs
+    }
+    .min(jobs.len().max(1));
+    let bar = if options.progress { ProgressBar::new(jobs.len() as u64) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs, {elapsed} elapsed, ~{eta} left")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(experiment.config.name.clone());
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; jobs.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(p, rep)) = jobs.get(i) else { break };
+                let mut scenario = points[p].scenario.clone();
+                // Common random numbers: repetition r of every point uses the same seed.
+                scenario.seed = scenario.seed.wrapping_add(rep as u64);
+                let seed = scenario.seed;
+                let report = meshbed_sim::run(&scenario).expect("points are validated when built");
+                slots.lock().expect("no thread panics while holding the lock")[i] =
+                    Some(RunOutcome { point: p, rep, seed, report });
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let runs = slots.into_inner().expect("threads joined").into_iter().map(|o| o.expect("every job ran")).collect();
+    Ok(Results { experiment: experiment.clone(), points, runs })
+}
+
+/// Goodput of a flow inside `[from, to]` seconds from its delivery trace,
+/// for flows that overlap only part of the run (seed 001 Table 5.1 counts
+/// the time when all three flows are active).
+pub fn windowed_goodput_bps(flow: &FlowResult, from_s: f64, to_s: f64) -> Option<f64> {
+    let mut any = false;
+    let mut bytes = 0.0;
+    for t in flow.trace.iter().filter(|t| t.kind == "delivered_bytes") {
+        any = true;
+        if t.t_s > from_s && t.t_s <= to_s {
+            bytes += t.value;
+        }
+    }
+    (any || flow.bytes_delivered == 0).then(|| bytes * 8.0 / (to_s - from_s))
+}
+
+/// The goodput a summary uses for a flow: over the experiment's window if
+/// one is set, else over the flow's own duration.
+pub fn flow_goodput_bps(results: &Results, flow: &FlowResult) -> f64 {
+    match results.experiment.config.window_s {
+        Some([a, b]) => windowed_goodput_bps(flow, a, b).unwrap_or(flow.goodput_bps),
+        None => flow.goodput_bps,
+    }
+}
+
+/// Per-point summary over its repetitions.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointSummary {
+    pub point: usize,
+    pub label: String,
+    pub runs: usize,
+    /// Per-flow goodput, every flow of every run.
+    pub flow_goodput_bps: MeanSd,
+    /// Sum over the flows of a run.
+    pub aggregate_goodput_bps: MeanSd,
+    /// Normalised standard deviation of the flows' goodput in a run.
+    pub unfairness: MeanSd,
+    pub log_utility: MeanSd,
+    pub jain_index: MeanSd,
+    pub starved_flows: usize,
+    pub flows: usize,
+    pub incomplete_flows: usize,
+    pub failed_flows: usize,
+    /// Mean goodput of flow i (by index) over the repetitions.
+    pub per_flow_mean_bps: Vec<f64>,
+    pub retransmissions: MeanSd,
+}
+
+pub fn summarize(results: &Results) -> Vec<PointSummary> {
+    results
+        .points
+        .iter()
+        .map(|p| {
+            let runs: Vec<&RunOutcome> = results.runs.iter().filter(|r| r.point == p.index).collect();
+            let mut all = Vec::new();
+            let (mut agg, mut unfair, mut util, mut jain, mut retx) = (vec![], vec![], vec![], vec![], vec![]);
+            let nflows = p.scenario.flows.len();
+            let mut per_flow = vec![0.0; nflows];
+            let (mut incomplete, mut failed) = (0, 0);
+            for r in &runs {
+                let g: Vec<f64> = r.report.flows.iter().map(|f| flow_goodput_bps(results, f)).collect();
+                for (i, x) in g.iter().enumerate() {
+                    per_flow[i] += x / runs.len() as f64;
+                }
+                all.extend_from_slice(&g);
+                agg.push(g.iter().sum());
+                unfair.push(metrics::unfairness(&g));
+                util.push(metrics::log_utility(&g));
+                jain.push(metrics::jain_index(&g));
+                retx.push(r.report.flows.iter().map(|f| f.retransmissions as f64).sum());
+                incomplete += r.report.flows.iter().filter(|f| f.protocol != "udp" && !f.completed).count();
+                failed += r.report.flows.iter().filter(|f| f.failed).count();
+            }
+            PointSummary {
+                point: p.index,
+                label: p.label(),
+                runs: runs.len(),
+                flow_goodput_bps: metrics::mean_sd(&all),
+                aggregate_goodput_bps: metrics::mean_sd(&agg),
+                unfairness: metrics::mean_sd(&unfair),
+                log_utility: metrics::mean_sd(&util),
+                jain_index: metrics::mean_sd(&jain),
+                starved_flows: metrics::starved_count(&all),
+                flows: all.len(),
+                incomplete_flows: incomplete,
+                failed_flows: failed,
+                per_flow_mean_bps: per_flow,
+                retransmissions: metrics::mean_sd(&retx),
+            }
+        })
+        .collect()
+}
+
+/// The per-point summary as a plain-text table.
+pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
+    use std::fmt::Write;
+    let multi = results.points.iter().any(|p| p.scenario.flows.len() > 1);
+    let mut s = String::new();
+    let width = summaries.iter().map(|x| x.label.len()).max().unwrap_or(5).max(5);
+    let _ = write!(s, "{:<width$}  {:>4}  {:>17}", "point", "runs", "goodput Mb/s");
+    if multi {
+        let _ = write!(s, "  {:>17}  {:>13}  {:>13}  {:>7}", "aggregate Mb/s", "unfairness", "log utility", "starved");
+    }
+    let _ = writeln!(s, "  {:>10}  {:>10}", "retx/run", "incomplete");
+    for x in summaries {
+        let _ = write!(
+            s,
+            "{:<width$}  {:>4}  {:>8.3} ± {:>6.3}",
+            x.label,
+            x.runs,
+            x.flow_goodput_bps.mean / 1e6,
+            x.flow_goodput_bps.sd / 1e6
+        );
+        if multi {
+            let _ = write!(
+                s,
+                "  {:>8.3} ± {:>6.3}  {:>5.3} ± {:>5.3}  {:>5.2} ± {:>5.2}  {:>7}",
+                x.aggregate_goodput_bps.mean / 1e6,
+                x.aggregate_goodput_bps.sd / 1e6,
+                x.unfairness.mean,
+                x.unfairness.sd,
+                x.log_utility.mean,
+                x.log_utility.sd,
+                x.starved_flows
+            );
+        }
+        let _ = writeln!(s, "  {:>10.1}  {:>10}", x.retransmissions.mean, x.incomplete_flows + x.failed_flows);
+    }
+    s
+}
+
+/// Writes `flows.csv` (one row per flow per run), `traces.csv` (per-packet
+/// samples of traced flows) and `summary.csv` into `dir`.
+pub fn write_csv(
+    results: &Results,
+    summaries: &[PointSummary],
+    dir: &std::path::Path,
+) -> std::io::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let axes: Vec<String> = results.experiment.config.sweep.iter().map(|a| a.key.clone()).collect();
+    let flows_path = dir.join("flows.csv");
+    let mut w = csv::Writer::from_path(&flows_path)?;
+    let mut header: Vec<String> = vec!["experiment".into(), "point".into()];
+    header.extend(axes.iter().cloned());
+    header.extend(
+        [
+            "rep",
+            "seed",
+            "flow",
+            "protocol",
+            "src",
+            "dst",
+            "hops",
+            "start_s",
+            "end_s",
+            "duration_s",
+            "bytes_delivered",
+            "goodput_bps",
+            "retransmissions",
+            "feedback_packets",
+            "completed",
+            "verified",
+            "failed",
+            "mac_drop_queue_overflow",
+            "mac_drop_retry_limit",
+            "mac_rx_collision_or_corruption",
+            "mac_rx_while_busy",
+            "mac_rx_below_sensitivity",
+            "mac_retransmissions",
+        ]
+        .map(String::from),
+    );
+    w.write_record(&header)?;
+    let name = &results.experiment.config.name;
+    for r in &results.runs {
+        let p = &results.points[r.point];
+        let m = &r.report.mac_total;
+        for f in &r.report.flows {
+            let spec = &p.scenario.flows[f.flow as usize];
+            let mut rec: Vec<String> = vec![name.clone(), p.index.to_string()];
+            rec.extend(p.values.iter().map(|(_, v)| value_text(v)));
+            let end = f.completion_time_s.map_or(String::new(), |t| t.to_string());
+            rec.extend([
+                r.rep.to_string(),
+                r.seed.to_string(),
+                f.flow.to_string(),
+                f.protocol.clone(),
+                f.src.to_string(),
+                f.dst.to_string(),
+                f.hops.map_or(String::new(), |h| h.to_string()),
+                spec.start_s.to_string(),
+                end,
+                f.duration_s.to_string(),
+                f.bytes_delivered.max(f.received_payload_bytes).to_string(),
+                flow_goodput_bps(results, f).to_string(),
+                f.retransmissions.to_string(),
+                f.feedback_packets.to_string(),
+                f.completed.to_string(),
+                f.verified.to_string(),
+                f.failed.to_string(),
+                m.drop_queue_overflow.to_string(),
+                m.drop_retry_limit.to_string(),
+                m.rx_collision_or_corruption.to_string(),
+                m.rx_while_busy.to_string(),
+                m.rx_below_sensitivity.to_string(),
+                m.retransmissions.to_string(),
+            ]);
+            w.write_record(&rec)?;
+        }
+    }
+    w.flush()?;
+    let mut written = vec![flows_path];
+
+    if results.runs.iter().any(|r| r.report.flows.iter().any(|f| !f.trace.is_empty())) {
+        let path = dir.join("traces.csv");
+        let mut w = csv::Writer::from_path(&path)?;
+        w.write_record(["point", "rep", "flow", "protocol", "t_s", "side", "kind", "value"])?;
+        for r in &results.runs {
+            for f in &r.report.flows {
+                for t in &f.trace {
+                    w.write_record([
+                        r.point.to_string(),
+                        r.rep.to_string(),
+                        f.flow.to_string(),
+                        f.protocol.clone(),
+                        t.t_s.to_string(),
+                        t.side.name().to_string(),
+                        t.kind.to_string(),
+                        t.value.to_string(),
+                    ])?;
+                }
+            }
+        }
+        w.flush()?;
+        written.push(path);
+    }
+
+    let path = dir.join("summary.csv");
+    let mut w = csv::Writer::from_path(&path)?;
+    let mut header: Vec<String> = vec!["point".into()];
+    header.extend(axes.iter().cloned());
+    header.extend(
+        [
+            "runs",
+            "goodput_mean_bps",
+            "goodput_sd_bps",
+            "aggregate_mean_bps",
+            "aggregate_sd_bps",
+            "unfairness_mean",
+            "unfairness_sd",
+            "log_utility_mean",
+            "log_utility_sd",
+            "jain_mean",
+            "starved_flows",
+            "flows",
+            "incomplete_flows",
+            "failed_flows",
+        ]
+        .map(String::from),
+    );
+    w.write_record(&header)?;
+    for x in summaries {
+        let p = &results.points[x.point];
+        let mut rec = vec![x.point.to_string()];
+        rec.extend(p.values.iter().map(|(_, v)| value_text(v)));
+        rec.extend([
+            x.runs.to_string(),
+            x.flow_goodput_bps.mean.to_string(),
+            x.flow_goodput_bps.sd.to_string(),
+            x.aggregate_goodput_bps.mean.to_string(),
+            x.aggregate_goodput_bps.sd.to_string(),
+            x.unfairness.mean.to_string(),
+            x.unfairness.sd.to_string(),
+            x.log_utility.mean.to_string(),
+            x.log_utility.sd.to_string(),
+            x.jain_index.mean.to_string(),
+            x.starved_flows.to_string(),
+            x.flows.to_string(),
+            x.incomplete_flows.to_string(),
+            x.failed_flows.to_string(),
+        ]);
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    written.push(path);
+    Ok(written)
+}

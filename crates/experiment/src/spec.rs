@@ -1,0 +1,415 @@
+//! The experiment file: a scenario plus an `[experiment]` table that names
+//! the experiment, how often each point repeats, and which fields to sweep.
+//!
+//! ```toml
+//! duration_s = 200.0
+//! # ... a whole scenario, as for `meshbed sim` ...
+//!
+//! [experiment]
+//! name = "chain"
+//! repetitions = 10
+//! x_axis = "hops"          # the x of the line figures (default: first numeric axis)
+//! series_axis = "protocol" # one line per value (default: "protocol" when swept)
+//!
+//! [[experiment.sweep]]
+//! key = "hops"             # special: chain length; moves flow endpoints along
+//! values = [1, 2, 3, 4, 5, 6]
+//!
+//! [[experiment.sweep]]
+//! key = "protocol"         # special: every flow's protocol
+//! values = ["atp-default", "tcp-tahoe"]
+//! ```
+//!
+//! Sweep keys: `hops` (a chain's length; flows ending at the last node move
+//! with it, and a static path along the chain is extended), `protocol` (every
+//! flow), `flow_count` (copies of the first flow), or any dotted path into the
+//! scenario such as `radio.data_rate_kbps`, `flows[*].atp.epoch_s` (every
+//! flow) or `flows[1].start_s`. The points are the Cartesian product of the
+//! axes. Repetition `r` of every point runs with seed `seed + r` (common
+//! random numbers: points differ only by what the sweep changed).
+
+use meshbed_sim::{Scenario, ScenarioError};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+use toml::Value;
+
+/// The `[experiment]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_repetitions")]
+    pub repetitions: u32,
+    #[serde(default)]
+    pub sweep: Vec<Axis>,
+    #[serde(default)]
+    pub x_axis: Option<String>,
+    #[serde(default)]
+    pub series_axis: Option<String>,
+    /// For per-flow goodput tables of flows that overlap in time: only the
+    /// deliveries inside [from, to] seconds count (needs `trace = true`).
+    #[serde(default)]
+    pub window_s: Option<[f64; 2]>,
+}
+
+fn default_repetitions() -> u32 {
+    10
+}
+
+/// One sweep axis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<Value>,
+}
+
+/// An experiment: the base scenario (as a TOML tree, so that any field can
+/// be swept) and its configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Experiment {
+    pub config: ExperimentConfig,
+    pub base: toml::Table,
+}
+
+/// One point of the sweep: the axis values and the scenario they give.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub index: usize,
+    pub values: Vec<(String, Value)>,
+    pub scenario: Scenario,
+}
+
+impl Point {
+    /// `hops=3 protocol=atp-default`, or `base` for an experiment with no sweep.
+    pub fn label(&self) -> String {
+        if self.values.is_empty() {
+            return "base".into();
+        }
+        self.values.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(" ")
+    }
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.values.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// A value as plain text (strings without quotes).
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ExperimentError {
+    #[error("{file}: cannot read: {err}")]
+    Io { file: String, err: std::io::Error },
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: {key} = {value}: expected {expected}")]
+    Invalid { file: String, key: String, value: String, expected: String },
+    #[error("{file}: sweep point `{point}`: {source}")]
+    Point { file: String, point: String, source: ScenarioError },
+}
+
+fn invalid(file: &str, key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ExperimentError {
+    ExperimentError::Invalid { file: file.into(), key: key.into(), value: value.to_string(), expected: expected.into() }
+}
+
+impl Experiment {
+    /// Reads an experiment file.
+    pub fn from_file(path: &std::path::Path) -> Result<Experiment, ExperimentError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|err| ExperimentError::Io { file: file.clone(), err })?;
+        Experiment::from_toml(&text, &file)
+    }
+
+    /// Parses experiment text; `file` names it in errors.
+    pub fn from_toml(text: &str, file: &str) -> Result<Experiment, ExperimentError> {
+        let mut base: toml::Table =
+            toml::from_str(text).map_err(|e| ExperimentError::Parse { file: file.into(), message: e.to_string() })?;
+        let Some(exp) = base.remove("experiment") else {
+            return Err(invalid(file, "experiment", "(missing)", "an [experiment] table with at least a name"));
+        };
+        let config: ExperimentConfig = exp.try_into().map_err(|e: toml::de::Error| ExperimentError::Parse {
+            file: file.into(),
+            message: format!("[experiment]: {e}"),
+        })?;
+        let e = Experiment { config, base };
+        e.validate(file)?;
+        Ok(e)
+    }
+
+    /// Builds from a scenario and a configuration (for built-in experiments).
+    pub fn new(base: &Scenario, config: ExperimentConfig) -> Experiment {
+        let base = toml::Table::try_from(base).expect("a scenario serialises to a TOML table");
+        Experiment { config, base }
+    }
+
+    fn validate(&self, file: &str) -> Result<(), ExperimentError> {
+        let c = &self.config;
+        if c.name.is_empty() || !c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_') {
+            return Err(invalid(file, "experiment.name", &c.name, "a non-empty name of letters, digits, - and _"));
+        }
+        if !(1..=10_000).contains(&c.repetitions) {
+            return Err(invalid(file, "experiment.repetitions", c.repetitions, "1 to 10000 repetitions"));
+        }
+        for (i, a) in c.sweep.iter().enumerate() {
+            if a.values.is_empty() {
+                return Err(invalid(file, format!("experiment.sweep[{i}].values"), "[]", "at least one value"));
+            }
+            if c.sweep[..i].iter().any(|b| b.key == a.key) {
+                return Err(invalid(file, format!("experiment.sweep[{i}].key"), &a.key, "a key not swept twice"));
+            }
+        }
+        for (k, name) in [(&c.x_axis, "experiment.x_axis"), (&c.series_axis, "experiment.series_axis")] {
+            if let Some(k) = k {
+                if !c.sweep.iter().any(|a| &a.key == k) {
+                    return Err(invalid(file, name, k, "the key of one of the sweep axes"));
+                }
+            }
+        }
+        if let Some([a, b]) = c.window_s {
+            if !(a >= 0.0 && b > a) {
+                return Err(invalid(
+                    file,
+                    "experiment.window_s",
+                    format!("[{a}, {b}]"),
+                    "[from, to] with 0 <= from < to",
+                ));
+            }
+        }
+        // Every point must give a valid scenario; building them checks that.
+        self.points(file)?;
+        Ok(())
+    }
+
+    /// Every point of the sweep, validated.
+    pub fn points(&self, file: &str) -> Result<Vec<Point>, ExperimentError> {
+        let axes = &self.config.sweep;
+        let total: usize = axes.iter().map(|a| a.values.len()).product();
+        let mut points = Vec::with_capacity(total);
+        for index in 0..total {
+            // Mixed radix: the last axis varies fastest.
+            let mut rest = index;
+            let mut choice = vec![0; axes.len()];
+            for (i, a) in axes.iter().enumerate().rev() {
+                choice[i] = rest % a.values.len();
+                rest /= a.values.len();
+            }
+            let mut tree = self.base.clone();
+            let mut values = Vec::new();
+            for (i, a) in axes.iter().enumerate() {
+                let v = a.values[choice[i]].clone();
+                apply(&mut tree, &a.key, &v).map_err(|expected| {
+                    invalid(file, format!("experiment.sweep[{i}]"), format!("{} = {}", a.key, v), expected)
+                })?;
+                values.push((a.key.clone(), v));
+            }
+            let label = Point { index, values: values.clone(), scenario: Scenario::builtin_default() }.label();
+            let scenario: Scenario =
+                Value::Table(tree).try_into().map_err(|e: toml::de::Error| ExperimentError::Point {
+                    file: file.into(),
+                    point: label.clone(),
+                    source: ScenarioError::Parse { file: String::new(), message: e.to_string() },
+                })?;
+            scenario.validate().map_err(|source| ExperimentError::Point { file: file.into(), point: label, source })?;
+            points.push(Point { index, values, scenario });
+        }
+        Ok(points)
+    }
+
+    /// The experiment as a TOML file (scenario plus `[experiment]`).
+    pub fn to_toml(&self) -> String {
+        let mut t = self.base.clone();
+        t.insert("experiment".into(), Value::try_from(&self.config).expect("serialisable"));
+        toml::to_string(&t).expect("serialisable")
+    }
+}
+
+fn as_u32(v: &Value) -> Result<u32, String> {
+    v.as_integer().and_then(|i| u32::try_from(i).ok()).ok_or_else(|| "a non-negative integer".to_string())
+}
+
+/// Applies one sweep assignment to the scenario tree.
+fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
+    match key {
+        "hops" => {
+            let hops = as_u32(v)?;
+            if hops == 0 {
+                return Err("at least one hop".into());
+            }
+            let topo = tree.get_mut("topology").and_then(Value::as_table_mut).ok_or("a [topology] table")?;
+            if topo.get("kind").and_then(Value::as_str) != Some("chain") {
+                return Err("a chain topology for the `hops` axis".into());
+            }
+            let old_last = topo.get("nodes").and_then(Value::as_integer).ok_or("topology.nodes")? - 1;
+            topo.insert("nodes".into(), Value::Integer(hops as i64 + 1));
+            if let Some(flows) = tree.get_mut("flows").and_then(Value::as_array_mut) {
+                for f in flows.iter_mut().filter_map(Value::as_table_mut) {
+                    for end in ["src", "dst"] {
+                        if f.get(end).and_then(Value::as_integer) == Some(old_last) {
+                            f.insert(end.into(), Value::Integer(hops as i64));
+                        }
+                    }
+                }
+            }
+            // A static path along the whole chain follows it.
+            if let Some(paths) = tree
+                .get_mut("routing")
+                .and_then(Value::as_table_mut)
+                .and_then(|r| r.get_mut("paths"))
+                .and_then(Value::as_array_mut)
+            {
+                for p in paths.iter_mut() {
+                    let whole: Vec<Value> = (0..=old_last).map(Value::Integer).collect();
+                    if p.as_array() == Some(&whole) {
+                        *p = Value::Array((0..=hops as i64).map(Value::Integer).collect());
+                    }
+                }
+            }
+            Ok(())
+        }
+        "protocol" => {
+            if !v.is_str() {
+                return Err("a protocol name".into());
+            }
+            set_path(tree, "flows[*].protocol", v)
+        }
+        "flow_count" => {
+            let n = as_u32(v)?;
+            if n == 0 {
+                return Err("at least one flow".into());
+            }
+            let flows = tree.get_mut("flows").and_then(Value::as_array_mut).ok_or("at least one flow to copy")?;
+            let first = flows.first().cloned().ok_or("at least one flow to copy")?;
+            *flows = vec![first; n as usize];
+            Ok(())
+        }
+        path => set_path(tree, path, v),
+    }
+}
+
+/// Sets a dotted path such as `radio.mac.short_retry_limit`,
+/// `flows[*].atp.kappa` or `flows[0].start_s`, creating missing tables.
+fn set_path(tree: &mut toml::Table, path: &str, v: &Value) -> Result<(), String> {
+    let (head, rest) = match path.split_once('.') {
+        Some((h, r)) => (h, Some(r)),
+        None => (path, None),
+    };
+    if let Some((name, idx)) = head.strip_suffix(']').and_then(|h| h.split_once('[')) {
+        let arr = tree.get_mut(name).and_then(Value::as_array_mut).ok_or_else(|| format!("an array `{name}`"))?;
+        let targets: Vec<usize> = if idx == "*" {
+            (0..arr.len()).collect()
+        } else {
+            let i: usize = idx.parse().map_err(|_| format!("an index or * in `{head}`"))?;
+            if i >= arr.len() {
+                return Err(format!("an index below {} in `{head}`", arr.len()));
+            }
+            vec![i]
+        };
+        for i in targets {
+            match (rest, &mut arr[i]) {
+                (Some(r), Value::Table(t)) => set_path(t, r, v)?,
+                (None, slot) => *slot = v.clone(),
+                _ => return Err(format!("tables in `{name}`")),
+            }
+        }
+        return Ok(());
+    }
+    match rest {
+        None => {
+            tree.insert(head.into(), v.clone());
+            Ok(())
+        }
+        Some(r) => {
+            let entry = tree.entry(head).or_insert_with(|| Value::Table(toml::Table::new()));
+            let t = entry.as_table_mut().ok_or_else(|| format!("`{head}` to be a table"))?;
+            set_path(t, r, v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+duration_s = 30.0
+[topology]
+kind = "chain"
+nodes = 4
+spacing_m = 200.0
+[[flows]]
+src = 0
+dst = 3
+protocol = "atp-default"
+bytes = 100000
+"#;
+
+    fn with(exp: &str) -> Result<Experiment, ExperimentError> {
+        Experiment::from_toml(&format!("{BASE}{exp}"), "e.toml")
+    }
+
+    #[test]
+    fn sweep_is_the_cartesian_product_last_axis_fastest() {
+        let e = with(
+            "[experiment]\nname = \"t\"\nrepetitions = 2\n[[experiment.sweep]]\nkey = \"hops\"\nvalues = [1, 2]\n[[experiment.sweep]]\nkey = \"protocol\"\nvalues = [\"atp-default\", \"tcp-tahoe\", \"tcp-reno\"]\n",
+        )
+        .unwrap();
+        let pts = e.points("e.toml").unwrap();
+        assert_eq!(pts.len(), 6);
+        assert_eq!(pts[0].label(), "hops=1 protocol=atp-default");
+        assert_eq!(pts[5].label(), "hops=2 protocol=tcp-reno");
+        // `hops` resizes the chain and moves the flow's far end with it.
+        assert_eq!(pts[4].scenario.node_count(), 3);
+        assert_eq!(pts[4].scenario.flows[0].dst, 2);
+        assert_eq!(pts[4].scenario.flows[0].protocol.as_deref(), Some("tcp-tahoe"));
+    }
+
+    #[test]
+    fn dotted_paths_and_flow_count() {
+        let e = with(
+            "[experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"flow_count\"\nvalues = [3]\n[[experiment.sweep]]\nkey = \"flows[*].atp.kappa\"\nvalues = [0.5]\n[[experiment.sweep]]\nkey = \"radio.mac.short_retry_limit\"\nvalues = [0]\n[[experiment.sweep]]\nkey = \"flows[2].start_s\"\nvalues = [4.0]\n",
+        )
+        .unwrap();
+        let p = &e.points("e.toml").unwrap()[0];
+        assert_eq!(p.scenario.flows.len(), 3);
+        assert!(p.scenario.flows.iter().all(|f| f.atp.as_ref().and_then(|a| a.kappa) == Some(0.5)));
+        assert_eq!(p.scenario.radio.mac.short_retry_limit, 0);
+        assert_eq!(p.scenario.flows[2].start_s, 4.0);
+        assert_eq!(p.scenario.flows[0].start_s, 0.0);
+    }
+
+    #[test]
+    fn mistakes_name_the_file_the_key_and_the_point() {
+        let e = with("").unwrap_err().to_string();
+        assert!(e.contains("e.toml") && e.contains("experiment") && e.contains("missing"), "{e}");
+        let e = with("[experiment]\nname = \"t\"\nrepetitions = 0\n").unwrap_err().to_string();
+        assert!(e.contains("experiment.repetitions = 0"), "{e}");
+        let e =
+            with("[experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"protocol\"\nvalues = [\"tcp-vegas\"]\n")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("protocol=tcp-vegas") && e.contains("flows[0].protocol"), "{e}");
+        let e = with("[experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"flows[5].start_s\"\nvalues = [1.0]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("experiment.sweep[0]") && e.contains("below 1"), "{e}");
+        let e = with("[experiment]\nname = \"t\"\nx_axis = \"hops\"\n").unwrap_err().to_string();
+        assert!(e.contains("experiment.x_axis = hops"), "{e}");
+        let e = with("[experiment]\nname = \"t\"\ncolour = 1\n").unwrap_err().to_string();
+        assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let e = with("[experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"hops\"\nvalues = [1, 2]\n").unwrap();
+        let again = Experiment::from_toml(&e.to_toml(), "again.toml").unwrap();
+        assert_eq!(again.config, e.config);
+        assert_eq!(again.points("x").unwrap().len(), 2);
+    }
+}
