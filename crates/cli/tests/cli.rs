@@ -15,12 +15,21 @@ fn tmp(name: &str, text: &str) -> std::path::PathBuf {
 }
 
 #[test]
-fn no_arguments_runs_the_builtin_default_and_prints_a_table() {
-    let o = meshbed(&[]);
+fn no_arguments_runs_the_main_comparison_and_leaves_table_and_figures() {
+    let dir = std::env::temp_dir().join(format!("meshbed-cli-main-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_meshbed")).current_dir(&dir).output().expect("run meshbed");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("goodput Mb/s") && text.contains("saturated"), "{text}");
-    assert!(text.contains("drop: retry limit") && text.contains("rx lost: below sensitivity"), "{text}");
+    assert!(text.contains("testbed-a-single") && text.contains("goodput Mb/s"), "{text}");
+    for p in ["atp-default", "atp-aggressive", "atp-adaptive", "tcp-tahoe", "tcp-reno", "tcp-newreno"] {
+        assert!(text.contains(&format!("hops=6 protocol={p}")), "{p} missing: {text}");
+    }
+    let out = dir.join("results/testbed-a-single");
+    for f in ["goodput.png", "goodput.svg", "flows.csv", "summary.csv"] {
+        assert!(out.join(f).metadata().map(|m| m.len() > 0).unwrap_or(false), "{f} missing");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

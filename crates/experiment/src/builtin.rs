@@ -2,19 +2,17 @@
 //! experiments (seed 001 ch. 5, seed 000 §V, seed 002 §5.3 Fig. 10).
 //!
 //! The two testbeds are modelled, not copied: the thesis gives the data rate,
-//! the transmit power, MAC retries off and RTS/CTS off (seed 001 §4.2, §5.1),
-//! but not the building's path loss. meshbed places the chain's nodes 15 m
-//! apart indoors (log-distance path loss, exponent 3.3 — an office with
-//! walls) at 10 dBm:
+//! the transmit power, MAC retries off and RTS/CTS off (seed 001 §4.2, §5.1,
+//! §5.3), but not the building's path loss. meshbed uses an indoor
+//! log-distance path loss (exponent 3.3 — an office with walls):
 //!
-//! * **Testbed A** (lossy, seed 001 §5.1: 24 Mbit/s, 10 dBm): each hop's mean
-//!   SINR is about 5 dB above what 24 Mbit/s needs, and Nakagami m = 2 fading
-//!   takes frames below it: about 15% of frames are lost on a single link
-//!   with MAC retries off (measured: `meshbed experiment show testbed-a-single`
-//!   and the link-quality test in `tests/builtin.rs`).
-//! * **Testbed B** (reliable, seed 001 §5.3: 6 Mbit/s): the same geometry at
-//!   6 Mbit/s has about 17 dB of margin and milder fading (m = 3): well under
-//!   1% of frames are lost on a link.
+//! * **Testbed A** (lossy, seed 001 §5.1: 24 Mbit/s, 10 dBm): nodes 13 m
+//!   apart; each hop's mean SINR is a few dB above what 24 Mbit/s needs and
+//!   Nakagami m = 2 fading takes frames below it: 6.7% of frames are lost on
+//!   a single link with MAC retries off (the `testbed_link_quality` test).
+//! * **Testbed B** (reliable, seed 001 §5.3: 6 Mbit/s, 17 dBm, "sparser
+//!   distribution of nodes"): nodes 20 m apart, milder fading (m = 3): far
+//!   under 1% of frames lost on a link.
 //!
 //! Carrier sense reaches about two hops (−90 dBm), so a chain has both
 //! contention with its own neighbouring hops and hidden nodes three hops
@@ -42,11 +40,11 @@ pub const NAMES: [&str; 8] = [
 pub const DEFAULT: &str = "testbed-a-single";
 
 /// The indoor radio shared by both testbeds.
-fn indoor_radio(rate_kbps: u32, nakagami_m: f64) -> RadioConfig {
+fn indoor_radio(rate_kbps: u32, tx_power_dbm: f64, nakagami_m: f64) -> RadioConfig {
     let mut r = RadioConfig {
         standard: Standard::A,
         data_rate_kbps: rate_kbps,
-        tx_power_dbm: 10.0,
+        tx_power_dbm,
         propagation: Propagation::LogDistance { exponent: 3.3, reference_distance_m: 1.0, reference_loss_db: None },
         tx_range_m: None,
         cs_range_m: None,
@@ -65,15 +63,16 @@ fn indoor_radio(rate_kbps: u32, nakagami_m: f64) -> RadioConfig {
 }
 
 pub fn testbed_a_radio() -> RadioConfig {
-    indoor_radio(24_000, 2.0)
+    indoor_radio(24_000, 10.0, 2.0)
 }
 
 pub fn testbed_b_radio() -> RadioConfig {
-    indoor_radio(6_000, 3.0)
+    indoor_radio(6_000, 17.0, 3.0)
 }
 
-/// Spacing of the testbed chains.
-pub const TESTBED_SPACING_M: f64 = 13.0;
+/// Node spacing of the testbed chains.
+pub const TESTBED_A_SPACING_M: f64 = 13.0;
+pub const TESTBED_B_SPACING_M: f64 = 20.0;
 
 fn protocols(list: &[Protocol]) -> Axis {
     Axis { key: "protocol".into(), values: list.iter().map(|p| Value::String(p.name().into())).collect() }
@@ -88,7 +87,7 @@ pub const COMPARED: [Protocol; 6] = Protocol::ALL;
 
 /// A 6-hop static chain on a testbed with `flows` 2 MB transfers from the
 /// first to the last node (seed 001 §4.2: "we transfer a 2MB text file").
-fn testbed_chain(radio: RadioConfig, flows: u32) -> Scenario {
+fn testbed_chain(radio: RadioConfig, spacing_m: f64, flows: u32) -> Scenario {
     let flow = FlowSpec {
         src: 0,
         dst: 6,
@@ -101,15 +100,16 @@ fn testbed_chain(radio: RadioConfig, flows: u32) -> Scenario {
         seed: 1,
         duration_s: 300.0,
         radio,
-        topology: Topology::Chain { nodes: 7, spacing_m: TESTBED_SPACING_M },
+        topology: Topology::Chain { nodes: 7, spacing_m },
         routing: Routing::Static { paths: vec![(0..7).collect()] },
         flows: vec![flow; flows as usize],
     }
 }
 
 fn testbed(name: &str, description: &str, radio: RadioConfig, flows: u32) -> Experiment {
+    let spacing_m = if radio.data_rate_kbps == 6_000 { TESTBED_B_SPACING_M } else { TESTBED_A_SPACING_M };
     Experiment::new(
-        &testbed_chain(radio, flows),
+        &testbed_chain(radio, spacing_m, flows),
         ExperimentConfig {
             name: name.into(),
             description: description.into(),
@@ -123,7 +123,8 @@ fn testbed(name: &str, description: &str, radio: RadioConfig, flows: u32) -> Exp
 }
 
 /// The stack topology (seed 001 §5.4, Fig. 5.8/5.9, Table 5.1): three
-/// one-hop flows stacked 30 m apart on testbed B; the middle flow senses
+/// one-hop flows stacked on testbed B's radio, but at 10 dBm so that carrier
+/// sense reaches one row (30 m) and not two (60 m): the middle flow senses
 /// both outer ones, which cannot sense each other. Flows start 3 s apart;
 /// flow 3 is the middle one, as in the thesis. Goodput is counted while all
 /// three are active (6 s to 40 s).
@@ -141,7 +142,7 @@ fn stack() -> Experiment {
     let scenario = Scenario {
         seed: 1,
         duration_s: 40.0,
-        radio: testbed_b_radio(),
+        radio: RadioConfig { tx_power_dbm: 10.0, ..testbed_b_radio() },
         // Senders at x = 0, receivers at x = 15 m; rows at y = 0, 30, 60 m.
         topology: Topology::Explicit {
             nodes: vec![

@@ -124,7 +124,9 @@ pub struct PointSummary {
     pub jain_index: MeanSd,
     pub starved_flows: usize,
     pub flows: usize,
+    /// Transport flows that did not complete (failed ones included).
     pub incomplete_flows: usize,
+    /// Of those, flows that failed (an engine gave up, or bytes differed).
     pub failed_flows: usize,
     /// Mean goodput of flow i (by index) over the repetitions.
     pub per_flow_mean_bps: Vec<f64>,
@@ -186,7 +188,7 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
     if multi {
         let _ = write!(s, "  {:>17}  {:>13}  {:>13}  {:>7}", "aggregate Mb/s", "unfairness", "log utility", "starved");
     }
-    let _ = writeln!(s, "  {:>10}  {:>10}", "retx/run", "incomplete");
+    let _ = writeln!(s, "  {:>10}  {:>10}  {:>6}", "retx/run", "incomplete", "failed");
     for x in summaries {
         let _ = write!(
             s,
@@ -209,13 +211,36 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
                 x.starved_flows
             );
         }
-        let _ = writeln!(s, "  {:>10.1}  {:>10}", x.retransmissions.mean, x.incomplete_flows + x.failed_flows);
+        let _ = writeln!(s, "  {:>10.1}  {:>10}  {:>6}", x.retransmissions.mean, x.incomplete_flows, x.failed_flows);
+    }
+    // Flows with different roles (start times, paths): each flow's own mean,
+    // as in seed 001 Table 5.1.
+    let distinct_roles = results.points.iter().any(|p| {
+        p.scenario
+            .flows
+            .windows(2)
+            .any(|w| w[0].src != w[1].src || w[0].dst != w[1].dst || w[0].start_s != w[1].start_s)
+    });
+    if distinct_roles {
+        let window =
+            results.experiment.config.window_s.map_or(String::new(), |[a, b]| format!(", counted over [{a}, {b}] s"));
+        let _ = writeln!(s, "\nper-flow mean goodput (Mb/s{window}):");
+        for x in summaries {
+            let flows: Vec<String> = x
+                .per_flow_mean_bps
+                .iter()
+                .enumerate()
+                .map(|(i, g)| format!("flow {}: {:.3}", i + 1, g / 1e6))
+                .collect();
+            let _ = writeln!(s, "{:<width$}  {}", x.label, flows.join("  "));
+        }
     }
     s
 }
 
 /// Writes `flows.csv` (one row per flow per run), `traces.csv` (per-packet
-/// samples of traced flows) and `summary.csv` into `dir`.
+/// samples of the traced flows of each point's first repetition) and
+/// `summary.csv` into `dir`.
 pub fn write_csv(
     results: &Results,
     summaries: &[PointSummary],
@@ -252,6 +277,7 @@ pub fn write_csv(
             "mac_rx_while_busy",
             "mac_rx_below_sensitivity",
             "mac_retransmissions",
+            "error",
         ]
         .map(String::from),
     );
@@ -289,6 +315,7 @@ pub fn write_csv(
                 m.rx_while_busy.to_string(),
                 m.rx_below_sensitivity.to_string(),
                 m.retransmissions.to_string(),
+                f.error.clone().unwrap_or_default(),
             ]);
             w.write_record(&rec)?;
         }
@@ -296,11 +323,13 @@ pub fn write_csv(
     w.flush()?;
     let mut written = vec![flows_path];
 
-    if results.runs.iter().any(|r| r.report.flows.iter().any(|f| !f.trace.is_empty())) {
+    // Per-packet traces of the first repetition of each point only: every
+    // repetition's would make the file hundreds of megabytes.
+    if results.runs.iter().any(|r| r.rep == 0 && r.report.flows.iter().any(|f| !f.trace.is_empty())) {
         let path = dir.join("traces.csv");
         let mut w = csv::Writer::from_path(&path)?;
         w.write_record(["point", "rep", "flow", "protocol", "t_s", "side", "kind", "value"])?;
-        for r in &results.runs {
+        for r in results.runs.iter().filter(|r| r.rep == 0) {
             for f in &r.report.flows {
                 for t in &f.trace {
                     w.write_record([

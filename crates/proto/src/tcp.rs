@@ -44,9 +44,11 @@ mod tests;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
-use crate::engine::Protocol;
+use crate::engine::{self, Protocol, TimerId};
 use crate::wire::HEADER_LEN;
-use meshbed_core::{Duration, Instant};
+use meshbed_core::Duration;
+#[cfg(test)]
+use meshbed_core::Instant;
 
 /// Which loss-recovery algorithm the sender runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -131,6 +133,12 @@ pub struct TcpConfig {
     /// clock starts at construction; the receiver's at the first SYN, since a
     /// listening endpoint waits indefinitely. Default 10 s.
     pub idle_timeout: Duration,
+    /// The sender also needs this many retransmission timeouts in a row
+    /// without an answer before it gives up: a backed-off RTO can exceed the
+    /// idle time, and silence then only means it has not asked again (RFC
+    /// 1122 §4.2.3.5 counts retransmissions, R2 of at least 100 s). Default 6.
+    /// The receiver waits `idle_timeout + max_unanswered_rtos × max_rto`.
+    pub max_unanswered_rtos: u32,
 }
 
 impl Default for TcpConfig {
@@ -148,6 +156,7 @@ impl Default for TcpConfig {
             delayed_acks: false,
             delayed_ack_timeout: Duration::from_millis(200),
             idle_timeout: Duration::from_secs(10),
+            max_unanswered_rtos: 6,
         }
     }
 }
@@ -173,6 +182,7 @@ impl TcpConfig {
             delayed_acks: self.delayed_acks,
             delayed_ack_timeout: self.delayed_ack_timeout.max(one_ns),
             idle_timeout: self.idle_timeout.max(one_ns),
+            max_unanswered_rtos: self.max_unanswered_rtos,
         }
     }
 
@@ -194,37 +204,13 @@ enum Timer {
     DelayedAck = 2,
 }
 
-impl Timer {
-    const COUNT: usize = 3;
-    const ALL: [Timer; Timer::COUNT] = [Timer::Idle, Timer::Retransmit, Timer::DelayedAck];
-}
-
-/// A fixed table of deadlines; the next wake-up is the earliest.
-#[derive(Clone, Debug, Default)]
-struct TimerTable([Option<Instant>; Timer::COUNT]);
-
-impl TimerTable {
-    fn set(&mut self, timer: Timer, at: Instant) {
-        self.0[timer as usize] = Some(at);
-    }
-    fn stop(&mut self, timer: Timer) {
-        self.0[timer as usize] = None;
-    }
-    fn get(&self, timer: Timer) -> Option<Instant> {
-        self.0[timer as usize]
-    }
-    fn stop_all(&mut self) {
-        self.0 = [None; Timer::COUNT];
-    }
-    fn next(&self) -> Option<Instant> {
-        self.0.iter().flatten().copied().min()
-    }
-    /// Disarms and returns the first timer (in [`Timer::ALL`] order) due at
-    /// or before `now`. Handlers only re-arm timers for strictly later
-    /// instants, so draining this in a loop terminates.
-    fn take_expired(&mut self, now: Instant) -> Option<Timer> {
-        let timer = Timer::ALL.into_iter().find(|t| self.get(*t).is_some_and(|at| at <= now))?;
-        self.stop(timer);
-        Some(timer)
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck];
+    fn index(self) -> usize {
+        self as usize
     }
 }
+
+/// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
+/// in [`Timer::ALL`] order.
+type TimerTable = engine::TimerTable<Timer, 3>;

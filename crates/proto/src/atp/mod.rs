@@ -26,8 +26,6 @@ pub use config::{AdaptiveFeedback, AtpConfig};
 pub use receiver::{AtpReceiver, ReceiverState};
 pub use sender::{AtpSender, SenderState};
 
-use meshbed_core::Instant;
-
 /// What the sender does with one feedback rate (seed 002 §4.3.2 Fig. 7).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum RatePhase {
@@ -48,29 +46,6 @@ pub fn rate_adjustment(phi: f64, kappa: f64, s_pps: f64, r_pps: f64) -> (RatePha
         (RatePhase::Decrease, r_pps)
     } else {
         (RatePhase::Maintain, s_pps)
-    }
-}
-
-/// A fixed table of deadlines indexed by a timer enum (quinn-proto
-/// `connection/timer.rs`); the next wake-up is the minimum.
-#[derive(Clone, Debug)]
-struct TimerTable<const N: usize>([Option<Instant>; N]);
-
-impl<const N: usize> TimerTable<N> {
-    fn new() -> Self {
-        TimerTable([None; N])
-    }
-    fn set(&mut self, timer: usize, at: Option<Instant>) {
-        self.0[timer] = at;
-    }
-    fn is_expired(&self, timer: usize, now: Instant) -> bool {
-        self.0[timer].is_some_and(|t| t <= now)
-    }
-    fn next(&self) -> Option<Instant> {
-        self.0.iter().flatten().min().copied()
-    }
-    fn clear(&mut self) {
-        self.0 = [None; N];
     }
 }
 

@@ -2,8 +2,9 @@
 //! §V.A.3 for adaptive feedback).
 
 use super::config::AtpConfig;
-use super::TimerTable;
-use crate::engine::{Engine, EngineEvent, FailReason, Stats, TraceSample, Transmit};
+use crate::engine::{
+    Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, TimerId, TimerTable, TraceSample, Transmit,
+};
 use crate::relay::duration_to_us;
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
@@ -36,6 +37,13 @@ enum Timer {
 }
 const TIMERS: usize = 4;
 
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Epoch, Timer::SackMore, Timer::Idle, Timer::Linger];
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// The receiving side of one ATP connection.
 ///
 /// Create it with [`AtpReceiver::new`] for a known connection id (it then
@@ -62,7 +70,7 @@ pub struct AtpReceiver {
     pieces: BTreeMap<u64, Vec<u8>>,
     held_bytes: u64,
     /// In-order bytes not yet read by the application.
-    delivered: VecDeque<u8>,
+    delivered: ReceiveBuffer,
     fin_seq: Option<u64>,
     /// End of the highest data seen (drop detection).
     highest_end: u64,
@@ -82,7 +90,7 @@ pub struct AtpReceiver {
     /// Application read rate in bytes per second (seed 002 §4.2.3).
     read_rate_bps: Option<f64>,
     last_heard: Instant,
-    timers: TimerTable<TIMERS>,
+    timers: TimerTable<Timer, TIMERS>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
 }
@@ -100,7 +108,7 @@ impl AtpReceiver {
             held: BTreeMap::new(),
             pieces: BTreeMap::new(),
             held_bytes: 0,
-            delivered: VecDeque::new(),
+            delivered: ReceiveBuffer::default(),
             fin_seq: None,
             highest_end: 0,
             packet_size,
@@ -114,7 +122,7 @@ impl AtpReceiver {
             too_slow_run: 0,
             read_rate_bps: None,
             last_heard: now,
-            timers: TimerTable::new(),
+            timers: TimerTable::default(),
             events: VecDeque::new(),
             stats: Stats::default(),
         }
@@ -172,16 +180,12 @@ impl AtpReceiver {
 
     /// Copies in-order bytes into `buf`; returns how many.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        let n = buf.len().min(self.delivered.len());
-        for (dst, src) in buf.iter_mut().zip(self.delivered.drain(..n)) {
-            *dst = src;
-        }
-        n
+        self.delivered.read(buf)
     }
 
     /// Takes every in-order byte not yet read.
     pub fn take_delivered(&mut self) -> Vec<u8> {
-        self.delivered.drain(..).collect()
+        self.delivered.take_all()
     }
 
     /// Bytes delivered in order but not yet read.
@@ -199,7 +203,7 @@ impl AtpReceiver {
         self.state = ReceiverState::Failed;
         self.events.push_back(EngineEvent::Failed(reason));
         self.pending_feedback = false;
-        self.timers.clear();
+        self.timers.stop_all();
     }
 
     /// The delay the feedback carries: D_avg, or the application's read rate
@@ -220,13 +224,11 @@ impl AtpReceiver {
         let established = self.state == ReceiverState::Established;
         let sack_more =
             (established && !self.sack_more_sent).then(|| self.last_data_at + self.config.sack_more_after());
-        self.timers.set(Timer::Epoch as usize, if established { self.epoch_deadline } else { None });
-        self.timers.set(Timer::SackMore as usize, sack_more);
-        self.timers.set(Timer::Idle as usize, established.then(|| self.last_heard + self.config.idle_timeout));
-        self.timers.set(
-            Timer::Linger as usize,
-            (self.state == ReceiverState::Finished).then(|| self.last_heard + self.config.linger),
-        );
+        self.timers.set(Timer::Epoch, if established { self.epoch_deadline } else { None });
+        self.timers.set(Timer::SackMore, sack_more);
+        self.timers.set(Timer::Idle, established.then(|| self.last_heard + self.config.idle_timeout));
+        let linger = (self.state == ReceiverState::Finished).then(|| self.last_heard + self.config.linger);
+        self.timers.set(Timer::Linger, linger);
     }
 
     /// Stores the new parts of `[seq, seq + data.len())`; returns whether any
@@ -277,7 +279,7 @@ impl AtpReceiver {
                 };
                 self.ack += piece.len() as u64;
                 self.held_bytes -= piece.len() as u64;
-                self.delivered.extend(piece);
+                self.delivered.extend(&piece);
             }
             self.stats.bytes_delivered = self.ack;
         }
@@ -368,26 +370,26 @@ impl Engine for AtpReceiver {
     fn handle_timeout(&mut self, now: Instant) {
         match self.state {
             ReceiverState::Established => {
-                if self.timers.is_expired(Timer::Idle as usize, now) {
+                if self.timers.is_expired(Timer::Idle, now) {
                     let silent_for = now.saturating_since(self.last_heard);
                     self.fail(FailReason::PeerUnreachable { silent_for });
                     return;
                 }
-                if self.timers.is_expired(Timer::Epoch as usize, now) {
+                if self.timers.is_expired(Timer::Epoch, now) {
                     // Re-armed when the feedback goes out.
                     self.epoch_deadline = None;
                     self.pending_feedback = true;
                 }
-                if self.timers.is_expired(Timer::SackMore as usize, now) {
+                if self.timers.is_expired(Timer::SackMore, now) {
                     // seed 001 §3.3: no data for E/2, ask for everything unacked.
                     self.sack_more_sent = true;
                     self.pending_feedback = true;
                 }
             }
-            ReceiverState::Finished if self.timers.is_expired(Timer::Linger as usize, now) => {
+            ReceiverState::Finished if self.timers.is_expired(Timer::Linger, now) => {
                 self.state = ReceiverState::Closed;
                 self.pending_feedback = false;
-                self.timers.clear();
+                self.timers.stop_all();
                 return;
             }
             _ => {}

@@ -1,8 +1,8 @@
 //! The ATP sender (seed 002 §4.3; seed 001 §2.3 and §3.3).
 
 use super::config::AtpConfig;
-use super::{rate_adjustment, TimerTable};
-use crate::engine::{Engine, EngineEvent, FailReason, Stats, TraceSample, Transmit};
+use super::rate_adjustment;
+use crate::engine::{Engine, EngineEvent, FailReason, Stats, TimerId, TimerTable, TraceSample, Transmit};
 use crate::relay::duration_to_us;
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
@@ -38,6 +38,13 @@ enum Timer {
     Idle = 3,
 }
 const TIMERS: usize = 4;
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Pacing, Timer::Probe, Timer::Feedback, Timer::Idle];
+    fn index(self) -> usize {
+        self as usize
+    }
+}
 
 /// Scoreboard entry of one `max_payload`-sized segment.
 #[derive(Copy, Clone, Debug, Default)]
@@ -98,7 +105,7 @@ pub struct AtpSender {
     /// Smoothed round-trip time of quick-start exchanges.
     rtt: Option<Duration>,
     last_heard: Instant,
-    timers: TimerTable<TIMERS>,
+    timers: TimerTable<Timer, TIMERS>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
 }
@@ -127,7 +134,7 @@ impl AtpSender {
             missed_feedback: 0,
             rtt: None,
             last_heard: now,
-            timers: TimerTable::new(),
+            timers: TimerTable::default(),
             events: VecDeque::new(),
             stats: Stats::default(),
         };
@@ -234,7 +241,7 @@ impl AtpSender {
     fn fail(&mut self, reason: FailReason) {
         self.state = SenderState::Failed;
         self.events.push_back(EngineEvent::Failed(reason));
-        self.timers.clear();
+        self.timers.stop_all();
     }
 
     /// The next thing to send in the current state at `now`, if any; only
@@ -291,17 +298,15 @@ impl AtpSender {
 
     fn refresh_timers(&mut self) {
         if self.is_closed_state() {
-            self.timers.clear();
+            self.timers.stop_all();
             return;
         }
         let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing);
-        self.timers.set(Timer::Pacing as usize, self.pacing_deadline());
-        self.timers.set(Timer::Probe as usize, probing.then_some(self.probe_next_at));
-        self.timers.set(
-            Timer::Feedback as usize,
-            if self.state == SenderState::Established { self.feedback_deadline } else { None },
-        );
-        self.timers.set(Timer::Idle as usize, Some(self.last_heard + self.config.idle_timeout));
+        let established = self.state == SenderState::Established;
+        self.timers.set(Timer::Pacing, self.pacing_deadline());
+        self.timers.set(Timer::Probe, probing.then_some(self.probe_next_at));
+        self.timers.set(Timer::Feedback, if established { self.feedback_deadline } else { None });
+        self.timers.set(Timer::Idle, self.last_heard + self.config.idle_timeout);
     }
 
     /// Queues the not-yet-held segments overlapping `[start, end)` whose last
@@ -449,12 +454,12 @@ impl Engine for AtpSender {
         if self.is_closed_state() {
             return;
         }
-        if self.timers.is_expired(Timer::Idle as usize, now) {
+        if self.timers.is_expired(Timer::Idle, now) {
             let silent_for = now.saturating_since(self.last_heard);
             self.fail(FailReason::PeerUnreachable { silent_for });
             return;
         }
-        if self.timers.is_expired(Timer::Feedback as usize, now) {
+        if self.timers.is_expired(Timer::Feedback, now) {
             // seed 002 §4.3.2: a multiplicative decrease for each epoch
             // without feedback, up to two; at the third, quick-start again.
             self.missed_feedback += 1;

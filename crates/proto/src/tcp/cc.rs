@@ -139,6 +139,23 @@ impl Window {
         self.ssthresh_segments = (self.segments(flight_bytes) / 2.0).max(2.0);
     }
 
+    /// RFC 5681 §3.1 after a retransmission timeout: ssthresh from
+    /// FlightSize (only on the `first` timeout), cwnd to the loss window of
+    /// one segment.
+    pub fn on_timeout(&mut self, flight_bytes: u64, first: bool) {
+        if first {
+            self.halve_ssthresh(flight_bytes);
+        }
+        self.cwnd_segments = 1.0;
+    }
+
+    /// RFC 5681 §3.2 steps 2 and 3: halve ssthresh and inflate cwnd by the
+    /// `dupacks` segments that have left the network.
+    pub fn enter_fast_recovery(&mut self, flight_bytes: u64, dupacks: u32) {
+        self.halve_ssthresh(flight_bytes);
+        self.cwnd_segments = self.ssthresh_segments + dupacks as f64;
+    }
+
     pub fn segments(&self, bytes: u64) -> f64 {
         bytes as f64 / self.mss_bytes
     }
@@ -192,10 +209,7 @@ impl CongestionControl for Tahoe {
     }
 
     fn on_retransmission_timeout(&mut self, _now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
-        if first {
-            self.window.halve_ssthresh(flight_bytes);
-        }
-        self.window.cwnd_segments = 1.0;
+        self.window.on_timeout(flight_bytes, first);
         self.recover = snd_max;
     }
 
@@ -252,17 +266,13 @@ impl CongestionControl for Reno {
         }
         // Steps 2 and 3: halve, retransmit, inflate by the three segments
         // the dupacks say have left the network.
-        self.window.halve_ssthresh(ack.flight_bytes);
-        self.window.cwnd_segments = self.window.ssthresh_segments + self.dupack_threshold as f64;
+        self.window.enter_fast_recovery(ack.flight_bytes, self.dupack_threshold);
         self.in_recovery = true;
         Response { retransmit: Retransmit::Head, restart_timer: true }
     }
 
     fn on_retransmission_timeout(&mut self, _now: Instant, flight_bytes: u64, _snd_max: u64, first: bool) {
-        if first {
-            self.window.halve_ssthresh(flight_bytes);
-        }
-        self.window.cwnd_segments = 1.0;
+        self.window.on_timeout(flight_bytes, first);
         self.in_recovery = false;
     }
 
@@ -344,8 +354,7 @@ impl CongestionControl for NewReno {
             return Response::NOTHING;
         }
         self.recover = ack.snd_max;
-        self.window.halve_ssthresh(ack.flight_bytes);
-        self.window.cwnd_segments = self.window.ssthresh_segments + self.dupack_threshold as f64;
+        self.window.enter_fast_recovery(ack.flight_bytes, self.dupack_threshold);
         self.in_recovery = true;
         self.seen_partial_ack = false;
         Response { retransmit: Retransmit::Head, restart_timer: true }
@@ -353,10 +362,7 @@ impl CongestionControl for NewReno {
 
     fn on_retransmission_timeout(&mut self, _now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
         // RFC 6582 §3.2 step 4: record recover and leave fast recovery.
-        if first {
-            self.window.halve_ssthresh(flight_bytes);
-        }
-        self.window.cwnd_segments = 1.0;
+        self.window.on_timeout(flight_bytes, first);
         self.recover = snd_max;
         self.in_recovery = false;
     }

@@ -2,7 +2,7 @@
 //! cumulatively and hands the bytes to the application in order.
 
 use super::{TcpConfig, Timer, TimerTable};
-use crate::engine::{Engine, EngineEvent, FailReason, Stats, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, Transmit};
 use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, VecDeque};
@@ -44,7 +44,7 @@ pub struct TcpReceiver {
     /// The FIN's sequence number once a FIN was seen (= 1 + transfer length).
     fin_seq: Option<u64>,
     /// In-order bytes the application has not read yet.
-    delivered: VecDeque<u8>,
+    delivered: ReceiveBuffer,
     synack_pending: bool,
     pending_acks: VecDeque<u64>,
     /// In-order segments received since the last ACK (delayed ACKs only).
@@ -57,11 +57,11 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// How long the receiver waits without hearing from the sender: the idle
-    /// time plus two maximum RTOs, because a sender in exponential backoff
-    /// legitimately stays silent for up to `max_rto` between retransmissions
-    /// and gets two of them before it gives up itself.
+    /// time plus `max_unanswered_rtos` maximum RTOs, because a sender in
+    /// exponential backoff legitimately stays silent for up to `max_rto`
+    /// between retransmissions and gets that many before it gives up itself.
     fn idle_limit(&self) -> Duration {
-        self.config.idle_timeout + self.config.max_rto * 2
+        self.config.idle_timeout + self.config.max_rto * self.config.max_unanswered_rtos as u64
     }
 
     /// A receiver listening for the SYN of `connection_id`. It waits for the
@@ -74,7 +74,7 @@ impl TcpReceiver {
             rcv_nxt: DATA_START,
             out_of_order: BTreeMap::new(),
             fin_seq: None,
-            delivered: VecDeque::new(),
+            delivered: ReceiveBuffer::default(),
             synack_pending: false,
             pending_acks: VecDeque::new(),
             unacked_segments: 0,
@@ -91,16 +91,12 @@ impl TcpReceiver {
 
     /// Copies up to `buf.len()` delivered bytes into `buf`, returning how many.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        let n = buf.len().min(self.delivered.len());
-        for (dst, src) in buf.iter_mut().zip(self.delivered.drain(..n)) {
-            *dst = src;
-        }
-        n
+        self.delivered.read(buf)
     }
 
     /// All delivered bytes not yet read.
     pub fn take_delivered(&mut self) -> Vec<u8> {
-        self.delivered.drain(..).collect()
+        self.delivered.take_all()
     }
 
     /// Out-of-order segments held for reassembly.

@@ -434,10 +434,10 @@ impl Engine for TcpSender {
                 Timer::Idle => {
                     // A backed-off RTO can exceed the idle time: then the
                     // silence only says that we have not asked again yet.
-                    // Give the peer two retransmissions to answer before
-                    // declaring it unreachable; RTOs are capped (max_rto),
-                    // so the wait stays bounded.
-                    if self.unanswered_rtos < 2 {
+                    // Give the peer `max_unanswered_rtos` retransmissions to
+                    // answer before declaring it unreachable; RTOs are
+                    // capped (max_rto), so the wait stays bounded.
+                    if self.unanswered_rtos < self.config.max_unanswered_rtos {
                         if let Some(rto_at) = self.timers.get(Timer::Retransmit) {
                             self.timers.set(Timer::Idle, rto_at + Duration::from_nanos(1));
                             continue;

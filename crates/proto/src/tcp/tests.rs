@@ -503,10 +503,16 @@ fn idle_timeout_fails_exactly_at_the_limit() {
 }
 
 /// A backed-off RTO longer than the idle time must not make a live peer look
-/// unreachable: the sender waits for two unanswered retransmissions.
+/// unreachable: the sender waits for `max_unanswered_rtos` (here two)
+/// unanswered retransmissions.
 #[test]
 fn idle_timeout_waits_for_two_unanswered_retransmissions() {
-    let cfg = TcpConfig { initial_rto: Duration::from_secs(6), min_rto: Duration::from_secs(6), ..config() };
+    let cfg = TcpConfig {
+        initial_rto: Duration::from_secs(6),
+        min_rto: Duration::from_secs(6),
+        max_unanswered_rtos: 2,
+        ..config()
+    };
     let mut s = established(TcpVariant::Reno, cfg, 10_000);
     // Heard at 100 ms (SYN-ACK, which gave an RTT sample: RTO = min 6 s).
     assert!(!drain(&mut s, ms(100)).is_empty());
@@ -528,11 +534,11 @@ fn idle_timeout_waits_for_two_unanswered_retransmissions() {
 }
 
 /// The receiver outwaits a sender in exponential backoff: it gives up only
-/// after the idle time plus two maximum RTOs of silence.
+/// after the idle time plus `max_unanswered_rtos` maximum RTOs of silence.
 #[test]
 fn receiver_outwaits_a_backed_off_sender() {
     let cfg = config();
-    let limit = ms(0) + cfg.idle_timeout + cfg.max_rto * 2;
+    let limit = ms(0) + cfg.idle_timeout + cfg.max_rto * cfg.max_unanswered_rtos as u64;
     let mut r = listening(cfg);
     r.handle_timeout(ms(10_001));
     assert!(!r.is_closed(), "10 s of silence may be a sender in backoff");

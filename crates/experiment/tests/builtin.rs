@@ -1,0 +1,76 @@
+//! Every built-in experiment runs end to end at reduced repetitions, and the
+//! testbed link settings give the qualities the built-ins claim.
+
+use meshbed_experiment::{builtin, run, RunOptions};
+
+#[test]
+fn every_builtin_experiment_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in builtin::NAMES {
+        let e = builtin::get(name).unwrap();
+        // Shrink for CI: one repetition; the testbeds at 1 and 3 hops only.
+        let mut e = e.clone();
+        if let Some(h) = e.config.sweep.iter_mut().find(|a| a.key == "hops") {
+            h.values = vec![toml::Value::Integer(1), toml::Value::Integer(3)];
+        }
+        let out = dir.path().join(name);
+        let outcome =
+            meshbed_experiment::execute(&e, &RunOptions { repetitions: Some(1), jobs: 0, progress: false }, &out)
+                .unwrap_or_else(|err| panic!("{name}: {err:#}"));
+        let points = outcome.results.points.len();
+        assert_eq!(outcome.results.runs.len(), points, "{name}");
+        assert!(outcome.table.contains("goodput"), "{name}");
+        for file in ["flows.csv", "summary.csv", "summary.txt", "experiment.toml", "goodput_cdf.png", "goodput_cdf.svg"]
+        {
+            let p = out.join(file);
+            assert!(p.metadata().map(|m| m.len() > 0).unwrap_or(false), "{name}: {file} missing or empty");
+        }
+        // One CSV row per flow per run, plus the header.
+        let rows = std::fs::read_to_string(out.join("flows.csv")).unwrap().lines().count() - 1;
+        let flows: usize = outcome.results.points.iter().map(|p| p.scenario.flows.len()).sum();
+        assert_eq!(rows, flows, "{name}");
+        // No flow's bytes ever disagree with what was sent.
+        assert!(outcome.results.runs.iter().all(|r| r.report.flows.iter().all(|f| f.verified)), "{name}");
+        // The experiment file it wrote runs again to the same points.
+        let again = meshbed_experiment::Experiment::from_file(&out.join("experiment.toml")).unwrap();
+        assert_eq!(again.points("again").unwrap().len(), points, "{name}");
+    }
+}
+
+#[test]
+fn the_same_seeds_give_the_same_results() {
+    let mut e = builtin::get("stack").unwrap();
+    e.config.sweep[0].values.truncate(2);
+    let opts = RunOptions { repetitions: Some(2), jobs: 2, progress: false };
+    let a = run::run(&e, &opts).unwrap();
+    let b = run::run(&e, &RunOptions { jobs: 1, ..opts }).unwrap();
+    let hashes =
+        |r: &meshbed_experiment::Results| r.runs.iter().map(|x| x.report.trace_hash.clone()).collect::<Vec<_>>();
+    assert_eq!(hashes(&a), hashes(&b), "thread count must not change results");
+    assert_eq!(a.runs[0].seed, 1);
+    assert_eq!(a.runs[1].seed, 2);
+}
+
+/// Testbed A's links are lossy and testbed B's reliable: single-link frame
+/// loss with MAC retries off, measured with a saturated UDP flow.
+#[test]
+fn testbed_link_quality() {
+    use meshbed_sim::scenario::{FlowSpec, Routing, Scenario, Topology};
+    let loss = |radio: meshbed_radio::RadioConfig, spacing_m: f64| {
+        let s = Scenario {
+            seed: 1,
+            duration_s: 5.0,
+            radio,
+            topology: Topology::Chain { nodes: 2, spacing_m },
+            routing: Routing::Static { paths: vec![vec![0, 1]] },
+            flows: vec![FlowSpec { src: 0, dst: 1, ..FlowSpec::default() }],
+        };
+        let r = meshbed_sim::run(&s).unwrap();
+        1.0 - r.mac_total.acked as f64 / r.mac_total.data_tx_attempts as f64
+    };
+    let a = loss(builtin::testbed_a_radio(), builtin::TESTBED_A_SPACING_M);
+    let b = loss(builtin::testbed_b_radio(), builtin::TESTBED_B_SPACING_M);
+    println!("single-link frame loss: testbed A {:.1}%, testbed B {:.2}%", a * 100.0, b * 100.0);
+    assert!((0.03..0.15).contains(&a), "testbed A should be lossy: {a}");
+    assert!(b < 0.01, "testbed B should be reliable: {b}");
+}
