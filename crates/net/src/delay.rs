@@ -1,0 +1,427 @@
+//! Where a node's delay D comes from, and stamping it into ATP packets.
+//!
+//! In the simulator every node, the source included, raises an ATP packet's
+//! D_max to its own average queueing + transmission delay D as it queues the
+//! packet (seed 002 §4.1; [`meshbed_proto::relay`]). On a real host the MAC's
+//! delay is not visible to a user-level program, so the value comes from a
+//! pluggable [`DelaySource`]:
+//!
+//! * `file:PATH`: a file holding the node's current average delay in
+//!   microseconds as a decimal number, as the thesis' driver exported it in
+//!   `/proc/ath5k/Da` (seed 001 §3.1 and appendix A.6). Re-read at most every
+//!   10 ms.
+//! * `fixed:DURATION` (`fixed:2ms`, `fixed:500us`): a constant D.
+//! * `e2e`: an end-to-end estimate for networks that offer no per-hop delay:
+//!   the smoothed round-trip time of the connection's own data minus the
+//!   smallest one seen in the last 10 s, i.e. the queueing the flow causes
+//!   along the path ([`EndToEndEstimator`]). Only a sender can measure it.
+//!
+//! With `file` and `fixed`, a node whose channel looks idle offers η·D, as a
+//! relay does (seed 002 §4.1; seed 000 §V.A.3 for adaptive η); `e2e` already
+//! measures the flow's own effect and offers the estimate as it is.
+//! [`Stamper`] applies the source to datagrams; a relay program can use the
+//! same type on the datagrams it forwards.
+
+use meshbed_core::{Duration, Instant};
+use meshbed_proto::relay::EtaRule;
+use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr, WireError};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// How often a `file:` source is re-read.
+pub const FILE_REFRESH: Duration = Duration::from_millis(10);
+/// The end-to-end estimator's window for the minimum round trip.
+pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+
+/// A delay source as given on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DelaySpec {
+    File(PathBuf),
+    Fixed(Duration),
+    EndToEnd,
+}
+
+impl std::fmt::Display for DelaySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DelaySpec::File(p) => write!(f, "file:{}", p.display()),
+            DelaySpec::Fixed(d) => write!(f, "fixed:{}us", d.as_nanos() / 1000),
+            DelaySpec::EndToEnd => f.write_str("e2e"),
+        }
+    }
+}
+
+/// Parses `250us`, `2ms`, `0.5s`, `800ns`; a bare number is microseconds
+/// (the unit of the thesis' `/proc` export).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("`{s}`: expected a number with a unit (us, ms, s)"))?;
+    let ns_per = match unit.trim() {
+        "" | "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => return Err(format!("`{s}`: unknown unit `{other}` (expected ns, us, ms or s)")),
+    };
+    let ns = value * ns_per;
+    if !ns.is_finite() || ns < 0.0 || ns > 3.6e12 {
+        return Err(format!("`{s}`: expected a delay between 0 and one hour"));
+    }
+    Ok(Duration::from_nanos(ns.round() as u64))
+}
+
+impl FromStr for DelaySpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "e2e" {
+            return Ok(DelaySpec::EndToEnd);
+        }
+        if let Some(path) = s.strip_prefix("file:") {
+            if path.is_empty() {
+                return Err("`file:` needs a path, e.g. file:/proc/ath5k/Da".into());
+            }
+            return Ok(DelaySpec::File(PathBuf::from(path)));
+        }
+        if let Some(d) = s.strip_prefix("fixed:") {
+            return parse_duration(d).map(DelaySpec::Fixed);
+        }
+        Err(format!("unknown delay source `{s}`; expected `e2e`, `fixed:DURATION` (e.g. fixed:2ms) or `file:PATH`"))
+    }
+}
+
+/// Reads a `file:` source: the first whitespace-separated token, microseconds.
+pub fn read_delay_file(path: &std::path::Path) -> Result<Duration, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading `{}`: {e}", path.display()))?;
+    let token = text.split_whitespace().next().ok_or_else(|| format!("`{}` is empty", path.display()))?;
+    let us: f64 = token
+        .parse()
+        .map_err(|_| format!("`{}`: expected the delay in microseconds, found `{token}`", path.display()))?;
+    if !us.is_finite() || us < 0.0 {
+        return Err(format!("`{}`: negative or non-finite delay `{token}`", path.display()));
+    }
+    Ok(Duration::from_nanos((us * 1e3).round() as u64))
+}
+
+/// The end-to-end queueing estimate: smoothed RTT − windowed minimum RTT.
+///
+/// RTT samples come from the driver's view of its own datagrams: when a
+/// feedback first reports byte `x` held (cumulative ack or the end of a SACK
+/// block) and the data segment ending at `x` was sent once (Karn's rule),
+/// the sample is now − its send time. ATP feedback is periodic, so the sample
+/// also holds the wait until the feedback went, at most one inter-packet gap
+/// D_s for the newest segment; the bias pushes the estimate up by about
+/// D_s/2, so a sender on an empty path sees R ≈ 2·S and increases, and
+/// settles where the flow keeps about half a packet gap of queue.
+#[derive(Clone, Debug)]
+pub struct EndToEndEstimator {
+    /// Send time of first transmissions by segment end, not yet reported.
+    sent: BTreeMap<u64, Instant>,
+    highest_sent_end: u64,
+    highest_reported: u64,
+    srtt_ns: Option<f64>,
+    /// Monotonic deque of (time, sample) for the windowed minimum.
+    min_window: VecDeque<(Instant, Duration)>,
+    alpha: f64,
+    samples: u64,
+}
+
+impl EndToEndEstimator {
+    /// `alpha`: the EWMA weight of the old average (the relay's α, 0.75).
+    pub fn new(alpha: f64) -> Self {
+        EndToEndEstimator {
+            sent: BTreeMap::new(),
+            highest_sent_end: 0,
+            highest_reported: 0,
+            srtt_ns: None,
+            min_window: VecDeque::new(),
+            alpha,
+            samples: 0,
+        }
+    }
+
+    /// A data segment `[seq, seq + len)` left at `now`.
+    pub fn on_data_sent(&mut self, now: Instant, seq: u64, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let end = seq + len as u64;
+        if end > self.highest_sent_end {
+            self.highest_sent_end = end;
+            self.sent.insert(end, now);
+        } else {
+            // A retransmission: its acknowledgement would be ambiguous.
+            self.sent.remove(&end);
+        }
+    }
+
+    /// A feedback with cumulative `ack` and SACK `blocks` arrived at `now`.
+    pub fn on_feedback(&mut self, now: Instant, ack: u64, blocks: &[(u64, u64)]) {
+        let latest = blocks.iter().map(|&(_, e)| e).fold(ack, u64::max);
+        if latest <= self.highest_reported {
+            return;
+        }
+        self.highest_reported = latest;
+        if let Some(&sent_at) = self.sent.get(&latest) {
+            let sample = now.saturating_since(sent_at);
+            self.samples += 1;
+            let s = sample.as_nanos() as f64;
+            self.srtt_ns = Some(match self.srtt_ns {
+                None => s,
+                Some(old) => self.alpha * old + (1.0 - self.alpha) * s,
+            });
+            while self.min_window.back().is_some_and(|&(_, m)| m >= sample) {
+                self.min_window.pop_back();
+            }
+            self.min_window.push_back((now, sample));
+        }
+        while self.min_window.len() > 1 && self.min_window.front().is_some_and(|&(t, _)| t + MIN_RTT_WINDOW < now) {
+            self.min_window.pop_front();
+        }
+        self.sent = self.sent.split_off(&(latest + 1));
+    }
+
+    /// The current estimate (zero before the first sample).
+    pub fn current(&self) -> Duration {
+        match (self.srtt_ns, self.min_window.front()) {
+            (Some(srtt), Some(&(_, min))) => Duration::from_nanos((srtt - min.as_nanos() as f64).max(0.0) as u64),
+            _ => Duration::ZERO,
+        }
+    }
+
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_window.front().map(|&(_, m)| m)
+    }
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt_ns.map(|s| Duration::from_nanos(s as u64))
+    }
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+}
+
+/// A live delay source.
+#[derive(Clone, Debug)]
+pub enum DelaySource {
+    File { path: PathBuf, value: Duration, read_at: Option<Instant>, errors: u64 },
+    Fixed(Duration),
+    EndToEnd(EndToEndEstimator),
+}
+
+impl DelaySource {
+    /// Opens a source; a `file:` source must be readable now.
+    pub fn open(spec: &DelaySpec, alpha: f64) -> Result<Self, String> {
+        Ok(match spec {
+            DelaySpec::File(path) => {
+                let value = read_delay_file(path)?;
+                DelaySource::File { path: path.clone(), value, read_at: None, errors: 0 }
+            }
+            DelaySpec::Fixed(d) => DelaySource::Fixed(*d),
+            DelaySpec::EndToEnd => DelaySource::EndToEnd(EndToEndEstimator::new(alpha)),
+        })
+    }
+
+    /// The node's delay D at `now`.
+    pub fn current(&mut self, now: Instant) -> Duration {
+        match self {
+            DelaySource::Fixed(d) => *d,
+            DelaySource::EndToEnd(e) => e.current(),
+            DelaySource::File { path, value, read_at, errors } => {
+                if read_at.map_or(true, |t| t + FILE_REFRESH <= now) {
+                    *read_at = Some(now);
+                    // A failed read keeps the last good value (the driver may
+                    // be rewriting the file); it is counted.
+                    match read_delay_file(path) {
+                        Ok(v) => *value = v,
+                        Err(_) => *errors += 1,
+                    }
+                }
+                *value
+            }
+        }
+    }
+
+    /// Whether the idle multiplier η applies (per-node sources only).
+    fn is_per_node(&self) -> bool {
+        !matches!(self, DelaySource::EndToEnd(_))
+    }
+}
+
+/// What a [`Stamper`] tells about its work.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StampCounters {
+    pub stamped: u64,
+    pub raised: u64,
+    /// Datagrams that would not parse and were left alone.
+    pub unparsable: u64,
+    /// `file:` reads that failed (the last good value was used).
+    pub file_errors: u64,
+}
+
+/// Applies a node's [`DelaySource`] to the datagrams it sends or forwards:
+/// N_h + 1 on every ATP/TCP datagram; on ATP data, SYN and FIN packets
+/// D_max = max(D_max, D), with D = η·D when the node has sent nothing for
+/// `idle_after` and the source is per node ([`meshbed_proto::relay::Relay::stamp`]
+/// does the same with D from MAC reports).
+#[derive(Clone, Debug)]
+pub struct Stamper {
+    pub source: DelaySource,
+    eta: EtaRule,
+    idle_after: Duration,
+    last_activity: Option<Instant>,
+    pub counters: StampCounters,
+}
+
+impl Stamper {
+    pub fn new(source: DelaySource, eta: EtaRule, idle_after: Duration) -> Self {
+        Stamper { source, eta, idle_after, last_activity: None, counters: StampCounters::default() }
+    }
+
+    /// Stamps `datagram` in place before it is sent at `now`.
+    pub fn stamp(&mut self, now: Instant, datagram: &mut [u8]) -> Result<(), WireError> {
+        let idle = self.last_activity.map_or(true, |t| now.saturating_since(t) > self.idle_after);
+        self.last_activity = Some(now);
+        let repr = match Packet::new_checked(&*datagram).and_then(|p| Repr::parse(&p)) {
+            Ok(r) => r,
+            Err(e) => {
+                self.counters.unparsable += 1;
+                return Err(e);
+            }
+        };
+        let hop_count = repr.hop_count.saturating_add(1);
+        let mut packet = Packet::new_unchecked(&mut *datagram);
+        packet.set_hop_count(hop_count);
+        self.counters.stamped += 1;
+        if let DelaySource::EndToEnd(e) = &mut self.source {
+            if repr.protocol == ProtocolId::Atp || repr.protocol == ProtocolId::Tcp {
+                e.on_data_sent(now, repr.seq, repr.payload_len);
+            }
+        }
+        if repr.protocol != ProtocolId::Atp || repr.control.contains(Control::SACK_OPT) {
+            return Ok(());
+        }
+        let d = self.source.current(now);
+        let offered = if idle && self.source.is_per_node() {
+            Duration::from_secs_f64(d.as_secs_f64() * self.eta.eta(hop_count))
+        } else {
+            d
+        };
+        let offered_us = u32::try_from((offered.as_nanos() + 500) / 1000).unwrap_or(u32::MAX);
+        if offered_us > repr.d_max_us {
+            packet.set_d_max_us(offered_us);
+            self.counters.raised += 1;
+        }
+        if let DelaySource::File { errors, .. } = &self.source {
+            self.counters.file_errors = *errors;
+        }
+        Ok(())
+    }
+
+    /// Feeds a datagram received from the peer (feedback/ACKs) to an
+    /// end-to-end source; other sources ignore it.
+    pub fn on_received(&mut self, now: Instant, datagram: &[u8]) {
+        let DelaySource::EndToEnd(e) = &mut self.source else { return };
+        let Ok(repr) = Packet::new_checked(datagram).and_then(|p| Repr::parse(&p)) else { return };
+        match repr.protocol {
+            ProtocolId::Atp if repr.control.contains(Control::SACK_OPT) => {
+                e.on_feedback(now, repr.ack, &repr.sack_blocks)
+            }
+            // TCP acknowledges sequence numbers: byte i is seq 1 + i.
+            ProtocolId::Tcp if repr.control.contains(Control::ACK) => {
+                e.on_feedback(now, repr.ack.saturating_sub(1), &[])
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meshbed_proto::wire::HEADER_LEN;
+
+    fn t(us: u64) -> Instant {
+        Instant::from_nanos(us * 1000)
+    }
+
+    #[test]
+    fn parses_specs_and_durations() {
+        assert_eq!("e2e".parse::<DelaySpec>().unwrap(), DelaySpec::EndToEnd);
+        assert_eq!("fixed:2ms".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_millis(2)));
+        assert_eq!("fixed:250".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_micros(250)));
+        assert_eq!("file:/proc/ath5k/Da".parse::<DelaySpec>().unwrap(), DelaySpec::File("/proc/ath5k/Da".into()));
+        for bad in ["fixed:2parsecs", "fixed:-1ms", "file:", "mac", "fixed:"] {
+            assert!(bad.parse::<DelaySpec>().is_err(), "{bad}");
+        }
+        assert_eq!(parse_duration("0.5s").unwrap(), Duration::from_millis(500));
+    }
+
+    fn data_packet(seq: u64, len: usize, d_max_us: u32) -> Vec<u8> {
+        let repr = Repr {
+            protocol: ProtocolId::Atp,
+            control: Control(0),
+            hop_count: 0,
+            connection_id: 9,
+            seq,
+            ack: 0,
+            d_max_us,
+            d_s_us: 100,
+            sack_blocks: vec![],
+            payload_len: len,
+        };
+        let mut buf = vec![0u8; HEADER_LEN + len];
+        repr.emit(&mut buf);
+        buf
+    }
+
+    #[test]
+    fn fixed_source_stamps_eta_when_idle_then_d_and_never_lowers() {
+        let mut s = Stamper::new(DelaySource::Fixed(Duration::from_micros(400)), EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let mut p = data_packet(0, 10, 0);
+        s.stamp(t(0), &mut p).unwrap();
+        let v = Packet::new_checked(&p[..]).unwrap();
+        assert_eq!((v.d_max_us(), v.hop_count()), (1200, 1), "idle: η·D");
+        let mut p = data_packet(10, 10, 0);
+        s.stamp(t(50), &mut p).unwrap();
+        assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 400, "busy: D");
+        let mut p = data_packet(20, 10, 900);
+        s.stamp(t(60), &mut p).unwrap();
+        assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 900, "a larger D_max stays");
+    }
+
+    #[test]
+    fn file_source_reads_microseconds_and_keeps_last_value_on_error() {
+        let path = std::env::temp_dir().join(format!("meshbed-net-da-{}", std::process::id()));
+        std::fs::write(&path, "1500\n").unwrap();
+        let mut src = DelaySource::open(&DelaySpec::File(path.clone()), 0.75).unwrap();
+        assert_eq!(src.current(t(0)), Duration::from_micros(1500));
+        std::fs::write(&path, "garbage").unwrap();
+        assert_eq!(src.current(t(20_000)), Duration::from_micros(1500));
+        std::fs::write(&path, "300").unwrap();
+        assert_eq!(src.current(t(25_000)), Duration::from_micros(1500), "not re-read within 10 ms");
+        assert_eq!(src.current(t(40_000)), Duration::from_micros(300));
+        std::fs::remove_file(&path).unwrap();
+        assert!(DelaySource::open(&DelaySpec::File(path), 0.75).is_err());
+    }
+
+    #[test]
+    fn end_to_end_estimate_is_queueing_over_the_minimum() {
+        let mut e = EndToEndEstimator::new(0.0);
+        e.on_data_sent(t(0), 0, 100);
+        e.on_feedback(t(1_000), 100, &[]);
+        assert_eq!(e.current(), Duration::ZERO, "one sample is its own minimum");
+        e.on_data_sent(t(2_000), 100, 100);
+        e.on_data_sent(t(2_100), 200, 100);
+        // The SACK block end reports the newest segment: RTT 3 ms.
+        e.on_feedback(t(5_100), 100, &[(200, 300)]);
+        assert_eq!(e.current(), Duration::from_millis(2));
+        // A retransmitted segment gives no sample.
+        e.on_data_sent(t(6_000), 100, 100);
+        e.on_data_sent(t(6_000), 300, 100);
+        e.on_data_sent(t(6_100), 300, 100);
+        e.on_feedback(t(9_000), 400, &[]);
+        assert_eq!(e.samples(), 2);
+    }
+}

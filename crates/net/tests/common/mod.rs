@@ -1,0 +1,275 @@
+//! Test helpers: an impairment shim (a UDP proxy with seeded loss,
+//! reordering, duplication, a blackout and a pause switch) and a receiver
+//! running in a thread. Faults are a wrapper around the link, not branches
+//! in the code under test (STYLE.md, smoltcp `phy/fault_injector.rs`).
+
+#![allow(dead_code)]
+
+use meshbed_net::{ReceiveOptions, Receiver, SinkKind, TransferReport};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// xorshift64*: a tiny seeded generator, enough for fault injection.
+struct Rng(u64);
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.next_f64() < p
+    }
+}
+
+/// Impairments, applied per datagram and per direction.
+#[derive(Clone, Debug, Default)]
+pub struct Impairments {
+    pub seed: u64,
+    pub loss: f64,
+    pub duplicate: f64,
+    /// Probability that a datagram is held back and sent after the next one.
+    pub reorder: f64,
+    /// Once this many bytes went towards the receiver, drop everything in
+    /// both directions for the given time.
+    pub blackout: Option<(u64, Duration)>,
+}
+
+#[derive(Debug, Default)]
+pub struct ShimCounters {
+    pub forwarded: AtomicU64,
+    pub dropped: AtomicU64,
+    pub duplicated: AtomicU64,
+    pub reordered: AtomicU64,
+    pub bytes_to_receiver: AtomicU64,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    paused: AtomicBool,
+    blackout_until: Mutex<Option<Instant>>,
+    blackout_done: AtomicBool,
+    client: Mutex<Option<SocketAddr>>,
+    counters: ShimCounters,
+}
+
+/// A UDP proxy between one sender and a receiver.
+pub struct Shim {
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Shim {
+    pub fn start(upstream: SocketAddr, imp: Impairments) -> Shim {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        back.connect(upstream).unwrap();
+        for s in [&front, &back] {
+            s.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+        }
+        let addr = front.local_addr().unwrap();
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            paused: AtomicBool::new(false),
+            blackout_until: Mutex::new(None),
+            blackout_done: AtomicBool::new(false),
+            client: Mutex::new(None),
+            counters: ShimCounters::default(),
+        });
+        let (front2, back2) = (front.try_clone().unwrap(), back.try_clone().unwrap());
+        let (s1, s2) = (shared.clone(), shared.clone());
+        let (imp1, mut imp2) = (imp.clone(), imp);
+        imp2.seed ^= 0xdead_beef;
+        let to_receiver = std::thread::spawn(move || pump(&front, &back, true, imp1, &s1));
+        let to_sender = std::thread::spawn(move || pump(&back2, &front2, false, imp2, &s2));
+        Shim { addr, shared, threads: vec![to_receiver, to_sender] }
+    }
+
+    /// While paused every datagram is dropped.
+    pub fn set_paused(&self, paused: bool) {
+        self.shared.paused.store(paused, Ordering::SeqCst);
+    }
+    pub fn counters(&self) -> &ShimCounters {
+        &self.shared.counters
+    }
+    pub fn blackout_happened(&self) -> bool {
+        self.shared.blackout_done.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Shim {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn pump(from: &UdpSocket, to: &UdpSocket, towards_receiver: bool, imp: Impairments, shared: &Shared) {
+    let mut rng = Rng::new(imp.seed);
+    let mut held: Option<Vec<u8>> = None;
+    let mut buf = [0u8; 4096];
+    let c = &shared.counters;
+    let send = |bytes: &[u8]| {
+        let r = if towards_receiver {
+            to.send(bytes)
+        } else {
+            match *shared.client.lock().unwrap() {
+                Some(client) => to.send_to(bytes, client),
+                None => return,
+            }
+        };
+        if r.is_ok() {
+            c.forwarded.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    while !shared.stop.load(Ordering::SeqCst) {
+        let got = if towards_receiver {
+            from.recv_from(&mut buf).map(|(n, a)| {
+                *shared.client.lock().unwrap() = Some(a);
+                n
+            })
+        } else {
+            from.recv(&mut buf)
+        };
+        let n = match got {
+            Ok(n) => n,
+            Err(_) => {
+                // Quiet for 5 ms: release a held datagram.
+                if let Some(h) = held.take() {
+                    send(&h);
+                }
+                continue;
+            }
+        };
+        let bytes = &buf[..n];
+        if towards_receiver {
+            let total = c.bytes_to_receiver.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+            if let Some((after, length)) = imp.blackout {
+                if total >= after && !shared.blackout_done.swap(true, Ordering::SeqCst) {
+                    *shared.blackout_until.lock().unwrap() = Some(Instant::now() + length);
+                }
+            }
+        }
+        let in_blackout = shared.blackout_until.lock().unwrap().is_some_and(|t| Instant::now() < t);
+        if in_blackout || shared.paused.load(Ordering::SeqCst) || rng.chance(imp.loss) {
+            c.dropped.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let copies = if rng.chance(imp.duplicate) {
+            c.duplicated.fetch_add(1, Ordering::Relaxed);
+            2
+        } else {
+            1
+        };
+        if held.is_none() && rng.chance(imp.reorder) {
+            c.reordered.fetch_add(1, Ordering::Relaxed);
+            held = Some(bytes.to_vec());
+            continue;
+        }
+        for _ in 0..copies {
+            send(bytes);
+        }
+        if let Some(h) = held.take() {
+            send(&h);
+        }
+    }
+}
+
+/// A receiver running in a thread; its reports arrive on `reports`.
+pub struct RunningReceiver {
+    pub addr: SocketAddr,
+    pub stop: Arc<AtomicBool>,
+    pub reports: Arc<Mutex<Vec<TransferReport>>>,
+    handle: Option<JoinHandle<meshbed_net::ReceiverCounters>>,
+}
+
+impl RunningReceiver {
+    pub fn start(options: ReceiveOptions) -> RunningReceiver {
+        let mut receiver = Receiver::bind(options).expect("bind receiver");
+        let addr = receiver.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let (stop2, reports2) = (stop.clone(), reports.clone());
+        let handle = std::thread::spawn(move || {
+            receiver
+                .run(&stop2, &mut |event| {
+                    if let meshbed_net::ReceiverEvent::Ended(r) = event {
+                        reports2.lock().unwrap().push(r.clone());
+                    }
+                })
+                .expect("receiver loop")
+        });
+        RunningReceiver { addr, stop, reports, handle: Some(handle) }
+    }
+
+    /// Stops the loop (transfers in progress are abandoned) and returns its counters.
+    pub fn stop(mut self) -> meshbed_net::ReceiverCounters {
+        self.stop.store(true, Ordering::SeqCst);
+        self.handle.take().unwrap().join().unwrap()
+    }
+
+    pub fn reports(&self) -> Vec<TransferReport> {
+        self.reports.lock().unwrap().clone()
+    }
+
+    /// Waits (bounded) until `n` transfers have ended.
+    pub fn wait_for(&self, n: usize, limit: Duration) -> Vec<TransferReport> {
+        let t0 = Instant::now();
+        while self.reports.lock().unwrap().len() < n && t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.reports()
+    }
+}
+
+impl Drop for RunningReceiver {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+pub fn receive_options(dir: &Path) -> ReceiveOptions {
+    let mut o = ReceiveOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        SinkKind::Directory { dir: dir.to_path_buf(), overwrite: false },
+    );
+    o.timeout = Duration::from_secs(5);
+    o.linger = Duration::from_secs(3);
+    o
+}
+
+/// A fresh empty directory under the system temp dir.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("meshbed-net-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Deterministic file contents.
+pub fn content(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng::new(seed);
+    (0..len).map(|_| (rng.next_f64() * 256.0) as u8).collect()
+}
+
+/// File names in `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
