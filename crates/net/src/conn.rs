@@ -110,7 +110,9 @@ impl SenderEngine {
     }
 }
 
-/// The receiving engine of one transfer.
+/// The receiving engine of one transfer. Few exist at once, so the size
+/// difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum ReceiverEngine {
     Atp(AtpReceiver),
     Tcp(TcpReceiver),
@@ -163,6 +165,9 @@ mod tests {
     fn tcp_gives_up_at_the_timeout() {
         let o = EngineOptions { timeout: Duration::from_secs(4), linger: Duration::from_secs(1), atp_min_delay: None };
         let c = o.tcp();
-        assert_eq!((c.idle_timeout, c.max_unanswered_rtos, c.max_rto), (Duration::from_secs(4), 0, Duration::from_secs(1)));
+        assert_eq!(
+            (c.idle_timeout, c.max_unanswered_rtos, c.max_rto),
+            (Duration::from_secs(4), 0, Duration::from_secs(1))
+        );
     }
 }

@@ -67,7 +67,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         other => return Err(format!("`{s}`: unknown unit `{other}` (expected ns, us, ms or s)")),
     };
     let ns = value * ns_per;
-    if !ns.is_finite() || ns < 0.0 || ns > 3.6e12 {
+    if !(0.0..=3.6e12).contains(&ns) {
         return Err(format!("`{s}`: expected a delay between 0 and one hour"));
     }
     Ok(Duration::from_nanos(ns.round() as u64))
@@ -229,7 +229,11 @@ impl DelaySource {
             DelaySource::Fixed(d) => *d,
             DelaySource::EndToEnd(e) => e.current(),
             DelaySource::File { path, value, read_at, errors } => {
-                if read_at.map_or(true, |t| t + FILE_REFRESH <= now) {
+                let due = match *read_at {
+                    None => true,
+                    Some(t) => t + FILE_REFRESH <= now,
+                };
+                if due {
                     *read_at = Some(now);
                     // A failed read keeps the last good value (the driver may
                     // be rewriting the file); it is counted.
@@ -281,7 +285,10 @@ impl Stamper {
 
     /// Stamps `datagram` in place before it is sent at `now`.
     pub fn stamp(&mut self, now: Instant, datagram: &mut [u8]) -> Result<(), WireError> {
-        let idle = self.last_activity.map_or(true, |t| now.saturating_since(t) > self.idle_after);
+        let idle = match self.last_activity {
+            None => true,
+            Some(t) => now.saturating_since(t) > self.idle_after,
+        };
         self.last_activity = Some(now);
         let repr = match Packet::new_checked(&*datagram).and_then(|p| Repr::parse(&p)) {
             Ok(r) => r,
@@ -328,10 +335,8 @@ impl Stamper {
             ProtocolId::Atp if repr.control.contains(Control::SACK_OPT) => {
                 e.on_feedback(now, repr.ack, &repr.sack_blocks)
             }
-            // TCP acknowledges sequence numbers: byte i is seq 1 + i.
-            ProtocolId::Tcp if repr.control.contains(Control::ACK) => {
-                e.on_feedback(now, repr.ack.saturating_sub(1), &[])
-            }
+            // Segments were recorded by sequence number, as TCP acknowledges.
+            ProtocolId::Tcp if repr.control.contains(Control::ACK) => e.on_feedback(now, repr.ack, &[]),
             _ => {}
         }
     }
@@ -378,7 +383,11 @@ mod tests {
 
     #[test]
     fn fixed_source_stamps_eta_when_idle_then_d_and_never_lowers() {
-        let mut s = Stamper::new(DelaySource::Fixed(Duration::from_micros(400)), EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let mut s = Stamper::new(
+            DelaySource::Fixed(Duration::from_micros(400)),
+            EtaRule::Fixed(3.0),
+            Duration::from_millis(100),
+        );
         let mut p = data_packet(0, 10, 0);
         s.stamp(t(0), &mut p).unwrap();
         let v = Packet::new_checked(&p[..]).unwrap();

@@ -242,16 +242,19 @@ impl Sink {
                 return Ok(false);
             };
             let final_path = dir.join(&header.name);
+            let partial = Self::partial_path(&dir, &header.name, self.connection_id);
+            self.header = Some(header);
             if !overwrite && final_path.exists() {
                 return Err(FramingError::Exists(final_path));
             }
-            let partial = Self::partial_path(&dir, &header.name, self.connection_id);
-            let file = File::create(&partial)
-                .map_err(|source| FramingError::Io { what: "creating", path: partial.clone(), source })?;
+            let file = File::create(&partial).map_err(|source| FramingError::Io {
+                what: "creating",
+                path: partial.clone(),
+                source,
+            })?;
             self.file = Some((std::io::BufWriter::with_capacity(1 << 20, file), partial));
             let rest = self.pending.split_off(used);
             self.pending = Vec::new();
-            self.header = Some(header);
             return self.write_body(&rest, &dir, overwrite);
         }
         self.write_body(bytes, &dir, overwrite)
@@ -264,9 +267,11 @@ impl Sink {
             return Err(FramingError::TooLong { size });
         }
         let (writer, partial) = self.file.as_mut().expect("file open");
-        writer
-            .write_all(bytes)
-            .map_err(|source| FramingError::Io { what: "writing", path: partial.clone(), source })?;
+        writer.write_all(bytes).map_err(|source| FramingError::Io {
+            what: "writing",
+            path: partial.clone(),
+            source,
+        })?;
         self.hasher.update(bytes);
         self.written += bytes.len() as u64;
         if self.written < size {
@@ -278,9 +283,11 @@ impl Sink {
             return Err(FramingError::HashMismatch { announced: hex(&header.sha256), received: hex(&received) });
         }
         let (writer, partial) = self.file.take().expect("file open");
-        let file = writer
-            .into_inner()
-            .map_err(|e| FramingError::Io { what: "writing", path: partial.clone(), source: e.into_error() })?;
+        let file = writer.into_inner().map_err(|e| FramingError::Io {
+            what: "writing",
+            path: partial.clone(),
+            source: e.into_error(),
+        })?;
         file.sync_all().map_err(|source| FramingError::Io { what: "syncing", path: partial.clone(), source })?;
         drop(file);
         let final_path = dir.join(&header.name);

@@ -135,7 +135,10 @@ impl TransferReport {
         if c.malformed + c.stray + c.over_capacity == 0 {
             String::new()
         } else {
-            format!(" (receiver so far: {} malformed, {} stray, {} over capacity)", c.malformed, c.stray, c.over_capacity)
+            format!(
+                " (receiver so far: {} malformed, {} stray, {} over capacity)",
+                c.malformed, c.stray, c.over_capacity
+            )
         }
     }
 }
@@ -223,7 +226,8 @@ impl Receiver {
         if !self.options.reset_unknown || repr.control.contains(Control::RST) {
             return;
         }
-        let recent = self.last_reset.get(&repr.connection_id).is_some_and(|&t| now.saturating_since(t).as_nanos() < 100_000_000);
+        let recent =
+            self.last_reset.get(&repr.connection_id).is_some_and(|&t| now.saturating_since(t).as_nanos() < 100_000_000);
         if recent {
             return;
         }
@@ -373,6 +377,7 @@ impl Receiver {
             }
             ids.clear();
             ids.extend(self.conns.keys().copied());
+            let mut skipped = false;
             for &id in &ids {
                 let conn = self.conns.get_mut(&id).expect("listed");
                 let engine = conn.engine.engine();
@@ -448,6 +453,8 @@ impl Receiver {
                     continue;
                 }
                 if blocked {
+                    // Its datagrams wait for the next round (no timer says so).
+                    skipped = true;
                     continue;
                 }
                 let peer = conn.peer;
@@ -493,6 +500,8 @@ impl Receiver {
             }
             if blocked {
                 deadline = deadline.max(real_now + StdDuration::from_millis(1));
+            } else if skipped {
+                deadline = real_now;
             }
             readable = self.socket.wait(blocked, Some(deadline))?.readable;
         }

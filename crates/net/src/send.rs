@@ -5,7 +5,6 @@ use crate::conn::{connection_id, random_u32, EngineOptions, SenderEngine};
 use crate::delay::{DelaySource, DelaySpec, EndToEndEstimator, StampCounters, Stamper};
 use crate::framing::{hex, FramingError, StreamHeader};
 use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH};
-use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::{EngineEvent, FailReason, Protocol};
 use serde::Serialize;
 use std::io;
@@ -221,7 +220,7 @@ fn run_attempt(
         linger: clock::from_std(options.timeout),
         atp_min_delay: options.atp_min_delay.map(clock::from_std),
     };
-    let atp = engine_options.atp(options.protocol).unwrap_or_else(AtpConfig::default);
+    let atp = engine_options.atp(options.protocol).unwrap_or_default();
     let relay = atp.relay_config();
     let source = DelaySource::open(&options.delay, relay.alpha).map_err(SendError::Setup)?;
     let mut stamper = Stamper::new(source, relay.eta, relay.idle_after);
@@ -275,9 +274,7 @@ fn run_attempt(
             let Some(buf) = outbox.next_buf() else {
                 match socket.flush(&mut outbox) {
                     Ok(done) => blocked = !done,
-                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                        break 'run Ending::Failed(refused(peer))
-                    }
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => break 'run Ending::Failed(refused(peer)),
                     Err(e) => return Err(setup("sending", e)),
                 }
                 continue;

@@ -1,0 +1,326 @@
+//! `meshbed emu ...` (the real-time namespace emulator) and `meshbed relay`
+//! (the delay-collection daemon that runs inside a node).
+
+use crate::out;
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use meshbed_core::Duration;
+use meshbed_emu::plumbing::{self, find_running, node_env, EmuState};
+use meshbed_emu::realtime::{MediumLoop, TapBackend};
+use meshbed_emu::relay::RelayOptions;
+use meshbed_emu::traffic::{self, EmuOptions};
+use meshbed_emu::{sys, Emulation};
+use meshbed_proto::relay::EtaRule;
+use meshbed_radio::NodeId;
+use meshbed_sim::Scenario;
+use std::path::PathBuf;
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct EmuArgs {
+    #[command(subcommand)]
+    command: Option<EmuCommand>,
+    /// Scenario file (TOML, the simulator's format): builds a namespace per
+    /// node and runs the medium in the foreground until Ctrl-C.
+    #[arg(required = true)]
+    scenario: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args, Clone)]
+struct RunArgs {
+    /// Stop after this many seconds (default: until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Do not start `meshbed relay` in the nodes.
+    #[arg(long)]
+    no_relays: bool,
+    /// Spin instead of sleeping for waits shorter than this many µs (costs a core; lowers the timing error).
+    #[arg(long, default_value_t = 0)]
+    spin_us: u64,
+    /// Do not raise the medium to real-time priority (SCHED_FIFO).
+    #[arg(long)]
+    no_rt: bool,
+    /// Print the closing summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum EmuCommand {
+    /// Run a program inside a node of a running emulation: `meshbed emu exec 0 -- ping 10.0.0.4`.
+    Exec {
+        /// Which emulation (see `meshbed emu list`); needed when several run.
+        #[arg(long)]
+        emu: Option<String>,
+        /// The node's index.
+        node: NodeId,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Remove what crashed emulations left behind (namespaces, their processes and rules, state).
+    Clean {
+        /// Only this emulation.
+        #[arg(long)]
+        emu: Option<String>,
+        /// Also stop running emulations.
+        #[arg(long)]
+        all: bool,
+    },
+    /// List emulations: id, state, nodes with their namespaces and addresses.
+    List,
+    /// Run a scenario's flows on the emulator (UDP saturated/CBR) and report goodput like `meshbed sim`.
+    Run {
+        scenario: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Spin below this many µs (see `meshbed emu SCENARIO --help`).
+        #[arg(long, default_value_t = 0)]
+        spin_us: u64,
+        /// Do not raise the medium to real-time priority.
+        #[arg(long)]
+        no_rt: bool,
+    },
+    /// Emulated vs simulated goodput on the 6-hop 24 Mbit/s chain, timing error, and the frame rate sustained in real time.
+    Bench {
+        /// Wall-clock seconds per run.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 0)]
+        spin_us: u64,
+        /// Do not raise the medium to real-time priority.
+        #[arg(long)]
+        no_rt: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct RelayArgs {
+    /// The node's delay file, µs (default: $MESHBED_DELAY_FILE, set by `meshbed emu exec`).
+    #[arg(long)]
+    delay_file: Option<PathBuf>,
+    /// NFQUEUE number.
+    #[arg(long, default_value_t = 0)]
+    queue: u16,
+    /// Idle multiplier η (seed 002 §4.1).
+    #[arg(long, default_value_t = 3.0)]
+    eta: f64,
+    /// Observe ATP data delivered to this node (INPUT) instead of stamping forwarded packets.
+    #[arg(long)]
+    observe: bool,
+    /// Write the counters as JSON here on exit.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Create this file once the queue and the iptables rule are in place.
+    #[arg(long)]
+    ready_file: Option<PathBuf>,
+}
+
+fn parse_id(s: &Option<String>) -> Result<Option<u16>> {
+    s.as_deref()
+        .map(|s| u16::from_str_radix(s, 16).with_context(|| format!("--emu {s}: expected a 4-digit hex id")))
+        .transpose()
+}
+
+pub fn run(args: EmuArgs) -> Result<()> {
+    match args.command {
+        None => foreground(&args.scenario.expect("required"), &args.run),
+        Some(EmuCommand::Exec { emu, node, command }) => exec(parse_id(&emu)?, node, &command),
+        Some(EmuCommand::Clean { emu, all }) => {
+            let c = meshbed_emu::clean(parse_id(&emu)?, all)?;
+            let mut s = String::new();
+            for id in &c.emulations {
+                s += &format!("removed emulation {id:04x}\n");
+            }
+            for ns in &c.namespaces {
+                s += &format!("removed namespace {ns}\n");
+            }
+            for id in &c.running {
+                s += &format!("left running emulation {id:04x} (use --all to stop it)\n");
+            }
+            if s.is_empty() {
+                s = "nothing to clean\n".into();
+            }
+            out(&s)
+        }
+        Some(EmuCommand::List) => {
+            let mut s = String::new();
+            for e in plumbing::list() {
+                s += &format!(
+                    "{:04x}  {}  pid {}\n",
+                    e.id,
+                    if e.alive() { "running" } else { "dead (meshbed emu clean)" },
+                    e.pid
+                );
+                for (i, n) in e.nodes.iter().enumerate() {
+                    s += &format!("  node {i}: {}  {}  {}\n", n.netns, n.addr, n.mac);
+                }
+            }
+            out(if s.is_empty() { "no emulations\n" } else { &s })
+        }
+        Some(EmuCommand::Run { scenario, json, spin_us, no_rt }) => {
+            let s = Scenario::from_file(&scenario)?;
+            sys::install_stop_handlers();
+            let options =
+                EmuOptions { relay_exe: Some(relay_exe()?), spin: Duration::from_micros(spin_us), realtime: !no_rt };
+            let report = traffic::run_scenario(&s, &options)?;
+            if json {
+                out(&(serde_json::to_string_pretty(&report)? + "\n"))
+            } else {
+                out(&report.to_table())
+            }
+        }
+        Some(EmuCommand::Bench { seconds, spin_us, no_rt, json }) => {
+            anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--seconds {seconds}: expected a positive number");
+            sys::install_stop_handlers();
+            let options = EmuOptions { relay_exe: None, spin: Duration::from_micros(spin_us), realtime: !no_rt };
+            let rows = traffic::bench(seconds, &options)?;
+            if json {
+                return out(&(serde_json::to_string_pretty(&rows)? + "\n"));
+            }
+            let mut s = format!(
+                "{seconds} s per run, spin {spin_us} µs\n{:<46} {:>10} {:>10} {:>7} {:>9} {:>9} {:>22} {:>22}\n",
+                "workload",
+                "sim kb/s",
+                "emu kb/s",
+                "error",
+                "sim fr/s",
+                "emu fr/s",
+                "delivery late p50/p99",
+                "event late p50/p99"
+            );
+            for r in &rows {
+                s += &format!(
+                    "{:<46} {:>10.0} {:>10.0} {:>6.1}% {:>9.0} {:>9.0} {:>12.0}/{:<6.0} µs {:>12.0}/{:<6.0} µs\n",
+                    r.workload,
+                    r.sim_goodput_kbps,
+                    r.emu_goodput_kbps,
+                    r.goodput_error * 100.0,
+                    r.sim_frames_per_s,
+                    r.emu_frames_per_s,
+                    r.delivery_lateness.p50_us,
+                    r.delivery_lateness.p99_us,
+                    r.event_lateness.p50_us,
+                    r.event_lateness.p99_us
+                );
+            }
+            out(&s)
+        }
+    }
+}
+
+/// The `meshbed` binary, to start relays with.
+fn relay_exe() -> Result<PathBuf> {
+    std::env::current_exe().context("finding the meshbed binary")
+}
+
+fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
+    let scenario = Scenario::from_file(path)?;
+    if let Some(d) = a.duration {
+        anyhow::ensure!(d > 0.0 && d.is_finite(), "--duration {d}: expected a positive number of seconds");
+    }
+    sys::install_stop_handlers();
+    let (medium, routes) = traffic::build_medium(&scenario)?;
+    let mut emulation = Emulation::create(&medium, &routes)?;
+    let mut medium_loop =
+        MediumLoop::new(medium, emulation.id(), Some(emulation.dir())).context("writing the nodes' delay files")?;
+    let mut backend = TapBackend::new(emulation.take_taps());
+    backend.set_spin(Duration::from_micros(a.spin_us));
+    if !a.no_relays {
+        emulation.start_relays(&relay_exe()?)?;
+    }
+    let mut s = format!(
+        "emulation {:04x}: {} nodes, {} (seed {}); Ctrl-C to stop\n",
+        emulation.id(),
+        emulation.state.nodes.len(),
+        path.display(),
+        scenario.seed
+    );
+    for (i, n) in emulation.state.nodes.iter().enumerate() {
+        s += &format!("  node {i}: {}  {}  delay {}\n", n.netns, n.addr, n.delay_file.display());
+    }
+    s += &format!("run programs in a node with `meshbed emu exec [--emu {:04x}] NODE -- CMD`\n", emulation.id());
+    out(&s)?;
+    if !a.no_rt {
+        // After the relays started, so they do not inherit it.
+        let _ = sys::set_realtime_priority(10);
+    }
+    let until = a.duration.map(|d| traffic::instant_from(std::time::Duration::from_secs_f64(d)));
+    let result = medium_loop.run(&mut backend, until, &sys::stop_requested);
+    drop(backend);
+    emulation.teardown();
+    result.context("the medium loop")?;
+    let summary = medium_loop.stats.summary();
+    if a.json {
+        out(&(serde_json::to_string_pretty(&summary)? + "\n"))
+    } else {
+        out(&format!(
+            "emulation {:04x} ended after {:.1} s: {} radio events, {} frames in, {} delivered ({:.0}/s), {} MAC queue drops, {} retry drops\ntiming error: events p50 {:.0} µs p99 {:.0} µs; deliveries p50 {:.0} µs p99 {:.0} µs max {:.0} µs\n",
+            emulation.id(),
+            summary.elapsed_s,
+            summary.events,
+            summary.frames_in,
+            summary.frames_delivered,
+            summary.delivered_frames_per_s,
+            summary.mac_queue_drops,
+            summary.mac_retry_drops,
+            summary.event_lateness.p50_us,
+            summary.event_lateness.p99_us,
+            summary.delivery_lateness.p50_us,
+            summary.delivery_lateness.p99_us,
+            summary.delivery_lateness.max_us
+        ))
+    }
+}
+
+fn exec(id: Option<u16>, node: NodeId, command: &[String]) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let state: EmuState = find_running(id)?;
+    let n = state
+        .nodes
+        .get(node as usize)
+        .with_context(|| format!("node {node}: emulation {:04x} has nodes 0 to {}", state.id, state.nodes.len() - 1))?;
+    let mut cmd = std::process::Command::new("ip");
+    cmd.args(["netns", "exec", &n.netns]).args(command);
+    for (k, v) in node_env(&state, node) {
+        cmd.env(k, v);
+    }
+    let err = cmd.exec();
+    Err(err).context("running ip netns exec")
+}
+
+pub fn relay(a: RelayArgs) -> Result<()> {
+    let delay_file = match a.delay_file {
+        Some(p) => p,
+        None => std::env::var_os("MESHBED_DELAY_FILE").map(PathBuf::from).context(
+            "no --delay-file and no $MESHBED_DELAY_FILE (run it with `meshbed emu exec NODE -- meshbed relay`)",
+        )?,
+    };
+    anyhow::ensure!(a.eta.is_finite() && a.eta >= 1.0, "--eta {}: expected a number ≥ 1", a.eta);
+    sys::install_stop_handlers();
+    let mut options = RelayOptions::new(delay_file);
+    options.queue_num = a.queue;
+    options.eta = EtaRule::Fixed(a.eta);
+    options.observe = a.observe;
+    let ready_file = a.ready_file.clone();
+    let counters = meshbed_emu::relay::run(&options, || {
+        if let Some(p) = &ready_file {
+            let _ = std::fs::write(p, "ready\n");
+        }
+    })
+    .context("the relay daemon (needs root, iptables and the nfnetlink_queue module)")?;
+    let json = serde_json::to_string_pretty(&counters)?;
+    if let Some(p) = &a.report {
+        std::fs::write(p, &json).with_context(|| format!("writing {}", p.display()))?;
+    }
+    eprintln!(
+        "meshbed relay: {} packets, {} stamped ({} raised D_max), {} passed",
+        counters.packets, counters.stamped, counters.raised, counters.passed
+    );
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! `meshbed send`, `meshbed recv` and `meshbed bench-transfer`: files over
+//! UDP with the same engines the simulator runs (meshbed-net).
+
+use crate::out;
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use meshbed_net::{send, DelaySpec, Payload, ReceiveOptions, Receiver, ReceiverEvent, SendOptions, SinkKind};
+use meshbed_proto::Protocol;
+use serde_json::json;
+use std::io::IsTerminal;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// `10s`, `500ms`, `2m`; a bare number is seconds.
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("`{s}`: expected a duration such as 10s or 500ms"))?;
+    let secs = match unit {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "us" => v / 1e6,
+        "m" | "min" => v * 60.0,
+        other => return Err(format!("`{s}`: unknown unit `{other}` (expected ms, s or m)")),
+    };
+    if !secs.is_finite() || secs <= 0.0 || secs > 86_400.0 {
+        return Err(format!("`{s}`: expected a duration between 0 and one day"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+pub fn parse_protocol(s: &str) -> Result<Protocol, String> {
+    s.parse()
+}
+
+pub fn parse_delay(s: &str) -> Result<DelaySpec, String> {
+    s.parse()
+}
+
+fn resolve(target: &str) -> Result<SocketAddr> {
+    target
+        .to_socket_addrs()
+        .with_context(|| format!("`{target}`: expected HOST:PORT (e.g. 10.0.0.2:7411)"))?
+        .next()
+        .with_context(|| format!("`{target}` resolves to no address"))
+}
+
+fn progress_bar(total: u64, quiet: bool) -> Option<ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta} {msg}")
+            .expect("valid template"),
+    );
+    Some(bar)
+}
+
+pub struct SendArgs {
+    pub file: PathBuf,
+    pub target: String,
+    pub protocol: Protocol,
+    pub delay: DelaySpec,
+    pub timeout: Duration,
+    pub retries: u32,
+    pub retry_delay: Duration,
+    pub atp_min_delay: Option<DelaySpec>,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
+    match spec {
+        None => Ok(None),
+        Some(DelaySpec::Fixed(d)) if !d.is_zero() => Ok(Some(Duration::from_nanos(d.as_nanos()))),
+        Some(other) => bail!("--atp-min-delay {other}: expected a positive duration such as 100us"),
+    }
+}
+
+pub fn run_send(a: SendArgs) -> Result<()> {
+    let peer = resolve(&a.target)?;
+    let payload = Payload::from_file(&a.file).with_context(|| format!("preparing `{}`", a.file.display()))?;
+    let mut options = SendOptions::new(a.protocol);
+    options.delay = a.delay;
+    options.timeout = a.timeout;
+    options.retries = a.retries;
+    options.retry_delay = a.retry_delay;
+    options.atp_min_delay = min_delay(&a.atp_min_delay)?;
+    let bar = progress_bar(payload.stream.len() as u64, a.quiet);
+    let mut on_progress = |p: &meshbed_net::SendProgress| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.acked);
+            if p.attempt > 1 {
+                bar.set_message(format!("attempt {}", p.attempt));
+            }
+        }
+    };
+    let result = send(payload, peer, &options, &mut on_progress);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let report = match &result {
+        Ok(r) => Some(r),
+        Err(e) => e.report(),
+    };
+    if let Some(r) = report {
+        if a.json {
+            out(&(serde_json::to_string_pretty(r).context("serialising the report")? + "\n"))?;
+        } else if r.ok {
+            out(&r.to_text())?;
+        }
+    }
+    result.map(|_| ()).map_err(|e| anyhow::anyhow!("sending `{}` to {peer}: {e}", a.file.display()))
+}
+
+pub struct RecvArgs {
+    pub listen: SocketAddr,
+    pub dir: PathBuf,
+    pub overwrite: bool,
+    pub timeout: Duration,
+    pub linger: Duration,
+    pub count: Option<u64>,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+pub fn run_recv(a: RecvArgs) -> Result<()> {
+    let mut options = ReceiveOptions::new(a.listen, SinkKind::Directory { dir: a.dir.clone(), overwrite: a.overwrite });
+    options.timeout = a.timeout;
+    options.linger = a.linger;
+    options.max_transfers = a.count;
+    let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
+    let local = receiver.local_addr()?;
+    if !a.quiet {
+        eprintln!("meshbed recv: listening on {local}, writing to {}", a.dir.display());
+    }
+    let bar = if a.quiet || !std::io::stderr().is_terminal() {
+        None
+    } else {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+        Some(bar)
+    };
+    let mut last: Option<(Instant, u64)> = None;
+    let mut failed = 0u64;
+    let mut write_error = None;
+    let stop = AtomicBool::new(false);
+    let counters = receiver.run(&stop, &mut |event| match event {
+        ReceiverEvent::Progress(list) => {
+            let Some(bar) = &bar else { return };
+            if list.is_empty() {
+                bar.set_message("waiting for transfers");
+                return;
+            }
+            let received: u64 = list.iter().map(|p| p.received).sum();
+            let now = Instant::now();
+            let rate = match last {
+                Some((t, b)) if now > t => (received.saturating_sub(b)) as f64 / (now - t).as_secs_f64(),
+                _ => 0.0,
+            };
+            last = Some((now, received));
+            let files: Vec<String> = list
+                .iter()
+                .map(|p| match (&p.file, p.total) {
+                    (Some(f), Some(t)) => format!("{f} {:.1}/{:.1} MB", p.received as f64 / 1e6, t as f64 / 1e6),
+                    _ => format!("{:08x} starting", p.connection_id),
+                })
+                .collect();
+            bar.set_message(format!("{:.2} MB/s  {}", rate / 1e6, files.join(", ")));
+            bar.tick();
+        }
+        ReceiverEvent::Ended(report) => {
+            if !report.ok {
+                failed += 1;
+            }
+            let line = if a.json {
+                serde_json::to_string(report).map(|s| s + "\n").unwrap_or_default()
+            } else {
+                report.to_text()
+            };
+            let written = match &bar {
+                Some(bar) => bar.suspend(|| out(&line)),
+                None => out(&line),
+            };
+            if let Err(e) = written {
+                write_error.get_or_insert(e);
+            }
+        }
+    })?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} transfers failed ({} malformed, {} stray datagrams dropped)",
+            counters.transfers_completed + counters.transfers_failed,
+            counters.malformed,
+            counters.stray
+        );
+    }
+    Ok(())
+}
+
+/// One measured transfer of the benchmark.
+struct BenchRow {
+    name: String,
+    bytes: u64,
+    wall_s: f64,
+    cpu_s: f64,
+    retransmissions: Option<u64>,
+}
+
+fn bench_engine(protocol: Protocol, bytes: usize, atp_min_delay: Option<Duration>) -> Result<BenchRow> {
+    let mut ro = ReceiveOptions::new("127.0.0.1:0".parse().expect("addr"), SinkKind::Discard);
+    ro.max_transfers = Some(1);
+    ro.linger = Duration::from_millis(200);
+    ro.timeout = Duration::from_secs(10);
+    let mut receiver = Receiver::bind(ro)?;
+    let addr = receiver.local_addr()?;
+    let rx = std::thread::spawn(move || receiver.run(&AtomicBool::new(false), &mut |_| {}));
+    let payload = Payload::unchecked("bench.bin", bytes);
+    let mut so = SendOptions::new(protocol);
+    so.atp_min_delay = atp_min_delay;
+    let cpu0 = meshbed_net::udp::process_cpu_time();
+    let t0 = Instant::now();
+    let report = send(payload, addr, &so, &mut |_| {}).map_err(|e| anyhow::anyhow!("{protocol}: {e}"))?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_s = (meshbed_net::udp::process_cpu_time() - cpu0).as_secs_f64();
+    rx.join().expect("receiver thread")?;
+    let name = match atp_min_delay {
+        Some(d) if protocol.is_atp() => format!("{protocol} (min delay {} us)", d.as_micros()),
+        _ => protocol.name().to_string(),
+    };
+    Ok(BenchRow { name, bytes: bytes as u64, wall_s, cpu_s, retransmissions: Some(report.retransmissions) })
+}
+
+fn bench_kernel_tcp(bytes: usize) -> Result<BenchRow> {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let data = vec![0x5au8; 1 << 20];
+    let cpu0 = meshbed_net::udp::process_cpu_time();
+    let t0 = Instant::now();
+    let reader = std::thread::spawn(move || -> std::io::Result<u64> {
+        let (mut s, _) = listener.accept()?;
+        let mut buf = vec![0u8; 256 << 10];
+        let mut total = 0u64;
+        loop {
+            let n = s.read(&mut buf)?;
+            if n == 0 {
+                return Ok(total);
+            }
+            total += n as u64;
+        }
+    });
+    let mut s = std::net::TcpStream::connect(addr)?;
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(data.len());
+        s.write_all(&data[..n])?;
+        left -= n;
+    }
+    drop(s);
+    let got = reader.join().expect("reader thread")?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_s = (meshbed_net::udp::process_cpu_time() - cpu0).as_secs_f64();
+    anyhow::ensure!(got == bytes as u64, "kernel TCP delivered {got} of {bytes} bytes");
+    Ok(BenchRow { name: "kernel TCP".into(), bytes: bytes as u64, wall_s, cpu_s, retransmissions: None })
+}
+
+pub fn run_bench(
+    size_mib: u64,
+    protocols: &[Protocol],
+    atp_min_delay: Option<DelaySpec>,
+    json_out: bool,
+) -> Result<()> {
+    anyhow::ensure!(size_mib >= 1, "--size-mib 0: expected at least 1");
+    let bytes = usize::try_from(size_mib << 20).context("size too large")?;
+    let min_delay = min_delay(&atp_min_delay)?;
+    let mut rows = Vec::new();
+    for &p in protocols {
+        if !json_out {
+            eprintln!("bench-transfer: {p}, {size_mib} MiB over loopback ...");
+        }
+        rows.push(bench_engine(p, bytes, None)?);
+        if let (Some(d), true) = (min_delay, p.is_atp()) {
+            rows.push(bench_engine(p, bytes, Some(d))?);
+        }
+    }
+    if !json_out {
+        eprintln!("bench-transfer: kernel TCP, {size_mib} MiB over loopback ...");
+    }
+    rows.push(bench_kernel_tcp(bytes)?);
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    if json_out {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "transport": r.name,
+                    "bytes": r.bytes,
+                    "wall_s": r.wall_s,
+                    "goodput_mbps": r.bytes as f64 * 8.0 / r.wall_s / 1e6,
+                    "cpu_s": r.cpu_s,
+                    "cpu_s_per_gib": r.cpu_s / gib(r.bytes),
+                    "retransmissions": r.retransmissions,
+                })
+            })
+            .collect();
+        return out(&(serde_json::to_string_pretty(&json!({ "size_mib": size_mib, "results": list }))? + "\n"));
+    }
+    let mut s = format!(
+        "{size_mib} MiB over loopback, one process (sender + receiver threads), CPU = user + system of the process\n\n{:<32} {:>14} {:>9} {:>8} {:>12} {:>8}\n",
+        "transport", "goodput Mbit/s", "wall s", "CPU s", "CPU s / GiB", "retx"
+    );
+    for r in &rows {
+        s.push_str(&format!(
+            "{:<32} {:>14.1} {:>9.2} {:>8.2} {:>12.2} {:>8}\n",
+            r.name,
+            r.bytes as f64 * 8.0 / r.wall_s / 1e6,
+            r.wall_s,
+            r.cpu_s,
+            r.cpu_s / gib(r.bytes),
+            r.retransmissions.map_or("-".to_string(), |n| n.to_string())
+        ));
+    }
+    out(&s)
+}

@@ -1,0 +1,31 @@
+//! meshbed's real-time mesh emulator.
+//!
+//! Every mesh node is a Linux network namespace with a real kernel IP stack
+//! and one TAP interface, `mesh0`: the kernel itself does ARP, routing and
+//! forwarding, and any program (`meshbed send/recv`, iperf3, ping, the
+//! kernel's TCP) runs unchanged inside a node. The frames the stacks send
+//! cross one user-space model of the shared 802.11 medium — the simulator's
+//! own radio and MAC model ([`meshbed_radio::Medium`]) — run against the
+//! wall clock by the medium process.
+//!
+//! * [`realtime`]: the event loop behind a clock abstraction (wall clock and
+//!   TAPs, or a virtual clock for tests), timing-error statistics, and the
+//!   per-node delay export (seed 001 §3.1's driver change).
+//! * [`plumbing`]: namespaces, TAP devices, addresses, static routes, state
+//!   under `/run/meshbed/<id>/`, teardown and `clean`.
+//! * [`relay`]: the delay-collection daemon on NFQUEUE (seed 001 §3.2).
+//! * [`traffic`]: running a scenario's flows on the emulator (the
+//!   experiment layer's hook) and the speed bench.
+//! * [`sys`]: the Linux calls underneath.
+//!
+//! The emulator needs root: namespaces, TAP devices and netfilter.
+
+pub mod plumbing;
+pub mod realtime;
+pub mod relay;
+pub mod sys;
+pub mod traffic;
+
+pub use plumbing::{clean, EmuError, EmuState, Emulation};
+pub use realtime::{Backend, LoopSummary, MediumLoop, TapBackend, VirtualBackend};
+pub use traffic::{run_scenario, EmuOptions, EmuReport};

@@ -1,0 +1,405 @@
+//! Running a scenario on the emulator instead of the simulator, from the
+//! same file: the experiment layer's hook ([`run_scenario`]), and the
+//! emulator's speed and accuracy bench ([`bench`]).
+//!
+//! The emulation is built from the scenario exactly as the simulator builds
+//! its run: the same `Medium::new(radio, nodes, seed)`, the same route table.
+//! UDP flows (saturated and CBR) run as a paced sender thread inside the
+//! source's namespace and a counting receiver thread inside the
+//! destination's, real sockets on the real stacks. A saturated source sends
+//! at its node's PHY data rate, which is more than the MAC can take, so its
+//! MAC queue stays full as the simulator's saturated source keeps it (the
+//! excess is dropped at the queue, as in the simulator). Goodput counts UDP
+//! payload bytes over the flow's active time, as the simulator does.
+//!
+//! Transport flows (ATP, user-level TCP) need `meshbed send`/`recv`; they
+//! are not run here yet and are reported as skipped.
+
+use crate::plumbing::{self, Emulation, Result};
+use crate::realtime::{EthFrame, LoopSummary, MediumLoop, TapBackend};
+use crate::sys;
+use meshbed_core::{Duration, Instant};
+use meshbed_radio::{MacCounters, Medium, NodeId};
+use meshbed_sim::routing::RouteTable;
+use meshbed_sim::scenario::IP_UDP_HEADER_BYTES;
+use meshbed_sim::{Scenario, Traffic};
+use serde::Serialize;
+use std::net::{SocketAddrV4, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How an emulation runs.
+#[derive(Clone, Debug)]
+pub struct EmuOptions {
+    /// Start `RELAY_EXE relay` in every node (needed for ATP's stamping).
+    pub relay_exe: Option<PathBuf>,
+    /// Spin instead of sleeping for waits shorter than this.
+    pub spin: Duration,
+    /// Run the medium thread at real-time priority (SCHED_FIFO 10).
+    pub realtime: bool,
+}
+
+impl Default for EmuOptions {
+    fn default() -> Self {
+        EmuOptions { relay_exe: None, spin: Duration::ZERO, realtime: true }
+    }
+}
+
+/// An emulation with its medium running on a thread of this process.
+pub struct Running {
+    pub emulation: Emulation,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<(LoopSummary, Vec<MacCounters>)>>>,
+}
+
+/// Builds the scenario's medium and routes, as the simulator does.
+pub fn build_medium(scenario: &Scenario) -> Result<(Medium<EthFrame>, RouteTable)> {
+    scenario.validate().map_err(|e| plumbing::EmuError::Other(e.to_string()))?;
+    let medium = Medium::new(&scenario.radio, &scenario.node_radios(), scenario.seed)
+        .map_err(|e| plumbing::EmuError::Other(format!("radio.{} = {}: expected {}", e.key, e.value, e.expected)))?;
+    let routes = RouteTable::build(&scenario.routing, &medium);
+    Ok((medium, routes))
+}
+
+impl Running {
+    /// Creates the emulation and starts its medium (and relays, if asked).
+    pub fn start(scenario: &Scenario, options: &EmuOptions) -> Result<Running> {
+        let (medium, routes) = build_medium(scenario)?;
+        let mut emulation = Emulation::create(&medium, &routes)?;
+        let mut medium_loop = MediumLoop::new(medium, emulation.id(), Some(emulation.dir()))
+            .map_err(|err| plumbing::EmuError::Io { what: "exporting delays".into(), err })?;
+        let mut backend = TapBackend::new(emulation.take_taps());
+        backend.set_spin(options.spin);
+        if let Some(exe) = &options.relay_exe {
+            emulation.start_relays(exe)?;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let realtime = options.realtime;
+        let thread = std::thread::spawn(move || {
+            if realtime {
+                // Best effort: without it the loop still runs, only later.
+                let _ = sys::set_realtime_priority(10);
+            }
+            medium_loop.run(&mut backend, None, &|| stop2.load(Ordering::Relaxed))?;
+            let n = medium_loop.medium().node_count();
+            let counters = (0..n as NodeId).map(|i| medium_loop.medium().counters(i).clone()).collect();
+            Ok((medium_loop.stats.summary(), counters))
+        });
+        Ok(Running { emulation, stop, thread: Some(thread) })
+    }
+
+    /// Node `node`'s namespace.
+    pub fn netns(&self, node: NodeId) -> &str {
+        &self.emulation.state.nodes[node as usize].netns
+    }
+
+    /// Stops the medium and tears everything down.
+    pub fn stop(mut self) -> Result<(LoopSummary, Vec<MacCounters>)> {
+        self.stop.store(true, Ordering::Relaxed);
+        let r = self.thread.take().expect("running").join();
+        self.emulation.teardown();
+        match r {
+            Ok(Ok(x)) => Ok(x),
+            Ok(Err(err)) => Err(plumbing::EmuError::Io { what: "the medium loop".into(), err }),
+            Err(_) => Err(plumbing::EmuError::Other("the medium loop panicked".into())),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One flow's result on the emulator.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmuFlowResult {
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub hops: Option<u32>,
+    pub protocol: String,
+    pub sent_packets: u64,
+    pub received_packets: u64,
+    pub received_payload_bytes: u64,
+    /// UDP payload bits per second over the flow's active time.
+    pub goodput_bps: f64,
+    pub duration_s: f64,
+    /// Why the flow was not run, if it was not.
+    pub skipped: Option<String>,
+}
+
+/// What [`run_scenario`] returns.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmuReport {
+    pub seed: u64,
+    pub duration_s: f64,
+    pub flows: Vec<EmuFlowResult>,
+    pub medium: LoopSummary,
+    pub mac_total: MacCounters,
+}
+
+impl EmuReport {
+    pub fn to_table(&self) -> String {
+        let mut s = format!(
+            "emulated {:.1} s (seed {}): {} radio events, {} frames delivered ({:.0}/s)\n",
+            self.medium.elapsed_s,
+            self.seed,
+            self.medium.events,
+            self.medium.frames_delivered,
+            self.medium.delivered_frames_per_s
+        );
+        s += &format!(
+            "timing error: events p50 {:.0} µs p99 {:.0} µs max {:.0} µs; frame deliveries p50 {:.0} µs p99 {:.0} µs max {:.0} µs\n",
+            self.medium.event_lateness.p50_us,
+            self.medium.event_lateness.p99_us,
+            self.medium.event_lateness.max_us,
+            self.medium.delivery_lateness.p50_us,
+            self.medium.delivery_lateness.p99_us,
+            self.medium.delivery_lateness.max_us
+        );
+        s += "flow  src  dst  hops  protocol      sent    received   goodput kbit/s\n";
+        for f in &self.flows {
+            s += &format!(
+                "{:>4} {:>4} {:>4} {:>5}  {:<12} {:>6} {:>10} {:>16.1}{}\n",
+                f.flow,
+                f.src,
+                f.dst,
+                f.hops.map_or("-".into(), |h| h.to_string()),
+                f.protocol,
+                f.sent_packets,
+                f.received_packets,
+                f.goodput_bps / 1e3,
+                f.skipped.as_ref().map_or(String::new(), |r| format!("  (skipped: {r})"))
+            );
+        }
+        s
+    }
+}
+
+/// The UDP port of flow `flow`.
+fn flow_port(flow: usize) -> u16 {
+    9000 + flow as u16
+}
+
+#[derive(Default)]
+struct FlowCounters {
+    sent: AtomicU64,
+    received: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// Runs `scenario` on the emulator for its `duration_s` of wall-clock time
+/// and reports per-flow goodput, the medium's timing error and the MAC
+/// counters. Needs root. The experiment layer calls this where it would
+/// call `meshbed_sim::run`.
+pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuReport> {
+    let running = Running::start(scenario, options)?;
+    let (model, routes) = build_medium(scenario)?;
+    let t0 = std::time::Instant::now();
+    let end = std::time::Duration::from_secs_f64(scenario.duration_s);
+    let stop = Arc::new(AtomicBool::new(false));
+    let counters: Vec<Arc<FlowCounters>> = scenario.flows.iter().map(|_| Arc::default()).collect();
+    let mut threads = Vec::new();
+    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    for (i, f) in scenario.flows.iter().enumerate() {
+        if f.protocol.is_some() {
+            continue;
+        }
+        let dst_addr = SocketAddrV4::new(plumbing::node_addr(f.dst), flow_port(i));
+        // Receiver.
+        let (ns, c, stop2, errs) =
+            (running.netns(f.dst).to_string(), counters[i].clone(), stop.clone(), errors.clone());
+        threads.push(std::thread::spawn(move || {
+            let r = (|| -> std::io::Result<()> {
+                sys::enter_netns(&ns)?;
+                let sock = UdpSocket::bind(dst_addr)?;
+                sock.set_read_timeout(Some(std::time::Duration::from_millis(50)))?;
+                let mut buf = vec![0u8; 65_536];
+                while !stop2.load(Ordering::Relaxed) {
+                    if let Ok(n) = sock.recv(&mut buf) {
+                        c.received.fetch_add(1, Ordering::Relaxed);
+                        c.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                errs.lock().expect("not poisoned").push(format!("receiver: {e}"));
+            }
+        }));
+        // Sender, paced.
+        let rate_bps = match f.traffic {
+            Traffic::Cbr => f.rate_kbps.unwrap_or(0.0) * 1e3,
+            Traffic::Saturated => f64::from(model.data_rate_kbps(f.src)) * 1e3,
+        };
+        let interval = std::time::Duration::from_secs_f64(f64::from(f.packet_bytes) * 8.0 / rate_bps.max(1.0));
+        let payload = (f.packet_bytes - IP_UDP_HEADER_BYTES) as usize;
+        let start = std::time::Duration::from_secs_f64(f.start_s);
+        let stop_at =
+            std::time::Duration::from_secs_f64(f.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s));
+        let (ns, c, stop2, errs) =
+            (running.netns(f.src).to_string(), counters[i].clone(), stop.clone(), errors.clone());
+        threads.push(std::thread::spawn(move || {
+            let r = (|| -> std::io::Result<()> {
+                sys::enter_netns(&ns)?;
+                let sock = UdpSocket::bind("0.0.0.0:0")?;
+                let mut buf = vec![0x5au8; payload];
+                let mut k: u64 = 0;
+                while !stop2.load(Ordering::Relaxed) {
+                    let due = start + interval * k as u32;
+                    if due >= stop_at {
+                        break;
+                    }
+                    let el = t0.elapsed();
+                    if el < due {
+                        std::thread::sleep(due - el);
+                        continue;
+                    }
+                    buf[..8.min(payload)].copy_from_slice(&k.to_be_bytes()[..8.min(payload)]);
+                    // A full socket buffer loses the packet, as a full queue would.
+                    if sock.send_to(&buf, dst_addr).is_ok() {
+                        c.sent.fetch_add(1, Ordering::Relaxed);
+                    }
+                    k += 1;
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                errs.lock().expect("not poisoned").push(format!("sender: {e}"));
+            }
+        }));
+    }
+    while t0.elapsed() < end && !sys::stop_requested() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        let _ = t.join();
+    }
+    let (medium, per_node) = running.stop()?;
+    let errors = errors.lock().expect("not poisoned").clone();
+    if !errors.is_empty() {
+        return Err(plumbing::EmuError::Other(errors.join("; ")));
+    }
+    let mut mac_total = MacCounters::default();
+    for c in &per_node {
+        mac_total.add(c);
+    }
+    let flows = scenario
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let c = &counters[i];
+            let duration_s = f.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s) - f.start_s;
+            let bytes = c.bytes.load(Ordering::Relaxed);
+            EmuFlowResult {
+                flow: i as u32,
+                src: f.src,
+                dst: f.dst,
+                hops: routes.hop_count(f.src, f.dst),
+                protocol: f.protocol.clone().unwrap_or_else(|| "udp".into()),
+                sent_packets: c.sent.load(Ordering::Relaxed),
+                received_packets: c.received.load(Ordering::Relaxed),
+                received_payload_bytes: bytes,
+                goodput_bps: if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 },
+                duration_s,
+                skipped: f.protocol.as_ref().map(|_| "transport flows need meshbed send/recv on the emulator".into()),
+            }
+        })
+        .collect();
+    Ok(EmuReport { seed: scenario.seed, duration_s: scenario.duration_s, flows, medium, mac_total })
+}
+
+/// One line of [`bench`].
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    pub workload: String,
+    pub sim_goodput_kbps: f64,
+    pub emu_goodput_kbps: f64,
+    /// (emu − sim) / sim.
+    pub goodput_error: f64,
+    pub sim_frames_per_s: f64,
+    pub emu_frames_per_s: f64,
+    pub delivery_lateness: crate::realtime::LatenessSummary,
+    pub event_lateness: crate::realtime::LatenessSummary,
+}
+
+/// Runs `scenario` in the simulator and on the emulator and compares the
+/// aggregate goodput of its flows and the frames delivered per second.
+pub fn compare(workload: &str, scenario: &Scenario, options: &EmuOptions) -> Result<BenchRow> {
+    let sim = meshbed_sim::run(scenario).map_err(|e| plumbing::EmuError::Other(e.to_string()))?;
+    let emu = run_scenario(scenario, options)?;
+    let sim_g = sim.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e3;
+    let emu_g = emu.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e3;
+    Ok(BenchRow {
+        workload: workload.to_string(),
+        sim_goodput_kbps: sim_g,
+        emu_goodput_kbps: emu_g,
+        goodput_error: if sim_g > 0.0 { (emu_g - sim_g) / sim_g } else { 0.0 },
+        sim_frames_per_s: sim.mac_total.delivered as f64 / scenario.duration_s,
+        emu_frames_per_s: emu.medium.delivered_frames_per_s,
+        delivery_lateness: emu.medium.delivery_lateness.clone(),
+        event_lateness: emu.medium.event_lateness.clone(),
+    })
+}
+
+/// The emulator's accuracy and speed: the saturated 6-hop 802.11a 24 Mbit/s
+/// chain (the simulator bench's workload) emulated and simulated, then
+/// one-hop saturated flows at 54 Mbit/s with shrinking packets, which raise
+/// the frame rate until the medium can no longer keep up with real time
+/// (its goodput falls below the simulator's and its lateness grows).
+pub fn bench(seconds: f64, options: &EmuOptions) -> Result<Vec<BenchRow>> {
+    let mut rows = Vec::new();
+    let mut chain = Scenario::chain(6, 200.0, seconds);
+    chain.radio.data_rate_kbps = 24_000;
+    rows.push(compare("6-hop chain, 24 Mbit/s, 1500 B saturated UDP", &chain, options)?);
+    for bytes in [1500u32, 500, 200, 100] {
+        let mut one = Scenario::chain(1, 200.0, seconds);
+        one.radio.data_rate_kbps = 54_000;
+        // 54 Mbit/s needs the receiver nearer than 200 m at the default
+        // power to decode at 21 dB SINR; 50 m keeps the link clean.
+        one.topology = meshbed_sim::scenario::Topology::Chain { nodes: 2, spacing_m: 50.0 };
+        one.flows[0].packet_bytes = bytes;
+        rows.push(compare(&format!("1 hop, 54 Mbit/s, {bytes} B saturated UDP"), &one, options)?);
+    }
+    // One link's DCF caps it near 5 000 frames/s; independent links far
+    // apart (no interference) multiply the frame rate the medium must carry.
+    for pairs in [4u32, 8, 16] {
+        rows.push(compare(
+            &format!("{pairs} separate 1-hop links, 54 Mbit/s, 100 B"),
+            &parallel_links(pairs, 100, seconds),
+            options,
+        )?);
+    }
+    Ok(rows)
+}
+
+/// `pairs` one-hop links 50 m long, 5 km apart (far below each other's
+/// interference floor), each with a saturated UDP flow of `bytes`-byte
+/// packets at 54 Mbit/s.
+pub fn parallel_links(pairs: u32, bytes: u32, seconds: f64) -> Scenario {
+    use meshbed_sim::scenario::{FlowSpec, NodeSpec, Topology};
+    let mut s = Scenario::chain(1, 50.0, seconds);
+    s.radio.data_rate_kbps = 54_000;
+    let node = |x_m: f64| NodeSpec { x_m, y_m: 0.0, tx_power_dbm: None, data_rate_kbps: None };
+    s.topology = Topology::Explicit {
+        nodes: (0..pairs).flat_map(|k| [node(k as f64 * 5_000.0), node(k as f64 * 5_000.0 + 50.0)]).collect(),
+    };
+    s.flows = (0..pairs)
+        .map(|k| FlowSpec { src: 2 * k, dst: 2 * k + 1, packet_bytes: bytes, ..FlowSpec::default() })
+        .collect();
+    s
+}
+
+/// Time as the medium sees it, for callers that need one (the CLI).
+pub fn instant_from(d: std::time::Duration) -> Instant {
+    Instant::from_nanos(d.as_nanos() as u64)
+}
