@@ -162,6 +162,10 @@ enum ExperimentCommand {
         /// Worker threads (default: all cores).
         #[arg(long, default_value_t = 0)]
         jobs: usize,
+        /// Where the points run: `sim` (the simulator) or `emu` (the real-time
+        /// namespace emulator; root, wall-clock time, UDP flows only).
+        #[arg(long, default_value = "sim", value_parser = ["sim", "emu"])]
+        backend: String,
     },
     /// List the built-in experiments.
     List,
@@ -190,10 +194,16 @@ pub(crate) fn out(text: &str) -> Result<()> {
     }
 }
 
-fn run_experiment(e: &Experiment, repetitions: Option<u32>, dir: Option<PathBuf>, jobs: usize) -> Result<()> {
+fn run_experiment(
+    e: &Experiment,
+    repetitions: Option<u32>,
+    dir: Option<PathBuf>,
+    jobs: usize,
+    backend: meshbed_experiment::Backend,
+) -> Result<()> {
     use std::io::IsTerminal;
     let dir = dir.unwrap_or_else(|| PathBuf::from("results").join(&e.config.name));
-    let options = RunOptions { repetitions, jobs, progress: std::io::stderr().is_terminal() };
+    let options = RunOptions { repetitions, jobs, progress: std::io::stderr().is_terminal(), backend };
     let t0 = std::time::Instant::now();
     let outcome = meshbed_experiment::execute(e, &options, &dir)?;
     out(&outcome.table)?;
@@ -228,7 +238,7 @@ fn run(cli: Cli) -> Result<()> {
                 builtin::DEFAULT
             ))?;
             let e = builtin::get(builtin::DEFAULT).expect("the default exists");
-            run_experiment(&e, None, None, 0)
+            run_experiment(&e, None, None, 0, meshbed_experiment::Backend::Sim)
         }
         Some(Command::Experiment { command }) => match command {
             ExperimentCommand::List => {
@@ -245,7 +255,11 @@ fn run(cli: Cli) -> Result<()> {
                 })?;
                 out(&e.to_toml())
             }
-            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs } => {
+            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend } => {
+                let backend = match backend.as_str() {
+                    "emu" => meshbed_experiment::Backend::Emu { relay_exe: std::env::current_exe().ok() },
+                    _ => meshbed_experiment::Backend::Sim,
+                };
                 anyhow::ensure!(repetitions != Some(0), "--repetitions 0: expected at least one repetition");
                 let e = match builtin::get(&experiment) {
                     Some(e) => e,
@@ -257,7 +271,7 @@ fn run(cli: Cli) -> Result<()> {
                         builtin::NAMES.join(", ")
                     ),
                 };
-                run_experiment(&e, repetitions, dir, jobs)
+                run_experiment(&e, repetitions, dir, jobs, backend)
             }
         },
         Some(Command::Sim { scenario, json, seed }) => {

@@ -454,6 +454,14 @@ impl Emulation {
         let ns = &self.state.nodes[node as usize].netns;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns]).arg(program).args(args).stdin(Stdio::null());
+        // Their chatter goes to a log beside the node's delay file, not the
+        // operator's terminal (the state directory is removed at teardown).
+        let log_path = self.dir().join(format!("n{node}")).join("spawned.log");
+        if let Ok(log) = std::fs::OpenOptions::new().create(true).append(true).open(&log_path) {
+            if let Ok(err) = log.try_clone() {
+                cmd.stdout(log).stderr(err);
+            }
+        }
         for (k, v) in node_env(&self.state, node) {
             cmd.env(k, v);
         }

@@ -15,7 +15,7 @@ pub mod plot;
 pub mod run;
 pub mod spec;
 
-pub use run::{PointSummary, Results, RunOptions};
+pub use run::{Backend, PointSummary, Results, RunOptions};
 pub use spec::{Experiment, ExperimentError};
 
 use std::path::{Path, PathBuf};

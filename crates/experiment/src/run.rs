@@ -27,19 +27,88 @@ pub struct Results {
     pub runs: Vec<RunOutcome>,
 }
 
+/// Where the points run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Backend {
+    /// The discrete-event simulator: as fast as possible, deterministic.
+    #[default]
+    Sim,
+    /// The real-time emulator (Linux namespaces over the same radio model):
+    /// runs in wall-clock time, one point at a time, needs root. Only UDP
+    /// flows run there; transport flows are reported as skipped.
+    Emu {
+        /// The `meshbed` binary, started as `meshbed relay` in every node.
+        relay_exe: Option<std::path::PathBuf>,
+    },
+}
+
 /// How to run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Overrides the experiment's repetitions.
     pub repetitions: Option<u32>,
-    /// Worker threads; 0 = all cores.
+    /// Worker threads; 0 = all cores (the emulator always runs one at a time).
     pub jobs: usize,
     pub progress: bool,
+    pub backend: Backend,
 }
 
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions { repetitions: None, jobs: 0, progress: false }
+/// Runs one point on the chosen backend.
+fn run_point(scenario: &meshbed_sim::Scenario, backend: &Backend) -> Result<SimReport, ExperimentError> {
+    match backend {
+        Backend::Sim => Ok(meshbed_sim::run(scenario).expect("points are validated when built")),
+        Backend::Emu { relay_exe } => {
+            let options = meshbed_emu::EmuOptions { relay_exe: relay_exe.clone(), ..Default::default() };
+            let report = meshbed_emu::run_scenario(scenario, &options)
+                .map_err(|e| ExperimentError::Backend(format!("emulator: {e:#}")))?;
+            Ok(emulated_report(scenario, report))
+        }
+    }
+}
+
+/// The emulator's report in the simulator's shape, so that rows, summaries
+/// and figures treat both alike. The trace hash says the run was emulated
+/// (wall-clock runs do not repeat bit for bit).
+fn emulated_report(scenario: &meshbed_sim::Scenario, e: meshbed_emu::EmuReport) -> SimReport {
+    let flows = e
+        .flows
+        .into_iter()
+        .map(|f| FlowResult {
+            flow: f.flow,
+            src: f.src,
+            dst: f.dst,
+            hops: f.hops,
+            protocol: f.protocol,
+            traffic: scenario.flows.get(f.flow as usize).map(|s| s.traffic),
+            sent_packets: f.sent_packets,
+            received_packets: f.received_packets,
+            received_payload_bytes: f.received_payload_bytes,
+            goodput_bps: f.goodput_bps,
+            mean_delay_s: 0.0,
+            out_of_order: 0,
+            transfer_bytes: None,
+            bytes_delivered: f.received_payload_bytes,
+            completed: f.skipped.is_none(),
+            verified: true,
+            failed: false,
+            completion_time_s: None,
+            duration_s: f.duration_s,
+            retransmissions: 0,
+            feedback_packets: 0,
+            error: f.skipped.map(|why| format!("not run on the emulator: {why}")),
+            path: None,
+            trace: Vec::new(),
+        })
+        .collect();
+    SimReport {
+        seed: e.seed,
+        duration_s: e.duration_s,
+        events: e.medium.events,
+        trace_hash: "emulated".into(),
+        flows,
+        mac_total: e.mac_total,
+        mac_per_node: Vec::new(),
+        net_per_node: Vec::new(),
     }
 }
 
@@ -48,7 +117,9 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
     let points = experiment.points(&experiment.config.name)?;
     let reps = options.repetitions.unwrap_or(experiment.config.repetitions).max(1);
     let jobs: Vec<(usize, u32)> = (0..points.len()).flat_map(|p| (0..reps).map(move |r| (p, r))).collect();
-    let threads = if options.jobs == 0 {
+    let threads = if options.backend != Backend::Sim {
+        1
+    } else if options.jobs == 0 {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     } else {
         options.jobs
@@ -63,6 +134,7 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
     bar.set_message(experiment.config.name.clone());
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; jobs.len()]);
+    let failure: Mutex<Option<ExperimentError>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -72,14 +144,26 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
                 // Common random numbers: repetition r of every point uses the same seed.
                 scenario.seed = scenario.seed.wrapping_add(rep as u64);
                 let seed = scenario.seed;
-                let report = meshbed_sim::run(&scenario).expect("points are validated when built");
-                slots.lock().expect("no thread panics while holding the lock")[i] =
-                    Some(RunOutcome { point: p, rep, seed, report });
+                match run_point(&scenario, &options.backend) {
+                    Ok(report) => {
+                        slots.lock().expect("no thread panics while holding the lock")[i] =
+                            Some(RunOutcome { point: p, rep, seed, report })
+                    }
+                    Err(e) => {
+                        failure.lock().expect("no thread panics while holding the lock").get_or_insert(e);
+                        // Stop handing out work.
+                        next.store(jobs.len(), Ordering::Relaxed);
+                        break;
+                    }
+                }
                 bar.inc(1);
             });
         }
     });
     bar.finish_and_clear();
+    if let Some(e) = failure.into_inner().expect("threads joined") {
+        return Err(e);
+    }
     let runs = slots.into_inner().expect("threads joined").into_iter().map(|o| o.expect("every job ran")).collect();
     Ok(Results { experiment: experiment.clone(), points, runs })
 }

@@ -113,6 +113,8 @@ pub enum ExperimentError {
     Invalid { file: String, key: String, value: String, expected: String },
     #[error("{file}: sweep point `{point}`: {source}")]
     Point { file: String, point: String, source: ScenarioError },
+    #[error("{0}")]
+    Backend(String),
 }
 
 fn invalid(file: &str, key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ExperimentError {

@@ -15,7 +15,7 @@ fn every_builtin_experiment_runs_end_to_end() {
         }
         let out = dir.path().join(name);
         let outcome =
-            meshbed_experiment::execute(&e, &RunOptions { repetitions: Some(1), jobs: 0, progress: false }, &out)
+            meshbed_experiment::execute(&e, &RunOptions { repetitions: Some(1), ..Default::default() }, &out)
                 .unwrap_or_else(|err| panic!("{name}: {err:#}"));
         let points = outcome.results.points.len();
         assert_eq!(outcome.results.runs.len(), points, "{name}");
@@ -41,9 +41,9 @@ fn every_builtin_experiment_runs_end_to_end() {
 fn the_same_seeds_give_the_same_results() {
     let mut e = builtin::get("stack").unwrap();
     e.config.sweep[0].values.truncate(2);
-    let opts = RunOptions { repetitions: Some(2), jobs: 2, progress: false };
+    let opts = RunOptions { repetitions: Some(2), jobs: 2, ..Default::default() };
     let a = run::run(&e, &opts).unwrap();
-    let b = run::run(&e, &RunOptions { jobs: 1, ..opts }).unwrap();
+    let b = run::run(&e, &RunOptions { jobs: 1, ..opts.clone() }).unwrap();
     let hashes =
         |r: &meshbed_experiment::Results| r.runs.iter().map(|x| x.report.trace_hash.clone()).collect::<Vec<_>>();
     assert_eq!(hashes(&a), hashes(&b), "thread count must not change results");
