@@ -133,6 +133,13 @@ pub struct EmuFlowResult {
     pub duration_s: f64,
     /// Why the flow was not run, if it was not.
     pub skipped: Option<String>,
+    /// Transport flows: the file arrived complete and equal to what was sent.
+    pub verified: bool,
+    /// Transport flows: why the transfer failed, if it did.
+    pub error: Option<String>,
+    pub retransmissions: u64,
+    /// Transport flows: seconds from the first SYN to the last byte acknowledged.
+    pub completion_time_s: Option<f64>,
 }
 
 /// What [`run_scenario`] returns.
@@ -208,6 +215,15 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
     let counters: Vec<Arc<FlowCounters>> = scenario.flows.iter().map(|_| Arc::default()).collect();
     let mut threads = Vec::new();
     let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    let transfers: Vec<Option<std::thread::JoinHandle<TransferOutcome>>> = scenario
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match (f.transport(), f.bytes) {
+            (Some(protocol), Some(bytes)) => Some(start_transfer(&running, scenario, i, protocol, bytes, t0)),
+            _ => None,
+        })
+        .collect();
     for (i, f) in scenario.flows.iter().enumerate() {
         if f.protocol.is_some() {
             continue;
@@ -283,6 +299,12 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
     for t in threads {
         let _ = t.join();
     }
+    // Transfers end by themselves (complete, or failed after their bounded
+    // timeout); the medium keeps running until they have.
+    let outcomes: Vec<Option<TransferOutcome>> = transfers
+        .into_iter()
+        .map(|t| t.map(|h| h.join().unwrap_or_else(|_| TransferOutcome::failed("transfer thread panicked"))))
+        .collect();
     let (medium, per_node) = running.stop()?;
     let errors = errors.lock().expect("not poisoned").clone();
     if !errors.is_empty() {
@@ -300,7 +322,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             let c = &counters[i];
             let duration_s = f.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s) - f.start_s;
             let bytes = c.bytes.load(Ordering::Relaxed);
-            EmuFlowResult {
+            let mut r = EmuFlowResult {
                 flow: i as u32,
                 src: f.src,
                 dst: f.dst,
@@ -311,8 +333,31 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                 received_payload_bytes: bytes,
                 goodput_bps: if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 },
                 duration_s,
-                skipped: f.protocol.as_ref().map(|_| "transport flows need meshbed send/recv on the emulator".into()),
+                skipped: None,
+                verified: f.protocol.is_none(),
+                error: None,
+                retransmissions: 0,
+                completion_time_s: None,
+            };
+            match (&outcomes[i], f.protocol.is_some()) {
+                (Some(o), _) => {
+                    r.sent_packets = o.datagrams_sent;
+                    r.received_packets = o.datagrams_received;
+                    r.received_payload_bytes = o.bytes_delivered;
+                    r.goodput_bps = o.goodput_bps;
+                    r.duration_s = o.duration_s;
+                    r.verified = o.verified;
+                    r.error = o.error.clone();
+                    r.retransmissions = o.retransmissions;
+                    r.completion_time_s = o.verified.then_some(o.duration_s);
+                }
+                (None, true) => {
+                    r.skipped =
+                        Some("a transport flow that runs for a duration (stop_s) is not run on the emulator".into())
+                }
+                (None, false) => {}
             }
+            r
         })
         .collect();
     Ok(EmuReport { seed: scenario.seed, duration_s: scenario.duration_s, flows, medium, mac_total })
@@ -402,4 +447,133 @@ pub fn parallel_links(pairs: u32, bytes: u32, seconds: f64) -> Scenario {
 /// Time as the medium sees it, for callers that need one (the CLI).
 pub fn instant_from(d: std::time::Duration) -> Instant {
     Instant::from_nanos(d.as_nanos() as u64)
+}
+
+/// What a transport flow did on the emulator.
+pub struct TransferOutcome {
+    pub verified: bool,
+    pub error: Option<String>,
+    pub bytes_delivered: u64,
+    pub goodput_bps: f64,
+    pub duration_s: f64,
+    pub retransmissions: u64,
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+}
+
+impl TransferOutcome {
+    fn failed(why: impl Into<String>) -> Self {
+        TransferOutcome {
+            verified: false,
+            error: Some(why.into()),
+            bytes_delivered: 0,
+            goodput_bps: 0.0,
+            duration_s: 0.0,
+            retransmissions: 0,
+            datagrams_sent: 0,
+            datagrams_received: 0,
+        }
+    }
+}
+
+/// Runs flow `index` as a real transfer: `meshbed-net`'s receiver in the
+/// destination's namespace writing into a scratch directory, its sender in
+/// the source's namespace with the source node's exported delay (ATP stamps
+/// it; the relays stamp on the way). The file is the flow's own pseudo-random
+/// bytes, and it counts only if what was committed equals them byte for byte.
+fn start_transfer(
+    running: &Running,
+    scenario: &Scenario,
+    index: usize,
+    protocol: meshbed_proto::Protocol,
+    bytes: u64,
+    t0: std::time::Instant,
+) -> std::thread::JoinHandle<TransferOutcome> {
+    use rand::RngCore;
+    let f = &scenario.flows[index];
+    let mut data = vec![0u8; bytes as usize];
+    meshbed_core::stream_rng(
+        scenario.seed,
+        meshbed_core::StreamId::new(meshbed_core::StreamKind::Transport, index as u64),
+    )
+    .fill_bytes(&mut data);
+    let dst_addr = std::net::SocketAddr::V4(SocketAddrV4::new(plumbing::node_addr(f.dst), flow_port(index)));
+    let (src_ns, dst_ns) = (running.netns(f.src).to_string(), running.netns(f.dst).to_string());
+    let delay_file = crate::realtime::DelayExport::path(&running.emulation.dir(), f.src);
+    let scratch = std::env::temp_dir().join(format!("meshbed-emu-{}-flow{index}", running.emulation.id()));
+    let start = std::time::Duration::from_secs_f64(f.start_s);
+    std::thread::spawn(move || {
+        let outcome =
+            (|| -> std::result::Result<TransferOutcome, String> {
+                std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+                // Receiver first, in the destination's namespace.
+                let stop = Arc::new(AtomicBool::new(false));
+                let (stop2, dir) = (stop.clone(), scratch.clone());
+                let receiver =
+                    std::thread::spawn(move || -> std::result::Result<Option<meshbed_net::TransferReport>, String> {
+                        sys::enter_netns(&dst_ns).map_err(|e| format!("entering {dst_ns}: {e}"))?;
+                        let mut options = meshbed_net::ReceiveOptions::new(
+                            dst_addr,
+                            meshbed_net::SinkKind::Directory { dir, overwrite: false },
+                        );
+                        options.max_transfers = Some(1);
+                        options.linger = std::time::Duration::from_millis(500);
+                        let mut rx = meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))?;
+                        let mut report = None;
+                        rx.run(&stop2, &mut |ev| {
+                            if let meshbed_net::ReceiverEvent::Ended(r) = ev {
+                                report = Some(r.clone());
+                            }
+                        })
+                        .map_err(|e| format!("receiver: {e}"))?;
+                        Ok(report)
+                    });
+                let el = t0.elapsed();
+                if el < start {
+                    std::thread::sleep(start - el);
+                }
+                sys::enter_netns(&src_ns).map_err(|e| format!("entering {src_ns}: {e}"))?;
+                let name = format!("flow{index}.bin");
+                let payload = meshbed_net::Payload::from_bytes(&name, &data).map_err(|e| e.to_string())?;
+                let mut options = meshbed_net::SendOptions::new(protocol);
+                options.delay = format!("file:{}", delay_file.display()).parse().map_err(|e| format!("{e}"))?;
+                // The receiver may still be binding: a refused first attempt is retried.
+                options.retries = 2;
+                let sent = meshbed_net::send(payload, dst_addr, &options, &mut |_| {});
+                let rx_report = match receiver.join() {
+                    Ok(r) => r?,
+                    Err(_) => return Err("receiver thread panicked".into()),
+                };
+                stop.store(true, Ordering::Relaxed);
+                let report = match &sent {
+                    Ok(r) => r.clone(),
+                    Err(e) => match e.report() {
+                        Some(r) => r.clone(),
+                        None => return Err(e.to_string()),
+                    },
+                };
+                let committed = scratch.join(&name);
+                let verified = report.ok && std::fs::read(&committed).map(|got| got == data).unwrap_or(false);
+                let error =
+                    if verified {
+                        None
+                    } else {
+                        Some(report.error.clone().unwrap_or_else(|| {
+                            format!("{} missing or differs from the data sent", committed.display())
+                        }))
+                    };
+                Ok(TransferOutcome {
+                    verified,
+                    error,
+                    bytes_delivered: if verified { bytes } else { 0 },
+                    goodput_bps: if verified { report.goodput_bps } else { 0.0 },
+                    duration_s: report.duration_s,
+                    retransmissions: report.retransmissions,
+                    datagrams_sent: 0,
+                    datagrams_received: rx_report.map_or(0, |r| r.datagrams_received),
+                })
+            })();
+        let _ = std::fs::remove_dir_all(&scratch);
+        outcome.unwrap_or_else(TransferOutcome::failed)
+    })
 }

@@ -14,9 +14,8 @@ fn every_builtin_experiment_runs_end_to_end() {
             h.values = vec![toml::Value::Integer(1), toml::Value::Integer(3)];
         }
         let out = dir.path().join(name);
-        let outcome =
-            meshbed_experiment::execute(&e, &RunOptions { repetitions: Some(1), ..Default::default() }, &out)
-                .unwrap_or_else(|err| panic!("{name}: {err:#}"));
+        let outcome = meshbed_experiment::execute(&e, &RunOptions { repetitions: Some(1), ..Default::default() }, &out)
+            .unwrap_or_else(|err| panic!("{name}: {err:#}"));
         let points = outcome.results.points.len();
         assert_eq!(outcome.results.runs.len(), points, "{name}");
         assert!(outcome.table.contains("goodput"), "{name}");
