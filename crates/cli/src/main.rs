@@ -18,7 +18,6 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use meshbed_experiment::{builtin, Experiment, RunOptions};
 use meshbed_sim::Scenario;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -69,63 +68,9 @@ enum Command {
         json: bool,
     },
     /// Send a file over UDP to a `meshbed recv` with ATP or TCP (the simulator's engines).
-    Send {
-        /// The file to send (read into memory).
-        file: PathBuf,
-        /// The receiver, HOST:PORT.
-        target: String,
-        /// atp-default, atp-aggressive, atp-adaptive, tcp-tahoe, tcp-reno or tcp-newreno.
-        #[arg(long, default_value = "atp-adaptive", value_parser = transfer::parse_protocol)]
-        protocol: meshbed_proto::Protocol,
-        /// This node's delay D for ATP: `e2e` (end-to-end estimate), `fixed:2ms`, or `file:PATH` (µs, like /proc/ath5k/Da).
-        #[arg(long, default_value = "e2e", value_parser = transfer::parse_delay)]
-        delay: meshbed_net::DelaySpec,
-        /// Give up after this long without hearing from the receiver (e.g. 10s, 500ms).
-        #[arg(long, default_value = "10s", value_parser = transfer::parse_timeout)]
-        timeout: std::time::Duration,
-        /// Start over on a new connection this many times after a failure.
-        #[arg(long, default_value_t = 0)]
-        retries: u32,
-        /// Wait between attempts.
-        #[arg(long, default_value = "500ms", value_parser = transfer::parse_timeout)]
-        retry_delay: std::time::Duration,
-        /// ATP's smallest inter-packet delay, i.e. its rate cap (default 100us = 10 000 packets/s).
-        #[arg(long, value_parser = |s: &str| format!("fixed:{s}").parse::<meshbed_net::DelaySpec>())]
-        atp_min_delay: Option<meshbed_net::DelaySpec>,
-        /// Print the summary as JSON (also on failure).
-        #[arg(long)]
-        json: bool,
-        /// No progress bar.
-        #[arg(long)]
-        quiet: bool,
-    },
+    Send(transfer::SendArgs),
     /// Receive files sent with `meshbed send`, several at once; each appears under its name only when complete and verified.
-    Recv {
-        /// Address and port to listen on.
-        #[arg(long, default_value = "0.0.0.0:7411")]
-        listen: SocketAddr,
-        /// Directory for the received files.
-        #[arg(long, default_value = ".")]
-        dir: PathBuf,
-        /// Replace an existing file of the same name.
-        #[arg(long)]
-        overwrite: bool,
-        /// A transfer fails after this long without hearing from its sender.
-        #[arg(long, default_value = "10s", value_parser = transfer::parse_timeout)]
-        timeout: std::time::Duration,
-        /// Keep a finished transfer this long to answer a sender that missed the last acknowledgement.
-        #[arg(long, default_value = "10s", value_parser = transfer::parse_timeout)]
-        linger: std::time::Duration,
-        /// Exit after this many transfers ended (exit code 2 if any failed). Default: run until killed.
-        #[arg(long)]
-        count: Option<u64>,
-        /// One JSON object per transfer, one per line.
-        #[arg(long)]
-        json: bool,
-        /// No listening notice or progress.
-        #[arg(long)]
-        quiet: bool,
-    },
+    Recv(transfer::RecvArgs),
     /// The real-time emulator: a network namespace per node, frames through the 802.11 model against the wall clock (needs root).
     Emu(emu::EmuArgs),
     /// The delay-collection daemon inside an emulated node: stamps forwarded ATP packets' D_max and N_h via NFQUEUE.
@@ -301,32 +246,8 @@ fn run(cli: Cli) -> Result<()> {
             anyhow::ensure!(repetitions >= 1, "--repetitions 0: expected at least one repetition");
             bench::run(sim_seconds, repetitions, json)
         }
-        Some(Command::Send {
-            file,
-            target,
-            protocol,
-            delay,
-            timeout,
-            retries,
-            retry_delay,
-            atp_min_delay,
-            json,
-            quiet,
-        }) => transfer::run_send(transfer::SendArgs {
-            file,
-            target,
-            protocol,
-            delay,
-            timeout,
-            retries,
-            retry_delay,
-            atp_min_delay,
-            json,
-            quiet,
-        }),
-        Some(Command::Recv { listen, dir, overwrite, timeout, linger, count, json, quiet }) => {
-            transfer::run_recv(transfer::RecvArgs { listen, dir, overwrite, timeout, linger, count, json, quiet })
-        }
+        Some(Command::Send(args)) => transfer::run_send(args),
+        Some(Command::Recv(args)) => transfer::run_recv(args),
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
         Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, json }) => {

@@ -60,16 +60,35 @@ fn progress_bar(total: u64, quiet: bool) -> Option<ProgressBar> {
     Some(bar)
 }
 
+#[derive(clap::Args)]
 pub struct SendArgs {
+    /// The file to send (read into memory).
     pub file: PathBuf,
+    /// The receiver, HOST:PORT.
     pub target: String,
-    pub protocol: Protocol,
-    pub delay: DelaySpec,
-    pub timeout: Duration,
+    /// atp-default, atp-aggressive, atp-adaptive, tcp-tahoe, tcp-reno or tcp-newreno.
+    #[arg(long, default_value = "atp-adaptive", value_parser = parse_protocol)]
+    pub protocol: meshbed_proto::Protocol,
+    /// This node's delay D for ATP: `e2e` (end-to-end estimate), `fixed:2ms`, or `file:PATH` (µs, like /proc/ath5k/Da).
+    #[arg(long, default_value = "e2e", value_parser = parse_delay)]
+    pub delay: meshbed_net::DelaySpec,
+    /// Give up after this long without hearing from the receiver (e.g. 10s, 500ms).
+    #[arg(long, default_value = "10s", value_parser = parse_timeout)]
+    pub timeout: std::time::Duration,
+    /// Start over on a new connection this many times after a failure.
+    #[arg(long, default_value_t = 0)]
     pub retries: u32,
-    pub retry_delay: Duration,
-    pub atp_min_delay: Option<DelaySpec>,
+    /// Wait between attempts.
+    #[arg(long, default_value = "500ms", value_parser = parse_timeout)]
+    pub retry_delay: std::time::Duration,
+    /// ATP's smallest inter-packet delay, i.e. its rate cap (default 100us = 10 000 packets/s).
+    #[arg(long, value_parser = |s: &str| format!("fixed:{s}").parse::<meshbed_net::DelaySpec>())]
+    pub atp_min_delay: Option<meshbed_net::DelaySpec>,
+    /// Print the summary as JSON (also on failure).
+    #[arg(long)]
     pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
     pub quiet: bool,
 }
 
@@ -117,14 +136,31 @@ pub fn run_send(a: SendArgs) -> Result<()> {
     result.map(|_| ()).map_err(|e| anyhow::anyhow!("sending `{}` to {peer}: {e}", a.file.display()))
 }
 
+#[derive(clap::Args)]
 pub struct RecvArgs {
+    /// Address and port to listen on.
+    #[arg(long, default_value = "0.0.0.0:7411")]
     pub listen: SocketAddr,
+    /// Directory for the received files.
+    #[arg(long, default_value = ".")]
     pub dir: PathBuf,
+    /// Replace an existing file of the same name.
+    #[arg(long)]
     pub overwrite: bool,
-    pub timeout: Duration,
-    pub linger: Duration,
+    /// A transfer fails after this long without hearing from its sender.
+    #[arg(long, default_value = "10s", value_parser = parse_timeout)]
+    pub timeout: std::time::Duration,
+    /// Keep a finished transfer this long to answer a sender that missed the last acknowledgement.
+    #[arg(long, default_value = "10s", value_parser = parse_timeout)]
+    pub linger: std::time::Duration,
+    /// Exit after this many transfers ended (exit code 2 if any failed). Default: run until killed.
+    #[arg(long)]
     pub count: Option<u64>,
+    /// One JSON object per transfer, one per line.
+    #[arg(long)]
     pub json: bool,
+    /// No listening notice or progress.
+    #[arg(long)]
     pub quiet: bool,
 }
 
