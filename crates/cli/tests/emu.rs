@@ -147,18 +147,7 @@ fn ping(emu: &Emu, from: u32, to: &str) {
     );
 }
 
-/// Pseudo-random but reproducible file content.
-fn content(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
+use meshbed_proto::harness::test_bytes as content;
 
 /// Moves `data` over the kernel's TCP with congestion control `cc` from
 /// node `from` to node `to` (threads inside the two namespaces) and

@@ -257,6 +257,15 @@ pub fn process_cpu_time() -> std::time::Duration {
     }
 }
 
+/// The one `pollfd` both platforms' `wait` poll on: readable always,
+/// writable when asked.
+#[cfg(unix)]
+fn poll_fds(socket: &UdpSocket, want_write: bool) -> [libc::pollfd; 1] {
+    use std::os::fd::AsRawFd;
+    let events = if want_write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
+    [libc::pollfd { fd: socket.as_raw_fd(), events, revents: 0 }]
+}
+
 #[cfg(target_os = "linux")]
 mod sys {
     use super::*;
@@ -372,11 +381,7 @@ mod sys {
         want_write: bool,
         timeout: Option<std::time::Duration>,
     ) -> io::Result<Readiness> {
-        let mut events = libc::POLLIN;
-        if want_write {
-            events |= libc::POLLOUT;
-        }
-        let mut fds = [libc::pollfd { fd: socket.as_raw_fd(), events, revents: 0 }];
+        let mut fds = super::poll_fds(socket, want_write);
         let ts = timeout.map(|t| libc::timespec {
             tv_sec: t.as_secs().min(i32::MAX as u64) as libc::time_t,
             tv_nsec: t.subsec_nanos() as libc::c_long,
@@ -442,11 +447,7 @@ mod sys {
         want_write: bool,
         timeout: Option<std::time::Duration>,
     ) -> io::Result<Readiness> {
-        let mut events = libc::POLLIN;
-        if want_write {
-            events |= libc::POLLOUT;
-        }
-        let mut fds = [libc::pollfd { fd: socket.as_raw_fd(), events, revents: 0 }];
+        let mut fds = super::poll_fds(socket, want_write);
         // poll has millisecond resolution: round up so a deadline is never missed early.
         let ms = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int);
         // SAFETY: one valid pollfd.

@@ -12,6 +12,15 @@ use rand::Rng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// Reproducible pseudo-random bytes for test payloads and files: `len`
+/// bytes from the run stream of `seed`, the same on every machine.
+pub fn test_bytes(len: usize, seed: u64) -> Vec<u8> {
+    use rand::RngCore;
+    let mut out = vec![0u8; len];
+    stream_rng(seed, StreamId::new(StreamKind::Experiment, 1)).fill_bytes(&mut out);
+    out
+}
+
 /// Impairments of the toy channel, applied independently per datagram and
 /// per direction.
 #[derive(Clone, Debug)]

@@ -24,17 +24,7 @@ fn preset(which: u8) -> AtpConfig {
     config
 }
 
-fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
+use meshbed_proto::harness::test_bytes as pattern;
 
 fn run_transfer(
     which: u8,

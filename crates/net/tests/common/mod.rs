@@ -261,10 +261,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 }
 
 /// Deterministic file contents.
-pub fn content(len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = Rng::new(seed);
-    (0..len).map(|_| (rng.next_f64() * 256.0) as u8).collect()
-}
+pub use meshbed_proto::harness::test_bytes as content;
 
 /// File names in `dir`, sorted.
 pub fn names(dir: &Path) -> Vec<String> {
