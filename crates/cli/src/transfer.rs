@@ -62,7 +62,7 @@ fn progress_bar(total: u64, quiet: bool) -> Option<ProgressBar> {
 
 #[derive(clap::Args)]
 pub struct SendArgs {
-    /// The file to send (read into memory).
+    /// The file to send (streamed from disk; memory does not grow with its size).
     pub file: PathBuf,
     /// The receiver, HOST:PORT.
     pub target: String,
@@ -102,14 +102,29 @@ fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
 
 pub fn run_send(a: SendArgs) -> Result<()> {
     let peer = resolve(&a.target)?;
-    let payload = Payload::from_file(&a.file).with_context(|| format!("preparing `{}`", a.file.display()))?;
+    // Hashing a large file takes seconds: show it.
+    let hash_bar = progress_bar(0, a.quiet);
+    if let Some(bar) = &hash_bar {
+        bar.set_message("hashing");
+    }
+    let mut on_hash = |done: u64, total: u64| {
+        if let Some(bar) = &hash_bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    };
+    let payload = Payload::from_file_with_progress(&a.file, &mut on_hash);
+    if let Some(bar) = &hash_bar {
+        bar.finish_and_clear();
+    }
+    let payload = payload.with_context(|| format!("preparing `{}`", a.file.display()))?;
     let mut options = SendOptions::new(a.protocol);
     options.delay = a.delay;
     options.timeout = a.timeout;
     options.retries = a.retries;
     options.retry_delay = a.retry_delay;
     options.atp_min_delay = min_delay(&a.atp_min_delay)?;
-    let bar = progress_bar(payload.stream.len() as u64, a.quiet);
+    let bar = progress_bar(payload.stream_len(), a.quiet);
     let mut on_progress = |p: &meshbed_net::SendProgress| {
         if let Some(bar) = &bar {
             bar.set_position(p.acked);
@@ -261,7 +276,7 @@ fn bench_engine(protocol: Protocol, bytes: usize, atp_min_delay: Option<Duration
     let mut receiver = Receiver::bind(ro)?;
     let addr = receiver.local_addr()?;
     let rx = std::thread::spawn(move || receiver.run(&AtomicBool::new(false), &mut |_| {}));
-    let payload = Payload::unchecked("bench.bin", bytes);
+    let payload = Payload::unchecked("bench.bin", bytes as u64);
     let mut so = SendOptions::new(protocol);
     so.atp_min_delay = atp_min_delay;
     let cpu0 = meshbed_net::udp::process_cpu_time();

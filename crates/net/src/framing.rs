@@ -61,6 +61,10 @@ pub enum FramingError {
     TooShort { got: u64, size: u64 },
     #[error("SHA-256 mismatch: announced {announced}, received {received}")]
     HashMismatch { announced: String, received: String },
+    #[error("`{0}` is not a regular file")]
+    NotAFile(PathBuf),
+    #[error("`{path}` changed while being sent: {expected} bytes announced, {got} read")]
+    Changed { path: PathBuf, expected: u64, got: u64 },
     #[error("{what} `{path}`: {source}")]
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
 }
@@ -179,6 +183,8 @@ pub struct Sink {
     /// Bytes received on the stream in total (header included).
     stream_bytes: u64,
     committed: Option<PathBuf>,
+    /// The SHA-256 of the bytes received, once all are here and it matched.
+    verified_sha256: Option<[u8; 32]>,
 }
 
 impl Sink {
@@ -193,6 +199,7 @@ impl Sink {
             written: 0,
             stream_bytes: 0,
             committed: None,
+            verified_sha256: None,
         }
     }
 
@@ -209,6 +216,11 @@ impl Sink {
     /// The final path, once committed.
     pub fn committed(&self) -> Option<&Path> {
         self.committed.as_deref()
+    }
+    /// The SHA-256 this receiver computed over the bytes it committed: the
+    /// commit confirmation it sends back (docs/PROTOCOLS.md §6).
+    pub fn verified_sha256(&self) -> Option<[u8; 32]> {
+        self.verified_sha256
     }
     /// Whether every announced byte is here (and, for files, committed).
     pub fn is_complete(&self) -> bool {
@@ -308,6 +320,7 @@ impl Sink {
             let _ = d.sync_all();
         }
         self.committed = Some(final_path);
+        self.verified_sha256 = Some(received);
         Ok(true)
     }
 

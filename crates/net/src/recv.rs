@@ -297,6 +297,10 @@ impl Receiver {
             return;
         }
         let mut engine = ReceiverEngine::new(protocol, &self.engine_options, repr.connection_id, now);
+        if matches!(self.options.sink, SinkKind::Directory { .. }) {
+            // The sender finishes only on a commit confirmation.
+            engine.engine().hold_fin_ack_for_commit();
+        }
         engine.engine().handle_input(now, bytes);
         let sink = Sink::new(self.options.sink.clone(), repr.connection_id);
         let conn =
@@ -389,8 +393,16 @@ impl Receiver {
                 let delivered = conn.engine.take_delivered();
                 let mut failure: Option<(String, bool)> = None;
                 if !delivered.is_empty() {
-                    if let Err(e) = conn.sink.write(&delivered) {
-                        failure = Some((e.to_string(), true));
+                    match conn.sink.write(&delivered) {
+                        // Committed: the FIN's acknowledgement, sent below,
+                        // carries the hash this receiver computed.
+                        Ok(true) => {
+                            if let Some(sha) = conn.sink.verified_sha256() {
+                                conn.engine.engine().set_commit_token(sha);
+                            }
+                        }
+                        Ok(false) => {}
+                        Err(e) => failure = Some((e.to_string(), true)),
                     }
                 }
                 let mut finished_now = false;

@@ -5,51 +5,207 @@ use crate::conn::{connection_id, random_u32, EngineOptions, SenderEngine};
 use crate::delay::{DelaySource, DelaySpec, EndToEndEstimator, StampCounters, Stamper};
 use crate::framing::{hex, FramingError, StreamHeader};
 use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH};
-use meshbed_proto::{EngineEvent, FailReason, Protocol};
+use meshbed_proto::{EngineEvent, FailReason, Protocol, SendStream};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::fs::File;
 use std::io;
+use std::io::Read;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration as StdDuration;
 use thiserror::Error;
 
-/// A framed stream ready to send: the transfer header, then the file.
+/// Where a transfer's bytes come from.
+#[derive(Clone, Debug)]
+enum Source {
+    /// Bytes in memory (tests, small payloads); shared between attempts.
+    Memory(Arc<[u8]>),
+    /// A file, read as the sender's window allows.
+    File(PathBuf),
+    /// `header.size` copies of one byte (benchmarks against a discarding
+    /// receiver).
+    Pattern(u8),
+}
+
+/// A transfer ready to send: its header (name, size, SHA-256) and where its
+/// bytes come from. Nothing but the header is held in memory: the stream
+/// is read as the engine's window allows (docs/PROTOCOLS.md §6).
 #[derive(Clone, Debug)]
 pub struct Payload {
     pub header: StreamHeader,
-    /// Header bytes followed by the file's bytes.
-    pub stream: Vec<u8>,
+    source: Source,
+    /// Whether the receiver must confirm the commit with the SHA-256 it
+    /// computed; off only for benchmarks against a discarding receiver.
+    confirm: bool,
 }
+
+/// How much a file is read (and hashed) at a time.
+const READ_CHUNK: usize = 256 << 10;
 
 impl Payload {
     /// Frames `data` under `name`.
     pub fn from_bytes(name: &str, data: &[u8]) -> Result<Self, FramingError> {
         let header = StreamHeader::for_data(name, data)?;
-        let mut stream = header.encode();
-        stream.extend_from_slice(data);
-        Ok(Payload { header, stream })
+        Ok(Payload { header, source: Source::Memory(Arc::from(data)), confirm: true })
     }
 
-    /// Reads a whole file into memory (the engines own the data they send)
-    /// and frames it under its file name.
+    /// Frames a file under its file name, hashing it first (the header
+    /// announces the SHA-256) in bounded memory.
     pub fn from_file(path: &Path) -> Result<Self, FramingError> {
+        Self::from_file_with_progress(path, &mut |_, _| {})
+    }
+
+    /// [`Payload::from_file`], calling `progress(hashed, total)` as the hash
+    /// advances (a large file takes seconds).
+    pub fn from_file_with_progress(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Self, FramingError> {
         let io_err = |source| FramingError::Io { what: "reading", path: path.to_path_buf(), source };
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .ok_or_else(|| FramingError::BadName(format!("{}: no UTF-8 file name", path.display())))?;
         crate::framing::check_name(name)?;
-        let data = std::fs::read(path).map_err(io_err)?;
-        Self::from_bytes(name, &data)
+        let mut file = open_regular(path)?;
+        let size = file.metadata().map_err(io_err)?.len();
+        let mut hasher = Sha256::new();
+        let mut chunk = vec![0u8; READ_CHUNK];
+        let mut hashed = 0u64;
+        progress(0, size);
+        loop {
+            let n = match file.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_err(e)),
+            };
+            hasher.update(&chunk[..n]);
+            hashed += n as u64;
+            progress(hashed, size);
+        }
+        if hashed != size {
+            return Err(FramingError::Changed { path: path.to_path_buf(), expected: size, got: hashed });
+        }
+        let header = StreamHeader { name: name.to_string(), size, sha256: hasher.finalize().into() };
+        Ok(Payload { header, source: Source::File(path.to_path_buf()), confirm: true })
     }
 
     /// A stream of `size` bytes with a header whose hash is not computed,
     /// for benchmarks against a discarding receiver.
-    pub fn unchecked(name: &str, size: usize) -> Self {
-        let header = StreamHeader { name: name.to_string(), size: size as u64, sha256: [0; 32] };
-        let mut stream = header.encode();
-        stream.resize(stream.len() + size, 0x5a);
-        Payload { header, stream }
+    pub fn unchecked(name: &str, size: u64) -> Self {
+        let header = StreamHeader { name: name.to_string(), size, sha256: [0; 32] };
+        Payload { header, source: Source::Pattern(0x5a), confirm: false }
+    }
+
+    /// Bytes on the stream: the header, then the file.
+    pub fn stream_len(&self) -> u64 {
+        self.header.encoded_len() as u64 + self.header.size
+    }
+
+    fn open(&self) -> Result<StreamReader, FramingError> {
+        let body = match &self.source {
+            Source::Memory(data) => Body::Memory(data.clone()),
+            Source::File(path) => Body::File(open_regular(path)?, path.clone()),
+            Source::Pattern(byte) => Body::Pattern(*byte),
+        };
+        Ok(StreamReader {
+            header: self.header.encode(),
+            header_at: 0,
+            size: self.header.size,
+            read: 0,
+            body,
+            chunk: Vec::new(),
+            finished: false,
+        })
+    }
+}
+
+/// Opens a file for reading, refusing what is not a regular file (a FIFO
+/// would block, a device never ends).
+fn open_regular(path: &Path) -> Result<File, FramingError> {
+    let io_err = |source| FramingError::Io { what: "opening", path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(io_err)?;
+    if !meta.is_file() {
+        return Err(FramingError::NotAFile(path.to_path_buf()));
+    }
+    File::open(path).map_err(io_err)
+}
+
+enum Body {
+    Memory(Arc<[u8]>),
+    File(File, PathBuf),
+    Pattern(u8),
+}
+
+/// One attempt's pass over the stream: header bytes, then the body, fed to
+/// the engine as its window allows.
+struct StreamReader {
+    header: Vec<u8>,
+    header_at: usize,
+    size: u64,
+    /// Body bytes handed to the engine.
+    read: u64,
+    body: Body,
+    chunk: Vec<u8>,
+    finished: bool,
+}
+
+impl StreamReader {
+    /// Writes as much as the engine's window takes, and finishes the stream
+    /// after the last byte.
+    fn fill(&mut self, engine: &mut dyn SendStream) -> Result<(), FramingError> {
+        while !self.finished {
+            let room = engine.write_room();
+            if room == 0 {
+                return Ok(());
+            }
+            if self.header_at < self.header.len() {
+                self.header_at += engine.write(&self.header[self.header_at..]);
+                continue;
+            }
+            let left = self.size - self.read;
+            if left == 0 {
+                if let Body::File(file, path) = &mut self.body {
+                    // A file that grew since it was hashed would arrive cut.
+                    let mut probe = [0u8; 1];
+                    if matches!(file.read(&mut probe), Ok(n) if n > 0) {
+                        let got = self.size + 1;
+                        return Err(FramingError::Changed { path: path.clone(), expected: self.size, got });
+                    }
+                }
+                engine.finish();
+                self.finished = true;
+                return Ok(());
+            }
+            let want = (room as u64).min(left).min(READ_CHUNK as u64) as usize;
+            let n = match &mut self.body {
+                Body::Memory(data) => engine.write(&data[self.read as usize..self.read as usize + want]),
+                Body::Pattern(byte) => {
+                    self.chunk.resize(want, *byte);
+                    engine.write(&self.chunk[..want])
+                }
+                Body::File(file, path) => {
+                    self.chunk.resize(READ_CHUNK, 0);
+                    let got = loop {
+                        match file.read(&mut self.chunk[..want]) {
+                            Ok(n) => break n,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            Err(source) => {
+                                return Err(FramingError::Io { what: "reading", path: path.clone(), source })
+                            }
+                        }
+                    };
+                    if got == 0 {
+                        let got = self.read;
+                        return Err(FramingError::Changed { path: path.clone(), expected: self.size, got });
+                    }
+                    engine.write(&self.chunk[..got])
+                }
+            };
+            self.read += n as u64;
+        }
+        Ok(())
     }
 }
 
@@ -117,6 +273,9 @@ pub struct SendReport {
     pub datagrams_received: u64,
     /// Datagrams the engine dropped as malformed, stray or duplicate.
     pub dropped_datagrams: u64,
+    /// Datagrams no conforming receiver sends (acknowledging bytes never
+    /// sent, a wrong commit confirmation): ignored, and a sign of an attack.
+    pub protocol_violations: u64,
     pub attempts: u32,
     pub delay_source: String,
     /// End-to-end estimator state (`e2e` source): smoothed and minimum RTT.
@@ -133,7 +292,7 @@ impl SendReport {
             Some(e) => format!("FAILED: {e}"),
         };
         format!(
-            "{status}\n  file          {} ({} bytes, sha256 {})\n  to            {} with {} (connection {})\n  duration      {:.3} s\n  goodput       {:.3} Mbit/s\n  retransmitted {} datagrams ({} bytes)\n  feedback      {} packets\n  datagrams     {} sent, {} received, {} dropped\n  attempts      {}\n  delay source  {}\n",
+            "{status}\n  file          {} ({} bytes, sha256 {})\n  to            {} with {} (connection {})\n  duration      {:.3} s\n  goodput       {:.3} Mbit/s\n  retransmitted {} datagrams ({} bytes)\n  feedback      {} packets\n  datagrams     {} sent, {} received, {} dropped ({} protocol violations)\n  attempts      {}\n  delay source  {}\n",
             self.file,
             self.file_bytes,
             self.sha256,
@@ -148,6 +307,7 @@ impl SendReport {
             self.datagrams_sent,
             self.datagrams_received,
             self.dropped_datagrams,
+            self.protocol_violations,
             self.attempts,
             self.delay_source,
         )
@@ -201,13 +361,14 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
 }
 
 fn run_attempt(
-    stream: Vec<u8>,
+    payload: &Payload,
     peer: SocketAddr,
     options: &SendOptions,
     attempt: u32,
     progress: &mut dyn FnMut(&SendProgress),
 ) -> Result<Attempt, SendError> {
-    let total = stream.len() as u64;
+    let total = payload.stream_len();
+    let mut reader = payload.open().map_err(|e| SendError::Setup(e.to_string()))?;
     let bind = options.bind.unwrap_or_else(|| match peer {
         SocketAddr::V4(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
         SocketAddr::V6(_) => SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)),
@@ -228,7 +389,11 @@ fn run_attempt(
     let clock = Clock::new();
     let started = std::time::Instant::now();
     let connection_id = connection_id(options.protocol, random_u32());
-    let mut conn = SenderEngine::new(options.protocol, &engine_options, connection_id, stream, clock.now());
+    let mut conn = SenderEngine::new(options.protocol, &engine_options, connection_id, clock.now());
+    if payload.confirm {
+        // Success needs the receiver's proof that it committed these bytes.
+        conn.engine().require_commit_token(payload.header.sha256);
+    }
     let mut batch = RecvBatch::default();
     let mut outbox = Outbox::default();
     let mut readable = true;
@@ -261,6 +426,10 @@ fn run_attempt(
         }
         if engine.poll_timeout().is_some_and(|t| t <= now) {
             engine.handle_timeout(now);
+        }
+        // Refill the window with what was acknowledged.
+        if let Err(e) = reader.fill(engine) {
+            break 'run Ending::Failed(e.to_string());
         }
         // Transmit until the engine has nothing more or the kernel is full.
         if blocked {
@@ -328,15 +497,12 @@ pub fn send(
     progress: &mut dyn FnMut(&SendProgress),
 ) -> Result<SendReport, SendError> {
     let header = payload.header.clone();
-    let stream_bytes = payload.stream.len() as u64;
-    let mut stream = Some(payload.stream);
+    let stream_bytes = payload.stream_len();
     let mut attempt = 0;
     loop {
         attempt += 1;
         let last = attempt > options.retries;
-        // The engine owns its data: copy only when another attempt may follow.
-        let data = if last { stream.take().expect("kept for the last attempt") } else { stream.clone().expect("kept") };
-        let a = run_attempt(data, peer, options, attempt, progress)?;
+        let a = run_attempt(&payload, peer, options, attempt, progress)?;
         let e2e: Option<&EndToEndEstimator> = match &a.stamper.source {
             DelaySource::EndToEnd(e) => Some(e),
             _ => None,
@@ -364,6 +530,7 @@ pub fn send(
             datagrams_sent: a.stats.datagrams_sent,
             datagrams_received: a.stats.datagrams_received,
             dropped_datagrams: a.stats.dropped_datagrams,
+            protocol_violations: a.stats.protocol_violations,
             attempts: attempt,
             delay_source: options.delay.to_string(),
             srtt_us: e2e.and_then(|e| e.srtt()).map(|d| d.as_nanos() as f64 / 1e3),

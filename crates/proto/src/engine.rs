@@ -95,6 +95,10 @@ pub struct Stats {
     pub feedback_packets: u64,
     /// Datagrams dropped as malformed, stray (wrong connection) or duplicate.
     pub dropped_datagrams: u64,
+    /// Datagrams that no conforming peer sends (also counted as dropped): an
+    /// acknowledgement of bytes never sent, a wrong commit token. They are
+    /// ignored; a transfer never succeeds on their account.
+    pub protocol_violations: u64,
 }
 
 /// The engine surface. See the module doc for the calling order.

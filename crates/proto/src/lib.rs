@@ -11,12 +11,16 @@
 //! * [`atp`]: the ATP sender and receiver with default, aggressive and adaptive
 //!   presets (seed 002 §4.2–4.3, seed 001 §2–3, seed 000 §V.A).
 //! * [`tcp`]: TCP Tahoe, Reno and NewReno over the same encapsulation.
+//! * [`stream`]: the application side of the engines: a sender's bounded
+//!   window refilled as data is acknowledged, and the commit confirmation.
 
 pub mod atp;
 pub mod engine;
 pub mod harness;
 pub mod relay;
+pub mod stream;
 pub mod tcp;
 pub mod wire;
 
 pub use engine::{Engine, EngineEvent, FailReason, Protocol, Transmit};
+pub use stream::{CommitToken, ReceiveStream, SendStream, COMMIT_TOKEN_LEN};

@@ -260,7 +260,11 @@ impl Repr {
             sack_blocks.push((start, end));
         }
         let payload_len = packet.payload().len();
-        if control.contains(Control::SACK_OPT) && payload_len != 0 {
+        // Feedback carries no data; the one exception is the commit
+        // confirmation on a feedback that acknowledges the FIN
+        // ([`crate::stream`]).
+        let commit_token = control.contains(Control::FIN) && payload_len == crate::stream::COMMIT_TOKEN_LEN;
+        if control.contains(Control::SACK_OPT) && payload_len != 0 && !commit_token {
             return Err(WireError::DataInFeedback(payload_len));
         }
         Ok(Repr {

@@ -59,7 +59,13 @@ struct Shared {
     blackout_done: AtomicBool,
     client: Mutex<Option<SocketAddr>>,
     counters: ShimCounters,
+    forger: Mutex<Option<Forger>>,
 }
+
+/// An attacker on the path: sees each datagram towards the receiver and may
+/// answer the sender with a forged one, from the receiver's address as the
+/// sender knows it.
+pub type Forger = Box<dyn FnMut(&[u8]) -> Option<Vec<u8>> + Send>;
 
 /// A UDP proxy between one sender and a receiver.
 pub struct Shim {
@@ -84,6 +90,7 @@ impl Shim {
             blackout_done: AtomicBool::new(false),
             client: Mutex::new(None),
             counters: ShimCounters::default(),
+            forger: Mutex::new(None),
         });
         let (front2, back2) = (front.try_clone().unwrap(), back.try_clone().unwrap());
         let (s1, s2) = (shared.clone(), shared.clone());
@@ -92,6 +99,11 @@ impl Shim {
         let to_receiver = std::thread::spawn(move || pump(&front, &back, true, imp1, &s1));
         let to_sender = std::thread::spawn(move || pump(&back2, &front2, false, imp2, &s2));
         Shim { addr, shared, threads: vec![to_receiver, to_sender] }
+    }
+
+    /// Installs an attacker (see [`Forger`]).
+    pub fn set_forger(&self, forger: Forger) {
+        *self.shared.forger.lock().unwrap() = Some(forger);
     }
 
     /// While paused every datagram is dropped.
@@ -154,6 +166,11 @@ fn pump(from: &UdpSocket, to: &UdpSocket, towards_receiver: bool, imp: Impairmen
         };
         let bytes = &buf[..n];
         if towards_receiver {
+            let forged = shared.forger.lock().unwrap().as_mut().and_then(|f| f(bytes));
+            let client = *shared.client.lock().unwrap();
+            if let (Some(forged), Some(client)) = (forged, client) {
+                let _ = from.send_to(&forged, client);
+            }
             let total = c.bytes_to_receiver.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
             if let Some((after, length)) = imp.blackout {
                 if total >= after && !shared.blackout_done.swap(true, Ordering::SeqCst) {

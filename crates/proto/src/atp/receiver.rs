@@ -6,6 +6,7 @@ use crate::engine::{
     Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, TimerId, TimerTable, TraceSample, Transmit,
 };
 use crate::relay::duration_to_us;
+use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, VecDeque};
@@ -90,6 +91,9 @@ pub struct AtpReceiver {
     /// Application read rate in bytes per second (seed 002 §4.2.3).
     read_rate_bps: Option<f64>,
     last_heard: Instant,
+    /// Whether the FIN's acknowledgement waits for a commit token, and the
+    /// token once the application gave it ([`crate::stream`]).
+    commit: CommitConfirmation,
     timers: TimerTable<Timer, TIMERS>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
@@ -122,6 +126,7 @@ impl AtpReceiver {
             too_slow_run: 0,
             read_rate_bps: None,
             last_heard: now,
+            commit: CommitConfirmation::default(),
             timers: TimerTable::default(),
             events: VecDeque::new(),
             stats: Stats::default(),
@@ -406,7 +411,15 @@ impl Engine for AtpReceiver {
         if self.pending_syn_ack {
             control = control.with(Control::SYN);
         }
-        if self.fin_seq.is_some() {
+        // Every byte and the FIN are here: the feedback that says so carries
+        // the commit token, or, while the application has not given it yet,
+        // does not claim the FIN (the sender then cannot finish).
+        let fin_ack = if self.fin_seq == Some(self.ack) { self.commit.fin_ack() } else { FinAck::Plain };
+        let token = match fin_ack {
+            FinAck::Confirmed(token) => Some(token),
+            _ => None,
+        };
+        if self.fin_seq.is_some() && fin_ack != FinAck::Held {
             control = control.with(Control::FIN);
         }
         if self.state == ReceiverState::Established
@@ -428,13 +441,16 @@ impl Engine for AtpReceiver {
             d_max_us: duration_to_us(d),
             d_s_us: 0,
             sack_blocks,
-            payload_len: 0,
+            payload_len: token.map_or(0, |t| t.len()),
         };
         let len = repr.buffer_len();
         if buf.len() < len {
             return None;
         }
         repr.emit(buf);
+        if let Some(token) = token {
+            buf[repr.header_len()..len].copy_from_slice(&token);
+        }
         self.pending_feedback = false;
         self.pending_syn_ack = false;
         self.drops_since_feedback = 0;
@@ -530,6 +546,22 @@ impl AtpReceiver {
         if !self.insert_data(repr.seq, payload) {
             // A duplicate.
             self.stats.dropped_datagrams += 1;
+        }
+    }
+}
+
+impl ReceiveStream for AtpReceiver {
+    fn take_delivered(&mut self) -> Vec<u8> {
+        AtpReceiver::take_delivered(self)
+    }
+    fn hold_fin_ack_for_commit(&mut self) {
+        self.commit.hold();
+    }
+    fn set_commit_token(&mut self, token: CommitToken) {
+        self.commit.set_token(token);
+        // Tell the sender at once.
+        if self.state == ReceiverState::Finished {
+            self.pending_feedback = true;
         }
     }
 }

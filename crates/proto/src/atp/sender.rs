@@ -4,6 +4,7 @@ use super::config::AtpConfig;
 use super::rate_adjustment;
 use crate::engine::{Engine, EngineEvent, FailReason, Stats, TimerId, TimerTable, TraceSample, Transmit};
 use crate::relay::duration_to_us;
+use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeSet, VecDeque};
@@ -67,7 +68,9 @@ enum Next {
 
 /// The sending side of one ATP connection.
 ///
-/// Created with all the data to send ([`AtpSender::new`]). A driver calls
+/// Created with all the data to send ([`AtpSender::new`]), or with an empty
+/// window the application refills through [`SendStream`]
+/// ([`AtpSender::streaming`]). A driver calls
 /// [`Engine::handle_input`] for each feedback datagram and
 /// [`Engine::handle_timeout`] when [`Engine::poll_timeout`] is due, then
 /// [`Engine::poll_transmit`] until `None`, then [`Engine::poll_event`]; see
@@ -82,11 +85,15 @@ enum Next {
 pub struct AtpSender {
     config: AtpConfig,
     connection_id: u32,
-    data: Vec<u8>,
+    /// The bytes not yet acknowledged, and what the application wrote.
+    buf: SendBuffer,
     state: SenderState,
     /// S in packets per second.
     rate_pps: f64,
-    segments: Vec<Segment>,
+    /// Scoreboard of the segments sent and not yet cumulatively acked:
+    /// segment `seg_base + k` is `segments[k]`.
+    segments: VecDeque<Segment>,
+    seg_base: usize,
     /// Cumulative ack: bytes `[0, acked)` are delivered.
     acked: u64,
     /// Index of the first segment never sent.
@@ -104,6 +111,8 @@ pub struct AtpSender {
     missed_feedback: u32,
     /// Smoothed round-trip time of quick-start exchanges.
     rtt: Option<Duration>,
+    /// What the acknowledgement of the FIN must carry (issue 9).
+    commit_token: Option<CommitToken>,
     last_heard: Instant,
     timers: TimerTable<Timer, TIMERS>,
     events: VecDeque<EngineEvent>,
@@ -114,15 +123,24 @@ impl AtpSender {
     /// A sender that will deliver `data` to the receiver of `connection_id`.
     /// The first SYN probe goes out at the first `poll_transmit`.
     pub fn new(config: AtpConfig, connection_id: u32, data: Vec<u8>, now: Instant) -> Self {
-        let mp = config.payload_per_packet();
-        let nsegs = data.len().div_ceil(mp);
+        Self::with_buffer(config, connection_id, SendBuffer::complete(data), now)
+    }
+
+    /// A sender whose application writes the stream through [`SendStream`],
+    /// holding at most `window_bytes` unacknowledged and unsent bytes.
+    pub fn streaming(config: AtpConfig, connection_id: u32, window_bytes: usize, now: Instant) -> Self {
+        Self::with_buffer(config, connection_id, SendBuffer::new(window_bytes), now)
+    }
+
+    fn with_buffer(config: AtpConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
         let mut sender = AtpSender {
             rate_pps: 1.0 / config.max_delay.as_secs_f64().max(1e-9),
             config,
             connection_id,
-            data,
+            buf,
             state: SenderState::Connecting,
-            segments: vec![Segment::default(); nsegs],
+            segments: VecDeque::new(),
+            seg_base: 0,
             acked: 0,
             next_new: 0,
             retx: BTreeSet::new(),
@@ -133,6 +151,7 @@ impl AtpSender {
             feedback_deadline: None,
             missed_feedback: 0,
             rtt: None,
+            commit_token: None,
             last_heard: now,
             timers: TimerTable::default(),
             events: VecDeque::new(),
@@ -163,8 +182,10 @@ impl AtpSender {
     pub fn bytes_acked(&self) -> u64 {
         self.acked
     }
+    /// The stream's length once the application finished it, else the bytes
+    /// written so far.
     pub fn total_bytes(&self) -> u64 {
-        self.data.len() as u64
+        self.len()
     }
     /// Consecutive epochs without feedback so far.
     pub fn missed_feedback(&self) -> u32 {
@@ -179,8 +200,31 @@ impl AtpSender {
         self.retx.len()
     }
 
+    /// Bytes written (the stream's length once finished).
     fn len(&self) -> u64 {
-        self.data.len() as u64
+        self.buf.written_end()
+    }
+    /// Segments that may be sent: every full one written, and the last
+    /// partial one only once the stream is finished (so segment boundaries
+    /// do not depend on how the application's writes were cut).
+    fn sendable_segments(&self) -> usize {
+        let mp = self.config.payload_per_packet() as u64;
+        let n = match self.buf.end() {
+            Some(end) => end.div_ceil(mp),
+            None => self.len() / mp,
+        };
+        usize::try_from(n).unwrap_or(usize::MAX)
+    }
+    /// One past the last byte ever sent.
+    fn sent_end(&self) -> u64 {
+        if self.next_new == 0 {
+            0
+        } else {
+            self.seg_end(self.next_new - 1)
+        }
+    }
+    fn seg(&mut self, i: usize) -> &mut Segment {
+        &mut self.segments[i - self.seg_base]
     }
     fn seg_start(&self, i: usize) -> u64 {
         (i as u64).saturating_mul(self.config.payload_per_packet() as u64)
@@ -194,8 +238,8 @@ impl AtpSender {
     }
     /// First segment not fully covered by the cumulative ack.
     fn first_unacked(&self) -> usize {
-        if self.acked >= self.len() {
-            self.segments.len()
+        if self.buf.end().is_some_and(|end| self.acked >= end) {
+            self.sendable_segments()
         } else {
             self.seg_of(self.acked)
         }
@@ -254,8 +298,12 @@ impl AtpSender {
                     return None;
                 }
                 // seed 002 §4.3.3: the probe rides on the next in-sequence
-                // packet; with everything already sent, on the FIN.
-                Some(self.next_in_sequence().unwrap_or(Next::Fin))
+                // packet; with everything already sent, on the FIN, or, while
+                // the application has not finished the stream, on the first
+                // unacknowledged segment.
+                self.next_in_sequence()
+                    .or_else(|| self.buf.end().is_some().then_some(Next::Fin))
+                    .or_else(|| (self.first_unacked() < self.next_new).then(|| Next::Segment(self.first_unacked())))
             }
             SenderState::Established => {
                 if self.next_send > now {
@@ -263,6 +311,10 @@ impl AtpSender {
                 }
                 if let Some(next) = self.next_in_sequence() {
                     return Some(next);
+                }
+                if self.buf.end().is_none() {
+                    // Everything written is sent; the application owes more.
+                    return None;
                 }
                 let fin_due = match self.fin_sent_at {
                     None => true,
@@ -279,7 +331,7 @@ impl AtpSender {
         if let Some(&i) = self.retx.first() {
             return Some(Next::Segment(i));
         }
-        (self.next_new < self.segments.len()).then_some(Next::Segment(self.next_new))
+        (self.next_new < self.sendable_segments()).then_some(Next::Segment(self.next_new))
     }
 
     /// When the pacing timer should fire, if anything waits to be sent.
@@ -289,6 +341,9 @@ impl AtpSender {
         }
         if self.next_in_sequence().is_some() {
             return Some(self.next_send);
+        }
+        if self.buf.end().is_none() {
+            return None;
         }
         match self.fin_sent_at {
             None => Some(self.next_send),
@@ -322,7 +377,7 @@ impl AtpSender {
             return;
         }
         for i in first..=last {
-            let seg = &mut self.segments[i];
+            let seg = self.seg(i);
             let old_enough = seg.last_sent.is_some_and(|t| t + guard <= now);
             if !seg.sacked && !seg.queued && old_enough {
                 seg.queued = true;
@@ -341,6 +396,11 @@ impl AtpSender {
             self.stats.bytes_delivered = ack;
             let first = self.first_unacked();
             self.retx = self.retx.split_off(&first);
+            // Cumulatively acknowledged segments are never sent again.
+            let done = first.min(self.next_new).saturating_sub(self.seg_base);
+            self.segments.drain(..done.min(self.segments.len()));
+            self.seg_base += done;
+            self.buf.release(self.seg_start(self.seg_base));
         }
         let mut prev = self.acked;
         let mut blocks = repr.sack_blocks.clone();
@@ -356,9 +416,10 @@ impl AtpSender {
             let stop = self.seg_of(end).min(self.next_new);
             for i in first..stop {
                 if self.seg_start(i) >= start && self.seg_end(i) <= end {
-                    self.segments[i].sacked = true;
-                    if self.segments[i].queued {
-                        self.segments[i].queued = false;
+                    let seg = self.seg(i);
+                    seg.sacked = true;
+                    if seg.queued {
+                        seg.queued = false;
                         self.retx.remove(&i);
                     }
                 }
@@ -377,8 +438,7 @@ impl AtpSender {
         }
         // seed 001 §3.3: SACK-MORE asks for everything not yet acknowledged.
         if control.contains(Control::SACK_MORE) {
-            let sent_end = if self.next_new == 0 { 0 } else { self.seg_end(self.next_new - 1) };
-            self.mark_hole(now, self.acked, sent_end);
+            self.mark_hole(now, self.acked, self.sent_end());
         }
     }
 
@@ -408,14 +468,23 @@ impl AtpSender {
 impl Engine for AtpSender {
     fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
         self.stats.datagrams_received += 1;
-        let repr = match wire::parse_datagram(datagram) {
-            Ok((repr, _)) => repr,
+        let (repr, payload) = match wire::parse_datagram(datagram) {
+            Ok(parsed) => parsed,
             Err(_) => {
                 self.stats.dropped_datagrams += 1;
                 return;
             }
         };
         let ours = repr.protocol == ProtocolId::Atp && repr.connection_id == self.connection_id;
+        // Feedback about bytes never sent did not come from our receiver:
+        // ignore all of it (issue 9: a forged ack must not end a transfer).
+        let sent_end = self.sent_end();
+        let beyond_sent = repr.ack > sent_end || repr.sack_blocks.iter().any(|&(_, end)| end > sent_end);
+        if ours && repr.control.contains(Control::SACK_OPT) && beyond_sent {
+            self.stats.dropped_datagrams += 1;
+            self.stats.protocol_violations += 1;
+            return;
+        }
         // The sender only expects feedback; anything else is stray.
         let feedback = repr.control.contains(Control::SACK_OPT);
         if !ours || self.is_closed_state() || !(feedback || repr.control.contains(Control::RST)) {
@@ -443,7 +512,15 @@ impl Engine for AtpSender {
             }
         }
         self.on_reliability(now, &repr);
-        if repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.acked == self.len() {
+        let all_acked = repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.acked == self.len();
+        let confirmed = match &self.commit_token {
+            None => true,
+            Some(token) => payload == token.as_slice(),
+        };
+        if all_acked && !confirmed && !payload.is_empty() {
+            self.stats.protocol_violations += 1;
+        }
+        if all_acked && confirmed {
             self.state = SenderState::Finished;
             self.events.push_back(EngineEvent::Finished);
         }
@@ -510,14 +587,18 @@ impl Engine for AtpSender {
             return None;
         }
         repr.emit(buf);
-        buf[HEADER_LEN..len].copy_from_slice(&self.data[payload.clone()]);
+        if !payload.is_empty() {
+            self.buf.copy_out(seq, &mut buf[HEADER_LEN..len]);
+        }
 
         self.stats.datagrams_sent += 1;
         match next {
             Next::Syn => {}
             Next::Segment(i) => {
-                let seg = &mut self.segments[i];
-                if seg.last_sent.is_some() {
+                if i == self.next_new {
+                    self.segments.push_back(Segment::default());
+                }
+                if self.seg(i).last_sent.is_some() {
                     self.stats.retransmissions += 1;
                     self.stats.retransmitted_bytes += payload.len() as u64;
                     let sample = TraceSample::Retransmit { at: now, seq, len: payload.len() };
@@ -525,7 +606,7 @@ impl Engine for AtpSender {
                 } else {
                     self.stats.bytes_sent += payload.len() as u64;
                 }
-                let seg = &mut self.segments[i];
+                let seg = self.seg(i);
                 seg.last_sent = Some(now);
                 if seg.queued {
                     seg.queued = false;
@@ -565,5 +646,26 @@ impl Engine for AtpSender {
 
     fn is_closed(&self) -> bool {
         self.is_closed_state()
+    }
+}
+
+impl SendStream for AtpSender {
+    fn write(&mut self, data: &[u8]) -> usize {
+        let n = self.buf.write(data);
+        if n > 0 {
+            // New data may re-arm pacing.
+            self.refresh_timers();
+        }
+        n
+    }
+    fn finish(&mut self) {
+        self.buf.finish();
+        self.refresh_timers();
+    }
+    fn write_room(&self) -> usize {
+        self.buf.room()
+    }
+    fn require_commit_token(&mut self, token: CommitToken) {
+        self.commit_token = Some(token);
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{TcpConfig, Timer, TimerTable};
 use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, Transmit};
+use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
 use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, VecDeque};
@@ -51,6 +52,9 @@ pub struct TcpReceiver {
     unacked_segments: u32,
     timers: TimerTable,
     last_heard: Instant,
+    /// Whether the FIN's acknowledgement waits for a commit token, and the
+    /// token once the application gave it ([`crate::stream`]).
+    commit: CommitConfirmation,
     events: VecDeque<EngineEvent>,
     stats: Stats,
 }
@@ -80,6 +84,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             timers: TimerTable::default(),
             last_heard: now,
+            commit: CommitConfirmation::default(),
             events: VecDeque::new(),
             stats: Stats::default(),
         }
@@ -223,7 +228,15 @@ impl TcpReceiver {
         }
     }
 
-    fn emit(&self, buf: &mut [u8], control: u8, seq: u64, ack: u64) -> Transmit {
+    fn emit(&self, buf: &mut [u8], control: u8, seq: u64, ack: u64) -> Option<Transmit> {
+        // The acknowledgement of the FIN carries the commit token; while the
+        // application has not given it, acknowledge only the data.
+        let covers_fin = self.fin_seq.is_some_and(|fin| ack > fin);
+        let (ack, token) = match self.commit.fin_ack() {
+            FinAck::Confirmed(token) if covers_fin => (ack, Some(token)),
+            FinAck::Held if covers_fin => (ack - 1, None),
+            _ => (ack, None),
+        };
         let repr = Repr {
             protocol: ProtocolId::Tcp,
             control: Control(control),
@@ -234,10 +247,17 @@ impl TcpReceiver {
             d_max_us: 0,
             d_s_us: 0,
             sack_blocks: Vec::new(),
-            payload_len: 0,
+            payload_len: token.map_or(0, |t| t.len()),
         };
+        let len = repr.buffer_len();
+        if buf.len() < len {
+            return None;
+        }
         repr.emit(buf);
-        Transmit { len: repr.buffer_len() }
+        if let Some(token) = token {
+            buf[repr.header_len()..len].copy_from_slice(&token);
+        }
+        Some(Transmit { len })
     }
 }
 
@@ -308,14 +328,17 @@ impl Engine for TcpReceiver {
             return None;
         }
         if self.synack_pending {
+            let t = self.emit(buf, Control::SYN | Control::ACK, 0, DATA_START)?;
             self.synack_pending = false;
             self.stats.datagrams_sent += 1;
-            return Some(self.emit(buf, Control::SYN | Control::ACK, 0, DATA_START));
+            return Some(t);
         }
-        let ack = self.pending_acks.pop_front()?;
+        let ack = *self.pending_acks.front()?;
+        let t = self.emit(buf, Control::ACK, DATA_START, ack)?;
+        self.pending_acks.pop_front();
         self.stats.datagrams_sent += 1;
         self.stats.feedback_packets += 1;
-        Some(self.emit(buf, Control::ACK, DATA_START, ack))
+        Some(t)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -332,5 +355,21 @@ impl Engine for TcpReceiver {
 
     fn is_closed(&self) -> bool {
         matches!(self.state, State::Finished | State::Failed)
+    }
+}
+
+impl ReceiveStream for TcpReceiver {
+    fn take_delivered(&mut self) -> Vec<u8> {
+        TcpReceiver::take_delivered(self)
+    }
+    fn hold_fin_ack_for_commit(&mut self) {
+        self.commit.hold();
+    }
+    fn set_commit_token(&mut self, token: CommitToken) {
+        self.commit.set_token(token);
+        // Tell the sender at once.
+        if self.state == State::Finished {
+            self.ack_now();
+        }
     }
 }

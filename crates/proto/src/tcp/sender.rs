@@ -7,6 +7,7 @@ use super::cc::{
 use super::rtt::RttEstimator;
 use super::{TcpConfig, TcpVariant, Timer, TimerTable};
 use crate::engine::{Engine, EngineEvent, FailReason, Stats, TraceSample, Transmit};
+use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
@@ -38,7 +39,9 @@ struct RttProbe {
     sent_at: Instant,
 }
 
-/// Sends one application buffer over one connection.
+/// Sends one application byte stream over one connection: a whole buffer
+/// given at construction ([`TcpSender::new`]), or a bounded window the
+/// application refills through [`SendStream`] ([`TcpSender::streaming`]).
 ///
 /// Driver contract (see [`crate::engine`]): after construction, and after
 /// every `handle_input`/`handle_timeout`, call `poll_transmit` until it
@@ -49,7 +52,8 @@ pub struct TcpSender {
     config: TcpConfig,
     variant: TcpVariant,
     connection_id: u32,
-    data: Vec<u8>,
+    /// The bytes not yet acknowledged, and what the application wrote.
+    buf: SendBuffer,
     state: State,
     /// Oldest unacknowledged sequence number.
     snd_una: u64,
@@ -70,6 +74,8 @@ pub struct TcpSender {
     cc: Controller,
     rtt: RttEstimator,
     rtt_probe: Option<RttProbe>,
+    /// What the acknowledgement of the FIN must carry (issue 9).
+    commit_token: Option<CommitToken>,
     timers: TimerTable,
     last_heard: Instant,
     last_traced_cwnd: f64,
@@ -81,6 +87,22 @@ impl TcpSender {
     /// A sender that will transfer `data` on `connection_id` (drawn by the
     /// driver from its seeded stream). `now` starts the idle timer.
     pub fn new(config: TcpConfig, variant: TcpVariant, connection_id: u32, data: Vec<u8>, now: Instant) -> Self {
+        Self::with_buffer(config, variant, connection_id, SendBuffer::complete(data), now)
+    }
+
+    /// A sender whose application writes the stream through [`SendStream`],
+    /// holding at most `window_bytes` unacknowledged and unsent bytes.
+    pub fn streaming(
+        config: TcpConfig,
+        variant: TcpVariant,
+        connection_id: u32,
+        window_bytes: usize,
+        now: Instant,
+    ) -> Self {
+        Self::with_buffer(config, variant, connection_id, SendBuffer::new(window_bytes), now)
+    }
+
+    fn with_buffer(config: TcpConfig, variant: TcpVariant, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
         let config = config.sanitized();
         let window = Window::new(
             config.initial_cwnd_segments as f64,
@@ -101,7 +123,7 @@ impl TcpSender {
             config,
             variant,
             connection_id,
-            data,
+            buf,
             state: State::SynSent,
             snd_una: 0,
             snd_nxt: 0,
@@ -115,6 +137,7 @@ impl TcpSender {
             cc,
             rtt,
             rtt_probe: None,
+            commit_token: None,
             timers,
             last_heard: now,
             last_traced_cwnd: f64::NAN,
@@ -146,14 +169,19 @@ impl TcpSender {
         self.snd_max - self.snd_una
     }
 
-    /// One past the last application byte.
-    fn data_end(&self) -> u64 {
-        DATA_START + self.data.len() as u64
+    /// One past the last application byte written so far.
+    fn written_end(&self) -> u64 {
+        DATA_START + self.buf.written_end()
+    }
+
+    /// The FIN's sequence number, once the application finished the stream.
+    fn fin_seq(&self) -> Option<u64> {
+        self.buf.end().map(|len| DATA_START + len)
     }
 
     /// One past the FIN: everything is acknowledged when `snd_una` reaches it.
-    fn fin_end(&self) -> u64 {
-        self.data_end() + 1
+    fn fin_end(&self) -> Option<u64> {
+        self.fin_seq().map(|f| f + 1)
     }
 
     fn fail(&mut self, reason: FailReason) {
@@ -188,7 +216,7 @@ impl TcpSender {
         self.trace_cwnd(now);
     }
 
-    fn on_ack(&mut self, now: Instant, repr: &Repr) {
+    fn on_ack(&mut self, now: Instant, repr: &Repr, payload: &[u8]) {
         if repr.control.contains(Control::SYN) || !repr.control.contains(Control::ACK) {
             // A duplicate SYN-ACK (the receiver answers every copy of our
             // SYN), or something that is not an acknowledgement at all.
@@ -196,10 +224,26 @@ impl TcpSender {
             return;
         }
         self.stats.feedback_packets += 1;
-        let ack = repr.ack;
-        if ack > self.snd_max || ack < self.snd_una {
-            // Acknowledges data never sent, or an old ACK overtaken by a
-            // newer one: carries no information.
+        let mut ack = repr.ack;
+        if ack > self.snd_max {
+            // Acknowledges data never sent: no conforming receiver does that
+            // (issue 9: a forged ack must not end a transfer).
+            self.stats.dropped_datagrams += 1;
+            self.stats.protocol_violations += 1;
+            return;
+        }
+        if let (Some(token), Some(fin_end)) = (self.commit_token, self.fin_end()) {
+            if ack >= fin_end && payload != token.as_slice() {
+                // The FIN counts as acknowledged only with the receiver's
+                // commit confirmation; without one this acks the data.
+                if !payload.is_empty() {
+                    self.stats.protocol_violations += 1;
+                }
+                ack = fin_end - 1;
+            }
+        }
+        if ack < self.snd_una {
+            // An old ACK overtaken by a newer one: carries no information.
             self.stats.dropped_datagrams += 1;
             return;
         }
@@ -222,7 +266,8 @@ impl TcpSender {
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
         self.rto_expirations = 0;
-        self.stats.bytes_delivered = (ack - DATA_START).min(self.data.len() as u64);
+        self.stats.bytes_delivered = (ack - DATA_START).min(self.buf.written_end());
+        self.buf.release(ack - DATA_START);
         if let Some(probe) = self.rtt_probe {
             if ack >= probe.end_seq {
                 self.rtt.on_sample(now.saturating_since(probe.sent_at));
@@ -231,7 +276,7 @@ impl TcpSender {
         }
         let sample = self.ack_sample(ack, acked_bytes);
         let response = self.cc.on_ack(now, &sample);
-        if self.snd_una >= self.fin_end() {
+        if self.fin_end().is_some_and(|fin_end| self.snd_una >= fin_end) {
             self.trace_cwnd(now);
             self.state = State::Finished;
             self.timers.stop_all();
@@ -313,12 +358,17 @@ impl TcpSender {
     }
 
     /// The segment starting at `seq`: (data length, whether it carries FIN).
+    /// Until the stream is finished only full segments go out, so segment
+    /// boundaries do not depend on how the application's writes were cut.
     fn segment_at(&self, seq: u64, buf_len: usize) -> (usize, bool) {
         let room = buf_len.saturating_sub(HEADER_LEN).min(self.config.mss_bytes);
-        let left = self.data_end().saturating_sub(seq);
+        let left = self.written_end().saturating_sub(seq);
         let len = (left.min(room as u64)) as usize;
-        let fin = seq + len as u64 == self.data_end();
-        (len, fin)
+        match self.fin_seq() {
+            Some(fin_seq) => (len, seq + len as u64 == fin_seq),
+            None if len < room => (0, false),
+            None => (len, false),
+        }
     }
 
     fn emit_segment(&mut self, now: Instant, seq: u64, buf: &mut [u8]) -> Option<Transmit> {
@@ -342,8 +392,9 @@ impl TcpSender {
         };
         let total = repr.buffer_len();
         repr.emit(buf);
-        let offset = (seq - DATA_START) as usize;
-        buf[HEADER_LEN..total].copy_from_slice(&self.data[offset..offset + len]);
+        if len > 0 {
+            self.buf.copy_out(seq - DATA_START, &mut buf[HEADER_LEN..total]);
+        }
 
         if seq < self.snd_max {
             self.stats.retransmissions += 1;
@@ -357,7 +408,7 @@ impl TcpSender {
         }
         if end > self.snd_max {
             let new_from = seq.max(self.snd_max);
-            self.stats.bytes_sent += end.min(self.data_end()).saturating_sub(new_from);
+            self.stats.bytes_sent += end.min(self.written_end()).saturating_sub(new_from);
             self.snd_max = end;
         }
         self.snd_nxt = self.snd_nxt.max(end);
@@ -403,7 +454,7 @@ impl TcpSender {
 impl Engine for TcpSender {
     fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
         self.stats.datagrams_received += 1;
-        let Ok((repr, _data)) = parse_datagram(datagram) else {
+        let Ok((repr, payload)) = parse_datagram(datagram) else {
             self.stats.dropped_datagrams += 1;
             return;
         };
@@ -423,7 +474,7 @@ impl Engine for TcpSender {
         }
         match self.state {
             State::SynSent => self.on_syn_ack(now, &repr),
-            State::Established => self.on_ack(now, &repr),
+            State::Established => self.on_ack(now, &repr, payload),
             State::Finished | State::Failed => {}
         }
     }
@@ -466,7 +517,7 @@ impl Engine for TcpSender {
                     return self.emit_segment(now, seq, buf);
                 }
                 let seq = self.snd_nxt;
-                if seq >= self.fin_end() {
+                if self.fin_end().is_some_and(|fin_end| seq >= fin_end) {
                     return None;
                 }
                 let (len, fin) = self.segment_at(seq, buf.len());
@@ -493,5 +544,20 @@ impl Engine for TcpSender {
 
     fn is_closed(&self) -> bool {
         matches!(self.state, State::Finished | State::Failed)
+    }
+}
+
+impl SendStream for TcpSender {
+    fn write(&mut self, data: &[u8]) -> usize {
+        self.buf.write(data)
+    }
+    fn finish(&mut self) {
+        self.buf.finish();
+    }
+    fn write_room(&self) -> usize {
+        self.buf.room()
+    }
+    fn require_commit_token(&mut self, token: CommitToken) {
+        self.commit_token = Some(token);
     }
 }

@@ -1,0 +1,118 @@
+//! The sender against forged acknowledgements and large files (issue 9):
+//! success only on the receiver's commit confirmation, and files streamed
+//! through a bounded window rather than held in memory.
+
+mod common;
+
+use common::*;
+use meshbed_net::conn::SEND_WINDOW_BYTES;
+use meshbed_net::{send, Payload, SendOptions};
+use meshbed_proto::wire::{parse_datagram, Control, ProtocolId, Repr};
+use meshbed_proto::Protocol;
+use std::time::Duration;
+
+fn options(protocol: Protocol) -> SendOptions {
+    let mut o = SendOptions::new(protocol);
+    o.timeout = Duration::from_secs(5);
+    o
+}
+
+/// An on-path attacker who, for every tenth data datagram it sees, tells the
+/// sender that the whole stream (`stream_len` bytes) and the FIN arrived.
+fn forge_final_ack(stream_len: u64) -> Forger {
+    let mut seen = 0u64;
+    Box::new(move |bytes: &[u8]| {
+        let (repr, payload) = parse_datagram(bytes).ok()?;
+        if payload.is_empty() {
+            return None;
+        }
+        seen += 1;
+        if seen % 10 != 0 {
+            return None;
+        }
+        let (control, ack) = match repr.protocol {
+            ProtocolId::Atp => (Control::SACK_OPT | Control::ACK | Control::FIN, stream_len),
+            // TCP: the FIN occupies one sequence number after the data.
+            ProtocolId::Tcp => (Control::ACK, stream_len + 2),
+        };
+        let forged = Repr {
+            protocol: repr.protocol,
+            control: Control(control),
+            hop_count: 0,
+            connection_id: repr.connection_id,
+            seq: 1,
+            ack,
+            d_max_us: 1000,
+            d_s_us: 0,
+            sack_blocks: Vec::new(),
+            payload_len: 0,
+        };
+        let mut out = vec![0u8; forged.buffer_len()];
+        forged.emit(&mut out);
+        Some(out)
+    })
+}
+
+#[test]
+fn a_forged_final_ack_never_ends_a_transfer_in_success() {
+    for (i, protocol) in [Protocol::AtpAdaptive, Protocol::TcpNewReno].into_iter().enumerate() {
+        let dir = temp_dir(&format!("forged-{protocol}"));
+        let data = content(400_000, 40 + i as u64);
+        let payload = Payload::from_bytes("half.bin", &data).unwrap();
+        let stream_len = payload.stream_len();
+        let receiver = RunningReceiver::start(receive_options(&dir));
+        let imp = Impairments { seed: 3 + i as u64, loss: 0.05, ..Impairments::default() };
+        let shim = Shim::start(receiver.addr, imp);
+        shim.set_forger(forge_final_ack(stream_len));
+        let result = send(payload, shim.addr, &options(protocol), &mut |_| {});
+        let reports = receiver.wait_for(1, Duration::from_secs(10));
+        // The only acceptable success: the receiver committed every byte.
+        let report = result.unwrap_or_else(|e| panic!("{protocol}: {e}"));
+        assert_eq!(reports.len(), 1, "{protocol}");
+        assert!(reports[0].ok, "{protocol}: {:?}", reports[0].error);
+        assert!(std::fs::read(dir.join("half.bin")).unwrap() == data, "{protocol}: content differs");
+        assert!(report.protocol_violations > 0, "{protocol}: the forged acks were seen and counted");
+    }
+}
+
+#[test]
+fn a_file_larger_than_the_window_streams_from_disk() {
+    // Three windows' worth, so the window is refilled many times.
+    let dir = temp_dir("stream-in");
+    let src = temp_dir("stream-src");
+    let data = content(3 * SEND_WINDOW_BYTES + 12_345, 77);
+    let path = src.join("big.bin");
+    std::fs::write(&path, &data).unwrap();
+    let mut hashed = Vec::new();
+    let payload = Payload::from_file_with_progress(&path, &mut |done, total| hashed.push((done, total))).unwrap();
+    assert_eq!(hashed.last(), Some(&(data.len() as u64, data.len() as u64)), "hashing reports its progress");
+    assert!(hashed.len() > 2, "progress comes in steps, not only at the end");
+    let receiver = RunningReceiver::start(receive_options(&dir));
+    let report = send(payload, receiver.addr, &options(Protocol::TcpNewReno), &mut |_| {}).unwrap();
+    let reports = receiver.wait_for(1, Duration::from_secs(10));
+    assert!(reports[0].ok);
+    assert_eq!(report.file_bytes, data.len() as u64);
+    assert!(std::fs::read(dir.join("big.bin")).unwrap() == data);
+}
+
+#[test]
+fn a_file_that_changes_while_sent_fails_loudly() {
+    let dir = temp_dir("changed-in");
+    let src = temp_dir("changed-src");
+    let path = src.join("moving.bin");
+    std::fs::write(&path, content(200_000, 5)).unwrap();
+    let payload = Payload::from_file(&path).unwrap();
+    // Truncated after hashing: the sender cannot deliver what it announced.
+    std::fs::write(&path, content(1000, 5)).unwrap();
+    let receiver = RunningReceiver::start(receive_options(&dir));
+    let err = send(payload, receiver.addr, &options(Protocol::AtpAdaptive), &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("changed while being sent"), "{err}");
+    drop(receiver);
+    assert!(names(&dir).iter().all(|n| n != "moving.bin"), "nothing committed under the final name");
+}
+
+#[test]
+fn what_is_not_a_regular_file_is_refused() {
+    let err = Payload::from_file(std::path::Path::new("/dev/zero")).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+}

@@ -1,0 +1,272 @@
+//! The application side of the engines (issue 9): a sender that holds a
+//! bounded window refilled as data is acknowledged, and the commit
+//! confirmation without which a transfer does not finish.
+
+use meshbed_core::{Duration, Instant};
+use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
+use meshbed_proto::harness::{test_bytes, Pair, ToyChannel};
+use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
+use meshbed_proto::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
+use meshbed_proto::{CommitToken, Engine, EngineEvent, ReceiveStream, SendStream, COMMIT_TOKEN_LEN};
+use proptest::prelude::*;
+
+/// A stand-in for the SHA-256 the file runtime uses: any function of the
+/// data the sender can compute in advance and the receiver after the fact.
+fn token_of(data: &[u8]) -> CommitToken {
+    let mut t = [0u8; COMMIT_TOKEN_LEN];
+    for (i, b) in data.iter().enumerate() {
+        t[i % COMMIT_TOKEN_LEN] = t[i % COMMIT_TOKEN_LEN].wrapping_mul(31).wrapping_add(*b);
+    }
+    t[0] ^= data.len() as u8;
+    t
+}
+
+fn atp_config(which: u8) -> AtpConfig {
+    let mut c = match which % 3 {
+        0 => AtpConfig::default(),
+        1 => AtpConfig::aggressive(),
+        _ => AtpConfig::adaptive(),
+    };
+    c.idle_timeout = Duration::from_secs(60);
+    c.linger = Duration::from_secs(60);
+    c.trace = false;
+    c
+}
+
+fn tcp_config() -> TcpConfig {
+    TcpConfig { idle_timeout: Duration::from_secs(60), ..TcpConfig::default() }
+}
+
+/// Streams `data` through a `window`-byte sender in application writes of
+/// at most `chunk` bytes, confirming the commit with `token_of(data)`.
+/// Returns what the receiver delivered and the pair for further checks.
+fn stream_through<S: SendStream, R: ReceiveStream>(
+    mut sender: S,
+    mut receiver: R,
+    data: &[u8],
+    window: usize,
+    chunk: usize,
+    channel: ToyChannel,
+    seed: u64,
+) -> Result<(Vec<u8>, Pair<S, R>), TestCaseError> {
+    sender.require_commit_token(token_of(data));
+    receiver.hold_fin_ack_for_commit();
+    let mut pair = Pair::new(sender, receiver, channel, seed);
+    let mut written = 0usize;
+    let mut delivered = Vec::new();
+    let mut committed = false;
+    let limit = Instant::from_nanos(600_000_000_000);
+    let mut steps = 0u64;
+    loop {
+        // The application refills the window, never beyond it.
+        while written < data.len() {
+            let room = pair.a.write_room();
+            prop_assert!(room <= window, "room {room} beyond the window {window}");
+            let n = pair.a.write(&data[written..(written + chunk).min(data.len())]);
+            if n == 0 {
+                break;
+            }
+            written += n;
+        }
+        if written == data.len() {
+            pair.a.finish();
+        }
+        delivered.extend(pair.b.take_delivered());
+        if !committed && delivered.len() == data.len() && pair.events_b.contains(&EngineEvent::Finished) {
+            pair.b.set_commit_token(token_of(&delivered));
+            committed = true;
+        }
+        if (pair.a.is_closed() && pair.b.is_closed()) || steps > 3_000_000 || !pair.step(limit) {
+            break;
+        }
+        steps += 1;
+    }
+    pair.run(limit, 10);
+    delivered.extend(pair.b.take_delivered());
+    Ok((delivered, pair))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Every protocol delivers a stream written through a window smaller
+    /// than the transfer, exactly once and in order, and the sender finishes
+    /// only on the receiver's confirmation.
+    #[test]
+    fn a_windowed_stream_arrives_whole_and_confirmed(
+        protocol in 0u8..6,
+        len in 0usize..120_000,
+        window_kib in 4usize..48,
+        chunk in 1usize..20_000,
+        loss in 0.0f64..0.15,
+        seed in any::<u64>(),
+    ) {
+        let data = test_bytes(len, seed);
+        let window = window_kib * 1024;
+        let channel = ToyChannel { jitter: Duration::from_millis(3), loss, ..ToyChannel::default() };
+        let now = Instant::ZERO;
+        let (delivered, pair_events_a, stats_a) = if protocol < 3 {
+            let config = atp_config(protocol);
+            let s = AtpSender::streaming(config.clone(), 9, window, now);
+            let r = AtpReceiver::new(config, 9, now);
+            let (d, pair) = stream_through(s, r, &data, window, chunk, channel, seed)?;
+            (d, pair.events_a.clone(), pair.a.stats().clone())
+        } else {
+            let variant = TcpVariant::ALL[(protocol - 3) as usize];
+            let s = TcpSender::streaming(tcp_config(), variant, 9, window, now);
+            let r = TcpReceiver::new(tcp_config(), 9, now);
+            let (d, pair) = stream_through(s, r, &data, window, chunk, channel, seed)?;
+            (d, pair.events_a.clone(), pair.a.stats().clone())
+        };
+        prop_assert_eq!(delivered.len(), data.len());
+        prop_assert!(delivered == data, "delivered bytes differ");
+        prop_assert!(pair_events_a.contains(&EngineEvent::Finished), "sender did not finish: {:?}", pair_events_a.last());
+        prop_assert_eq!(stats_a.protocol_violations, 0);
+    }
+}
+
+/// Drives a streaming ATP sender until it has sent `segments` data packets
+/// (plus the SYN, answered), returning it.
+fn atp_sender_with_sent(data: &[u8], finish: bool) -> (AtpSender, Instant) {
+    let config = atp_config(0);
+    let mut now = Instant::ZERO;
+    let mut s = AtpSender::streaming(config, 5, 1 << 20, now);
+    assert_eq!(s.write(data), data.len());
+    if finish {
+        s.finish();
+    }
+    let mut buf = vec![0u8; 2048];
+    let syn = s.poll_transmit(now, &mut buf).expect("SYN");
+    assert!(parse_datagram(&buf[..syn.len]).unwrap().0.control.contains(Control::SYN));
+    now = now + Duration::from_millis(10);
+    s.handle_input(now, &feedback(5, 0, Control::SACK_OPT | Control::ACK | Control::SYN, &[]));
+    // Send everything the pacing allows over the next second.
+    for _ in 0..1000 {
+        now = now + Duration::from_millis(1);
+        while s.poll_transmit(now, &mut buf).is_some() {}
+    }
+    (s, now)
+}
+
+/// A datagram towards a sender, as a receiver (or a forger) would write it.
+fn datagram(protocol: ProtocolId, conn: u32, ack: u64, control: u8, token: &[u8]) -> Vec<u8> {
+    let repr = Repr {
+        protocol,
+        control: Control(control),
+        hop_count: 0,
+        connection_id: conn,
+        seq: 1,
+        ack,
+        d_max_us: 1000,
+        d_s_us: 0,
+        sack_blocks: Vec::new(),
+        payload_len: token.len(),
+    };
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf);
+    buf[HEADER_LEN..].copy_from_slice(token);
+    buf
+}
+
+fn feedback(conn: u32, ack: u64, control: u8, token: &[u8]) -> Vec<u8> {
+    datagram(ProtocolId::Atp, conn, ack, control, token)
+}
+
+#[test]
+fn atp_ignores_an_ack_beyond_what_was_sent() {
+    // Half the data is written: a forged "everything received" cannot be true.
+    let data = test_bytes(100_000, 1);
+    let (mut s, now) = atp_sender_with_sent(&data[..50_000], false);
+    let forged = feedback(5, 100_000, Control::SACK_OPT | Control::ACK | Control::FIN, &[]);
+    s.handle_input(now, &forged);
+    assert_eq!(s.stats().protocol_violations, 1);
+    assert_eq!(s.bytes_acked(), 0, "the forged ack moved nothing");
+    assert!(!s.is_closed());
+    assert!(std::iter::from_fn(|| s.poll_event()).all(|e| e != EngineEvent::Finished));
+}
+
+#[test]
+fn atp_finishes_only_with_the_commit_token() {
+    let data = test_bytes(20_000, 2);
+    let (mut s, now) = atp_sender_with_sent(&data, true);
+    let token = token_of(&data);
+    s.require_commit_token(token);
+    let fin_ack = Control::SACK_OPT | Control::ACK | Control::FIN;
+    // All acknowledged but no token: the receiver has not committed yet.
+    s.handle_input(now, &feedback(5, 20_000, fin_ack, &[]));
+    assert!(!s.is_closed());
+    assert_eq!(s.stats().protocol_violations, 0);
+    // A wrong token is a violation and finishes nothing.
+    s.handle_input(now, &feedback(5, 20_000, fin_ack, &[0xaa; COMMIT_TOKEN_LEN]));
+    assert!(!s.is_closed());
+    assert_eq!(s.stats().protocol_violations, 1);
+    s.handle_input(now, &feedback(5, 20_000, fin_ack, &token));
+    assert!(s.is_closed());
+    assert!(std::iter::from_fn(|| s.poll_event()).any(|e| e == EngineEvent::Finished));
+}
+
+#[test]
+fn atp_receiver_holds_the_fin_until_the_token() {
+    let config = atp_config(0);
+    let now = Instant::ZERO;
+    let mut s = AtpSender::new(config.clone(), 3, b"hello".to_vec(), now);
+    s.require_commit_token([7u8; COMMIT_TOKEN_LEN]);
+    let mut r = AtpReceiver::new(config, 3, now);
+    r.hold_fin_ack_for_commit();
+    let mut pair = Pair::new(s, r, ToyChannel::default(), 1);
+    pair.run(Instant::from_nanos(5_000_000_000), 100_000);
+    assert!(pair.events_b.contains(&EngineEvent::Finished), "receiver has everything");
+    assert!(!pair.a.is_closed(), "the sender waits for the confirmation");
+    let token = [7u8; COMMIT_TOKEN_LEN];
+    pair.b.set_commit_token(token);
+    let mut buf = vec![0u8; 2048];
+    let t = pair.b.poll_transmit(pair.now, &mut buf).expect("feedback with the token");
+    let (repr, payload) = parse_datagram(&buf[..t.len]).unwrap();
+    assert!(repr.control.contains(Control::FIN));
+    assert_eq!(payload, &token);
+}
+
+#[test]
+fn tcp_ignores_an_ack_beyond_what_was_sent_and_needs_the_token() {
+    let data = test_bytes(30_000, 3);
+    let now = Instant::ZERO;
+    let mut s = TcpSender::streaming(tcp_config(), TcpVariant::NewReno, 4, 1 << 20, now);
+    s.write(&data);
+    s.finish();
+    s.require_commit_token(token_of(&data));
+    let mut r = TcpReceiver::new(tcp_config(), 4, now);
+    r.hold_fin_ack_for_commit();
+    let mut pair = Pair::new(s, r, ToyChannel::default(), 3);
+    let limit = Instant::from_nanos(20_000_000_000);
+    pair.run(limit, 1_000_000);
+    assert!(pair.events_b.contains(&EngineEvent::Finished));
+    assert!(!pair.a.is_closed(), "no confirmation yet");
+    // A forged ack far beyond anything sent, and a wrong token on the FIN's ack.
+    let forge = |ack: u64, token: &[u8]| datagram(ProtocolId::Tcp, 4, ack, Control::ACK, token);
+    let now = pair.now;
+    pair.a.handle_input(now, &forge(1 << 40, &[]));
+    pair.a.handle_input(now, &forge(30_002, &[1; COMMIT_TOKEN_LEN]));
+    assert_eq!(pair.a.stats().protocol_violations, 2);
+    assert!(!pair.a.is_closed());
+    let delivered = pair.b.take_delivered();
+    pair.b.set_commit_token(token_of(&delivered));
+    pair.run(limit + Duration::from_secs(10), 1_000_000);
+    assert!(pair.a.is_closed() && pair.events_a.contains(&EngineEvent::Finished));
+}
+
+#[test]
+fn without_a_token_requirement_nothing_changes() {
+    // The simulator's engines neither hold nor require: a plain transfer
+    // finishes on the FIN's acknowledgement as before.
+    let config = atp_config(2);
+    let now = Instant::ZERO;
+    let data = test_bytes(10_000, 4);
+    let mut pair = Pair::new(
+        AtpSender::new(config.clone(), 1, data, now),
+        AtpReceiver::new(config, 1, now),
+        ToyChannel::default(),
+        4,
+    );
+    pair.run(Instant::from_nanos(20_000_000_000), 1_000_000);
+    assert!(pair.events_a.contains(&EngineEvent::Finished));
+}
