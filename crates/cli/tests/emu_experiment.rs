@@ -4,10 +4,11 @@
 use std::process::Command;
 
 #[test]
+#[ignore = "needs root, /dev/net/tun, iproute2 and iptables: run scripts/test as root (CI does)"]
 fn an_experiment_file_runs_on_the_emulator() {
     assert!(
         meshbed_emu::sys::is_root(),
-        "the emulator tests need root (network namespaces, TAP devices, netfilter): run `cargo test` as root, as .ci/run does in CI"
+        "the emulator tests need root (network namespaces, TAP devices, netfilter): run scripts/test as root, as CI does"
     );
     let dir = std::env::temp_dir().join(format!("meshbed-emu-experiment-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
