@@ -357,6 +357,10 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
         FailReason::Reset => format!(
             "{peer} reset the connection: the receiver refused the file (name exists without --overwrite, bad name, checksum mismatch) or restarted and lost it; see its log"
         ),
+        FailReason::Unconfirmed { waited } => format!(
+            "{peer} acknowledged every byte but never confirmed that it committed the file (waited {:.1} s): the acknowledgements may have been forged (--psk prevents that) or the receiver failed to write; see its log",
+            clock::to_std(*waited).as_secs_f64()
+        ),
     }
 }
 

@@ -75,6 +75,51 @@ fn a_forged_final_ack_never_ends_a_transfer_in_success() {
     }
 }
 
+/// An attacker who waits for the sender's FIN (everything sent, some of it
+/// lost on the way) and then claims that all of it arrived.
+fn forge_ack_of_the_fin(stream_len: u64) -> Forger {
+    let mut inner = forge_final_ack(stream_len);
+    Box::new(move |bytes: &[u8]| {
+        let (repr, _) = parse_datagram(bytes).ok()?;
+        if !repr.control.contains(Control::FIN) {
+            return None;
+        }
+        // Reuse the final-ack forgery on a copy that looks like data.
+        let mut as_data = bytes.to_vec();
+        as_data.push(0);
+        (0..10).find_map(|_| inner(&as_data))
+    })
+}
+
+#[test]
+fn an_ack_forged_after_the_fin_fails_loudly_instead_of_hanging() {
+    // The forged ack is within what was sent, so it is believed and the
+    // bytes are released; the lost ones can then never be sent again. The
+    // sender must not wait forever: without the receiver's confirmation it
+    // gives up after the idle time, loudly.
+    for (i, protocol) in [Protocol::AtpAdaptive, Protocol::TcpNewReno].into_iter().enumerate() {
+        let dir = temp_dir(&format!("forged-fin-{protocol}"));
+        let data = content(300_000, 60 + i as u64);
+        let payload = Payload::from_bytes("f.bin", &data).unwrap();
+        let stream_len = payload.stream_len();
+        let receiver = RunningReceiver::start(receive_options(&dir));
+        let imp = Impairments { seed: 9 + i as u64, loss: 0.1, ..Impairments::default() };
+        let shim = Shim::start(receiver.addr, imp);
+        shim.set_forger(forge_ack_of_the_fin(stream_len));
+        let mut o = options(protocol);
+        o.timeout = Duration::from_secs(2);
+        match send(payload, shim.addr, &o, &mut |_| {}) {
+            // The real receiver may still have confirmed first.
+            Ok(_) => assert!(std::fs::read(dir.join("f.bin")).unwrap() == data, "{protocol}"),
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains("never confirmed") || m.contains("unreachable"), "{protocol}: {m}");
+                assert!(!dir.join("f.bin").exists() || std::fs::read(dir.join("f.bin")).unwrap() == data);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_file_larger_than_the_window_streams_from_disk() {
     // Three windows' worth, so the window is refilled many times.

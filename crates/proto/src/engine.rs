@@ -33,6 +33,10 @@ pub enum FailReason {
     PeerUnreachable { silent_for: Duration },
     /// The peer sent RST.
     Reset,
+    /// Every byte was acknowledged, but no commit confirmation came within
+    /// the idle time ([`crate::stream`]): the acknowledgements were forged,
+    /// or the receiver could not commit. Never a success.
+    Unconfirmed { waited: Duration },
 }
 
 impl fmt::Display for FailReason {
@@ -42,6 +46,9 @@ impl fmt::Display for FailReason {
                 write!(f, "peer unreachable: nothing heard for {silent_for}")
             }
             FailReason::Reset => write!(f, "connection reset by peer"),
+            FailReason::Unconfirmed { waited } => {
+                write!(f, "every byte was acknowledged but the receiver did not confirm the commit within {waited}")
+            }
         }
     }
 }

@@ -193,8 +193,8 @@ impl TcpConfig {
 }
 
 /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
-/// slot of a [`TimerTable`]. The sender uses `Retransmit` and `Idle`, the
-/// receiver `DelayedAck` and `Idle`.
+/// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle` and
+/// `Confirm`, the receiver `DelayedAck` and `Idle`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Timer {
     /// Checked first so that a connection that has given up does not also
@@ -202,10 +202,12 @@ enum Timer {
     Idle = 0,
     Retransmit = 1,
     DelayedAck = 2,
+    /// Everything acknowledged: the commit confirmation is due by now.
+    Confirm = 3,
 }
 
 impl TimerId for Timer {
-    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck];
+    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm];
     fn index(self) -> usize {
         self as usize
     }
@@ -213,4 +215,4 @@ impl TimerId for Timer {
 
 /// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
 /// in [`Timer::ALL`] order.
-type TimerTable = engine::TimerTable<Timer, 3>;
+type TimerTable = engine::TimerTable<Timer, 4>;

@@ -270,3 +270,27 @@ fn without_a_token_requirement_nothing_changes() {
     pair.run(Instant::from_nanos(20_000_000_000), 1_000_000);
     assert!(pair.events_a.contains(&EngineEvent::Finished));
 }
+
+#[test]
+fn an_unconfirmed_transfer_fails_after_the_idle_time() {
+    use meshbed_proto::FailReason;
+    let data = test_bytes(20_000, 6);
+    let (mut s, now) = atp_sender_with_sent(&data, true);
+    s.require_commit_token(token_of(&data));
+    // Everything acknowledged (perhaps forged), but never a token.
+    s.handle_input(now, &feedback(5, 20_000, Control::SACK_OPT | Control::ACK | Control::FIN, &[]));
+    let deadline = s.poll_timeout().expect("a deadline");
+    assert!(deadline <= now + Duration::from_secs(60), "the confirmation is due within the idle time");
+    // The receiver keeps talking (feedback without the token): no idle
+    // timeout, yet the confirmation deadline stands.
+    let mut t = now;
+    while !s.is_closed() {
+        t = t + Duration::from_secs(1);
+        s.handle_input(t, &feedback(5, 20_000, Control::SACK_OPT | Control::ACK, &[]));
+        s.handle_timeout(t);
+        assert!(t < now + Duration::from_secs(120), "never gave up");
+    }
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(events.iter().any(|e| matches!(e, EngineEvent::Failed(FailReason::Unconfirmed { .. }))), "{events:?}");
+    assert!(!events.contains(&EngineEvent::Finished));
+}

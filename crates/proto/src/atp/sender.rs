@@ -37,11 +37,13 @@ enum Timer {
     Feedback = 2,
     /// Nothing heard from the receiver for `idle_timeout`.
     Idle = 3,
+    /// Everything acknowledged: the commit confirmation is due by now.
+    Confirm = 4,
 }
-const TIMERS: usize = 4;
+const TIMERS: usize = 5;
 
 impl TimerId for Timer {
-    const ALL: &'static [Timer] = &[Timer::Pacing, Timer::Probe, Timer::Feedback, Timer::Idle];
+    const ALL: &'static [Timer] = &[Timer::Pacing, Timer::Probe, Timer::Feedback, Timer::Idle, Timer::Confirm];
     fn index(self) -> usize {
         self as usize
     }
@@ -113,6 +115,8 @@ pub struct AtpSender {
     rtt: Option<Duration>,
     /// What the acknowledgement of the FIN must carry (issue 9).
     commit_token: Option<CommitToken>,
+    /// When the commit confirmation is due (every byte acknowledged).
+    confirm_deadline: Option<Instant>,
     last_heard: Instant,
     timers: TimerTable<Timer, TIMERS>,
     events: VecDeque<EngineEvent>,
@@ -152,6 +156,7 @@ impl AtpSender {
             missed_feedback: 0,
             rtt: None,
             commit_token: None,
+            confirm_deadline: None,
             last_heard: now,
             timers: TimerTable::default(),
             events: VecDeque::new(),
@@ -362,6 +367,7 @@ impl AtpSender {
         self.timers.set(Timer::Probe, probing.then_some(self.probe_next_at));
         self.timers.set(Timer::Feedback, if established { self.feedback_deadline } else { None });
         self.timers.set(Timer::Idle, self.last_heard + self.config.idle_timeout);
+        self.timers.set(Timer::Confirm, self.confirm_deadline);
     }
 
     /// Queues the not-yet-held segments overlapping `[start, end)` whose last
@@ -523,6 +529,14 @@ impl Engine for AtpSender {
         if all_acked && confirmed {
             self.state = SenderState::Finished;
             self.events.push_back(EngineEvent::Finished);
+        } else if self.commit_token.is_some()
+            && self.buf.end().is_some_and(|end| self.acked >= end)
+            && self.confirm_deadline.is_none()
+        {
+            // Every byte is acknowledged and released: the confirmation must
+            // follow within the idle time, or a forged ack would leave the
+            // sender repeating its FIN forever.
+            self.confirm_deadline = Some(now + self.config.idle_timeout);
         }
         self.refresh_timers();
     }
@@ -534,6 +548,10 @@ impl Engine for AtpSender {
         if self.timers.is_expired(Timer::Idle, now) {
             let silent_for = now.saturating_since(self.last_heard);
             self.fail(FailReason::PeerUnreachable { silent_for });
+            return;
+        }
+        if self.timers.is_expired(Timer::Confirm, now) {
+            self.fail(FailReason::Unconfirmed { waited: self.config.idle_timeout });
             return;
         }
         if self.timers.is_expired(Timer::Feedback, now) {

@@ -318,7 +318,7 @@ impl Engine for TcpReceiver {
                     return;
                 }
                 Timer::DelayedAck => self.ack_now(),
-                Timer::Retransmit => {}
+                Timer::Retransmit | Timer::Confirm => {}
             }
         }
     }

@@ -274,6 +274,15 @@ impl TcpSender {
                 self.rtt_probe = None;
             }
         }
+        if self.commit_token.is_some()
+            && self.fin_seq().is_some_and(|fin| ack >= fin)
+            && self.timers.get(Timer::Confirm).is_none()
+        {
+            // Every byte is acknowledged: the confirmation must follow within
+            // the idle time. Bytes acknowledged are released, so a forged ack
+            // could otherwise leave the sender retransmitting its FIN forever.
+            self.timers.set(Timer::Confirm, now + self.config.idle_timeout);
+        }
         let sample = self.ack_sample(ack, acked_bytes);
         let response = self.cc.on_ack(now, &sample);
         if self.fin_end().is_some_and(|fin_end| self.snd_una >= fin_end) {
@@ -499,6 +508,11 @@ impl Engine for TcpSender {
                     return;
                 }
                 Timer::Retransmit => self.on_retransmission_timeout(now),
+                Timer::Confirm => {
+                    let waited = self.config.idle_timeout;
+                    self.fail(FailReason::Unconfirmed { waited });
+                    return;
+                }
                 Timer::DelayedAck => {}
             }
         }
