@@ -161,13 +161,13 @@ fn err(key: &str, value: impl ToString, expected: impl ToString) -> ConfigError 
 }
 
 /// `value` must lie in `range` (docs/PROTOCOLS.md, "Scenario limits").
-fn within<T: PartialOrd + std::fmt::Display + Copy>(
+fn within<T: meshbed_core::limits::Bounded>(
     key: &str,
     value: T,
     range: std::ops::RangeInclusive<T>,
     what: &str,
 ) -> Result<(), ConfigError> {
-    meshbed_core::limits::within(value, range, what).map_err(|expected| err(key, value, expected))
+    meshbed_core::limits::within(value, range, what).map_err(|expected| err(key, value.text(), expected))
 }
 
 /// Transmit power, dBm: from a low-power sensor radio to the highest EIRP

@@ -39,6 +39,7 @@
 //!
 //! Every mistake is reported with the key, the value and what was expected.
 
+use meshbed_core::limits::Bounded;
 use meshbed_proto::wire::HEADER_LEN as TRANSPORT_HEADER_BYTES;
 use meshbed_proto::Protocol;
 use meshbed_radio::{NodeRadio, RadioConfig};
@@ -127,7 +128,15 @@ impl<'a> Tagged<'a> {
         let Some(v) = self.table.get(key) else {
             return Err(format!("{}.{key} = (missing): expected {what}", self.section));
         };
-        T::deserialize(v.clone()).map_err(|e| format!("{}.{key} = {}: expected {what} ({e})", self.section, brief(v)))
+        T::deserialize(v.clone()).map_err(|e| {
+            // Inside an array or table serde's words locate the problem; for
+            // a single value they would only repeat the expectation.
+            let detail = match v {
+                toml::Value::Array(_) | toml::Value::Table(_) => format!(" ({})", e.to_string().trim_end()),
+                _ => String::new(),
+            };
+            format!("{}.{key} = {}: expected {what}{detail}", self.section, brief(v))
+        })
     }
 
     /// Refuses keys the kind does not have.
@@ -404,13 +413,13 @@ fn invalid(key: impl Into<String>, value: impl ToString, expected: impl Into<Str
 }
 
 /// `value` must lie in `range`; the error names `key`.
-fn within<T: PartialOrd + std::fmt::Display + Copy>(
+fn within<T: meshbed_core::limits::Bounded>(
     key: impl Into<String>,
     value: T,
     range: std::ops::RangeInclusive<T>,
     what: &str,
 ) -> Result<(), ScenarioError> {
-    meshbed_core::limits::within(value, range, what).map_err(|expected| invalid(key, value, expected))
+    meshbed_core::limits::within(value, range, what).map_err(|expected| invalid(key, value.text(), expected))
 }
 
 impl ScenarioError {
@@ -485,11 +494,12 @@ impl Scenario {
         Scenario::from_toml(&text).map_err(|e| e.in_file(&name))
     }
 
-    /// Parses and validates scenario text.
+    /// Parses and validates scenario text, the flows' routes included
+    /// ([`crate::check_routes`]).
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         let s: Scenario =
             toml::from_str(text).map_err(|e| ScenarioError::Parse { file: String::new(), message: e.to_string() })?;
-        s.validate()?;
+        crate::check_routes(&s)?;
         Ok(s)
     }
 
@@ -553,7 +563,7 @@ impl Scenario {
         if !(self.duration_s > 0.0 && self.duration_s <= MAX_DURATION_S) {
             return Err(invalid(
                 "duration_s",
-                self.duration_s,
+                self.duration_s.text(),
                 format!("a positive number of simulated seconds, at most {MAX_DURATION_S} (one day)"),
             ));
         }
@@ -564,15 +574,14 @@ impl Scenario {
             } else {
                 Err(invalid(
                     "topology.spacing_m",
-                    spacing_m,
+                    spacing_m.text(),
                     format!("a positive distance in metres, at most {MAX_SPACING_M}"),
                 ))
             }
         };
-        let nodes_expected = format!("from 2 to {MAX_NODES} nodes");
         match &self.topology {
             Topology::Chain { nodes, spacing_m } => {
-                within("topology.nodes", *nodes, 2..=MAX_NODES, "a chain")?;
+                within("topology.nodes", *nodes, 2..=MAX_NODES, "a number of nodes")?;
                 spacing(*spacing_m)?;
             }
             Topology::Grid { rows, cols, spacing_m } => {
@@ -585,7 +594,7 @@ impl Scenario {
                                 "{rows} (cols = {cols}, {} nodes)",
                                 product.map_or_else(|| (*rows as u64 * *cols as u64).to_string(), |n| n.to_string())
                             ),
-                            format!("a grid of {nodes_expected}"),
+                            format!("a grid of 2 to {MAX_NODES} nodes"),
                         ))
                     }
                 }
@@ -593,7 +602,11 @@ impl Scenario {
             }
             Topology::Explicit { nodes } => {
                 if !(2..=MAX_NODES as usize).contains(&nodes.len()) {
-                    return Err(invalid("topology.nodes", format!("({} entries)", nodes.len()), nodes_expected));
+                    return Err(invalid(
+                        "topology.nodes",
+                        format!("({} entries)", nodes.len()),
+                        format!("a list of 2 to {MAX_NODES} nodes"),
+                    ));
                 }
                 let std = self.radio.standard;
                 for (i, n) in nodes.iter().enumerate() {
@@ -723,7 +736,7 @@ impl Scenario {
                         key("rate_kbps"),
                         r,
                         MIN_CBR_RATE_KBPS..=phy,
-                        "a CBR rate in kbit/s up to the source's PHY data rate",
+                        "a CBR rate in kbit/s (at most the source's PHY data rate)",
                     )?
                 }
                 (Traffic::Saturated, Some(r)) => {
