@@ -257,9 +257,10 @@ fn run(cli: Cli) -> Result<()> {
             out(&toml::to_string(&s).context("serialising the scenario")?)
         }
         Some(Command::Bench { sim_seconds, repetitions, json }) => {
+            let longest = meshbed_sim::scenario::MAX_DURATION_S;
             anyhow::ensure!(
-                sim_seconds > 0.0 && sim_seconds.is_finite(),
-                "--sim-seconds {sim_seconds}: expected a positive number of simulated seconds"
+                sim_seconds > 0.0 && sim_seconds <= longest,
+                "--sim-seconds {sim_seconds}: expected a positive number of simulated seconds, at most {longest}"
             );
             anyhow::ensure!(repetitions >= 1, "--repetitions 0: expected at least one repetition");
             bench::run(sim_seconds, repetitions, json)

@@ -183,12 +183,13 @@ impl Experiment {
             }
         }
         if let Some([a, b]) = c.window_s {
-            if !(a >= 0.0 && b > a) {
+            let longest = meshbed_sim::scenario::MAX_DURATION_S;
+            if !(a >= 0.0 && b > a && b <= longest) {
                 return Err(invalid(
                     file,
                     "experiment.window_s",
                     format!("[{a}, {b}]"),
-                    "[from, to] with 0 <= from < to",
+                    format!("[from, to] with 0 <= from < to <= {longest} s"),
                 ));
             }
         }
@@ -262,7 +263,9 @@ impl Experiment {
                 (0..s.flows.len()).filter(|&i| s.flows[i].protocol.is_some()).map(|i| s.sender_data_bytes(i)).sum();
             running_max = running_max.max(32 * nodes * nodes + data);
         }
-        let memory_bytes = kept.saturating_add(running_max.saturating_mul(threads.max(1) as u64));
+        // No more simulations run at once than there are runs.
+        let at_once = (threads as u64).clamp(1, runs.max(1));
+        let memory_bytes = kept.saturating_add(running_max.saturating_mul(at_once));
         if memory_bytes > MAX_MEMORY_BYTES && !force {
             return Err(too_large(
                 format!(", about {:.1} GiB of memory", memory_bytes as f64 / (1u64 << 30) as f64),
