@@ -196,8 +196,11 @@ impl Experiment {
         // Every point must give a valid scenario whose flows have routes;
         // building them checks that. A sweep too large to build at once is
         // checked by `run` once --force allows it (see `plan`).
-        if self.point_count(file)? <= MAX_RUNS {
-            self.points(file)?;
+        let count = self.point_count(file)?;
+        if count <= MAX_RUNS {
+            for index in 0..count as usize {
+                self.point(file, index)?;
+            }
         }
         Ok(())
     }
@@ -249,9 +252,12 @@ impl Experiment {
         if runs > MAX_RUNS && !force {
             return Err(too_large(String::new(), &ask));
         }
-        let points = self.points(file)?;
-        let (mut kept, mut running_max) = (0u64, 0u64);
-        for p in &points {
+        // Built one at a time, adding up the estimate, so that an
+        // experiment over the bound is refused before it is all in memory.
+        let at_once = (threads as u64).clamp(1, runs.max(1)); // no more simulations at once than runs
+        let (mut points, mut kept, mut running_max, mut memory_bytes) = (Vec::new(), 0u64, 0u64, 0u64);
+        for index in 0..count as usize {
+            let p = self.point(file, index)?;
             let s = &p.scenario;
             let nodes = u64::from(s.node_count());
             let flows = s.flows.len() as u64;
@@ -262,15 +268,15 @@ impl Experiment {
             let data: u64 =
                 (0..s.flows.len()).filter(|&i| s.flows[i].protocol.is_some()).map(|i| s.sender_data_bytes(i)).sum();
             running_max = running_max.max(32 * nodes * nodes + data);
-        }
-        // No more simulations run at once than there are runs.
-        let at_once = (threads as u64).clamp(1, runs.max(1));
-        let memory_bytes = kept.saturating_add(running_max.saturating_mul(at_once));
-        if memory_bytes > MAX_MEMORY_BYTES && !force {
-            return Err(too_large(
-                format!(", about {:.1} GiB of memory", memory_bytes as f64 / (1u64 << 30) as f64),
-                &ask,
-            ));
+            memory_bytes = kept.saturating_add(running_max.saturating_mul(at_once));
+            if memory_bytes > MAX_MEMORY_BYTES && !force {
+                let so_far = if index + 1 < count as usize { "at least " } else { "" };
+                return Err(too_large(
+                    format!(", {so_far}about {:.1} GiB of memory", memory_bytes as f64 / (1u64 << 30) as f64),
+                    &ask,
+                ));
+            }
+            points.push(p);
         }
         Ok(Plan { points, runs, memory_bytes })
     }

@@ -267,7 +267,8 @@ impl Sim {
             }
             let (now, ev) = self.queue.pop().expect("peeked");
             self.events += 1;
-            if self.events % PROGRESS_EVERY_EVENTS == 0 {
+            // A power of two: a mask instead of a division on every event.
+            if self.events & (PROGRESS_EVERY_EVENTS - 1) == 0 {
                 progress(now);
             }
             self.trace.write_u64(now.as_nanos());
