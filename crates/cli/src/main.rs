@@ -77,8 +77,8 @@ enum Command {
     Relay(emu::RelayArgs),
     /// Benchmark: a large loopback transfer with ATP and with the kernel's TCP, goodput and CPU time side by side.
     BenchTransfer {
-        /// Bytes to move, in MiB.
-        #[arg(long, default_value_t = 1024)]
+        /// Bytes to move, in MiB (1 to 4096: the sender holds them in memory).
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=transfer::MAX_BENCH_MIB))]
         size_mib: u64,
         /// Engine protocols to run (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "atp-adaptive,atp-default", value_parser = transfer::parse_protocol)]
@@ -111,6 +111,10 @@ enum ExperimentCommand {
         /// namespace emulator; root, wall-clock time, UDP flows only).
         #[arg(long, default_value = "sim", value_parser = ["sim", "emu"])]
         backend: String,
+        /// Run an experiment larger than the usual bounds (more than 20 000
+        /// runs or about 4 GiB of estimated memory).
+        #[arg(long)]
+        force: bool,
     },
     /// List the built-in experiments.
     List,
@@ -139,16 +143,8 @@ pub(crate) fn out(text: &str) -> Result<()> {
     }
 }
 
-fn run_experiment(
-    e: &Experiment,
-    repetitions: Option<u32>,
-    dir: Option<PathBuf>,
-    jobs: usize,
-    backend: meshbed_experiment::Backend,
-) -> Result<()> {
-    use std::io::IsTerminal;
+fn run_experiment(e: &Experiment, dir: Option<PathBuf>, options: RunOptions) -> Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("results").join(&e.config.name));
-    let options = RunOptions { repetitions, jobs, progress: std::io::stderr().is_terminal(), backend };
     let t0 = std::time::Instant::now();
     let outcome = meshbed_experiment::execute(e, &options, &dir)?;
     out(&outcome.table)?;
@@ -167,6 +163,20 @@ fn run_experiment(
     ))
 }
 
+fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
+}
+
+/// Runs a scenario, with a progress bar in simulated seconds if `progress`.
+fn simulate(s: &Scenario, progress: bool) -> Result<meshbed_sim::SimReport, meshbed_sim::ScenarioError> {
+    let bar =
+        meshbed_experiment::run::progress_bar(progress, s.duration_s.ceil() as u64, "simulated s", "simulating".into());
+    let report = meshbed_sim::run_with_progress(s, &mut |now| bar.set_position(now.as_secs_f64() as u64));
+    bar.finish_and_clear();
+    report
+}
+
 fn builtin(name: &str) -> Result<Scenario> {
     match name {
         "default" => Ok(Scenario::builtin_default()),
@@ -183,7 +193,7 @@ fn run(cli: Cli) -> Result<()> {
                 builtin::DEFAULT
             ))?;
             let e = builtin::get(builtin::DEFAULT).expect("the default exists");
-            run_experiment(&e, None, None, 0, meshbed_experiment::Backend::Sim)
+            run_experiment(&e, None, RunOptions { progress: stderr_is_terminal(), ..RunOptions::default() })
         }
         Some(Command::Experiment { command }) => match command {
             ExperimentCommand::List => {
@@ -200,7 +210,7 @@ fn run(cli: Cli) -> Result<()> {
                 })?;
                 out(&e.to_toml())
             }
-            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend } => {
+            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend, force } => {
                 let backend = match backend.as_str() {
                     "emu" => meshbed_experiment::Backend::Emu { relay_exe: std::env::current_exe().ok() },
                     _ => meshbed_experiment::Backend::Sim,
@@ -216,7 +226,11 @@ fn run(cli: Cli) -> Result<()> {
                         builtin::NAMES.join(", ")
                     ),
                 };
-                run_experiment(&e, repetitions, dir, jobs, backend)
+                run_experiment(
+                    &e,
+                    dir,
+                    RunOptions { repetitions, jobs, progress: stderr_is_terminal(), backend, force },
+                )
             }
         },
         Some(Command::Sim { scenario, json, seed }) => {
@@ -227,7 +241,11 @@ fn run(cli: Cli) -> Result<()> {
             if let Some(seed) = seed {
                 s.seed = seed;
             }
-            let report = meshbed_sim::run(&s)?;
+            // A --seed can change the links (shadowing): errors name the file too.
+            let report = simulate(&s, !json && stderr_is_terminal()).map_err(|e| match &scenario {
+                Some(path) => e.in_file(&path.display().to_string()),
+                None => e,
+            })?;
             if json {
                 out(&(serde_json::to_string_pretty(&report).context("serialising the report")? + "\n"))
             } else {
@@ -239,9 +257,10 @@ fn run(cli: Cli) -> Result<()> {
             out(&toml::to_string(&s).context("serialising the scenario")?)
         }
         Some(Command::Bench { sim_seconds, repetitions, json }) => {
+            let longest = meshbed_sim::scenario::MAX_DURATION_S;
             anyhow::ensure!(
-                sim_seconds > 0.0 && sim_seconds.is_finite(),
-                "--sim-seconds {sim_seconds}: expected a positive number of simulated seconds"
+                sim_seconds > 0.0 && sim_seconds <= longest,
+                "--sim-seconds {sim_seconds}: expected a positive number of simulated seconds, at most {longest}"
             );
             anyhow::ensure!(repetitions >= 1, "--repetitions 0: expected at least one repetition");
             bench::run(sim_seconds, repetitions, json)

@@ -40,13 +40,17 @@ pub fn parse_delay(s: &str) -> Result<DelaySpec, String> {
     s.parse()
 }
 
-fn resolve(target: &str) -> Result<SocketAddr> {
+/// HOST:PORT, HOST a name or an address: `send`'s target and `recv --listen`.
+pub fn resolve(target: &str) -> Result<SocketAddr, String> {
     target
         .to_socket_addrs()
-        .with_context(|| format!("`{target}`: expected HOST:PORT (e.g. 10.0.0.2:7411)"))?
+        .map_err(|e| format!("`{target}`: expected HOST:PORT (e.g. 10.0.0.2:7411): {e}"))?
         .next()
-        .with_context(|| format!("`{target}` resolves to no address"))
+        .ok_or_else(|| format!("`{target}` resolves to no address"))
 }
+
+/// Largest `bench-transfer --size-mib`: the sender holds the data in memory.
+pub const MAX_BENCH_MIB: u64 = 4096;
 
 fn progress_bar(total: u64, quiet: bool) -> Option<ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {
@@ -101,7 +105,7 @@ fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
 }
 
 pub fn run_send(a: SendArgs) -> Result<()> {
-    let peer = resolve(&a.target)?;
+    let peer = resolve(&a.target).map_err(anyhow::Error::msg)?;
     // Hashing a large file takes seconds: show it.
     let hash_bar = progress_bar(0, a.quiet);
     if let Some(bar) = &hash_bar {
@@ -117,7 +121,8 @@ pub fn run_send(a: SendArgs) -> Result<()> {
     if let Some(bar) = &hash_bar {
         bar.finish_and_clear();
     }
-    let payload = payload.with_context(|| format!("preparing `{}`", a.file.display()))?;
+    // The error names the file and the cause once (its source is the same cause).
+    let payload = payload.map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut options = SendOptions::new(a.protocol);
     options.delay = a.delay;
     options.timeout = a.timeout;
@@ -153,8 +158,8 @@ pub fn run_send(a: SendArgs) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct RecvArgs {
-    /// Address and port to listen on.
-    #[arg(long, default_value = "0.0.0.0:7411")]
+    /// Address (or host name) and port to listen on.
+    #[arg(long, default_value = "0.0.0.0:7411", value_parser = resolve)]
     pub listen: SocketAddr,
     /// Directory for the received files.
     #[arg(long, default_value = ".")]
@@ -180,6 +185,9 @@ pub struct RecvArgs {
 }
 
 pub fn run_recv(a: RecvArgs) -> Result<()> {
+    if std::fs::metadata(&a.dir).is_ok_and(|m| !m.is_dir()) {
+        bail!("--dir {}: not a directory; expected a directory for the received files", a.dir.display());
+    }
     let mut options = ReceiveOptions::new(a.listen, SinkKind::Directory { dir: a.dir.clone(), overwrite: a.overwrite });
     options.timeout = a.timeout;
     options.linger = a.linger;
@@ -332,8 +340,7 @@ pub fn run_bench(
     atp_min_delay: Option<DelaySpec>,
     json_out: bool,
 ) -> Result<()> {
-    anyhow::ensure!(size_mib >= 1, "--size-mib 0: expected at least 1");
-    let bytes = usize::try_from(size_mib << 20).context("size too large")?;
+    let bytes = size_mib.checked_mul(1 << 20).and_then(|b| usize::try_from(b).ok()).context("--size-mib too large")?;
     let min_delay = min_delay(&atp_min_delay)?;
     let mut rows = Vec::new();
     for &p in protocols {

@@ -69,3 +69,213 @@ fn mistakes_exit_non_zero_naming_file_key_and_expectation() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--sim-seconds"));
 }
+
+/// Runs meshbed, killing it if it has not ended within `secs`: a hang is a
+/// failure of the test, not of the test run.
+fn meshbed_within(secs: u64, args: &[&str]) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_meshbed"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run meshbed");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (status.code(), err);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("meshbed {args:?} still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+const CHAIN: &str =
+    "duration_s = 1\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n[[flows]]\nsrc = 0\ndst = 2\n";
+
+/// The error of `meshbed sim` on a file: exit code 2, one line naming the file.
+fn sim_error(name: &str, text: &str) -> String {
+    let file = tmp(name, text);
+    let (code, err) = meshbed_within(60, &["sim", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.starts_with(&format!("error: {}: ", file.display())), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn inputs_that_used_to_exhaust_memory_or_loop_are_refused_naming_key_value_and_range() {
+    let err = sim_error("queue.toml", &format!("{CHAIN}[radio.mac]\nqueue_packets = 4294967295\n"));
+    assert!(
+        err.contains("radio.mac.queue_packets = 4294967295: expected a queue length in packets from 1 to 10000"),
+        "{err}"
+    );
+    let err = sim_error(
+        "epoch.toml",
+        &format!("{CHAIN}protocol = \"atp-default\"\nbytes = 100000\n[flows.atp]\nepoch_s = 1e-12\n"),
+    );
+    assert!(err.contains("flows[0].atp.epoch_s = 1e-12: expected an epoch in seconds from 0.001 to 60"), "{err}");
+    let err = sim_error("cbr.toml", &format!("{CHAIN}traffic = \"cbr\"\nrate_kbps = 1e300\n"));
+    assert!(err.contains("flows[0].rate_kbps = 1e300: expected") && err.contains("to 24000"), "{err}");
+    let err = sim_error(
+        "grid.toml",
+        "duration_s = 1\n[topology]\nkind = \"grid\"\nrows = 2147483649\ncols = 2\nspacing_m = 200\n",
+    );
+    assert!(
+        err.contains("topology.rows = 2147483649 (cols = 2, 4294967298 nodes): expected a grid of 2 to 2000 nodes"),
+        "{err}"
+    );
+    let err = sim_error("long.toml", &CHAIN.replace("duration_s = 1", "duration_s = 1e6"));
+    assert!(err.contains("duration_s = 1000000: expected") && err.contains("at most 86400"), "{err}");
+    let err = sim_error("big.toml", &CHAIN.replace("nodes = 3", "nodes = 10000"));
+    assert!(err.contains("topology.nodes = 10000: expected a number of nodes from 2 to 2000"), "{err}");
+
+    let o = meshbed(&["bench-transfer", "--size-mib", "100000000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("100000000 is not in 1..=4096"));
+    let o = meshbed(&["bench-transfer", "--size-mib", "17592186044417"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("17592186044417 is not in 1..=4096"));
+}
+
+#[test]
+fn only_regular_files_are_read_and_a_fifo_does_not_block() {
+    let (code, err) = meshbed_within(20, &["sim", "/dev/zero"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("/dev/zero: cannot read: a device; expected a regular TOML file"), "{err}");
+    let dir = std::env::temp_dir().join(format!("meshbed-cli-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("s.toml");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for args in [vec!["sim", fifo.to_str().unwrap()], vec!["experiment", "run", fifo.to_str().unwrap()]] {
+        let (code, err) = meshbed_within(20, &args);
+        assert_eq!(code, Some(2));
+        assert!(err.contains("a FIFO; expected a regular TOML file"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn scenarios_that_cannot_work_say_so() {
+    // 5000 m apart: no route.
+    let err = sim_error("far.toml", &CHAIN.replace("spacing_m = 200", "spacing_m = 5000"));
+    assert!(err.contains("flows[0].dst = 2: expected a node with a route from node 0 (10000 m away)"), "{err}");
+    // A static path through nodes out of range of each other.
+    let err = sim_error(
+        "path.toml",
+        "duration_s = 1\n[topology]\nkind = \"explicit\"\nnodes = [{ x_m = 0, y_m = 0 }, { x_m = 200, y_m = 0 }, { x_m = 2200, y_m = 0 }]\n[routing]\nkind = \"static\"\npaths = [[0, 1, 2]]\n[[flows]]\nsrc = 0\ndst = 2\n",
+    );
+    assert!(err.contains("routing.paths[0] = [0, 1, 2]: expected consecutive nodes that decode each other's frames: nodes 1 and 2 are 2000 m apart"), "{err}");
+    // A transmission range beyond the carrier-sense range.
+    let err = sim_error("ranges.toml", &format!("{CHAIN}[radio]\ntx_range_m = 600\ncs_range_m = 550\n"));
+    assert!(err.contains("radio.cs_range_m = 550: expected a carrier-sense reach at least the transmission range radio.tx_range_m = 600"), "{err}");
+    assert!(!err.contains("Some("), "{err}");
+
+    // The emulator given flows it cannot run: refused before anything starts.
+    let file = tmp(
+        "emu.toml",
+        &format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nstop_s = 1.0\n[experiment]\nname = \"emu-refused\"\nrepetitions = 1\n"),
+    );
+    let out = file.with_extension("out");
+    let (code, err) = meshbed_within(
+        30,
+        &["experiment", "run", file.to_str().unwrap(), "--backend", "emu", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the emulator cannot run flows[1] (a transport flow that runs for a duration (stop_s)"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn experiments_too_large_to_run_ask_for_force_instead_of_aborting() {
+    let axis = |key: &str, n: u32| {
+        format!(
+            "[[experiment.sweep]]\nkey = \"{key}\"\nvalues = [{}]\n",
+            (1..=n).map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+        )
+    };
+    // 3 axes × 2000 values: 8e9 points, more than any --force can run.
+    let huge = tmp(
+        "huge.toml",
+        &format!(
+            "{CHAIN}[experiment]\nname = \"huge\"\n{}{}{}",
+            axis("radio.mac.short_retry_limit", 2000),
+            axis("radio.mac.long_retry_limit", 2000),
+            axis("radio.mac.queue_packets", 2000)
+        ),
+    );
+    let (code, err) = meshbed_within(60, &["experiment", "run", huge.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "experiment.sweep = 2000 × 2000 × 2000 values = 8000000000 points: expected at most 100000 points"
+        ),
+        "{err}"
+    );
+    // 50 × 50 points × 10 repetitions = 25 000 runs: asks for --force.
+    let large = tmp(
+        "large.toml",
+        &format!(
+            "{CHAIN}[experiment]\nname = \"large\"\n{}{}",
+            axis("radio.mac.short_retry_limit", 50),
+            axis("radio.mac.queue_packets", 50)
+        ),
+    );
+    let (code, err) = meshbed_within(120, &["experiment", "run", large.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("2500 points × 10 repetitions = 25000 runs") && err.contains("pass --force"), "{err}");
+    let flows = tmp("flows.toml", &format!("{CHAIN}[experiment]\nname = \"flows\"\n[[experiment.sweep]]\nkey = \"flow_count\"\nvalues = [4000000000]\n"));
+    let (code, err) = meshbed_within(60, &["experiment", "run", flows.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("flow_count = 4000000000: expected a number of flows from 1 to 1000"), "{err}");
+}
+
+#[test]
+fn error_messages_name_file_key_value_and_expectation_once() {
+    let err = sim_error("three.toml", &CHAIN.replace("nodes = 3", "nodes = \"three\""));
+    assert!(err.contains("topology.nodes = \"three\": expected a whole number of nodes"), "{err}");
+    let err = sim_error("spacing.toml", &CHAIN.replace("spacing_m = 200", "spacing_m = 1e308"));
+    assert!(err.contains("topology.spacing_m = 1e308: expected a positive distance in metres, at most 10000"), "{err}");
+    let err = sim_error("vegas.toml", &format!("{CHAIN}protocol = \"tcp-vegas\"\nbytes = 10\n"));
+    assert!(err.contains("flows[0].protocol = \"tcp-vegas\": expected one of atp-default,"), "{err}");
+    assert_eq!(err.matches("expected").count(), 1, "{err}");
+
+    // A sweep point: no empty file prefix, said once.
+    let file = tmp(
+        "point.toml",
+        &format!("{CHAIN}[experiment]\nname = \"point\"\n[[experiment.sweep]]\nkey = \"flows[0].packet_bytes\"\nvalues = [1500, 9000]\n"),
+    );
+    let (code, err) = meshbed_within(60, &["experiment", "run", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("sweep point `flows[0].packet_bytes=9000`: flows[0].packet_bytes = 9000: expected"), "{err}");
+    assert!(!err.contains(": :") && err.matches("expected").count() == 1, "{err}");
+
+    // send: a missing file is named once, with its cause once.
+    let missing = std::env::temp_dir().join("meshbed-cli-no-such-file.bin");
+    let o = meshbed(&["send", missing.to_str().unwrap(), "127.0.0.1:9"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("meshbed-cli-no-such-file.bin").count(), 1, "{err}");
+    assert!(err.matches("os error 2").count() <= 1, "{err}");
+
+    // recv --dir FILE: not a directory (not "does not exist").
+    let not_dir = tmp("not-a-dir", "x");
+    let (code, err) = meshbed_within(20, &["recv", "--listen", "127.0.0.1:0", "--dir", not_dir.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not a directory") && !err.contains("does not exist"), "{err}");
+
+    // recv --listen takes host names, as send does.
+    let (code, err) = meshbed_within(20, &["recv", "--listen", "localhost:0", "--count", "0"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("listening on"), "{err}");
+}

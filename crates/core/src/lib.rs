@@ -8,9 +8,11 @@
 //! * [`queue`]: the event queue ordered by `(time, insertion sequence)` so that
 //!   simultaneous events run in the order they were scheduled (ns-3 `scheduler.h`).
 //! * [`trace`]: a stable 64-bit hash of an event trace, for determinism checks.
+//! * [`limits`]: how a value outside its documented bounds is reported.
 //!
 //! This crate does no I/O and keeps no global state.
 
+pub mod limits;
 pub mod queue;
 pub mod rng;
 pub mod time;

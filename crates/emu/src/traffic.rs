@@ -202,6 +202,13 @@ struct FlowCounters {
     bytes: AtomicU64,
 }
 
+/// Why [`run_scenario`] cannot run a flow, if it cannot: only transport
+/// flows that move `bytes` run as real transfers.
+pub fn not_emulated(f: &meshbed_sim::scenario::FlowSpec) -> Option<&'static str> {
+    (f.protocol.is_some() && f.bytes.is_none())
+        .then_some("a transport flow that runs for a duration (stop_s) is not run on the emulator")
+}
+
 /// Runs `scenario` on the emulator for its `duration_s` of wall-clock time
 /// and reports per-flow goodput, the medium's timing error and the MAC
 /// counters. Needs root. The experiment layer calls this where it would
@@ -351,10 +358,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                     r.retransmissions = o.retransmissions;
                     r.completion_time_s = o.verified.then_some(o.duration_s);
                 }
-                (None, true) => {
-                    r.skipped =
-                        Some("a transport flow that runs for a duration (stop_s) is not run on the emulator".into())
-                }
+                (None, true) => r.skipped = not_emulated(f).map(String::from),
                 (None, false) => {}
             }
             r

@@ -51,12 +51,18 @@ pub struct RunOptions {
     pub jobs: usize,
     pub progress: bool,
     pub backend: Backend,
+    /// Run an experiment larger than the bounds of [`Experiment::plan`].
+    pub force: bool,
 }
 
 /// Runs one point on the chosen backend.
-fn run_point(scenario: &meshbed_sim::Scenario, backend: &Backend) -> Result<SimReport, ExperimentError> {
+fn run_point(
+    scenario: &meshbed_sim::Scenario,
+    backend: &Backend,
+    point_error: impl Fn(meshbed_sim::ScenarioError) -> ExperimentError,
+) -> Result<SimReport, ExperimentError> {
     match backend {
-        Backend::Sim => Ok(meshbed_sim::run(scenario).expect("points are validated when built")),
+        Backend::Sim => meshbed_sim::run(scenario).map_err(point_error),
         Backend::Emu { relay_exe } => {
             let options = meshbed_emu::EmuOptions { relay_exe: relay_exe.clone(), ..Default::default() };
             let report = meshbed_emu::run_scenario(scenario, &options)
@@ -115,39 +121,104 @@ fn emulated_report(scenario: &meshbed_sim::Scenario, e: meshbed_emu::EmuReport) 
     }
 }
 
+/// meshbed's progress bar on stderr (hidden unless `show`): `message`,
+/// a bar, `pos/len unit`, elapsed time and an estimate of what is left.
+pub fn progress_bar(show: bool, len: u64, unit: &str, message: String) -> ProgressBar {
+    let bar = if show { ProgressBar::new(len) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{msg}} [{{bar:40}}] {{pos}}/{{len}} {unit}, {{elapsed}} elapsed, ~{{eta}} left"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(message);
+    bar
+}
+
+/// Refuses, before anything runs, an experiment the emulator cannot run
+/// as written: it would spend wall-clock time and report zeros.
+fn check_emulable(file: &str, points: &[Point]) -> Result<(), ExperimentError> {
+    let mut refused: Vec<String> = Vec::new();
+    for p in points {
+        for (i, f) in p.scenario.flows.iter().enumerate() {
+            if let Some(why) = meshbed_emu::traffic::not_emulated(f) {
+                let line = format!("flows[{i}] ({why})");
+                if !refused.contains(&line) {
+                    refused.push(line);
+                }
+            }
+        }
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(ExperimentError::Backend(format!(
+        "{file}: the emulator cannot run {}; nothing was started (give such flows `bytes` instead of `stop_s`, or use --backend sim)",
+        refused.join(", ")
+    )))
+}
+
+/// Shadowing draws each link from the seed, so a point whose flows have
+/// routes with its base seed may lose them with another repetition's seed:
+/// checked for every repetition before any runs.
+fn check_routes_for_every_seed(file: &str, points: &[Point], reps: u32) -> Result<(), ExperimentError> {
+    for p in points.iter().filter(|p| p.scenario.radio.shadowing_sigma_db > 0.0) {
+        for rep in 1..reps {
+            let mut scenario = p.scenario.clone();
+            scenario.seed = scenario.seed.wrapping_add(rep as u64);
+            meshbed_sim::check_routes(&scenario).map_err(|error| ExperimentError::Point {
+                file: file.into(),
+                point: format!("{} (repetition {rep}, seed {})", p.label(), scenario.seed),
+                error,
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs every point and repetition.
 pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, ExperimentError> {
-    let points = experiment.points(&experiment.config.name)?;
+    let file = &experiment.file;
     let reps = options.repetitions.unwrap_or(experiment.config.repetitions).max(1);
-    let jobs: Vec<(usize, u32)> = (0..points.len()).flat_map(|p| (0..reps).map(move |r| (p, r))).collect();
     let threads = if options.backend != Backend::Sim {
         1
     } else if options.jobs == 0 {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     } else {
         options.jobs
+    };
+    let plan = experiment.plan(file, reps, threads, options.force)?;
+    let points = plan.points;
+    if options.backend != Backend::Sim {
+        check_emulable(file, &points)?;
     }
-    .min(jobs.len().max(1));
-    let bar = if options.progress { ProgressBar::new(jobs.len() as u64) } else { ProgressBar::hidden() };
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs, {elapsed} elapsed, ~{eta} left")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message(experiment.config.name.clone());
+    check_routes_for_every_seed(file, &points, reps)?;
+    // Job i is repetition i % reps of point i / reps.
+    let job_count = points.len() * reps as usize;
+    let threads = threads.min(job_count.max(1));
+    let bar = progress_bar(options.progress, job_count as u64, "runs", experiment.config.name.clone());
     let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; jobs.len()]);
+    let slots: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; job_count]);
     let failure: Mutex<Option<ExperimentError>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, rep)) = jobs.get(i) else { break };
+                if i >= job_count {
+                    break;
+                }
+                let (p, rep) = (i / reps as usize, (i % reps as usize) as u32);
                 let mut scenario = points[p].scenario.clone();
                 // Common random numbers: repetition r of every point uses the same seed.
                 scenario.seed = scenario.seed.wrapping_add(rep as u64);
                 let seed = scenario.seed;
-                match run_point(&scenario, &options.backend) {
+                let point_error = |error| ExperimentError::Point {
+                    file: file.clone(),
+                    point: format!("{} (repetition {rep}, seed {seed})", points[p].label()),
+                    error,
+                };
+                match run_point(&scenario, &options.backend, point_error) {
                     Ok(report) => {
                         slots.lock().expect("no thread panics while holding the lock")[i] =
                             Some(RunOutcome { point: p, rep, seed, report })
@@ -155,7 +226,7 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
                     Err(e) => {
                         failure.lock().expect("no thread panics while holding the lock").get_or_insert(e);
                         // Stop handing out work.
-                        next.store(jobs.len(), Ordering::Relaxed);
+                        next.store(job_count, Ordering::Relaxed);
                         break;
                     }
                 }
@@ -485,4 +556,29 @@ pub fn write_csv(
     w.flush()?;
     written.push(path);
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_emulator_refuses_flows_it_cannot_run_before_starting() {
+        let text = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
+            [[flows]]\nsrc = 0\ndst = 2\n\
+            [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nstop_s = 2.0\n\
+            [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"tcp-reno\"\nstop_s = 2.0\n\
+            [experiment]\nname = \"t\"\nrepetitions = 1\n";
+        let e = Experiment::from_toml(text, "e.toml").unwrap();
+        let options = RunOptions { backend: Backend::Emu { relay_exe: None }, ..RunOptions::default() };
+        let err = run(&e, &options).unwrap_err().to_string();
+        assert!(
+            err.starts_with("e.toml: the emulator cannot run flows[1] (a transport flow that runs for a duration"),
+            "{err}"
+        );
+        assert!(
+            err.contains(", flows[2] (") && !err.contains("flows[0]") && err.contains("nothing was started"),
+            "{err}"
+        );
+    }
 }

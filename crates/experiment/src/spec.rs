@@ -72,6 +72,8 @@ pub struct Axis {
 pub struct Experiment {
     pub config: ExperimentConfig,
     pub base: toml::Table,
+    /// Where it came from, for errors: the file, or the built-in's name.
+    pub file: String,
 }
 
 /// One point of the sweep: the axis values and the scenario they give.
@@ -111,8 +113,12 @@ pub enum ExperimentError {
     Parse { file: String, message: String },
     #[error("{file}: {key} = {value}: expected {expected}")]
     Invalid { file: String, key: String, value: String, expected: String },
-    #[error("{file}: sweep point `{point}`: {source}")]
-    Point { file: String, point: String, source: ScenarioError },
+    /// `error` carries no file of its own (and is not a `source`, so that
+    /// an error chain does not print it twice).
+    #[error("{file}: sweep point `{point}`: {error}")]
+    Point { file: String, point: String, error: ScenarioError },
+    #[error("{file}: {message}")]
+    TooLarge { file: String, message: String },
     #[error("{0}")]
     Backend(String),
 }
@@ -125,7 +131,8 @@ impl Experiment {
     /// Reads an experiment file.
     pub fn from_file(path: &std::path::Path) -> Result<Experiment, ExperimentError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|err| ExperimentError::Io { file: file.clone(), err })?;
+        let text = meshbed_sim::scenario::read_input_file(path)
+            .map_err(|err| ExperimentError::Io { file: file.clone(), err })?;
         Experiment::from_toml(&text, &file)
     }
 
@@ -140,7 +147,7 @@ impl Experiment {
             file: file.into(),
             message: format!("[experiment]: {e}"),
         })?;
-        let e = Experiment { config, base };
+        let e = Experiment { config, base, file: file.into() };
         e.validate(file)?;
         Ok(e)
     }
@@ -148,7 +155,8 @@ impl Experiment {
     /// Builds from a scenario and a configuration (for built-in experiments).
     pub fn new(base: &Scenario, config: ExperimentConfig) -> Experiment {
         let base = toml::Table::try_from(base).expect("a scenario serialises to a TOML table");
-        Experiment { config, base }
+        let file = format!("built-in experiment {}", config.name);
+        Experiment { config, base, file }
     }
 
     fn validate(&self, file: &str) -> Result<(), ExperimentError> {
@@ -175,53 +183,137 @@ impl Experiment {
             }
         }
         if let Some([a, b]) = c.window_s {
-            if !(a >= 0.0 && b > a) {
+            let longest = meshbed_sim::scenario::MAX_DURATION_S;
+            if !(a >= 0.0 && b > a && b <= longest) {
                 return Err(invalid(
                     file,
                     "experiment.window_s",
                     format!("[{a}, {b}]"),
-                    "[from, to] with 0 <= from < to",
+                    format!("[from, to] with 0 <= from < to <= {longest} s"),
                 ));
             }
         }
-        // Every point must give a valid scenario; building them checks that.
-        self.points(file)?;
+        // Every point must give a valid scenario whose flows have routes;
+        // building them checks that. A sweep too large to build at once is
+        // checked by `run` once --force allows it (see `plan`).
+        let count = self.point_count(file)?;
+        if count <= MAX_RUNS {
+            for index in 0..count as usize {
+                self.point(file, index)?;
+            }
+        }
         Ok(())
+    }
+
+    /// The number of points: the product of the axes' lengths, at most
+    /// [`MAX_POINTS`] (each point's scenario is held in memory).
+    pub fn point_count(&self, file: &str) -> Result<u64, ExperimentError> {
+        let lengths: Vec<String> = self.config.sweep.iter().map(|a| a.values.len().to_string()).collect();
+        let count = self.config.sweep.iter().try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64));
+        match count {
+            Some(n) if n <= MAX_POINTS => Ok(n),
+            _ => Err(invalid(
+                file,
+                "experiment.sweep",
+                format!(
+                    "{} values = {} points",
+                    lengths.join(" × "),
+                    count.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
+                ),
+                format!("at most {MAX_POINTS} points (every point's scenario is held in memory; --force does not lift this)"),
+            )),
+        }
+    }
+
+    /// The points to run and what running them takes, checked before
+    /// anything is allocated for the runs: over [`MAX_RUNS`] runs (points ×
+    /// repetitions) or [`MAX_MEMORY_BYTES`] of estimated memory it needs
+    /// `force`; over [`MAX_RUNS_FORCED`] runs it is refused. The estimate is
+    /// rough: each point's scenario and every run's report (flows, per-node
+    /// counters, trace samples) are kept until the end, and each running
+    /// simulation holds its radio model, routes and transport data.
+    pub fn plan(&self, file: &str, repetitions: u32, threads: usize, force: bool) -> Result<Plan, ExperimentError> {
+        let count = self.point_count(file)?;
+        let runs = count * u64::from(repetitions); // ≤ 100 000 × u32::MAX: no overflow
+        let too_large = |what: String, hint: &str| ExperimentError::TooLarge {
+            file: file.into(),
+            message: format!("{count} points × {repetitions} repetitions = {runs} runs{what}: {hint}"),
+        };
+        if runs > MAX_RUNS_FORCED {
+            return Err(too_large(
+                String::new(),
+                &format!("more than the {MAX_RUNS_FORCED} runs any experiment may take, even with --force"),
+            ));
+        }
+        let ask = format!(
+            "more than the {MAX_RUNS} runs or {} GiB of memory an experiment may take without --force; pass --force to run it anyway",
+            MAX_MEMORY_BYTES >> 30
+        );
+        if runs > MAX_RUNS && !force {
+            return Err(too_large(String::new(), &ask));
+        }
+        // Built one at a time, adding up the estimate, so that an
+        // experiment over the bound is refused before it is all in memory.
+        let at_once = (threads as u64).clamp(1, runs.max(1)); // no more simulations at once than runs
+        let (mut points, mut kept, mut running_max, mut memory_bytes) = (Vec::new(), 0u64, 0u64, 0u64);
+        for index in 0..count as usize {
+            let p = self.point(file, index)?;
+            let s = &p.scenario;
+            let nodes = u64::from(s.node_count());
+            let flows = s.flows.len() as u64;
+            let report = 1024 + 1024 * flows + 256 * nodes + traced_bytes(s);
+            kept = kept
+                .saturating_add(1024 + 256 * flows + 64 * nodes)
+                .saturating_add(report.saturating_mul(u64::from(repetitions)));
+            let data: u64 =
+                (0..s.flows.len()).filter(|&i| s.flows[i].protocol.is_some()).map(|i| s.sender_data_bytes(i)).sum();
+            running_max = running_max.max(32 * nodes * nodes + data);
+            memory_bytes = kept.saturating_add(running_max.saturating_mul(at_once));
+            if memory_bytes > MAX_MEMORY_BYTES && !force {
+                let so_far = if index + 1 < count as usize { "at least " } else { "" };
+                return Err(too_large(
+                    format!(", {so_far}about {:.1} GiB of memory", memory_bytes as f64 / (1u64 << 30) as f64),
+                    &ask,
+                ));
+            }
+            points.push(p);
+        }
+        Ok(Plan { points, runs, memory_bytes })
     }
 
     /// Every point of the sweep, validated.
     pub fn points(&self, file: &str) -> Result<Vec<Point>, ExperimentError> {
+        let total = self.point_count(file)? as usize;
+        (0..total).map(|index| self.point(file, index)).collect()
+    }
+
+    /// Point `index` of the sweep (the last axis varies fastest), validated,
+    /// with its flows' routes checked.
+    fn point(&self, file: &str, index: usize) -> Result<Point, ExperimentError> {
         let axes = &self.config.sweep;
-        let total: usize = axes.iter().map(|a| a.values.len()).product();
-        let mut points = Vec::with_capacity(total);
-        for index in 0..total {
-            // Mixed radix: the last axis varies fastest.
-            let mut rest = index;
-            let mut choice = vec![0; axes.len()];
-            for (i, a) in axes.iter().enumerate().rev() {
-                choice[i] = rest % a.values.len();
-                rest /= a.values.len();
-            }
-            let mut tree = self.base.clone();
-            let mut values = Vec::new();
-            for (i, a) in axes.iter().enumerate() {
-                let v = a.values[choice[i]].clone();
-                apply(&mut tree, &a.key, &v).map_err(|expected| {
-                    invalid(file, format!("experiment.sweep[{i}]"), format!("{} = {}", a.key, v), expected)
-                })?;
-                values.push((a.key.clone(), v));
-            }
-            let label = Point { index, values: values.clone(), scenario: Scenario::builtin_default() }.label();
-            let scenario: Scenario =
-                Value::Table(tree).try_into().map_err(|e: toml::de::Error| ExperimentError::Point {
-                    file: file.into(),
-                    point: label.clone(),
-                    source: ScenarioError::Parse { file: String::new(), message: e.to_string() },
-                })?;
-            scenario.validate().map_err(|source| ExperimentError::Point { file: file.into(), point: label, source })?;
-            points.push(Point { index, values, scenario });
+        // Mixed radix: the last axis varies fastest.
+        let mut rest = index;
+        let mut choice = vec![0; axes.len()];
+        for (i, a) in axes.iter().enumerate().rev() {
+            choice[i] = rest % a.values.len();
+            rest /= a.values.len();
         }
-        Ok(points)
+        let mut tree = self.base.clone();
+        let mut values = Vec::new();
+        for (i, a) in axes.iter().enumerate() {
+            let v = a.values[choice[i]].clone();
+            apply(&mut tree, &a.key, &v).map_err(|expected| {
+                invalid(file, format!("experiment.sweep[{i}]"), format!("{} = {}", a.key, v), expected)
+            })?;
+            values.push((a.key.clone(), v));
+        }
+        let label = Point { index, values: values.clone(), scenario: Scenario::builtin_default() }.label();
+        let point_error = |error| ExperimentError::Point { file: file.into(), point: label.clone(), error };
+        let scenario: Scenario = Value::Table(tree).try_into().map_err(|e: toml::de::Error| {
+            point_error(ScenarioError::Parse { file: String::new(), message: e.to_string() })
+        })?;
+        meshbed_sim::check_routes(&scenario).map_err(point_error)?;
+        Ok(Point { index, values, scenario })
     }
 
     /// The experiment as a TOML file (scenario plus `[experiment]`).
@@ -230,6 +322,48 @@ impl Experiment {
         t.insert("experiment".into(), Value::try_from(&self.config).expect("serialisable"));
         toml::to_string(&t).expect("serialisable")
     }
+}
+
+/// Most points a sweep may have, even with --force: each point's scenario
+/// is built and held in memory before the first run.
+pub const MAX_POINTS: u64 = 100_000;
+/// Runs (points × repetitions) an experiment may take without --force: at a
+/// second per run on one core, about a day.
+pub const MAX_RUNS: u64 = 20_000;
+/// Runs an experiment may take even with --force.
+pub const MAX_RUNS_FORCED: u64 = 10_000_000;
+/// Estimated memory an experiment may take without --force.
+pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
+
+/// The points of an experiment and what running them takes, from
+/// [`Experiment::plan`].
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub points: Vec<Point>,
+    pub runs: u64,
+    /// The rough estimate the bound was checked against.
+    pub memory_bytes: u64,
+}
+
+/// A rough bound on the trace samples a run keeps of its traced flows: a
+/// few 48-byte samples per data packet, the packets being those of `bytes`
+/// sent twice over, or for a flow that runs for a duration its source's PHY
+/// rate for the whole run.
+fn traced_bytes(s: &Scenario) -> u64 {
+    s.flows
+        .iter()
+        .filter(|f| f.trace)
+        .map(|f| {
+            let packets = match f.bytes {
+                Some(bytes) => 2 * bytes / u64::from(f.packet_bytes.max(1)),
+                None => {
+                    let per_s = f64::from(s.data_rate_kbps(f.src)) * 1000.0 / (f64::from(f.packet_bytes) * 8.0);
+                    (s.duration_s * per_s) as u64
+                }
+            };
+            packets.saturating_mul(4 * 48)
+        })
+        .sum()
 }
 
 fn as_u32(v: &Value) -> Result<u32, String> {
@@ -241,8 +375,9 @@ fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
     match key {
         "hops" => {
             let hops = as_u32(v)?;
-            if hops == 0 {
-                return Err("at least one hop".into());
+            let max_hops = meshbed_sim::scenario::MAX_NODES - 1;
+            if !(1..=max_hops).contains(&hops) {
+                return Err(format!("a chain length from 1 to {max_hops} hops"));
             }
             let topo = tree.get_mut("topology").and_then(Value::as_table_mut).ok_or("a [topology] table")?;
             if topo.get("kind").and_then(Value::as_str) != Some("chain") {
@@ -266,11 +401,14 @@ fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
                 .and_then(|r| r.get_mut("paths"))
                 .and_then(Value::as_array_mut)
             {
-                for p in paths.iter_mut() {
-                    let whole: Vec<Value> = (0..=old_last).map(Value::Integer).collect();
-                    if p.as_array() == Some(&whole) {
-                        *p = Value::Array((0..=hops as i64).map(Value::Integer).collect());
-                    }
+                let is_whole_chain = |p: &Value| {
+                    p.as_array().is_some_and(|a| {
+                        a.len() as i64 == old_last + 1
+                            && a.iter().enumerate().all(|(i, v)| v.as_integer() == Some(i as i64))
+                    })
+                };
+                for p in paths.iter_mut().filter(|p| is_whole_chain(p)) {
+                    *p = Value::Array((0..=hops as i64).map(Value::Integer).collect());
                 }
             }
             Ok(())
@@ -283,8 +421,10 @@ fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
         }
         "flow_count" => {
             let n = as_u32(v)?;
-            if n == 0 {
-                return Err("at least one flow".into());
+            let max = meshbed_sim::scenario::MAX_FLOWS;
+            // Checked before the copies are made.
+            if !(1..=max).contains(&(n as usize)) {
+                return Err(format!("a number of flows from 1 to {max}"));
             }
             let flows = tree.get_mut("flows").and_then(Value::as_array_mut).ok_or("at least one flow to copy")?;
             let first = flows.first().cloned().ok_or("at least one flow to copy")?;
@@ -413,5 +553,83 @@ bytes = 100000
         let again = Experiment::from_toml(&e.to_toml(), "again.toml").unwrap();
         assert_eq!(again.config, e.config);
         assert_eq!(again.points("x").unwrap().len(), 2);
+    }
+
+    fn axis(key: &str, values: impl Iterator<Item = String>) -> String {
+        format!("[[experiment.sweep]]\nkey = \"{key}\"\nvalues = [{}]\n", values.collect::<Vec<_>>().join(", "))
+    }
+
+    #[test]
+    fn huge_sweeps_are_refused_before_anything_is_built() {
+        let e = with(&format!(
+            "[experiment]\nname = \"t\"\n{}",
+            axis("flow_count", ["4000000000".to_string()].into_iter())
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("flow_count = 4000000000: expected a number of flows from 1 to 1000"), "{e}");
+        // 3 axes × 2000 values: 8e9 points.
+        let axes: String = ["radio.mac.short_retry_limit", "radio.mac.long_retry_limit", "radio.mac.queue_packets"]
+            .iter()
+            .map(|k| axis(k, (1..=2000).map(|v| v.to_string())))
+            .collect();
+        let e = with(&format!("[experiment]\nname = \"t\"\n{axes}")).unwrap_err().to_string();
+        assert!(e.contains("experiment.sweep = 2000 × 2000 × 2000 values = 8000000000 points"), "{e}");
+        assert!(e.contains(&format!("at most {MAX_POINTS} points")), "{e}");
+        let e = with(&format!("[experiment]\nname = \"t\"\n{}", axis("hops", ["5000".to_string()].into_iter())))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hops = 5000: expected a chain length from 1 to 1999 hops"), "{e}");
+    }
+
+    #[test]
+    fn more_runs_or_memory_than_the_bounds_asks_for_force() {
+        // 2001 points × 10 repetitions: parsed (too many to check at once), then refused without --force.
+        let e = with(&format!(
+            "[experiment]\nname = \"t\"\n{}",
+            axis("flows[0].start_s", (0..=2000).map(|v| format!("{:?}", v as f64 / 100.0)))
+        ))
+        .unwrap();
+        let err = e.plan("e.toml", 10, 1, false).unwrap_err().to_string();
+        assert!(err.contains("2001 points × 10 repetitions = 20010 runs") && err.contains("--force"), "{err}");
+        assert!(e.plan("e.toml", 9, 1, false).is_ok());
+        assert_eq!(e.plan("e.toml", 10, 1, true).unwrap().runs, 20_010);
+        // Memory: two senders of 2 GiB each, on 2 threads.
+        let big = BASE.replace("bytes = 100000", &format!("bytes = {}", 1u64 << 31)).replace(
+            "[[flows]]",
+            "[[flows]]\nsrc = 0\ndst = 3\nprotocol = \"tcp-reno\"\nbytes = 2147483648\n[[flows]]",
+        );
+        let e = Experiment::from_toml(&format!("{big}[experiment]\nname = \"t\"\n"), "e.toml").unwrap();
+        let err = e.plan("e.toml", 1, 2, false).unwrap_err().to_string();
+        assert!(err.contains("GiB of memory") && err.contains("--force"), "{err}");
+        assert!(e.plan("e.toml", 1, 2, true).is_ok());
+        assert!(e.plan("e.toml", 1, 1, true).unwrap().memory_bytes >= 1 << 32);
+    }
+
+    #[test]
+    fn a_sweep_point_error_names_file_point_and_key_once() {
+        let e = with(&format!(
+            "[experiment]\nname = \"t\"\n{}",
+            axis("flows[*].atp.epoch_s", ["1e-12".to_string()].into_iter())
+        ))
+        .unwrap_err();
+        let text = format!("{:#}", anyhow::Error::from(e));
+        assert!(text.starts_with("e.toml: sweep point `flows[*].atp.epoch_s="), "{text}");
+        assert!(
+            text.contains("`: flows[0].atp.epoch_s = 1e-12: expected an epoch in seconds from 0.001 to 60"),
+            "{text}"
+        );
+        assert!(!text.contains(": :") && text.matches("expected").count() == 1, "{text}");
+        // A point whose flow has no route is refused like a scenario.
+        let e = with(&format!(
+            "[experiment]\nname = \"t\"\n{}",
+            axis("topology.spacing_m", ["200.0".to_string(), "5000.0".to_string()].into_iter())
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("sweep point `topology.spacing_m=5000.0`: flows[0].dst = 3: expected a node with a route"),
+            "{e}"
+        );
     }
 }

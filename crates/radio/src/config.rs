@@ -149,7 +149,7 @@ impl Default for RadioConfig {
 
 /// A configuration value that makes no sense.
 #[derive(Clone, Debug, PartialEq, Error)]
-#[error("radio.{key} = {value}: {expected}")]
+#[error("radio.{key} = {value}: expected {expected}")]
 pub struct ConfigError {
     pub key: String,
     pub value: String,
@@ -158,6 +158,38 @@ pub struct ConfigError {
 
 fn err(key: &str, value: impl ToString, expected: impl ToString) -> ConfigError {
     ConfigError { key: key.into(), value: value.to_string(), expected: expected.to_string() }
+}
+
+/// `value` must lie in `range` (docs/PROTOCOLS.md, "Scenario limits").
+fn within<T: meshbed_core::limits::Bounded>(
+    key: &str,
+    value: T,
+    range: std::ops::RangeInclusive<T>,
+    what: &str,
+) -> Result<(), ConfigError> {
+    meshbed_core::limits::within(value, range, what).map_err(|expected| err(key, value.text(), expected))
+}
+
+/// Transmit power, dBm: from a low-power sensor radio to the highest EIRP
+/// any regulator allows (36 dBm) with margin.
+pub const TX_POWER_DBM: std::ops::RangeInclusive<f64> = -30.0..=40.0;
+/// `tx_range_m`, `cs_range_m`: 100 km is beyond any 802.11 link; the bound
+/// only keeps the derived thresholds finite.
+pub const MAX_RANGE_M: f64 = 100_000.0;
+/// `rx_sensitivity_dbm`, `cs_threshold_dbm`, `interference_floor_dbm`: far
+/// below thermal noise (about -101 dBm for 20 MHz) up to a strong signal.
+pub const POWER_LEVEL_DBM: std::ops::RangeInclusive<f64> = -200.0..=40.0;
+/// `mac.queue_packets`: 10 000 packets of 1500 bytes are seconds of
+/// queueing at 802.11a/g rates (Linux defaults to 1000); a saturated source
+/// fills its queue at once, so the bound is also the memory it can take.
+pub const MAX_QUEUE_PACKETS: u32 = 10_000;
+/// Retry limits count retransmissions; dot11ShortRetryLimit and
+/// dot11LongRetryLimit count attempts, 1 to 255 (802.11-2016 Annex C).
+pub const MAX_RETRY_LIMIT: u32 = 254;
+
+/// Checks a transmit power (the radio's or a node's); `key` names it.
+pub fn check_tx_power_dbm(key: &str, dbm: f64) -> Result<(), ConfigError> {
+    within(key, dbm, TX_POWER_DBM, "a transmit power in dBm")
 }
 
 /// Derived, validated radio parameters.
@@ -169,6 +201,13 @@ pub struct Resolved {
     pub basic_rates_kbps: Vec<u32>,
     pub cw_min: u32,
     pub cw_max: u32,
+}
+
+/// A receive or carrier-sense threshold and the key it came from.
+struct Threshold {
+    key: &'static str,
+    value: f64,
+    dbm: f64,
 }
 
 impl RadioConfig {
@@ -186,66 +225,87 @@ impl RadioConfig {
             }
             None => std.default_basic_rates_kbps().to_vec(),
         };
-        if !self.tx_power_dbm.is_finite() || !(-30.0..=40.0).contains(&self.tx_power_dbm) {
-            return Err(err("tx_power_dbm", self.tx_power_dbm, "a power between -30 and 40 dBm"));
-        }
+        check_tx_power_dbm("tx_power_dbm", self.tx_power_dbm)?;
         match self.propagation {
-            Propagation::TwoRayGround { antenna_height_m } if !(antenna_height_m > 0.0) => {
-                return Err(err("propagation.antenna_height_m", antenna_height_m, "a positive height in metres"))
+            Propagation::TwoRayGround { antenna_height_m } => {
+                if !(antenna_height_m > 0.0 && antenna_height_m <= 1000.0) {
+                    return Err(err(
+                        "propagation.antenna_height_m",
+                        antenna_height_m,
+                        "a positive height in metres, at most 1000",
+                    ));
+                }
             }
-            Propagation::LogDistance { exponent, reference_distance_m, .. } => {
+            Propagation::LogDistance { exponent, reference_distance_m, reference_loss_db } => {
                 if !(exponent > 0.0 && exponent < 10.0) {
                     return Err(err("propagation.exponent", exponent, "a path-loss exponent between 0 and 10"));
                 }
-                if !(reference_distance_m > 0.0) {
-                    return Err(err("propagation.reference_distance_m", reference_distance_m, "a positive distance"));
+                if !(reference_distance_m > 0.0 && reference_distance_m <= 1000.0) {
+                    return Err(err(
+                        "propagation.reference_distance_m",
+                        reference_distance_m,
+                        "a positive distance in metres, at most 1000",
+                    ));
+                }
+                if let Some(l) = reference_loss_db {
+                    within("propagation.reference_loss_db", l, 0.0..=200.0, "a path loss in dB")?;
                 }
             }
-            _ => {}
+            Propagation::Friis => {}
         }
         let f = std.frequency_hz();
-        let threshold_at = |key: &str, range: Option<f64>, direct: Option<f64>| -> Result<f64, ConfigError> {
+        // Each threshold comes from a range (through the propagation model)
+        // or is given directly; `Threshold::key` names whichever was used.
+        let threshold_at = |range_key: &'static str,
+                            range: Option<f64>,
+                            direct_key: &'static str,
+                            direct: Option<f64>|
+         -> Result<Threshold, ConfigError> {
             match (range, direct) {
-                (Some(r), _) if !(r > 0.0 && r.is_finite()) => Err(err(key, r, "a positive distance in metres")),
-                (Some(r), _) => Ok(self.tx_power_dbm - self.propagation.loss_db(r, f)),
-                (None, Some(d)) if d.is_finite() => Ok(d),
-                (None, Some(d)) => Err(err(key, d, "a finite power in dBm")),
-                (None, None) => Err(err(key, "(missing)", "a range in metres or a threshold in dBm")),
+                (Some(r), _) if !(r > 0.0 && r <= MAX_RANGE_M) => {
+                    Err(err(range_key, r, format!("a positive distance in metres, at most {MAX_RANGE_M}")))
+                }
+                (Some(r), _) => {
+                    Ok(Threshold { key: range_key, value: r, dbm: self.tx_power_dbm - self.propagation.loss_db(r, f) })
+                }
+                (None, Some(d)) => {
+                    within(direct_key, d, POWER_LEVEL_DBM, "a power in dBm")?;
+                    Ok(Threshold { key: direct_key, value: d, dbm: d })
+                }
+                (None, None) => Err(err(range_key, "(missing)", "a range in metres or a threshold in dBm")),
             }
         };
-        let rx = threshold_at("tx_range_m", self.tx_range_m, self.rx_sensitivity_dbm)?;
-        let cs = threshold_at("cs_range_m", self.cs_range_m, self.cs_threshold_dbm)?;
-        if cs > rx {
+        let rx = threshold_at("tx_range_m", self.tx_range_m, "rx_sensitivity_dbm", self.rx_sensitivity_dbm)?;
+        let cs = threshold_at("cs_range_m", self.cs_range_m, "cs_threshold_dbm", self.cs_threshold_dbm)?;
+        // A node that decodes a frame it does not sense would transmit over
+        // it: carrier sense must reach at least as far as reception.
+        if cs.dbm > rx.dbm {
             return Err(err(
-                "cs_range_m",
-                format!("{:?} (threshold {cs:.1} dBm)", self.cs_range_m),
-                format!("a carrier-sense range at least the transmission range (sensitivity {rx:.1} dBm)"),
+                cs.key,
+                cs.value,
+                format!(
+                    "a carrier-sense reach at least the transmission range radio.{} = {} (here the carrier-sense threshold {:.1} dBm is above the receiver sensitivity {:.1} dBm)",
+                    rx.key, rx.value, cs.dbm, rx.dbm
+                ),
             ));
         }
-        if !(0.0..=30.0).contains(&self.noise_figure_db) {
-            return Err(err("noise_figure_db", self.noise_figure_db, "a noise figure between 0 and 30 dB"));
-        }
-        if !(0.0..=30.0).contains(&self.shadowing_sigma_db) {
-            return Err(err("shadowing_sigma_db", self.shadowing_sigma_db, "a standard deviation between 0 and 30 dB"));
-        }
+        within("noise_figure_db", self.noise_figure_db, 0.0..=30.0, "a noise figure in dB")?;
+        within("shadowing_sigma_db", self.shadowing_sigma_db, 0.0..=30.0, "a standard deviation in dB")?;
         if let Fading::Nakagami { m } = self.fading {
-            if !(m >= 0.5 && m.is_finite()) {
-                return Err(err("fading.m", m, "a Nakagami shape m >= 0.5"));
-            }
+            within("fading.m", m, 0.5..=1000.0, "a Nakagami shape m")?;
         }
         if let ErrorModel::Curve { db_per_decade } = self.error_model {
-            if !(db_per_decade > 0.0 && db_per_decade.is_finite()) {
-                return Err(err("error_model.db_per_decade", db_per_decade, "a positive number of dB"));
+            if !(db_per_decade > 0.0 && db_per_decade <= 100.0) {
+                return Err(err("error_model.db_per_decade", db_per_decade, "a positive number of dB, at most 100"));
             }
         }
         for (k, v) in &self.sinr_threshold_db {
             let key = format!("sinr_threshold_db.{k}");
             let rate: u32 = k.parse().map_err(|_| err(&key, k, "a rate in kbit/s as the key, e.g. \"24000\""))?;
             self.check_rate(&key, rate)?;
-            if !v.is_finite() {
-                return Err(err(&key, v, "a finite SINR in dB"));
-            }
+            within(&key, *v, -20.0..=60.0, "an SINR in dB")?;
         }
+        within("interference_floor_dbm", self.interference_floor_dbm, POWER_LEVEL_DBM, "a power in dBm")?;
         let bw = std.bandwidth_hz();
         let noise_dbm = -174.0 + 10.0 * libm::log10(bw) + self.noise_figure_db;
         let t = std.timing();
@@ -254,17 +314,23 @@ impl RadioConfig {
         if cw_min == 0 || cw_min > cw_max || cw_max > 65_535 {
             return Err(err("mac.cw_min", format!("{cw_min} (cw_max {cw_max})"), "0 < cw_min <= cw_max <= 65535"));
         }
-        if self.mac.queue_packets == 0 {
-            return Err(err("mac.queue_packets", 0, "a queue of at least one packet"));
+        within("mac.queue_packets", self.mac.queue_packets, 1..=MAX_QUEUE_PACKETS, "a queue length in packets")?;
+        within(
+            "mac.short_retry_limit",
+            self.mac.short_retry_limit,
+            0..=MAX_RETRY_LIMIT,
+            "a number of retransmissions",
+        )?;
+        within("mac.long_retry_limit", self.mac.long_retry_limit, 0..=MAX_RETRY_LIMIT, "a number of retransmissions")?;
+        if let Some(r) = self.mac.rts_threshold_bytes {
+            within("mac.rts_threshold_bytes", r, 0..=65_535, "an MPDU size in bytes")?;
         }
         if let Some(b) = self.mac.batched_completion {
-            if b.max_frames == 0 {
-                return Err(err("mac.batched_completion.max_frames", 0, "at least one frame per interrupt"));
-            }
+            within("mac.batched_completion.max_frames", b.max_frames, 1..=1000, "a number of frames per interrupt")?;
         }
         Ok(Resolved {
-            rx_sensitivity_dbm: rx,
-            cs_threshold_dbm: cs,
+            rx_sensitivity_dbm: rx.dbm,
+            cs_threshold_dbm: cs.dbm,
             noise_dbm,
             basic_rates_kbps: basic,
             cw_min,
@@ -315,5 +381,50 @@ mod tests {
         let mut c = RadioConfig::default();
         c.sinr_threshold_db.insert("fast".into(), 3.0);
         assert_eq!(c.resolve().unwrap_err().key, "sinr_threshold_db.fast");
+    }
+
+    #[test]
+    fn carrier_sense_shorter_than_reception_names_both_keys() {
+        let c = RadioConfig { tx_range_m: Some(400.0), cs_range_m: Some(300.0), ..Default::default() };
+        let e = c.resolve().unwrap_err().to_string();
+        assert!(e.starts_with("radio.cs_range_m = 300: expected"), "{e}");
+        assert!(e.contains("radio.tx_range_m = 400") && !e.contains("Some("), "{e}");
+        let c = RadioConfig { cs_range_m: None, cs_threshold_dbm: Some(-60.0), ..Default::default() };
+        let e = c.resolve().unwrap_err().to_string();
+        assert!(e.starts_with("radio.cs_threshold_dbm = -60: expected") && e.contains("radio.tx_range_m = 250"), "{e}");
+    }
+
+    #[test]
+    fn numeric_keys_have_bounds_just_inside_passes_just_outside_fails() {
+        let mac = |queue_packets| RadioConfig {
+            mac: MacConfig { queue_packets, ..Default::default() },
+            ..Default::default()
+        };
+        assert!(mac(MAX_QUEUE_PACKETS).resolve().is_ok());
+        for q in [MAX_QUEUE_PACKETS + 1, u32::MAX] {
+            let e = mac(q).resolve().unwrap_err();
+            assert_eq!(e.key, "mac.queue_packets");
+            assert!(e.expected.contains("1 to 10000"), "{e}");
+        }
+        let retry = |short_retry_limit| MacConfig { short_retry_limit, ..Default::default() };
+        assert!(RadioConfig { mac: retry(254), ..Default::default() }.resolve().is_ok());
+        assert_eq!(
+            RadioConfig { mac: retry(255), ..Default::default() }.resolve().unwrap_err().key,
+            "mac.short_retry_limit"
+        );
+        for floor in [f64::NAN, 40.5, f64::INFINITY] {
+            let c = RadioConfig { interference_floor_dbm: floor, ..Default::default() };
+            assert_eq!(c.resolve().unwrap_err().key, "interference_floor_dbm");
+        }
+        assert!(RadioConfig { tx_range_m: Some(1e6), cs_range_m: Some(1e6), ..Default::default() }.resolve().is_err());
+        let c = RadioConfig {
+            propagation: Propagation::LogDistance {
+                exponent: 3.0,
+                reference_distance_m: 1.0,
+                reference_loss_db: Some(f64::NAN),
+            },
+            ..Default::default()
+        };
+        assert_eq!(c.resolve().unwrap_err().key, "propagation.reference_loss_db");
     }
 }

@@ -35,6 +35,9 @@ use transport::{datagram_packet_bytes, RelayClass, Side, Transport};
 /// the engine's deadline does not advance and fails the flow (an engine bug;
 /// the engine contract says it cannot happen).
 const MAX_WAKEUPS_AT_ONE_INSTANT: u32 = 10_000;
+/// How often [`Sim::run_with_progress`] reports: a few times per wall
+/// second at the simulator's speed of millions of events per second.
+pub const PROGRESS_EVERY_EVENTS: u64 = 1 << 18;
 /// Buffer the engines write datagrams into: the largest MSDU minus IP + UDP.
 const DATAGRAM_BUF_BYTES: usize = (scenario::MAX_PACKET_BYTES - IP_UDP_HEADER_BYTES) as usize;
 
@@ -142,17 +145,10 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// Builds a run; the scenario must already be valid.
+    /// Builds a run: validates the scenario, builds the radio model and the
+    /// routes, and refuses flows the routes cannot carry.
     pub fn new(scenario: &Scenario) -> Result<Sim, ScenarioError> {
-        scenario.validate()?;
-        let radios = scenario.node_radios();
-        let medium = Medium::new(&scenario.radio, &radios, scenario.seed).map_err(|e| ScenarioError::Invalid {
-            file: String::new(),
-            key: format!("radio.{}", e.key),
-            value: e.value,
-            expected: e.expected,
-        })?;
-        let routes = RouteTable::build(&scenario.routing, &medium);
+        let (medium, routes) = build_network(scenario)?;
         let end = Instant::ZERO + Duration::from_secs_f64(scenario.duration_s);
         let n = medium.node_count();
         let mut queue = EventQueue::new();
@@ -168,13 +164,7 @@ impl Sim {
             };
             let transport = match f.transport() {
                 Some(protocol) => {
-                    // A flow that runs for a duration holds more data than
-                    // its source's PHY rate could carry in that time, so it
-                    // never runs dry before its stop.
-                    let bytes = f.bytes.unwrap_or_else(|| {
-                        let rate_bps = medium.data_rate_kbps(f.src) as f64 * 1000.0;
-                        (stop.saturating_since(start).as_secs_f64() * rate_bps / 8.0).ceil() as u64 + 1
-                    });
+                    let bytes = scenario.sender_data_bytes(i);
                     let mut t = Transport::new(scenario.seed, i as u32, f, protocol, start, bytes);
                     if f.stop_s.is_some() {
                         t.stop_at = Some(stop);
@@ -263,13 +253,24 @@ impl Sim {
     }
 
     /// Runs to the scenario's end and reports.
-    pub fn run(mut self) -> SimReport {
+    pub fn run(self) -> SimReport {
+        self.run_with_progress(&mut |_| {})
+    }
+
+    /// Runs to the scenario's end, telling `progress` the simulated time
+    /// every [`PROGRESS_EVERY_EVENTS`] events (for a progress bar on long
+    /// runs; it cannot change the run).
+    pub fn run_with_progress(mut self, progress: &mut dyn FnMut(Instant)) -> SimReport {
         while let Some(t) = self.queue.peek_time() {
             if t > self.end {
                 break;
             }
             let (now, ev) = self.queue.pop().expect("peeked");
             self.events += 1;
+            // A power of two: a mask instead of a division on every event.
+            if self.events & (PROGRESS_EVERY_EVENTS - 1) == 0 {
+                progress(now);
+            }
             self.trace.write_u64(now.as_nanos());
             match ev {
                 SimEvent::Radio(rev) => {
@@ -710,4 +711,149 @@ fn one_frame_service_time<P: Payload>(
 /// Runs a scenario to completion.
 pub fn run(scenario: &Scenario) -> Result<SimReport, ScenarioError> {
     Ok(Sim::new(scenario)?.run())
+}
+
+/// Runs a scenario to completion, reporting its simulated time as it goes
+/// (see [`Sim::run_with_progress`]).
+pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(Instant)) -> Result<SimReport, ScenarioError> {
+    Ok(Sim::new(scenario)?.run_with_progress(progress))
+}
+
+/// Checks what [`Sim::new`] checks beyond [`Scenario::validate`]: that the
+/// routes carry every flow. Costs one radio model and route table, not a run.
+pub fn check_routes(scenario: &Scenario) -> Result<(), ScenarioError> {
+    build_network(scenario).map(|_| ())
+}
+
+/// The radio model and the routes of a valid scenario, with every flow
+/// routable: a scenario that cannot carry a flow is refused here rather than
+/// reported as a flow with zero goodput.
+fn build_network(scenario: &Scenario) -> Result<(Medium<Packet>, RouteTable), ScenarioError> {
+    scenario.validate()?;
+    let radios = scenario.node_radios();
+    let invalid = |key: String, value: String, expected: String| ScenarioError::Invalid {
+        file: String::new(),
+        key,
+        value,
+        expected,
+    };
+    let medium = Medium::new(&scenario.radio, &radios, scenario.seed)
+        .map_err(|e| invalid(format!("radio.{}", e.key), e.value, e.expected))?;
+    let distance = |a: NodeId, b: NodeId| {
+        let (a, b) = (&radios[a as usize], &radios[b as usize]);
+        libm::hypot(a.x_m - b.x_m, a.y_m - b.y_m)
+    };
+    if let scenario::Routing::Static { paths } = &scenario.routing {
+        for (p, path) in paths.iter().enumerate() {
+            for hop in path.windows(2) {
+                let (a, b) = (hop[0], hop[1]);
+                if !(medium.can_decode(a, b) && medium.can_decode(b, a)) {
+                    return Err(invalid(
+                        format!("routing.paths[{p}]"),
+                        format!("{path:?}"),
+                        format!(
+                            "consecutive nodes that decode each other's frames: nodes {a} and {b} are {:.0} m apart, out of range",
+                            distance(a, b)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let routes = RouteTable::build(&scenario.routing, &medium);
+    // Shadowing draws each link's loss from the seed: another seed may connect.
+    let shadowed = if scenario.radio.shadowing_sigma_db > 0.0 {
+        format!(
+            "; with radio.shadowing_sigma_db = {} the links depend on the seed, here {}",
+            scenario.radio.shadowing_sigma_db, scenario.seed
+        )
+    } else {
+        String::new()
+    };
+    for (i, f) in scenario.flows.iter().enumerate() {
+        // Transport flows need the way back too, for feedback and ACKs.
+        let ends = if f.protocol.is_some() { vec![(f.src, f.dst), (f.dst, f.src)] } else { vec![(f.src, f.dst)] };
+        for (from, to) in ends {
+            if routes.hop_count(from, to).is_some() {
+                continue;
+            }
+            let reached: Vec<String> = (0..medium.node_count() as NodeId)
+                .filter(|&d| d != from && routes.hop_count(from, d).is_some())
+                .map(|d| d.to_string())
+                .collect();
+            let reached = match reached.len() {
+                0 => "no other node".to_string(),
+                1..=8 => format!("only node(s) {}", reached.join(", ")),
+                k => format!("only {k} nodes"),
+            };
+            let (end, value) = if to == f.dst { ("dst", to) } else { ("src", to) };
+            return Err(invalid(
+                format!("flows[{i}].{end}"),
+                value.to_string(),
+                format!(
+                    "a node with a route from node {from} ({} m away): the routes reach {reached} ({})",
+                    distance(from, to).round(),
+                    match scenario.routing {
+                        scenario::Routing::ShortestPath =>
+                            "shortest-path routing uses links whose ends decode each other",
+                        scenario::Routing::Static { .. } => "routing.paths install the only routes",
+                    }
+                ) + &shadowed,
+            ));
+        }
+    }
+    Ok((medium, routes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenario::{Routing, Topology};
+
+    fn error_of(s: &Scenario) -> String {
+        Sim::new(s).err().expect("refused").to_string()
+    }
+
+    #[test]
+    fn a_flow_without_a_route_is_refused_naming_the_flow_and_the_nodes() {
+        // 5000 m apart: no node hears another.
+        let far = Scenario::chain(4, 5000.0, 1.0);
+        let e = error_of(&far);
+        assert!(e.starts_with("flows[0].dst = 4: expected a node with a route from node 0"), "{e}");
+        assert!(e.contains("20000 m away") && e.contains("no other node"), "{e}");
+        assert!(check_routes(&far).is_err());
+        // In range, the same chain runs.
+        assert!(check_routes(&Scenario::chain(4, 200.0, 1.0)).is_ok());
+
+        // A static path through nodes out of range of each other.
+        let mut s = Scenario::chain(2, 200.0, 1.0);
+        s.topology = Topology::Explicit {
+            nodes: [(0.0, 0.0), (200.0, 0.0), (5200.0, 0.0)]
+                .map(|(x_m, y_m)| scenario::NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None })
+                .to_vec(),
+        };
+        s.routing = Routing::Static { paths: vec![vec![0, 1, 2]] };
+        let e = error_of(&s);
+        assert!(e.starts_with("routing.paths[0] = [0, 1, 2]: expected"), "{e}");
+        assert!(e.contains("nodes 1 and 2 are 5000 m apart"), "{e}");
+
+        // A static path that does not cover a flow.
+        let mut s = Scenario::chain(2, 200.0, 1.0);
+        s.routing = Routing::Static { paths: vec![vec![0, 1]] };
+        let e = error_of(&s);
+        assert!(e.starts_with("flows[0].dst = 2") && e.contains("only node(s) 1"), "{e}");
+    }
+
+    #[test]
+    fn progress_reports_simulated_time_forward_and_changes_nothing() {
+        let s = Scenario::chain(2, 200.0, 30.0);
+        let mut seen = Vec::new();
+        let with = run_with_progress(&s, &mut |t| seen.push(t)).unwrap();
+        let without = run(&s).unwrap();
+        assert_eq!(with.trace_hash, without.trace_hash);
+        assert_eq!(seen.len() as u64, with.events / PROGRESS_EVERY_EVENTS);
+        assert!(!seen.is_empty(), "{} events", with.events);
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]));
+        assert!(*seen.last().unwrap() <= Instant::ZERO + Duration::from_secs_f64(30.0));
+    }
 }

@@ -17,9 +17,19 @@ impl RouteTable {
             Routing::ShortestPath => {
                 // A link is usable when each end decodes the other: data goes
                 // one way and the MAC ACK the other.
-                let usable = |a: usize, b: usize| {
-                    medium.can_decode(a as NodeId, b as NodeId) && medium.can_decode(b as NodeId, a as NodeId)
-                };
+                // Neighbour lists in index order, built once: the BFS below
+                // then costs O(links) per destination instead of O(n²).
+                let mut usable: Vec<Vec<usize>> = vec![Vec::new(); n];
+                for (v, list) in usable.iter_mut().enumerate() {
+                    for u in 0..n {
+                        if u != v
+                            && medium.can_decode(u as NodeId, v as NodeId)
+                            && medium.can_decode(v as NodeId, u as NodeId)
+                        {
+                            list.push(u);
+                        }
+                    }
+                }
                 let mut next = vec![vec![None; n]; n];
                 for dst in 0..n {
                     // BFS from the destination; visiting neighbours in index
@@ -28,8 +38,8 @@ impl RouteTable {
                     dist[dst] = 0;
                     let mut q = VecDeque::from([dst]);
                     while let Some(v) = q.pop_front() {
-                        for u in 0..n {
-                            if dist[u] == u32::MAX && usable(u, v) {
+                        for &u in &usable[v] {
+                            if dist[u] == u32::MAX {
                                 dist[u] = dist[v] + 1;
                                 next[u][dst] = Some(v as NodeId);
                                 q.push_back(u);

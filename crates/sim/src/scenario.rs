@@ -39,6 +39,7 @@
 //!
 //! Every mistake is reported with the key, the value and what was expected.
 
+use meshbed_core::limits::Bounded;
 use meshbed_proto::wire::HEADER_LEN as TRANSPORT_HEADER_BYTES;
 use meshbed_proto::Protocol;
 use meshbed_radio::{NodeRadio, RadioConfig};
@@ -68,9 +69,9 @@ fn default_seed() -> u64 {
     1
 }
 
-/// Where the nodes are.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+/// Where the nodes are. (Read by [`Tagged`], so that a wrong value names its key.)
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Topology {
     /// `nodes` nodes on a line, `spacing_m` apart, node 0 at the origin.
     Chain { nodes: u32, spacing_m: f64 },
@@ -91,9 +92,9 @@ pub struct NodeSpec {
     pub data_rate_kbps: Option<u32>,
 }
 
-/// How next hops are chosen.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+/// How next hops are chosen. (Read by [`Tagged`], so that a wrong value names its key.)
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Routing {
     /// Fewest hops over links both ends can decode (interference-free, no
     /// fading), ties broken towards the lowest node index.
@@ -102,6 +103,112 @@ pub enum Routing {
     /// Explicit paths; each path installs next hops in both directions for
     /// every node on it, so that replies follow the same path.
     Static { paths: Vec<Vec<u32>> },
+}
+
+/// Reads a table tagged with `kind = "..."` key by key. Serde's tagged
+/// enums buffer the table and then report a wrong value by its type alone
+/// ("invalid type: string, expected u32"); here every error names the key,
+/// the value and what was expected.
+struct Tagged<'a> {
+    section: &'static str,
+    table: &'a toml::Table,
+}
+
+impl<'a> Tagged<'a> {
+    fn kind(&self, kinds: &[&str]) -> Result<&'a str, String> {
+        let expected = kinds.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ");
+        match self.table.get("kind") {
+            Some(toml::Value::String(k)) if kinds.contains(&k.as_str()) => Ok(k),
+            Some(v) => Err(format!("{}.kind = {}: expected one of {expected}", self.section, brief(v))),
+            None => Err(format!("{}.kind = (missing): expected one of {expected}", self.section)),
+        }
+    }
+
+    fn get<T: serde::de::DeserializeOwned>(&self, key: &str, what: &str) -> Result<T, String> {
+        let Some(v) = self.table.get(key) else {
+            return Err(format!("{}.{key} = (missing): expected {what}", self.section));
+        };
+        T::deserialize(v.clone()).map_err(|e| {
+            // Inside an array or table serde's words locate the problem; for
+            // a single value they would only repeat the expectation.
+            let detail = match v {
+                toml::Value::Array(_) | toml::Value::Table(_) => format!(" ({})", e.to_string().trim_end()),
+                _ => String::new(),
+            };
+            format!("{}.{key} = {}: expected {what}{detail}", self.section, brief(v))
+        })
+    }
+
+    /// Refuses keys the kind does not have.
+    fn only(&self, keys: &[&str]) -> Result<(), String> {
+        match self.table.keys().find(|k| k.as_str() != "kind" && !keys.contains(&k.as_str())) {
+            Some(k) => Err(format!(
+                "{}.{k}: unknown key for kind = {}; expected {}",
+                self.section,
+                self.table.get("kind").map_or(String::new(), brief),
+                if keys.is_empty() { "no other key".to_string() } else { keys.join(", ") }
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A value as the file wrote it, cut short if long (an array of nodes).
+fn brief(v: &toml::Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+impl<'de> Deserialize<'de> for Topology {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let table = toml::Table::deserialize(d)?;
+        let t = Tagged { section: "topology", table: &table };
+        let read = || -> Result<Topology, String> {
+            let topology = match t.kind(&["chain", "grid", "explicit"])? {
+                "chain" => Topology::Chain {
+                    nodes: t.get("nodes", "a whole number of nodes")?,
+                    spacing_m: t.get("spacing_m", "a distance in metres")?,
+                },
+                "grid" => Topology::Grid {
+                    rows: t.get("rows", "a whole number of rows")?,
+                    cols: t.get("cols", "a whole number of columns")?,
+                    spacing_m: t.get("spacing_m", "a distance in metres")?,
+                },
+                _ => Topology::Explicit { nodes: t.get("nodes", "an array of { x_m, y_m } tables")? },
+            };
+            t.only(match topology {
+                Topology::Chain { .. } => &["nodes", "spacing_m"],
+                Topology::Grid { .. } => &["rows", "cols", "spacing_m"],
+                Topology::Explicit { .. } => &["nodes"],
+            })?;
+            Ok(topology)
+        };
+        read().map_err(serde::de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Routing {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let table = toml::Table::deserialize(d)?;
+        let t = Tagged { section: "routing", table: &table };
+        let read = || -> Result<Routing, String> {
+            Ok(match t.kind(&["shortest-path", "static"])? {
+                "shortest-path" => {
+                    t.only(&[])?;
+                    Routing::ShortestPath
+                }
+                _ => {
+                    let paths = t.get("paths", "an array of paths, each an array of node indices")?;
+                    t.only(&["paths"])?;
+                    Routing::Static { paths }
+                }
+            })
+        };
+        read().map_err(serde::de::Error::custom)
+    }
 }
 
 /// What a flow sends.
@@ -239,24 +346,80 @@ fn default_packet_bytes() -> u32 {
 
 /// IP + UDP header bytes: the part of a packet that is not goodput.
 pub const IP_UDP_HEADER_BYTES: u32 = 28;
-/// Largest transport transfer: the simulator holds the data in memory.
-pub const MAX_TRANSFER_BYTES: u64 = 1 << 32;
 /// Largest IP packet the simulator carries (an 802.11 MSDU is ≤ 2304 bytes).
 pub const MAX_PACKET_BYTES: u32 = 2304;
 
-/// A scenario that cannot be run, with where and why.
+// The bounds of the scenario's numeric keys (docs/PROTOCOLS.md, "Scenario
+// limits"). Each is checked once, in `Scenario::validate`.
+
+/// Longest run, simulated seconds: one day. A saturated 6-hop chain
+/// simulates about 100 s per wall second, so a day takes minutes, with
+/// progress shown by `meshbed sim`.
+pub const MAX_DURATION_S: f64 = 86_400.0;
+/// Most nodes in a topology. The radio model and the route table keep
+/// n × n tables (about 24 bytes per pair: 100 MB at 2000 nodes) and every
+/// frame is offered to every node within the interference floor.
+pub const MAX_NODES: u32 = 2000;
+/// Largest chain or grid spacing: 10 km is beyond any 802.11 link at up to
+/// 40 dBm, so a wider spacing could only disconnect the nodes.
+pub const MAX_SPACING_M: f64 = 10_000.0;
+/// Largest |x| or |y| of an explicit node: 20 000 km, the span of the
+/// longest chain at the largest spacing; it keeps distances finite.
+pub const MAX_COORDINATE_M: f64 = 2.0e7;
+/// Most flows in a scenario (also the bound of the `flow_count` sweep).
+pub const MAX_FLOWS: usize = 1000;
+/// Slowest CBR rate, kbit/s (1 bit/s: one 1500-byte packet every 3 h 20 min);
+/// the fastest is the source node's PHY data rate, all the MAC could carry.
+pub const MIN_CBR_RATE_KBPS: f64 = 0.001;
+/// The data every transport sender holds in memory (the engines own what
+/// they send), summed over a scenario's flows: `bytes`, or for a flow that
+/// runs for a duration its source's PHY rate × its running time. 4 GiB.
+pub const MAX_SENDER_DATA_BYTES: u64 = 1 << 32;
+/// Timer-like durations of the engines (ATP's epoch, TCP's minimum RTO):
+/// at least 1 ms, else a timer fires millions of times per simulated
+/// second; at most a minute (TCP's maximum RTO).
+pub const ENGINE_PERIOD_S: std::ops::RangeInclusive<f64> = 0.001..=60.0;
+/// Idle timeouts: from 1 ms to the longest run.
+pub const IDLE_TIMEOUT_S: std::ops::RangeInclusive<f64> = 0.001..=MAX_DURATION_S;
+/// TCP windows, segments: 65 535 segments is gigabytes in flight, more than
+/// any wireless path's bandwidth-delay product.
+pub const MAX_CWND_SEGMENTS: u32 = 65_535;
+/// Largest scenario or experiment file: far above any hand-written one
+/// (the explicit topology of 2000 nodes is about 100 kB).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// A scenario that cannot be run, with where and why. `file` is empty for a
+/// scenario that did not come from a file (a sweep point names its own).
 #[derive(Debug, Error)]
 pub enum ScenarioError {
     #[error("{file}: cannot read: {err}")]
     Io { file: String, err: std::io::Error },
-    #[error("{file}: {message}")]
+    #[error("{}{message}", prefix(file))]
     Parse { file: String, message: String },
-    #[error("{file}: {key} = {value}: expected {expected}")]
+    #[error("{}{key} = {value}: expected {expected}", prefix(file))]
     Invalid { file: String, key: String, value: String, expected: String },
+}
+
+fn prefix(file: &str) -> String {
+    if file.is_empty() {
+        String::new()
+    } else {
+        format!("{file}: ")
+    }
 }
 
 fn invalid(key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ScenarioError {
     ScenarioError::Invalid { file: String::new(), key: key.into(), value: value.to_string(), expected: expected.into() }
+}
+
+/// `value` must lie in `range`; the error names `key`.
+fn within<T: meshbed_core::limits::Bounded>(
+    key: impl Into<String>,
+    value: T,
+    range: std::ops::RangeInclusive<T>,
+    what: &str,
+) -> Result<(), ScenarioError> {
+    meshbed_core::limits::within(value, range, what).map_err(|expected| invalid(key, value.text(), expected))
 }
 
 impl ScenarioError {
@@ -272,19 +435,71 @@ impl ScenarioError {
     }
 }
 
+/// Reads a scenario or experiment file: a regular file of at most
+/// [`MAX_FILE_BYTES`], in UTF-8. Anything else (a directory, a FIFO, which
+/// would block, a device such as /dev/zero, which never ends) is refused
+/// before it is opened.
+pub fn read_input_file(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let not_regular = |meta: &std::fs::Metadata| -> Option<&'static str> {
+        let t = meta.file_type();
+        if t.is_file() {
+            return None;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                return Some("a FIFO");
+            }
+            if t.is_char_device() || t.is_block_device() {
+                return Some("a device");
+            }
+            if t.is_socket() {
+                return Some("a socket");
+            }
+        }
+        Some(if t.is_dir() { "a directory" } else { "not a regular file" })
+    };
+    let refuse = |what: &str| Error::new(ErrorKind::InvalidInput, format!("{what}; expected a regular TOML file"));
+    // Checked before opening: opening a FIFO with no writer blocks.
+    if let Some(what) = not_regular(&std::fs::metadata(path)?) {
+        return Err(refuse(what));
+    }
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if let Some(what) = not_regular(&meta) {
+        return Err(refuse(what));
+    }
+    let too_big = |size: String| {
+        Error::new(ErrorKind::InvalidInput, format!("{size} bytes; expected a file of at most {MAX_FILE_BYTES} bytes"))
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big(meta.len().to_string()));
+    }
+    // Bounded even if the file grows while it is read.
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(format!("more than {MAX_FILE_BYTES}")));
+    }
+    Ok(text)
+}
+
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|err| ScenarioError::Io { file: name.clone(), err })?;
+        let text = read_input_file(path).map_err(|err| ScenarioError::Io { file: name.clone(), err })?;
         Scenario::from_toml(&text).map_err(|e| e.in_file(&name))
     }
 
-    /// Parses and validates scenario text.
+    /// Parses and validates scenario text, the flows' routes included
+    /// ([`crate::check_routes`]).
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         let s: Scenario =
             toml::from_str(text).map_err(|e| ScenarioError::Parse { file: String::new(), message: e.to_string() })?;
-        s.validate()?;
+        crate::check_routes(&s)?;
         Ok(s)
     }
 
@@ -309,62 +524,104 @@ impl Scenario {
         }
     }
 
+    /// The number of nodes; call on a validated scenario (a grid's
+    /// rows × cols is checked there not to overflow).
     pub fn node_count(&self) -> u32 {
         match &self.topology {
             Topology::Chain { nodes, .. } => *nodes,
-            Topology::Grid { rows, cols, .. } => rows * cols,
-            Topology::Explicit { nodes } => nodes.len() as u32,
+            Topology::Grid { rows, cols, .. } => rows.saturating_mul(*cols),
+            Topology::Explicit { nodes } => u32::try_from(nodes.len()).unwrap_or(u32::MAX),
         }
+    }
+
+    /// The PHY data rate of `node`, kbit/s: its own, or the radio's.
+    pub fn data_rate_kbps(&self, node: u32) -> u32 {
+        let own = match &self.topology {
+            Topology::Explicit { nodes } => nodes.get(node as usize).and_then(|n| n.data_rate_kbps),
+            _ => None,
+        };
+        own.unwrap_or(self.radio.data_rate_kbps)
+    }
+
+    /// The data transport flow `i`'s sender holds: its `bytes`, or for a
+    /// flow that runs for a duration more than its source's PHY rate could
+    /// carry until its stop, so that it never runs dry.
+    pub fn sender_data_bytes(&self, i: usize) -> u64 {
+        use meshbed_core::{Duration, Instant};
+        let f = &self.flows[i];
+        f.bytes.unwrap_or_else(|| {
+            let end = Instant::ZERO + Duration::from_secs_f64(self.duration_s);
+            let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
+            let stop = f.stop_s.map_or(end, |s| Instant::ZERO + Duration::from_secs_f64(s)).min(end);
+            let rate_bps = self.data_rate_kbps(f.src) as f64 * 1000.0;
+            (stop.saturating_since(start).as_secs_f64() * rate_bps / 8.0).ceil() as u64 + 1
+        })
     }
 
     /// Semantic checks beyond types; every error names its key.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        if !(self.duration_s > 0.0 && self.duration_s <= 1.0e6) {
-            return Err(invalid("duration_s", self.duration_s, "a positive number of seconds (at most 1e6)"));
+        if !(self.duration_s > 0.0 && self.duration_s <= MAX_DURATION_S) {
+            return Err(invalid(
+                "duration_s",
+                self.duration_s.text(),
+                format!("a positive number of simulated seconds, at most {MAX_DURATION_S} (one day)"),
+            ));
         }
         self.radio.resolve().map_err(|e| invalid(format!("radio.{}", e.key), e.value, e.expected))?;
+        let spacing = |spacing_m: f64| {
+            if spacing_m > 0.0 && spacing_m <= MAX_SPACING_M {
+                Ok(())
+            } else {
+                Err(invalid(
+                    "topology.spacing_m",
+                    spacing_m.text(),
+                    format!("a positive distance in metres, at most {MAX_SPACING_M}"),
+                ))
+            }
+        };
         match &self.topology {
             Topology::Chain { nodes, spacing_m } => {
-                if !(2..=10_000).contains(nodes) {
-                    return Err(invalid("topology.nodes", nodes, "between 2 and 10000 nodes"));
-                }
-                if !(*spacing_m > 0.0 && spacing_m.is_finite()) {
-                    return Err(invalid("topology.spacing_m", spacing_m, "a positive distance in metres"));
-                }
+                within("topology.nodes", *nodes, 2..=MAX_NODES, "a number of nodes")?;
+                spacing(*spacing_m)?;
             }
             Topology::Grid { rows, cols, spacing_m } => {
-                if *rows == 0 || *cols == 0 || rows * cols < 2 || rows * cols > 10_000 {
-                    return Err(invalid(
-                        "topology.rows",
-                        format!("{rows} (cols {cols})"),
-                        "a grid of 2 to 10000 nodes",
-                    ));
+                match rows.checked_mul(*cols) {
+                    Some(n) if (2..=MAX_NODES).contains(&n) => {}
+                    product => {
+                        return Err(invalid(
+                            "topology.rows",
+                            format!(
+                                "{rows} (cols = {cols}, {} nodes)",
+                                product.map_or_else(|| (*rows as u64 * *cols as u64).to_string(), |n| n.to_string())
+                            ),
+                            format!("a grid of 2 to {MAX_NODES} nodes"),
+                        ))
+                    }
                 }
-                if !(*spacing_m > 0.0 && spacing_m.is_finite()) {
-                    return Err(invalid("topology.spacing_m", spacing_m, "a positive distance in metres"));
-                }
+                spacing(*spacing_m)?;
             }
             Topology::Explicit { nodes } => {
-                if nodes.len() < 2 || nodes.len() > 10_000 {
-                    return Err(invalid("topology.nodes", format!("{} entries", nodes.len()), "2 to 10000 nodes"));
+                if !(2..=MAX_NODES as usize).contains(&nodes.len()) {
+                    return Err(invalid(
+                        "topology.nodes",
+                        format!("({} entries)", nodes.len()),
+                        format!("a list of 2 to {MAX_NODES} nodes"),
+                    ));
                 }
                 let std = self.radio.standard;
                 for (i, n) in nodes.iter().enumerate() {
-                    if !(n.x_m.is_finite() && n.y_m.is_finite()) {
-                        return Err(invalid(
-                            format!("topology.nodes[{i}]"),
-                            format!("({}, {})", n.x_m, n.y_m),
-                            "finite x_m and y_m",
-                        ));
+                    for (axis, v) in [("x_m", n.x_m), ("y_m", n.y_m)] {
+                        within(
+                            format!("topology.nodes[{i}].{axis}"),
+                            v,
+                            -MAX_COORDINATE_M..=MAX_COORDINATE_M,
+                            "a coordinate in metres",
+                        )?;
                     }
                     if let Some(p) = n.tx_power_dbm {
-                        if !(-30.0..=40.0).contains(&p) {
-                            return Err(invalid(
-                                format!("topology.nodes[{i}].tx_power_dbm"),
-                                p,
-                                "a power between -30 and 40 dBm",
-                            ));
-                        }
+                        let key = format!("topology.nodes[{i}].tx_power_dbm");
+                        meshbed_radio::config::check_tx_power_dbm(&key, p)
+                            .map_err(|e| invalid(key, e.value, e.expected))?;
                     }
                     if let Some(r) = n.data_rate_kbps {
                         if !std.rates_kbps().contains(&r) {
@@ -381,20 +638,32 @@ impl Scenario {
         let n = self.node_count();
         if let Routing::Static { paths } = &self.routing {
             for (p, path) in paths.iter().enumerate() {
-                if path.len() < 2 {
+                let key = format!("routing.paths[{p}]");
+                if !(2..=n as usize).contains(&path.len()) {
                     return Err(invalid(
-                        format!("routing.paths[{p}]"),
+                        key,
                         format!("{path:?}"),
-                        "a path of at least two nodes",
+                        format!("a path of 2 to {n} nodes (the node count)"),
                     ));
                 }
                 for (k, &v) in path.iter().enumerate() {
                     if v >= n {
-                        return Err(invalid(format!("routing.paths[{p}][{k}]"), v, format!("a node index below {n}")));
+                        return Err(invalid(format!("{key}[{k}]"), v, format!("a node index below {n}")));
+                    }
+                    if path[..k].contains(&v) {
+                        return Err(invalid(format!("{key}[{k}]"), v, "a node not already on the path (no loops)"));
                     }
                 }
             }
         }
+        if self.flows.len() > MAX_FLOWS {
+            return Err(invalid(
+                "flows",
+                format!("({} flows)", self.flows.len()),
+                format!("at most {MAX_FLOWS} flows"),
+            ));
+        }
+        let mut sender_data = 0u64;
         for (i, f) in self.flows.iter().enumerate() {
             let key = |k: &str| format!("flows[{i}].{k}");
             if f.src >= n {
@@ -406,10 +675,40 @@ impl Scenario {
             if f.src == f.dst {
                 return Err(invalid(key("dst"), f.dst, "a node other than src"));
             }
+            if !(f.start_s >= 0.0 && f.start_s < self.duration_s) {
+                return Err(invalid(
+                    key("start_s"),
+                    f.start_s,
+                    format!("a start time in [0, duration_s = {})", self.duration_s),
+                ));
+            }
+            if let Some(stop) = f.stop_s {
+                // Finite so that it is a time; beyond duration_s the run's end stops the flow.
+                if !(stop > f.start_s && stop.is_finite()) {
+                    return Err(invalid(key("stop_s"), stop, "a stop time after start_s"));
+                }
+            }
             if let Some(name) = &f.protocol {
-                let protocol =
-                    name.parse::<Protocol>().map_err(|e| invalid(key("protocol"), format!("{name:?}"), e))?;
-                f.validate_transport(i, protocol, self.duration_s)?;
+                let protocol = name.parse::<Protocol>().map_err(|_| {
+                    let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+                    invalid(key("protocol"), format!("{name:?}"), format!("one of {}", names.join(", ")))
+                })?;
+                f.validate_transport(i, protocol)?;
+                sender_data = sender_data.saturating_add(self.sender_data_bytes(i));
+                if sender_data > MAX_SENDER_DATA_BYTES {
+                    let (k, value) = match (f.bytes, f.stop_s) {
+                        (Some(b), _) => ("bytes", b.to_string()),
+                        (None, Some(s)) => ("stop_s", s.to_string()),
+                        (None, None) => ("bytes", "(missing)".to_string()),
+                    };
+                    return Err(invalid(
+                        key(k),
+                        value,
+                        format!(
+                            "transport data that fits in memory: all senders together hold at most {MAX_SENDER_DATA_BYTES} bytes, and with this flow they hold {sender_data} (a flow with stop_s holds its source's PHY rate × its running time)"
+                        ),
+                    ));
+                }
                 continue;
             }
             for (k, given) in
@@ -423,29 +722,22 @@ impl Scenario {
                     ));
                 }
             }
-            if !(IP_UDP_HEADER_BYTES + 1..=MAX_PACKET_BYTES).contains(&f.packet_bytes) {
-                return Err(invalid(
-                    key("packet_bytes"),
-                    f.packet_bytes,
-                    format!("an IP packet size from {} to {MAX_PACKET_BYTES} bytes", IP_UDP_HEADER_BYTES + 1),
-                ));
-            }
-            if !(f.start_s >= 0.0 && f.start_s < self.duration_s) {
-                return Err(invalid(
-                    key("start_s"),
-                    f.start_s,
-                    format!("a start time in [0, duration_s = {})", self.duration_s),
-                ));
-            }
-            if let Some(stop) = f.stop_s {
-                if !(stop > f.start_s) {
-                    return Err(invalid(key("stop_s"), stop, "a stop time after start_s"));
-                }
-            }
+            within(
+                key("packet_bytes"),
+                f.packet_bytes,
+                IP_UDP_HEADER_BYTES + 1..=MAX_PACKET_BYTES,
+                "an IP packet size in bytes",
+            )?;
             match (f.traffic, f.rate_kbps) {
                 (Traffic::Cbr, None) => return Err(invalid(key("rate_kbps"), "(missing)", "a CBR rate in kbit/s")),
-                (Traffic::Cbr, Some(r)) if !(r > 0.0 && r.is_finite()) => {
-                    return Err(invalid(key("rate_kbps"), r, "a positive rate in kbit/s"))
+                (Traffic::Cbr, Some(r)) => {
+                    let phy = self.data_rate_kbps(f.src) as f64;
+                    within(
+                        key("rate_kbps"),
+                        r,
+                        MIN_CBR_RATE_KBPS..=phy,
+                        "a CBR rate in kbit/s (at most the source's PHY data rate)",
+                    )?
                 }
                 (Traffic::Saturated, Some(r)) => {
                     return Err(invalid(
@@ -480,11 +772,13 @@ impl Scenario {
 }
 
 impl FlowSpec {
-    /// Checks of a transport flow (index `i`, protocol already parsed).
-    fn validate_transport(&self, i: usize, protocol: Protocol, duration_s: f64) -> Result<(), ScenarioError> {
+    /// Checks of a transport flow (index `i`, protocol already parsed;
+    /// endpoints, start and stop times already checked).
+    fn validate_transport(&self, i: usize, protocol: Protocol) -> Result<(), ScenarioError> {
         let key = |k: &str| format!("flows[{i}].{k}");
         // A transport flow either moves `bytes` or runs until `stop_s`
-        // (issue 3: "move a number of bytes or run for a duration").
+        // (issue 3: "move a number of bytes or run for a duration"); the
+        // data it holds is bounded with the other flows' (MAX_SENDER_DATA_BYTES).
         match (self.bytes, self.stop_s) {
             (None, None) => {
                 return Err(invalid(
@@ -496,41 +790,29 @@ impl FlowSpec {
             (Some(_), Some(stop)) => {
                 return Err(invalid(key("stop_s"), stop, "either bytes or stop_s for a transport flow, not both"))
             }
-            (Some(b), None) if !(1..=MAX_TRANSFER_BYTES).contains(&b) => {
-                return Err(invalid(key("bytes"), b, format!("a transfer size from 1 to {MAX_TRANSFER_BYTES} bytes")))
-            }
-            (None, Some(stop)) if !(stop > self.start_s && stop.is_finite()) => {
-                return Err(invalid(key("stop_s"), stop, "a stop time after start_s"))
-            }
+            (Some(0), None) => return Err(invalid(key("bytes"), 0, "a transfer of at least one byte")),
             _ => {}
         }
         let min_packet = IP_UDP_HEADER_BYTES + TRANSPORT_HEADER_BYTES as u32 + 1;
-        if !(min_packet..=MAX_PACKET_BYTES).contains(&self.packet_bytes) {
-            return Err(invalid(
-                key("packet_bytes"),
-                self.packet_bytes,
-                format!(
-                    "a full data packet size from {min_packet} to {MAX_PACKET_BYTES} bytes (IP, UDP and the {TRANSPORT_HEADER_BYTES}-byte transport header included)"
-                ),
-            ));
-        }
+        within(
+            key("packet_bytes"),
+            self.packet_bytes,
+            min_packet..=MAX_PACKET_BYTES,
+            &format!(
+                "a full data packet size in bytes (IP, UDP and the {TRANSPORT_HEADER_BYTES}-byte transport header included)"
+            ),
+        )?;
         if self.traffic == Traffic::Cbr {
             return Err(invalid(key("traffic"), "\"cbr\"", format!("no traffic kind: {protocol} paces itself")));
         }
         if let Some(r) = self.rate_kbps {
             return Err(invalid(key("rate_kbps"), r, format!("no rate: {protocol} chooses its own")));
         }
-        if !(self.start_s >= 0.0 && self.start_s < duration_s) {
-            return Err(invalid(
-                key("start_s"),
-                self.start_s,
-                format!("a start time in [0, duration_s = {duration_s})"),
-            ));
-        }
-        let positive = |k: &str, v: Option<f64>| match v {
-            Some(x) if !(x > 0.0 && x.is_finite()) => Err(invalid(key(k), x, "a positive number")),
-            _ => Ok(()),
+        let check = |k: &str, v: Option<f64>, range: std::ops::RangeInclusive<f64>, what: &str| match v {
+            Some(x) => within(key(k), x, range, what),
+            None => Ok(()),
         };
+        // Fractions in [0, 1): at 1 an average would never move.
         let fraction = |k: &str, v: Option<f64>| match v {
             Some(x) if !(0.0..1.0).contains(&x) => Err(invalid(key(k), x, "a weight in [0, 1)")),
             _ => Ok(()),
@@ -539,9 +821,10 @@ impl FlowSpec {
             if !protocol.is_atp() {
                 return Err(invalid(key("atp"), "(given)", format!("no [flows.atp] table: {protocol} is not ATP")));
             }
-            positive("atp.epoch_s", a.epoch_s)?;
-            positive("atp.idle_timeout_s", a.idle_timeout_s)?;
-            positive("atp.eta", a.eta)?;
+            check("atp.epoch_s", a.epoch_s, ENGINE_PERIOD_S, "an epoch in seconds")?;
+            check("atp.idle_timeout_s", a.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
+            // η multiplies a node's delay when it is idle (3 in the documents).
+            check("atp.eta", a.eta, 0.001..=100.0, "an idle multiplier")?;
             fraction("atp.alpha", a.alpha)?;
             fraction("atp.beta", a.beta)?;
             if let Some(k) = a.kappa {
@@ -549,23 +832,21 @@ impl FlowSpec {
                     return Err(invalid(key("atp.kappa"), k, "an increase factor in (0, 1]"));
                 }
             }
-            if let Some(p) = a.phi {
-                if !(p >= 0.0 && p.is_finite()) {
-                    return Err(invalid(key("atp.phi"), p, "a non-negative threshold"));
-                }
-            }
+            // φ is a margin on the rate (0.1 in the documents); 10 would
+            // already mean "never increase".
+            check("atp.phi", a.phi, 0.0..=10.0, "an increase threshold")?;
         }
         if let Some(t) = &self.tcp {
             if protocol.is_atp() {
                 return Err(invalid(key("tcp"), "(given)", format!("no [flows.tcp] table: {protocol} is not TCP")));
             }
-            positive("tcp.min_rto_s", t.min_rto_s)?;
-            positive("tcp.idle_timeout_s", t.idle_timeout_s)?;
+            check("tcp.min_rto_s", t.min_rto_s, ENGINE_PERIOD_S, "a minimum RTO in seconds")?;
+            check("tcp.idle_timeout_s", t.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
             for (k, v) in
                 [("tcp.initial_cwnd_segments", t.initial_cwnd_segments), ("tcp.max_cwnd_segments", t.max_cwnd_segments)]
             {
-                if v == Some(0) {
-                    return Err(invalid(key(k), 0, "at least one segment"));
+                if let Some(v) = v {
+                    within(key(k), v, 1..=MAX_CWND_SEGMENTS, "a window in segments")?;
                 }
             }
         }
@@ -609,5 +890,130 @@ mod tests {
         assert!(e.contains("duration_s = -1"), "{e}");
         let e = err_of("duration_s = 1\n[topology]\nkind = \"ring\"\n");
         assert!(e.contains("ring"), "{e}");
+    }
+
+    const CHAIN: &str = "duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n";
+
+    fn chain_with(flow: &str) -> String {
+        format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\n{flow}")
+    }
+
+    #[test]
+    fn a_wrong_value_in_a_tagged_table_names_its_key() {
+        let e = err_of("duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = \"three\"\nspacing_m = 200\n");
+        assert!(e.contains("topology.nodes = \"three\": expected a whole number of nodes"), "{e}");
+        let e = err_of(&format!("{CHAIN}[routing]\nkind = \"static\"\npaths = 5\n"));
+        assert!(e.contains("routing.paths = 5: expected"), "{e}");
+        let e = err_of("duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\nrows = 2\n");
+        assert!(e.contains("topology.rows: unknown key"), "{e}");
+        // The printed default still reads back the same.
+        let s = Scenario::builtin_default();
+        assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
+    }
+
+    #[test]
+    fn errors_without_a_file_have_no_empty_prefix_and_protocols_are_listed_once() {
+        let e = Scenario::from_toml(&chain_with("protocol = \"tcp-vegas\"\nbytes = 10\n")).unwrap_err().to_string();
+        assert!(e.starts_with("flows[0].protocol = \"tcp-vegas\": expected one of atp-default,"), "{e}");
+        assert_eq!(e.matches("expected").count(), 1, "{e}");
+    }
+
+    #[test]
+    fn grid_size_overflow_is_refused_not_wrapped() {
+        let e = err_of("duration_s = 2\n[topology]\nkind = \"grid\"\nrows = 2147483649\ncols = 2\nspacing_m = 200\n");
+        assert!(e.contains("topology.rows = 2147483649 (cols = 2, 4294967298 nodes)") && e.contains("2000"), "{e}");
+    }
+
+    #[test]
+    fn numeric_bounds_just_inside_pass_just_outside_fail() {
+        let ok = |text: &str| Scenario::from_toml(text).map(|_| ()).map_err(|e| e.to_string());
+        let fails_on = |text: &str, key: &str| {
+            let e = ok(text).unwrap_err();
+            assert!(e.starts_with(&format!("{key} = ")), "expected an error on {key}: {e}");
+        };
+        let with_duration = |d: &str| CHAIN.replace("duration_s = 2", &format!("duration_s = {d}"));
+        ok(&with_duration("86400")).unwrap();
+        fails_on(&with_duration("86400.001"), "duration_s");
+        let chain = |nodes: u32, spacing: &str| {
+            format!("duration_s = 1\n[topology]\nkind = \"chain\"\nnodes = {nodes}\nspacing_m = {spacing}\n")
+        };
+        ok(&chain(MAX_NODES, "200")).unwrap();
+        fails_on(&chain(MAX_NODES + 1, "200"), "topology.nodes");
+        ok(&chain(3, "10000")).unwrap();
+        fails_on(&chain(3, "10000.5"), "topology.spacing_m");
+        fails_on(&chain(3, "1e308"), "topology.spacing_m");
+        let explicit = |x: &str| {
+            format!("duration_s = 1\n[topology]\nkind = \"explicit\"\nnodes = [{{ x_m = 0, y_m = 0 }}, {{ x_m = {x}, y_m = 0 }}]\n")
+        };
+        ok(&explicit("2e7")).unwrap();
+        fails_on(&explicit("2.1e7"), "topology.nodes[1].x_m");
+        let radio = |kv: &str| format!("{CHAIN}[radio.mac]\n{kv}\n");
+        ok(&radio("queue_packets = 10000")).unwrap();
+        fails_on(&radio("queue_packets = 4294967295"), "radio.mac.queue_packets");
+        let atp = |epoch: &str| {
+            chain_with(&format!("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nepoch_s = {epoch}\n"))
+        };
+        ok(&atp("0.001")).unwrap();
+        fails_on(&atp("0.000999"), "flows[0].atp.epoch_s");
+        fails_on(&atp("1e-12"), "flows[0].atp.epoch_s");
+        let tcp = |kv: &str| chain_with(&format!("protocol = \"tcp-reno\"\nbytes = 1000\n[flows.tcp]\n{kv}\n"));
+        ok(&tcp("max_cwnd_segments = 65535")).unwrap();
+        fails_on(&tcp("max_cwnd_segments = 65536"), "flows[0].tcp.max_cwnd_segments");
+        fails_on(&tcp("min_rto_s = 1e-9"), "flows[0].tcp.min_rto_s");
+        // CBR: up to the source's PHY rate (24 Mbit/s by default).
+        let cbr = |rate: &str| chain_with(&format!("traffic = \"cbr\"\nrate_kbps = {rate}\n"));
+        ok(&cbr("24000")).unwrap();
+        fails_on(&cbr("24000.5"), "flows[0].rate_kbps");
+        fails_on(&cbr("1e300"), "flows[0].rate_kbps");
+        fails_on(&cbr("1e-300"), "flows[0].rate_kbps");
+    }
+
+    #[test]
+    fn flows_paths_and_sender_data_are_bounded() {
+        let flows = "[[flows]]\nsrc = 0\ndst = 2\n".repeat(MAX_FLOWS + 1);
+        let e = err_of(&format!("{CHAIN}{flows}"));
+        assert!(e.contains("flows = (1001 flows): expected at most 1000 flows"), "{e}");
+        let e = err_of(&format!("{CHAIN}[routing]\nkind = \"static\"\npaths = [[0, 1, 0]]\n"));
+        assert!(e.contains("routing.paths[0][2] = 0") && e.contains("no loops"), "{e}");
+        // A flow that runs for a day at 54 Mbit/s would hold 583 GB.
+        let day = "duration_s = 86400\n[radio]\ndata_rate_kbps = 54000\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 20\n[[flows]]\nsrc = 0\ndst = 1\nprotocol = \"atp-default\"\nstop_s = 86400\n";
+        let e = err_of(day);
+        assert!(e.contains("flows[0].stop_s = 86400") && e.contains(&MAX_SENDER_DATA_BYTES.to_string()), "{e}");
+        // Two flows of 2 GiB fit; a third byte does not.
+        let two = chain_with(&format!(
+            "protocol = \"atp-default\"\nbytes = {}\n[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = {}\n",
+            1u64 << 31,
+            1u64 << 31
+        ));
+        Scenario::from_toml(&two).unwrap();
+        let e =
+            err_of(&two.replacen(&format!("bytes = {}\n", 1u64 << 31), &format!("bytes = {}\n", (1u64 << 31) + 1), 1));
+        assert!(e.contains("flows[1].bytes = 2147483648"), "{e}");
+    }
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        let dir = std::env::temp_dir().join(format!("meshbed-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = read_input_file(&dir).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        let e = read_input_file(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("a device"), "{e}");
+        // A FIFO without a writer: refused at once, never opened (opening blocks).
+        let fifo = dir.join("fifo");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+        if made {
+            let e = read_input_file(&fifo).unwrap_err().to_string();
+            assert!(e.contains("a FIFO"), "{e}");
+        }
+        let big = dir.join("big.toml");
+        std::fs::write(&big, vec![b'#'; MAX_FILE_BYTES as usize + 1]).unwrap();
+        let e = read_input_file(&big).unwrap_err().to_string();
+        assert!(e.contains(&format!("{} bytes; expected a file of at most", MAX_FILE_BYTES + 1)), "{e}");
+        let fits = dir.join("fits.toml");
+        std::fs::write(&fits, vec![b'#'; MAX_FILE_BYTES as usize]).unwrap();
+        assert_eq!(read_input_file(&fits).unwrap().len(), MAX_FILE_BYTES as usize);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
