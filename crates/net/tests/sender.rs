@@ -27,7 +27,7 @@ fn forge_final_ack(stream_len: u64) -> Forger {
             return None;
         }
         seen += 1;
-        if seen % 10 != 0 {
+        if !seen.is_multiple_of(10) {
             return None;
         }
         let (control, ack) = match repr.protocol {
@@ -69,7 +69,9 @@ fn send_past_forger(tag: &str, protocol: Protocol, seed: u64, forger: fn(u64) ->
     // A hang is a failure too: the sender must end by itself.
     let (tx, rx) = std::sync::mpsc::channel();
     let to = shim.addr;
-    std::thread::spawn(move || tx.send(send(payload, to, &o, &mut |_| {})));
+    std::thread::spawn(move || {
+        let _ = tx.send(send(payload, to, &o, &mut |_| {}).map_err(|e| e.to_string()));
+    });
     let result = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("{protocol}: the sender hung"));
     drop(shim);
     drop(receiver);
@@ -79,8 +81,7 @@ fn send_past_forger(tag: &str, protocol: Protocol, seed: u64, forger: fn(u64) ->
             assert!(committed.as_deref() == Some(&data[..]), "{protocol}: success without the file committed");
             Ok(report.protocol_violations)
         }
-        Err(e) => {
-            let m = e.to_string();
+        Err(m) => {
             assert!(m.contains("never confirmed") || m.contains("unreachable"), "{protocol}: {m}");
             assert!(committed.is_none() || committed.as_deref() == Some(&data[..]), "{protocol}: a wrong file");
             Err(m)

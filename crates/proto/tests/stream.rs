@@ -138,11 +138,11 @@ fn atp_sender_with_sent(data: &[u8], finish: bool) -> (AtpSender, Instant) {
     let mut buf = vec![0u8; 2048];
     let syn = s.poll_transmit(now, &mut buf).expect("SYN");
     assert!(parse_datagram(&buf[..syn.len]).unwrap().0.control.contains(Control::SYN));
-    now = now + Duration::from_millis(10);
+    now += Duration::from_millis(10);
     s.handle_input(now, &feedback(5, 0, Control::SACK_OPT | Control::ACK | Control::SYN, &[]));
     // Send everything the pacing allows over the next second.
     for _ in 0..1000 {
-        now = now + Duration::from_millis(1);
+        now += Duration::from_millis(1);
         while s.poll_transmit(now, &mut buf).is_some() {}
     }
     (s, now)
@@ -285,7 +285,7 @@ fn an_unconfirmed_transfer_fails_after_the_idle_time() {
     // timeout, yet the confirmation deadline stands.
     let mut t = now;
     while !s.is_closed() {
-        t = t + Duration::from_secs(1);
+        t += Duration::from_secs(1);
         s.handle_input(t, &feedback(5, 20_000, Control::SACK_OPT | Control::ACK, &[]));
         s.handle_timeout(t);
         assert!(t < now + Duration::from_secs(120), "never gave up");

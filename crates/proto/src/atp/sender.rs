@@ -317,10 +317,9 @@ impl AtpSender {
                 if let Some(next) = self.next_in_sequence() {
                     return Some(next);
                 }
-                if self.buf.end().is_none() {
-                    // Everything written is sent; the application owes more.
-                    return None;
-                }
+                // Everything written is sent; without the stream's end the
+                // application owes more.
+                self.buf.end()?;
                 let fin_due = match self.fin_sent_at {
                     None => true,
                     Some(sent) => sent + self.fin_interval() <= now,
@@ -347,9 +346,7 @@ impl AtpSender {
         if self.next_in_sequence().is_some() {
             return Some(self.next_send);
         }
-        if self.buf.end().is_none() {
-            return None;
-        }
+        self.buf.end()?;
         match self.fin_sent_at {
             None => Some(self.next_send),
             Some(t) => Some(self.next_send.max(t + self.fin_interval())),
