@@ -18,6 +18,7 @@
 //!
 //! Everything here is I/O glue; no protocol decision is made in this crate.
 
+pub mod auth;
 pub mod clock;
 pub mod conn;
 pub mod delay;
