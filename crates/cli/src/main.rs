@@ -77,7 +77,7 @@ enum Command {
     Relay(emu::RelayArgs),
     /// Benchmark: a large loopback transfer with ATP and with the kernel's TCP, goodput and CPU time side by side.
     BenchTransfer {
-        /// Bytes to move, in MiB (1 to 4096: the sender holds them in memory).
+        /// Bytes to move, in MiB (1 to 4096).
         #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=transfer::MAX_BENCH_MIB))]
         size_mib: u64,
         /// Engine protocols to run (comma-separated).
@@ -86,6 +86,9 @@ enum Command {
         /// Also run each ATP protocol with this rate cap (e.g. 5us), besides the preset's 100us.
         #[arg(long, value_parser = |s: &str| format!("fixed:{s}").parse::<meshbed_net::DelaySpec>())]
         atp_min_delay: Option<meshbed_net::DelaySpec>,
+        /// Also run each protocol with every datagram sealed (`--psk`, a key made for the run), side by side.
+        #[arg(long)]
+        psk: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -269,8 +272,8 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Recv(args)) => transfer::run_recv(args),
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
-        Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, json }) => {
-            transfer::run_bench(size_mib, &protocols, atp_min_delay, json)
+        Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, psk, json }) => {
+            transfer::run_bench(size_mib, &protocols, atp_min_delay, psk, json)
         }
     }
 }

@@ -88,12 +88,24 @@ pub struct SendArgs {
     /// ATP's smallest inter-packet delay, i.e. its rate cap (default 100us = 10 000 packets/s).
     #[arg(long, value_parser = |s: &str| format!("fixed:{s}").parse::<meshbed_net::DelaySpec>())]
     pub atp_min_delay: Option<meshbed_net::DelaySpec>,
+    /// Seal every datagram with the pre-shared key in this file (the receiver needs the same key); default: the key in $MESHBED_PSK, if set.
+    #[arg(long, value_name = "FILE")]
+    pub psk: Option<PathBuf>,
     /// Print the summary as JSON (also on failure).
     #[arg(long)]
     pub json: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// The pre-shared key of `--psk FILE`, else of $MESHBED_PSK, else none.
+fn load_psk(file: &Option<PathBuf>) -> Result<Option<meshbed_net::auth::Psk>> {
+    let psk = match file {
+        Some(path) => meshbed_net::auth::Psk::from_file(path).map(Some),
+        None => meshbed_net::auth::Psk::from_env(),
+    };
+    psk.map_err(|e| anyhow::anyhow!("--psk: {e}"))
 }
 
 fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
@@ -129,6 +141,7 @@ pub fn run_send(a: SendArgs) -> Result<()> {
     options.retries = a.retries;
     options.retry_delay = a.retry_delay;
     options.atp_min_delay = min_delay(&a.atp_min_delay)?;
+    options.psk = load_psk(&a.psk)?;
     let bar = progress_bar(payload.stream_len(), a.quiet);
     let mut on_progress = |p: &meshbed_net::SendProgress| {
         if let Some(bar) = &bar {
@@ -182,6 +195,9 @@ pub struct RecvArgs {
     /// No listening notice or progress.
     #[arg(long)]
     pub quiet: bool,
+    /// Accept only datagrams sealed with the pre-shared key in this file; default: the key in $MESHBED_PSK, if set.
+    #[arg(long, value_name = "FILE")]
+    pub psk: Option<PathBuf>,
 }
 
 pub fn run_recv(a: RecvArgs) -> Result<()> {
@@ -192,6 +208,7 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.timeout = a.timeout;
     options.linger = a.linger;
     options.max_transfers = a.count;
+    options.psk = load_psk(&a.psk)?;
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
     let local = receiver.local_addr()?;
     if !a.quiet {
@@ -276,8 +293,14 @@ struct BenchRow {
     retransmissions: Option<u64>,
 }
 
-fn bench_engine(protocol: Protocol, bytes: usize, atp_min_delay: Option<Duration>) -> Result<BenchRow> {
+fn bench_engine(
+    protocol: Protocol,
+    bytes: usize,
+    atp_min_delay: Option<Duration>,
+    psk: Option<&meshbed_net::auth::Psk>,
+) -> Result<BenchRow> {
     let mut ro = ReceiveOptions::new("127.0.0.1:0".parse().expect("addr"), SinkKind::Discard);
+    ro.psk = psk.cloned();
     ro.max_transfers = Some(1);
     ro.linger = Duration::from_millis(200);
     ro.timeout = Duration::from_secs(10);
@@ -287,16 +310,20 @@ fn bench_engine(protocol: Protocol, bytes: usize, atp_min_delay: Option<Duration
     let payload = Payload::unchecked("bench.bin", bytes as u64);
     let mut so = SendOptions::new(protocol);
     so.atp_min_delay = atp_min_delay;
+    so.psk = psk.cloned();
     let cpu0 = meshbed_net::udp::process_cpu_time();
     let t0 = Instant::now();
     let report = send(payload, addr, &so, &mut |_| {}).map_err(|e| anyhow::anyhow!("{protocol}: {e}"))?;
     let wall_s = t0.elapsed().as_secs_f64();
     let cpu_s = (meshbed_net::udp::process_cpu_time() - cpu0).as_secs_f64();
     rx.join().expect("receiver thread")?;
-    let name = match atp_min_delay {
+    let mut name = match atp_min_delay {
         Some(d) if protocol.is_atp() => format!("{protocol} (min delay {} us)", d.as_micros()),
         _ => protocol.name().to_string(),
     };
+    if psk.is_some() {
+        name.push_str(" +psk");
+    }
     Ok(BenchRow { name, bytes: bytes as u64, wall_s, cpu_s, retransmissions: Some(report.retransmissions) })
 }
 
@@ -338,6 +365,7 @@ pub fn run_bench(
     size_mib: u64,
     protocols: &[Protocol],
     atp_min_delay: Option<DelaySpec>,
+    compare_psk: bool,
     json_out: bool,
 ) -> Result<()> {
     let bytes = size_mib.checked_mul(1 << 20).and_then(|b| usize::try_from(b).ok()).context("--size-mib too large")?;
@@ -347,9 +375,15 @@ pub fn run_bench(
         if !json_out {
             eprintln!("bench-transfer: {p}, {size_mib} MiB over loopback ...");
         }
-        rows.push(bench_engine(p, bytes, None)?);
-        if let (Some(d), true) = (min_delay, p.is_atp()) {
-            rows.push(bench_engine(p, bytes, Some(d))?);
+        // With and without the seal back to back, so that the ratio is
+        // measured under the same machine load.
+        let key = meshbed_net::auth::Psk::from_bytes(b"a benchmark key, made for this run").expect("long enough");
+        let keys: &[Option<&meshbed_net::auth::Psk>] = if compare_psk { &[None, Some(&key)] } else { &[None] };
+        for &k in keys {
+            rows.push(bench_engine(p, bytes, None, k)?);
+            if let (Some(d), true) = (min_delay, p.is_atp()) {
+                rows.push(bench_engine(p, bytes, Some(d), k)?);
+            }
         }
     }
     if !json_out {

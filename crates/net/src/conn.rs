@@ -6,6 +6,7 @@
 //! bits of the connection id ([`connection_id`]); the other 28 bits are
 //! random. A receiver reads the preset from the SYN's connection id.
 
+use crate::auth::{self, AuthError, Direction, Opener, Psk, Sealer};
 use meshbed_core::{Duration, Instant};
 use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
 use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
@@ -56,6 +57,10 @@ pub struct EngineOptions {
     /// ATP's smallest inter-packet delay (the rate cap); `None` keeps the
     /// preset's 100 µs.
     pub atp_min_delay: Option<Duration>,
+    /// Bytes each datagram carries beyond what the engine writes (the
+    /// `--psk` seal): the engines' segments shrink by as much, so a sealed
+    /// datagram is no larger than a plain one.
+    pub datagram_overhead: usize,
 }
 
 /// Bytes a sender holds at once (unacknowledged plus written, not yet
@@ -75,6 +80,7 @@ impl EngineOptions {
         if let Some(d) = self.atp_min_delay {
             c.min_delay = d;
         }
+        c.max_payload = c.max_payload.saturating_sub(self.datagram_overhead).max(1);
         Some(c)
     }
 
@@ -83,8 +89,61 @@ impl EngineOptions {
     /// that a silent peer is asked several times before the sender gives up.
     pub fn tcp(&self) -> TcpConfig {
         let mut c = TcpConfig { idle_timeout: self.timeout, max_unanswered_rtos: 0, ..TcpConfig::default() };
+        c.mss_bytes = c.mss_bytes.saturating_sub(self.datagram_overhead).max(1);
         c.max_rto = Duration::from_nanos(self.timeout.as_nanos() / 4).max(c.min_rto).min(c.max_rto);
         c
+    }
+}
+
+/// How one connection's datagrams cross the network: as the engines write
+/// them, or sealed with the pre-shared key ([`crate::auth`]).
+pub enum Protection {
+    Plain,
+    Sealed { sealer: Sealer, opener: Opener },
+}
+
+impl Protection {
+    /// One side of `connection_id`: it seals what it sends `outgoing` and
+    /// opens what comes the other way.
+    pub fn new(psk: Option<&Psk>, connection_id: u32, outgoing: Direction) -> Result<Self, AuthError> {
+        let Some(psk) = psk else { return Ok(Protection::Plain) };
+        let incoming = match outgoing {
+            Direction::ToReceiver => Direction::ToSender,
+            Direction::ToSender => Direction::ToReceiver,
+        };
+        Ok(Protection::Sealed {
+            sealer: psk.sealer(connection_id, outgoing)?,
+            opener: psk.opener(connection_id, incoming),
+        })
+    }
+
+    /// Bytes a datagram grows by when sealed.
+    pub fn overhead(psk: Option<&Psk>) -> usize {
+        if psk.is_some() {
+            auth::OVERHEAD
+        } else {
+            0
+        }
+    }
+
+    /// The plain datagram in `buf`: as it is, or opened in place (an error
+    /// for anything not sealed by the peer, or seen before).
+    pub fn open<'a>(&mut self, buf: &'a mut [u8]) -> Result<&'a [u8], AuthError> {
+        match self {
+            Protection::Plain => Ok(buf),
+            Protection::Sealed { opener, .. } => {
+                let n = opener.open(buf)?;
+                Ok(&buf[..n])
+            }
+        }
+    }
+
+    /// Seals the datagram in `buf[..len]` in place; returns its length.
+    pub fn seal(&mut self, buf: &mut [u8], len: usize) -> Result<usize, AuthError> {
+        match self {
+            Protection::Plain => Ok(len),
+            Protection::Sealed { sealer, .. } => sealer.seal(buf, len),
+        }
     }
 }
 
@@ -172,7 +231,12 @@ mod tests {
 
     #[test]
     fn tcp_gives_up_at_the_timeout() {
-        let o = EngineOptions { timeout: Duration::from_secs(4), linger: Duration::from_secs(1), atp_min_delay: None };
+        let o = EngineOptions {
+            timeout: Duration::from_secs(4),
+            linger: Duration::from_secs(1),
+            atp_min_delay: None,
+            datagram_overhead: 0,
+        };
         let c = o.tcp();
         assert_eq!(
             (c.idle_timeout, c.max_unanswered_rtos, c.max_rto),

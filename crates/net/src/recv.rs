@@ -9,12 +9,13 @@
 //! its FIN) leaves only after the file has its final name: a sender that
 //! reports success has a committed file behind it.
 
+use crate::auth::{Direction, Psk};
 use crate::clock::{self, Clock};
-use crate::conn::{protocol_of, wire_matches, EngineOptions, ReceiverEngine};
+use crate::conn::{protocol_of, wire_matches, EngineOptions, Protection, ReceiverEngine};
 use crate::framing::{hex, Sink, SinkKind};
-use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH};
+use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
 use meshbed_core::Instant;
-use meshbed_proto::wire::{parse_datagram, Control, ProtocolId, Repr};
+use meshbed_proto::wire::{parse_datagram, Control, Packet, ProtocolId, Repr};
 use meshbed_proto::{EngineEvent, Protocol};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -42,6 +43,9 @@ pub struct ReceiveOptions {
     /// connection per 100 ms), so that a sender whose receiver restarted
     /// learns it at once instead of after its timeout.
     pub reset_unknown: bool,
+    /// Accept only datagrams sealed with this pre-shared key, and seal every
+    /// answer (`--psk`; docs/PROTOCOLS.md §6).
+    pub psk: Option<Psk>,
 }
 
 impl ReceiveOptions {
@@ -54,6 +58,7 @@ impl ReceiveOptions {
             max_transfers: None,
             max_connections: 64,
             reset_unknown: true,
+            psk: None,
         }
     }
 }
@@ -72,6 +77,9 @@ pub struct ReceiverCounters {
     /// SYNs dropped because `max_connections` transfers were running.
     pub over_capacity: u64,
     pub resets_sent: u64,
+    /// With `--psk`: datagrams that failed verification (forged, replayed,
+    /// another key), dropped before any engine saw them.
+    pub unauthenticated: u64,
     pub transfers_completed: u64,
     pub transfers_failed: u64,
 }
@@ -166,6 +174,8 @@ struct Conn {
     protocol: Protocol,
     peer: SocketAddr,
     sink: Sink,
+    /// Opens the sender's datagrams and seals the answers.
+    protection: Protection,
     started: std::time::Instant,
     last_input: Instant,
     /// Committed and reported; kept to answer repeated FINs until the linger.
@@ -199,6 +209,7 @@ impl Receiver {
             timeout: clock::from_std(options.timeout),
             linger: clock::from_std(options.linger),
             atp_min_delay: None,
+            datagram_overhead: Protection::overhead(options.psk.as_ref()),
         };
         Ok(Receiver {
             socket,
@@ -222,7 +233,14 @@ impl Receiver {
         self.socket.counters
     }
 
-    fn queue_reset(&mut self, outbox: &mut Outbox, now: Instant, repr: &Repr, peer: SocketAddr) {
+    fn queue_reset(
+        &mut self,
+        outbox: &mut Outbox,
+        now: Instant,
+        repr: &Repr,
+        peer: SocketAddr,
+        protection: &mut Protection,
+    ) {
         if !self.options.reset_unknown || repr.control.contains(Control::RST) {
             return;
         }
@@ -250,30 +268,58 @@ impl Receiver {
         if let Some(buf) = outbox.next_buf() {
             let len = rst.buffer_len();
             rst.emit(&mut buf[..len]);
-            outbox.commit(len, Some(peer));
-            self.counters.resets_sent += 1;
+            if let Ok(len) = protection.seal(buf, len) {
+                outbox.commit(len, Some(peer));
+                self.counters.resets_sent += 1;
+            }
         }
     }
 
     /// One received datagram.
     fn dispatch(&mut self, outbox: &mut Outbox, now: Instant, peer: SocketAddr, bytes: &[u8], truncated: bool) {
         self.counters.datagrams += 1;
-        let repr = match parse_datagram(bytes) {
-            Ok((repr, _)) if !truncated => repr,
+        // The connection id is in the clear, sealed or not.
+        let id = match Packet::new_checked(bytes) {
+            Ok(packet) if !truncated => packet.connection_id(),
             _ => {
                 self.counters.malformed += 1;
                 return;
             }
         };
-        if let Some(conn) = self.conns.get_mut(&repr.connection_id) {
-            if conn.peer != peer {
-                self.counters.stray += 1;
+        let known = self.conns.get(&id).map(|conn| conn.peer == peer);
+        if known == Some(false) {
+            self.counters.stray += 1;
+            return;
+        }
+        // Open the seal (with --psk) before believing anything in it.
+        let mut scratch = [0u8; MAX_DATAGRAM];
+        let copy = &mut scratch[..bytes.len()];
+        copy.copy_from_slice(bytes);
+        let mut fresh = None;
+        let opened = match self.conns.get_mut(&id) {
+            Some(conn) => conn.protection.open(copy),
+            None => match Protection::new(self.options.psk.as_ref(), id, Direction::ToSender) {
+                Ok(p) => fresh.insert(p).open(copy),
+                Err(_) => return,
+            },
+        };
+        let Ok(bytes) = opened else {
+            self.counters.unauthenticated += 1;
+            return;
+        };
+        let repr = match parse_datagram(bytes) {
+            Ok((repr, _)) => repr,
+            Err(_) => {
+                self.counters.malformed += 1;
                 return;
             }
+        };
+        if let Some(conn) = self.conns.get_mut(&id) {
             conn.last_input = now;
             conn.engine.engine().handle_input(now, bytes);
             return;
         }
+        let mut protection = fresh.expect("made for an unknown connection");
         let c = repr.control;
         let opens = c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT);
         if !opens {
@@ -284,7 +330,7 @@ impl Receiver {
                 && !c.contains(Control::FIN)
                 && !c.contains(Control::SYN);
             if !c.contains(Control::SACK_OPT) && !tcp_ack {
-                self.queue_reset(outbox, now, &repr, peer);
+                self.queue_reset(outbox, now, &repr, peer, &mut protection);
             }
             return;
         }
@@ -303,8 +349,16 @@ impl Receiver {
         }
         engine.engine().handle_input(now, bytes);
         let sink = Sink::new(self.options.sink.clone(), repr.connection_id);
-        let conn =
-            Conn { engine, protocol, peer, sink, started: std::time::Instant::now(), last_input: now, finished: false };
+        let conn = Conn {
+            engine,
+            protocol,
+            peer,
+            sink,
+            protection,
+            started: std::time::Instant::now(),
+            last_input: now,
+            finished: false,
+        };
         self.conns.insert(repr.connection_id, conn);
     }
 
@@ -351,6 +405,7 @@ impl Receiver {
         let mut blocked = false;
         let mut next_progress = std::time::Instant::now();
         let linger = clock::from_std(self.options.linger);
+        let overhead = self.engine_options.datagram_overhead;
         let mut ids: Vec<u32> = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             let done = self.options.max_transfers.is_some_and(|n| self.ended >= n) && self.conns.is_empty();
@@ -454,7 +509,7 @@ impl Receiver {
                             sack_blocks: Vec::new(),
                             payload_len: 0,
                         };
-                        self.queue_reset(&mut outbox, now, &repr, conn.peer);
+                        self.queue_reset(&mut outbox, now, &repr, conn.peer, &mut conn.protection);
                     }
                     continue;
                 }
@@ -478,8 +533,11 @@ impl Receiver {
                         }
                         continue;
                     };
-                    let Some(t) = conn.engine.engine().poll_transmit(now, buf) else { break };
-                    outbox.commit(t.len, Some(peer));
+                    // Room for the seal after what the engine writes.
+                    let room = buf.len() - overhead;
+                    let Some(t) = conn.engine.engine().poll_transmit(now, &mut buf[..room]) else { break };
+                    let Ok(len) = conn.protection.seal(buf, t.len) else { break };
+                    outbox.commit(len, Some(peer));
                 }
             }
             blocked = !self.socket.flush(&mut outbox).or_else(ignore_refused)?;

@@ -1,10 +1,11 @@
 //! The sending side: one file, one connection at a time, one event loop.
 
+use crate::auth::{Direction, Psk};
 use crate::clock::{self, Clock};
-use crate::conn::{connection_id, random_u32, EngineOptions, SenderEngine};
+use crate::conn::{connection_id, random_u32, EngineOptions, Protection, SenderEngine};
 use crate::delay::{DelaySource, DelaySpec, EndToEndEstimator, StampCounters, Stamper};
 use crate::framing::{hex, FramingError, StreamHeader};
-use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH};
+use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
 use meshbed_proto::{EngineEvent, FailReason, Protocol, SendStream};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -224,6 +225,9 @@ pub struct SendOptions {
     pub atp_min_delay: Option<StdDuration>,
     /// Local address to bind (default: any, on the peer's address family).
     pub bind: Option<SocketAddr>,
+    /// Seal every datagram with this pre-shared key (`--psk`); the receiver
+    /// must hold the same key.
+    pub psk: Option<Psk>,
 }
 
 impl SendOptions {
@@ -236,6 +240,7 @@ impl SendOptions {
             retry_delay: StdDuration::from_millis(500),
             atp_min_delay: None,
             bind: None,
+            psk: None,
         }
     }
 }
@@ -276,6 +281,9 @@ pub struct SendReport {
     /// Datagrams no conforming receiver sends (acknowledging bytes never
     /// sent, a wrong commit confirmation): ignored, and a sign of an attack.
     pub protocol_violations: u64,
+    /// With `--psk`: datagrams that failed verification (forged, replayed,
+    /// or sealed with another key), dropped before the engine saw them.
+    pub unauthenticated: u64,
     pub attempts: u32,
     pub delay_source: String,
     /// End-to-end estimator state (`e2e` source): smoothed and minimum RTT.
@@ -343,6 +351,7 @@ struct Attempt {
     connection_id: u32,
     duration: StdDuration,
     stats: meshbed_proto::engine::Stats,
+    unauthenticated: u64,
     stamper: Stamper,
     io: IoCounters,
 }
@@ -384,6 +393,7 @@ fn run_attempt(
         timeout: clock::from_std(options.timeout),
         linger: clock::from_std(options.timeout),
         atp_min_delay: options.atp_min_delay.map(clock::from_std),
+        datagram_overhead: Protection::overhead(options.psk.as_ref()),
     };
     let atp = engine_options.atp(options.protocol).unwrap_or_default();
     let relay = atp.relay_config();
@@ -394,6 +404,11 @@ fn run_attempt(
     let started = std::time::Instant::now();
     let connection_id = connection_id(options.protocol, random_u32());
     let mut conn = SenderEngine::new(options.protocol, &engine_options, connection_id, clock.now());
+    let mut protection = Protection::new(options.psk.as_ref(), connection_id, Direction::ToReceiver)
+        .map_err(|e| SendError::Setup(e.to_string()))?;
+    let overhead = engine_options.datagram_overhead;
+    let mut scratch = [0u8; MAX_DATAGRAM];
+    let mut unauthenticated = 0u64;
     if payload.confirm {
         // Success needs the receiver's proof that it committed these bytes.
         conn.engine().require_commit_token(payload.header.sha256);
@@ -420,8 +435,14 @@ fn run_attempt(
                 };
                 for i in 0..n {
                     let (_, bytes, _) = batch.get(i);
-                    stamper.on_received(now, bytes);
-                    engine.handle_input(now, bytes);
+                    let copy = &mut scratch[..bytes.len()];
+                    copy.copy_from_slice(bytes);
+                    let Ok(plain) = protection.open(copy) else {
+                        unauthenticated += 1;
+                        continue;
+                    };
+                    stamper.on_received(now, plain);
+                    engine.handle_input(now, plain);
                 }
                 if n < BATCH {
                     break;
@@ -452,9 +473,12 @@ fn run_attempt(
                 }
                 continue;
             };
-            let Some(t) = engine.poll_transmit(now, buf) else { break };
+            // Room for the seal after what the engine writes.
+            let room = buf.len() - overhead;
+            let Some(t) = engine.poll_transmit(now, &mut buf[..room]) else { break };
             let _ = stamper.stamp(now, &mut buf[..t.len]);
-            outbox.commit(t.len, None);
+            let len = protection.seal(buf, t.len).map_err(|e| SendError::Setup(format!("sealing: {e}")))?;
+            outbox.commit(len, None);
         }
         if !blocked {
             match socket.flush(&mut outbox) {
@@ -489,7 +513,7 @@ fn run_attempt(
     let duration = started.elapsed();
     let stats = conn.engine_ref().stats().clone();
     progress(&SendProgress { acked: stats.bytes_delivered.min(total), total, elapsed: duration, attempt });
-    Ok(Attempt { ending, connection_id, duration, stats, stamper, io: socket.counters })
+    Ok(Attempt { ending, connection_id, duration, stats, unauthenticated, stamper, io: socket.counters })
 }
 
 /// Sends `payload` to a `meshbed recv` at `peer`. `progress` is called at
@@ -535,6 +559,7 @@ pub fn send(
             datagrams_received: a.stats.datagrams_received,
             dropped_datagrams: a.stats.dropped_datagrams,
             protocol_violations: a.stats.protocol_violations,
+            unauthenticated: a.unauthenticated,
             attempts: attempt,
             delay_source: options.delay.to_string(),
             srtt_us: e2e.and_then(|e| e.srtt()).map(|d| d.as_nanos() as f64 / 1e3),

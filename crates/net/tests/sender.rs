@@ -169,3 +169,96 @@ fn what_is_not_a_regular_file_is_refused() {
     let err = Payload::from_file(std::path::Path::new("/dev/zero")).unwrap_err();
     assert!(err.to_string().contains("not a regular file"), "{err}");
 }
+
+/// A plain (unsealed) datagram of the connection `like` belongs to.
+fn plain(like: &[u8], control: u8, seq: u64, ack: u64, payload: &[u8]) -> Option<Vec<u8>> {
+    let p = meshbed_proto::wire::Packet::new_checked(like).ok()?;
+    let protocol = if p.protocol_raw() == 1 { ProtocolId::Atp } else { ProtocolId::Tcp };
+    let repr = Repr {
+        protocol,
+        control: Control(control),
+        hop_count: 0,
+        connection_id: p.connection_id(),
+        seq,
+        ack,
+        d_max_us: 0,
+        d_s_us: 0,
+        sack_blocks: Vec::new(),
+        payload_len: payload.len(),
+    };
+    let mut out = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut out);
+    out[repr.header_len()..].copy_from_slice(payload);
+    Some(out)
+}
+
+fn psk_options(protocol: Protocol, key: &[u8]) -> SendOptions {
+    let mut o = options(protocol);
+    o.psk = Some(meshbed_net::auth::Psk::from_bytes(key).unwrap());
+    o
+}
+
+#[test]
+fn with_a_psk_injected_data_acks_and_resets_are_dropped_and_counted() {
+    const KEY: &[u8] = b"the mesh's shared secret, 32 B!!";
+    for (i, protocol) in [Protocol::AtpAdaptive, Protocol::TcpNewReno].into_iter().enumerate() {
+        let dir = temp_dir(&format!("psk-{protocol}"));
+        let data = content(300_000, 80 + i as u64);
+        let payload = Payload::from_bytes("secret.bin", &data).unwrap();
+        let stream_len = payload.stream_len();
+        let mut ro = receive_options(&dir);
+        ro.psk = Some(meshbed_net::auth::Psk::from_bytes(KEY).unwrap());
+        let receiver = RunningReceiver::start(ro);
+        let shim = Shim::start(receiver.addr, Impairments { seed: 5, loss: 0.05, ..Impairments::default() });
+        // Towards the sender: resets, and acknowledgements of everything
+        // with a FIN (and for ATP even the right commit token).
+        let mut n = 0u32;
+        let token = meshbed_net::framing::StreamHeader::for_data("secret.bin", &data).unwrap().sha256;
+        shim.set_forger(Box::new(move |bytes: &[u8]| {
+            n += 1;
+            match n % 3 {
+                0 => plain(bytes, Control::RST, 0, 0, &[]),
+                1 => plain(bytes, Control::SACK_OPT | Control::ACK | Control::FIN, 0, stream_len, &token),
+                _ => plain(bytes, Control::ACK, 0, stream_len + 2, &token),
+            }
+        }));
+        // Towards the receiver: garbage at the start of the stream, and resets.
+        let mut m = 0u32;
+        shim.set_forger_to_receiver(Box::new(move |bytes: &[u8]| {
+            m += 1;
+            if m % 2 == 0 {
+                plain(bytes, Control::RST, 0, 0, &[])
+            } else {
+                plain(bytes, 0, 1, 1, &[0xee; 1000])
+            }
+        }));
+        let report = send(payload, shim.addr, &psk_options(protocol, KEY), &mut |_| {})
+            .unwrap_or_else(|e| panic!("{protocol}: {e}"));
+        let reports = receiver.wait_for(1, Duration::from_secs(10));
+        assert!(reports[0].ok, "{protocol}: {:?}", reports[0].error);
+        assert!(std::fs::read(dir.join("secret.bin")).unwrap() == data, "{protocol}: content differs");
+        assert!(report.unauthenticated > 0, "{protocol}: forgeries towards the sender counted");
+        assert_eq!(report.protocol_violations, 0, "{protocol}: no forgery reached the engine");
+        assert!(reports[0].receiver.unauthenticated > 0, "{protocol}: forgeries towards the receiver counted");
+    }
+}
+
+#[test]
+fn a_wrong_key_or_no_key_moves_nothing() {
+    for (sender_key, receiver_key) in [
+        (Some(&b"0123456789abcdef-one"[..]), Some(&b"0123456789abcdef-two"[..])),
+        (Some(b"0123456789abcdef-one"), None),
+    ] {
+        let dir = temp_dir("psk-wrong");
+        let mut ro = receive_options(&dir);
+        ro.psk = receiver_key.map(|k| meshbed_net::auth::Psk::from_bytes(k).unwrap());
+        let receiver = RunningReceiver::start(ro);
+        let mut o = options(Protocol::AtpAdaptive);
+        o.timeout = Duration::from_secs(1);
+        o.psk = sender_key.map(|k| meshbed_net::auth::Psk::from_bytes(k).unwrap());
+        let err = send(Payload::from_bytes("x.bin", b"abc").unwrap(), receiver.addr, &o, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("unreachable"), "{err}");
+        drop(receiver);
+        assert!(names(&dir).is_empty(), "nothing written");
+    }
+}

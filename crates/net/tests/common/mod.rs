@@ -60,6 +60,7 @@ struct Shared {
     client: Mutex<Option<SocketAddr>>,
     counters: ShimCounters,
     forger: Mutex<Option<Forger>>,
+    forger_to_receiver: Mutex<Option<Forger>>,
 }
 
 /// An attacker on the path: sees each datagram towards the receiver and may
@@ -91,6 +92,7 @@ impl Shim {
             client: Mutex::new(None),
             counters: ShimCounters::default(),
             forger: Mutex::new(None),
+            forger_to_receiver: Mutex::new(None),
         });
         let (front2, back2) = (front.try_clone().unwrap(), back.try_clone().unwrap());
         let (s1, s2) = (shared.clone(), shared.clone());
@@ -104,6 +106,13 @@ impl Shim {
     /// Installs an attacker (see [`Forger`]).
     pub fn set_forger(&self, forger: Forger) {
         *self.shared.forger.lock().unwrap() = Some(forger);
+    }
+
+    /// Installs an attacker who answers datagrams towards the receiver with
+    /// forged ones to the receiver, from the sender's address as the
+    /// receiver knows it.
+    pub fn set_forger_to_receiver(&self, forger: Forger) {
+        *self.shared.forger_to_receiver.lock().unwrap() = Some(forger);
     }
 
     /// While paused every datagram is dropped.
@@ -170,6 +179,9 @@ fn pump(from: &UdpSocket, to: &UdpSocket, towards_receiver: bool, imp: Impairmen
             let client = *shared.client.lock().unwrap();
             if let (Some(forged), Some(client)) = (forged, client) {
                 let _ = from.send_to(&forged, client);
+            }
+            if let Some(forged) = shared.forger_to_receiver.lock().unwrap().as_mut().and_then(|f| f(bytes)) {
+                let _ = to.send(&forged);
             }
             let total = c.bytes_to_receiver.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
             if let Some((after, length)) = imp.blackout {
