@@ -63,13 +63,16 @@ pub struct EngineOptions {
     pub datagram_overhead: usize,
 }
 
-/// Bytes a sender holds at once (unacknowledged plus written, not yet
+/// Bytes a sender holds at least (unacknowledged plus written, not yet
 /// sent): what `meshbed send` needs in memory whatever the file's size. It
-/// must exceed the most a sender has in flight: TCP's 64 segments, and
-/// ATP's rate × round-trip time, which at the loopback benchmark's
-/// 200 Mbit/s and a millisecond is 25 kB; 8 MiB leaves room for a slow
-/// mesh path's long feedback delay at high rates.
+/// must exceed the most a sender has unacknowledged: TCP's 64 segments, and
+/// for ATP what its rate cap sends between two feedbacks
+/// ([`AtpConfig::send_window_bytes`], 28.7 MB for default ATP's 1 s epoch,
+/// which then sets the window).
 pub const SEND_WINDOW_BYTES: usize = 8 << 20;
+/// The most a sender holds, whatever the ATP settings (`--atp-min-delay`
+/// lowers the rate cap's delay and so raises the need).
+pub const MAX_SEND_WINDOW_BYTES: usize = 256 << 20;
 
 impl EngineOptions {
     pub fn atp(&self, protocol: Protocol) -> Option<AtpConfig> {
@@ -156,13 +159,15 @@ pub enum SenderEngine {
 
 impl SenderEngine {
     pub fn new(protocol: Protocol, options: &EngineOptions, connection_id: u32, now: Instant) -> Self {
-        let window = SEND_WINDOW_BYTES;
         match TcpVariant::from_protocol(protocol) {
             Some(variant) => {
+                let window = SEND_WINDOW_BYTES;
                 SenderEngine::Tcp(TcpSender::streaming(options.tcp(), variant, connection_id, window, now))
             }
             None => {
                 let config = options.atp(protocol).expect("ATP");
+                let need = usize::try_from(config.send_window_bytes()).unwrap_or(usize::MAX);
+                let window = need.clamp(SEND_WINDOW_BYTES, MAX_SEND_WINDOW_BYTES);
                 SenderEngine::Atp(AtpSender::streaming(config, connection_id, window, now))
             }
         }

@@ -294,3 +294,51 @@ fn an_unconfirmed_transfer_fails_after_the_idle_time() {
     assert!(events.iter().any(|e| matches!(e, EngineEvent::Failed(FailReason::Unconfirmed { .. }))), "{events:?}");
     assert!(!events.contains(&EngineEvent::Finished));
 }
+
+/// Virtual time for `len` bytes over a fast, short toy link: whole data up
+/// front (`window` None) or streamed through `window` bytes.
+fn atp_transfer_time(config: &AtpConfig, len: usize, window: Option<usize>) -> Duration {
+    let data = vec![0x5au8; len];
+    let now = Instant::ZERO;
+    let s = match window {
+        Some(w) => AtpSender::streaming(config.clone(), 1, w, now),
+        None => AtpSender::new(config.clone(), 1, data.clone(), now),
+    };
+    let ch = ToyChannel { delay: Duration::from_micros(50), ..ToyChannel::default() };
+    let mut pair = Pair::new(s, AtpReceiver::new(config.clone(), 1, now), ch, 1);
+    let mut written = if window.is_some() { 0 } else { len };
+    let limit = Instant::from_nanos(600_000_000_000);
+    while !pair.a.is_closed() {
+        while written < len {
+            let n = pair.a.write(&data[written..(written + 65_536).min(len)]);
+            if n == 0 {
+                break;
+            }
+            written += n;
+        }
+        if written == len {
+            pair.a.finish();
+        }
+        pair.b.take_delivered();
+        assert!(pair.step(limit), "stalled");
+    }
+    pair.now.saturating_since(Instant::ZERO)
+}
+
+#[test]
+fn atp_streams_at_its_rate_cap_with_two_epochs_of_window() {
+    // Cumulative acks come once per epoch: a window smaller than what the
+    // rate cap sends in that time stalls the sender until the next feedback.
+    let mut config = AtpConfig::default();
+    config.trace = false;
+    assert_eq!(config.send_window_bytes(), 28_720_000, "1436 B per 100 µs for 2 × 1 s");
+    assert_eq!(AtpConfig::aggressive().send_window_bytes(), 1_148_800, "… for 2 × 40 ms");
+    let len = 40 << 20;
+    let whole = atp_transfer_time(&config, len, None);
+    let window = config.send_window_bytes() as usize;
+    let streamed = atp_transfer_time(&config, len, Some(window));
+    let starved = atp_transfer_time(&config, len, Some(window / 4));
+    // Virtual time, deterministic: not a wall-clock assertion.
+    assert!(streamed.as_nanos() <= whole.as_nanos() * 102 / 100, "{streamed} vs {whole}");
+    assert!(starved.as_nanos() > whole.as_nanos() * 120 / 100, "a quarter window must stall: {starved} vs {whole}");
+}

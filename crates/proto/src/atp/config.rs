@@ -162,6 +162,17 @@ impl AtpConfig {
         AtpConfig { eta_per_hop: Some(0.5), adaptive: Some(AdaptiveFeedback::default()), ..AtpConfig::aggressive() }
     }
 
+    /// Bytes a streaming sender must be able to hold to keep sending at its
+    /// rate cap (one `max_payload` packet per `min_delay`): cumulative
+    /// acknowledgements arrive with the periodic feedback, once per epoch
+    /// (seed 002 §4.2), so bytes stay unreleased for up to an epoch plus the
+    /// feedback's way back; two epochs cover both. Default ATP (E = 1 s)
+    /// needs 28.7 MB, aggressive and adaptive (E = 40 ms) 1.1 MB.
+    pub fn send_window_bytes(&self) -> u64 {
+        let rate_bytes_per_s = self.payload_per_packet() as f64 / self.min_delay.as_secs_f64().max(1e-9);
+        (rate_bytes_per_s * 2.0 * self.epoch.as_secs_f64()).ceil() as u64
+    }
+
     /// The preset for an ATP protocol name; `None` for TCP.
     pub fn for_protocol(protocol: Protocol) -> Option<Self> {
         match protocol {
