@@ -95,6 +95,9 @@ pub struct Stats {
     pub feedback_packets: u64,
     /// Datagrams dropped as malformed, stray (wrong connection) or duplicate.
     pub dropped_datagrams: u64,
+    /// Receiver: data datagrams dropped because holding them out of order
+    /// would exceed the reorder limit ([`crate::reorder`]).
+    pub dropped_over_buffer_limit: u64,
 }
 
 /// The engine surface. See the module doc for the calling order.

@@ -11,11 +11,14 @@
 //! * [`atp`]: the ATP sender and receiver with default, aggressive and adaptive
 //!   presets (seed 002 §4.2–4.3, seed 001 §2–3, seed 000 §V.A).
 //! * [`tcp`]: TCP Tahoe, Reno and NewReno over the same encapsulation.
+//! * [`reorder`]: the out-of-order store both receivers share, charged for
+//!   the memory it takes.
 
 pub mod atp;
 pub mod engine;
 pub mod harness;
 pub mod relay;
+pub mod reorder;
 pub mod tcp;
 pub mod wire;
 
