@@ -176,6 +176,9 @@ impl SendError {
 enum Ending {
     Finished,
     Failed(String),
+    /// The receiver refused it for being at its limit: another attempt at
+    /// once would only add to its load, so none follows.
+    Busy(String),
 }
 
 struct Attempt {
@@ -197,6 +200,7 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
         FailReason::Reset => format!(
             "{peer} reset the connection: the receiver refused the file (name exists without --overwrite, bad name, checksum mismatch) or restarted and lost it; see its log"
         ),
+        FailReason::Busy => format!("receiver busy: {peer} is at its transfer limit; try again later"),
     }
 }
 
@@ -293,6 +297,9 @@ fn run_attempt(
         while let Some(event) = engine.poll_event() {
             match event {
                 EngineEvent::Finished => break 'run Ending::Finished,
+                EngineEvent::Failed(FailReason::Busy) => {
+                    break 'run Ending::Busy(describe_failure(&FailReason::Busy, peer, options.timeout))
+                }
                 EngineEvent::Failed(reason) => {
                     break 'run Ending::Failed(describe_failure(&reason, peer, options.timeout))
                 }
@@ -333,17 +340,18 @@ pub fn send(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let last = attempt > options.retries;
+        let mut last = attempt > options.retries;
         // The engine owns its data: copy only when another attempt may follow.
         let data = if last { stream.take().expect("kept for the last attempt") } else { stream.clone().expect("kept") };
         let a = run_attempt(data, peer, options, attempt, progress)?;
+        last |= matches!(a.ending, Ending::Busy(_));
         let e2e: Option<&EndToEndEstimator> = match &a.stamper.source {
             DelaySource::EndToEnd(e) => Some(e),
             _ => None,
         };
         let error = match &a.ending {
             Ending::Finished => None,
-            Ending::Failed(m) => Some(m.clone()),
+            Ending::Failed(m) | Ending::Busy(m) => Some(m.clone()),
         };
         let secs = a.duration.as_secs_f64().max(1e-9);
         let report = SendReport {

@@ -13,6 +13,7 @@
 //! and `poll_timeout` never returns a deadline that has already been handled,
 //! so a driver cannot busy-loop.
 
+use crate::wire::{parse_datagram, ResetReason};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
 use std::fmt;
@@ -33,6 +34,20 @@ pub enum FailReason {
     PeerUnreachable { silent_for: Duration },
     /// The peer sent RST.
     Reset,
+    /// The peer refused the connection because it is at its transfer limit
+    /// (an RST carrying [`ResetReason::Busy`]).
+    Busy,
+}
+
+impl FailReason {
+    /// Why a connection ends on the RST `datagram`: [`FailReason::Busy`] when
+    /// it carries that reason, else [`FailReason::Reset`].
+    pub fn of_reset(datagram: &[u8]) -> FailReason {
+        match parse_datagram(datagram).map(|(_, payload)| ResetReason::from_payload(payload)) {
+            Ok(Some(ResetReason::Busy)) => FailReason::Busy,
+            _ => FailReason::Reset,
+        }
+    }
 }
 
 impl fmt::Display for FailReason {
@@ -42,6 +57,7 @@ impl fmt::Display for FailReason {
                 write!(f, "peer unreachable: nothing heard for {silent_for}")
             }
             FailReason::Reset => write!(f, "connection reset by peer"),
+            FailReason::Busy => write!(f, "receiver busy: the peer is at its transfer limit"),
         }
     }
 }

@@ -796,3 +796,17 @@ fn one_byte_pieces_are_charged_their_overhead() {
     r.handle_input(ms(2), &data_packet(0, 1_000_001, 1, 1, 1));
     assert_eq!(r.held_bytes(), pieces + 1);
 }
+
+#[test]
+fn a_busy_reset_fails_the_sender_with_busy_and_other_resets_stay_resets() {
+    for (payload, want) in [(&[1u8][..], FailReason::Busy), (&[], FailReason::Reset), (&[7], FailReason::Reset)] {
+        let mut s = AtpSender::new(AtpConfig::default(), CONN, vec![0; 100], Instant::ZERO);
+        drain(&mut s, Instant::ZERO);
+        let mut rst = vec![0u8; HEADER_LEN + payload.len()];
+        Repr { control: Control(Control::RST), payload_len: payload.len(), ..wire::parse_datagram(&feedback(0, 0, 1, &[])).unwrap().0 }
+            .emit(&mut rst);
+        rst[HEADER_LEN..].copy_from_slice(payload);
+        s.handle_input(ms(5), &rst);
+        assert!(events(&mut s).contains(&EngineEvent::Failed(want)), "{payload:?}");
+    }
+}

@@ -667,6 +667,17 @@ fn reset_fails_the_connection() {
 }
 
 #[test]
+fn a_busy_reset_fails_the_sender_with_busy_and_other_resets_stay_resets() {
+    for (payload, want) in [(&[1u8][..], FailReason::Busy), (&[9], FailReason::Reset), (&[1, 1], FailReason::Reset)] {
+        // Refused at the handshake (the SYN is unanswered but for the RST).
+        let mut s = TcpSender::new(config(), TcpVariant::NewReno, CONN, vec![0; 100], ms(0));
+        drain(&mut s, ms(0));
+        s.handle_input(ms(5), &datagram(Control::RST, 0, 0, payload));
+        assert_eq!(events(&mut s), vec![EngineEvent::Failed(want)], "{payload:?}");
+    }
+}
+
+#[test]
 fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     let mut s = established(TcpVariant::Reno, config(), 10_000);
     let mut r = listening(config());
