@@ -17,6 +17,7 @@ fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
+use meshbed_net::framing::is_temporary_name;
 use meshbed_proto::harness::test_bytes as content;
 
 fn free_port() -> u16 {
@@ -152,7 +153,7 @@ fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    while !names(&dst).iter().any(|n| n.contains(".partial-")) && t0.elapsed() < Duration::from_secs(10) {
+    while !names(&dst).iter().any(|n| is_temporary_name(n)) && t0.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(200));
@@ -160,7 +161,8 @@ fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
     first.kill().unwrap(); // SIGKILL: no clean-up at all
     first.wait().unwrap();
     assert!(!dst.join("big.bin").exists(), "killed mid-transfer: no final name");
-    assert!(names(&dst).iter().all(|n| n.starts_with('.') && n.contains(".partial-")), "{:?}", names(&dst));
+    let leftovers = names(&dst);
+    assert!(!leftovers.is_empty() && leftovers.iter().all(|n| is_temporary_name(n)), "{leftovers:?}");
     std::thread::sleep(Duration::from_millis(300));
     let second = recv(port, &dst, &["--count", "1", "--linger", "1s"]);
     let o = wait_bounded(sender, Duration::from_secs(40));
@@ -175,9 +177,12 @@ fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
         assert!(err.contains("error:"), "{err}");
         assert!(!dst.join("big.bin").exists() || std::fs::read(dst.join("big.bin")).unwrap() == data);
     }
-    // Whatever the outcome, anything else left is a hidden temporary name.
+    // Whatever the outcome, the killed receiver's temporary files were
+    // removed by the second one at its start, and anything else left is a
+    // hidden temporary name.
     for n in names(&dst) {
-        assert!(n == "big.bin" || (n.starts_with(".big.bin.partial-")), "{n}");
+        assert!(!leftovers.contains(&n), "the killed receiver's {n} is still there");
+        assert!(n == "big.bin" || is_temporary_name(&n), "{n}");
     }
     let _ = std::fs::remove_dir_all(&src);
     let _ = std::fs::remove_dir_all(&dst);
