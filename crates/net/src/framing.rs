@@ -201,7 +201,7 @@ impl StreamHeader {
         }
         let name_len = u16::from_be_bytes([bytes[6], bytes[7]]) as usize;
         if name_len == 0 || name_len > MAX_NAME_LEN {
-            return Err(FramingError::BadName(format!("name length {name_len}")));
+            return Err(FramingError::BadName(format!("a name of {name_len} bytes: must be 1 to {MAX_NAME_LEN} bytes")));
         }
         let total = FIXED_BEFORE_NAME + name_len + FIXED_AFTER_NAME;
         if bytes.len() < total {
@@ -635,7 +635,7 @@ mod tests {
         let mut header = stream("x", b"").to_vec();
         header[6..8].copy_from_slice(&256u16.to_be_bytes());
         let err = StreamHeader::decode(&header).unwrap_err().to_string();
-        assert!(err.contains("256"), "{err}");
+        assert!(err.contains("a name of 256 bytes: must be 1 to 255 bytes"), "{err}");
         let err = check_name(&"n".repeat(256)).unwrap_err().to_string();
         assert!(err.contains("must be 1 to 255 bytes, not 256"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();

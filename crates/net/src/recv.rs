@@ -260,7 +260,7 @@ struct Conn {
     sink: Sink,
     started: Instant,
     last_input: Instant,
-    /// When the stream last grew (the SYN's arrival before that).
+    /// When the stream last grew in order (the SYN's arrival before that).
     last_progress: Instant,
     /// What its out-of-order bytes were charged after the last input.
     reorder_charge: u64,
@@ -442,13 +442,17 @@ impl ReceiverCore {
         let others = total - conn.reorder_charge;
         let limit = self.options.max_reorder_bytes_per_connection.min(self.options.max_reorder_bytes.saturating_sub(others));
         conn.engine.set_reorder_limit(limit);
-        let dropped_before = conn.engine.engine_ref().stats().dropped_over_buffer_limit;
+        let before = conn.engine.engine_ref().stats().clone();
         conn.engine.engine().handle_input(now, bytes);
+        let after = conn.engine.engine_ref().stats();
         conn.last_input = now;
+        if after.bytes_delivered > before.bytes_delivered {
+            conn.last_progress = now;
+        }
         conn.reorder_charge = conn.engine.reorder_charge();
         conn.reorder_peak = conn.reorder_peak.max(conn.reorder_charge);
         let c = &mut self.counters;
-        c.dropped_over_buffer_limit += conn.engine.engine_ref().stats().dropped_over_buffer_limit - dropped_before;
+        c.dropped_over_buffer_limit += after.dropped_over_buffer_limit - before.dropped_over_buffer_limit;
         c.reorder_bytes = others + conn.reorder_charge;
         c.reorder_peak_bytes = c.reorder_peak_bytes.max(c.reorder_bytes);
     }
@@ -479,7 +483,7 @@ impl ReceiverCore {
             .iter()
             .filter(|(_, c)| ip.map_or(true, |ip| ip == c.peer.ip()))
             .filter_map(|(&id, c)| {
-                let half_open = c.sink.stream_bytes() == 0;
+                let half_open = c.engine.engine_ref().stats().bytes_delivered == 0;
                 let idle = now.saturating_since(c.last_progress);
                 (half_open || idle >= stalled_after).then_some((!half_open, c.last_progress, id))
             })
@@ -577,7 +581,6 @@ impl ReceiverCore {
             // (message, whether to tell the sender with RST)
             let mut failure: Option<(String, bool)> = None;
             if !delivered.is_empty() {
-                conn.last_progress = now;
                 if let Err(e) = conn.sink.write(&delivered) {
                     failure = Some((e.to_string(), true));
                 }
@@ -795,5 +798,176 @@ fn ignore_refused(e: io::Error) -> io::Result<bool> {
         Ok(true)
     } else {
         Err(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conn::connection_id;
+    use meshbed_proto::harness::sender_datagram;
+    use meshbed_proto::wire::ResetReason;
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+    fn peer(host: u8, port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, host], port))
+    }
+    fn id(k: u32) -> u32 {
+        connection_id(Protocol::AtpDefault, k)
+    }
+    fn core(configure: impl FnOnce(&mut ReceiveOptions)) -> ReceiverCore {
+        let mut o = ReceiveOptions::new(peer(1, 1), SinkKind::Discard);
+        configure(&mut o);
+        ReceiverCore::new(o)
+    }
+    fn syn(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32) {
+        core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, Control::SYN, id(k), 0, &[]), false);
+    }
+    fn data(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32, seq: u64, len: usize, fin: bool) {
+        let control = if fin { Control::FIN } else { 0 };
+        core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, control, id(k), seq, &vec![7; len]), false);
+    }
+    /// Polls and returns (reports, datagrams sent).
+    fn step(core: &mut ReceiverCore, now: Instant) -> (Vec<TransferReport>, Vec<(SocketAddr, Vec<u8>)>) {
+        let mut reports = Vec::new();
+        core.poll(now, &mut |e| {
+            if let ReceiverEvent::Ended(r) = e {
+                reports.push(r.clone());
+            }
+        });
+        let mut out = DatagramList::default();
+        assert!(core.poll_transmit(now, &mut out));
+        (reports, out.datagrams)
+    }
+    fn busy_refusals(sent: &[(SocketAddr, Vec<u8>)]) -> Vec<(SocketAddr, u32)> {
+        sent.iter()
+            .filter_map(|(to, d)| {
+                let (repr, payload) = parse_datagram(d).unwrap();
+                let busy = repr.control.contains(Control::RST)
+                    && ResetReason::from_payload(payload) == Some(ResetReason::Busy);
+                busy.then_some((*to, repr.connection_id))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finished_transfers_linger_outside_the_limit_in_a_bounded_table() {
+        let mut core = core(|o| {
+            o.max_connections = 2;
+            o.max_lingering = 3;
+        });
+        for k in 0..5 {
+            let now = at(10 * u64::from(k));
+            syn(&mut core, now, peer(2, 9), k);
+            data(&mut core, now, peer(2, 9), k, 0, 100, true);
+            let (reports, sent) = step(&mut core, now);
+            assert!(reports.len() == 1 && reports[0].ok, "transfer {k}: {reports:?}");
+            assert!(busy_refusals(&sent).is_empty());
+        }
+        let c = core.counters();
+        assert_eq!((c.transfers_completed, c.over_capacity, c.lingering_evicted), (5, 0, 2));
+        assert_eq!(core.transfers(), (0, 3));
+        // A lingering transfer still answers its sender's repeated FIN.
+        data(&mut core, at(60), peer(2, 9), 4, 0, 100, true);
+        let (_, sent) = step(&mut core, at(60));
+        assert!(sent.iter().any(|(_, d)| parse_datagram(d).unwrap().0.connection_id == id(4)));
+    }
+
+    #[test]
+    fn a_full_table_evicts_half_open_then_stalled_transfers_and_refuses_otherwise() {
+        let mut core = core(|o| {
+            o.max_connections = 3;
+            o.stalled_after = StdDuration::from_secs(5);
+        });
+        let (a, b, c, d, e, f) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1), peer(6, 1), peer(7, 1));
+        for (from, k) in [(a, 1), (b, 2)] {
+            syn(&mut core, at(0), from, k);
+            data(&mut core, at(0), from, k, 0, 100, false);
+        }
+        syn(&mut core, at(0), c, 3); // half-open
+        step(&mut core, at(0));
+        // D takes C's slot; C's sender is told the receiver is busy.
+        syn(&mut core, at(1000), d, 4);
+        let (reports, sent) = step(&mut core, at(1000));
+        assert_eq!(reports.len(), 1);
+        assert!(reports[0].error.as_deref().unwrap().contains("evicted"), "{reports:?}");
+        assert_eq!(reports[0].connection_id, format!("{:08x}", id(3)));
+        assert_eq!(busy_refusals(&sent), vec![(c, id(3))]);
+        data(&mut core, at(1000), d, 4, 0, 100, false);
+        // Everyone is making progress: E is refused.
+        syn(&mut core, at(2000), e, 5);
+        let (reports, sent) = step(&mut core, at(2000));
+        assert!(reports.is_empty());
+        assert_eq!(busy_refusals(&sent), vec![(e, id(5))]);
+        assert_eq!(core.counters().over_capacity, 1);
+        // Its SYN again within 100 ms: refused again, but not answered again.
+        syn(&mut core, at(2050), e, 5);
+        assert!(busy_refusals(&step(&mut core, at(2050)).1).is_empty());
+        // A and B stalled (nothing new for 6 s; D for 5 s): A goes first.
+        syn(&mut core, at(6000), f, 6);
+        let (reports, sent) = step(&mut core, at(6000));
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].connection_id, format!("{:08x}", id(1)));
+        assert!(reports[0].error.as_deref().unwrap().contains("nothing new for 6.0 s"), "{reports:?}");
+        assert_eq!(busy_refusals(&sent), vec![(a, id(1))]);
+        let counters = core.counters();
+        assert_eq!((counters.evicted, counters.over_capacity, counters.transfers_failed), (2, 2, 2));
+        assert_eq!(core.transfers(), (3, 0));
+    }
+
+    #[test]
+    fn one_address_gets_only_its_share_and_only_its_own_transfers_give_way() {
+        let mut core = core(|o| {
+            o.max_connections = 10;
+            o.max_connections_per_peer = 2;
+        });
+        // Two ports of one address count as one peer.
+        let (x1, x2, y) = (peer(2, 1), peer(2, 2), peer(3, 1));
+        syn(&mut core, at(0), x1, 1);
+        data(&mut core, at(0), x1, 1, 0, 10, false);
+        syn(&mut core, at(0), x2, 2);
+        syn(&mut core, at(1), x2, 3); // evicts X's own half-open 2
+        data(&mut core, at(1), x2, 3, 0, 10, false);
+        syn(&mut core, at(2), x1, 4); // nothing of X's may go: refused
+        syn(&mut core, at(2), y, 5);
+        let (reports, sent) = step(&mut core, at(2));
+        assert_eq!(reports.len(), 1);
+        assert_eq!(busy_refusals(&sent), vec![(x2, id(2)), (x1, id(4))]);
+        assert_eq!(core.transfers(), (3, 0));
+    }
+
+    #[test]
+    fn the_reorder_budget_is_per_transfer_and_shared() {
+        let per = 100_000;
+        let total = 150_000;
+        let mut core = core(|o| {
+            o.max_reorder_bytes_per_connection = per;
+            o.max_reorder_bytes = total;
+        });
+        let (a, b) = (peer(2, 1), peer(3, 1));
+        syn(&mut core, at(0), a, 1);
+        syn(&mut core, at(0), b, 2);
+        // Holes at byte 0 and 1000-byte pieces after them.
+        for k in 1..200 {
+            data(&mut core, at(1), a, 1, k * 1000, 1000, false);
+        }
+        let a_held = core.counters().reorder_bytes;
+        assert!(a_held <= per && a_held > per - 2000, "{a_held}");
+        for k in 1..200 {
+            data(&mut core, at(1), b, 2, k * 1000, 1000, false);
+        }
+        let c = core.counters();
+        assert!(c.reorder_bytes <= total && c.reorder_bytes > total - 2000, "{c:?}");
+        assert_eq!(c.reorder_peak_bytes, c.reorder_bytes);
+        assert!(c.dropped_over_buffer_limit > 200, "{c:?}");
+        // A's hole fills: its bytes leave the budget, and B may hold more.
+        data(&mut core, at(2), a, 1, 0, 1000, false);
+        assert_eq!(core.counters().reorder_bytes, c.reorder_bytes - a_held);
+        data(&mut core, at(2), b, 2, 199_000, 1000, false);
+        assert!(core.counters().reorder_bytes > c.reorder_bytes - a_held);
+        step(&mut core, at(2));
+        assert!(core.counters().reorder_peak_bytes <= total);
     }
 }
