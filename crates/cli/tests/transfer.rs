@@ -132,6 +132,56 @@ fn unreachable_peer_exits_non_zero_with_a_clear_message_within_the_timeout() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
+    let dir = temp_dir("busy");
+    std::fs::write(dir.join("f"), b"data").unwrap();
+    let port = free_port();
+    let receiver = recv(port, &dir, &["--max-active", "1"]);
+    std::thread::sleep(Duration::from_millis(300));
+    // One transfer in progress takes the only slot: a SYN, a header
+    // announcing a large file, then a little more of it every 100 ms, from
+    // this process.
+    let occupant = UdpSocket::bind("127.0.0.1:0").unwrap();
+    occupant.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let id = meshbed_net::conn::connection_id(meshbed_proto::Protocol::AtpDefault, 9);
+    let header = meshbed_net::framing::StreamHeader { name: "big".into(), size: 1 << 30, sha256: [0; 32] }.encode();
+    let datagram = move |control, seq, payload: &[u8]| {
+        meshbed_proto::harness::sender_datagram(meshbed_proto::wire::ProtocolId::Atp, control, id, seq, payload)
+    };
+    occupant.send_to(&datagram(meshbed_proto::wire::Control::SYN, 0, &[]), ("127.0.0.1", port)).unwrap();
+    occupant.send_to(&datagram(0, 0, &header), ("127.0.0.1", port)).unwrap();
+    assert!(occupant.recv(&mut [0u8; 2048]).is_ok(), "the receiver answers the occupant");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let progressing = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut seq = header.len() as u64;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                occupant.send_to(&datagram(0, seq, &[0; 1000]), ("127.0.0.1", port)).unwrap();
+                seq += 1000;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let child = meshbed()
+        .args(["send", dir.join("f").to_str().unwrap(), &format!("127.0.0.1:{port}"), "--retries", "3", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("receiver busy") && err.contains("try again later"), "{err}");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    progressing.join().unwrap();
+    let mut receiver = receiver;
+    receiver.kill().unwrap();
+    receiver.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[cfg(unix)]
 #[test]
 fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
