@@ -189,6 +189,12 @@ pub struct RecvArgs {
     /// Exit after this many transfers ended (exit code 2 if any failed). Default: run until killed.
     #[arg(long)]
     pub count: Option<u64>,
+    /// Transfers in progress at most (finished ones do not count); beyond it a sender is refused as busy.
+    #[arg(long, default_value_t = 64)]
+    pub max_active: usize,
+    /// Transfers in progress from one IP address at most.
+    #[arg(long, default_value_t = 8)]
+    pub max_per_peer: usize,
     /// One JSON object per transfer, one per line.
     #[arg(long)]
     pub json: bool,
@@ -209,10 +215,16 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.linger = a.linger;
     options.max_transfers = a.count;
     options.psk = load_psk(&a.psk)?;
+    options.max_connections = a.max_active;
+    options.max_connections_per_peer = a.max_per_peer;
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
     let local = receiver.local_addr()?;
     if !a.quiet {
         eprintln!("meshbed recv: listening on {local}, writing to {}", a.dir.display());
+        let stale = receiver.counters().stale_temporaries_removed;
+        if stale > 0 {
+            eprintln!("meshbed recv: removed {stale} temporary files left by receivers that died");
+        }
     }
     let bar = if a.quiet || !std::io::stderr().is_terminal() {
         None

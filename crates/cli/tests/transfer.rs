@@ -17,6 +17,7 @@ fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
+use meshbed_net::framing::is_temporary_name;
 use meshbed_proto::harness::test_bytes as content;
 
 fn free_port() -> u16 {
@@ -131,6 +132,56 @@ fn unreachable_peer_exits_non_zero_with_a_clear_message_within_the_timeout() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
+    let dir = temp_dir("busy");
+    std::fs::write(dir.join("f"), b"data").unwrap();
+    let port = free_port();
+    let receiver = recv(port, &dir, &["--max-active", "1"]);
+    std::thread::sleep(Duration::from_millis(300));
+    // One transfer in progress takes the only slot: a SYN, a header
+    // announcing a large file, then a little more of it every 100 ms, from
+    // this process.
+    let occupant = UdpSocket::bind("127.0.0.1:0").unwrap();
+    occupant.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let id = meshbed_net::conn::connection_id(meshbed_proto::Protocol::AtpDefault, 9);
+    let header = meshbed_net::framing::StreamHeader { name: "big".into(), size: 1 << 30, sha256: [0; 32] }.encode();
+    let datagram = move |control, seq, payload: &[u8]| {
+        meshbed_proto::harness::sender_datagram(meshbed_proto::wire::ProtocolId::Atp, control, id, seq, payload)
+    };
+    occupant.send_to(&datagram(meshbed_proto::wire::Control::SYN, 0, &[]), ("127.0.0.1", port)).unwrap();
+    occupant.send_to(&datagram(0, 0, &header), ("127.0.0.1", port)).unwrap();
+    assert!(occupant.recv(&mut [0u8; 2048]).is_ok(), "the receiver answers the occupant");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let progressing = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut seq = header.len() as u64;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                occupant.send_to(&datagram(0, seq, &[0; 1000]), ("127.0.0.1", port)).unwrap();
+                seq += 1000;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let child = meshbed()
+        .args(["send", dir.join("f").to_str().unwrap(), &format!("127.0.0.1:{port}"), "--retries", "3", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("receiver busy") && err.contains("try again later"), "{err}");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    progressing.join().unwrap();
+    let mut receiver = receiver;
+    receiver.kill().unwrap();
+    receiver.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[cfg(unix)]
 #[test]
 fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
@@ -152,7 +203,7 @@ fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    while !names(&dst).iter().any(|n| n.contains(".partial-")) && t0.elapsed() < Duration::from_secs(10) {
+    while !names(&dst).iter().any(|n| is_temporary_name(n)) && t0.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(200));
@@ -160,7 +211,8 @@ fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
     first.kill().unwrap(); // SIGKILL: no clean-up at all
     first.wait().unwrap();
     assert!(!dst.join("big.bin").exists(), "killed mid-transfer: no final name");
-    assert!(names(&dst).iter().all(|n| n.starts_with('.') && n.contains(".partial-")), "{:?}", names(&dst));
+    let leftovers = names(&dst);
+    assert!(!leftovers.is_empty() && leftovers.iter().all(|n| is_temporary_name(n)), "{leftovers:?}");
     std::thread::sleep(Duration::from_millis(300));
     let second = recv(port, &dst, &["--count", "1", "--linger", "1s"]);
     let o = wait_bounded(sender, Duration::from_secs(40));
@@ -175,9 +227,12 @@ fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
         assert!(err.contains("error:"), "{err}");
         assert!(!dst.join("big.bin").exists() || std::fs::read(dst.join("big.bin")).unwrap() == data);
     }
-    // Whatever the outcome, anything else left is a hidden temporary name.
+    // Whatever the outcome, the killed receiver's temporary files were
+    // removed by the second one at its start, and anything else left is a
+    // hidden temporary name.
     for n in names(&dst) {
-        assert!(n == "big.bin" || (n.starts_with(".big.bin.partial-")), "{n}");
+        assert!(!leftovers.contains(&n), "the killed receiver's {n} is still there");
+        assert!(n == "big.bin" || is_temporary_name(&n), "{n}");
     }
     let _ = std::fs::remove_dir_all(&src);
     let _ = std::fs::remove_dir_all(&dst);

@@ -217,6 +217,20 @@ impl ReceiverEngine {
     pub fn take_delivered(&mut self) -> Vec<u8> {
         self.engine().take_delivered()
     }
+    /// The memory its out-of-order bytes are charged.
+    pub fn reorder_charge(&self) -> u64 {
+        match self {
+            ReceiverEngine::Atp(e) => e.reorder_charge(),
+            ReceiverEngine::Tcp(e) => e.reorder_charge(),
+        }
+    }
+    /// The most its out-of-order bytes may be charged from now on.
+    pub fn set_reorder_limit(&mut self, bytes: u64) {
+        match self {
+            ReceiverEngine::Atp(e) => e.set_reorder_limit(bytes),
+            ReceiverEngine::Tcp(e) => e.set_reorder_limit(bytes),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,24 +1,40 @@
 //! The receiving side: one socket, one event loop, any number of concurrent
 //! transfers told apart by connection id.
 //!
-//! Each loop iteration: take every waiting datagram and hand it to its
-//! connection (or open one on a SYN), run due timers, move each
-//! connection's delivered bytes into its [`Sink`] (which commits a complete,
-//! verified file), read the engines' events, and only then let the engines
-//! transmit. So the acknowledgement of a file's last byte (and the answer to
-//! its FIN) leaves only after the file has its final name: a sender that
-//! reports success has a committed file behind it.
+//! [`ReceiverCore`] is everything but the socket and the clock: the table of
+//! transfers, their limits, the refusals and the files. A driver calls, in
+//! this order, whenever anything happens:
+//! 1. [`ReceiverCore::handle_datagram`] for each datagram that arrived;
+//! 2. [`ReceiverCore::poll`]: timers, moving each transfer's delivered bytes
+//!    into its [`Sink`] (which commits a complete, verified file), the
+//!    engines' events, and the reports of transfers that ended;
+//! 3. [`ReceiverCore::poll_transmit`] until it has nothing more to send;
+//! 4. [`ReceiverCore::next_deadline`] to learn when to come back.
+//!
+//! So the acknowledgement of a file's last byte (and the answer to its FIN)
+//! leaves only after the file has its final name: a sender that reports
+//! success has a committed file behind it. [`Receiver`] runs the core on a
+//! UDP socket with the real clock; the fuzz target runs it on plain bytes.
+//!
+//! Limits (docs/PROTOCOLS.md §6): transfers in progress count against
+//! [`ReceiveOptions::max_connections`] and, per IP address,
+//! [`ReceiveOptions::max_connections_per_peer`]; finished ones only linger,
+//! in a table of their own. A SYN that finds no room evicts a half-open
+//! transfer (nothing received yet), else one that stalled (nothing new for
+//! [`ReceiveOptions::stalled_after`]), oldest first; failing that it is
+//! refused with a busy RST. Out-of-order bytes are charged against a
+//! per-transfer and a receiver-wide budget.
 
 use crate::auth::{Direction, Psk};
 use crate::clock::{self, Clock};
 use crate::conn::{protocol_of, wire_matches, EngineOptions, Protection, ReceiverEngine};
-use crate::framing::{hex, Sink, SinkKind};
+use crate::framing::{hex, remove_stale_temporaries, Sink, SinkKind};
 use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
 use meshbed_core::Instant;
-use meshbed_proto::wire::{parse_datagram, Control, Packet, ProtocolId, Repr};
+use meshbed_proto::wire::{parse_datagram, Control, Packet, ProtocolId, Repr, ResetReason};
 use meshbed_proto::{EngineEvent, Protocol};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,11 +53,26 @@ pub struct ReceiveOptions {
     /// Stop after this many transfers ended (completed or failed), once the
     /// finished ones have lingered. `None`: run until stopped.
     pub max_transfers: Option<u64>,
-    /// Concurrent transfers at most; further SYNs are dropped (counted).
+    /// Transfers in progress at most; finished ones (lingering) do not count.
     pub max_connections: usize,
+    /// Transfers in progress from one IP address at most.
+    pub max_connections_per_peer: usize,
+    /// Finished transfers kept to answer repeated FINs; when full, the one
+    /// finished longest ago goes first.
+    pub max_lingering: usize,
+    /// A transfer whose stream has not grown for this long may be evicted
+    /// when a new one finds no room.
+    pub stalled_after: StdDuration,
+    /// Out-of-order bytes one transfer may hold, charged with per-piece
+    /// overhead (`meshbed_proto::reorder`); data beyond it is dropped and
+    /// counted, and the sender sends it again.
+    pub max_reorder_bytes_per_connection: u64,
+    /// Out-of-order bytes all transfers together may hold, charged likewise.
+    pub max_reorder_bytes: u64,
     /// Answer datagrams of unknown connections with RST (at most one per
     /// connection per 100 ms), so that a sender whose receiver restarted
-    /// learns it at once instead of after its timeout.
+    /// learns it at once instead of after its timeout. Busy refusals are
+    /// sent either way.
     pub reset_unknown: bool,
     /// Accept only datagrams sealed with this pre-shared key, and seal every
     /// answer (`--psk`; docs/PROTOCOLS.md §6).
@@ -57,13 +88,18 @@ impl ReceiveOptions {
             linger: StdDuration::from_secs(10),
             max_transfers: None,
             max_connections: 64,
+            max_connections_per_peer: 8,
+            max_lingering: 256,
+            stalled_after: StdDuration::from_secs(5),
+            max_reorder_bytes_per_connection: 4 << 20,
+            max_reorder_bytes: 64 << 20,
             reset_unknown: true,
             psk: None,
         }
     }
 }
 
-/// Receiver-wide datagram counters.
+/// Receiver-wide counters.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ReceiverCounters {
     pub datagrams: u64,
@@ -74,9 +110,25 @@ pub struct ReceiverCounters {
     /// known id from another address), or a SYN whose id names no protocol
     /// or the other protocol family.
     pub stray: u64,
-    /// SYNs dropped because `max_connections` transfers were running.
+    /// SYNs refused (answered with a busy RST) because every slot, or the
+    /// peer's share, was taken by transfers that could not be evicted.
     pub over_capacity: u64,
+    /// Transfers ended to make room for a new one (half-open or stalled).
+    pub evicted: u64,
+    /// Finished transfers dropped before their linger ended because the
+    /// lingering table was full.
+    pub lingering_evicted: u64,
+    /// RSTs sent, busy refusals included.
     pub resets_sent: u64,
+    /// Data datagrams dropped because holding them would have exceeded a
+    /// reorder limit.
+    pub dropped_over_buffer_limit: u64,
+    /// What the out-of-order bytes of all transfers are charged now, and at
+    /// most so far (per-piece overhead included).
+    pub reorder_bytes: u64,
+    pub reorder_peak_bytes: u64,
+    /// Temporary files of dead receivers removed at start.
+    pub stale_temporaries_removed: u64,
     /// With `--psk`: datagrams that failed verification (forged, replayed,
     /// another key), dropped before any engine saw them.
     pub unauthenticated: u64,
@@ -105,6 +157,10 @@ pub struct TransferReport {
     /// Datagrams this connection's engine dropped: duplicates, beyond the
     /// window or the FIN, or malformed for it.
     pub dropped_datagrams: u64,
+    /// Data datagrams dropped because of the reorder limits.
+    pub dropped_over_buffer_limit: u64,
+    /// The most its out-of-order bytes were charged.
+    pub reorder_peak_bytes: u64,
     /// The receiver's counters when this transfer ended.
     pub receiver: ReceiverCounters,
 }
@@ -140,12 +196,12 @@ impl TransferReport {
 
     fn counters_note(&self) -> String {
         let c = &self.receiver;
-        if c.malformed + c.stray + c.over_capacity == 0 {
+        if c.malformed + c.stray + c.over_capacity + c.evicted + c.dropped_over_buffer_limit == 0 {
             String::new()
         } else {
             format!(
-                " (receiver so far: {} malformed, {} stray, {} over capacity)",
-                c.malformed, c.stray, c.over_capacity
+                " (receiver so far: {} malformed, {} stray, {} refused busy, {} evicted, {} over the reorder limit)",
+                c.malformed, c.stray, c.over_capacity, c.evicted, c.dropped_over_buffer_limit
             )
         }
     }
@@ -169,6 +225,42 @@ pub enum ReceiverEvent<'a> {
     Ended(&'a TransferReport),
 }
 
+/// Where [`ReceiverCore::poll_transmit`] writes datagrams: the socket's
+/// [`Outbox`], or a list in tests and the fuzz target.
+pub trait Transmitter {
+    /// A buffer of at least [`crate::udp::MAX_DATAGRAM`] bytes for the next
+    /// datagram; `None` when full.
+    fn buffer(&mut self) -> Option<&mut [u8]>;
+    /// Sends the first `len` bytes just written into [`Transmitter::buffer`].
+    fn commit(&mut self, len: usize, to: SocketAddr);
+}
+
+impl Transmitter for Outbox {
+    fn buffer(&mut self) -> Option<&mut [u8]> {
+        self.next_buf()
+    }
+    fn commit(&mut self, len: usize, to: SocketAddr) {
+        Outbox::commit(self, len, Some(to));
+    }
+}
+
+/// Datagrams collected in memory, with their destinations.
+#[derive(Default, Debug)]
+pub struct DatagramList {
+    pub datagrams: Vec<(SocketAddr, Vec<u8>)>,
+    buf: Vec<u8>,
+}
+
+impl Transmitter for DatagramList {
+    fn buffer(&mut self) -> Option<&mut [u8]> {
+        self.buf.resize(crate::udp::MAX_DATAGRAM, 0);
+        Some(&mut self.buf)
+    }
+    fn commit(&mut self, len: usize, to: SocketAddr) {
+        self.datagrams.push((to, self.buf[..len].to_vec()));
+    }
+}
+
 struct Conn {
     engine: ReceiverEngine,
     protocol: Protocol,
@@ -176,107 +268,120 @@ struct Conn {
     sink: Sink,
     /// Opens the sender's datagrams and seals the answers.
     protection: Protection,
-    started: std::time::Instant,
+    started: Instant,
     last_input: Instant,
-    /// Committed and reported; kept to answer repeated FINs until the linger.
-    finished: bool,
+    /// When the stream last grew in order (the SYN's arrival before that).
+    last_progress: Instant,
+    /// What its out-of-order bytes were charged after the last input.
+    reorder_charge: u64,
+    reorder_peak: u64,
 }
 
-/// A bound receiver. [`Receiver::run`] is its event loop.
-pub struct Receiver {
-    socket: BatchSocket,
+/// Why a reset goes out, and to whom.
+struct PendingReset {
+    peer: SocketAddr,
+    protocol: ProtocolId,
+    connection_id: u32,
+    reason: Option<ResetReason>,
+    /// Seals it with `--psk`.
+    protection: Protection,
+}
+
+/// Resets waiting for [`ReceiverCore::poll_transmit`] at most; more are
+/// dropped (they are advisory, and a flood must not grow the queue).
+const MAX_PENDING_RESETS: usize = 1024;
+/// One reset per connection id per this many nanoseconds at most.
+const RESET_INTERVAL_NS: u64 = 100_000_000;
+
+/// The receiver without its socket and clock. See the module doc for the
+/// calling order.
+pub struct ReceiverCore {
     options: ReceiveOptions,
     engine_options: EngineOptions,
-    clock: Clock,
-    conns: BTreeMap<u32, Conn>,
+    /// Transfers in progress.
+    active: BTreeMap<u32, Conn>,
+    /// Finished transfers answering repeated FINs until their linger ends.
+    lingering: BTreeMap<u32, Conn>,
     counters: ReceiverCounters,
     last_reset: HashMap<u32, Instant>,
+    resets: VecDeque<PendingReset>,
+    /// Reports not yet handed to the caller of [`ReceiverCore::poll`].
+    reports: Vec<TransferReport>,
     ended: u64,
 }
 
-impl Receiver {
-    pub fn bind(options: ReceiveOptions) -> io::Result<Self> {
-        if let SinkKind::Directory { dir, .. } = &options.sink {
-            if !dir.is_dir() {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("output directory `{}` does not exist", dir.display()),
-                ));
-            }
-        }
-        let socket = BatchSocket::bind(options.listen)?;
+impl ReceiverCore {
+    pub fn new(options: ReceiveOptions) -> Self {
         let engine_options = EngineOptions {
             timeout: clock::from_std(options.timeout),
             linger: clock::from_std(options.linger),
             atp_min_delay: None,
             datagram_overhead: Protection::overhead(options.psk.as_ref()),
         };
-        Ok(Receiver {
-            socket,
+        ReceiverCore {
             options,
             engine_options,
-            clock: Clock::new(),
-            conns: BTreeMap::new(),
+            active: BTreeMap::new(),
+            lingering: BTreeMap::new(),
             counters: ReceiverCounters::default(),
             last_reset: HashMap::new(),
+            resets: VecDeque::new(),
+            reports: Vec::new(),
             ended: 0,
-        })
+        }
     }
 
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.socket.local_addr()
-    }
     pub fn counters(&self) -> ReceiverCounters {
         self.counters
     }
-    pub fn io_counters(&self) -> IoCounters {
-        self.socket.counters
+    /// Transfers in progress and finished ones lingering.
+    pub fn transfers(&self) -> (usize, usize) {
+        (self.active.len(), self.lingering.len())
+    }
+    /// Whether `max_transfers` transfers have ended and none is left.
+    pub fn is_done(&self) -> bool {
+        self.options.max_transfers.is_some_and(|n| self.ended >= n)
+            && self.active.is_empty()
+            && self.lingering.is_empty()
     }
 
+    /// Counts a datagram the socket could not attribute to a sender.
+    pub fn count_malformed(&mut self) {
+        self.counters.datagrams += 1;
+        self.counters.malformed += 1;
+    }
+
+    /// Queues an RST for `connection_id` at `peer`, at most one per id per
+    /// 100 ms. Plain resets only with `reset_unknown`.
     fn queue_reset(
         &mut self,
-        outbox: &mut Outbox,
         now: Instant,
-        repr: &Repr,
         peer: SocketAddr,
-        protection: &mut Protection,
+        protocol: ProtocolId,
+        connection_id: u32,
+        reason: Option<ResetReason>,
+        protection: Protection,
     ) {
-        if !self.options.reset_unknown || repr.control.contains(Control::RST) {
+        if reason.is_none() && !self.options.reset_unknown {
             return;
         }
-        let recent =
-            self.last_reset.get(&repr.connection_id).is_some_and(|&t| now.saturating_since(t).as_nanos() < 100_000_000);
-        if recent {
+        let recent = self
+            .last_reset
+            .get(&connection_id)
+            .is_some_and(|&t| now.saturating_since(t).as_nanos() < RESET_INTERVAL_NS);
+        if recent || self.resets.len() >= MAX_PENDING_RESETS {
             return;
         }
         if self.last_reset.len() > 4096 {
             self.last_reset.clear();
         }
-        self.last_reset.insert(repr.connection_id, now);
-        let rst = Repr {
-            protocol: repr.protocol,
-            control: Control(Control::RST),
-            hop_count: 0,
-            connection_id: repr.connection_id,
-            seq: 0,
-            ack: 0,
-            d_max_us: 0,
-            d_s_us: 0,
-            sack_blocks: Vec::new(),
-            payload_len: 0,
-        };
-        if let Some(buf) = outbox.next_buf() {
-            let len = rst.buffer_len();
-            rst.emit(&mut buf[..len]);
-            if let Ok(len) = protection.seal(buf, len) {
-                outbox.commit(len, Some(peer));
-                self.counters.resets_sent += 1;
-            }
-        }
+        self.last_reset.insert(connection_id, now);
+        self.resets.push_back(PendingReset { peer, protocol, connection_id, reason, protection });
     }
 
-    /// One received datagram.
-    fn dispatch(&mut self, outbox: &mut Outbox, now: Instant, peer: SocketAddr, bytes: &[u8], truncated: bool) {
+    /// One received datagram from `peer`; `truncated` if it did not fit the
+    /// receive buffer.
+    pub fn handle_datagram(&mut self, now: Instant, peer: SocketAddr, bytes: &[u8], truncated: bool) {
         self.counters.datagrams += 1;
         // The connection id is in the clear, sealed or not.
         let id = match Packet::new_checked(bytes) {
@@ -286,22 +391,28 @@ impl Receiver {
                 return;
             }
         };
-        let known = self.conns.get(&id).map(|conn| conn.peer == peer);
-        if known == Some(false) {
+        let known_peer = self.lingering.get(&id).or_else(|| self.active.get(&id)).map(|c| c.peer);
+        if known_peer.is_some_and(|p| p != peer) {
             self.counters.stray += 1;
             return;
         }
         // Open the seal (with --psk) before believing anything in it.
         let mut scratch = [0u8; MAX_DATAGRAM];
-        let copy = &mut scratch[..bytes.len()];
+        let Some(copy) = scratch.get_mut(..bytes.len()) else {
+            self.counters.malformed += 1;
+            return;
+        };
         copy.copy_from_slice(bytes);
         let mut fresh = None;
-        let opened = match self.conns.get_mut(&id) {
-            Some(conn) => conn.protection.open(copy),
-            None => match Protection::new(self.options.psk.as_ref(), id, Direction::ToSender) {
+        let opened = if let Some(conn) = self.lingering.get_mut(&id) {
+            conn.protection.open(copy)
+        } else if let Some(conn) = self.active.get_mut(&id) {
+            conn.protection.open(copy)
+        } else {
+            match Protection::new(self.options.psk.as_ref(), id, Direction::ToSender) {
                 Ok(p) => fresh.insert(p).open(copy),
                 Err(_) => return,
-            },
+            }
         };
         let Ok(bytes) = opened else {
             self.counters.unauthenticated += 1;
@@ -314,12 +425,16 @@ impl Receiver {
                 return;
             }
         };
-        if let Some(conn) = self.conns.get_mut(&id) {
+        if let Some(conn) = self.lingering.get_mut(&id) {
             conn.last_input = now;
             conn.engine.engine().handle_input(now, bytes);
             return;
         }
-        let mut protection = fresh.expect("made for an unknown connection");
+        if self.active.contains_key(&id) {
+            self.feed(now, id, bytes);
+            return;
+        }
+        let protection = fresh.expect("made for an unknown connection");
         let c = repr.control;
         let opens = c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT);
         if !opens {
@@ -329,49 +444,151 @@ impl Receiver {
                 && repr.payload_len == 0
                 && !c.contains(Control::FIN)
                 && !c.contains(Control::SYN);
-            if !c.contains(Control::SACK_OPT) && !tcp_ack {
-                self.queue_reset(outbox, now, &repr, peer, &mut protection);
+            if !c.contains(Control::SACK_OPT) && !tcp_ack && !c.contains(Control::RST) {
+                self.queue_reset(now, peer, repr.protocol, id, None, protection);
             }
             return;
         }
-        let Some(protocol) = protocol_of(repr.connection_id).filter(|&p| wire_matches(p, repr.protocol)) else {
+        let Some(protocol) = protocol_of(id).filter(|&p| wire_matches(p, repr.protocol)) else {
             self.counters.stray += 1;
             return;
         };
-        if self.conns.len() >= self.options.max_connections {
+        if !self.make_room(now, peer) {
             self.counters.over_capacity += 1;
+            if !c.contains(Control::RST) {
+                self.queue_reset(now, peer, repr.protocol, id, Some(ResetReason::Busy), protection);
+            }
             return;
         }
-        let mut engine = ReceiverEngine::new(protocol, &self.engine_options, repr.connection_id, now);
+        let mut engine = ReceiverEngine::new(protocol, &self.engine_options, id, now);
         if matches!(self.options.sink, SinkKind::Directory { .. }) {
             // The sender finishes only on a commit confirmation.
             engine.engine().hold_fin_ack_for_commit();
         }
-        engine.engine().handle_input(now, bytes);
-        let sink = Sink::new(self.options.sink.clone(), repr.connection_id);
+        let sink = Sink::new(self.options.sink.clone());
         let conn = Conn {
             engine,
             protocol,
             peer,
             sink,
             protection,
-            started: std::time::Instant::now(),
+            started: now,
             last_input: now,
-            finished: false,
+            last_progress: now,
+            reorder_charge: 0,
+            reorder_peak: 0,
         };
-        self.conns.insert(repr.connection_id, conn);
+        self.active.insert(id, conn);
+        self.feed(now, id, bytes);
     }
 
-    fn report(&mut self, id: u32, error: Option<String>) -> TransferReport {
-        if error.is_some() {
+    /// Hands a datagram to an active transfer with its share of the reorder
+    /// budget: its own limit, or what the others leave of the receiver's.
+    fn feed(&mut self, now: Instant, id: u32, bytes: &[u8]) {
+        let total = self.counters.reorder_bytes;
+        let conn = self.active.get_mut(&id).expect("active");
+        let others = total - conn.reorder_charge;
+        let limit =
+            self.options.max_reorder_bytes_per_connection.min(self.options.max_reorder_bytes.saturating_sub(others));
+        conn.engine.set_reorder_limit(limit);
+        let before = conn.engine.engine_ref().stats().clone();
+        conn.engine.engine().handle_input(now, bytes);
+        let after = conn.engine.engine_ref().stats();
+        conn.last_input = now;
+        if after.bytes_delivered > before.bytes_delivered {
+            conn.last_progress = now;
+        }
+        conn.reorder_charge = conn.engine.reorder_charge();
+        conn.reorder_peak = conn.reorder_peak.max(conn.reorder_charge);
+        let c = &mut self.counters;
+        c.dropped_over_buffer_limit += after.dropped_over_buffer_limit - before.dropped_over_buffer_limit;
+        c.reorder_bytes = others + conn.reorder_charge;
+        c.reorder_peak_bytes = c.reorder_peak_bytes.max(c.reorder_bytes);
+    }
+
+    /// Makes room for a new transfer from `peer`, evicting one if the table
+    /// or the peer's share is full; false if nothing could give way.
+    fn make_room(&mut self, now: Instant, peer: SocketAddr) -> bool {
+        let ip = peer.ip();
+        let from_peer = self.active.values().filter(|c| c.peer.ip() == ip).count();
+        if from_peer >= self.options.max_connections_per_peer {
+            // Only the peer's own transfers give way to it.
+            return self.evict_one(now, Some(ip));
+        }
+        if self.active.len() >= self.options.max_connections {
+            return self.evict_one(now, None);
+        }
+        true
+    }
+
+    /// Evicts the transfer (of `ip`, if given) that should go first: a
+    /// half-open one (nothing received but the SYN), else one stalled for
+    /// `stalled_after`, the one idle longest first. Its sender is told the
+    /// receiver is busy.
+    fn evict_one(&mut self, now: Instant, ip: Option<std::net::IpAddr>) -> bool {
+        let stalled_after = clock::from_std(self.options.stalled_after);
+        let victim = self
+            .active
+            .iter()
+            .filter(|(_, c)| ip.map_or(true, |ip| ip == c.peer.ip()))
+            .filter_map(|(&id, c)| {
+                let half_open = c.engine.engine_ref().stats().bytes_delivered == 0;
+                let idle = now.saturating_since(c.last_progress);
+                (half_open || idle >= stalled_after).then_some((!half_open, c.last_progress, id))
+            })
+            .min();
+        let Some((stalled, _, id)) = victim else {
+            return false;
+        };
+        let mut conn = self.active.remove(&id).expect("listed");
+        let protection = std::mem::replace(&mut conn.protection, Protection::Plain);
+        let idle = clock::to_std(now.saturating_since(conn.last_progress)).as_secs_f64();
+        let why = if stalled {
+            format!("evicted for a new transfer: nothing new for {idle:.1} s")
+        } else {
+            format!("evicted for a new transfer: nothing received for {idle:.1} s after the SYN")
+        };
+        self.counters.evicted += 1;
+        let wire = if conn.protocol.is_atp() { ProtocolId::Atp } else { ProtocolId::Tcp };
+        let peer = conn.peer;
+        self.end(now, id, conn, Some(why));
+        self.queue_reset(now, peer, wire, id, Some(ResetReason::Busy), protection);
+        true
+    }
+
+    /// Reports a transfer that ended and lets go of it: a failed one's
+    /// temporary file is removed; a completed one lingers.
+    fn end(&mut self, now: Instant, id: u32, mut conn: Conn, error: Option<String>) {
+        self.counters.reorder_bytes -= conn.reorder_charge;
+        conn.reorder_charge = 0;
+        let ok = error.is_none();
+        if !ok {
             self.counters.transfers_failed += 1;
+            conn.sink.abort();
         } else {
             self.counters.transfers_completed += 1;
         }
         self.ended += 1;
-        let conn = &self.conns[&id];
+        let report = self.report(now, id, &conn, error);
+        self.reports.push(report);
+        if ok {
+            if self.lingering.len() >= self.options.max_lingering {
+                // The one that finished longest ago (heard from least recently).
+                let oldest = self.lingering.iter().min_by_key(|(_, c)| c.last_input).map(|(&id, _)| id);
+                if let Some(oldest) = oldest {
+                    self.lingering.remove(&oldest);
+                    self.counters.lingering_evicted += 1;
+                }
+            }
+            if self.options.max_lingering > 0 {
+                self.lingering.insert(id, conn);
+            }
+        }
+    }
+
+    fn report(&self, now: Instant, id: u32, conn: &Conn, error: Option<String>) -> TransferReport {
         let stats = conn.engine.engine_ref().stats();
-        let secs = conn.started.elapsed().as_secs_f64().max(1e-9);
+        let secs = clock::to_std(now.saturating_since(conn.started)).as_secs_f64().max(1e-9);
         let header = conn.sink.header();
         // File bytes, or stream bytes for a discarding sink (no header parsed).
         let useful = if header.is_some() { conn.sink.file_bytes() } else { conn.sink.stream_bytes() };
@@ -391,8 +608,191 @@ impl Receiver {
             datagrams_received: stats.datagrams_received,
             feedback_packets: stats.feedback_packets,
             dropped_datagrams: stats.dropped_datagrams,
+            dropped_over_buffer_limit: stats.dropped_over_buffer_limit,
+            reorder_peak_bytes: conn.reorder_peak,
             receiver: self.counters,
         }
+    }
+
+    /// Runs due timers, moves delivered bytes into the sinks, reads the
+    /// engines' events, and hands every report of a transfer that ended to
+    /// `on_event`.
+    pub fn poll(&mut self, now: Instant, on_event: &mut dyn FnMut(ReceiverEvent)) {
+        let ids: Vec<u32> = self.active.keys().copied().collect();
+        for id in ids {
+            let conn = self.active.get_mut(&id).expect("listed");
+            let engine = conn.engine.engine();
+            if engine.poll_timeout().is_some_and(|t| t <= now) {
+                engine.handle_timeout(now);
+            }
+            // Deliver before anything is transmitted: the file is committed
+            // before its last byte is acknowledged.
+            let delivered = conn.engine.take_delivered();
+            // (message, whether to tell the sender with RST)
+            let mut failure: Option<(String, bool)> = None;
+            if !delivered.is_empty() {
+                match conn.sink.write(&delivered) {
+                    // Committed: the FIN's acknowledgement carries the hash
+                    // this receiver computed (the commit confirmation).
+                    Ok(true) => {
+                        if let Some(sha) = conn.sink.verified_sha256() {
+                            conn.engine.engine().set_commit_token(sha);
+                        }
+                    }
+                    Ok(false) => {}
+                    Err(e) => failure = Some((e.to_string(), true)),
+                }
+            }
+            let mut finished = false;
+            while let Some(event) = conn.engine.engine().poll_event() {
+                match event {
+                    EngineEvent::Finished => finished = true,
+                    EngineEvent::Failed(reason) => {
+                        failure.get_or_insert((reason.to_string(), false));
+                    }
+                    _ => {}
+                }
+            }
+            if finished && failure.is_none() {
+                if let Err(e) = conn.sink.finish() {
+                    failure = Some((e.to_string(), true));
+                }
+            }
+            if matches!(failure, Some((_, false))) && conn.sink.is_complete() {
+                // The engine gave up after the file was verified and
+                // committed (e.g. waiting for a FIN that never came): the
+                // file is complete all the same.
+                failure = None;
+                finished = true;
+            }
+            if !finished && failure.is_none() {
+                continue;
+            }
+            let mut conn = self.active.remove(&id).expect("listed");
+            let (peer, protocol) = (conn.peer, conn.protocol);
+            let reset = matches!(failure, Some((_, true)));
+            // A refused transfer's seal goes with its reset; a finished one
+            // keeps it to answer from the lingering table.
+            let protection =
+                if reset { std::mem::replace(&mut conn.protection, Protection::Plain) } else { Protection::Plain };
+            self.end(now, id, conn, failure.map(|(m, _)| m));
+            if reset {
+                // Tell the sender at once rather than let it finish or time
+                // out: its data was refused.
+                let wire = if protocol.is_atp() { ProtocolId::Atp } else { ProtocolId::Tcp };
+                self.queue_reset(now, peer, wire, id, None, protection);
+            }
+        }
+        let linger = clock::from_std(self.options.linger);
+        self.lingering.retain(|_, conn| {
+            let engine = conn.engine.engine();
+            if engine.poll_timeout().is_some_and(|t| t <= now) {
+                engine.handle_timeout(now);
+            }
+            while engine.poll_event().is_some() {}
+            let closed = engine.is_closed();
+            !(now >= conn.last_input + linger || (closed && conn.protocol.is_atp()))
+        });
+        for report in std::mem::take(&mut self.reports) {
+            on_event(ReceiverEvent::Ended(&report));
+        }
+    }
+
+    /// Writes what the transfers (and the refusals) want to send into `out`.
+    /// Returns false if `out` filled up first: send, then call again.
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut dyn Transmitter) -> bool {
+        while let Some(r) = self.resets.front_mut() {
+            let Some(buf) = out.buffer() else { return false };
+            let len = Repr::emit_reset(buf, r.protocol, r.connection_id, r.reason);
+            if let Ok(len) = r.protection.seal(buf, len) {
+                out.commit(len, r.peer);
+                self.counters.resets_sent += 1;
+            }
+            self.resets.pop_front();
+        }
+        // Room for the seal after what the engines write.
+        let overhead = self.engine_options.datagram_overhead;
+        for conn in self.active.values_mut().chain(self.lingering.values_mut()) {
+            loop {
+                let Some(buf) = out.buffer() else { return false };
+                let room = buf.len() - overhead;
+                let Some(t) = conn.engine.engine().poll_transmit(now, &mut buf[..room]) else { break };
+                let Ok(len) = conn.protection.seal(buf, t.len) else { break };
+                out.commit(len, conn.peer);
+            }
+        }
+        true
+    }
+
+    /// When [`ReceiverCore::poll`] must run next at the latest (an engine
+    /// timer or a linger's end), if anything is waiting.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let linger = clock::from_std(self.options.linger);
+        let active = self.active.values().filter_map(|c| c.engine.engine_ref().poll_timeout());
+        let lingering = self.lingering.values().map(|c| {
+            let end = c.last_input + linger;
+            c.engine.engine_ref().poll_timeout().map_or(end, |t| t.min(end))
+        });
+        active.chain(lingering).min()
+    }
+
+    /// The transfers in progress.
+    pub fn progress(&self) -> Vec<TransferProgress> {
+        self.active
+            .iter()
+            .map(|(&id, c)| TransferProgress {
+                connection_id: id,
+                peer: c.peer,
+                file: c.sink.header().map(|h| h.name.clone()),
+                received: c.sink.file_bytes(),
+                total: c.sink.header().map(|h| h.size),
+            })
+            .collect()
+    }
+
+    /// Abandons every transfer: temporary files of unfinished ones are removed.
+    pub fn abandon(&mut self) {
+        self.active.clear();
+        self.lingering.clear();
+        self.counters.reorder_bytes = 0;
+    }
+}
+
+/// A bound receiver. [`Receiver::run`] is its event loop.
+pub struct Receiver {
+    socket: BatchSocket,
+    core: ReceiverCore,
+    clock: Clock,
+}
+
+impl Receiver {
+    /// Binds the socket; for a directory sink, first checks the directory
+    /// and removes the temporary files dead receivers left in it.
+    pub fn bind(options: ReceiveOptions) -> io::Result<Self> {
+        let mut stale = 0;
+        if let SinkKind::Directory { dir, .. } = &options.sink {
+            if !dir.is_dir() {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("output directory `{}` does not exist", dir.display()),
+                ));
+            }
+            stale = remove_stale_temporaries(dir)?.len() as u64;
+        }
+        let socket = BatchSocket::bind(options.listen)?;
+        let mut core = ReceiverCore::new(options);
+        core.counters.stale_temporaries_removed = stale;
+        Ok(Receiver { socket, core, clock: Clock::new() })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.socket.local_addr()
+    }
+    pub fn counters(&self) -> ReceiverCounters {
+        self.core.counters()
+    }
+    pub fn io_counters(&self) -> IoCounters {
+        self.socket.counters
     }
 
     /// Runs until `stop` is set or `max_transfers` transfers have ended and
@@ -404,14 +804,7 @@ impl Receiver {
         let mut readable = true;
         let mut blocked = false;
         let mut next_progress = std::time::Instant::now();
-        let linger = clock::from_std(self.options.linger);
-        let overhead = self.engine_options.datagram_overhead;
-        let mut ids: Vec<u32> = Vec::new();
-        while !stop.load(Ordering::Relaxed) {
-            let done = self.options.max_transfers.is_some_and(|n| self.ended >= n) && self.conns.is_empty();
-            if done {
-                break;
-            }
+        while !stop.load(Ordering::Relaxed) && !self.core.is_done() {
             let now = self.clock.now();
             if readable {
                 for _ in 0..4 {
@@ -423,10 +816,9 @@ impl Receiver {
                         Err(e) => return Err(e),
                     };
                     for i in 0..n {
-                        let (addr, bytes, truncated) = batch.get(i);
-                        match addr {
-                            Some(addr) => self.dispatch(&mut outbox, now, addr, bytes, truncated),
-                            None => self.counters.malformed += 1,
+                        match batch.get(i) {
+                            (Some(addr), bytes, truncated) => self.core.handle_datagram(now, addr, bytes, truncated),
+                            (None, _, _) => self.core.count_malformed(),
                         }
                     }
                     if n < BATCH {
@@ -434,150 +826,38 @@ impl Receiver {
                     }
                 }
             }
-            ids.clear();
-            ids.extend(self.conns.keys().copied());
-            let mut skipped = false;
-            for &id in &ids {
-                let conn = self.conns.get_mut(&id).expect("listed");
-                let engine = conn.engine.engine();
-                if engine.poll_timeout().is_some_and(|t| t <= now) {
-                    engine.handle_timeout(now);
-                }
-                // Deliver before anything is transmitted: the file is
-                // committed before its last byte is acknowledged.
-                let delivered = conn.engine.take_delivered();
-                let mut failure: Option<(String, bool)> = None;
-                if !delivered.is_empty() {
-                    match conn.sink.write(&delivered) {
-                        // Committed: the FIN's acknowledgement, sent below,
-                        // carries the hash this receiver computed.
-                        Ok(true) => {
-                            if let Some(sha) = conn.sink.verified_sha256() {
-                                conn.engine.engine().set_commit_token(sha);
-                            }
-                        }
-                        Ok(false) => {}
-                        Err(e) => failure = Some((e.to_string(), true)),
-                    }
-                }
-                let mut finished_now = false;
-                while let Some(event) = conn.engine.engine().poll_event() {
-                    match event {
-                        EngineEvent::Finished if !conn.finished => finished_now = true,
-                        EngineEvent::Failed(reason) if !conn.finished => {
-                            failure.get_or_insert((reason.to_string(), false));
-                        }
-                        _ => {}
-                    }
-                }
-                if finished_now && failure.is_none() {
-                    match conn.sink.finish() {
-                        Ok(()) => conn.finished = true,
-                        Err(e) => failure = Some((e.to_string(), true)),
-                    }
-                }
-                if matches!(failure, Some((_, false))) && conn.sink.is_complete() {
-                    // The engine gave up after the file was verified and
-                    // committed (e.g. waiting for a FIN that never came):
-                    // the file is complete all the same.
-                    failure = None;
-                    finished_now = true;
-                    conn.finished = true;
-                }
-                if finished_now && conn.finished {
-                    let report = self.report(id, None);
-                    on_event(ReceiverEvent::Ended(&report));
-                }
-                if let Some((message, reset)) = failure {
-                    let report = self.report(id, Some(message));
-                    on_event(ReceiverEvent::Ended(&report));
-                    let mut conn = self.conns.remove(&id).expect("listed");
-                    conn.sink.abort();
-                    if reset {
-                        // Tell the sender at once rather than let it finish
-                        // or time out: its data was refused.
-                        let protocol = if conn.protocol.is_atp() { ProtocolId::Atp } else { ProtocolId::Tcp };
-                        let repr = Repr {
-                            protocol,
-                            control: Control(0),
-                            hop_count: 0,
-                            connection_id: id,
-                            seq: 0,
-                            ack: 0,
-                            d_max_us: 0,
-                            d_s_us: 0,
-                            sack_blocks: Vec::new(),
-                            payload_len: 0,
-                        };
-                        self.queue_reset(&mut outbox, now, &repr, conn.peer, &mut conn.protection);
-                    }
-                    continue;
-                }
-                let conn = self.conns.get_mut(&id).expect("listed");
-                let closed = conn.engine.engine_ref().is_closed();
-                if conn.finished && (now >= conn.last_input + linger || (closed && conn.protocol.is_atp())) {
-                    self.conns.remove(&id);
-                    continue;
-                }
-                if blocked {
-                    // Its datagrams wait for the next round (no timer says so).
-                    skipped = true;
-                    continue;
-                }
-                let peer = conn.peer;
-                loop {
-                    let Some(buf) = outbox.next_buf() else {
-                        blocked = !self.socket.flush(&mut outbox).or_else(ignore_refused)?;
-                        if blocked {
-                            break;
-                        }
-                        continue;
-                    };
-                    // Room for the seal after what the engine writes.
-                    let room = buf.len() - overhead;
-                    let Some(t) = conn.engine.engine().poll_transmit(now, &mut buf[..room]) else { break };
-                    let Ok(len) = conn.protection.seal(buf, t.len) else { break };
-                    outbox.commit(len, Some(peer));
+            self.core.poll(now, on_event);
+            if blocked {
+                blocked = !self.socket.flush(&mut outbox).or_else(ignore_refused)?;
+            }
+            while !blocked {
+                let done = self.core.poll_transmit(now, &mut outbox);
+                blocked = !self.socket.flush(&mut outbox).or_else(ignore_refused)?;
+                if done {
+                    break;
                 }
             }
-            blocked = !self.socket.flush(&mut outbox).or_else(ignore_refused)?;
 
             let real_now = std::time::Instant::now();
-            if real_now >= next_progress && !self.conns.is_empty() {
-                let list: Vec<TransferProgress> = self
-                    .conns
-                    .iter()
-                    .filter(|(_, c)| !c.finished)
-                    .map(|(&id, c)| TransferProgress {
-                        connection_id: id,
-                        peer: c.peer,
-                        file: c.sink.header().map(|h| h.name.clone()),
-                        received: c.sink.file_bytes(),
-                        total: c.sink.header().map(|h| h.size),
-                    })
-                    .collect();
-                on_event(ReceiverEvent::Progress(&list));
+            let (active, lingering) = self.core.transfers();
+            if real_now >= next_progress && active + lingering > 0 {
+                on_event(ReceiverEvent::Progress(&self.core.progress()));
                 next_progress = real_now + StdDuration::from_millis(200);
             }
             // Sleep until the earliest engine deadline or linger end, at most
             // 100 ms so that `stop` is noticed.
             let mut deadline = real_now + StdDuration::from_millis(100);
-            for c in self.conns.values() {
-                let t = if c.finished { Some(c.last_input + linger) } else { c.engine.engine_ref().poll_timeout() };
-                if let Some(t) = t {
-                    deadline = deadline.min(self.clock.to_real(t));
-                }
+            if let Some(t) = self.core.next_deadline() {
+                deadline = deadline.min(self.clock.to_real(t));
             }
             if blocked {
                 deadline = deadline.max(real_now + StdDuration::from_millis(1));
-            } else if skipped {
-                deadline = real_now;
             }
             readable = self.socket.wait(blocked, Some(deadline))?.readable;
         }
         // Abandon what is still running: Sink::drop removes temporary files.
-        self.conns.clear();
-        Ok(self.counters)
+        self.core.abandon();
+        Ok(self.core.counters())
     }
 }
 
@@ -586,5 +866,176 @@ fn ignore_refused(e: io::Error) -> io::Result<bool> {
         Ok(true)
     } else {
         Err(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conn::connection_id;
+    use meshbed_proto::harness::sender_datagram;
+    use meshbed_proto::wire::ResetReason;
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+    fn peer(host: u8, port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, host], port))
+    }
+    fn id(k: u32) -> u32 {
+        connection_id(Protocol::AtpDefault, k)
+    }
+    fn core(configure: impl FnOnce(&mut ReceiveOptions)) -> ReceiverCore {
+        let mut o = ReceiveOptions::new(peer(1, 1), SinkKind::Discard);
+        configure(&mut o);
+        ReceiverCore::new(o)
+    }
+    fn syn(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32) {
+        core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, Control::SYN, id(k), 0, &[]), false);
+    }
+    fn data(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32, seq: u64, len: usize, fin: bool) {
+        let control = if fin { Control::FIN } else { 0 };
+        core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, control, id(k), seq, &vec![7; len]), false);
+    }
+    /// Polls and returns (reports, datagrams sent).
+    fn step(core: &mut ReceiverCore, now: Instant) -> (Vec<TransferReport>, Vec<(SocketAddr, Vec<u8>)>) {
+        let mut reports = Vec::new();
+        core.poll(now, &mut |e| {
+            if let ReceiverEvent::Ended(r) = e {
+                reports.push(r.clone());
+            }
+        });
+        let mut out = DatagramList::default();
+        assert!(core.poll_transmit(now, &mut out));
+        (reports, out.datagrams)
+    }
+    fn busy_refusals(sent: &[(SocketAddr, Vec<u8>)]) -> Vec<(SocketAddr, u32)> {
+        sent.iter()
+            .filter_map(|(to, d)| {
+                let (repr, payload) = parse_datagram(d).unwrap();
+                let busy = repr.control.contains(Control::RST)
+                    && ResetReason::from_payload(payload) == Some(ResetReason::Busy);
+                busy.then_some((*to, repr.connection_id))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finished_transfers_linger_outside_the_limit_in_a_bounded_table() {
+        let mut core = core(|o| {
+            o.max_connections = 2;
+            o.max_lingering = 3;
+        });
+        for k in 0..5 {
+            let now = at(10 * u64::from(k));
+            syn(&mut core, now, peer(2, 9), k);
+            data(&mut core, now, peer(2, 9), k, 0, 100, true);
+            let (reports, sent) = step(&mut core, now);
+            assert!(reports.len() == 1 && reports[0].ok, "transfer {k}: {reports:?}");
+            assert!(busy_refusals(&sent).is_empty());
+        }
+        let c = core.counters();
+        assert_eq!((c.transfers_completed, c.over_capacity, c.lingering_evicted), (5, 0, 2));
+        assert_eq!(core.transfers(), (0, 3));
+        // A lingering transfer still answers its sender's repeated FIN.
+        data(&mut core, at(60), peer(2, 9), 4, 0, 100, true);
+        let (_, sent) = step(&mut core, at(60));
+        assert!(sent.iter().any(|(_, d)| parse_datagram(d).unwrap().0.connection_id == id(4)));
+    }
+
+    #[test]
+    fn a_full_table_evicts_half_open_then_stalled_transfers_and_refuses_otherwise() {
+        let mut core = core(|o| {
+            o.max_connections = 3;
+            o.stalled_after = StdDuration::from_secs(5);
+        });
+        let (a, b, c, d, e, f) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1), peer(6, 1), peer(7, 1));
+        for (from, k) in [(a, 1), (b, 2)] {
+            syn(&mut core, at(0), from, k);
+            data(&mut core, at(0), from, k, 0, 100, false);
+        }
+        syn(&mut core, at(0), c, 3); // half-open
+        step(&mut core, at(0));
+        // D takes C's slot; C's sender is told the receiver is busy.
+        syn(&mut core, at(1000), d, 4);
+        let (reports, sent) = step(&mut core, at(1000));
+        assert_eq!(reports.len(), 1);
+        assert!(reports[0].error.as_deref().unwrap().contains("evicted"), "{reports:?}");
+        assert_eq!(reports[0].connection_id, format!("{:08x}", id(3)));
+        assert_eq!(busy_refusals(&sent), vec![(c, id(3))]);
+        data(&mut core, at(1000), d, 4, 0, 100, false);
+        // Everyone is making progress: E is refused.
+        syn(&mut core, at(2000), e, 5);
+        let (reports, sent) = step(&mut core, at(2000));
+        assert!(reports.is_empty());
+        assert_eq!(busy_refusals(&sent), vec![(e, id(5))]);
+        assert_eq!(core.counters().over_capacity, 1);
+        // Its SYN again within 100 ms: refused again, but not answered again.
+        syn(&mut core, at(2050), e, 5);
+        assert!(busy_refusals(&step(&mut core, at(2050)).1).is_empty());
+        // A and B stalled (nothing new for 6 s; D for 5 s): A goes first.
+        syn(&mut core, at(6000), f, 6);
+        let (reports, sent) = step(&mut core, at(6000));
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].connection_id, format!("{:08x}", id(1)));
+        assert!(reports[0].error.as_deref().unwrap().contains("nothing new for 6.0 s"), "{reports:?}");
+        assert_eq!(busy_refusals(&sent), vec![(a, id(1))]);
+        let counters = core.counters();
+        assert_eq!((counters.evicted, counters.over_capacity, counters.transfers_failed), (2, 2, 2));
+        assert_eq!(core.transfers(), (3, 0));
+    }
+
+    #[test]
+    fn one_address_gets_only_its_share_and_only_its_own_transfers_give_way() {
+        let mut core = core(|o| {
+            o.max_connections = 10;
+            o.max_connections_per_peer = 2;
+        });
+        // Two ports of one address count as one peer.
+        let (x1, x2, y) = (peer(2, 1), peer(2, 2), peer(3, 1));
+        syn(&mut core, at(0), x1, 1);
+        data(&mut core, at(0), x1, 1, 0, 10, false);
+        syn(&mut core, at(0), x2, 2);
+        syn(&mut core, at(1), x2, 3); // evicts X's own half-open 2
+        data(&mut core, at(1), x2, 3, 0, 10, false);
+        syn(&mut core, at(2), x1, 4); // nothing of X's may go: refused
+        syn(&mut core, at(2), y, 5);
+        let (reports, sent) = step(&mut core, at(2));
+        assert_eq!(reports.len(), 1);
+        assert_eq!(busy_refusals(&sent), vec![(x2, id(2)), (x1, id(4))]);
+        assert_eq!(core.transfers(), (3, 0));
+    }
+
+    #[test]
+    fn the_reorder_budget_is_per_transfer_and_shared() {
+        let per = 100_000;
+        let total = 150_000;
+        let mut core = core(|o| {
+            o.max_reorder_bytes_per_connection = per;
+            o.max_reorder_bytes = total;
+        });
+        let (a, b) = (peer(2, 1), peer(3, 1));
+        syn(&mut core, at(0), a, 1);
+        syn(&mut core, at(0), b, 2);
+        // Holes at byte 0 and 1000-byte pieces after them.
+        for k in 1..200 {
+            data(&mut core, at(1), a, 1, k * 1000, 1000, false);
+        }
+        let a_held = core.counters().reorder_bytes;
+        assert!(a_held <= per && a_held > per - 2000, "{a_held}");
+        for k in 1..200 {
+            data(&mut core, at(1), b, 2, k * 1000, 1000, false);
+        }
+        let c = core.counters();
+        assert!(c.reorder_bytes <= total && c.reorder_bytes > total - 2000, "{c:?}");
+        assert_eq!(c.reorder_peak_bytes, c.reorder_bytes);
+        assert!(c.dropped_over_buffer_limit > 200, "{c:?}");
+        // A's hole fills: its bytes leave the budget, and B may hold more.
+        data(&mut core, at(2), a, 1, 0, 1000, false);
+        assert_eq!(core.counters().reorder_bytes, c.reorder_bytes - a_held);
+        data(&mut core, at(2), b, 2, 199_000, 1000, false);
+        assert!(core.counters().reorder_bytes > c.reorder_bytes - a_held);
+        step(&mut core, at(2));
+        assert!(core.counters().reorder_peak_bytes <= total);
     }
 }

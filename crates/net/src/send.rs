@@ -344,6 +344,9 @@ impl SendError {
 enum Ending {
     Finished,
     Failed(String),
+    /// The receiver refused it for being at its limit: another attempt at
+    /// once would only add to its load, so none follows.
+    Busy(String),
 }
 
 struct Attempt {
@@ -370,6 +373,7 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
             "{peer} acknowledged every byte but never confirmed that it committed the file (waited {:.1} s): the acknowledgements may have been forged (--psk prevents that) or the receiver failed to write; see its log",
             clock::to_std(*waited).as_secs_f64()
         ),
+        FailReason::Busy => format!("receiver busy: {peer} is at its transfer limit; try again later"),
     }
 }
 
@@ -490,6 +494,9 @@ fn run_attempt(
         while let Some(event) = engine.poll_event() {
             match event {
                 EngineEvent::Finished => break 'run Ending::Finished,
+                EngineEvent::Failed(FailReason::Busy) => {
+                    break 'run Ending::Busy(describe_failure(&FailReason::Busy, peer, options.timeout))
+                }
                 EngineEvent::Failed(reason) => {
                     break 'run Ending::Failed(describe_failure(&reason, peer, options.timeout))
                 }
@@ -529,15 +536,17 @@ pub fn send(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let last = attempt > options.retries;
+        let mut last = attempt > options.retries;
         let a = run_attempt(&payload, peer, options, attempt, progress)?;
+        // A busy receiver is not asked again: the sender reports it at once.
+        last |= matches!(a.ending, Ending::Busy(_));
         let e2e: Option<&EndToEndEstimator> = match &a.stamper.source {
             DelaySource::EndToEnd(e) => Some(e),
             _ => None,
         };
         let error = match &a.ending {
             Ending::Finished => None,
-            Ending::Failed(m) => Some(m.clone()),
+            Ending::Failed(m) | Ending::Busy(m) => Some(m.clone()),
         };
         let secs = a.duration.as_secs_f64().max(1e-9);
         let report = SendReport {

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use meshbed_net::framing::is_temporary_name;
 use meshbed_net::{send, DelaySpec, Payload, SendOptions};
 use meshbed_proto::Protocol;
 use std::net::UdpSocket;
@@ -197,7 +198,7 @@ fn receiver_restarted_mid_transfer_never_leaves_a_wrong_complete_file() {
         while !shim.blackout_happened() && t0.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert!(names(&dir).iter().any(|n| n.contains(".partial-")), "{:?}", names(&dir));
+        assert!(names(&dir).iter().any(|n| is_temporary_name(n)), "{:?}", names(&dir));
         first.stop();
         assert!(!dir.join("r.bin").exists(), "no final name while incomplete");
         let mut o = receive_options(&dir);
@@ -219,7 +220,7 @@ fn receiver_restarted_mid_transfer_never_leaves_a_wrong_complete_file() {
                 assert!(!dir.join("r.bin").exists() || std::fs::read(dir.join("r.bin")).unwrap() == data);
             }
         }
-        assert!(names(&dir).iter().all(|n| !n.contains(".partial-")), "{:?}", names(&dir));
+        assert!(names(&dir).iter().all(|n| !is_temporary_name(n)), "{:?}", names(&dir));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -13,6 +13,7 @@
 //! and `poll_timeout` never returns a deadline that has already been handled,
 //! so a driver cannot busy-loop.
 
+use crate::wire::{parse_datagram, ResetReason};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
 use std::fmt;
@@ -37,6 +38,20 @@ pub enum FailReason {
     /// the idle time ([`crate::stream`]): the acknowledgements were forged,
     /// or the receiver could not commit. Never a success.
     Unconfirmed { waited: Duration },
+    /// The peer refused the connection because it is at its transfer limit
+    /// (an RST carrying [`ResetReason::Busy`]).
+    Busy,
+}
+
+impl FailReason {
+    /// Why a connection ends on the RST `datagram`: [`FailReason::Busy`] when
+    /// it carries that reason, else [`FailReason::Reset`].
+    pub fn of_reset(datagram: &[u8]) -> FailReason {
+        match parse_datagram(datagram).map(|(_, payload)| ResetReason::from_payload(payload)) {
+            Ok(Some(ResetReason::Busy)) => FailReason::Busy,
+            _ => FailReason::Reset,
+        }
+    }
 }
 
 impl fmt::Display for FailReason {
@@ -49,6 +64,7 @@ impl fmt::Display for FailReason {
             FailReason::Unconfirmed { waited } => {
                 write!(f, "every byte was acknowledged but the receiver did not confirm the commit within {waited}")
             }
+            FailReason::Busy => write!(f, "receiver busy: the peer is at its transfer limit"),
         }
     }
 }
@@ -106,6 +122,9 @@ pub struct Stats {
     /// acknowledgement of bytes never sent, a wrong commit token. They are
     /// ignored; a transfer never succeeds on their account.
     pub protocol_violations: u64,
+    /// Receiver: data datagrams dropped because holding them out of order
+    /// would exceed the reorder limit ([`crate::reorder`]).
+    pub dropped_over_buffer_limit: u64,
 }
 
 /// The engine surface. See the module doc for the calling order.

@@ -21,6 +21,34 @@ pub fn test_bytes(len: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// A sender's datagram made by hand, for tests and tools that play a peer
+/// (hostile or not) byte by byte: `control` flags, `seq`, then `payload`.
+/// D_max is 1 ms so that an ATP receiver's feedback carries a usable rate.
+pub fn sender_datagram(
+    protocol: crate::wire::ProtocolId,
+    control: u8,
+    connection_id: u32,
+    seq: u64,
+    payload: &[u8],
+) -> Vec<u8> {
+    let repr = crate::wire::Repr {
+        protocol,
+        control: crate::wire::Control(control),
+        hop_count: 0,
+        connection_id,
+        seq,
+        ack: 0,
+        d_max_us: 1000,
+        d_s_us: 0,
+        sack_blocks: Vec::new(),
+        payload_len: payload.len(),
+    };
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf);
+    buf[repr.header_len()..].copy_from_slice(payload);
+    buf
+}
+
 /// Impairments of the toy channel, applied independently per datagram and
 /// per direction.
 #[derive(Clone, Debug)]

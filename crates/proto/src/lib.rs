@@ -13,11 +13,14 @@
 //! * [`tcp`]: TCP Tahoe, Reno and NewReno over the same encapsulation.
 //! * [`stream`]: the application side of the engines: a sender's bounded
 //!   window refilled as data is acknowledged, and the commit confirmation.
+//! * [`reorder`]: the out-of-order store both receivers share, charged for
+//!   the memory it takes.
 
 pub mod atp;
 pub mod engine;
 pub mod harness;
 pub mod relay;
+pub mod reorder;
 pub mod stream;
 pub mod tcp;
 pub mod wire;

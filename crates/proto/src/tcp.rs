@@ -139,6 +139,14 @@ pub struct TcpConfig {
     /// 1122 §4.2.3.5 counts retransmissions, R2 of at least 100 s). Default 6.
     /// The receiver waits `idle_timeout + max_unanswered_rtos × max_rto`.
     pub max_unanswered_rtos: u32,
+    /// The receiver's memory guard: what it holds out of order beyond
+    /// `rcv_nxt` may be charged at most this much, per-piece overhead
+    /// included ([`crate::reorder`]; a driver may lower it per connection).
+    /// The window (`max_cwnd_segments`) bounds the span a conforming sender
+    /// uses; this bounds the memory a hostile one can make it take (many
+    /// tiny segments). Default 256 MiB, as ATP's `max_reorder_bytes`: never
+    /// reached in simulations; `meshbed recv` sets a mesh-sized limit.
+    pub max_reorder_bytes: u64,
 }
 
 impl Default for TcpConfig {
@@ -157,6 +165,7 @@ impl Default for TcpConfig {
             delayed_ack_timeout: Duration::from_millis(200),
             idle_timeout: Duration::from_secs(10),
             max_unanswered_rtos: 6,
+            max_reorder_bytes: 256 << 20,
         }
     }
 }
@@ -183,6 +192,7 @@ impl TcpConfig {
             delayed_ack_timeout: self.delayed_ack_timeout.max(one_ns),
             idle_timeout: self.idle_timeout.max(one_ns),
             max_unanswered_rtos: self.max_unanswered_rtos,
+            max_reorder_bytes: self.max_reorder_bytes,
         }
     }
 

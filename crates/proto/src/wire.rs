@@ -316,6 +316,63 @@ impl Repr {
     }
 }
 
+/// Why a receiver refused a connection, carried as an RST's payload of
+/// exactly one byte (docs/PROTOCOLS.md §6). An RST without a payload, or
+/// with any other payload, is a plain reset.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ResetReason {
+    /// The receiver is at its transfer limit: try again later.
+    Busy = 1,
+}
+
+impl ResetReason {
+    pub fn from_u8(code: u8) -> Option<ResetReason> {
+        match code {
+            1 => Some(ResetReason::Busy),
+            _ => None,
+        }
+    }
+
+    /// The reason an RST's payload carries, if it is one known byte.
+    pub fn from_payload(payload: &[u8]) -> Option<ResetReason> {
+        match payload {
+            &[code] => ResetReason::from_u8(code),
+            _ => None,
+        }
+    }
+}
+
+impl Repr {
+    /// An RST for `connection_id`; with a reason, its payload is the one
+    /// reason byte ([`Repr::emit_reset`] writes it).
+    pub fn reset(protocol: ProtocolId, connection_id: u32, reason: Option<ResetReason>) -> Repr {
+        Repr {
+            protocol,
+            control: Control(Control::RST),
+            hop_count: 0,
+            connection_id,
+            seq: 0,
+            ack: 0,
+            d_max_us: 0,
+            d_s_us: 0,
+            sack_blocks: Vec::new(),
+            payload_len: usize::from(reason.is_some()),
+        }
+    }
+
+    /// Writes a whole RST (header and reason byte) into `buf`, which must be
+    /// at least `HEADER_LEN + 1` bytes; returns its length.
+    pub fn emit_reset(buf: &mut [u8], protocol: ProtocolId, connection_id: u32, reason: Option<ResetReason>) -> usize {
+        let repr = Repr::reset(protocol, connection_id, reason);
+        repr.emit(buf);
+        if let Some(reason) = reason {
+            buf[repr.header_len()] = reason as u8;
+        }
+        repr.buffer_len()
+    }
+}
+
 /// Parses untrusted bytes: header, then the data slice.
 pub fn parse_datagram(bytes: &[u8]) -> Result<(Repr, &[u8]), WireError> {
     let packet = Packet::new_checked(bytes)?;
@@ -438,6 +495,25 @@ mod tests {
         let (parsed, data) = parse_datagram(&buf).unwrap();
         assert_eq!(parsed, repr);
         assert_eq!(data, b"abc");
+    }
+
+    #[test]
+    fn a_busy_reset_is_an_rst_with_one_reason_byte() {
+        let mut buf = [0xffu8; 64];
+        let len = Repr::emit_reset(&mut buf, ProtocolId::Tcp, 0x4000_0001, Some(ResetReason::Busy));
+        let mut expected = vec![2, 1, 0x04, 0, 0, 0, 0, 0, 0x40, 0, 0, 1];
+        expected.extend_from_slice(&[0; 24]);
+        expected.push(1);
+        assert_eq!(&buf[..len], &expected[..]);
+        let (repr, payload) = parse_datagram(&buf[..len]).unwrap();
+        assert!(repr.control.contains(Control::RST));
+        assert_eq!(ResetReason::from_payload(payload), Some(ResetReason::Busy));
+        // A plain RST, an unknown code or a longer payload carry no reason.
+        let len = Repr::emit_reset(&mut buf, ProtocolId::Atp, 7, None);
+        assert_eq!(len, HEADER_LEN);
+        for payload in [&[][..], &[0], &[2], &[1, 1]] {
+            assert_eq!(ResetReason::from_payload(payload), None, "{payload:?}");
+        }
     }
 
     #[test]

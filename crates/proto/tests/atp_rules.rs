@@ -741,3 +741,76 @@ fn a_stamped_syn_sets_the_first_rate_end_to_end() {
     assert!(events(&mut r).iter().any(|e| matches!(e,
         EngineEvent::Trace(TraceSample::DMax { d_max, .. }) if *d_max == Duration::from_millis(2))));
 }
+
+// ------------------------------------------------------ out-of-order memory
+
+/// Issue 9 item 2: a hole at byte 0 and everything after it. The receiver
+/// holds only what its reorder limit allows, counts the rest, and the
+/// connection still completes once the hole is filled and the dropped data
+/// is sent again.
+#[test]
+fn a_hole_at_byte_zero_holds_only_up_to_the_reorder_limit_and_the_transfer_survives() {
+    let limit = 64 * 1024;
+    let mut r = established_receiver(AtpConfig::default());
+    r.set_reorder_limit(limit);
+    let packets = 400u64; // 574 KB: nine times the limit
+    for k in 1..packets {
+        r.handle_input(ms(1), &data_packet(0, k * MSS, MSS as usize, 1, 1));
+        assert!(r.reorder_charge() <= limit, "charge {} over {limit}", r.reorder_charge());
+    }
+    let held = r.held_bytes();
+    assert!(held > limit / 2 && held <= limit, "{held}");
+    let dropped = r.stats().dropped_over_buffer_limit;
+    assert_eq!(dropped, packets - 1 - held / MSS, "every packet beyond the limit is counted");
+    assert_eq!(r.stats().dropped_datagrams, 0, "not counted as duplicates");
+    // The hole fills: everything held comes out, then the rest again.
+    r.handle_input(ms(2), &data_packet(0, 0, MSS as usize, 1, 1));
+    assert_eq!(r.ack(), MSS + held);
+    assert_eq!(r.reorder_charge(), 0);
+    for k in r.ack() / MSS..packets {
+        let fin = if k == packets - 1 { Control::FIN } else { 0 };
+        r.handle_input(ms(3), &data_packet(fin, k * MSS, MSS as usize, 1, 1));
+    }
+    assert!(events(&mut r).contains(&EngineEvent::Finished));
+    let delivered = r.take_delivered();
+    assert_eq!(delivered.len() as u64, packets * MSS);
+    assert!(delivered.iter().enumerate().all(|(i, &b)| b == i as u8), "every byte in order");
+}
+
+/// One-byte pieces at every other offset cannot touch, so none coalesce:
+/// each is charged its overhead, and the limit bounds how many are held.
+#[test]
+fn one_byte_pieces_are_charged_their_overhead() {
+    let limit = 256 * 1024;
+    let mut r = established_receiver(AtpConfig::default());
+    r.set_reorder_limit(limit);
+    for k in 0..100_000u64 {
+        r.handle_input(ms(1), &data_packet(0, 2 * k + 1, 1, 1, 1));
+    }
+    assert!(r.reorder_charge() <= limit);
+    let pieces = r.held_bytes();
+    assert_eq!(pieces, limit / (1 + meshbed_proto::reorder::PIECE_OVERHEAD));
+    assert_eq!(r.stats().dropped_over_buffer_limit, 100_000 - pieces);
+    // The limit cannot be raised beyond the configuration's.
+    r.set_reorder_limit(u64::MAX);
+    r.handle_input(ms(2), &data_packet(0, 1_000_001, 1, 1, 1));
+    assert_eq!(r.held_bytes(), pieces + 1);
+}
+
+#[test]
+fn a_busy_reset_fails_the_sender_with_busy_and_other_resets_stay_resets() {
+    for (payload, want) in [(&[1u8][..], FailReason::Busy), (&[], FailReason::Reset), (&[7], FailReason::Reset)] {
+        let mut s = AtpSender::new(AtpConfig::default(), CONN, vec![0; 100], Instant::ZERO);
+        drain(&mut s, Instant::ZERO);
+        let mut rst = vec![0u8; HEADER_LEN + payload.len()];
+        Repr {
+            control: Control(Control::RST),
+            payload_len: payload.len(),
+            ..wire::parse_datagram(&feedback(0, 0, 1, &[])).unwrap().0
+        }
+        .emit(&mut rst);
+        rst[HEADER_LEN..].copy_from_slice(payload);
+        s.handle_input(ms(5), &rst);
+        assert!(events(&mut s).contains(&EngineEvent::Failed(want)), "{payload:?}");
+    }
+}

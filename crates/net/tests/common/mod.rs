@@ -299,3 +299,84 @@ pub fn names(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// An ATP connection id for test traffic made by hand.
+pub fn atp_id(k: u32) -> u32 {
+    meshbed_net::conn::connection_id(meshbed_proto::Protocol::AtpDefault, k)
+}
+
+/// Sends `stream` (transfer header and file, made by the caller, valid or
+/// not) as connection `id` from the loopback address `from`, with the real
+/// sender engine of the protocol the id names; returns how it ended. For
+/// tests that must choose the connection id or the header bytes.
+pub fn send_as(
+    target: SocketAddr,
+    from: std::net::IpAddr,
+    id: u32,
+    stream: Vec<u8>,
+    timeout: Duration,
+) -> Result<(), meshbed_proto::FailReason> {
+    use meshbed_net::clock::{from_std, Clock};
+    use meshbed_net::conn::{protocol_of, EngineOptions, SenderEngine};
+    use meshbed_proto::EngineEvent;
+    let options = EngineOptions {
+        timeout: from_std(timeout),
+        linger: from_std(timeout),
+        atp_min_delay: None,
+        datagram_overhead: 0,
+    };
+    let clock = Clock::new();
+    let mut conn = SenderEngine::new(protocol_of(id).expect("a protocol id"), &options, id, clock.now());
+    let mut written = 0;
+    let socket = UdpSocket::bind((from, 0)).unwrap();
+    socket.connect(target).unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+    let mut buf = vec![0u8; 2048];
+    loop {
+        let now = clock.now();
+        let engine = conn.engine();
+        if engine.poll_timeout().is_some_and(|t| t <= now) {
+            engine.handle_timeout(now);
+        }
+        written += engine.write(&stream[written..]);
+        if written == stream.len() {
+            engine.finish();
+        }
+        while let Some(t) = engine.poll_transmit(now, &mut buf) {
+            let _ = socket.send(&buf[..t.len]);
+        }
+        while let Some(event) = engine.poll_event() {
+            match event {
+                EngineEvent::Finished => return Ok(()),
+                EngineEvent::Failed(reason) => return Err(reason),
+                _ => {}
+            }
+        }
+        if let Ok(n) = socket.recv(&mut buf) {
+            engine.handle_input(clock.now(), &buf[..n]);
+        }
+    }
+}
+
+/// A hand-made stream: the transfer header for `name` (checked or not) and `data`.
+pub fn raw_stream(name: &str, data: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    let header = meshbed_net::framing::StreamHeader {
+        name: name.to_string(),
+        size: data.len() as u64,
+        sha256: sha2::Sha256::digest(data).into(),
+    };
+    let mut stream = header.encode();
+    stream.extend_from_slice(data);
+    stream
+}
+
+/// The process's peak resident set size in KiB (Linux `VmHWM`), 0 elsewhere.
+pub fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}

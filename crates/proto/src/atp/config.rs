@@ -110,9 +110,13 @@ pub struct AtpConfig {
     /// Immediate-feedback triggers of adaptive ATP; `None` for default and
     /// aggressive.
     pub adaptive: Option<AdaptiveFeedback>,
-    /// Out-of-order bytes the receiver holds beyond its cumulative ack before
-    /// it drops data (a memory guard against hostile input, never reached by an
-    /// honest sender at realistic rates).
+    /// The receiver's memory guard against hostile input: data ending more
+    /// than this far beyond the cumulative ack is dropped, and what it holds
+    /// out of order may be charged at most this much, per-piece overhead
+    /// included ([`crate::reorder`]; a driver may lower the charge limit per
+    /// connection). 256 MiB is never reached by an honest sender at
+    /// simulated rates, so simulations are unaffected; `meshbed recv` sets a
+    /// mesh-sized limit of its own.
     pub max_reorder_bytes: u64,
     /// Emit `EngineEvent::Trace` samples.
     pub trace: bool,

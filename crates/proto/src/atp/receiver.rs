@@ -6,10 +6,11 @@ use crate::engine::{
     Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, TimerId, TimerTable, TraceSample, Transmit,
 };
 use crate::relay::duration_to_us;
+use crate::reorder::{Offer, ReorderBuffer};
 use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Where the receiver is in its life.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -65,11 +66,8 @@ pub struct AtpReceiver {
     d_avg_ns: Option<f64>,
     /// Cumulative ack: bytes `[0, ack)` delivered in order.
     ack: u64,
-    /// Byte ranges held beyond `ack`, coalesced, start → end.
-    held: BTreeMap<u64, u64>,
-    /// The bytes of `held`, as non-overlapping pieces, start → bytes.
-    pieces: BTreeMap<u64, Vec<u8>>,
-    held_bytes: u64,
+    /// Bytes held beyond `ack`.
+    out_of_order: ReorderBuffer,
     /// In-order bytes not yet read by the application.
     delivered: ReceiveBuffer,
     fin_seq: Option<u64>,
@@ -103,15 +101,14 @@ impl AtpReceiver {
     /// A receiver listening for the SYN of `connection_id`.
     pub fn new(config: AtpConfig, connection_id: u32, now: Instant) -> Self {
         let packet_size = config.payload_per_packet();
+        let out_of_order = ReorderBuffer::new(config.max_reorder_bytes);
         AtpReceiver {
             config,
             connection_id,
             state: ReceiverState::Listening,
             d_avg_ns: None,
             ack: 0,
-            held: BTreeMap::new(),
-            pieces: BTreeMap::new(),
-            held_bytes: 0,
+            out_of_order,
             delivered: ReceiveBuffer::default(),
             fin_seq: None,
             highest_end: 0,
@@ -168,11 +165,22 @@ impl AtpReceiver {
     }
     /// Bytes held out of order beyond the ack.
     pub fn held_bytes(&self) -> u64 {
-        self.held_bytes
+        self.out_of_order.held_bytes()
     }
     /// Byte ranges held beyond the ack, in order (what SACK blocks report).
     pub fn held_ranges(&self) -> Vec<(u64, u64)> {
-        self.held.iter().map(|(&s, &e)| (s, e)).collect()
+        self.out_of_order.ranges().collect()
+    }
+    /// The memory the out-of-order bytes are charged (see [`crate::reorder`]).
+    pub fn reorder_charge(&self) -> u64 {
+        self.out_of_order.charge()
+    }
+    /// Lowers the out-of-order limit below `config.max_reorder_bytes` (a
+    /// driver sharing one budget among connections sets it before each
+    /// input); data beyond it is dropped and counted in
+    /// `Stats::dropped_over_buffer_limit`.
+    pub fn set_reorder_limit(&mut self, bytes: u64) {
+        self.out_of_order.set_limit(bytes.min(self.config.max_reorder_bytes));
     }
 
     /// The application's read rate in bytes per second, or `None` for an
@@ -236,59 +244,16 @@ impl AtpReceiver {
         self.timers.set(Timer::Linger, linger);
     }
 
-    /// Stores the new parts of `[seq, seq + data.len())`; returns whether any
-    /// byte was new. Delivers what became in order.
-    fn insert_data(&mut self, seq: u64, data: &[u8]) -> bool {
-        let end = seq + data.len() as u64;
-        let start = seq.max(self.ack);
-        if end <= start {
-            return false;
-        }
-        // Pieces not yet held.
-        let mut new_pieces = Vec::new();
-        let mut cursor = start;
-        let overlapping: Vec<(u64, u64)> =
-            self.held.range(..=end).rev().take_while(|&(_, &e)| e >= start).map(|(&s, &e)| (s, e)).collect();
-        for &(s, e) in overlapping.iter().rev() {
-            if s > cursor {
-                new_pieces.push((cursor, s.min(end)));
-            }
-            cursor = cursor.max(e);
-        }
-        if cursor < end {
-            new_pieces.push((cursor, end));
-        }
-        let new_pieces: Vec<_> = new_pieces.into_iter().filter(|(s, e)| s < e).collect();
-        if new_pieces.is_empty() {
-            return false;
-        }
-        for &(s, e) in &new_pieces {
-            let bytes = data[(s - seq) as usize..(e - seq) as usize].to_vec();
-            self.held_bytes += e - s;
-            self.pieces.insert(s, bytes);
-        }
-        // Coalesce [start, end) with every range it overlaps or touches.
-        let (mut lo, mut hi) = (start, end);
-        for (s, e) in overlapping {
-            self.held.remove(&s);
-            lo = lo.min(s);
-            hi = hi.max(e);
-        }
-        self.held.insert(lo, hi);
-        // Deliver the range that now starts at the ack.
-        if let Some(range_end) = self.held.get(&self.ack).copied() {
-            self.held.remove(&self.ack);
-            while self.ack < range_end {
-                let Some(piece) = self.pieces.remove(&self.ack) else {
-                    break;
-                };
-                self.ack += piece.len() as u64;
-                self.held_bytes -= piece.len() as u64;
-                self.delivered.extend(&piece);
-            }
+    /// Takes `[seq, seq + data.len())`: delivers what became in order and
+    /// holds the rest within the reorder limit.
+    fn insert_data(&mut self, seq: u64, data: &[u8]) -> Offer {
+        let delivered = &mut self.delivered;
+        let offer = self.out_of_order.offer(self.ack, seq, data, |bytes| delivered.extend(bytes));
+        if let Offer::Accepted { delivered } = offer {
+            self.ack += delivered;
             self.stats.bytes_delivered = self.ack;
         }
-        true
+        offer
     }
 
     /// seed 000 §V.A.3: the three immediate-feedback triggers of adaptive ATP.
@@ -430,7 +395,7 @@ impl Engine for AtpReceiver {
         let d = self.feedback_delay();
         // seed 002 §4.2.2: the blocks always describe the first holes.
         let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
-        let sack_blocks: Vec<(u64, u64)> = self.held.iter().take(max_blocks).map(|(&s, &e)| (s, e)).collect();
+        let sack_blocks: Vec<(u64, u64)> = self.out_of_order.ranges().take(max_blocks).collect();
         let repr = Repr {
             protocol: ProtocolId::Atp,
             control,
@@ -514,10 +479,7 @@ impl AtpReceiver {
             // The FIN sits right after this packet's data. A second FIN at a
             // different place, or one before data already seen, is ignored.
             let after_all_data = end >= self.highest_end.max(self.ack)
-                && match self.held.last_key_value() {
-                    None => true,
-                    Some((_, &held_end)) => held_end <= end,
-                };
+                && self.out_of_order.end().map_or(true, |held_end| held_end <= end);
             let same_place = match self.fin_seq {
                 None => true,
                 Some(fin) => fin == end,
@@ -543,9 +505,10 @@ impl AtpReceiver {
         }
         self.adaptive_triggers(d_max, d_s, repr.seq, end);
         self.highest_end = self.highest_end.max(end);
-        if !self.insert_data(repr.seq, payload) {
-            // A duplicate.
-            self.stats.dropped_datagrams += 1;
+        match self.insert_data(repr.seq, payload) {
+            Offer::Accepted { .. } => {}
+            Offer::Duplicate => self.stats.dropped_datagrams += 1,
+            Offer::OverLimit => self.stats.dropped_over_buffer_limit += 1,
         }
     }
 }

@@ -496,7 +496,7 @@ impl Engine for AtpSender {
         }
         self.last_heard = now;
         if repr.control.contains(Control::RST) {
-            self.fail(FailReason::Reset);
+            self.fail(FailReason::of_reset(datagram));
             return;
         }
         self.stats.feedback_packets += 1;

@@ -3,10 +3,11 @@
 
 use super::{TcpConfig, Timer, TimerTable};
 use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, Transmit};
+use crate::reorder::{Offer, ReorderBuffer};
 use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
 use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// The first sequence number after the SYN, on both sides.
 const DATA_START: u64 = 1;
@@ -40,8 +41,8 @@ pub struct TcpReceiver {
     state: State,
     /// Next sequence number expected in order.
     rcv_nxt: u64,
-    /// Segments beyond a hole, by starting sequence number.
-    out_of_order: BTreeMap<u64, Vec<u8>>,
+    /// Bytes beyond a hole.
+    out_of_order: ReorderBuffer,
     /// The FIN's sequence number once a FIN was seen (= 1 + transfer length).
     fin_seq: Option<u64>,
     /// In-order bytes the application has not read yet.
@@ -72,11 +73,11 @@ impl TcpReceiver {
     /// SYN indefinitely; the idle timer starts with it.
     pub fn new(config: TcpConfig, connection_id: u32, now: Instant) -> Self {
         TcpReceiver {
+            out_of_order: ReorderBuffer::new(config.max_reorder_bytes),
             config: config.sanitized(),
             connection_id,
             state: State::Listen,
             rcv_nxt: DATA_START,
-            out_of_order: BTreeMap::new(),
             fin_seq: None,
             delivered: ReceiveBuffer::default(),
             synack_pending: false,
@@ -104,9 +105,23 @@ impl TcpReceiver {
         self.delivered.take_all()
     }
 
-    /// Out-of-order segments held for reassembly.
+    /// Out-of-order pieces held for reassembly (a segment that continues
+    /// the piece before it joins that piece).
     pub fn buffered_segments(&self) -> usize {
-        self.out_of_order.len()
+        self.out_of_order.pieces()
+    }
+
+    /// The memory the out-of-order bytes are charged (see [`crate::reorder`]).
+    pub fn reorder_charge(&self) -> u64 {
+        self.out_of_order.charge()
+    }
+
+    /// Lowers the out-of-order limit below `config.max_reorder_bytes` (a
+    /// driver sharing one budget among connections sets it before each
+    /// input); segments beyond it are dropped, answered with a duplicate
+    /// ACK and counted in `Stats::dropped_over_buffer_limit`.
+    pub fn set_reorder_limit(&mut self, bytes: u64) {
+        self.out_of_order.set_limit(bytes.min(self.config.max_reorder_bytes));
     }
 
     fn fail(&mut self, reason: FailReason) {
@@ -140,12 +155,6 @@ impl TcpReceiver {
         } else if self.timers.get(Timer::DelayedAck).is_none() {
             self.timers.set(Timer::DelayedAck, now + self.config.delayed_ack_timeout);
         }
-    }
-
-    fn deliver(&mut self, bytes: &[u8]) {
-        self.delivered.extend(bytes);
-        self.rcv_nxt += bytes.len() as u64;
-        self.stats.bytes_delivered += bytes.len() as u64;
     }
 
     fn on_segment(&mut self, now: Instant, repr: &Repr, data: &[u8]) {
@@ -190,28 +199,22 @@ impl TcpReceiver {
         let start = seq + from as u64;
         let bytes = &data[from..to.max(from)];
 
+        let filled_hole = !self.out_of_order.is_empty();
+        let delivered = &mut self.delivered;
+        let offer = self.out_of_order.offer(self.rcv_nxt, start, bytes, |b| delivered.extend(b));
         if start > self.rcv_nxt {
-            // Out of order: hold it and send a duplicate ACK at once
-            // (RFC 5681 §4.2), which drives the sender's fast retransmit.
-            if !bytes.is_empty() {
-                let slot = self.out_of_order.entry(start).or_default();
-                if bytes.len() > slot.len() {
-                    *slot = bytes.to_vec();
-                }
+            // Out of order: hold it (within the limit) and send a duplicate
+            // ACK at once (RFC 5681 §4.2), which drives the sender's fast
+            // retransmit.
+            if offer == Offer::OverLimit {
+                self.stats.dropped_over_buffer_limit += 1;
             }
             self.ack_now();
             return;
         }
-
-        self.deliver(bytes);
-        let filled_hole = !self.out_of_order.is_empty();
-        while let Some(entry) = self.out_of_order.first_entry() {
-            if *entry.key() > self.rcv_nxt {
-                break;
-            }
-            let (key, segment) = entry.remove_entry();
-            let skip = (self.rcv_nxt - key).min(segment.len() as u64) as usize;
-            self.deliver(&segment[skip..]);
+        if let Offer::Accepted { delivered } = offer {
+            self.rcv_nxt += delivered;
+            self.stats.bytes_delivered += delivered;
         }
         if self.fin_seq == Some(self.rcv_nxt) {
             // The FIN is next in sequence: every byte is here.

@@ -478,7 +478,7 @@ impl Engine for TcpSender {
         self.unanswered_rtos = 0;
         self.timers.set(Timer::Idle, now + self.config.idle_timeout);
         if repr.control.contains(Control::RST) {
-            self.fail(FailReason::Reset);
+            self.fail(FailReason::of_reset(datagram));
             return;
         }
         match self.state {

@@ -667,6 +667,17 @@ fn reset_fails_the_connection() {
 }
 
 #[test]
+fn a_busy_reset_fails_the_sender_with_busy_and_other_resets_stay_resets() {
+    for (payload, want) in [(&[1u8][..], FailReason::Busy), (&[9], FailReason::Reset), (&[1, 1], FailReason::Reset)] {
+        // Refused at the handshake (the SYN is unanswered but for the RST).
+        let mut s = TcpSender::new(config(), TcpVariant::NewReno, CONN, vec![0; 100], ms(0));
+        drain(&mut s, ms(0));
+        s.handle_input(ms(5), &datagram(Control::RST, 0, 0, payload));
+        assert_eq!(events(&mut s), vec![EngineEvent::Failed(want)], "{payload:?}");
+    }
+}
+
+#[test]
 fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     let mut s = established(TcpVariant::Reno, config(), 10_000);
     let mut r = listening(config());
@@ -718,4 +729,40 @@ fn tcp_pair_transfers_including_an_empty_transfer() {
             assert_eq!(pair.a.stats().retransmissions, 0, "lossless channel");
         }
     }
+}
+
+// ------------------------------------------------------ out-of-order memory
+
+#[test]
+fn receiver_holds_tiny_segments_only_up_to_its_reorder_limit() {
+    let limit = 100_000;
+    let mut r = listening(TcpConfig { max_reorder_bytes: limit, ..config() });
+    // One-byte segments at every other byte of the window beyond a hole.
+    let window = 64 * MSS;
+    for k in 0..window / 2 {
+        r.handle_input(ms(10), &datagram(Control::ACK, seg(0) + 1 + 2 * k, 1, &[7]));
+    }
+    assert!(r.reorder_charge() <= limit, "{}", r.reorder_charge());
+    let held = r.buffered_segments() as u64;
+    assert_eq!(held, limit / (1 + crate::reorder::PIECE_OVERHEAD));
+    assert_eq!(r.stats().dropped_over_buffer_limit, window / 2 - held);
+    // Every one was answered with a duplicate ACK all the same.
+    assert_eq!(acks_sent(&mut r, ms(10)).len() as u64, (window / 2).min(1024));
+}
+
+#[test]
+fn overlapping_segments_are_held_once() {
+    // Segments [k, window end) for every k: the old per-segment store kept
+    // each copy, a quadratic amount of memory in the window.
+    let mut r = listening(config());
+    let end = seg(64);
+    for k in 1..2_000 {
+        let start = seg(0) + k;
+        r.handle_input(ms(10), &datagram(Control::ACK, start, 1, &vec![1; (end - start) as usize]));
+    }
+    assert_eq!(r.buffered_segments(), 1);
+    assert!(r.reorder_charge() <= end - seg(0) + crate::reorder::PIECE_OVERHEAD, "{}", r.reorder_charge());
+    r.set_reorder_limit(0);
+    r.handle_input(ms(20), &datagram(Control::ACK, seg(0), 1, &[1]));
+    assert_eq!(r.take_delivered().len() as u64, end - seg(0));
 }
