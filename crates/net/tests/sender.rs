@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use meshbed_net::conn::SEND_WINDOW_BYTES;
 use meshbed_net::{send, Payload, SendOptions};
-use meshbed_proto::wire::{parse_datagram, Control, ProtocolId, Repr};
+use meshbed_proto::wire::{parse_datagram, Control, ProtocolId};
 use meshbed_proto::Protocol;
 use std::time::Duration;
 
@@ -35,21 +35,7 @@ fn forge_final_ack(stream_len: u64) -> Forger {
             // TCP: the FIN occupies one sequence number after the data.
             ProtocolId::Tcp => (Control::ACK, stream_len + 2),
         };
-        let forged = Repr {
-            protocol: repr.protocol,
-            control: Control(control),
-            hop_count: 0,
-            connection_id: repr.connection_id,
-            seq: 1,
-            ack,
-            d_max_us: 1000,
-            d_s_us: 0,
-            sack_blocks: Vec::new(),
-            payload_len: 0,
-        };
-        let mut out = vec![0u8; forged.buffer_len()];
-        forged.emit(&mut out);
-        Some(out)
+        Some(meshbed_proto::harness::datagram(repr.protocol, control, repr.connection_id, 1, ack, &[]))
     })
 }
 
@@ -174,22 +160,7 @@ fn what_is_not_a_regular_file_is_refused() {
 fn plain(like: &[u8], control: u8, seq: u64, ack: u64, payload: &[u8]) -> Option<Vec<u8>> {
     let p = meshbed_proto::wire::Packet::new_checked(like).ok()?;
     let protocol = if p.protocol_raw() == 1 { ProtocolId::Atp } else { ProtocolId::Tcp };
-    let repr = Repr {
-        protocol,
-        control: Control(control),
-        hop_count: 0,
-        connection_id: p.connection_id(),
-        seq,
-        ack,
-        d_max_us: 0,
-        d_s_us: 0,
-        sack_blocks: Vec::new(),
-        payload_len: payload.len(),
-    };
-    let mut out = vec![0u8; repr.buffer_len()];
-    repr.emit(&mut out);
-    out[repr.header_len()..].copy_from_slice(payload);
-    Some(out)
+    Some(meshbed_proto::harness::datagram(protocol, control, p.connection_id(), seq, ack, payload))
 }
 
 fn psk_options(protocol: Protocol, key: &[u8]) -> SendOptions {

@@ -31,13 +31,27 @@ pub fn sender_datagram(
     seq: u64,
     payload: &[u8],
 ) -> Vec<u8> {
+    datagram(protocol, control, connection_id, seq, 0, payload)
+}
+
+/// Any datagram made by hand (a receiver's feedback or acknowledgement
+/// too, forged or not): `control` flags, `seq`, `ack`, D_max 1 ms, then
+/// `payload` (data, or a commit token).
+pub fn datagram(
+    protocol: crate::wire::ProtocolId,
+    control: u8,
+    connection_id: u32,
+    seq: u64,
+    ack: u64,
+    payload: &[u8],
+) -> Vec<u8> {
     let repr = crate::wire::Repr {
         protocol,
         control: crate::wire::Control(control),
         hop_count: 0,
         connection_id,
         seq,
-        ack: 0,
+        ack,
         d_max_us: 1000,
         d_s_us: 0,
         sack_blocks: Vec::new(),

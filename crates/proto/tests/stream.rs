@@ -6,7 +6,7 @@ use meshbed_core::{Duration, Instant};
 use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
 use meshbed_proto::harness::{test_bytes, Pair, ToyChannel};
 use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
-use meshbed_proto::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
+use meshbed_proto::wire::{parse_datagram, Control, ProtocolId};
 use meshbed_proto::{CommitToken, Engine, EngineEvent, ReceiveStream, SendStream, COMMIT_TOKEN_LEN};
 use proptest::prelude::*;
 
@@ -150,22 +150,7 @@ fn atp_sender_with_sent(data: &[u8], finish: bool) -> (AtpSender, Instant) {
 
 /// A datagram towards a sender, as a receiver (or a forger) would write it.
 fn datagram(protocol: ProtocolId, conn: u32, ack: u64, control: u8, token: &[u8]) -> Vec<u8> {
-    let repr = Repr {
-        protocol,
-        control: Control(control),
-        hop_count: 0,
-        connection_id: conn,
-        seq: 1,
-        ack,
-        d_max_us: 1000,
-        d_s_us: 0,
-        sack_blocks: Vec::new(),
-        payload_len: token.len(),
-    };
-    let mut buf = vec![0u8; repr.buffer_len()];
-    repr.emit(&mut buf);
-    buf[HEADER_LEN..].copy_from_slice(token);
-    buf
+    meshbed_proto::harness::datagram(protocol, control, conn, 1, ack, token)
 }
 
 fn feedback(conn: u32, ack: u64, control: u8, token: &[u8]) -> Vec<u8> {
