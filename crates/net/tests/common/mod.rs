@@ -290,6 +290,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 }
 
 /// Deterministic file contents.
+#[allow(unused_imports)]
 pub use meshbed_proto::harness::test_bytes as content;
 
 /// File names in `dir`, sorted.
