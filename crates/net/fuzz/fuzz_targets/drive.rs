@@ -96,6 +96,9 @@ pub fn seed_stream() -> Vec<u8> {
 /// Runs one input; returns how many transfers the script's receiver completed.
 pub fn drive(data: &[u8]) -> u64 {
     let scratch = scratch();
+    // Recreated if something outside removed it (a tmp cleaner, another
+    // process): the harness's own precondition, not the receiver's.
+    std::fs::create_dir_all(&scratch).expect("a scratch directory");
     let dir = scratch.as_path();
     let selector = data.first().copied().unwrap_or(0);
 
