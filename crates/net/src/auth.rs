@@ -255,6 +255,12 @@ pub struct Opener {
 }
 
 impl Opener {
+    /// The peer instance's salt, once a datagram was accepted: with the
+    /// connection id, what identifies a recorded connection replayed whole.
+    pub fn peer_salt(&self) -> Option<[u8; SALT_LEN]> {
+        self.locked.as_ref().map(|(salt, _)| *salt)
+    }
+
     /// Verifies and decrypts the sealed datagram in `buf` in place; returns
     /// the length of the plain datagram at its start. On any error nothing
     /// changes: a forged datagram cannot move the replay window.

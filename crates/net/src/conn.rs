@@ -141,6 +141,15 @@ impl Protection {
         }
     }
 
+    /// The peer instance's salt once one of its datagrams was opened (sealed
+    /// connections only).
+    pub fn peer_salt(&self) -> Option<[u8; 16]> {
+        match self {
+            Protection::Plain => None,
+            Protection::Sealed { opener, .. } => opener.peer_salt(),
+        }
+    }
+
     /// Seals the datagram in `buf[..len]` in place; returns its length.
     pub fn seal(&mut self, buf: &mut [u8], len: usize) -> Result<usize, AuthError> {
         match self {

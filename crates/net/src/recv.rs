@@ -34,7 +34,7 @@ use meshbed_core::Instant;
 use meshbed_proto::wire::{parse_datagram, Control, Packet, ProtocolId, Repr, ResetReason};
 use meshbed_proto::{EngineEvent, Protocol};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -308,7 +308,15 @@ pub struct ReceiverCore {
     /// Reports not yet handed to the caller of [`ReceiverCore::poll`].
     reports: Vec<TransferReport>,
     ended: u64,
+    /// With `--psk`: the (connection id, sender salt) of the last
+    /// [`REMEMBERED_CONNECTIONS`] sealed connections opened, so that one
+    /// recorded and replayed whole is not accepted again.
+    opened: VecDeque<(u32, [u8; 16])>,
+    opened_set: HashSet<(u32, [u8; 16])>,
 }
+
+/// Sealed connections a receiver remembers against whole-connection replay.
+const REMEMBERED_CONNECTIONS: usize = 65_536;
 
 impl ReceiverCore {
     pub fn new(options: ReceiveOptions) -> Self {
@@ -328,6 +336,8 @@ impl ReceiverCore {
             resets: VecDeque::new(),
             reports: Vec::new(),
             ended: 0,
+            opened: VecDeque::new(),
+            opened_set: HashSet::new(),
         }
     }
 
@@ -449,6 +459,13 @@ impl ReceiverCore {
             }
             return;
         }
+        if let Some(salt) = protection.peer_salt() {
+            // A sealed SYN this receiver opened before: a recording replayed.
+            if self.opened_set.contains(&(id, salt)) {
+                self.counters.unauthenticated += 1;
+                return;
+            }
+        }
         let Some(protocol) = protocol_of(id).filter(|&p| wire_matches(p, repr.protocol)) else {
             self.counters.stray += 1;
             return;
@@ -459,6 +476,15 @@ impl ReceiverCore {
                 self.queue_reset(now, peer, repr.protocol, id, Some(ResetReason::Busy), protection);
             }
             return;
+        }
+        if let Some(salt) = protection.peer_salt() {
+            if self.opened.len() >= REMEMBERED_CONNECTIONS {
+                if let Some(old) = self.opened.pop_front() {
+                    self.opened_set.remove(&old);
+                }
+            }
+            self.opened.push_back((id, salt));
+            self.opened_set.insert((id, salt));
         }
         let mut engine = ReceiverEngine::new(protocol, &self.engine_options, id, now);
         if matches!(self.options.sink, SinkKind::Directory { .. }) {
@@ -890,6 +916,29 @@ mod tests {
         configure(&mut o);
         ReceiverCore::new(o)
     }
+    #[test]
+    fn a_sealed_connection_replayed_whole_is_not_opened_again() {
+        let key = Psk::from_bytes(b"a key for the replay test").unwrap();
+        let mut c = core(|o| o.psk = Some(key.clone()));
+        let mut sender = Protection::new(Some(&key), id(1), Direction::ToReceiver).unwrap();
+        let mut syn = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
+        let len = syn.len();
+        syn.resize(len + crate::auth::OVERHEAD, 0);
+        let n = sender.seal(&mut syn, len).unwrap();
+        syn.truncate(n);
+        c.handle_datagram(at(0), peer(2, 5000), &syn, false);
+        assert_eq!(c.transfers().0, 1, "the sealed SYN opens a transfer");
+        // The receiver forgets the transfer; a recording of it comes back.
+        c.abandon();
+        c.handle_datagram(at(1000), peer(2, 5000), &syn, false);
+        assert_eq!(c.transfers(), (0, 0), "the replayed SYN opened nothing");
+        assert_eq!(c.counters().unauthenticated, 1);
+        // An unsealed SYN is refused too.
+        syn(&mut c, at(2000), peer(3, 5000), 2);
+        assert_eq!(c.transfers().0, 0);
+        assert_eq!(c.counters().unauthenticated, 2);
+    }
+
     fn syn(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32) {
         core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, Control::SYN, id(k), 0, &[]), false);
     }
