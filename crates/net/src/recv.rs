@@ -921,16 +921,16 @@ mod tests {
         let key = Psk::from_bytes(b"a key for the replay test").unwrap();
         let mut c = core(|o| o.psk = Some(key.clone()));
         let mut sender = Protection::new(Some(&key), id(1), Direction::ToReceiver).unwrap();
-        let mut syn = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
-        let len = syn.len();
-        syn.resize(len + crate::auth::OVERHEAD, 0);
-        let n = sender.seal(&mut syn, len).unwrap();
-        syn.truncate(n);
-        c.handle_datagram(at(0), peer(2, 5000), &syn, false);
+        let mut sealed = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
+        let len = sealed.len();
+        sealed.resize(len + crate::auth::OVERHEAD, 0);
+        let n = sender.seal(&mut sealed, len).unwrap();
+        sealed.truncate(n);
+        c.handle_datagram(at(0), peer(2, 5000), &sealed, false);
         assert_eq!(c.transfers().0, 1, "the sealed SYN opens a transfer");
         // The receiver forgets the transfer; a recording of it comes back.
         c.abandon();
-        c.handle_datagram(at(1000), peer(2, 5000), &syn, false);
+        c.handle_datagram(at(1000), peer(2, 5000), &sealed, false);
         assert_eq!(c.transfers(), (0, 0), "the replayed SYN opened nothing");
         assert_eq!(c.counters().unauthenticated, 1);
         // An unsealed SYN is refused too.
