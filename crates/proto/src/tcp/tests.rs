@@ -26,22 +26,8 @@ fn seg(k: u64) -> u64 {
 }
 
 fn datagram(control: u8, seq: u64, ack: u64, payload: &[u8]) -> Vec<u8> {
-    let repr = Repr {
-        protocol: ProtocolId::Tcp,
-        control: Control(control),
-        hop_count: 0,
-        connection_id: CONN,
-        seq,
-        ack,
-        d_max_us: 0,
-        d_s_us: 0,
-        sack_blocks: Vec::new(),
-        payload_len: payload.len(),
-    };
-    let mut buf = vec![0u8; repr.buffer_len()];
-    repr.emit(&mut buf);
-    buf[repr.header_len()..].copy_from_slice(payload);
-    buf
+    // TCP ignores D_max, which the shared builder sets to 1 ms.
+    crate::harness::datagram(ProtocolId::Tcp, control, CONN, seq, ack, payload)
 }
 
 /// Everything the engine sends now: (header, payload).
