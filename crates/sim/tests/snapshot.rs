@@ -1,0 +1,119 @@
+//! Snapshot tests: integer summaries of a handful of fixed scenarios (event
+//! count, event-trace hash, and per node the frames sent, received and
+//! dropped), compared with `tests/snapshots/runs.txt`.
+//!
+//! "The same seed reproduces a run bit for bit on any machine" is tested
+//! across commits and machines here: only integers are compared (no
+//! floating-point formatting), and an unintended change of the radio model,
+//! the event ordering or an engine fails loudly, naming the scenario and the
+//! first line that differs. After an intended model change, regenerate the
+//! file with `MESHBED_UPDATE_SNAPSHOTS=1 cargo test -p meshbed-sim --test
+//! snapshot` and say in the commit why the numbers moved.
+
+use meshbed_proto::Protocol;
+use meshbed_sim::scenario::{FlowSpec, Scenario, Topology, Traffic};
+use std::fmt::Write;
+
+const SNAPSHOT: &str = "tests/snapshots/runs.txt";
+
+/// The fixed scenarios: UDP and every transport family, chains and a grid
+/// with hidden terminals and crossing flows, shadowing drawn from the seed.
+fn scenarios() -> Vec<(&'static str, Scenario)> {
+    let mut v = vec![("default: saturated UDP, 4-hop chain, 10 s", Scenario::builtin_default())];
+
+    let mut s = Scenario::chain(6, 200.0, 5.0);
+    s.seed = 7;
+    s.flows[0].traffic = Traffic::Cbr;
+    s.flows[0].rate_kbps = Some(800.0);
+    s.flows[0].packet_bytes = 512;
+    v.push(("CBR 800 kb/s 512 B, 6-hop chain, seed 7", s));
+
+    for (name, protocol, hops) in [
+        ("atp-adaptive 300 kB, 4 hops", Protocol::AtpAdaptive, 4),
+        ("atp-default 300 kB, 2 hops", Protocol::AtpDefault, 2),
+        ("tcp-newreno 300 kB, 3 hops", Protocol::TcpNewReno, 3),
+        ("tcp-tahoe 300 kB, 1 hop", Protocol::TcpTahoe, 1),
+    ] {
+        let mut s = Scenario::chain(hops, 200.0, 30.0);
+        s.flows = vec![FlowSpec::transfer(0, hops, protocol, 300_000)];
+        v.push((name, s));
+    }
+
+    // A 3×3 grid, 200 m apart, with shadowing: two crossing transfers and a
+    // CBR UDP flow, so hidden terminals, capture and seed-drawn links
+    // all take part.
+    let mut s = Scenario::chain(2, 200.0, 8.0);
+    s.seed = 3;
+    s.radio.shadowing_sigma_db = 4.0;
+    s.topology = Topology::Grid { rows: 3, cols: 3, spacing_m: 200.0 };
+    s.flows = vec![
+        FlowSpec::transfer(0, 8, Protocol::AtpAggressive, 200_000),
+        FlowSpec::transfer(2, 6, Protocol::TcpReno, 200_000),
+        FlowSpec { src: 3, dst: 5, traffic: Traffic::Cbr, rate_kbps: Some(1000.0), ..FlowSpec::default() },
+    ];
+    v.push(("3x3 grid, shadowing 4 dB, seed 3: ATP + TCP crossing, UDP", s));
+    v
+}
+
+/// One scenario's integers, one line each.
+fn summarise(name: &str, s: &Scenario) -> String {
+    let r = meshbed_sim::run(s).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut out = format!("== {name}\nevents {}\ntrace_hash {}\n", r.events, r.trace_hash);
+    for (i, f) in r.flows.iter().enumerate() {
+        writeln!(
+            out,
+            "flow {i}: sent {} received {} bytes_delivered {} completed {} retransmissions {}",
+            f.sent_packets, f.received_packets, f.bytes_delivered, f.completed, f.retransmissions
+        )
+        .unwrap();
+    }
+    for (n, (c, net)) in r.mac_per_node.iter().zip(&r.net_per_node).enumerate() {
+        writeln!(
+            out,
+            "node {n}: data_tx {} acked {} delivered {} drop_queue {} drop_retry {} rx_collision {} forwarded {}",
+            c.data_tx_attempts,
+            c.acked,
+            c.delivered,
+            c.drop_queue_overflow,
+            c.drop_retry_limit,
+            c.rx_collision_or_corruption,
+            net.forwarded
+        )
+        .unwrap();
+    }
+    out
+}
+
+#[test]
+fn fixed_scenarios_reproduce_their_snapshot_bit_for_bit() {
+    let got: String = scenarios().iter().map(|(name, s)| summarise(name, s)).collect();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SNAPSHOT);
+    if std::env::var_os("MESHBED_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &got).expect("write the snapshot");
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (generate it with MESHBED_UPDATE_SNAPSHOTS=1)", path.display()));
+    let mut scenario = "";
+    for (k, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+        if w.starts_with("== ") {
+            scenario = w;
+        }
+        assert_eq!(g, w, "{SNAPSHOT} line {}: scenario {scenario} changed", k + 1);
+    }
+    assert_eq!(got.lines().count(), want.lines().count(), "{SNAPSHOT}: a different number of lines");
+}
+
+/// The snapshot covers work: every scenario moved data, and the run is a
+/// function of the seed (another seed gives another trace).
+#[test]
+fn snapshot_scenarios_move_data_and_depend_on_their_seed() {
+    for (name, s) in scenarios().into_iter().take(3) {
+        let a = meshbed_sim::run(&s).unwrap();
+        assert!(a.flows.iter().all(|f| f.bytes_delivered > 0), "{name}: a flow delivered nothing");
+        let mut other = s.clone();
+        other.seed += 1;
+        let b = meshbed_sim::run(&other).unwrap();
+        assert_ne!(a.trace_hash, b.trace_hash, "{name}: seed {} and {} gave the same trace", s.seed, other.seed);
+    }
+}
