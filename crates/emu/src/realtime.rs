@@ -1,33 +1,30 @@
-//! The medium process's event loop: the radio model of `meshbed_radio` run
-//! against a clock, moving Ethernet frames between the nodes' IP stacks.
+//! The medium process: the radio model of `meshbed_radio` run against the
+//! wall clock, moving Ethernet frames between the nodes' IP stacks.
 //!
-//! One loop, two clocks (STYLE.md "one event loop behind a clock
-//! abstraction"): a [`Backend`] gives the time, waits, and carries frames.
-//! [`TapBackend`] is the wall clock and the nodes' TAP devices;
-//! [`VirtualBackend`] is a clock that jumps straight to the next deadline
-//! and frames scripted by a test, so the loop itself is tested
-//! deterministically without root.
-//!
-//! Each turn of the loop:
-//! 1. every radio event due by now is handed to [`Medium::handle`] **at its
-//!    own scheduled time** (the model never sees the wall clock, so a late
-//!    wake-up delays what the stacks see but never changes the model's
-//!    behaviour); how late it ran is recorded;
-//! 2. the model's indications are drained: a delivered frame is written to
-//!    the receiving node's TAP (its lateness against the model's schedule is
-//!    the emulator's timing error), a transmission report feeds the node's
-//!    delay average ([`Relay`], seed 001 §3.1);
-//! 3. frames the stacks sent are handed to the sender's MAC at the current
-//!    time, once every event up to that time has run, so the model's time
-//!    never goes backwards;
-//! 4. the node's average delay is exported (at most every 10 ms);
-//! 5. the loop sleeps until the next event or the next frame.
+//! The loop itself is the simulator's ([`meshbed_sim::driver::Driver`]): it
+//! runs every radio event due at its own scheduled time (the model never
+//! sees the wall clock, so a late wake-up delays what the stacks see but
+//! never changes the model's behaviour), feeds every tx report to the node's
+//! delay average ([`Relay`], seed 001 §3.1), and waits on the clock. This
+//! module is only what is particular to the emulator, the driver's host:
+//! * a [`Backend`] gives the clock and carries frames: [`TapBackend`] is the
+//!   wall clock and the nodes' TAP devices; [`VirtualBackend`] a clock that
+//!   jumps to the next deadline and frames scripted by a test, so the loop is
+//!   tested deterministically without root;
+//! * a delivered frame is written to the receiving node's TAP (its lateness
+//!   against the model's schedule is the emulator's timing error);
+//! * frames the stacks sent are handed to the sender's MAC at the current
+//!   time, once every event up to that time has run;
+//! * the nodes' average delays are exported (at most every 10 ms) for the
+//!   relay daemons that stamp ATP packets in the nodes.
 
 use crate::sys;
-use meshbed_core::{Duration, EventQueue, Instant};
+use meshbed_core::{Duration, Instant};
 use meshbed_proto::relay::{Relay, RelayConfig};
-use meshbed_radio::{phy, Addr, DropCause, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
+use meshbed_radio::{Addr, DropCause, Indication, Medium, NodeId, Payload};
+use meshbed_sim::driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock};
 use serde::Serialize;
+use std::convert::Infallible;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -73,13 +70,9 @@ pub fn frame_dest(emu_id: u16, nodes: usize, frame: &[u8]) -> Option<Addr> {
     ((node as usize) < nodes).then_some(Addr::Unicast(node))
 }
 
-/// A clock plus the nodes' frame I/O.
-pub trait Backend {
-    /// The current time on this backend's clock (ns since the emulation began).
-    fn now(&mut self) -> Instant;
-    /// Sleeps until `deadline` (`None`: until input) or until a frame is
-    /// waiting, whichever comes first. May return early (signals).
-    fn wait(&mut self, deadline: Option<Instant>) -> io::Result<()>;
+/// A clock (whose `wait` also returns when a frame is waiting) plus the
+/// nodes' frame I/O.
+pub trait Backend: Clock {
     /// Moves the frames the nodes' stacks have sent into `out`.
     fn take_frames(&mut self, out: &mut Vec<(NodeId, Vec<u8>)>) -> io::Result<()>;
     /// Hands `frame` to `node`'s stack; `false` if it had to be dropped.
@@ -233,13 +226,13 @@ impl DelayExport {
         dir.join(format!("n{node}")).join("delay_us")
     }
 
-    fn export(&mut self, now: Instant, relays: &[Relay], force: bool) -> io::Result<()> {
+    fn export(&mut self, now: Instant, net: &Net, force: bool) -> io::Result<()> {
         if !force && self.last_at.is_some_and(|t| now < t + DELAY_EXPORT_INTERVAL) {
             return Ok(());
         }
         self.last_at = Some(now);
-        for (i, relay) in relays.iter().enumerate() {
-            let us = (relay.current_delay().as_nanos() + 500) / 1_000;
+        for i in 0..self.written_us.len() {
+            let us = (node_relay(net, i as NodeId).current_delay().as_nanos() + 500) / 1_000;
             if self.written_us[i] == Some(us) {
                 continue;
             }
@@ -253,158 +246,153 @@ impl DelayExport {
     }
 }
 
-struct QueueScheduler<'a>(&'a mut EventQueue<RadioEvent>);
+type Net = Network<EthFrame, Infallible>;
 
-impl Scheduler for QueueScheduler<'_> {
-    fn schedule(&mut self, at: Instant, event: RadioEvent) {
-        self.0.schedule(at, event);
-    }
+/// The full-size frame of the emulated nodes: their TAP devices' MTU (an
+/// IP packet of 1500 bytes). A node's delay before its first tx report is
+/// the service time of one such frame on an idle channel.
+pub const MTU_BYTES: u32 = 1500;
+
+/// The delay average of `node`: the emulator keeps one relay class, with
+/// default ATP's relay parameters (the stamping itself, with the flow's η,
+/// happens in the relay daemons, which read the exported average).
+fn node_relay(net: &Net, node: NodeId) -> &Relay {
+    &net.relays(node)[0]
 }
 
-/// The radio model, its event queue, and the per-node delay averages.
+/// The radio model behind the shared driver, the delay export and what the
+/// loop counted.
 pub struct MediumLoop {
-    medium: Medium<EthFrame>,
-    queue: EventQueue<RadioEvent>,
+    driver: Driver<EthFrame, Infallible>,
     emu_id: u16,
-    relays: Vec<Relay>,
     export: Option<DelayExport>,
     pub stats: LoopStats,
-}
-
-/// The service time of one full-size (1500-byte) frame on an idle channel
-/// at `node`'s rate, the delay a node reports before its first frame (the
-/// simulator's relay prior, meshbed_sim `one_frame_service_time`).
-fn one_frame_service_time(medium: &Medium<EthFrame>, node: NodeId) -> Duration {
-    let resolved = medium.config().resolve().expect("a built medium has a valid config");
-    let standard = medium.standard();
-    let timing = medium.timing();
-    let rate = medium.data_rate_kbps(node);
-    let ack_rate = phy::control_rate_kbps(&resolved.basic_rates_kbps, rate);
-    let mean_backoff = Duration::from_nanos(timing.slot.as_nanos() * resolved.cw_min as u64 / 2);
-    timing.difs()
-        + mean_backoff
-        + standard.frame_duration(1500 + phy::DATA_OVERHEAD_BYTES, rate)
-        + timing.sifs
-        + standard.frame_duration(phy::ACK_BYTES, ack_rate)
 }
 
 impl MediumLoop {
     /// `export_dir`: where the per-node delay files go (`None`: not exported).
     pub fn new(medium: Medium<EthFrame>, emu_id: u16, export_dir: Option<PathBuf>) -> io::Result<Self> {
         let n = medium.node_count();
-        let relays = (0..n as NodeId)
-            .map(|node| {
-                Relay::new(RelayConfig { prior_delay: one_frame_service_time(&medium, node), ..RelayConfig::default() })
-            })
-            .collect::<Vec<_>>();
+        let class = RelayClass { config: RelayConfig::default(), packet_bytes: MTU_BYTES };
+        let net = Network::new(medium, &[class]);
         let mut export = match export_dir {
             Some(dir) => Some(DelayExport::new(dir, n)?),
             None => None,
         };
         if let Some(e) = &mut export {
-            e.export(Instant::ZERO, &relays, true)?;
+            e.export(Instant::ZERO, &net, true)?;
         }
-        Ok(MediumLoop { medium, queue: EventQueue::new(), emu_id, relays, export, stats: LoopStats::default() })
+        Ok(MediumLoop { driver: Driver::new(net), emu_id, export, stats: LoopStats::default() })
     }
 
     pub fn medium(&self) -> &Medium<EthFrame> {
-        &self.medium
+        self.driver.net.medium()
     }
 
     /// Node `node`'s current average queueing + transmission delay.
     pub fn node_delay(&self, node: NodeId) -> Duration {
-        self.relays[node as usize].current_delay()
+        node_relay(&self.driver.net, node).current_delay()
     }
 
     /// Runs until `stop()` says so or the backend's clock reaches `until`.
     pub fn run<B: Backend>(&mut self, b: &mut B, until: Option<Instant>, stop: &dyn Fn() -> bool) -> io::Result<()> {
         let t0 = b.now();
-        let mut frames = Vec::new();
-        let nodes = self.medium.node_count();
-        loop {
-            let now = b.now();
-            if stop() || until.is_some_and(|u| now >= u) {
-                break;
-            }
-            // 1–2: every event due, each at its own time.
-            while let Some(at) = self.queue.peek_time() {
-                if at > now {
-                    break;
-                }
-                let (at, event) = self.queue.pop().expect("peeked");
-                self.stats.events += 1;
-                self.stats.event_lateness.record(now.saturating_since(at));
-                self.medium.handle(at, event, &mut QueueScheduler(&mut self.queue));
-                self.drain(at, b)?;
-            }
-            // 3: frames the stacks sent, at the current time.
-            b.take_frames(&mut frames)?;
-            if !frames.is_empty() {
-                let at = now.max(self.queue.now());
-                for (node, frame) in frames.drain(..) {
-                    self.stats.frames_in += 1;
-                    let Some(dest) = frame_dest(self.emu_id, nodes, &frame) else {
-                        self.stats.frames_unknown_dest += 1;
-                        continue;
-                    };
-                    if dest == Addr::Unicast(node) {
-                        self.stats.frames_unknown_dest += 1;
-                        continue;
-                    }
-                    let payload = EthFrame(frame.into());
-                    self.medium.enqueue(at, node, dest, payload, &mut QueueScheduler(&mut self.queue));
-                }
-                self.drain(at, b)?;
-            }
-            // 4: the nodes' delays, where their processes can read them.
-            if let Some(e) = &mut self.export {
-                e.export(now, &self.relays, false)?;
-            }
-            // 5: sleep until the next event (or input).
-            let mut deadline = self.queue.peek_time();
-            if let Some(u) = until {
-                deadline = Some(deadline.map_or(u, |d| d.min(u)));
-            }
-            if let Some(e) = &self.export {
-                // Wake up to publish a pending delay change.
-                if let Some(t) = e.last_at {
-                    let next = t + DELAY_EXPORT_INTERVAL;
-                    deadline = Some(deadline.map_or(next, |d| d.min(next)));
-                }
-            }
-            b.wait(deadline)?;
-        }
+        let nodes = self.medium().node_count();
+        let mut host = EmuHost {
+            backend: b,
+            emu_id: self.emu_id,
+            nodes,
+            stats: &mut self.stats,
+            export: &mut self.export,
+            stop,
+            frames: Vec::new(),
+        };
+        self.driver.run(&mut host, until)?;
+        let now = b.now();
         if let Some(e) = &mut self.export {
-            let now = b.now();
-            e.export(now, &self.relays, true)?;
+            e.export(now, &self.driver.net, true)?;
         }
-        self.stats.elapsed = b.now().saturating_since(t0);
+        self.stats.elapsed = now.saturating_since(t0);
+        Ok(())
+    }
+}
+
+/// The emulator as the driver's host: it has no events of its own, only
+/// frames in and out of the TAP devices.
+struct EmuHost<'a, B: Backend> {
+    backend: &'a mut B,
+    emu_id: u16,
+    nodes: usize,
+    stats: &'a mut LoopStats,
+    export: &'a mut Option<DelayExport>,
+    stop: &'a dyn Fn() -> bool,
+    frames: Vec<(NodeId, Vec<u8>)>,
+}
+
+impl<B: Backend> Clock for EmuHost<'_, B> {
+    fn now(&mut self) -> Instant {
+        self.backend.now()
+    }
+    fn wait(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        self.backend.wait(deadline)
+    }
+}
+
+impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
+    type Event = Infallible;
+
+    fn trace_code(event: &Infallible) -> u64 {
+        match *event {}
+    }
+
+    fn on_event(&mut self, _net: &mut Net, _now: Instant, event: Infallible) -> io::Result<()> {
+        match event {}
+    }
+
+    fn on_indication(&mut self, _net: &mut Net, at: Instant, ind: Indication<EthFrame>) -> io::Result<()> {
+        match ind {
+            Indication::Deliver { node, payload, .. } => {
+                if self.backend.deliver(node, &payload.0)? {
+                    self.stats.frames_delivered += 1;
+                } else {
+                    self.stats.frames_write_dropped += 1;
+                }
+                let now = self.backend.now();
+                self.stats.delivery_lateness.record(now.saturating_since(at));
+            }
+            Indication::Drop { cause: DropCause::QueueOverflow, .. } => self.stats.mac_queue_drops += 1,
+            Indication::Drop { cause: DropCause::RetryLimit, .. } => self.stats.mac_retry_drops += 1,
+            Indication::Dequeued { .. } | Indication::TxReport(_) => {}
+        }
         Ok(())
     }
 
-    fn drain<B: Backend>(&mut self, at: Instant, b: &mut B) -> io::Result<()> {
-        while let Some(ind) = self.medium.poll_indication() {
-            match ind {
-                Indication::Deliver { node, payload, .. } => {
-                    if b.deliver(node, &payload.0)? {
-                        self.stats.frames_delivered += 1;
-                    } else {
-                        self.stats.frames_write_dropped += 1;
-                    }
-                    let now = b.now();
-                    self.stats.delivery_lateness.record(now.saturating_since(at));
+    fn on_turn(&mut self, net: &mut Net, at: Instant) -> io::Result<Option<Instant>> {
+        // Frames the stacks sent, at the current time.
+        self.backend.take_frames(&mut self.frames)?;
+        for (node, frame) in self.frames.drain(..) {
+            self.stats.frames_in += 1;
+            match frame_dest(self.emu_id, self.nodes, &frame) {
+                Some(dest) if dest != Addr::Unicast(node) => {
+                    net.enqueue(at, node, dest, EthFrame(frame.into()));
                 }
-                // seed 001 §3.1: every frame the MAC finishes feeds the
-                // node's average, whatever it carried.
-                Indication::TxReport(r) => {
-                    self.relays[r.node as usize].on_tx_report(at, r.enqueued_at, r.tx_done_at);
-                }
-                Indication::Drop { cause: DropCause::QueueOverflow, .. } => self.stats.mac_queue_drops += 1,
-                Indication::Drop { cause: DropCause::RetryLimit, .. } => self.stats.mac_retry_drops += 1,
-                Indication::Dequeued { .. } => {}
+                _ => self.stats.frames_unknown_dest += 1,
             }
         }
-        Ok(())
+        // The nodes' delays, where their processes can read them; wake up
+        // to publish a pending change.
+        let Some(e) = self.export.as_mut() else { return Ok(None) };
+        e.export(at, net, false)?;
+        Ok(e.last_at.map(|t| t + DELAY_EXPORT_INTERVAL))
+    }
+
+    fn stop(&mut self) -> bool {
+        (self.stop)()
+    }
+
+    fn observe_event(&mut self, at: Instant, now: Instant) {
+        self.stats.events += 1;
+        self.stats.event_lateness.record(now.saturating_since(at));
     }
 }
 
@@ -448,7 +436,7 @@ impl TapBackend {
     }
 }
 
-impl Backend for TapBackend {
+impl Clock for TapBackend {
     fn now(&mut self) -> Instant {
         Instant::from_nanos(self.start.elapsed().as_nanos() as u64)
     }
@@ -469,7 +457,9 @@ impl Backend for TapBackend {
         sys::wait_readable(&self.fds, timeout.map(|t| t.as_nanos()), &mut self.ready)?;
         Ok(())
     }
+}
 
+impl Backend for TapBackend {
     fn take_frames(&mut self, out: &mut Vec<(NodeId, Vec<u8>)>) -> io::Result<()> {
         for (i, fd) in self.fds.iter().enumerate() {
             if !self.ready[i] {
@@ -498,37 +488,36 @@ impl Backend for TapBackend {
 /// the same loop as fast as possible, for tests.
 #[derive(Default)]
 pub struct VirtualBackend {
-    now: Instant,
+    clock: VirtualClock,
     /// Frames to inject: (time, node, frame), in time order.
     pub script: std::collections::VecDeque<(Instant, NodeId, Vec<u8>)>,
     /// Frames delivered: (time, node, frame).
     pub delivered: Vec<(Instant, NodeId, Vec<u8>)>,
 }
 
-impl Backend for VirtualBackend {
+impl Clock for VirtualBackend {
     fn now(&mut self) -> Instant {
-        self.now
+        self.clock.now()
     }
+    /// Jumps to the deadline or the next scripted frame, whichever is first.
     fn wait(&mut self, deadline: Option<Instant>) -> io::Result<()> {
         let next_input = self.script.front().map(|s| s.0);
-        let to = match (deadline, next_input) {
-            (Some(d), Some(i)) => d.min(i),
-            (Some(d), None) => d,
-            (None, Some(i)) => i,
-            (None, None) => return Err(io::Error::other("virtual clock: nothing will ever happen")),
-        };
-        self.now = self.now.max(to);
-        Ok(())
+        self.clock.wait([deadline, next_input].into_iter().flatten().min())
     }
+}
+
+impl Backend for VirtualBackend {
     fn take_frames(&mut self, out: &mut Vec<(NodeId, Vec<u8>)>) -> io::Result<()> {
-        while self.script.front().is_some_and(|s| s.0 <= self.now) {
+        let now = self.clock.now();
+        while self.script.front().is_some_and(|s| s.0 <= now) {
             let (_, node, frame) = self.script.pop_front().expect("checked");
             out.push((node, frame));
         }
         Ok(())
     }
     fn deliver(&mut self, node: NodeId, frame: &[u8]) -> io::Result<bool> {
-        self.delivered.push((self.now, node, frame.to_vec()));
+        let now = self.clock.now();
+        self.delivered.push((now, node, frame.to_vec()));
         Ok(true)
     }
 }

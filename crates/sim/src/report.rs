@@ -1,9 +1,11 @@
 //! What a run produces, as a table for people and JSON for scripts.
 
-use crate::scenario::Traffic;
+use crate::driver::Driver;
+use crate::scenario::{Scenario, Traffic, IP_UDP_HEADER_BYTES};
 use crate::transport::{PathObservation, TraceRecord};
-use crate::NetCounters;
-use meshbed_radio::MacCounters;
+use crate::{Flow, FlowKind, NetCounters, Packet, SimEvent, World};
+use meshbed_core::Instant;
+use meshbed_radio::{MacCounters, NodeId};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -174,5 +176,131 @@ impl SimReport {
         let _ = writeln!(s, "  {:<32} {:>10}", "forwarded by relays", fwd);
         let _ = writeln!(s, "  {:<32} {:>10}", "drop: no route", no_route);
         s
+    }
+}
+
+/// What reached a flow's destination node: UDP packets, or the transport
+/// sender's datagrams (duplicates and retransmissions included).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Arrivals {
+    pub packets: u64,
+    /// UDP payload bytes (a transport flow counts its bytes after verification).
+    pub udp_payload_bytes: u64,
+    pub first_at: Option<Instant>,
+    pub last_at: Option<Instant>,
+    pub delay_sum_ns: u128,
+    pub max_seq_seen: Option<u64>,
+    pub out_of_order: u64,
+}
+
+impl Arrivals {
+    /// A packet of the flow reached its destination node at `now`.
+    pub(crate) fn record(&mut self, now: Instant, pkt: &Packet) {
+        self.packets += 1;
+        self.first_at.get_or_insert(now);
+        self.last_at = Some(now);
+        self.delay_sum_ns += now.saturating_since(pkt.created_at).as_nanos() as u128;
+        match self.max_seq_seen {
+            Some(m) if pkt.seq < m => self.out_of_order += 1,
+            _ => self.max_seq_seen = Some(pkt.seq),
+        }
+    }
+
+    /// A UDP packet reached its sink: counted, and its payload too.
+    pub(crate) fn record_udp(&mut self, now: Instant, pkt: &Packet) {
+        self.record(now, pkt);
+        self.udp_payload_bytes += (pkt.size_bytes - IP_UDP_HEADER_BYTES) as u64;
+    }
+}
+
+/// One flow's result at the end of a run that ended at `end`.
+fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
+    let a = &f.arrivals;
+    let mean_delay_s = if a.packets > 0 { (a.delay_sum_ns / a.packets as u128) as f64 / 1e9 } else { 0.0 };
+    let mut r = FlowResult {
+        flow,
+        src: f.spec.src,
+        dst: f.spec.dst,
+        hops: world.routes.hop_count(f.spec.src, f.spec.dst),
+        protocol: "udp".to_string(),
+        traffic: Some(f.spec.traffic),
+        sent_packets: 0,
+        received_packets: a.packets,
+        received_payload_bytes: a.udp_payload_bytes,
+        goodput_bps: 0.0,
+        mean_delay_s,
+        out_of_order: a.out_of_order,
+        transfer_bytes: None,
+        bytes_delivered: a.udp_payload_bytes,
+        completed: false,
+        verified: false,
+        failed: false,
+        completion_time_s: None,
+        duration_s: f.stop.saturating_since(f.start).as_secs_f64(),
+        retransmissions: 0,
+        feedback_packets: 0,
+        error: None,
+        path: None,
+        trace: Vec::new(),
+    };
+    match &f.kind {
+        FlowKind::Udp(src) => r.sent_packets = src.sent_packets,
+        FlowKind::Transport(t) => {
+            let sender = t.sender_stats();
+            r.protocol = t.protocol.name().to_string();
+            r.traffic = None;
+            r.sent_packets = sender.datagrams_sent;
+            r.received_payload_bytes = t.bytes_delivered;
+            r.transfer_bytes = f.spec.bytes;
+            r.bytes_delivered = t.bytes_delivered;
+            r.completed = t.completed_at.is_some();
+            r.verified = t.verified();
+            r.failed = t.error.is_some() || !r.verified;
+            r.completion_time_s = t.completed_at.map(|at| at.as_secs_f64());
+            // Start to the sender's Finished; an incomplete flow is charged
+            // the whole run from its start.
+            r.duration_s = t.completed_at.unwrap_or(end).saturating_since(f.start).as_secs_f64();
+            r.retransmissions = sender.retransmissions;
+            r.feedback_packets = t.receiver_stats().feedback_packets;
+            r.error = match (&t.error, t.completed_at) {
+                (Some(e), _) => Some(e.clone()),
+                (None, None) => {
+                    Some(format!("incomplete: {} of {} bytes delivered when the run ended", t.bytes_delivered, t.bytes))
+                }
+                (None, Some(_)) => None,
+            };
+            r.path = (t.path.datagrams > 0).then(|| t.path.clone());
+            r.trace = t.trace.clone();
+        }
+    }
+    if r.duration_s > 0.0 {
+        r.goodput_bps = r.bytes_delivered as f64 * 8.0 / r.duration_s;
+    }
+    r
+}
+
+/// The report of a run of `scenario` that ended at `end`.
+pub(crate) fn assemble(
+    scenario: &Scenario,
+    world: &World,
+    driver: &Driver<Packet, SimEvent>,
+    end: Instant,
+) -> SimReport {
+    let flows = world.flows.iter().enumerate().map(|(i, f)| flow_result(world, i as u32, f, end)).collect();
+    let medium = driver.net.medium();
+    let per_node: Vec<MacCounters> = (0..medium.node_count()).map(|n| medium.counters(n as NodeId).clone()).collect();
+    let mut mac_total = MacCounters::default();
+    for c in &per_node {
+        mac_total.add(c);
+    }
+    SimReport {
+        seed: scenario.seed,
+        duration_s: scenario.duration_s,
+        events: driver.events(),
+        trace_hash: format!("{:016x}", driver.trace_hash()),
+        flows,
+        mac_total,
+        mac_per_node: per_node,
+        net_per_node: world.net.clone(),
     }
 }

@@ -2,17 +2,20 @@
 //! receiver at the destination, the data they move and what the simulator
 //! observes of them.
 //!
-//! The simulator owns the clock and the network; this module only builds the
-//! engines from a [`FlowSpec`], generates the application data, checks what
-//! the receiver hands up against it, and keeps the per-flow bookkeeping. The
-//! driving itself (the [`meshbed_proto::engine`] calling order, timers,
-//! routing, relays) is in the simulator, which sees the whole network.
+//! This module builds the engines from a [`FlowSpec`], generates the
+//! application data, drives the engines in the [`meshbed_proto::engine`]
+//! calling order (input or timeout, then transmit until nothing is left,
+//! events, received bytes, next deadline), keeps each side's timer
+//! generation, checks what the receiver hands up against the data and
+//! decides when a flow has completed or failed. The simulator only carries
+//! datagrams (it stamps and routes what [`Transport::on_input`] and
+//! [`Transport::on_timeout`] send) and schedules the [`Timer`]s they return.
 
+use crate::driver::RelayClass;
 use crate::scenario::{FlowSpec, IP_UDP_HEADER_BYTES};
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
-use meshbed_proto::engine::{Engine, TraceSample};
-use meshbed_proto::relay::RelayConfig;
+use meshbed_proto::engine::{Engine, EngineEvent, TraceSample};
 use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
 use meshbed_proto::wire::HEADER_LEN;
 use meshbed_proto::Protocol;
@@ -158,14 +161,27 @@ impl TraceRecord {
     }
 }
 
-/// The relay parameters a flow's packets are stamped with, before the
-/// radio-dependent prior delay is filled in per node.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct RelayClass {
-    pub config: RelayConfig,
-    /// The full data packet (MSDU) whose airtime gives the prior delay.
-    pub packet_bytes: u32,
+/// Wake-ups of one engine at one instant after which the flow fails: the
+/// engine's deadline does not advance (an engine bug; the engine contract
+/// says it cannot happen).
+const MAX_WAKEUPS_AT_ONE_INSTANT: u32 = 10_000;
+/// Buffer the engines write datagrams into: the largest MSDU minus IP + UDP.
+const DATAGRAM_BUF_BYTES: usize = (crate::scenario::MAX_PACKET_BYTES - IP_UDP_HEADER_BYTES) as usize;
+
+/// A timer the caller schedules: wake `side` at `at` (or now, if that has
+/// passed) with generation `gen`; a wake-up whose generation has moved on
+/// since is ignored by [`Transport::on_timeout`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Timer {
+    pub side: Side,
+    pub at: Instant,
+    pub gen: u64,
 }
+
+/// Where the engines' datagrams go: called with the side's network-layer
+/// sequence number and the datagram; an error (the relay could not stamp
+/// it) fails the flow.
+pub(crate) type Send<'a> = dyn FnMut(u64, Vec<u8>) -> Result<(), String> + 'a;
 
 /// One transport flow's engines and bookkeeping.
 pub(crate) struct Transport {
@@ -204,6 +220,7 @@ pub(crate) struct Transport {
     d_max_sum_us: u64,
     /// Datagrams that left each side (the network-layer sequence number).
     pub next_seq: [u64; 2],
+    tx_buf: Vec<u8>,
 }
 
 /// The IP packet size of a datagram (IP and UDP headers added).
@@ -269,7 +286,156 @@ impl Transport {
             path: PathObservation::default(),
             d_max_sum_us: 0,
             next_seq: [0; 2],
+            tx_buf: vec![0; DATAGRAM_BUF_BYTES],
         }
+    }
+
+    /// The sender's first timer: its first `poll_transmit` (the SYN) at the
+    /// flow's start.
+    pub(crate) fn start(&mut self, start: Instant) -> Timer {
+        let i = Side::Sender as usize;
+        self.timer_at[i] = Some(start);
+        self.timer_gen[i] = 1;
+        Timer { side: Side::Sender, at: start, gen: 1 }
+    }
+
+    /// A timer event of `side` fired (generation `gen`).
+    pub(crate) fn on_timeout(&mut self, now: Instant, side: Side, gen: u64, send: &mut Send) -> Option<Timer> {
+        let i = side as usize;
+        if self.done || gen != self.timer_gen[i] {
+            return None;
+        }
+        self.timer_at[i] = None;
+        if self.same_instant_wakeups.0 == now {
+            self.same_instant_wakeups.1 += 1;
+        } else {
+            self.same_instant_wakeups = (now, 1);
+        }
+        if self.same_instant_wakeups.1 > MAX_WAKEUPS_AT_ONE_INSTANT {
+            self.error.get_or_insert_with(|| {
+                format!(
+                    "{} woken {MAX_WAKEUPS_AT_ONE_INSTANT} times at {now} without its deadline advancing",
+                    side.name()
+                )
+            });
+            self.done = true;
+            return None;
+        }
+        self.engine(side).handle_timeout(now);
+        self.drive(now, side, send)
+    }
+
+    /// A datagram of this flow reached `side`'s node.
+    pub(crate) fn on_input(&mut self, now: Instant, side: Side, datagram: &[u8], send: &mut Send) -> Option<Timer> {
+        if self.done {
+            return None;
+        }
+        if side == Side::Receiver {
+            self.observe_at_receiver(datagram);
+        }
+        self.engine(side).handle_input(now, datagram);
+        self.drive(now, side, send)
+    }
+
+    /// A flow that runs for a duration has reached its stop time: what the
+    /// receiver handed up so far must be a verified prefix of the data; the
+    /// flow is then complete and nothing more is driven.
+    pub(crate) fn on_stop(&mut self, now: Instant) {
+        if self.done {
+            return;
+        }
+        self.take_delivered(now);
+        if let Some(at) = self.mismatch_at {
+            self.error.get_or_insert_with(|| format!("delivered byte {at} differs from the data sent"));
+        } else if self.error.is_none() {
+            self.completed_at = Some(now);
+        }
+        self.finish();
+    }
+
+    /// Nothing more is driven: both sides' pending timers are invalidated.
+    fn finish(&mut self) {
+        self.done = true;
+        self.timer_gen[0] += 1;
+        self.timer_gen[1] += 1;
+        self.timer_at = [None; 2];
+    }
+
+    /// Steps 2–4 of the engine calling order (meshbed_proto::engine) for one
+    /// side, after its input or timeout: transmit until nothing is left,
+    /// collect events, hand up received bytes, decide whether the flow is
+    /// over, re-arm the timer.
+    fn drive(&mut self, now: Instant, side: Side, send: &mut Send) -> Option<Timer> {
+        let mut buf = std::mem::take(&mut self.tx_buf);
+        while let Some(tx) = self.engine(side).poll_transmit(now, &mut buf) {
+            let seq = self.next_seq[side as usize];
+            self.next_seq[side as usize] += 1;
+            if let Err(e) = send(seq, buf[..tx.len].to_vec()) {
+                self.error.get_or_insert(e);
+            }
+        }
+        self.tx_buf = buf;
+
+        while let Some(event) = self.engine(side).poll_event() {
+            match event {
+                EngineEvent::Finished => {
+                    let at = match side {
+                        Side::Sender => &mut self.sender_finished_at,
+                        Side::Receiver => &mut self.receiver_finished_at,
+                    };
+                    at.get_or_insert(now);
+                }
+                EngineEvent::Failed(reason) => {
+                    self.error.get_or_insert_with(|| format!("{} failed at {now}: {reason}", side.name()));
+                }
+                EngineEvent::Trace(sample) => {
+                    if self.keep_trace {
+                        self.trace.push(TraceRecord::new(side, &sample));
+                    }
+                }
+                EngineEvent::Connected => {}
+            }
+        }
+        if side == Side::Receiver {
+            self.take_delivered(now);
+        }
+        // A flow is complete only when the sender has every byte
+        // acknowledged and the receiver handed up exactly the data sent; the
+        // receiver's linger is not waited for.
+        if let Some(at) = self.mismatch_at {
+            self.error.get_or_insert_with(|| format!("delivered byte {at} differs from the data sent"));
+        } else if self.bytes_delivered > self.bytes {
+            self.error.get_or_insert_with(|| {
+                format!("{} bytes delivered of a {}-byte transfer", self.bytes_delivered, self.bytes)
+            });
+        } else if self.sender_finished_at.is_some() && self.error.is_none() {
+            if self.bytes_delivered == self.bytes {
+                self.completed_at = Some(now);
+            } else {
+                self.error = Some(format!(
+                    "sender finished at {now} but the receiver delivered {} of {} bytes",
+                    self.bytes_delivered, self.bytes
+                ));
+            }
+        }
+        if self.completed_at.is_some() || self.error.is_some() {
+            self.finish();
+            return None;
+        }
+        self.rearm(side)
+    }
+
+    /// The timer to schedule for one side at its engine's next deadline,
+    /// unless it is already scheduled there.
+    pub(crate) fn rearm(&mut self, side: Side) -> Option<Timer> {
+        let want = self.engine(side).poll_timeout();
+        let i = side as usize;
+        if want == self.timer_at[i] {
+            return None;
+        }
+        self.timer_gen[i] += 1;
+        self.timer_at[i] = want;
+        want.map(|at| Timer { side, at, gen: self.timer_gen[i] })
     }
 
     /// The stamping parameters of a flow: its ATP preset's, or default ATP's

@@ -1,0 +1,283 @@
+//! The one loop that drives the radio model, in the simulator and in the
+//! emulator alike.
+//!
+//! A [`Network`] is the 802.11 [`Medium`], its event queue and every node's
+//! delay averages ([`Relay`], seed 001 §3.1). [`Driver::run`] pops events in
+//! `(time, sequence)` order, hands radio events to the medium and the
+//! world's own events (traffic sources, transport timers) to a [`Host`],
+//! feeds every tx report to the node's relays, and hands the other
+//! indications (deliveries, dequeues, drops) to the host. Between turns it
+//! asks the host's [`Clock`] to wait for the next deadline:
+//!
+//! * [`VirtualClock`] jumps straight to it — the simulator, as fast as
+//!   possible, a pure function of the scenario and its seed;
+//! * the emulator's wall clock (`meshbed_emu::realtime::TapBackend`) sleeps
+//!   until it or until a node's stack sends a frame, which the host hands to
+//!   the medium in [`Host::on_turn`].
+//!
+//! The model never sees the clock: every event runs at its own scheduled
+//! time, so a late wake-up in the emulator delays what the stacks see but
+//! never changes the model's behaviour (STYLE.md, "Time, randomness,
+//! determinism"; ns-3's `DefaultSimulatorImpl` vs `RealtimeSimulatorImpl`).
+
+use meshbed_core::{Duration, EventQueue, Instant, TraceHash};
+use meshbed_proto::relay::{Relay, RelayConfig};
+use meshbed_radio::{phy, Addr, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
+use std::io;
+
+/// How often [`Host::progress`] is called: a few times per wall second at
+/// the simulator's speed of millions of events per second. A power of two:
+/// a mask instead of a division on every event.
+pub const PROGRESS_EVERY_EVENTS: u64 = 1 << 18;
+
+/// A clock the driver waits on.
+pub trait Clock {
+    /// The current time (ns since the run began).
+    fn now(&mut self) -> Instant;
+    /// Waits until `deadline` (`None`: until input), or until input from
+    /// outside the model arrives, whichever comes first. May return early.
+    fn wait(&mut self, deadline: Option<Instant>) -> io::Result<()>;
+}
+
+/// A clock that jumps to the next deadline: the loop as fast as possible.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VirtualClock {
+    now: Instant,
+}
+
+impl VirtualClock {
+    /// Moves the clock to `to` if that is later (input scheduled by a test).
+    pub fn advance_to(&mut self, to: Instant) {
+        self.now = self.now.max(to);
+    }
+}
+
+impl Clock for VirtualClock {
+    fn now(&mut self) -> Instant {
+        self.now
+    }
+    fn wait(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        match deadline {
+            Some(d) => {
+                self.advance_to(d);
+                Ok(())
+            }
+            None => Err(io::Error::other("virtual clock: no event, no input and no end: nothing will ever happen")),
+        }
+    }
+}
+
+/// The relay parameters of one class of traffic (the simulator keeps one
+/// class per distinct ATP preset and packet size; the emulator one), before
+/// the radio-dependent prior delay is filled in per node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelayClass {
+    pub config: RelayConfig,
+    /// The full data packet (MSDU) whose service time is the node's delay
+    /// before its first tx report.
+    pub packet_bytes: u32,
+}
+
+/// An event in the driver's queue: the radio model's, or the host's.
+#[derive(Copy, Clone, Debug)]
+enum Event<A> {
+    Radio(RadioEvent),
+    Host(A),
+}
+
+struct QueueScheduler<'a, A>(&'a mut EventQueue<Event<A>>);
+
+impl<A> Scheduler for QueueScheduler<'_, A> {
+    fn schedule(&mut self, at: Instant, event: RadioEvent) {
+        self.0.schedule(at, Event::Radio(event));
+    }
+}
+
+/// The radio model, its event queue and the nodes' relays: what a host may
+/// act on while it handles an event.
+pub struct Network<P: Payload, A> {
+    medium: Medium<P>,
+    queue: EventQueue<Event<A>>,
+    /// `relays[node][class]`: each fed the node's every tx report.
+    relays: Vec<Vec<Relay>>,
+}
+
+impl<P: Payload, A> Network<P, A> {
+    /// `classes`: the relay classes every node keeps (at least one for the
+    /// delay to be known). Each node's relays assume, before the node's
+    /// first tx report, the service time of one of the class's packets on an
+    /// idle channel, so that a fresh path does not start ATP at its rate cap.
+    pub fn new(medium: Medium<P>, classes: &[RelayClass]) -> Self {
+        let relays = (0..medium.node_count() as NodeId)
+            .map(|node| {
+                classes
+                    .iter()
+                    .map(|c| {
+                        let prior_delay = one_frame_service_time(&medium, node, c.packet_bytes);
+                        Relay::new(RelayConfig { prior_delay, ..c.config.clone() })
+                    })
+                    .collect()
+            })
+            .collect();
+        Network { medium, queue: EventQueue::new(), relays }
+    }
+
+    pub fn medium(&self) -> &Medium<P> {
+        &self.medium
+    }
+
+    /// Schedules a host event (never before the queue's current time).
+    pub fn schedule(&mut self, at: Instant, event: A) {
+        self.queue.schedule(at, Event::Host(event));
+    }
+
+    /// The time of the event being handled (or the last one).
+    pub fn now(&self) -> Instant {
+        self.queue.now()
+    }
+
+    /// Hands `payload` to `node`'s MAC for `dest`; `false` if its queue was full.
+    pub fn enqueue(&mut self, now: Instant, node: NodeId, dest: Addr, payload: P) -> bool {
+        self.medium.enqueue(now, node, dest, payload, &mut QueueScheduler(&mut self.queue))
+    }
+
+    /// `node`'s relays, one per class.
+    pub fn relays(&self, node: NodeId) -> &[Relay] {
+        &self.relays[node as usize]
+    }
+    pub fn relays_mut(&mut self, node: NodeId) -> &mut [Relay] {
+        &mut self.relays[node as usize]
+    }
+}
+
+/// What runs around the medium, with its clock: the simulator's traffic and
+/// transports on a [`VirtualClock`], or the emulator's TAP devices on the
+/// wall clock.
+pub trait Host<P: Payload>: Clock {
+    /// The host's own events (kept in the same queue as the radio's, so that
+    /// one `(time, sequence)` order covers both).
+    type Event: Copy;
+    /// A number that identifies `event` in the run's trace hash.
+    fn trace_code(event: &Self::Event) -> u64;
+    /// One of the host's events is due.
+    fn on_event(&mut self, net: &mut Network<P, Self::Event>, now: Instant, event: Self::Event) -> io::Result<()>;
+    /// The medium delivered, dequeued or dropped a frame (tx reports go to
+    /// the relays and are not passed on).
+    fn on_indication(&mut self, net: &mut Network<P, Self::Event>, now: Instant, ind: Indication<P>) -> io::Result<()>;
+    /// Once per turn, after the events due: input from outside the model
+    /// (the emulator's frames), handed to the medium at `now`. Returns a
+    /// time the loop should wake up at even without an event.
+    fn on_turn(&mut self, _net: &mut Network<P, Self::Event>, _now: Instant) -> io::Result<Option<Instant>> {
+        Ok(None)
+    }
+    /// Whether to stop before the next turn (Ctrl-C in the emulator).
+    fn stop(&mut self) -> bool {
+        false
+    }
+    /// An event scheduled at `at` runs when the clock says `now` (lateness).
+    fn observe_event(&mut self, _at: Instant, _now: Instant) {}
+    /// Every [`PROGRESS_EVERY_EVENTS`] events (a progress bar; it cannot
+    /// change the run).
+    fn progress(&mut self, _now: Instant) {}
+}
+
+/// The network plus what the loop counts.
+pub struct Driver<P: Payload, A> {
+    pub net: Network<P, A>,
+    events: u64,
+    trace: TraceHash,
+}
+
+impl<P: Payload, A: Copy> Driver<P, A> {
+    pub fn new(net: Network<P, A>) -> Self {
+        Driver { net, events: 0, trace: TraceHash::default() }
+    }
+
+    /// Events executed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// FNV-1a hash of the event trace so far (time, kind, node of every event).
+    pub fn trace_hash(&self) -> u64 {
+        self.trace.finish()
+    }
+
+    /// Runs turns until `host.stop()`, or until the clock reaches `until`
+    /// with every event due by then run (events at exactly `until` run).
+    pub fn run<H: Host<P, Event = A>>(&mut self, host: &mut H, until: Option<Instant>) -> io::Result<()> {
+        loop {
+            if host.stop() {
+                return Ok(());
+            }
+            let now = host.now();
+            let horizon = until.map_or(now, |u| now.min(u));
+            // Every event due, each at its own scheduled time.
+            while let Some(at) = self.net.queue.peek_time() {
+                if at > horizon {
+                    break;
+                }
+                let (at, event) = self.net.queue.pop().expect("peeked");
+                self.events += 1;
+                if self.events & (PROGRESS_EVERY_EVENTS - 1) == 0 {
+                    host.progress(at);
+                }
+                host.observe_event(at, now);
+                self.trace.write_u64(at.as_nanos());
+                match event {
+                    Event::Radio(ev) => {
+                        self.trace.write_u64(ev.code() << 32 | ev.node() as u64);
+                        self.net.medium.handle(at, ev, &mut QueueScheduler(&mut self.net.queue));
+                    }
+                    Event::Host(ev) => {
+                        self.trace.write_u64(H::trace_code(&ev));
+                        host.on_event(&mut self.net, at, ev)?;
+                    }
+                }
+                self.drain(host, at)?;
+            }
+            if until.is_some_and(|u| now >= u) {
+                return Ok(());
+            }
+            // Input from outside, at the current time: never before the
+            // last event run, so the model's time does not go backwards.
+            let at = now.max(self.net.queue.now());
+            let wake = host.on_turn(&mut self.net, at)?;
+            self.drain(host, at)?;
+            let deadline = [self.net.queue.peek_time(), until, wake].into_iter().flatten().min();
+            host.wait(deadline)?;
+        }
+    }
+
+    fn drain<H: Host<P, Event = A>>(&mut self, host: &mut H, at: Instant) -> io::Result<()> {
+        while let Some(ind) = self.net.medium.poll_indication() {
+            match ind {
+                // seed 001 §3.1: the node's delay average is fed by every
+                // frame the MAC finishes, whatever flow it belongs to.
+                Indication::TxReport(r) => {
+                    for relay in &mut self.net.relays[r.node as usize] {
+                        relay.on_tx_report(at, r.enqueued_at, r.tx_done_at);
+                    }
+                }
+                other => host.on_indication(&mut self.net, at, other)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The service time of one `packet_bytes` data frame on an idle channel at
+/// `node`'s rate: DIFS + CWmin/2 slots + DATA + SIFS + ACK.
+fn one_frame_service_time<P: Payload>(medium: &Medium<P>, node: NodeId, packet_bytes: u32) -> Duration {
+    let radio = medium.config().resolve().expect("a built medium has a valid config");
+    let standard = medium.standard();
+    let timing = medium.timing();
+    let rate = medium.data_rate_kbps(node);
+    let ack_rate = phy::control_rate_kbps(&radio.basic_rates_kbps, rate);
+    let mean_backoff = Duration::from_nanos(timing.slot.as_nanos() * radio.cw_min as u64 / 2);
+    timing.difs()
+        + mean_backoff
+        + standard.frame_duration(packet_bytes + phy::DATA_OVERHEAD_BYTES, rate)
+        + timing.sifs
+        + standard.frame_duration(phy::ACK_BYTES, ack_rate)
+}
