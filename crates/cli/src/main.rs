@@ -12,6 +12,7 @@
 
 mod bench;
 mod emu;
+mod emu_runner;
 mod transfer;
 
 use anyhow::{Context, Result};
@@ -111,7 +112,7 @@ enum ExperimentCommand {
         #[arg(long, default_value_t = 0)]
         jobs: usize,
         /// Where the points run: `sim` (the simulator) or `emu` (the real-time
-        /// namespace emulator; root, wall-clock time, UDP flows only).
+        /// namespace emulator; root, wall-clock time, one run at a time).
         #[arg(long, default_value = "sim", value_parser = ["sim", "emu"])]
         backend: String,
         /// Run an experiment larger than the usual bounds (more than 20 000
@@ -214,9 +215,9 @@ fn run(cli: Cli) -> Result<()> {
                 out(&e.to_toml())
             }
             ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend, force } => {
-                let backend = match backend.as_str() {
-                    "emu" => meshbed_experiment::Backend::Emu { relay_exe: std::env::current_exe().ok() },
-                    _ => meshbed_experiment::Backend::Sim,
+                let runner: std::sync::Arc<dyn meshbed_experiment::Runner> = match backend.as_str() {
+                    "emu" => std::sync::Arc::new(emu_runner::EmuRunner { relay_exe: std::env::current_exe().ok() }),
+                    _ => std::sync::Arc::new(meshbed_experiment::SimRunner),
                 };
                 anyhow::ensure!(repetitions != Some(0), "--repetitions 0: expected at least one repetition");
                 let e = match builtin::get(&experiment) {
@@ -232,7 +233,7 @@ fn run(cli: Cli) -> Result<()> {
                 run_experiment(
                     &e,
                     dir,
-                    RunOptions { repetitions, jobs, progress: stderr_is_terminal(), backend, force },
+                    RunOptions { repetitions, jobs, progress: stderr_is_terminal(), runner, force },
                 )
             }
         },

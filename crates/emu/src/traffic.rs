@@ -12,8 +12,15 @@
 //! excess is dropped at the queue, as in the simulator). Goodput counts UDP
 //! payload bytes over the flow's active time, as the simulator does.
 //!
-//! Transport flows (ATP, user-level TCP) need `meshbed send`/`recv`; they
-//! are not run here yet and are reported as skipped.
+//! A transport flow that moves `bytes` runs as a real transfer
+//! ([`start_transfer`]: `meshbed-net`'s sender and receiver in the two
+//! namespaces, the relays stamping on the way) and counts only if the file
+//! that arrived equals the data; one that runs for a duration is refused
+//! ([`not_emulated`]).
+//!
+//! The report is the simulator's ([`SimReport`], one [`FlowResult`] per
+//! flow), so that tables, experiment rows and figures treat both backends
+//! alike, plus the medium's timing ([`LoopSummary`]).
 
 use crate::plumbing::{self, Emulation, Result};
 use crate::realtime::{EthFrame, LoopSummary, MediumLoop, TapBackend};
@@ -22,7 +29,7 @@ use meshbed_core::{Duration, Instant};
 use meshbed_radio::{MacCounters, Medium, NodeId};
 use meshbed_sim::routing::RouteTable;
 use meshbed_sim::scenario::IP_UDP_HEADER_BYTES;
-use meshbed_sim::{Scenario, Traffic};
+use meshbed_sim::{FlowResult, Scenario, SimReport, Traffic};
 use serde::Serialize;
 use std::net::{SocketAddrV4, UdpSocket};
 use std::path::PathBuf;
@@ -49,6 +56,10 @@ impl Default for EmuOptions {
 /// An emulation with its medium running on a thread of this process.
 pub struct Running {
     pub emulation: Emulation,
+    /// The routes the namespaces were given (the simulator's).
+    pub routes: RouteTable,
+    /// Each node's PHY data rate.
+    pub data_rate_kbps: Vec<u32>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<std::io::Result<(LoopSummary, Vec<MacCounters>)>>>,
 }
@@ -67,6 +78,7 @@ impl Running {
     pub fn start(scenario: &Scenario, options: &EmuOptions) -> Result<Running> {
         let (medium, routes) = build_medium(scenario)?;
         let mut emulation = Emulation::create(&medium, &routes)?;
+        let data_rate_kbps = (0..medium.node_count() as NodeId).map(|n| medium.data_rate_kbps(n)).collect();
         let mut medium_loop = MediumLoop::new(medium, emulation.id(), Some(emulation.dir()))
             .map_err(|err| plumbing::EmuError::Io { what: "exporting delays".into(), err })?;
         let mut backend = TapBackend::new(emulation.take_taps());
@@ -87,7 +99,7 @@ impl Running {
             let counters = (0..n as NodeId).map(|i| medium_loop.medium().counters(i).clone()).collect();
             Ok((medium_loop.stats.summary(), counters))
         });
-        Ok(Running { emulation, stop, thread: Some(thread) })
+        Ok(Running { emulation, routes, data_rate_kbps, stop, thread: Some(thread) })
     }
 
     /// Node `node`'s namespace.
@@ -117,53 +129,23 @@ impl Drop for Running {
     }
 }
 
-/// One flow's result on the emulator.
-#[derive(Clone, Debug, Serialize)]
-pub struct EmuFlowResult {
-    pub flow: u32,
-    pub src: u32,
-    pub dst: u32,
-    pub hops: Option<u32>,
-    pub protocol: String,
-    pub sent_packets: u64,
-    pub received_packets: u64,
-    pub received_payload_bytes: u64,
-    /// UDP payload bits per second over the flow's active time.
-    pub goodput_bps: f64,
-    pub duration_s: f64,
-    /// Why the flow was not run, if it was not.
-    pub skipped: Option<String>,
-    /// Transport flows: the file arrived complete and equal to what was sent.
-    pub verified: bool,
-    /// Transport flows: why the transfer failed, if it did.
-    pub error: Option<String>,
-    pub retransmissions: u64,
-    /// Transport flows: seconds from the first SYN to the last byte acknowledged.
-    pub completion_time_s: Option<f64>,
-}
-
-/// What [`run_scenario`] returns.
+/// What [`run_scenario`] returns: the simulator's report of the run (its
+/// trace hash is `emulated`: wall-clock runs do not repeat bit for bit) and
+/// the medium's timing.
 #[derive(Clone, Debug, Serialize)]
 pub struct EmuReport {
-    pub seed: u64,
-    pub duration_s: f64,
-    pub flows: Vec<EmuFlowResult>,
+    pub run: SimReport,
     pub medium: LoopSummary,
-    pub mac_total: MacCounters,
 }
 
 impl EmuReport {
     pub fn to_table(&self) -> String {
         let mut s = format!(
-            "emulated {:.1} s (seed {}): {} radio events, {} frames delivered ({:.0}/s)\n",
-            self.medium.elapsed_s,
-            self.seed,
-            self.medium.events,
-            self.medium.frames_delivered,
-            self.medium.delivered_frames_per_s
+            "emulated {:.1} s: {} radio events, {} frames delivered ({:.0}/s)\n",
+            self.medium.elapsed_s, self.medium.events, self.medium.frames_delivered, self.medium.delivered_frames_per_s
         );
         s += &format!(
-            "timing error: events p50 {:.0} µs p99 {:.0} µs max {:.0} µs; frame deliveries p50 {:.0} µs p99 {:.0} µs max {:.0} µs\n",
+            "timing error: events p50 {:.0} µs p99 {:.0} µs max {:.0} µs; frame deliveries p50 {:.0} µs p99 {:.0} µs max {:.0} µs\n\n",
             self.medium.event_lateness.p50_us,
             self.medium.event_lateness.p99_us,
             self.medium.event_lateness.max_us,
@@ -171,22 +153,7 @@ impl EmuReport {
             self.medium.delivery_lateness.p99_us,
             self.medium.delivery_lateness.max_us
         );
-        s += "flow  src  dst  hops  protocol      sent    received   goodput kbit/s\n";
-        for f in &self.flows {
-            s += &format!(
-                "{:>4} {:>4} {:>4} {:>5}  {:<12} {:>6} {:>10} {:>16.1}{}\n",
-                f.flow,
-                f.src,
-                f.dst,
-                f.hops.map_or("-".into(), |h| h.to_string()),
-                f.protocol,
-                f.sent_packets,
-                f.received_packets,
-                f.goodput_bps / 1e3,
-                f.skipped.as_ref().map_or(String::new(), |r| format!("  (skipped: {r})"))
-            );
-        }
-        s
+        s + &self.run.to_table()
     }
 }
 
@@ -215,7 +182,6 @@ pub fn not_emulated(f: &meshbed_sim::scenario::FlowSpec) -> Option<&'static str>
 /// call `meshbed_sim::run`.
 pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuReport> {
     let running = Running::start(scenario, options)?;
-    let (model, routes) = build_medium(scenario)?;
     let t0 = std::time::Instant::now();
     let end = std::time::Duration::from_secs_f64(scenario.duration_s);
     let stop = Arc::new(AtomicBool::new(false));
@@ -260,7 +226,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         // Sender, paced.
         let rate_bps = match f.traffic {
             Traffic::Cbr => f.rate_kbps.unwrap_or(0.0) * 1e3,
-            Traffic::Saturated => f64::from(model.data_rate_kbps(f.src)) * 1e3,
+            Traffic::Saturated => f64::from(running.data_rate_kbps[f.src as usize]) * 1e3,
         };
         let interval = std::time::Duration::from_secs_f64(f64::from(f.packet_bytes) * 8.0 / rate_bps.max(1.0));
         let payload = (f.packet_bytes - IP_UDP_HEADER_BYTES) as usize;
@@ -312,6 +278,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         .into_iter()
         .map(|t| t.map(|h| h.join().unwrap_or_else(|_| TransferOutcome::failed("transfer thread panicked"))))
         .collect();
+    let routes = running.routes.clone();
     let (medium, per_node) = running.stop()?;
     let errors = errors.lock().expect("not poisoned").clone();
     if !errors.is_empty() {
@@ -329,42 +296,65 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             let c = &counters[i];
             let duration_s = f.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s) - f.start_s;
             let bytes = c.bytes.load(Ordering::Relaxed);
-            let mut r = EmuFlowResult {
+            let mut r = FlowResult {
                 flow: i as u32,
                 src: f.src,
                 dst: f.dst,
                 hops: routes.hop_count(f.src, f.dst),
                 protocol: f.protocol.clone().unwrap_or_else(|| "udp".into()),
+                traffic: f.protocol.is_none().then_some(f.traffic),
                 sent_packets: c.sent.load(Ordering::Relaxed),
                 received_packets: c.received.load(Ordering::Relaxed),
                 received_payload_bytes: bytes,
                 goodput_bps: if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 },
-                duration_s,
-                skipped: None,
-                verified: f.protocol.is_none(),
-                error: None,
-                retransmissions: 0,
+                // Not measured on the emulator: the stacks' packets carry no send time.
+                mean_delay_s: 0.0,
+                out_of_order: 0,
+                transfer_bytes: f.bytes,
+                bytes_delivered: bytes,
+                completed: false,
+                verified: false,
+                failed: false,
                 completion_time_s: None,
+                duration_s,
+                retransmissions: 0,
+                feedback_packets: 0,
+                error: None,
+                path: None,
+                trace: Vec::new(),
             };
             match (&outcomes[i], f.protocol.is_some()) {
                 (Some(o), _) => {
                     r.sent_packets = o.datagrams_sent;
                     r.received_packets = o.datagrams_received;
                     r.received_payload_bytes = o.bytes_delivered;
+                    r.bytes_delivered = o.bytes_delivered;
                     r.goodput_bps = o.goodput_bps;
                     r.duration_s = o.duration_s;
+                    r.completed = o.verified;
                     r.verified = o.verified;
+                    r.failed = !o.verified;
                     r.error = o.error.clone();
                     r.retransmissions = o.retransmissions;
                     r.completion_time_s = o.verified.then_some(o.duration_s);
                 }
-                (None, true) => r.skipped = not_emulated(f).map(String::from),
+                (None, true) => r.error = not_emulated(f).map(|why| format!("not run on the emulator: {why}")),
                 (None, false) => {}
             }
             r
         })
         .collect();
-    Ok(EmuReport { seed: scenario.seed, duration_s: scenario.duration_s, flows, medium, mac_total })
+    let run = SimReport {
+        seed: scenario.seed,
+        duration_s: scenario.duration_s,
+        events: medium.events,
+        trace_hash: "emulated".into(),
+        flows,
+        mac_total,
+        mac_per_node: per_node,
+        net_per_node: Vec::new(),
+    };
+    Ok(EmuReport { run, medium })
 }
 
 /// One line of [`bench`].
@@ -387,7 +377,7 @@ pub fn compare(workload: &str, scenario: &Scenario, options: &EmuOptions) -> Res
     let sim = meshbed_sim::run(scenario).map_err(|e| plumbing::EmuError::Other(e.to_string()))?;
     let emu = run_scenario(scenario, options)?;
     let sim_g = sim.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e3;
-    let emu_g = emu.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e3;
+    let emu_g = emu.run.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e3;
     Ok(BenchRow {
         workload: workload.to_string(),
         sim_goodput_kbps: sim_g,

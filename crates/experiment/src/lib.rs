@@ -15,7 +15,7 @@ pub mod plot;
 pub mod run;
 pub mod spec;
 
-pub use run::{Backend, PointSummary, Results, RunOptions};
+pub use run::{PointSummary, Results, RunError, RunOptions, Runner, SimRunner};
 pub use spec::{Experiment, ExperimentError};
 
 use std::path::{Path, PathBuf};

@@ -4,10 +4,10 @@
 use crate::metrics::{self, MeanSd};
 use crate::spec::{value_text, Experiment, ExperimentError, Point};
 use indicatif::{ProgressBar, ProgressStyle};
-use meshbed_sim::{FlowResult, SimReport};
+use meshbed_sim::{FlowResult, Scenario, ScenarioError, SimReport};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// One simulation of one point.
 #[derive(Clone, Debug)]
@@ -27,97 +27,60 @@ pub struct Results {
     pub runs: Vec<RunOutcome>,
 }
 
-/// Where the points run.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum Backend {
-    /// The discrete-event simulator: as fast as possible, deterministic.
-    #[default]
-    Sim,
-    /// The real-time emulator (Linux namespaces over the same radio model):
-    /// runs in wall-clock time, one point at a time, needs root. Only UDP
-    /// flows run there; transport flows are reported as skipped.
-    Emu {
-        /// The `meshbed` binary, started as `meshbed relay` in every node.
-        relay_exe: Option<std::path::PathBuf>,
-    },
+/// Where the points run: the simulator ([`SimRunner`]), or any backend that
+/// reports a run in the simulator's shape (the CLI plugs in the real-time
+/// emulator; this crate does not depend on it).
+pub trait Runner: Send + Sync + std::fmt::Debug {
+    /// How many runs may go at once (`None`: as many as the options ask;
+    /// the emulator: one, it runs in wall-clock time on this machine).
+    fn max_parallel(&self) -> Option<usize> {
+        None
+    }
+    /// Refuses, before anything runs, points this backend cannot run as
+    /// written (it would spend wall-clock time and report zeros).
+    fn check(&self, _file: &str, _points: &[Point]) -> Result<(), ExperimentError> {
+        Ok(())
+    }
+    /// Runs one repetition of one point (the scenario's seed is the
+    /// repetition's).
+    fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError>;
+}
+
+/// Why a [`Runner`] could not run a point.
+#[derive(Debug)]
+pub enum RunError {
+    /// The scenario is invalid for this run (e.g. a seed without routes).
+    Scenario(ScenarioError),
+    /// The backend failed (the emulator's namespaces, its processes...).
+    Backend(String),
+}
+
+/// The discrete-event simulator: as fast as possible, deterministic.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SimRunner;
+
+impl Runner for SimRunner {
+    fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
+        meshbed_sim::run(scenario).map_err(RunError::Scenario)
+    }
 }
 
 /// How to run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RunOptions {
     /// Overrides the experiment's repetitions.
     pub repetitions: Option<u32>,
-    /// Worker threads; 0 = all cores (the emulator always runs one at a time).
+    /// Worker threads; 0 = all cores (capped by the runner's [`Runner::max_parallel`]).
     pub jobs: usize,
     pub progress: bool,
-    pub backend: Backend,
+    pub runner: Arc<dyn Runner>,
     /// Run an experiment larger than the bounds of [`Experiment::plan`].
     pub force: bool,
 }
 
-/// Runs one point on the chosen backend.
-fn run_point(
-    scenario: &meshbed_sim::Scenario,
-    backend: &Backend,
-    point_error: impl Fn(meshbed_sim::ScenarioError) -> ExperimentError,
-) -> Result<SimReport, ExperimentError> {
-    match backend {
-        Backend::Sim => meshbed_sim::run(scenario).map_err(point_error),
-        Backend::Emu { relay_exe } => {
-            let options = meshbed_emu::EmuOptions { relay_exe: relay_exe.clone(), ..Default::default() };
-            let report = meshbed_emu::run_scenario(scenario, &options)
-                .map_err(|e| ExperimentError::Backend(format!("emulator: {e:#}")))?;
-            Ok(emulated_report(scenario, report))
-        }
-    }
-}
-
-/// The emulator's report in the simulator's shape, so that rows, summaries
-/// and figures treat both alike. The trace hash says the run was emulated
-/// (wall-clock runs do not repeat bit for bit).
-fn emulated_report(scenario: &meshbed_sim::Scenario, e: meshbed_emu::EmuReport) -> SimReport {
-    let flows = e
-        .flows
-        .into_iter()
-        .map(|f| FlowResult {
-            flow: f.flow,
-            src: f.src,
-            dst: f.dst,
-            hops: f.hops,
-            protocol: f.protocol,
-            traffic: scenario.flows.get(f.flow as usize).map(|s| s.traffic),
-            sent_packets: f.sent_packets,
-            received_packets: f.received_packets,
-            received_payload_bytes: f.received_payload_bytes,
-            goodput_bps: f.goodput_bps,
-            mean_delay_s: 0.0,
-            out_of_order: 0,
-            transfer_bytes: scenario.flows.get(f.flow as usize).and_then(|s| s.bytes),
-            bytes_delivered: f.received_payload_bytes,
-            completed: f.skipped.is_none() && f.verified,
-            verified: f.verified,
-            failed: f.skipped.is_none() && !f.verified,
-            completion_time_s: f.completion_time_s,
-            duration_s: f.duration_s,
-            retransmissions: f.retransmissions,
-            feedback_packets: 0,
-            error: match (f.skipped, f.error) {
-                (Some(why), _) => Some(format!("not run on the emulator: {why}")),
-                (None, e) => e,
-            },
-            path: None,
-            trace: Vec::new(),
-        })
-        .collect();
-    SimReport {
-        seed: e.seed,
-        duration_s: e.duration_s,
-        events: e.medium.events,
-        trace_hash: "emulated".into(),
-        flows,
-        mac_total: e.mac_total,
-        mac_per_node: Vec::new(),
-        net_per_node: Vec::new(),
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { repetitions: None, jobs: 0, progress: false, runner: Arc::new(SimRunner), force: false }
     }
 }
 
@@ -134,29 +97,6 @@ pub fn progress_bar(show: bool, len: u64, unit: &str, message: String) -> Progre
     );
     bar.set_message(message);
     bar
-}
-
-/// Refuses, before anything runs, an experiment the emulator cannot run
-/// as written: it would spend wall-clock time and report zeros.
-fn check_emulable(file: &str, points: &[Point]) -> Result<(), ExperimentError> {
-    let mut refused: Vec<String> = Vec::new();
-    for p in points {
-        for (i, f) in p.scenario.flows.iter().enumerate() {
-            if let Some(why) = meshbed_emu::traffic::not_emulated(f) {
-                let line = format!("flows[{i}] ({why})");
-                if !refused.contains(&line) {
-                    refused.push(line);
-                }
-            }
-        }
-    }
-    if refused.is_empty() {
-        return Ok(());
-    }
-    Err(ExperimentError::Backend(format!(
-        "{file}: the emulator cannot run {}; nothing was started (give such flows `bytes` instead of `stop_s`, or use --backend sim)",
-        refused.join(", ")
-    )))
 }
 
 /// Shadowing draws each link from the seed, so a point whose flows have
@@ -181,18 +121,14 @@ fn check_routes_for_every_seed(file: &str, points: &[Point], reps: u32) -> Resul
 pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, ExperimentError> {
     let file = &experiment.file;
     let reps = options.repetitions.unwrap_or(experiment.config.repetitions).max(1);
-    let threads = if options.backend != Backend::Sim {
-        1
-    } else if options.jobs == 0 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-    } else {
-        options.jobs
+    let threads = match options.jobs {
+        0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        n => n,
     };
+    let threads = options.runner.max_parallel().map_or(threads, |m| threads.min(m.max(1)));
     let plan = experiment.plan(file, reps, threads, options.force)?;
     let points = plan.points;
-    if options.backend != Backend::Sim {
-        check_emulable(file, &points)?;
-    }
+    options.runner.check(file, &points)?;
     check_routes_for_every_seed(file, &points, reps)?;
     // Job i is repetition i % reps of point i / reps.
     let job_count = points.len() * reps as usize;
@@ -213,12 +149,15 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
                 // Common random numbers: repetition r of every point uses the same seed.
                 scenario.seed = scenario.seed.wrapping_add(rep as u64);
                 let seed = scenario.seed;
-                let point_error = |error| ExperimentError::Point {
-                    file: file.clone(),
-                    point: format!("{} (repetition {rep}, seed {seed})", points[p].label()),
-                    error,
-                };
-                match run_point(&scenario, &options.backend, point_error) {
+                let run = options.runner.run(&scenario).map_err(|e| match e {
+                    RunError::Scenario(error) => ExperimentError::Point {
+                        file: file.clone(),
+                        point: format!("{} (repetition {rep}, seed {seed})", points[p].label()),
+                        error,
+                    },
+                    RunError::Backend(why) => ExperimentError::Backend(why),
+                });
+                match run {
                     Ok(report) => {
                         slots.lock().expect("no thread panics while holding the lock")[i] =
                             Some(RunOutcome { point: p, rep, seed, report })
@@ -562,23 +501,51 @@ pub fn write_csv(
 mod tests {
     use super::*;
 
+    /// A runner's check refuses before anything runs; its parallelism
+    /// caps the worker threads.
     #[test]
-    fn the_emulator_refuses_flows_it_cannot_run_before_starting() {
-        let text = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
+    fn the_runner_decides_what_runs_and_how_many_at_once() {
+        #[derive(Debug, Default)]
+        struct Counting {
+            runs: AtomicUsize,
+            at_once: AtomicUsize,
+            most_at_once: AtomicUsize,
+            refuse: bool,
+        }
+        impl Runner for Counting {
+            fn max_parallel(&self) -> Option<usize> {
+                Some(1)
+            }
+            fn check(&self, file: &str, _points: &[Point]) -> Result<(), ExperimentError> {
+                match self.refuse {
+                    true => Err(ExperimentError::Backend(format!("{file}: refused"))),
+                    false => Ok(()),
+                }
+            }
+            fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
+                let now = self.at_once.fetch_add(1, Ordering::SeqCst) + 1;
+                self.most_at_once.fetch_max(now, Ordering::SeqCst);
+                self.runs.fetch_add(1, Ordering::SeqCst);
+                let r = SimRunner.run(scenario);
+                self.at_once.fetch_sub(1, Ordering::SeqCst);
+                r
+            }
+        }
+        let text = "duration_s = 0.5\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
             [[flows]]\nsrc = 0\ndst = 2\n\
-            [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nstop_s = 2.0\n\
-            [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"tcp-reno\"\nstop_s = 2.0\n\
-            [experiment]\nname = \"t\"\nrepetitions = 1\n";
+            [experiment]\nname = \"t\"\nrepetitions = 3\n";
         let e = Experiment::from_toml(text, "e.toml").unwrap();
-        let options = RunOptions { backend: Backend::Emu { relay_exe: None }, ..RunOptions::default() };
-        let err = run(&e, &options).unwrap_err().to_string();
-        assert!(
-            err.starts_with("e.toml: the emulator cannot run flows[1] (a transport flow that runs for a duration"),
-            "{err}"
-        );
-        assert!(
-            err.contains(", flows[2] (") && !err.contains("flows[0]") && err.contains("nothing was started"),
-            "{err}"
-        );
+        let refusing = Arc::new(Counting { refuse: true, ..Counting::default() });
+        let options = RunOptions { runner: refusing.clone(), jobs: 4, ..RunOptions::default() };
+        assert_eq!(run(&e, &options).unwrap_err().to_string(), "e.toml: refused");
+        assert_eq!(refusing.runs.load(Ordering::SeqCst), 0, "nothing ran");
+
+        let counting = Arc::new(Counting::default());
+        let options = RunOptions { runner: counting.clone(), jobs: 4, ..RunOptions::default() };
+        let results = run(&e, &options).unwrap();
+        assert_eq!(results.runs.len(), 3);
+        assert_eq!(counting.runs.load(Ordering::SeqCst), 3);
+        assert_eq!(counting.most_at_once.load(Ordering::SeqCst), 1);
+        assert!(results.runs.iter().all(|r| r.report.flows[0].bytes_delivered > 0));
     }
 }
