@@ -162,3 +162,106 @@ impl ChannelAccess {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meshbed_core::{stream_rng, StreamId, StreamKind};
+
+    #[derive(Default)]
+    struct Record(Vec<(Instant, RadioEvent)>);
+    impl Scheduler for Record {
+        fn schedule(&mut self, at: Instant, event: RadioEvent) {
+            self.0.push((at, event));
+        }
+    }
+
+    fn params() -> AccessParams {
+        let t = crate::Standard::A.timing();
+        AccessParams { slot: t.slot, difs: t.difs(), eifs: t.difs() * 3, cw_min: t.cw_min, cw_max: t.cw_max }
+    }
+
+    fn us(x: u64) -> Instant {
+        Instant::ZERO + Duration::from_micros(x)
+    }
+
+    /// A node with a backoff of at least `min_slots` (drawn, seeded).
+    fn with_backoff(min_slots: u32) -> ChannelAccess {
+        (0..)
+            .map(|i| {
+                let mut a = ChannelAccess::new(params().cw_min, stream_rng(i, StreamId::new(StreamKind::Mac, 0)));
+                a.draw_backoff();
+                a
+            })
+            .find(|a| a.backoff_slots >= min_slots)
+            .expect("some seed draws it")
+    }
+
+    #[test]
+    fn backoff_freezes_when_the_medium_turns_busy_and_resumes_after_difs() {
+        let p = params();
+        let mut a = with_backoff(5);
+        let slots = a.backoff_slots;
+        let mut s = Record::default();
+        a.update(0, us(0), false, true, &p, &mut s);
+        // Idle since 0: access at DIFS + slots·slot.
+        let (at, ev) = s.0[0];
+        assert_eq!(at, us(0) + p.difs + p.slot * slots as u64);
+        let RadioEvent::Access { gen, .. } = ev else { panic!("{ev:?}") };
+        // Busy 3.5 slots into the countdown: 3 whole slots are spent.
+        let busy_at = us(0) + p.difs + p.slot * 3 + Duration::from_nanos(p.slot.as_nanos() / 2);
+        a.update(0, busy_at, true, true, &p, &mut s);
+        assert_eq!(a.backoff_slots, slots - 3);
+        assert!(!a.access_granted(gen), "the frozen countdown's event is stale");
+        // Idle again: the rest of the countdown after a fresh DIFS.
+        let idle_at = busy_at + Duration::from_micros(100);
+        a.update(0, idle_at, false, true, &p, &mut s);
+        let (at, RadioEvent::Access { gen, .. }) = s.0[1] else { panic!() };
+        assert_eq!(at, idle_at + p.difs + p.slot * (slots - 3) as u64);
+        assert!(a.access_granted(gen));
+        assert!(!a.backoff_pending());
+    }
+
+    #[test]
+    fn eifs_replaces_difs_after_an_error() {
+        let p = params();
+        let mut a = ChannelAccess::new(p.cw_min, stream_rng(0, StreamId::new(StreamKind::Mac, 0)));
+        let mut s = Record::default();
+        a.set_eifs(true);
+        a.update(0, us(0), false, true, &p, &mut s);
+        assert_eq!(s.0[0].0, us(0) + p.eifs);
+    }
+
+    #[test]
+    fn the_nav_only_grows_and_each_extension_supersedes_the_last_end() {
+        let mut a = ChannelAccess::new(params().cw_min, stream_rng(0, StreamId::new(StreamKind::Mac, 0)));
+        let mut s = Record::default();
+        a.set_nav(0, us(0), Duration::from_micros(100), &mut s);
+        a.set_nav(0, us(10), Duration::from_micros(50), &mut s);
+        assert_eq!(s.0.len(), 1, "a shorter NAV is ignored");
+        a.set_nav(0, us(20), Duration::from_micros(200), &mut s);
+        let gens: Vec<u32> =
+            s.0.iter()
+                .map(|(_, e)| match e {
+                    RadioEvent::NavEnd { gen, .. } => *gen,
+                    e => panic!("{e:?}"),
+                })
+                .collect();
+        assert!(!a.nav_end_current(gens[0]) && a.nav_end_current(gens[1]));
+        assert!(a.nav_busy(us(219)) && !a.nav_busy(us(220)));
+    }
+
+    #[test]
+    fn the_contention_window_doubles_to_its_cap_and_resets() {
+        let p = params();
+        let mut a = ChannelAccess::new(p.cw_min, stream_rng(0, StreamId::new(StreamKind::Mac, 0)));
+        let mut seen = vec![a.cw];
+        for _ in 0..8 {
+            a.grow_cw(&p);
+            seen.push(a.cw);
+        }
+        assert_eq!(seen, vec![15, 31, 63, 127, 255, 511, 1023, 1023, 1023]);
+        a.reset_cw(&p);
+        assert_eq!(a.cw, p.cw_min);
+    }
+}

@@ -203,3 +203,74 @@ impl Receiver {
         self.lock.take().map(|l| l.frame)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::propagation::dbm_to_mw;
+    use meshbed_core::{stream_rng, Duration, StreamId, StreamKind};
+
+    const RATE_KBPS: u32 = 24_000;
+
+    fn threshold_params() -> (RxParams, RadioConfig) {
+        let config =
+            RadioConfig { error_model: ErrorModel::Threshold, data_rate_kbps: RATE_KBPS, ..Default::default() };
+        (RxParams::new(&config, &config.resolve().unwrap()), config)
+    }
+
+    fn receiver() -> Receiver {
+        Receiver::new(stream_rng(1, StreamId::new(StreamKind::Phy, 0)))
+    }
+
+    fn at_us(us: u64) -> Instant {
+        Instant::ZERO + Duration::from_micros(us)
+    }
+
+    #[test]
+    fn locks_onto_the_first_decodable_frame_and_decodes_it_alone() {
+        let (p, config) = threshold_params();
+        let sens_mw = dbm_to_mw(config.resolve().unwrap().rx_sensitivity_dbm);
+        let mut rx = receiver();
+        assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, sens_mw * 0.5, false, &p), ArrivalFate::BelowSensitivity);
+        assert!(!rx.is_locked());
+        assert_eq!(rx.signal_end(at_us(10), 1, &p), None);
+        let strong_mw = sens_mw * 1e4;
+        assert_eq!(rx.signal_start(at_us(20), 2, RATE_KBPS, strong_mw, false, &p), ArrivalFate::Locked);
+        assert!(rx.is_locked() && rx.cca_busy(&p));
+        assert_eq!(rx.signal_end(at_us(100), 2, &p), Some(true));
+        assert!(!rx.cca_busy(&p), "no phantom energy once every signal has ended");
+    }
+
+    #[test]
+    fn a_later_stronger_frame_is_interference_that_spoils_the_locked_one() {
+        let (p, config) = threshold_params();
+        let sens_mw = dbm_to_mw(config.resolve().unwrap().rx_sensitivity_dbm);
+        let thr = libm::pow(10.0, config.sinr_threshold_for(RATE_KBPS) / 10.0);
+        let mut rx = receiver();
+        let first_mw = sens_mw * 1e3;
+        assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, first_mw, false, &p), ArrivalFate::Locked);
+        // Just strong enough to push the SINR below the threshold.
+        let second_mw = first_mw / thr * 1.5;
+        assert_eq!(rx.signal_start(at_us(50), 2, RATE_KBPS, second_mw, false, &p), ArrivalFate::Busy);
+        assert_eq!(rx.signal_end(at_us(60), 2, &p), None, "not the locked frame");
+        assert_eq!(rx.signal_end(at_us(100), 1, &p), Some(false));
+        // The same overlap, a little weaker, leaves the SINR above the threshold.
+        let mut rx = receiver();
+        rx.signal_start(at_us(0), 1, RATE_KBPS, first_mw, false, &p);
+        rx.signal_start(at_us(50), 2, RATE_KBPS, first_mw / thr * 0.5, false, &p);
+        rx.signal_end(at_us(60), 2, &p);
+        assert_eq!(rx.signal_end(at_us(100), 1, &p), Some(true));
+    }
+
+    #[test]
+    fn sending_makes_every_arrival_interference_and_abandons_the_lock() {
+        let (p, config) = threshold_params();
+        let sens_mw = dbm_to_mw(config.resolve().unwrap().rx_sensitivity_dbm);
+        let mut rx = receiver();
+        assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, sens_mw * 10.0, true, &p), ArrivalFate::Busy);
+        assert!(!rx.is_locked());
+        assert_eq!(rx.signal_start(at_us(5), 2, RATE_KBPS, sens_mw * 10.0, false, &p), ArrivalFate::Locked);
+        assert_eq!(rx.abandon(), Some(2));
+        assert_eq!(rx.signal_end(at_us(50), 2, &p), None, "an abandoned frame gets no decision");
+    }
+}
