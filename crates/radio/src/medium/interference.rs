@@ -212,10 +212,13 @@ mod tests {
 
     const RATE_KBPS: u32 = 24_000;
 
-    fn threshold_params() -> (RxParams, RadioConfig) {
+    /// Threshold-model parameters, the config they came from, and the
+    /// receiver sensitivity in mW.
+    fn threshold_params() -> (RxParams, RadioConfig, f64) {
         let config =
             RadioConfig { error_model: ErrorModel::Threshold, data_rate_kbps: RATE_KBPS, ..Default::default() };
-        (RxParams::new(&config, &config.resolve().unwrap()), config)
+        let resolved = config.resolve().unwrap();
+        (RxParams::new(&config, &resolved), config, dbm_to_mw(resolved.rx_sensitivity_dbm))
     }
 
     fn receiver() -> Receiver {
@@ -228,8 +231,7 @@ mod tests {
 
     #[test]
     fn locks_onto_the_first_decodable_frame_and_decodes_it_alone() {
-        let (p, config) = threshold_params();
-        let sens_mw = dbm_to_mw(config.resolve().unwrap().rx_sensitivity_dbm);
+        let (p, _, sens_mw) = threshold_params();
         let mut rx = receiver();
         assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, sens_mw * 0.5, false, &p), ArrivalFate::BelowSensitivity);
         assert!(!rx.is_locked());
@@ -243,8 +245,7 @@ mod tests {
 
     #[test]
     fn a_later_stronger_frame_is_interference_that_spoils_the_locked_one() {
-        let (p, config) = threshold_params();
-        let sens_mw = dbm_to_mw(config.resolve().unwrap().rx_sensitivity_dbm);
+        let (p, config, sens_mw) = threshold_params();
         let thr = libm::pow(10.0, config.sinr_threshold_for(RATE_KBPS) / 10.0);
         let mut rx = receiver();
         let first_mw = sens_mw * 1e3;
@@ -264,8 +265,7 @@ mod tests {
 
     #[test]
     fn sending_makes_every_arrival_interference_and_abandons_the_lock() {
-        let (p, config) = threshold_params();
-        let sens_mw = dbm_to_mw(config.resolve().unwrap().rx_sensitivity_dbm);
+        let (p, _, sens_mw) = threshold_params();
         let mut rx = receiver();
         assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, sens_mw * 10.0, true, &p), ArrivalFate::Busy);
         assert!(!rx.is_locked());
