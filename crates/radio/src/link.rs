@@ -138,25 +138,31 @@ impl LinkBudget {
         })
     }
 
+    #[inline]
     pub fn node_count(&self) -> usize {
         self.neighbours.len()
     }
+    #[inline]
     pub fn tx_power_dbm(&self, node: NodeId) -> f64 {
         self.tx_power_dbm[node as usize]
     }
+    #[inline]
     pub fn data_rate_kbps(&self, node: NodeId) -> u32 {
         self.data_rate_kbps[node as usize]
     }
     /// Mean received power at `to` of a transmission by `from` (no fading).
+    #[inline]
     pub fn mean_rx_dbm(&self, from: NodeId, to: NodeId) -> f64 {
         self.mean_rx_dbm[from as usize][to as usize]
     }
     /// The nodes `from`'s frames reach above the interference floor, in node order.
+    #[inline]
     pub fn neighbours(&self, from: NodeId) -> &[Neighbour] {
         &self.neighbours[from as usize]
     }
     /// Whether `to` can decode `from`'s data frames without interference and
     /// fading: above the sensitivity and above the SINR threshold of the rate.
+    #[inline]
     pub fn can_decode(&self, from: NodeId, to: NodeId) -> bool {
         if from == to {
             return false;
@@ -166,6 +172,7 @@ impl LinkBudget {
     }
     /// Whether `to`'s carrier sense finds the medium busy while `from`
     /// sends (mean power at or above the carrier-sense threshold).
+    #[inline]
     pub fn can_sense(&self, from: NodeId, to: NodeId) -> bool {
         from != to && self.mean_rx_dbm(from, to) >= self.cs_threshold_dbm
     }

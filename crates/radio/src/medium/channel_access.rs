@@ -61,6 +61,7 @@ impl ChannelAccess {
     }
 
     /// Draws a backoff uniformly from `0..=CW`.
+    #[inline]
     pub fn draw_backoff(&mut self) {
         self.backoff_slots = self.rng.gen_range(0..=self.cw);
     }
@@ -68,6 +69,7 @@ impl ChannelAccess {
     /// A frame that finds the medium busy and no backoff pending starts a
     /// backoff (802.11-2016 §10.3.4.2); one that finds it idle long enough
     /// goes at once.
+    #[inline]
     pub fn backoff_if_none_pending(&mut self) {
         if self.backoff_slots == 0 && !self.access_scheduled {
             self.draw_backoff();
@@ -75,26 +77,31 @@ impl ChannelAccess {
     }
 
     /// Slots of backoff left (post-transmission backoff counts too).
+    #[inline]
     pub fn backoff_pending(&self) -> bool {
         self.backoff_slots > 0
     }
 
     /// After a success or a given-up packet.
+    #[inline]
     pub fn reset_cw(&mut self, params: &AccessParams) {
         self.cw = params.cw_min;
     }
 
     /// After a failed attempt: CW ← 2·CW + 1, capped.
+    #[inline]
     pub fn grow_cw(&mut self, params: &AccessParams) {
         self.cw = (2 * self.cw + 1).min(params.cw_max);
     }
 
+    #[inline]
     pub fn set_eifs(&mut self, use_eifs: bool) {
         self.use_eifs = use_eifs;
     }
 
     /// An access event fired: true if it is the current one, which ends the
     /// countdown.
+    #[inline]
     pub fn access_granted(&mut self, gen: u32) -> bool {
         if gen != self.access_gen || !self.access_scheduled {
             return false;
@@ -105,6 +112,7 @@ impl ChannelAccess {
     }
 
     /// Whether the NAV reserves the medium at `now`.
+    #[inline]
     pub fn nav_busy(&self, now: Instant) -> bool {
         self.nav_until > now
     }
@@ -120,6 +128,7 @@ impl ChannelAccess {
     }
 
     /// A NAV-end event fired: true if no later NAV replaced it.
+    #[inline]
     pub fn nav_end_current(&self, gen: u32) -> bool {
         gen == self.nav_gen
     }

@@ -16,6 +16,7 @@ impl DuplicateCache {
     /// Records a DATA frame from `tx` and says whether it repeats the last
     /// one: the retry bit set and the same sequence number
     /// (IEEE 802.11-2016 §10.3.2.14).
+    #[inline]
     pub fn is_duplicate(&mut self, tx: NodeId, seq: u16, retry: bool) -> bool {
         let dup = retry && self.last_seq_from.iter().any(|&(s, q)| s == tx && q == seq);
         match self.last_seq_from.iter_mut().find(|(s, _)| *s == tx) {

@@ -57,6 +57,7 @@ impl RxParams {
         }
     }
 
+    #[inline]
     fn rate(&self, rate_kbps: u32) -> &RateParams {
         self.rates.iter().find(|r| r.rate_kbps == rate_kbps).unwrap_or(&self.rates[0])
     }
@@ -106,17 +107,20 @@ impl Receiver {
     }
 
     /// Whether the PHY is following a frame.
+    #[inline]
     pub fn is_locked(&self) -> bool {
         self.lock.is_some()
     }
 
     /// Clear channel assessment: busy while locked or while the energy on
     /// the air reaches the carrier-sense threshold.
+    #[inline]
     pub fn cca_busy(&self, params: &RxParams) -> bool {
         self.lock.is_some() || self.energy_mw >= params.cs_threshold_mw
     }
 
     /// Closes the SINR chunk of the locked frame at `now`.
+    #[inline]
     fn close_chunk(&mut self, now: Instant, params: &RxParams) {
         let Some(lock) = &mut self.lock else { return };
         let dur = now.saturating_since(lock.since);
@@ -137,6 +141,7 @@ impl Receiver {
 
     /// The first energy of `frame` (sent at `rate_kbps`) arrives at
     /// `power_mw`. `transmitting`: the node is sending (half duplex).
+    #[inline]
     pub fn signal_start(
         &mut self,
         now: Instant,
@@ -174,6 +179,7 @@ impl Receiver {
 
     /// The last energy of `frame` leaves. Returns the reception decision
     /// (`Some(true)`: received) if the PHY was locked onto it.
+    #[inline]
     pub fn signal_end(&mut self, now: Instant, frame: FrameId, params: &RxParams) -> Option<bool> {
         self.close_chunk(now, params);
         if let Some(pos) = self.arrivals.iter().position(|a| a.frame == frame) {
@@ -199,6 +205,7 @@ impl Receiver {
     }
 
     /// The node starts sending: the reception in progress, if any, is lost.
+    #[inline]
     pub fn abandon(&mut self) -> Option<FrameId> {
         self.lock.take().map(|l| l.frame)
     }
