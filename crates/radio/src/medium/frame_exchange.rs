@@ -335,15 +335,14 @@ impl<P: Payload> Medium<P> {
                 n.counters.acked += 1;
                 self.finish_packet(now, node, TxOutcome::Acked);
             }
-            FrameKind::Rts if for_me => {
-                // Answer an RTS only when the NAV is clear (802.11-2016 §10.3.2.7).
-                if !n.access.nav_busy(now) && n.fx.response.is_none() {
-                    let ctrl = control_rate_kbps(&self.basic_rates_kbps, rate_kbps);
-                    let cts_air = self.standard.frame_duration(phy::CTS_BYTES, ctrl);
-                    n.fx.response =
-                        Some(Response::Cts { to: tx, nav: nav.saturating_sub(sifs + cts_air), rate_kbps: ctrl });
-                    sched.schedule(now + sifs, RadioEvent::Respond { node });
-                }
+            // Answer an RTS only when the NAV is clear (802.11-2016 §10.3.2.7);
+            // otherwise stay silent (the arms below do not match a frame for us).
+            FrameKind::Rts if for_me && !n.access.nav_busy(now) && n.fx.response.is_none() => {
+                let ctrl = control_rate_kbps(&self.basic_rates_kbps, rate_kbps);
+                let cts_air = self.standard.frame_duration(phy::CTS_BYTES, ctrl);
+                n.fx.response =
+                    Some(Response::Cts { to: tx, nav: nav.saturating_sub(sifs + cts_air), rate_kbps: ctrl });
+                sched.schedule(now + sifs, RadioEvent::Respond { node });
             }
             FrameKind::Cts if for_me && n.fx.state == TxState::WaitCts => {
                 let fx = &mut n.fx;

@@ -12,7 +12,7 @@
 //!
 //! [`Medium`] is the façade that wires one component per concern, split as
 //! ns-3's wifi module splits its classes:
-//! * [`LinkBudget`](crate::link::LinkBudget): mean received powers and who
+//! * [`LinkBudget`]: mean received powers and who
 //!   hears whom (the channel with its propagation models);
 //! * `interference`: the signals on the air at each receiver, SINR and the
 //!   reception decision (`InterferenceHelper`);
@@ -505,6 +505,21 @@ mod tests {
     impl Payload for Ip {
         fn msdu_bytes(&self) -> u32 {
             self.0
+        }
+    }
+
+    #[test]
+    fn a_link_budget_built_without_a_mac_is_the_one_the_medium_uses() {
+        let cfg = RadioConfig { shadowing_sigma_db: 6.0, ..Default::default() };
+        let nodes: Vec<NodeRadio> = (0..6).map(|i| NodeRadio::at(90.0 * i as f64, 0.0)).collect();
+        let m: Medium<Ip> = Medium::new(&cfg, &nodes, 5).unwrap();
+        let alone = LinkBudget::new(&cfg, &nodes, 5).unwrap();
+        for from in 0..6 {
+            assert_eq!(alone.neighbours(from), m.links().neighbours(from));
+            for to in 0..6 {
+                assert_eq!(alone.mean_rx_dbm(from, to), m.mean_rx_dbm(from, to));
+                assert_eq!(alone.can_decode(from, to), m.can_decode(from, to));
+            }
         }
     }
 
