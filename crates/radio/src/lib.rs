@@ -4,19 +4,24 @@
 //! * [`propagation`]: log-distance, Friis and two-ray ground path loss, static
 //!   log-normal shadowing, per-frame Rayleigh/Nakagami fading.
 //! * [`config`]: the `[radio]` configuration and its validation.
+//! * [`link`]: the link budget and neighbour table (who hears whom), usable
+//!   without a MAC.
 //! * [`medium`]: every node's PHY (SINR with cumulative interference,
-//!   preamble lock-on, energy carrier sense) and DCF MAC.
+//!   preamble lock-on, energy carrier sense) and DCF MAC, one module per
+//!   concern behind the [`Medium`] façade.
 //!
 //! The model is a pure function of its events and its seed: it reads no
 //! clock, so the simulator can run it as fast as possible and the emulator
 //! against the wall clock.
 
 pub mod config;
+pub mod link;
 pub mod medium;
 pub mod phy;
 pub mod propagation;
 
 pub use config::{BatchedCompletion, ConfigError, ErrorModel, MacConfig, RadioConfig};
+pub use link::{LinkBudget, Neighbour};
 pub use medium::{
     Addr, DropCause, Indication, MacCounters, Medium, NodeId, NodeRadio, Payload, RadioEvent, Scheduler, TxOutcome,
     TxReport,

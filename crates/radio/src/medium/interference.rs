@@ -1,0 +1,283 @@
+//! Interference and SINR reception at one receiver (ns-3
+//! `InterferenceHelper` with the PHY's reception decision).
+//!
+//! A [`Receiver`] owns the set of signals on the air at its node, the total
+//! energy they put there, and the frame its PHY has locked onto. It is told
+//! when a signal starts and ends, and whether its own node is transmitting;
+//! it answers whether the medium is busy to energy detection and, at the end
+//! of the locked frame, whether that frame was received.
+//!
+//! SINR is tracked in chunks: between two changes of the signal set the
+//! interference is constant, so the chunk's SINR is one number. The
+//! threshold model keeps the minimum over the frame; the curve model sums
+//! the log success probability of each chunk's bits.
+
+use super::FrameId;
+use crate::config::{ErrorModel, RadioConfig, Resolved};
+use crate::propagation::dbm_to_mw;
+use meshbed_core::{Instant, StreamRng};
+use rand::Rng;
+
+struct RateParams {
+    rate_kbps: u32,
+    threshold_db: f64,
+    threshold_linear: f64,
+}
+
+/// What every receiver is told about the PHY: thresholds, noise and the
+/// error model.
+pub(super) struct RxParams {
+    rx_sensitivity_mw: f64,
+    cs_threshold_mw: f64,
+    noise_mw: f64,
+    error_model: ErrorModel,
+    rates: Vec<RateParams>,
+    /// Per-bit error rate at the threshold SINR (10% loss of 8000 bits).
+    ber_at_threshold: f64,
+}
+
+impl RxParams {
+    pub fn new(config: &RadioConfig, resolved: &Resolved) -> Self {
+        let rates = config
+            .standard
+            .rates_kbps()
+            .iter()
+            .map(|&r| {
+                let thr = config.sinr_threshold_for(r);
+                RateParams { rate_kbps: r, threshold_db: thr, threshold_linear: libm::pow(10.0, thr / 10.0) }
+            })
+            .collect();
+        RxParams {
+            rx_sensitivity_mw: dbm_to_mw(resolved.rx_sensitivity_dbm),
+            cs_threshold_mw: dbm_to_mw(resolved.cs_threshold_dbm),
+            noise_mw: dbm_to_mw(resolved.noise_dbm),
+            error_model: config.error_model,
+            rates,
+            ber_at_threshold: 1.0 - libm::pow(0.9, 1.0 / 8000.0),
+        }
+    }
+
+    #[inline]
+    fn rate(&self, rate_kbps: u32) -> &RateParams {
+        self.rates.iter().find(|r| r.rate_kbps == rate_kbps).unwrap_or(&self.rates[0])
+    }
+}
+
+struct Arrival {
+    frame: FrameId,
+    power_mw: f64,
+}
+
+/// A reception in progress: the preamble was detected and the PHY follows it.
+struct Lock {
+    frame: FrameId,
+    rate_kbps: u32,
+    power_mw: f64,
+    interference_mw: f64,
+    /// Start of the current chunk.
+    since: Instant,
+    min_sinr: f64,
+    /// ln of the probability that every chunk so far was received.
+    ln_success: f64,
+}
+
+/// What became of a signal reaching the receiver.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum ArrivalFate {
+    /// The node was sending or already locked onto another frame: interference.
+    Busy,
+    /// The PHY locked onto it.
+    Locked,
+    /// Too weak to detect: only energy.
+    BelowSensitivity,
+}
+
+/// The signals on the air at one node and its PHY's reception state.
+pub(super) struct Receiver {
+    arrivals: Vec<Arrival>,
+    energy_mw: f64,
+    lock: Option<Lock>,
+    /// Draws of the curve error model.
+    rng: StreamRng,
+}
+
+impl Receiver {
+    pub fn new(rng: StreamRng) -> Self {
+        Receiver { arrivals: Vec::new(), energy_mw: 0.0, lock: None, rng }
+    }
+
+    /// Whether the PHY is following a frame.
+    #[inline]
+    pub fn is_locked(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    /// Clear channel assessment: busy while locked or while the energy on
+    /// the air reaches the carrier-sense threshold.
+    #[inline]
+    pub fn cca_busy(&self, params: &RxParams) -> bool {
+        self.lock.is_some() || self.energy_mw >= params.cs_threshold_mw
+    }
+
+    /// Closes the SINR chunk of the locked frame at `now`.
+    #[inline]
+    fn close_chunk(&mut self, now: Instant, params: &RxParams) {
+        let Some(lock) = &mut self.lock else { return };
+        let dur = now.saturating_since(lock.since);
+        lock.since = now;
+        if dur.is_zero() {
+            return;
+        }
+        let sinr = lock.power_mw / (params.noise_mw + lock.interference_mw);
+        lock.min_sinr = lock.min_sinr.min(sinr);
+        if let ErrorModel::Curve { db_per_decade } = params.error_model {
+            let thr_db = params.rate(lock.rate_kbps).threshold_db;
+            let sinr_db = 10.0 * libm::log10(sinr);
+            let ber = (params.ber_at_threshold * libm::pow(10.0, -(sinr_db - thr_db) / db_per_decade)).min(0.5);
+            let bits = dur.as_nanos() as f64 * lock.rate_kbps as f64 / 1e6;
+            lock.ln_success += bits * libm::log1p(-ber);
+        }
+    }
+
+    /// The first energy of `frame` (sent at `rate_kbps`) arrives at
+    /// `power_mw`. `transmitting`: the node is sending (half duplex).
+    #[inline]
+    pub fn signal_start(
+        &mut self,
+        now: Instant,
+        frame: FrameId,
+        rate_kbps: u32,
+        power_mw: f64,
+        transmitting: bool,
+        params: &RxParams,
+    ) -> ArrivalFate {
+        self.close_chunk(now, params);
+        self.arrivals.push(Arrival { frame, power_mw });
+        self.energy_mw += power_mw;
+        if transmitting {
+            ArrivalFate::Busy
+        } else if let Some(lock) = &mut self.lock {
+            lock.interference_mw += power_mw;
+            ArrivalFate::Busy
+        } else if power_mw >= params.rx_sensitivity_mw {
+            // Preamble lock-on: the PHY follows the first decodable frame;
+            // later frames, however strong, are interference.
+            self.lock = Some(Lock {
+                frame,
+                rate_kbps,
+                power_mw,
+                interference_mw: (self.energy_mw - power_mw).max(0.0),
+                since: now,
+                min_sinr: f64::INFINITY,
+                ln_success: 0.0,
+            });
+            ArrivalFate::Locked
+        } else {
+            ArrivalFate::BelowSensitivity
+        }
+    }
+
+    /// The last energy of `frame` leaves. Returns the reception decision
+    /// (`Some(true)`: received) if the PHY was locked onto it.
+    #[inline]
+    pub fn signal_end(&mut self, now: Instant, frame: FrameId, params: &RxParams) -> Option<bool> {
+        self.close_chunk(now, params);
+        if let Some(pos) = self.arrivals.iter().position(|a| a.frame == frame) {
+            self.arrivals.swap_remove(pos);
+        }
+        // Re-sum rather than subtract, so rounding never leaves phantom energy.
+        self.energy_mw = self.arrivals.iter().map(|a| a.power_mw).sum();
+        if self.lock.as_ref().is_some_and(|l| l.frame == frame) {
+            let lock = self.lock.take().expect("checked");
+            Some(match params.error_model {
+                ErrorModel::Threshold => lock.min_sinr >= params.rate(lock.rate_kbps).threshold_linear,
+                ErrorModel::Curve { .. } => {
+                    let p = libm::exp(lock.ln_success);
+                    p >= 1.0 || self.rng.gen::<f64>() < p
+                }
+            })
+        } else {
+            if let Some(lock) = &mut self.lock {
+                lock.interference_mw = (self.energy_mw - lock.power_mw).max(0.0);
+            }
+            None
+        }
+    }
+
+    /// The node starts sending: the reception in progress, if any, is lost.
+    #[inline]
+    pub fn abandon(&mut self) -> Option<FrameId> {
+        self.lock.take().map(|l| l.frame)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::propagation::dbm_to_mw;
+    use meshbed_core::{stream_rng, Duration, StreamId, StreamKind};
+
+    const RATE_KBPS: u32 = 24_000;
+
+    /// Threshold-model parameters, the config they came from, and the
+    /// receiver sensitivity in mW.
+    fn threshold_params() -> (RxParams, RadioConfig, f64) {
+        let config =
+            RadioConfig { error_model: ErrorModel::Threshold, data_rate_kbps: RATE_KBPS, ..Default::default() };
+        let resolved = config.resolve().unwrap();
+        (RxParams::new(&config, &resolved), config, dbm_to_mw(resolved.rx_sensitivity_dbm))
+    }
+
+    fn receiver() -> Receiver {
+        Receiver::new(stream_rng(1, StreamId::new(StreamKind::Phy, 0)))
+    }
+
+    fn at_us(us: u64) -> Instant {
+        Instant::ZERO + Duration::from_micros(us)
+    }
+
+    #[test]
+    fn locks_onto_the_first_decodable_frame_and_decodes_it_alone() {
+        let (p, _, sens_mw) = threshold_params();
+        let mut rx = receiver();
+        assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, sens_mw * 0.5, false, &p), ArrivalFate::BelowSensitivity);
+        assert!(!rx.is_locked());
+        assert_eq!(rx.signal_end(at_us(10), 1, &p), None);
+        let strong_mw = sens_mw * 1e4;
+        assert_eq!(rx.signal_start(at_us(20), 2, RATE_KBPS, strong_mw, false, &p), ArrivalFate::Locked);
+        assert!(rx.is_locked() && rx.cca_busy(&p));
+        assert_eq!(rx.signal_end(at_us(100), 2, &p), Some(true));
+        assert!(!rx.cca_busy(&p), "no phantom energy once every signal has ended");
+    }
+
+    #[test]
+    fn a_later_stronger_frame_is_interference_that_spoils_the_locked_one() {
+        let (p, config, sens_mw) = threshold_params();
+        let thr = libm::pow(10.0, config.sinr_threshold_for(RATE_KBPS) / 10.0);
+        let mut rx = receiver();
+        let first_mw = sens_mw * 1e3;
+        assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, first_mw, false, &p), ArrivalFate::Locked);
+        // Just strong enough to push the SINR below the threshold.
+        let second_mw = first_mw / thr * 1.5;
+        assert_eq!(rx.signal_start(at_us(50), 2, RATE_KBPS, second_mw, false, &p), ArrivalFate::Busy);
+        assert_eq!(rx.signal_end(at_us(60), 2, &p), None, "not the locked frame");
+        assert_eq!(rx.signal_end(at_us(100), 1, &p), Some(false));
+        // The same overlap, a little weaker, leaves the SINR above the threshold.
+        let mut rx = receiver();
+        rx.signal_start(at_us(0), 1, RATE_KBPS, first_mw, false, &p);
+        rx.signal_start(at_us(50), 2, RATE_KBPS, first_mw / thr * 0.5, false, &p);
+        rx.signal_end(at_us(60), 2, &p);
+        assert_eq!(rx.signal_end(at_us(100), 1, &p), Some(true));
+    }
+
+    #[test]
+    fn sending_makes_every_arrival_interference_and_abandons_the_lock() {
+        let (p, _, sens_mw) = threshold_params();
+        let mut rx = receiver();
+        assert_eq!(rx.signal_start(at_us(0), 1, RATE_KBPS, sens_mw * 10.0, true, &p), ArrivalFate::Busy);
+        assert!(!rx.is_locked());
+        assert_eq!(rx.signal_start(at_us(5), 2, RATE_KBPS, sens_mw * 10.0, false, &p), ArrivalFate::Locked);
+        assert_eq!(rx.abandon(), Some(2));
+        assert_eq!(rx.signal_end(at_us(50), 2, &p), None, "an abandoned frame gets no decision");
+    }
+}

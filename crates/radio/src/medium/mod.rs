@@ -1,0 +1,551 @@
+//! The shared 802.11 medium: every node's PHY (reception by SINR with
+//! cumulative interference, preamble lock-on, energy carrier sense) and DCF
+//! MAC (DIFS/SIFS/EIFS, binary exponential backoff, ACKs, retries, NAV,
+//! RTS/CTS, duplicate detection, a drop-tail queue).
+//!
+//! The model is driven by events and never reads a clock: the driver pops a
+//! [`RadioEvent`] at its time and calls [`Medium::handle`], and the model
+//! schedules its future events through a [`Scheduler`]. The simulator runs
+//! this as fast as possible; the emulator runs it against the wall clock.
+//! Upper-layer results ([`Indication`]s) are queued for the driver to drain
+//! with [`Medium::poll_indication`].
+//!
+//! [`Medium`] is the façade that wires one component per concern, split as
+//! ns-3's wifi module splits its classes:
+//! * [`LinkBudget`]: mean received powers and who
+//!   hears whom (the channel with its propagation models);
+//! * `interference`: the signals on the air at each receiver, SINR and the
+//!   reception decision (`InterferenceHelper`);
+//! * `channel_access`: DIFS/EIFS, backoff, contention window, NAV
+//!   (`ChannelAccessManager`);
+//! * `frame_exchange`: queue, RTS/CTS/DATA/ACK, timeouts, retries and the
+//!   reports that end a packet (`FrameExchangeManager`);
+//! * `duplicates`: the receiver's sequence cache (`MacRxMiddle`);
+//! * `frame`: the frames on the air.
+
+mod channel_access;
+mod duplicates;
+mod frame;
+mod frame_exchange;
+mod interference;
+
+use crate::config::{ConfigError, RadioConfig};
+use crate::link::LinkBudget;
+use crate::phy::{self, control_rate_kbps, Standard, Timing};
+use channel_access::{AccessParams, ChannelAccess};
+use duplicates::DuplicateCache;
+use frame::{Frame, FrameTable};
+use frame_exchange::{FrameExchange, TxState};
+use interference::{ArrivalFate, Receiver, RxParams};
+use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+pub use crate::link::{NodeId, NodeRadio};
+
+/// A link-layer destination.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Addr {
+    Unicast(NodeId),
+    Broadcast,
+}
+
+/// What the MAC carries. The model only needs the MSDU length (the IP packet).
+pub trait Payload: Clone {
+    fn msdu_bytes(&self) -> u32;
+}
+
+/// Index of a frame in flight.
+pub type FrameId = u32;
+
+/// The model's events. The driver stores them and hands each back to
+/// [`Medium::handle`] at its time.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum RadioEvent {
+    /// The first energy of `frame` reaches `node` at `power_mw` (after fading).
+    RxStart { node: NodeId, frame: FrameId, power_mw: f64 },
+    /// The last energy of `frame` leaves `node`.
+    RxEnd { node: NodeId, frame: FrameId },
+    /// `node` finished putting its current frame on the air.
+    TxEnd { node: NodeId },
+    /// IFS plus the backoff countdown of `node` have elapsed.
+    Access { node: NodeId, gen: u32 },
+    /// ACK or CTS timeout of `node`.
+    Timeout { node: NodeId, gen: u32 },
+    /// SIFS after a frame that needs an answer: send it.
+    Respond { node: NodeId },
+    /// The NAV of `node` may have expired.
+    NavEnd { node: NodeId, gen: u32 },
+}
+
+impl RadioEvent {
+    pub fn node(&self) -> NodeId {
+        match *self {
+            RadioEvent::RxStart { node, .. }
+            | RadioEvent::RxEnd { node, .. }
+            | RadioEvent::TxEnd { node }
+            | RadioEvent::Access { node, .. }
+            | RadioEvent::Timeout { node, .. }
+            | RadioEvent::Respond { node }
+            | RadioEvent::NavEnd { node, .. } => node,
+        }
+    }
+    /// A small stable code per variant, for trace hashes.
+    pub fn code(&self) -> u64 {
+        match self {
+            RadioEvent::RxStart { .. } => 1,
+            RadioEvent::RxEnd { .. } => 2,
+            RadioEvent::TxEnd { .. } => 3,
+            RadioEvent::Access { .. } => 4,
+            RadioEvent::Timeout { .. } => 5,
+            RadioEvent::Respond { .. } => 6,
+            RadioEvent::NavEnd { .. } => 7,
+        }
+    }
+}
+
+/// Where the model puts its future events.
+pub trait Scheduler {
+    fn schedule(&mut self, at: Instant, event: RadioEvent);
+}
+
+/// How a packet's life in the MAC ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum TxOutcome {
+    Acked,
+    /// Broadcast frames are done once sent.
+    Broadcast,
+    RetryLimit,
+}
+
+/// Per-packet MAC timestamps (seed 001 §3.1: ATP's per-node delay is built
+/// from the enqueue and completion times).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TxReport {
+    pub node: NodeId,
+    pub enqueued_at: Instant,
+    /// Start of the first transmission attempt (RTS or DATA).
+    pub first_tx_at: Option<Instant>,
+    /// Completion time (ACK received, broadcast sent, or given up). `None`
+    /// under batched completion reporting for all but the last frame of a
+    /// batch (seed 001 appendix A.6).
+    pub tx_done_at: Option<Instant>,
+    /// Retransmissions (attempts − 1).
+    pub retries: u32,
+    pub outcome: TxOutcome,
+}
+
+/// Why the MAC dropped a packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum DropCause {
+    QueueOverflow,
+    RetryLimit,
+}
+
+/// What the model tells the layer above.
+#[derive(Clone, Debug)]
+pub enum Indication<P> {
+    /// `node` received `payload` from its neighbour `from` (duplicates removed).
+    Deliver { node: NodeId, from: NodeId, payload: P },
+    /// A packet left the MAC; timestamps for delay estimation.
+    TxReport(TxReport),
+    /// A packet was dropped.
+    Drop { node: NodeId, payload: P, cause: DropCause },
+    /// `node` took a packet off its queue (there is room for one more).
+    Dequeued { node: NodeId },
+}
+
+/// Counters of one node. Frame-level reception failures count frames
+/// addressed to this node; packet drops count packets this node gave up.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MacCounters {
+    pub enqueued: u64,
+    pub drop_queue_overflow: u64,
+    pub drop_retry_limit: u64,
+    pub data_tx_attempts: u64,
+    pub retransmissions: u64,
+    pub acked: u64,
+    pub broadcasts_sent: u64,
+    pub ack_timeouts: u64,
+    pub cts_timeouts: u64,
+    pub rts_sent: u64,
+    pub cts_sent: u64,
+    pub acks_sent: u64,
+    pub delivered: u64,
+    pub duplicates_dropped: u64,
+    /// Frames for this node lost to SINR below threshold (collision or noise).
+    pub rx_collision_or_corruption: u64,
+    /// Frames for this node that arrived while it was sending or locked onto another frame.
+    pub rx_while_busy: u64,
+    /// Frames for this node weaker than the receiver sensitivity.
+    pub rx_below_sensitivity: u64,
+}
+
+impl MacCounters {
+    pub fn add(&mut self, o: &MacCounters) {
+        macro_rules! sum { ($($f:ident),*) => { $( self.$f += o.$f; )* } }
+        sum!(
+            enqueued,
+            drop_queue_overflow,
+            drop_retry_limit,
+            data_tx_attempts,
+            retransmissions,
+            acked,
+            broadcasts_sent,
+            ack_timeouts,
+            cts_timeouts,
+            rts_sent,
+            cts_sent,
+            acks_sent,
+            delivered,
+            duplicates_dropped,
+            rx_collision_or_corruption,
+            rx_while_busy,
+            rx_below_sensitivity
+        );
+    }
+}
+
+/// One node's share of the model, one component per concern.
+struct Node<P> {
+    /// The frame this node is putting on the air.
+    tx_frame: Option<FrameId>,
+    rx: Receiver,
+    access: ChannelAccess,
+    fx: FrameExchange<P>,
+    dups: DuplicateCache,
+    counters: MacCounters,
+    /// Fading of the frames arriving at this node.
+    rng_fading: StreamRng,
+}
+
+/// The medium and every node on it.
+pub struct Medium<P> {
+    standard: Standard,
+    timing: Timing,
+    ack_timeout: Duration,
+    basic_rates_kbps: Vec<u32>,
+    config: RadioConfig,
+    access_params: AccessParams,
+    rx_params: RxParams,
+    links: LinkBudget,
+    nodes: Vec<Node<P>>,
+    frames: FrameTable<P>,
+    out: VecDeque<Indication<P>>,
+}
+
+impl<P: Payload> Medium<P> {
+    /// Builds the medium. Each node's random streams come from `seed` and the
+    /// node's index, so adding a node changes nobody else's draws.
+    pub fn new(config: &RadioConfig, nodes: &[NodeRadio], seed: u64) -> Result<Self, ConfigError> {
+        let resolved = config.resolve()?;
+        let standard = config.standard;
+        let timing = standard.timing();
+        let lowest_basic = *resolved.basic_rates_kbps.iter().min().expect("resolve checks non-empty");
+        let difs = timing.difs();
+        // EIFS = SIFS + ACK at the lowest basic rate + DIFS (802.11-2016 §10.3.2.3.7).
+        let eifs = timing.sifs + standard.frame_duration(phy::ACK_BYTES, lowest_basic) + difs;
+        // ACK/CTS timeout: SIFS + slot + the time to detect a preamble
+        // (802.11-2016 §10.3.2.9). If a reception has started by then we wait
+        // for its end before deciding.
+        let ack_timeout = timing.sifs + timing.slot + timing.preamble_header;
+        let links = LinkBudget::with_resolved(config, &resolved, nodes, seed)?;
+        let built = (0..nodes.len() as u64)
+            .map(|idx| Node {
+                tx_frame: None,
+                rx: Receiver::new(stream_rng(seed, StreamId::new(StreamKind::Phy, idx))),
+                access: ChannelAccess::new(resolved.cw_min, stream_rng(seed, StreamId::new(StreamKind::Mac, idx))),
+                fx: FrameExchange::new(),
+                dups: DuplicateCache::default(),
+                counters: MacCounters::default(),
+                rng_fading: stream_rng(seed, StreamId::new(StreamKind::Fading, idx)),
+            })
+            .collect();
+        Ok(Medium {
+            standard,
+            timing,
+            ack_timeout,
+            access_params: AccessParams {
+                slot: timing.slot,
+                difs,
+                eifs,
+                cw_min: resolved.cw_min,
+                cw_max: resolved.cw_max,
+            },
+            rx_params: RxParams::new(config, &resolved),
+            basic_rates_kbps: resolved.basic_rates_kbps,
+            config: config.clone(),
+            links,
+            nodes: built,
+            frames: FrameTable::new(),
+            out: VecDeque::new(),
+        })
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    pub fn standard(&self) -> Standard {
+        self.standard
+    }
+    pub fn timing(&self) -> Timing {
+        self.timing
+    }
+    pub fn config(&self) -> &RadioConfig {
+        &self.config
+    }
+    /// The link budget the medium was built with.
+    pub fn links(&self) -> &LinkBudget {
+        &self.links
+    }
+    pub fn counters(&self, node: NodeId) -> &MacCounters {
+        &self.nodes[node as usize].counters
+    }
+    pub fn queue_len(&self, node: NodeId) -> usize {
+        self.nodes[node as usize].fx.queue_len()
+    }
+    pub fn queue_capacity(&self) -> usize {
+        self.config.mac.queue_packets as usize
+    }
+    pub fn data_rate_kbps(&self, node: NodeId) -> u32 {
+        self.links.data_rate_kbps(node)
+    }
+    pub fn tx_power_dbm(&self, node: NodeId) -> f64 {
+        self.links.tx_power_dbm(node)
+    }
+    /// Mean received power at `to` of a transmission by `from` (no fading).
+    pub fn mean_rx_dbm(&self, from: NodeId, to: NodeId) -> f64 {
+        self.links.mean_rx_dbm(from, to)
+    }
+    /// Whether `to` can decode `from`'s data frames without interference and
+    /// fading: above the sensitivity and above the SINR threshold of the rate.
+    pub fn can_decode(&self, from: NodeId, to: NodeId) -> bool {
+        self.links.can_decode(from, to)
+    }
+
+    /// The service time of one `packet_bytes` IP packet from `node` on an
+    /// idle channel: DIFS, the mean initial backoff (CWmin/2 slots), the DATA
+    /// frame at the node's rate, SIFS and the ACK at the control rate for
+    /// it. This is the per-node delay a relay reports before it has measured
+    /// one (seed 001 §3.1).
+    pub fn one_frame_service_time(&self, node: NodeId, packet_bytes: u32) -> Duration {
+        let rate = self.data_rate_kbps(node);
+        let ack_rate = control_rate_kbps(&self.basic_rates_kbps, rate);
+        let slot = self.timing.slot;
+        let mean_backoff = Duration::from_nanos(slot.as_nanos() * self.access_params.cw_min as u64 / 2);
+        self.access_params.difs
+            + mean_backoff
+            + self.standard.frame_duration(packet_bytes + phy::DATA_OVERHEAD_BYTES, rate)
+            + self.timing.sifs
+            + self.standard.frame_duration(phy::ACK_BYTES, ack_rate)
+    }
+
+    /// The next indication for the layer above.
+    pub fn poll_indication(&mut self) -> Option<Indication<P>> {
+        self.out.pop_front()
+    }
+
+    /// Hands a packet to `node`'s MAC for `dest`. Returns `false` (and
+    /// reports a drop) when the queue is full.
+    pub fn enqueue(&mut self, now: Instant, node: NodeId, dest: Addr, payload: P, sched: &mut impl Scheduler) -> bool {
+        let cap = self.config.mac.queue_packets as usize;
+        let n = &mut self.nodes[node as usize];
+        if n.fx.queue_len() >= cap {
+            n.counters.drop_queue_overflow += 1;
+            self.out.push_back(Indication::Drop { node, payload, cause: DropCause::QueueOverflow });
+            return false;
+        }
+        n.counters.enqueued += 1;
+        n.fx.push(dest, payload, now);
+        if !n.fx.has_current() {
+            self.pull_next(node);
+            if self.medium_busy(node, now) {
+                self.nodes[node as usize].access.backoff_if_none_pending();
+            }
+        }
+        self.mac_update(node, now, sched);
+        true
+    }
+
+    /// Runs one event.
+    pub fn handle(&mut self, now: Instant, event: RadioEvent, sched: &mut impl Scheduler) {
+        match event {
+            RadioEvent::RxStart { node, frame, power_mw } => self.rx_start(now, node, frame, power_mw, sched),
+            RadioEvent::RxEnd { node, frame } => self.rx_end(now, node, frame, sched),
+            RadioEvent::TxEnd { node } => self.tx_end(now, node, sched),
+            RadioEvent::Access { node, gen } => {
+                let n = &mut self.nodes[node as usize];
+                if !n.access.access_granted(gen) {
+                    return;
+                }
+                if n.fx.state == TxState::Contend {
+                    self.start_attempt(now, node, sched);
+                }
+                self.mac_update(node, now, sched);
+            }
+            RadioEvent::Timeout { node, gen } => {
+                let n = &mut self.nodes[node as usize];
+                if gen != n.fx.timeout_gen || !matches!(n.fx.state, TxState::WaitAck | TxState::WaitCts) {
+                    return;
+                }
+                if n.rx.is_locked() {
+                    // A frame is arriving: it may be the answer.
+                    n.fx.await_rx_decision = true;
+                    return;
+                }
+                self.tx_failed(now, node, sched);
+            }
+            RadioEvent::Respond { node } => self.respond(now, node, sched),
+            RadioEvent::NavEnd { node, gen } => {
+                if self.nodes[node as usize].access.nav_end_current(gen) {
+                    self.mac_update(node, now, sched);
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- PHY
+
+    /// Puts `frame` on the air from its transmitter now and schedules its
+    /// arrival at every neighbour.
+    fn transmit(&mut self, now: Instant, frame: Frame<P>, sched: &mut impl Scheduler) {
+        let node = frame.tx;
+        let airtime = self.standard.frame_duration(frame.mpdu_bytes(), frame.rate_kbps);
+        let neighbours = self.links.neighbours(node);
+        let id = self.frames.insert(frame, neighbours.len() as u32 + 1);
+        let n = &mut self.nodes[node as usize];
+        // Half duplex: transmitting abandons any reception in progress.
+        let mut abandoned_awaited_answer = false;
+        if let Some(locked) = n.rx.abandon() {
+            if self.frames.get(locked).rx == Addr::Unicast(node) {
+                n.counters.rx_while_busy += 1;
+            }
+            // The ACK/CTS timeout was deferred to this reception's end; it
+            // will never end for us now, so the exchange has failed.
+            abandoned_awaited_answer = std::mem::take(&mut n.fx.await_rx_decision);
+        }
+        n.tx_frame = Some(id);
+        sched.schedule(now + airtime, RadioEvent::TxEnd { node });
+        let fading = self.config.fading;
+        for nb in neighbours {
+            // Fading is drawn from the receiver's own stream.
+            let gain = fading.sample_gain(&mut self.nodes[nb.node as usize].rng_fading);
+            let power_mw = nb.mean_power_mw * gain;
+            let at = now + nb.propagation_delay;
+            sched.schedule(at, RadioEvent::RxStart { node: nb.node, frame: id, power_mw });
+            sched.schedule(at + airtime, RadioEvent::RxEnd { node: nb.node, frame: id });
+        }
+        if abandoned_awaited_answer {
+            self.tx_failed(now, node, sched);
+        }
+    }
+
+    fn tx_end(&mut self, now: Instant, node: NodeId, sched: &mut impl Scheduler) {
+        let id = self.nodes[node as usize].tx_frame.take().expect("TxEnd without a frame");
+        let (kind, rx) = {
+            let f = self.frames.get(id);
+            (f.kind, f.rx)
+        };
+        self.frames.release(id);
+        self.exchange_tx_end(now, node, kind, rx, sched);
+        self.mac_update(node, now, sched);
+    }
+
+    fn rx_start(&mut self, now: Instant, node: NodeId, frame: FrameId, power_mw: f64, sched: &mut impl Scheduler) {
+        let f = self.frames.get(frame);
+        let for_me = f.rx == Addr::Unicast(node);
+        let n = &mut self.nodes[node as usize];
+        let transmitting = n.tx_frame.is_some();
+        match n.rx.signal_start(now, frame, f.rate_kbps, power_mw, transmitting, &self.rx_params) {
+            ArrivalFate::Busy if for_me => n.counters.rx_while_busy += 1,
+            ArrivalFate::BelowSensitivity if for_me => n.counters.rx_below_sensitivity += 1,
+            _ => {}
+        }
+        self.mac_update(node, now, sched);
+    }
+
+    fn rx_end(&mut self, now: Instant, node: NodeId, frame: FrameId, sched: &mut impl Scheduler) {
+        match self.nodes[node as usize].rx.signal_end(now, frame, &self.rx_params) {
+            Some(true) => self.mac_rx_ok(now, node, frame, sched),
+            Some(false) => {
+                let for_me = self.frames.get(frame).rx == Addr::Unicast(node);
+                self.mac_rx_error(now, node, for_me, sched);
+            }
+            None => {}
+        }
+        self.frames.release(frame);
+        self.mac_update(node, now, sched);
+    }
+
+    // ---------------------------------------------------------------- MAC
+
+    /// Physical carrier sense, the NAV, and the node's own exchange.
+    fn medium_busy(&self, node: NodeId, now: Instant) -> bool {
+        let n = &self.nodes[node as usize];
+        n.tx_frame.is_some() || n.rx.cca_busy(&self.rx_params) || n.access.nav_busy(now) || n.fx.holds_medium()
+    }
+
+    /// Re-evaluates the medium from `node`'s point of view: freezes the
+    /// backoff when it turns busy, schedules access when it is idle and the
+    /// node has a packet or a post-transmission backoff to count down.
+    fn mac_update(&mut self, node: NodeId, now: Instant, sched: &mut impl Scheduler) {
+        let busy = self.medium_busy(node, now);
+        let n = &mut self.nodes[node as usize];
+        let wants = n.fx.state == TxState::Contend || (n.fx.state == TxState::Idle && n.access.backoff_pending());
+        n.access.update(node, now, busy, wants, &self.access_params, sched);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone)]
+    struct Ip(u32);
+    impl Payload for Ip {
+        fn msdu_bytes(&self) -> u32 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn a_link_budget_built_without_a_mac_is_the_one_the_medium_uses() {
+        let cfg = RadioConfig { shadowing_sigma_db: 6.0, ..Default::default() };
+        let nodes: Vec<NodeRadio> = (0..6).map(|i| NodeRadio::at(90.0 * i as f64, 0.0)).collect();
+        let m: Medium<Ip> = Medium::new(&cfg, &nodes, 5).unwrap();
+        let alone = LinkBudget::new(&cfg, &nodes, 5).unwrap();
+        for from in 0..6 {
+            assert_eq!(alone.neighbours(from), m.links().neighbours(from));
+            for to in 0..6 {
+                assert_eq!(alone.mean_rx_dbm(from, to), m.mean_rx_dbm(from, to));
+                assert_eq!(alone.can_decode(from, to), m.can_decode(from, to));
+            }
+        }
+    }
+
+    #[test]
+    fn one_frame_service_time_at_24_mbit_per_s_matches_hand_computation() {
+        // 802.11a: slot 9 µs, SIFS 16 µs, DIFS 34 µs, CWmin 15.
+        // Node 0 at 24 Mbit/s (N_DBPS 96), node 1 at 6 Mbit/s (N_DBPS 24).
+        let cfg = RadioConfig { standard: Standard::A, data_rate_kbps: 24_000, ..Default::default() };
+        let nodes = [NodeRadio::at(0.0, 0.0), NodeRadio { data_rate_kbps: Some(6_000), ..NodeRadio::at(10.0, 0.0) }];
+        let m: Medium<Ip> = Medium::new(&cfg, &nodes, 1).unwrap();
+        let us = |x: f64| Duration::from_nanos((x * 1000.0) as u64);
+        // 1500 B + 36 B MAC framing = 1536 B: (16 + 12288 + 6) bits / 96
+        // = 128.2 → 129 symbols = 516 µs + 20 µs preamble = 536 µs. ACK at
+        // 24 Mbit/s (the highest basic rate ≤ 24): 134 / 96 → 2 symbols = 28 µs.
+        // 34 + 7.5·9 + 536 + 16 + 28 = 681.5 µs.
+        assert_eq!(m.one_frame_service_time(0, 1500), us(681.5));
+        // 100 B → 136 B: 1110 / 96 → 12 symbols = 48 + 20 = 68 µs.
+        // 34 + 67.5 + 68 + 16 + 28 = 213.5 µs.
+        assert_eq!(m.one_frame_service_time(0, 100), us(213.5));
+        // At 6 Mbit/s: 12310 / 24 → 513 symbols = 2052 + 20 = 2072 µs; the
+        // ACK goes at 6 Mbit/s: 134 / 24 → 6 symbols = 24 + 20 = 44 µs.
+        // 34 + 67.5 + 2072 + 16 + 44 = 2233.5 µs.
+        assert_eq!(m.one_frame_service_time(1, 1500), us(2233.5));
+        // A configured CWmin changes the mean backoff: 31 → 15.5 slots.
+        let cfg = RadioConfig { mac: crate::MacConfig { cw_min: Some(31), ..cfg.mac.clone() }, ..cfg };
+        let m: Medium<Ip> = Medium::new(&cfg, &nodes, 1).unwrap();
+        assert_eq!(m.one_frame_service_time(0, 1500), us(681.5 + 8.0 * 9.0));
+    }
+}
