@@ -20,9 +20,9 @@
 //! never changes the model's behaviour (STYLE.md, "Time, randomness,
 //! determinism"; ns-3's `DefaultSimulatorImpl` vs `RealtimeSimulatorImpl`).
 
-use meshbed_core::{Duration, EventQueue, Instant, TraceHash};
+use meshbed_core::{EventQueue, Instant, TraceHash};
 use meshbed_proto::relay::{Relay, RelayConfig};
-use meshbed_radio::{phy, Addr, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
+use meshbed_radio::{Addr, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
 use std::io;
 
 /// How often [`Host::progress`] is called: a few times per wall second at
@@ -113,7 +113,7 @@ impl<P: Payload, A> Network<P, A> {
                 classes
                     .iter()
                     .map(|c| {
-                        let prior_delay = one_frame_service_time(&medium, node, c.packet_bytes);
+                        let prior_delay = medium.one_frame_service_time(node, c.packet_bytes);
                         Relay::new(RelayConfig { prior_delay, ..c.config.clone() })
                     })
                     .collect()
@@ -264,20 +264,4 @@ impl<P: Payload, A: Copy> Driver<P, A> {
         }
         Ok(())
     }
-}
-
-/// The service time of one `packet_bytes` data frame on an idle channel at
-/// `node`'s rate: DIFS + CWmin/2 slots + DATA + SIFS + ACK.
-fn one_frame_service_time<P: Payload>(medium: &Medium<P>, node: NodeId, packet_bytes: u32) -> Duration {
-    let radio = medium.config().resolve().expect("a built medium has a valid config");
-    let standard = medium.standard();
-    let timing = medium.timing();
-    let rate = medium.data_rate_kbps(node);
-    let ack_rate = phy::control_rate_kbps(&radio.basic_rates_kbps, rate);
-    let mean_backoff = Duration::from_nanos(timing.slot.as_nanos() * radio.cw_min as u64 / 2);
-    timing.difs()
-        + mean_backoff
-        + standard.frame_duration(packet_bytes + phy::DATA_OVERHEAD_BYTES, rate)
-        + timing.sifs
-        + standard.frame_duration(phy::ACK_BYTES, ack_rate)
 }
