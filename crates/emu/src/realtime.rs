@@ -147,8 +147,9 @@ pub struct LatenessSummary {
 }
 
 /// What the loop counted.
-#[derive(Clone, Debug, Default)]
-pub struct LoopStats {
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+pub struct LoopCounters {
+    /// Radio events run.
     pub events: u64,
     /// Frames the stacks sent (read from the TAPs).
     pub frames_in: u64,
@@ -160,6 +161,12 @@ pub struct LoopStats {
     pub frames_write_dropped: u64,
     pub mac_queue_drops: u64,
     pub mac_retry_drops: u64,
+}
+
+/// What the loop counted and measured.
+#[derive(Clone, Debug, Default)]
+pub struct LoopStats {
+    pub counters: LoopCounters,
     /// Wall time at handling − scheduled time, every radio event.
     pub event_lateness: Histogram,
     /// Wall time at which a frame reached the receiver's TAP − the time the
@@ -173,13 +180,8 @@ pub struct LoopStats {
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct LoopSummary {
     pub elapsed_s: f64,
-    pub events: u64,
-    pub frames_in: u64,
-    pub frames_unknown_dest: u64,
-    pub frames_delivered: u64,
-    pub frames_write_dropped: u64,
-    pub mac_queue_drops: u64,
-    pub mac_retry_drops: u64,
+    #[serde(flatten)]
+    pub counters: LoopCounters,
     pub delivered_frames_per_s: f64,
     pub event_lateness: LatenessSummary,
     pub delivery_lateness: LatenessSummary,
@@ -190,14 +192,8 @@ impl LoopStats {
         let s = self.elapsed.as_secs_f64();
         LoopSummary {
             elapsed_s: s,
-            events: self.events,
-            frames_in: self.frames_in,
-            frames_unknown_dest: self.frames_unknown_dest,
-            frames_delivered: self.frames_delivered,
-            frames_write_dropped: self.frames_write_dropped,
-            mac_queue_drops: self.mac_queue_drops,
-            mac_retry_drops: self.mac_retry_drops,
-            delivered_frames_per_s: if s > 0.0 { self.frames_delivered as f64 / s } else { 0.0 },
+            counters: self.counters.clone(),
+            delivered_frames_per_s: if s > 0.0 { self.counters.frames_delivered as f64 / s } else { 0.0 },
             event_lateness: self.event_lateness.summary(),
             delivery_lateness: self.delivery_lateness.summary(),
         }
@@ -353,15 +349,15 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
         match ind {
             Indication::Deliver { node, payload, .. } => {
                 if self.backend.deliver(node, &payload.0)? {
-                    self.stats.frames_delivered += 1;
+                    self.stats.counters.frames_delivered += 1;
                 } else {
-                    self.stats.frames_write_dropped += 1;
+                    self.stats.counters.frames_write_dropped += 1;
                 }
                 let now = self.backend.now();
                 self.stats.delivery_lateness.record(now.saturating_since(at));
             }
-            Indication::Drop { cause: DropCause::QueueOverflow, .. } => self.stats.mac_queue_drops += 1,
-            Indication::Drop { cause: DropCause::RetryLimit, .. } => self.stats.mac_retry_drops += 1,
+            Indication::Drop { cause: DropCause::QueueOverflow, .. } => self.stats.counters.mac_queue_drops += 1,
+            Indication::Drop { cause: DropCause::RetryLimit, .. } => self.stats.counters.mac_retry_drops += 1,
             Indication::Dequeued { .. } | Indication::TxReport(_) => {}
         }
         Ok(())
@@ -371,12 +367,12 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
         // Frames the stacks sent, at the current time.
         self.backend.take_frames(&mut self.frames)?;
         for (node, frame) in self.frames.drain(..) {
-            self.stats.frames_in += 1;
+            self.stats.counters.frames_in += 1;
             match frame_dest(self.emu_id, self.nodes, &frame) {
                 Some(dest) if dest != Addr::Unicast(node) => {
                     net.enqueue(at, node, dest, EthFrame(frame.into()));
                 }
-                _ => self.stats.frames_unknown_dest += 1,
+                _ => self.stats.counters.frames_unknown_dest += 1,
             }
         }
         // The nodes' delays, where their processes can read them; wake up
@@ -391,7 +387,7 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
     }
 
     fn observe_event(&mut self, at: Instant, now: Instant) {
-        self.stats.events += 1;
+        self.stats.counters.events += 1;
         self.stats.event_lateness.record(now.saturating_since(at));
     }
 }
@@ -583,8 +579,8 @@ mod tests {
             })
             .collect();
         assert_eq!(tags, (0..20).collect::<Vec<u8>>());
-        assert_eq!(lp.stats.frames_delivered, 20);
-        assert_eq!(lp.stats.mac_retry_drops, 1);
+        assert_eq!(lp.stats.counters.frames_delivered, 20);
+        assert_eq!(lp.stats.counters.mac_retry_drops, 1);
         // The first frame: at least DIFS (34 µs) + its airtime at 6 Mbit/s... and below 2 ms.
         let first = b.delivered[0].0.as_nanos();
         assert!(first > 34_000 && first < 2_000_000, "{first}");

@@ -142,7 +142,10 @@ impl EmuReport {
     pub fn to_table(&self) -> String {
         let mut s = format!(
             "emulated {:.1} s: {} radio events, {} frames delivered ({:.0}/s)\n",
-            self.medium.elapsed_s, self.medium.events, self.medium.frames_delivered, self.medium.delivered_frames_per_s
+            self.medium.elapsed_s,
+            self.medium.counters.events,
+            self.medium.counters.frames_delivered,
+            self.medium.delivered_frames_per_s
         );
         s += &format!(
             "timing error: events p50 {:.0} µs p99 {:.0} µs max {:.0} µs; frame deliveries p50 {:.0} µs p99 {:.0} µs max {:.0} µs\n\n",
@@ -347,7 +350,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
     let run = SimReport {
         seed: scenario.seed,
         duration_s: scenario.duration_s,
-        events: medium.events,
+        events: medium.counters.events,
         trace_hash: "emulated".into(),
         flows,
         mac_total,
