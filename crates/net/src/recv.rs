@@ -407,7 +407,7 @@ impl ReceiverCore {
         let mut engine = self.engine_options.receiver(protocol, id, now);
         if matches!(self.options.sink, SinkKind::Directory { .. }) {
             // The sender finishes only on a commit confirmation.
-            engine.stream().hold_fin_ack_for_commit();
+            engine.engine().hold_fin_ack_for_commit();
         }
         let transfer = Transfer { sink: Sink::new(self.options.sink.clone()), protection };
         self.endpoint.insert(now, id, peer, protocol, engine, transfer);
@@ -474,7 +474,7 @@ impl ReceiverCore {
     pub fn poll(&mut self, now: Instant, on_event: &mut dyn FnMut(ReceiverEvent)) {
         for id in self.endpoint.active_ids() {
             let conn = self.endpoint.active_mut(id).expect("listed");
-            let engine = conn.engine.stream();
+            let engine = conn.engine.engine();
             if engine.poll_timeout().is_some_and(|t| t <= now) {
                 engine.handle_timeout(now);
             }
@@ -490,7 +490,7 @@ impl ReceiverCore {
                     // this receiver computed (the commit confirmation).
                     Ok(true) => {
                         if let Some(sha) = sink.verified_sha256() {
-                            conn.engine.stream().set_commit_token(sha);
+                            conn.engine.engine().set_commit_token(sha);
                         }
                     }
                     Ok(false) => {}

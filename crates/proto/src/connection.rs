@@ -105,7 +105,15 @@ impl SenderEngine {
             }
         }
     }
+    /// The engine with its application side (writing the stream).
     pub fn engine(&mut self) -> &mut dyn SendStream {
+        match self {
+            SenderEngine::Atp(e) => e,
+            SenderEngine::Tcp(e) => e,
+        }
+    }
+    /// The bare engine surface, for a driver that keeps `&mut dyn Engine`.
+    pub fn engine_mut(&mut self) -> &mut dyn Engine {
         match self {
             SenderEngine::Atp(e) => e,
             SenderEngine::Tcp(e) => e,
@@ -136,9 +144,20 @@ impl ReceiverEngine {
             }
         }
     }
-    /// The engine surface, for a driver.
-    pub fn engine(&mut self) -> &mut dyn Engine {
-        self.stream()
+    /// The engine with its application side (reading the stream, the
+    /// commit confirmation).
+    pub fn engine(&mut self) -> &mut dyn ReceiveStream {
+        match self {
+            ReceiverEngine::Atp(e) => e,
+            ReceiverEngine::Tcp(e) => e,
+        }
+    }
+    /// The bare engine surface, for a driver that keeps `&mut dyn Engine`.
+    pub fn engine_mut(&mut self) -> &mut dyn Engine {
+        match self {
+            ReceiverEngine::Atp(e) => e,
+            ReceiverEngine::Tcp(e) => e,
+        }
     }
     pub fn engine_ref(&self) -> &dyn Engine {
         match self {
@@ -146,16 +165,9 @@ impl ReceiverEngine {
             ReceiverEngine::Tcp(e) => e,
         }
     }
-    /// The engine with its application side (commit confirmation).
-    pub fn stream(&mut self) -> &mut dyn ReceiveStream {
-        match self {
-            ReceiverEngine::Atp(e) => e,
-            ReceiverEngine::Tcp(e) => e,
-        }
-    }
     /// In-order bytes not yet taken.
     pub fn take_delivered(&mut self) -> Vec<u8> {
-        self.stream().take_delivered()
+        self.engine().take_delivered()
     }
     /// The memory its out-of-order bytes are charged ([`crate::reorder`]).
     pub fn reorder_charge(&self) -> u64 {
