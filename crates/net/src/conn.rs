@@ -1,39 +1,20 @@
-//! One connection's engine and the runtime's protocol settings.
+//! The runtime's protocol settings and one connection's seal.
 //!
-//! The receiver must run the same ATP preset as the sender (the epoch and
-//! adaptive feedback live at the receiver), but the wire header only says
-//! "ATP" or "TCP". The sender therefore puts its protocol in the top four
-//! bits of the connection id ([`connection_id`]); the other 28 bits are
-//! random. A receiver reads the preset from the SYN's connection id.
+//! The engines themselves, and the connection id that carries a sender's
+//! protocol to the receiver (which must run the same ATP preset: the epoch
+//! and adaptive feedback live at the receiver), are in
+//! [`meshbed_proto::connection`]; this module only says how the runtime
+//! configures them.
 
 use crate::auth::{self, AuthError, Direction, Opener, Psk, Sealer};
 use meshbed_core::{Duration, Instant};
-use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
-use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
-use meshbed_proto::wire::ProtocolId;
-use meshbed_proto::{Engine, Protocol, ReceiveStream, SendStream};
-
-/// Protocol code in a connection id's top four bits: 1 + index in
-/// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno); 0 and 7–15 are unused.
-pub fn protocol_code(protocol: Protocol) -> u32 {
-    Protocol::ALL.iter().position(|&p| p == protocol).expect("listed") as u32 + 1
-}
-
-/// A connection id for `protocol` with 28 random bits.
-pub fn connection_id(protocol: Protocol, random: u32) -> u32 {
-    (protocol_code(protocol) << 28) | (random & 0x0fff_ffff)
-}
-
-/// The protocol a connection id names, if any.
-pub fn protocol_of(connection_id: u32) -> Option<Protocol> {
-    let code = (connection_id >> 28) as usize;
-    code.checked_sub(1).and_then(|i| Protocol::ALL.get(i).copied())
-}
-
-/// Whether the wire protocol id matches the protocol's family.
-pub fn wire_matches(protocol: Protocol, wire: ProtocolId) -> bool {
-    protocol.is_atp() == (wire == ProtocolId::Atp)
-}
+use meshbed_proto::atp::AtpConfig;
+use meshbed_proto::connection::EngineConfig;
+pub use meshbed_proto::connection::{
+    connection_id, protocol_code, protocol_of, wire_matches, ReceiverEngine, SenderEngine,
+};
+use meshbed_proto::tcp::TcpConfig;
+use meshbed_proto::Protocol;
 
 /// 32 unpredictable bits for a connection id (std's per-process random hash
 /// keys, the clock and the process id; not a simulation seed: ids only need
@@ -85,6 +66,31 @@ impl EngineOptions {
         }
         c.max_payload = c.max_payload.saturating_sub(self.datagram_overhead).max(1);
         Some(c)
+    }
+
+    /// `protocol` with the runtime's settings.
+    pub fn config(&self, protocol: Protocol) -> EngineConfig {
+        let atp = self.atp(protocol);
+        EngineConfig::new(protocol, |_| atp.expect("ATP"), || self.tcp())
+    }
+
+    /// A streaming sender for `protocol`, holding [`SEND_WINDOW_BYTES`] or,
+    /// for ATP, what its rate cap sends between two feedbacks, up to
+    /// [`MAX_SEND_WINDOW_BYTES`].
+    pub fn sender(&self, protocol: Protocol, connection_id: u32, now: Instant) -> SenderEngine {
+        let config = self.config(protocol);
+        let window = match &config {
+            EngineConfig::Tcp { .. } => SEND_WINDOW_BYTES,
+            EngineConfig::Atp(c) => usize::try_from(c.send_window_bytes())
+                .unwrap_or(usize::MAX)
+                .clamp(SEND_WINDOW_BYTES, MAX_SEND_WINDOW_BYTES),
+        };
+        SenderEngine::streaming(&config, connection_id, window, now)
+    }
+
+    /// The receiving engine for `protocol`.
+    pub fn receiver(&self, protocol: Protocol, connection_id: u32, now: Instant) -> ReceiverEngine {
+        ReceiverEngine::new(&self.config(protocol), connection_id, now)
     }
 
     /// TCP with the unreachable bound equal to `timeout`: no extra
@@ -159,103 +165,9 @@ impl Protection {
     }
 }
 
-/// The sending engine of one transfer; the application writes the stream
-/// into it through [`SendStream`] as the window allows.
-pub enum SenderEngine {
-    Atp(AtpSender),
-    Tcp(TcpSender),
-}
-
-impl SenderEngine {
-    pub fn new(protocol: Protocol, options: &EngineOptions, connection_id: u32, now: Instant) -> Self {
-        match TcpVariant::from_protocol(protocol) {
-            Some(variant) => {
-                let window = SEND_WINDOW_BYTES;
-                SenderEngine::Tcp(TcpSender::streaming(options.tcp(), variant, connection_id, window, now))
-            }
-            None => {
-                let config = options.atp(protocol).expect("ATP");
-                let need = usize::try_from(config.send_window_bytes()).unwrap_or(usize::MAX);
-                let window = need.clamp(SEND_WINDOW_BYTES, MAX_SEND_WINDOW_BYTES);
-                SenderEngine::Atp(AtpSender::streaming(config, connection_id, window, now))
-            }
-        }
-    }
-    pub fn engine(&mut self) -> &mut dyn SendStream {
-        match self {
-            SenderEngine::Atp(e) => e,
-            SenderEngine::Tcp(e) => e,
-        }
-    }
-    pub fn engine_ref(&self) -> &dyn Engine {
-        match self {
-            SenderEngine::Atp(e) => e,
-            SenderEngine::Tcp(e) => e,
-        }
-    }
-}
-
-/// The receiving engine of one transfer. Few exist at once, so the size
-/// difference between the variants does not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum ReceiverEngine {
-    Atp(AtpReceiver),
-    Tcp(TcpReceiver),
-}
-
-impl ReceiverEngine {
-    pub fn new(protocol: Protocol, options: &EngineOptions, connection_id: u32, now: Instant) -> Self {
-        match options.atp(protocol) {
-            Some(config) => ReceiverEngine::Atp(AtpReceiver::new(config, connection_id, now)),
-            None => ReceiverEngine::Tcp(TcpReceiver::new(options.tcp(), connection_id, now)),
-        }
-    }
-    pub fn engine(&mut self) -> &mut dyn ReceiveStream {
-        match self {
-            ReceiverEngine::Atp(e) => e,
-            ReceiverEngine::Tcp(e) => e,
-        }
-    }
-    pub fn engine_ref(&self) -> &dyn Engine {
-        match self {
-            ReceiverEngine::Atp(e) => e,
-            ReceiverEngine::Tcp(e) => e,
-        }
-    }
-    /// In-order bytes not yet taken.
-    pub fn take_delivered(&mut self) -> Vec<u8> {
-        self.engine().take_delivered()
-    }
-    /// The memory its out-of-order bytes are charged.
-    pub fn reorder_charge(&self) -> u64 {
-        match self {
-            ReceiverEngine::Atp(e) => e.reorder_charge(),
-            ReceiverEngine::Tcp(e) => e.reorder_charge(),
-        }
-    }
-    /// The most its out-of-order bytes may be charged from now on.
-    pub fn set_reorder_limit(&mut self, bytes: u64) {
-        match self {
-            ReceiverEngine::Atp(e) => e.set_reorder_limit(bytes),
-            ReceiverEngine::Tcp(e) => e.set_reorder_limit(bytes),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn connection_ids_carry_the_protocol() {
-        for p in Protocol::ALL {
-            for r in [0, 1, 0x0fff_ffff, u32::MAX] {
-                assert_eq!(protocol_of(connection_id(p, r)), Some(p));
-            }
-        }
-        assert_eq!(protocol_of(0x0123_4567), None);
-        assert_eq!(protocol_of(0x7123_4567), None);
-    }
 
     #[test]
     fn tcp_gives_up_at_the_timeout() {

@@ -1,9 +1,11 @@
 //! The receiving side: one socket, one event loop, any number of concurrent
 //! transfers told apart by connection id.
 //!
-//! [`ReceiverCore`] is everything but the socket and the clock: the table of
-//! transfers, their limits, the refusals and the files. A driver calls, in
-//! this order, whenever anything happens:
+//! [`ReceiverCore`] is everything but the socket and the clock: the files,
+//! the seal (`--psk`) and the reports around a sans-IO
+//! [`meshbed_proto::endpoint::Endpoint`], which owns the table of transfers,
+//! their limits and the refusals. A driver calls, in this order, whenever
+//! anything happens:
 //! 1. [`ReceiverCore::handle_datagram`] for each datagram that arrived;
 //! 2. [`ReceiverCore::poll`]: timers, moving each transfer's delivered bytes
 //!    into its [`Sink`] (which commits a complete, verified file), the
@@ -27,14 +29,14 @@
 
 use crate::auth::{Direction, Psk};
 use crate::clock::{self, Clock};
-use crate::conn::{protocol_of, wire_matches, EngineOptions, Protection, ReceiverEngine};
+use crate::conn::{EngineOptions, Protection};
 use crate::framing::{hex, remove_stale_temporaries, Sink, SinkKind};
 use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
 use meshbed_core::Instant;
-use meshbed_proto::wire::{parse_datagram, Control, Packet, ProtocolId, Repr, ResetReason};
-use meshbed_proto::{EngineEvent, Protocol};
+use meshbed_proto::endpoint::{Connection, Endpoint, EndpointConfig, Incoming, Route};
+use meshbed_proto::wire::{parse_datagram, ResetReason};
+use meshbed_proto::EngineEvent;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,9 +72,10 @@ pub struct ReceiveOptions {
     /// Out-of-order bytes all transfers together may hold, charged likewise.
     pub max_reorder_bytes: u64,
     /// Answer datagrams of unknown connections with RST (at most one per
-    /// connection per 100 ms), so that a sender whose receiver restarted
-    /// learns it at once instead of after its timeout. Busy refusals are
-    /// sent either way.
+    /// connection per 100 ms, and within the endpoint's stateless-reset
+    /// budget: `meshbed_proto::endpoint`), so that a sender whose receiver
+    /// restarted learns it at once instead of after its timeout. Busy
+    /// refusals are sent either way.
     pub reset_unknown: bool,
     /// Accept only datagrams sealed with this pre-shared key, and seal every
     /// answer (`--psk`; docs/PROTOCOLS.md §6).
@@ -81,19 +84,21 @@ pub struct ReceiveOptions {
 
 impl ReceiveOptions {
     pub fn new(listen: SocketAddr, sink: SinkKind) -> Self {
+        // The limits are the endpoint's (one place for their numbers).
+        let limits = EndpointConfig::default();
         ReceiveOptions {
             listen,
             sink,
             timeout: StdDuration::from_secs(10),
-            linger: StdDuration::from_secs(10),
+            linger: clock::to_std(limits.linger),
             max_transfers: None,
-            max_connections: 64,
-            max_connections_per_peer: 8,
-            max_lingering: 256,
-            stalled_after: StdDuration::from_secs(5),
-            max_reorder_bytes_per_connection: 4 << 20,
-            max_reorder_bytes: 64 << 20,
-            reset_unknown: true,
+            max_connections: limits.max_connections,
+            max_connections_per_peer: limits.max_connections_per_peer,
+            max_lingering: limits.max_lingering,
+            stalled_after: clock::to_std(limits.stalled_after),
+            max_reorder_bytes_per_connection: limits.max_reorder_bytes_per_connection,
+            max_reorder_bytes: limits.max_reorder_bytes,
+            reset_unknown: limits.reset_unknown,
             psk: None,
         }
     }
@@ -261,62 +266,27 @@ impl Transmitter for DatagramList {
     }
 }
 
-struct Conn {
-    engine: ReceiverEngine,
-    protocol: Protocol,
-    peer: SocketAddr,
+/// What the receiver keeps per transfer beyond the endpoint's bookkeeping.
+struct Transfer {
     sink: Sink,
     /// Opens the sender's datagrams and seals the answers.
     protection: Protection,
-    started: Instant,
-    last_input: Instant,
-    /// When the stream last grew in order (the SYN's arrival before that).
-    last_progress: Instant,
-    /// What its out-of-order bytes were charged after the last input.
-    reorder_charge: u64,
-    reorder_peak: u64,
 }
-
-/// Why a reset goes out, and to whom.
-struct PendingReset {
-    peer: SocketAddr,
-    protocol: ProtocolId,
-    connection_id: u32,
-    reason: Option<ResetReason>,
-    /// Seals it with `--psk`.
-    protection: Protection,
-}
-
-/// Resets waiting for [`ReceiverCore::poll_transmit`] at most; more are
-/// dropped (they are advisory, and a flood must not grow the queue).
-const MAX_PENDING_RESETS: usize = 1024;
-/// One reset per connection id per this many nanoseconds at most.
-const RESET_INTERVAL_NS: u64 = 100_000_000;
 
 /// The receiver without its socket and clock. See the module doc for the
 /// calling order.
 pub struct ReceiverCore {
     options: ReceiveOptions,
     engine_options: EngineOptions,
-    /// Transfers in progress.
-    active: BTreeMap<u32, Conn>,
-    /// Finished transfers answering repeated FINs until their linger ends.
-    lingering: BTreeMap<u32, Conn>,
+    /// The transfers, their limits and refusals.
+    endpoint: Endpoint<SocketAddr, Transfer, Protection>,
+    /// What the endpoint does not count (its counters are added in
+    /// [`ReceiverCore::counters`]).
     counters: ReceiverCounters,
-    last_reset: HashMap<u32, Instant>,
-    resets: VecDeque<PendingReset>,
     /// Reports not yet handed to the caller of [`ReceiverCore::poll`].
     reports: Vec<TransferReport>,
     ended: u64,
-    /// With `--psk`: the (connection id, sender salt) of the last
-    /// [`REMEMBERED_CONNECTIONS`] sealed connections opened, so that one
-    /// recorded and replayed whole is not accepted again.
-    opened: VecDeque<(u32, [u8; 16])>,
-    opened_set: HashSet<(u32, [u8; 16])>,
 }
-
-/// Sealed connections a receiver remembers against whole-connection replay.
-const REMEMBERED_CONNECTIONS: usize = 65_536;
 
 impl ReceiverCore {
     pub fn new(options: ReceiveOptions) -> Self {
@@ -326,33 +296,47 @@ impl ReceiverCore {
             atp_min_delay: None,
             datagram_overhead: Protection::overhead(options.psk.as_ref()),
         };
+        let endpoint = Endpoint::new(EndpointConfig {
+            max_connections: options.max_connections,
+            max_connections_per_peer: options.max_connections_per_peer,
+            max_lingering: options.max_lingering,
+            stalled_after: clock::from_std(options.stalled_after),
+            linger: clock::from_std(options.linger),
+            max_reorder_bytes_per_connection: options.max_reorder_bytes_per_connection,
+            max_reorder_bytes: options.max_reorder_bytes,
+            reset_unknown: options.reset_unknown,
+        });
         ReceiverCore {
             options,
             engine_options,
-            active: BTreeMap::new(),
-            lingering: BTreeMap::new(),
+            endpoint,
             counters: ReceiverCounters::default(),
-            last_reset: HashMap::new(),
-            resets: VecDeque::new(),
             reports: Vec::new(),
             ended: 0,
-            opened: VecDeque::new(),
-            opened_set: HashSet::new(),
         }
     }
 
     pub fn counters(&self) -> ReceiverCounters {
-        self.counters
+        let e = self.endpoint.counters();
+        ReceiverCounters {
+            stray: e.stray,
+            over_capacity: e.over_capacity,
+            evicted: e.evicted,
+            lingering_evicted: e.lingering_evicted,
+            dropped_over_buffer_limit: e.dropped_over_buffer_limit,
+            reorder_bytes: e.reorder_bytes,
+            reorder_peak_bytes: e.reorder_peak_bytes,
+            unauthenticated: self.counters.unauthenticated + e.replayed,
+            ..self.counters
+        }
     }
     /// Transfers in progress and finished ones lingering.
     pub fn transfers(&self) -> (usize, usize) {
-        (self.active.len(), self.lingering.len())
+        self.endpoint.len()
     }
     /// Whether `max_transfers` transfers have ended and none is left.
     pub fn is_done(&self) -> bool {
-        self.options.max_transfers.is_some_and(|n| self.ended >= n)
-            && self.active.is_empty()
-            && self.lingering.is_empty()
+        self.options.max_transfers.is_some_and(|n| self.ended >= n) && self.endpoint.is_empty()
     }
 
     /// Counts a datagram the socket could not attribute to a sender.
@@ -361,51 +345,21 @@ impl ReceiverCore {
         self.counters.malformed += 1;
     }
 
-    /// Queues an RST for `connection_id` at `peer`, at most one per id per
-    /// 100 ms. Plain resets only with `reset_unknown`.
-    fn queue_reset(
-        &mut self,
-        now: Instant,
-        peer: SocketAddr,
-        protocol: ProtocolId,
-        connection_id: u32,
-        reason: Option<ResetReason>,
-        protection: Protection,
-    ) {
-        if reason.is_none() && !self.options.reset_unknown {
-            return;
-        }
-        let recent = self
-            .last_reset
-            .get(&connection_id)
-            .is_some_and(|&t| now.saturating_since(t).as_nanos() < RESET_INTERVAL_NS);
-        if recent || self.resets.len() >= MAX_PENDING_RESETS {
-            return;
-        }
-        if self.last_reset.len() > 4096 {
-            self.last_reset.clear();
-        }
-        self.last_reset.insert(connection_id, now);
-        self.resets.push_back(PendingReset { peer, protocol, connection_id, reason, protection });
-    }
-
     /// One received datagram from `peer`; `truncated` if it did not fit the
     /// receive buffer.
     pub fn handle_datagram(&mut self, now: Instant, peer: SocketAddr, bytes: &[u8], truncated: bool) {
         self.counters.datagrams += 1;
         // The connection id is in the clear, sealed or not.
-        let id = match Packet::new_checked(bytes) {
-            Ok(packet) if !truncated => packet.connection_id(),
-            _ => {
+        let route = if truncated { Route::Malformed } else { self.endpoint.route(peer, bytes) };
+        let (id, known) = match route {
+            Route::Malformed => {
                 self.counters.malformed += 1;
                 return;
             }
+            Route::Stray => return,
+            Route::Known(id) => (id, true),
+            Route::Unknown(id) => (id, false),
         };
-        let known_peer = self.lingering.get(&id).or_else(|| self.active.get(&id)).map(|c| c.peer);
-        if known_peer.is_some_and(|p| p != peer) {
-            self.counters.stray += 1;
-            return;
-        }
         // Open the seal (with --psk) before believing anything in it.
         let mut scratch = [0u8; MAX_DATAGRAM];
         let Some(copy) = scratch.get_mut(..bytes.len()) else {
@@ -414,15 +368,12 @@ impl ReceiverCore {
         };
         copy.copy_from_slice(bytes);
         let mut fresh = None;
-        let opened = if let Some(conn) = self.lingering.get_mut(&id) {
-            conn.protection.open(copy)
-        } else if let Some(conn) = self.active.get_mut(&id) {
-            conn.protection.open(copy)
-        } else {
-            match Protection::new(self.options.psk.as_ref(), id, Direction::ToSender) {
+        let opened = match self.endpoint.get_mut(id) {
+            Some(conn) => conn.app.protection.open(copy),
+            None => match Protection::new(self.options.psk.as_ref(), id, Direction::ToSender) {
                 Ok(p) => fresh.insert(p).open(copy),
                 Err(_) => return,
-            }
+            },
         };
         let Ok(bytes) = opened else {
             self.counters.unauthenticated += 1;
@@ -435,162 +386,42 @@ impl ReceiverCore {
                 return;
             }
         };
-        if let Some(conn) = self.lingering.get_mut(&id) {
-            conn.last_input = now;
-            conn.engine.engine().handle_input(now, bytes);
-            return;
-        }
-        if self.active.contains_key(&id) {
-            self.feed(now, id, bytes);
+        if known {
+            self.endpoint.handle_input(now, id, bytes);
             return;
         }
         let protection = fresh.expect("made for an unknown connection");
-        let c = repr.control;
-        let opens = c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT);
-        if !opens {
-            self.counters.stray += 1;
-            // Feedback and ACKs travel towards senders; only answer data.
-            let tcp_ack = repr.protocol == ProtocolId::Tcp
-                && repr.payload_len == 0
-                && !c.contains(Control::FIN)
-                && !c.contains(Control::SYN);
-            if !c.contains(Control::SACK_OPT) && !tcp_ack && !c.contains(Control::RST) {
-                self.queue_reset(now, peer, repr.protocol, id, None, protection);
-            }
-            return;
-        }
-        if let Some(salt) = protection.peer_salt() {
-            // A sealed SYN this receiver opened before: a recording replayed.
-            if self.opened_set.contains(&(id, salt)) {
-                self.counters.unauthenticated += 1;
-                return;
-            }
-        }
-        let Some(protocol) = protocol_of(id).filter(|&p| wire_matches(p, repr.protocol)) else {
-            self.counters.stray += 1;
-            return;
+        let instance = protection.peer_salt();
+        let (protocol, protection, evicted) = match self.endpoint.handle_new(now, peer, id, &repr, instance, protection)
+        {
+            Incoming::Accept { protocol, seal, evicted } => (protocol, seal, evicted),
+            Incoming::Stray | Incoming::Replayed | Incoming::Refused => return,
         };
-        if !self.make_room(now, peer) {
-            self.counters.over_capacity += 1;
-            if !c.contains(Control::RST) {
-                self.queue_reset(now, peer, repr.protocol, id, Some(ResetReason::Busy), protection);
-            }
-            return;
+        if let Some((victim, mut conn, why)) = evicted {
+            // Its sender is told the receiver is busy.
+            let protection = std::mem::replace(&mut conn.app.protection, Protection::Plain);
+            let (to, victim_protocol) = (conn.peer, conn.protocol);
+            self.end(now, victim, conn, Some(why.to_string()));
+            self.endpoint.reset_connection(now, to, victim_protocol, victim, Some(ResetReason::Busy), protection);
         }
-        if let Some(salt) = protection.peer_salt() {
-            if self.opened.len() >= REMEMBERED_CONNECTIONS {
-                if let Some(old) = self.opened.pop_front() {
-                    self.opened_set.remove(&old);
-                }
-            }
-            self.opened.push_back((id, salt));
-            self.opened_set.insert((id, salt));
-        }
-        let mut engine = ReceiverEngine::new(protocol, &self.engine_options, id, now);
+        let mut engine = self.engine_options.receiver(protocol, id, now);
         if matches!(self.options.sink, SinkKind::Directory { .. }) {
             // The sender finishes only on a commit confirmation.
             engine.engine().hold_fin_ack_for_commit();
         }
-        let sink = Sink::new(self.options.sink.clone());
-        let conn = Conn {
-            engine,
-            protocol,
-            peer,
-            sink,
-            protection,
-            started: now,
-            last_input: now,
-            last_progress: now,
-            reorder_charge: 0,
-            reorder_peak: 0,
-        };
-        self.active.insert(id, conn);
-        self.feed(now, id, bytes);
+        let transfer = Transfer { sink: Sink::new(self.options.sink.clone()), protection };
+        self.endpoint.insert(now, id, peer, protocol, engine, transfer);
+        self.endpoint.handle_input(now, id, bytes);
     }
 
-    /// Hands a datagram to an active transfer with its share of the reorder
-    /// budget: its own limit, or what the others leave of the receiver's.
-    fn feed(&mut self, now: Instant, id: u32, bytes: &[u8]) {
-        let total = self.counters.reorder_bytes;
-        let conn = self.active.get_mut(&id).expect("active");
-        let others = total - conn.reorder_charge;
-        let limit =
-            self.options.max_reorder_bytes_per_connection.min(self.options.max_reorder_bytes.saturating_sub(others));
-        conn.engine.set_reorder_limit(limit);
-        let before = conn.engine.engine_ref().stats().clone();
-        conn.engine.engine().handle_input(now, bytes);
-        let after = conn.engine.engine_ref().stats();
-        conn.last_input = now;
-        if after.bytes_delivered > before.bytes_delivered {
-            conn.last_progress = now;
-        }
-        conn.reorder_charge = conn.engine.reorder_charge();
-        conn.reorder_peak = conn.reorder_peak.max(conn.reorder_charge);
-        let c = &mut self.counters;
-        c.dropped_over_buffer_limit += after.dropped_over_buffer_limit - before.dropped_over_buffer_limit;
-        c.reorder_bytes = others + conn.reorder_charge;
-        c.reorder_peak_bytes = c.reorder_peak_bytes.max(c.reorder_bytes);
-    }
-
-    /// Makes room for a new transfer from `peer`, evicting one if the table
-    /// or the peer's share is full; false if nothing could give way.
-    fn make_room(&mut self, now: Instant, peer: SocketAddr) -> bool {
-        let ip = peer.ip();
-        let from_peer = self.active.values().filter(|c| c.peer.ip() == ip).count();
-        if from_peer >= self.options.max_connections_per_peer {
-            // Only the peer's own transfers give way to it.
-            return self.evict_one(now, Some(ip));
-        }
-        if self.active.len() >= self.options.max_connections {
-            return self.evict_one(now, None);
-        }
-        true
-    }
-
-    /// Evicts the transfer (of `ip`, if given) that should go first: a
-    /// half-open one (nothing received but the SYN), else one stalled for
-    /// `stalled_after`, the one idle longest first. Its sender is told the
-    /// receiver is busy.
-    fn evict_one(&mut self, now: Instant, ip: Option<std::net::IpAddr>) -> bool {
-        let stalled_after = clock::from_std(self.options.stalled_after);
-        let victim = self
-            .active
-            .iter()
-            .filter(|(_, c)| ip.map_or(true, |ip| ip == c.peer.ip()))
-            .filter_map(|(&id, c)| {
-                let half_open = c.engine.engine_ref().stats().bytes_delivered == 0;
-                let idle = now.saturating_since(c.last_progress);
-                (half_open || idle >= stalled_after).then_some((!half_open, c.last_progress, id))
-            })
-            .min();
-        let Some((stalled, _, id)) = victim else {
-            return false;
-        };
-        let mut conn = self.active.remove(&id).expect("listed");
-        let protection = std::mem::replace(&mut conn.protection, Protection::Plain);
-        let idle = clock::to_std(now.saturating_since(conn.last_progress)).as_secs_f64();
-        let why = if stalled {
-            format!("evicted for a new transfer: nothing new for {idle:.1} s")
-        } else {
-            format!("evicted for a new transfer: nothing received for {idle:.1} s after the SYN")
-        };
-        self.counters.evicted += 1;
-        let wire = if conn.protocol.is_atp() { ProtocolId::Atp } else { ProtocolId::Tcp };
-        let peer = conn.peer;
-        self.end(now, id, conn, Some(why));
-        self.queue_reset(now, peer, wire, id, Some(ResetReason::Busy), protection);
-        true
-    }
-
-    /// Reports a transfer that ended and lets go of it: a failed one's
-    /// temporary file is removed; a completed one lingers.
-    fn end(&mut self, now: Instant, id: u32, mut conn: Conn, error: Option<String>) {
-        self.counters.reorder_bytes -= conn.reorder_charge;
-        conn.reorder_charge = 0;
+    /// Reports a transfer that ended (already out of the endpoint's table)
+    /// and lets go of it: a failed one's temporary file is removed; a
+    /// completed one lingers.
+    fn end(&mut self, now: Instant, id: u32, mut conn: Connection<SocketAddr, Transfer>, error: Option<String>) {
         let ok = error.is_none();
         if !ok {
             self.counters.transfers_failed += 1;
-            conn.sink.abort();
+            conn.app.sink.abort();
         } else {
             self.counters.transfers_completed += 1;
         }
@@ -598,26 +429,23 @@ impl ReceiverCore {
         let report = self.report(now, id, &conn, error);
         self.reports.push(report);
         if ok {
-            if self.lingering.len() >= self.options.max_lingering {
-                // The one that finished longest ago (heard from least recently).
-                let oldest = self.lingering.iter().min_by_key(|(_, c)| c.last_input).map(|(&id, _)| id);
-                if let Some(oldest) = oldest {
-                    self.lingering.remove(&oldest);
-                    self.counters.lingering_evicted += 1;
-                }
-            }
-            if self.options.max_lingering > 0 {
-                self.lingering.insert(id, conn);
-            }
+            self.endpoint.linger(id, conn);
         }
     }
 
-    fn report(&self, now: Instant, id: u32, conn: &Conn, error: Option<String>) -> TransferReport {
+    fn report(
+        &self,
+        now: Instant,
+        id: u32,
+        conn: &Connection<SocketAddr, Transfer>,
+        error: Option<String>,
+    ) -> TransferReport {
         let stats = conn.engine.engine_ref().stats();
         let secs = clock::to_std(now.saturating_since(conn.started)).as_secs_f64().max(1e-9);
-        let header = conn.sink.header();
+        let sink = &conn.app.sink;
+        let header = sink.header();
         // File bytes, or stream bytes for a discarding sink (no header parsed).
-        let useful = if header.is_some() { conn.sink.file_bytes() } else { conn.sink.stream_bytes() };
+        let useful = if header.is_some() { sink.file_bytes() } else { sink.stream_bytes() };
         TransferReport {
             ok: error.is_none(),
             error: error.clone(),
@@ -625,9 +453,9 @@ impl ReceiverCore {
             peer: conn.peer.to_string(),
             protocol: conn.protocol.name().to_string(),
             file: header.map(|h| h.name.clone()),
-            path: conn.sink.committed().map(|p| p.display().to_string()),
-            file_bytes: conn.sink.file_bytes(),
-            stream_bytes: conn.sink.stream_bytes().max(stats.bytes_delivered),
+            path: sink.committed().map(|p| p.display().to_string()),
+            file_bytes: sink.file_bytes(),
+            stream_bytes: sink.stream_bytes().max(stats.bytes_delivered),
             sha256: header.map(|h| hex(&h.sha256)),
             duration_s: secs,
             goodput_bps: if error.is_none() { useful as f64 * 8.0 / secs } else { 0.0 },
@@ -635,8 +463,8 @@ impl ReceiverCore {
             feedback_packets: stats.feedback_packets,
             dropped_datagrams: stats.dropped_datagrams,
             dropped_over_buffer_limit: stats.dropped_over_buffer_limit,
-            reorder_peak_bytes: conn.reorder_peak,
-            receiver: self.counters,
+            reorder_peak_bytes: conn.reorder_peak_bytes(),
+            receiver: self.counters(),
         }
     }
 
@@ -644,9 +472,8 @@ impl ReceiverCore {
     /// engines' events, and hands every report of a transfer that ended to
     /// `on_event`.
     pub fn poll(&mut self, now: Instant, on_event: &mut dyn FnMut(ReceiverEvent)) {
-        let ids: Vec<u32> = self.active.keys().copied().collect();
-        for id in ids {
-            let conn = self.active.get_mut(&id).expect("listed");
+        for id in self.endpoint.active_ids() {
+            let conn = self.endpoint.active_mut(id).expect("listed");
             let engine = conn.engine.engine();
             if engine.poll_timeout().is_some_and(|t| t <= now) {
                 engine.handle_timeout(now);
@@ -654,14 +481,15 @@ impl ReceiverCore {
             // Deliver before anything is transmitted: the file is committed
             // before its last byte is acknowledged.
             let delivered = conn.engine.take_delivered();
+            let sink = &mut conn.app.sink;
             // (message, whether to tell the sender with RST)
             let mut failure: Option<(String, bool)> = None;
             if !delivered.is_empty() {
-                match conn.sink.write(&delivered) {
+                match sink.write(&delivered) {
                     // Committed: the FIN's acknowledgement carries the hash
                     // this receiver computed (the commit confirmation).
                     Ok(true) => {
-                        if let Some(sha) = conn.sink.verified_sha256() {
+                        if let Some(sha) = sink.verified_sha256() {
                             conn.engine.engine().set_commit_token(sha);
                         }
                     }
@@ -679,12 +507,13 @@ impl ReceiverCore {
                     _ => {}
                 }
             }
+            let sink = &mut conn.app.sink;
             if finished && failure.is_none() {
-                if let Err(e) = conn.sink.finish() {
+                if let Err(e) = sink.finish() {
                     failure = Some((e.to_string(), true));
                 }
             }
-            if matches!(failure, Some((_, false))) && conn.sink.is_complete() {
+            if matches!(failure, Some((_, false))) && sink.is_complete() {
                 // The engine gave up after the file was verified and
                 // committed (e.g. waiting for a FIN that never came): the
                 // file is complete all the same.
@@ -694,31 +523,21 @@ impl ReceiverCore {
             if !finished && failure.is_none() {
                 continue;
             }
-            let mut conn = self.active.remove(&id).expect("listed");
+            let mut conn = self.endpoint.remove(id).expect("listed");
             let (peer, protocol) = (conn.peer, conn.protocol);
             let reset = matches!(failure, Some((_, true)));
             // A refused transfer's seal goes with its reset; a finished one
             // keeps it to answer from the lingering table.
             let protection =
-                if reset { std::mem::replace(&mut conn.protection, Protection::Plain) } else { Protection::Plain };
+                if reset { std::mem::replace(&mut conn.app.protection, Protection::Plain) } else { Protection::Plain };
             self.end(now, id, conn, failure.map(|(m, _)| m));
             if reset {
                 // Tell the sender at once rather than let it finish or time
                 // out: its data was refused.
-                let wire = if protocol.is_atp() { ProtocolId::Atp } else { ProtocolId::Tcp };
-                self.queue_reset(now, peer, wire, id, None, protection);
+                self.endpoint.reset_connection(now, peer, protocol, id, None, protection);
             }
         }
-        let linger = clock::from_std(self.options.linger);
-        self.lingering.retain(|_, conn| {
-            let engine = conn.engine.engine();
-            if engine.poll_timeout().is_some_and(|t| t <= now) {
-                engine.handle_timeout(now);
-            }
-            while engine.poll_event().is_some() {}
-            let closed = engine.is_closed();
-            !(now >= conn.last_input + linger || (closed && conn.protocol.is_atp()))
-        });
+        self.endpoint.poll_lingering(now);
         for report in std::mem::take(&mut self.reports) {
             on_event(ReceiverEvent::Ended(&report));
         }
@@ -727,23 +546,22 @@ impl ReceiverCore {
     /// Writes what the transfers (and the refusals) want to send into `out`.
     /// Returns false if `out` filled up first: send, then call again.
     pub fn poll_transmit(&mut self, now: Instant, out: &mut dyn Transmitter) -> bool {
-        while let Some(r) = self.resets.front_mut() {
+        while self.endpoint.has_pending_resets() {
             let Some(buf) = out.buffer() else { return false };
-            let len = Repr::emit_reset(buf, r.protocol, r.connection_id, r.reason);
-            if let Ok(len) = r.protection.seal(buf, len) {
+            let mut r = self.endpoint.poll_reset(buf).expect("pending");
+            if let Ok(len) = r.seal.seal(buf, r.len) {
                 out.commit(len, r.peer);
                 self.counters.resets_sent += 1;
             }
-            self.resets.pop_front();
         }
         // Room for the seal after what the engines write.
         let overhead = self.engine_options.datagram_overhead;
-        for conn in self.active.values_mut().chain(self.lingering.values_mut()) {
+        for conn in self.endpoint.connections_mut() {
             loop {
                 let Some(buf) = out.buffer() else { return false };
                 let room = buf.len() - overhead;
                 let Some(t) = conn.engine.engine().poll_transmit(now, &mut buf[..room]) else { break };
-                let Ok(len) = conn.protection.seal(buf, t.len) else { break };
+                let Ok(len) = conn.app.protection.seal(buf, t.len) else { break };
                 out.commit(len, conn.peer);
             }
         }
@@ -753,34 +571,26 @@ impl ReceiverCore {
     /// When [`ReceiverCore::poll`] must run next at the latest (an engine
     /// timer or a linger's end), if anything is waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
-        let linger = clock::from_std(self.options.linger);
-        let active = self.active.values().filter_map(|c| c.engine.engine_ref().poll_timeout());
-        let lingering = self.lingering.values().map(|c| {
-            let end = c.last_input + linger;
-            c.engine.engine_ref().poll_timeout().map_or(end, |t| t.min(end))
-        });
-        active.chain(lingering).min()
+        self.endpoint.next_deadline()
     }
 
     /// The transfers in progress.
     pub fn progress(&self) -> Vec<TransferProgress> {
-        self.active
-            .iter()
-            .map(|(&id, c)| TransferProgress {
+        self.endpoint
+            .active()
+            .map(|(id, c)| TransferProgress {
                 connection_id: id,
                 peer: c.peer,
-                file: c.sink.header().map(|h| h.name.clone()),
-                received: c.sink.file_bytes(),
-                total: c.sink.header().map(|h| h.size),
+                file: c.app.sink.header().map(|h| h.name.clone()),
+                received: c.app.sink.file_bytes(),
+                total: c.app.sink.header().map(|h| h.size),
             })
             .collect()
     }
 
     /// Abandons every transfer: temporary files of unfinished ones are removed.
     pub fn abandon(&mut self) {
-        self.active.clear();
-        self.lingering.clear();
-        self.counters.reorder_bytes = 0;
+        self.endpoint.clear();
     }
 }
 
@@ -899,15 +709,10 @@ fn ignore_refused(e: io::Error) -> io::Result<bool> {
 mod tests {
     use super::*;
     use crate::conn::connection_id;
-    use meshbed_proto::harness::sender_datagram;
-    use meshbed_proto::wire::ResetReason;
+    use meshbed_proto::harness::{at_ms as at, loopback_peer as peer, sender_datagram};
+    use meshbed_proto::wire::{Control, ProtocolId};
+    use meshbed_proto::Protocol;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_nanos(ms * 1_000_000)
-    }
-    fn peer(host: u8, port: u16) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, host], port))
-    }
     fn id(k: u32) -> u32 {
         connection_id(Protocol::AtpDefault, k)
     }
@@ -1032,59 +837,5 @@ mod tests {
         let counters = core.counters();
         assert_eq!((counters.evicted, counters.over_capacity, counters.transfers_failed), (2, 2, 2));
         assert_eq!(core.transfers(), (3, 0));
-    }
-
-    #[test]
-    fn one_address_gets_only_its_share_and_only_its_own_transfers_give_way() {
-        let mut core = core(|o| {
-            o.max_connections = 10;
-            o.max_connections_per_peer = 2;
-        });
-        // Two ports of one address count as one peer.
-        let (x1, x2, y) = (peer(2, 1), peer(2, 2), peer(3, 1));
-        syn(&mut core, at(0), x1, 1);
-        data(&mut core, at(0), x1, 1, 0, 10, false);
-        syn(&mut core, at(0), x2, 2);
-        syn(&mut core, at(1), x2, 3); // evicts X's own half-open 2
-        data(&mut core, at(1), x2, 3, 0, 10, false);
-        syn(&mut core, at(2), x1, 4); // nothing of X's may go: refused
-        syn(&mut core, at(2), y, 5);
-        let (reports, sent) = step(&mut core, at(2));
-        assert_eq!(reports.len(), 1);
-        assert_eq!(busy_refusals(&sent), vec![(x2, id(2)), (x1, id(4))]);
-        assert_eq!(core.transfers(), (3, 0));
-    }
-
-    #[test]
-    fn the_reorder_budget_is_per_transfer_and_shared() {
-        let per = 100_000;
-        let total = 150_000;
-        let mut core = core(|o| {
-            o.max_reorder_bytes_per_connection = per;
-            o.max_reorder_bytes = total;
-        });
-        let (a, b) = (peer(2, 1), peer(3, 1));
-        syn(&mut core, at(0), a, 1);
-        syn(&mut core, at(0), b, 2);
-        // Holes at byte 0 and 1000-byte pieces after them.
-        for k in 1..200 {
-            data(&mut core, at(1), a, 1, k * 1000, 1000, false);
-        }
-        let a_held = core.counters().reorder_bytes;
-        assert!(a_held <= per && a_held > per - 2000, "{a_held}");
-        for k in 1..200 {
-            data(&mut core, at(1), b, 2, k * 1000, 1000, false);
-        }
-        let c = core.counters();
-        assert!(c.reorder_bytes <= total && c.reorder_bytes > total - 2000, "{c:?}");
-        assert_eq!(c.reorder_peak_bytes, c.reorder_bytes);
-        assert!(c.dropped_over_buffer_limit > 200, "{c:?}");
-        // A's hole fills: its bytes leave the budget, and B may hold more.
-        data(&mut core, at(2), a, 1, 0, 1000, false);
-        assert_eq!(core.counters().reorder_bytes, c.reorder_bytes - a_held);
-        data(&mut core, at(2), b, 2, 199_000, 1000, false);
-        assert!(core.counters().reorder_bytes > c.reorder_bytes - a_held);
-        step(&mut core, at(2));
-        assert!(core.counters().reorder_peak_bytes <= total);
     }
 }

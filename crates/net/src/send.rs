@@ -2,7 +2,7 @@
 
 use crate::auth::{Direction, Psk};
 use crate::clock::{self, Clock};
-use crate::conn::{connection_id, random_u32, EngineOptions, Protection, SenderEngine};
+use crate::conn::{connection_id, random_u32, EngineOptions, Protection};
 use crate::delay::{DelaySource, DelaySpec, EndToEndEstimator, StampCounters, Stamper};
 use crate::framing::{hex, FramingError, StreamHeader};
 use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
@@ -407,7 +407,7 @@ fn run_attempt(
     let clock = Clock::new();
     let started = std::time::Instant::now();
     let connection_id = connection_id(options.protocol, random_u32());
-    let mut conn = SenderEngine::new(options.protocol, &engine_options, connection_id, clock.now());
+    let mut conn = engine_options.sender(options.protocol, connection_id, clock.now());
     let mut protection = Protection::new(options.psk.as_ref(), connection_id, Direction::ToReceiver)
         .map_err(|e| SendError::Setup(e.to_string()))?;
     let overhead = engine_options.datagram_overhead;

@@ -21,6 +21,17 @@ pub fn test_bytes(len: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// `ms` milliseconds after the start of virtual time.
+pub fn at_ms(ms: u64) -> Instant {
+    Instant::from_nanos(ms * 1_000_000)
+}
+
+/// `127.0.0.host:port`: peers for tests of a receiving endpoint, which tells
+/// hosts (per-peer limits) and ports (connections) apart.
+pub fn loopback_peer(host: u8, port: u16) -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, host], port))
+}
+
 /// A sender's datagram made by hand, for tests and tools that play a peer
 /// (hostile or not) byte by byte: `control` flags, `seq`, then `payload`.
 /// D_max is 1 ms so that an ATP receiver's feedback carries a usable rate.

@@ -15,9 +15,19 @@
 //!   window refilled as data is acknowledged, and the commit confirmation.
 //! * [`reorder`]: the out-of-order store both receivers share, charged for
 //!   the memory it takes.
+//! * [`connection`]: one connection's sender or receiver engine, built from
+//!   a protocol and its settings, whichever protocol it runs.
+//! * [`endpoint`]: a receiving endpoint's connection table: which datagram
+//!   goes to which connection, which new one is accepted, evicted or refused,
+//!   and which stray datagram is answered with a (rate-limited) reset.
 
 pub mod atp;
+pub mod connection;
+pub mod endpoint;
 pub mod engine;
+/// Test and tool code, not part of the protocol: the library ships it only
+/// with the `harness` feature (dev-dependencies turn it on).
+#[cfg(any(test, feature = "harness"))]
 pub mod harness;
 pub mod relay;
 pub mod reorder;

@@ -30,7 +30,7 @@
 #![allow(dead_code)]
 
 use meshbed_core::{Duration, Instant};
-use meshbed_net::conn::{connection_id, EngineOptions, SenderEngine};
+use meshbed_net::conn::{connection_id, EngineOptions};
 use meshbed_net::framing::{is_temporary_name, Sink, SinkKind, StreamHeader};
 use meshbed_net::recv::{DatagramList, ReceiveOptions, ReceiverCore, ReceiverEvent};
 use meshbed_proto::harness::sender_datagram;
@@ -141,7 +141,7 @@ pub fn drive(data: &[u8]) -> u64 {
     };
     let mut now = Instant::from_nanos(1_000_000);
     let sender_id = connection_id(protocol, SENDER_NUMBER);
-    let mut sender = SenderEngine::new(protocol, &engine_options, sender_id, now);
+    let mut sender = engine_options.sender(protocol, sender_id, now);
     {
         // The whole (small) stream fits the window; success needs the
         // receiver's commit confirmation, as in `meshbed send`.

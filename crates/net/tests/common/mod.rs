@@ -318,7 +318,7 @@ pub fn send_as(
     timeout: Duration,
 ) -> Result<(), meshbed_proto::FailReason> {
     use meshbed_net::clock::{from_std, Clock};
-    use meshbed_net::conn::{protocol_of, EngineOptions, SenderEngine};
+    use meshbed_net::conn::{protocol_of, EngineOptions};
     use meshbed_proto::EngineEvent;
     let options = EngineOptions {
         timeout: from_std(timeout),
@@ -327,7 +327,7 @@ pub fn send_as(
         datagram_overhead: 0,
     };
     let clock = Clock::new();
-    let mut conn = SenderEngine::new(protocol_of(id).expect("a protocol id"), &options, id, clock.now());
+    let mut conn = options.sender(protocol_of(id).expect("a protocol id"), id, clock.now());
     let mut written = 0;
     let socket = UdpSocket::bind((from, 0)).unwrap();
     socket.connect(target).unwrap();

@@ -1,0 +1,217 @@
+//! One connection's engine, whichever protocol it runs: the one place that
+//! turns a [`Protocol`] and its settings into a sender or receiver engine,
+//! for the simulator and the UDP runtime alike.
+//!
+//! [`EngineConfig`] is a protocol with its settings; [`SenderEngine`] and
+//! [`ReceiverEngine`] are built from it and hand out the [`Engine`] surface
+//! (and the application side, [`SendStream`] / [`ReceiveStream`]) by static
+//! dispatch.
+//!
+//! The UDP runtime also needs a receiver to learn the ATP preset a sender
+//! runs, though the wire header only says "ATP" or "TCP": a sender puts its
+//! protocol in the top four bits of the connection id ([`connection_id`]),
+//! the other 28 bits are random, and a receiver reads the preset from the
+//! SYN's id ([`protocol_of`]).
+
+use crate::atp::{AtpConfig, AtpReceiver, AtpSender};
+use crate::engine::{Engine, Protocol};
+use crate::stream::{ReceiveStream, SendStream};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
+use crate::wire::ProtocolId;
+use meshbed_core::Instant;
+
+/// Protocol code in a connection id's top four bits: 1 + index in
+/// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno); 0 and 7–15 are unused.
+pub fn protocol_code(protocol: Protocol) -> u32 {
+    Protocol::ALL.iter().position(|&p| p == protocol).expect("listed") as u32 + 1
+}
+
+/// A connection id for `protocol` with 28 random bits.
+pub fn connection_id(protocol: Protocol, random: u32) -> u32 {
+    (protocol_code(protocol) << 28) | (random & 0x0fff_ffff)
+}
+
+/// The protocol a connection id names, if any.
+pub fn protocol_of(connection_id: u32) -> Option<Protocol> {
+    let code = (connection_id >> 28) as usize;
+    code.checked_sub(1).and_then(|i| Protocol::ALL.get(i).copied())
+}
+
+/// The protocol id the wire header carries for `protocol`'s family.
+pub fn wire_id(protocol: Protocol) -> ProtocolId {
+    if protocol.is_atp() {
+        ProtocolId::Atp
+    } else {
+        ProtocolId::Tcp
+    }
+}
+
+/// Whether the wire protocol id matches the protocol's family.
+pub fn wire_matches(protocol: Protocol, wire: ProtocolId) -> bool {
+    wire_id(protocol) == wire
+}
+
+/// A protocol with the settings both ends of a connection run.
+#[derive(Clone, Debug)]
+pub enum EngineConfig {
+    /// One of the ATP presets, as configured.
+    Atp(AtpConfig),
+    Tcp {
+        variant: TcpVariant,
+        config: TcpConfig,
+    },
+}
+
+impl EngineConfig {
+    /// `protocol` with the ATP settings `atp` makes from its preset, or the
+    /// TCP settings `tcp` gives.
+    pub fn new(
+        protocol: Protocol,
+        atp: impl FnOnce(AtpConfig) -> AtpConfig,
+        tcp: impl FnOnce() -> TcpConfig,
+    ) -> EngineConfig {
+        match TcpVariant::from_protocol(protocol) {
+            Some(variant) => EngineConfig::Tcp { variant, config: tcp() },
+            None => EngineConfig::Atp(atp(AtpConfig::for_protocol(protocol).expect("an ATP protocol"))),
+        }
+    }
+}
+
+/// The sending engine of one connection.
+pub enum SenderEngine {
+    Atp(AtpSender),
+    Tcp(TcpSender),
+}
+
+impl SenderEngine {
+    /// A sender that holds all of `data` from the start (the simulator's flows).
+    pub fn with_data(config: &EngineConfig, connection_id: u32, data: Vec<u8>, now: Instant) -> Self {
+        match config {
+            EngineConfig::Atp(c) => SenderEngine::Atp(AtpSender::new(c.clone(), connection_id, data, now)),
+            EngineConfig::Tcp { variant, config } => {
+                SenderEngine::Tcp(TcpSender::new(config.clone(), *variant, connection_id, data, now))
+            }
+        }
+    }
+    /// A sender the application writes into through [`SendStream`], holding
+    /// at most `window_bytes` (unacknowledged plus written, not yet sent).
+    pub fn streaming(config: &EngineConfig, connection_id: u32, window_bytes: usize, now: Instant) -> Self {
+        match config {
+            EngineConfig::Atp(c) => {
+                SenderEngine::Atp(AtpSender::streaming(c.clone(), connection_id, window_bytes, now))
+            }
+            EngineConfig::Tcp { variant, config } => {
+                SenderEngine::Tcp(TcpSender::streaming(config.clone(), *variant, connection_id, window_bytes, now))
+            }
+        }
+    }
+    /// The engine with its application side (writing the stream).
+    pub fn engine(&mut self) -> &mut dyn SendStream {
+        match self {
+            SenderEngine::Atp(e) => e,
+            SenderEngine::Tcp(e) => e,
+        }
+    }
+    /// The bare engine surface, for a driver that keeps `&mut dyn Engine`.
+    pub fn engine_mut(&mut self) -> &mut dyn Engine {
+        match self {
+            SenderEngine::Atp(e) => e,
+            SenderEngine::Tcp(e) => e,
+        }
+    }
+    pub fn engine_ref(&self) -> &dyn Engine {
+        match self {
+            SenderEngine::Atp(e) => e,
+            SenderEngine::Tcp(e) => e,
+        }
+    }
+}
+
+/// The receiving engine of one connection. Few exist at once, so the size
+/// difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum ReceiverEngine {
+    Atp(AtpReceiver),
+    Tcp(TcpReceiver),
+}
+
+impl ReceiverEngine {
+    pub fn new(config: &EngineConfig, connection_id: u32, now: Instant) -> Self {
+        match config {
+            EngineConfig::Atp(c) => ReceiverEngine::Atp(AtpReceiver::new(c.clone(), connection_id, now)),
+            EngineConfig::Tcp { config, .. } => {
+                ReceiverEngine::Tcp(TcpReceiver::new(config.clone(), connection_id, now))
+            }
+        }
+    }
+    /// The engine with its application side (reading the stream, the
+    /// commit confirmation).
+    pub fn engine(&mut self) -> &mut dyn ReceiveStream {
+        match self {
+            ReceiverEngine::Atp(e) => e,
+            ReceiverEngine::Tcp(e) => e,
+        }
+    }
+    /// The bare engine surface, for a driver that keeps `&mut dyn Engine`.
+    pub fn engine_mut(&mut self) -> &mut dyn Engine {
+        match self {
+            ReceiverEngine::Atp(e) => e,
+            ReceiverEngine::Tcp(e) => e,
+        }
+    }
+    pub fn engine_ref(&self) -> &dyn Engine {
+        match self {
+            ReceiverEngine::Atp(e) => e,
+            ReceiverEngine::Tcp(e) => e,
+        }
+    }
+    /// In-order bytes not yet taken.
+    pub fn take_delivered(&mut self) -> Vec<u8> {
+        self.engine().take_delivered()
+    }
+    /// The memory its out-of-order bytes are charged ([`crate::reorder`]).
+    pub fn reorder_charge(&self) -> u64 {
+        match self {
+            ReceiverEngine::Atp(e) => e.reorder_charge(),
+            ReceiverEngine::Tcp(e) => e.reorder_charge(),
+        }
+    }
+    /// The most its out-of-order bytes may be charged from now on.
+    pub fn set_reorder_limit(&mut self, bytes: u64) {
+        match self {
+            ReceiverEngine::Atp(e) => e.set_reorder_limit(bytes),
+            ReceiverEngine::Tcp(e) => e.set_reorder_limit(bytes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_ids_carry_the_protocol() {
+        for p in Protocol::ALL {
+            for r in [0, 1, 0x0fff_ffff, u32::MAX] {
+                assert_eq!(protocol_of(connection_id(p, r)), Some(p));
+            }
+        }
+        assert_eq!(protocol_of(0x0123_4567), None);
+        assert_eq!(protocol_of(0x7123_4567), None);
+    }
+
+    #[test]
+    fn each_protocol_builds_engines_of_its_family() {
+        for p in Protocol::ALL {
+            let config = EngineConfig::new(p, |c| c, TcpConfig::default);
+            let receiver = ReceiverEngine::new(&config, connection_id(p, 1), Instant::ZERO);
+            let sender = SenderEngine::with_data(&config, connection_id(p, 1), vec![1; 10], Instant::ZERO);
+            assert_eq!(matches!(receiver, ReceiverEngine::Atp(_)), p.is_atp(), "{p}");
+            assert_eq!(matches!(sender, SenderEngine::Atp(_)), p.is_atp(), "{p}");
+            assert!(
+                wire_matches(p, wire_id(p))
+                    && !wire_matches(p, if p.is_atp() { ProtocolId::Tcp } else { ProtocolId::Atp })
+            );
+        }
+    }
+}
