@@ -14,9 +14,10 @@
 use crate::driver::RelayClass;
 use crate::scenario::{FlowSpec, IP_UDP_HEADER_BYTES};
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
-use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
+use meshbed_proto::atp::AtpConfig;
+use meshbed_proto::connection::{EngineConfig, ReceiverEngine, SenderEngine};
 use meshbed_proto::engine::{Engine, EngineEvent, TraceSample};
-use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
+use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
 use meshbed_proto::Protocol;
 use rand::RngCore;
@@ -35,37 +36,6 @@ impl Side {
         match self {
             Side::Sender => "sender",
             Side::Receiver => "receiver",
-        }
-    }
-}
-
-/// The receiving engine, with the application read that the [`Engine`]
-/// surface does not cover.
-// One per flow, inside the flow's boxed `Transport`: the size difference
-// between the variants costs nothing worth an extra indirection.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Receiver {
-    Atp(AtpReceiver),
-    Tcp(TcpReceiver),
-}
-
-impl Receiver {
-    pub(crate) fn engine(&mut self) -> &mut dyn Engine {
-        match self {
-            Receiver::Atp(r) => r,
-            Receiver::Tcp(r) => r,
-        }
-    }
-    fn engine_ref(&self) -> &dyn Engine {
-        match self {
-            Receiver::Atp(r) => r,
-            Receiver::Tcp(r) => r,
-        }
-    }
-    pub(crate) fn take_delivered(&mut self) -> Vec<u8> {
-        match self {
-            Receiver::Atp(r) => r.take_delivered(),
-            Receiver::Tcp(r) => r.take_delivered(),
         }
     }
 }
@@ -187,8 +157,8 @@ pub(crate) type Send<'a> = dyn FnMut(u64, Vec<u8>) -> Result<(), String> + 'a;
 pub(crate) struct Transport {
     pub protocol: Protocol,
     pub bytes: u64,
-    pub sender: Box<dyn Engine>,
-    pub receiver: Receiver,
+    pub sender: SenderEngine,
+    pub receiver: ReceiverEngine,
     /// Index into the simulator's relay classes.
     pub relay_class: usize,
     /// Regenerates the data to check the receiver's bytes.
@@ -247,22 +217,9 @@ impl Transport {
         let mut data = vec![0u8; bytes as usize];
         ByteStream::new(rng.clone()).fill(&mut data);
         let verifier = ByteStream::new(rng);
-        let (sender, receiver): (Box<dyn Engine>, Receiver) = match TcpVariant::from_protocol(protocol) {
-            None => {
-                let cfg = atp_config(spec, protocol);
-                (
-                    Box::new(AtpSender::new(cfg.clone(), connection_id, data, start)),
-                    Receiver::Atp(AtpReceiver::new(cfg, connection_id, start)),
-                )
-            }
-            Some(variant) => {
-                let cfg = tcp_config(spec);
-                (
-                    Box::new(TcpSender::new(cfg.clone(), variant, connection_id, data, start)),
-                    Receiver::Tcp(TcpReceiver::new(cfg, connection_id, start)),
-                )
-            }
-        };
+        let config = EngineConfig::new(protocol, |_| atp_config(spec, protocol), || tcp_config(spec));
+        let sender = SenderEngine::with_data(&config, connection_id, data, start);
+        let receiver = ReceiverEngine::new(&config, connection_id, start);
         Transport {
             protocol,
             bytes,
@@ -448,13 +405,13 @@ impl Transport {
 
     pub(crate) fn engine(&mut self, side: Side) -> &mut dyn Engine {
         match side {
-            Side::Sender => &mut *self.sender,
-            Side::Receiver => self.receiver.engine(),
+            Side::Sender => self.sender.engine_mut(),
+            Side::Receiver => self.receiver.engine_mut(),
         }
     }
 
     pub(crate) fn sender_stats(&self) -> &meshbed_proto::engine::Stats {
-        self.sender.stats()
+        self.sender.engine_ref().stats()
     }
     pub(crate) fn receiver_stats(&self) -> &meshbed_proto::engine::Stats {
         self.receiver.engine_ref().stats()
