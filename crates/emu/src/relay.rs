@@ -8,9 +8,11 @@
 //! `iptables -I FORWARD -p udp -j NFQUEUE --queue-num N --queue-bypass` in
 //! its namespace (so that forwarding continues unstamped if it dies),
 //! stamps every forwarded UDP datagram whose payload is a meshbed ATP/TCP
-//! header (N_h + 1; on ATP data, SYN and FIN packets D_max = max(D_max, D),
-//! η·D when the node has forwarded nothing for `idle_after`, as
-//! `meshbed_proto::relay::Relay::stamp` does), fixes the UDP checksum and
+//! header with the one stamping rule, `meshbed_proto::relay::Stamper::stamp`
+//! (N_h + 1; on ATP data, SYN and FIN packets D_max = max(D_max, D), η·D
+//! when the node has forwarded nothing for `idle_after`; η per datagram from
+//! its N_h by default, [`parse_eta`]), with D from the node's delay file
+//! (`meshbed_net::delay::DelaySource::File`), fixes the UDP checksum and
 //! accepts the packet with its new payload. Other packets pass untouched.
 //! The rule is removed on exit, Ctrl-C or SIGTERM.
 
@@ -18,9 +20,9 @@ use crate::sys;
 use etherparse::{IpNumber, Ipv4Slice, UdpHeader, UdpSlice};
 use meshbed_core::{Duration, Instant};
 use meshbed_net::delay::DelaySource;
+use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::relay::{self, EtaRule};
 use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr};
-use meshbed_proto::atp::AtpConfig;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -92,7 +94,7 @@ pub fn adaptive_eta() -> EtaRule {
 /// datagram from the N_h it carries) or a fixed number ≥ 1 (`3`: default
 /// and aggressive ATP, seed 002 §4.1). A relay cannot tell from the header
 /// which ATP variant a flow runs, so one rule serves every flow through it
-/// (docs/PROTOCOLS.md, "η at the emulator's and real relays").
+/// (docs/PROTOCOLS.md, "The relay stamping rule in every driver").
 pub fn parse_eta(s: &str) -> Result<EtaRule, String> {
     if s == "adaptive" {
         return Ok(adaptive_eta());

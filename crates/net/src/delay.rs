@@ -19,8 +19,9 @@
 //! With `file` and `fixed`, a node whose channel looks idle offers η·D, as a
 //! relay does (seed 002 §4.1; seed 000 §V.A.3 for adaptive η); `e2e` already
 //! measures the flow's own effect and offers the estimate as it is.
-//! [`Stamper`] applies the source to datagrams; a relay program can use the
-//! same type on the datagrams it forwards.
+//! [`Stamper`] applies the source to datagrams with the one stamping rule,
+//! [`meshbed_proto::relay::Stamper::stamp`]; the emulator's relay daemon
+//! reads its node's delay file with the same [`DelaySource::File`].
 
 use meshbed_core::{Duration, Instant};
 use meshbed_proto::relay::{self, EtaRule, StampOutcome};
