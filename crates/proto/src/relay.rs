@@ -464,6 +464,75 @@ mod tests {
         assert_eq!(relay.current_delay(), Duration::from_millis(1));
     }
 
+    /// An ATP data packet with 10 bytes of data, N_h = 0 and D_max = 0.
+    fn atp_data() -> Vec<u8> {
+        let repr = Repr {
+            protocol: ProtocolId::Atp,
+            control: Control(0),
+            hop_count: 0,
+            connection_id: 1,
+            seq: 0,
+            ack: 0,
+            d_max_us: 0,
+            d_s_us: 0,
+            sack_blocks: vec![],
+            payload_len: 10,
+        };
+        let mut buf = vec![0; repr.buffer_len()];
+        repr.emit(&mut buf);
+        buf
+    }
+
+    /// Counts how often the rule asks for the node's delay.
+    struct Counting(u32);
+    impl DelaySource for Counting {
+        fn delay(&mut self, _now: Instant) -> Duration {
+            self.0 += 1;
+            Duration::from_micros(2_000)
+        }
+    }
+
+    #[test]
+    fn the_source_is_asked_only_when_d_max_is_written() {
+        let mut stamper = Stamper::new(EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let mut source = Counting(0);
+        let mut tcp = atp_data();
+        tcp[0] = ProtocolId::Tcp as u8;
+        stamper.stamp(t(1), &mut tcp, &mut source).unwrap();
+        assert!(stamper.stamp(t(2), &mut [0u8; 7], &mut source).is_err());
+        assert_eq!(source.0, 0);
+        let out = stamper.stamp(t(3), &mut atp_data(), &mut source).unwrap();
+        assert_eq!((source.0, out.d_max), (1, Duration::from_millis(2)));
+    }
+
+    #[test]
+    fn activity_of_any_datagram_keeps_the_node_busy() {
+        let mut stamper = Stamper::new(EtaRule::Fixed(3.0), Duration::from_millis(100));
+        // An unparsable datagram is still sent: activity.
+        assert!(stamper.stamp(t(1_000), &mut [0u8; 7], &mut Duration::from_micros(1)).is_err());
+        let out = stamper.stamp(t(1_100), &mut atp_data(), &mut Duration::from_micros(1_000)).unwrap();
+        assert!(!out.idle);
+        assert_eq!(out.d_max, Duration::from_millis(1));
+        let out = stamper.stamp(t(1_201), &mut atp_data(), &mut Duration::from_micros(1_000)).unwrap();
+        assert!(out.idle);
+        assert_eq!(out.d_max, Duration::from_millis(3));
+    }
+
+    #[test]
+    fn relay_scales_the_unrounded_average_when_idle() {
+        // Samples 166 833 ns then 166 834 ns: D = 166 833.25 ns. η·D =
+        // 500 499.75 ns → 500 500 ns → 501 µs; scaling the rounded D
+        // (166 833 ns) would give 500 499 ns → 500 µs. The simulator has
+        // always scaled the unrounded average.
+        let mut relay = Relay::new(RelayConfig::default());
+        relay.on_tx_report(t(1), t(1) - Duration::from_nanos(166_833), Some(t(1)));
+        relay.on_tx_report(t(2), t(2) - Duration::from_nanos(166_834), Some(t(2)));
+        assert_eq!(relay.current_delay(), Duration::from_nanos(166_833));
+        let out = relay.stamp(t(500), &mut atp_data()).unwrap();
+        assert!(out.idle);
+        assert_eq!(out.d_max, Duration::from_micros(501));
+    }
+
     #[test]
     fn idle_detector_boundary() {
         let mut relay = Relay::new(RelayConfig::default());
