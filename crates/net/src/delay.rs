@@ -392,6 +392,21 @@ mod tests {
     }
 
     #[test]
+    fn end_to_end_source_is_offered_without_eta_when_idle() {
+        let mut e = EndToEndEstimator::new(0.0);
+        e.on_data_sent(t(0), 0, 100);
+        e.on_feedback(t(1_000), 100, &[]);
+        e.on_data_sent(t(2_000), 100, 100);
+        e.on_feedback(t(5_000), 200, &[]);
+        assert_eq!(e.current(), Duration::from_millis(2));
+        let mut s = Stamper::new(DelaySource::EndToEnd(e), EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let mut p = data_packet(0, 10, 0);
+        let out = s.stamp(t(10_000), &mut p).unwrap();
+        assert!(out.idle, "a fresh sender is idle");
+        assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 2_000, "the estimate as it is, not η·D");
+    }
+
+    #[test]
     fn file_source_reads_microseconds_and_keeps_last_value_on_error() {
         let path = std::env::temp_dir().join(format!("meshbed-net-da-{}", std::process::id()));
         std::fs::write(&path, "1500\n").unwrap();
