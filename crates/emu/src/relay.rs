@@ -403,4 +403,32 @@ mod tests {
         let mut truncated = before[..25].to_vec();
         assert_eq!(s.stamp_ip(Instant::ZERO, &mut truncated, &mut Duration::from_nanos(0)), StampResult::NotOurs);
     }
+
+    #[test]
+    fn eta_is_adaptive_or_a_fixed_number() {
+        assert_eq!(parse_eta("adaptive"), Ok(EtaRule::ByHopCount { base: 3.0, per_hop: 0.5 }));
+        assert_eq!(RelayOptions::new(PathBuf::new()).eta, parse_eta("adaptive").unwrap());
+        assert_eq!(parse_eta("3"), Ok(EtaRule::Fixed(3.0)));
+        assert_eq!(parse_eta("1"), Ok(EtaRule::Fixed(1.0)));
+        for bad in ["0.99", "NaN", "inf", "", "per-hop"] {
+            assert!(parse_eta(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fragments_and_other_protocols_are_not_ours() {
+        let mut s = Stamper::new(EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let whole = ip_udp(&atp(Control(0), 0, 0));
+        let mut first_fragment = whole.clone();
+        first_fragment[6] |= 0x20;
+        let mut later_fragment = whole.clone();
+        later_fragment[7] = 1;
+        let mut icmp = whole.clone();
+        icmp[9] = 1;
+        for mut p in [first_fragment, later_fragment, icmp] {
+            let before = p.clone();
+            assert_eq!(s.stamp_ip(Instant::ZERO, &mut p, &mut Duration::from_micros(500)), StampResult::NotOurs);
+            assert_eq!(p, before);
+        }
+    }
 }
