@@ -107,9 +107,9 @@ pub struct RelayArgs {
     /// NFQUEUE number.
     #[arg(long, default_value_t = 0)]
     queue: u16,
-    /// Idle multiplier η (seed 002 §4.1).
-    #[arg(long, default_value_t = 3.0)]
-    eta: f64,
+    /// Idle multiplier η: `adaptive` (η = 3 + 0.5·(h − 1) from each datagram's hop count, seed 000 §V.A.3) or a fixed number ≥ 1 (`3`: default/aggressive ATP, seed 002 §4.1).
+    #[arg(long, default_value = "adaptive", value_parser = meshbed_emu::relay::parse_eta)]
+    eta: EtaRule,
     /// Observe ATP data delivered to this node (INPUT) instead of stamping forwarded packets.
     #[arg(long)]
     observe: bool,
@@ -301,11 +301,10 @@ pub fn relay(a: RelayArgs) -> Result<()> {
             "no --delay-file and no $MESHBED_DELAY_FILE (run it with `meshbed emu exec NODE -- meshbed relay`)",
         )?,
     };
-    anyhow::ensure!(a.eta.is_finite() && a.eta >= 1.0, "--eta {}: expected a number ≥ 1", a.eta);
     sys::install_stop_handlers();
     let mut options = RelayOptions::new(delay_file);
     options.queue_num = a.queue;
-    options.eta = EtaRule::Fixed(a.eta);
+    options.eta = a.eta;
     options.observe = a.observe;
     let ready_file = a.ready_file.clone();
     let counters = meshbed_emu::relay::run(&options, || {

@@ -8,15 +8,20 @@
 //! `iptables -I FORWARD -p udp -j NFQUEUE --queue-num N --queue-bypass` in
 //! its namespace (so that forwarding continues unstamped if it dies),
 //! stamps every forwarded UDP datagram whose payload is a meshbed ATP/TCP
-//! header (N_h + 1; on ATP data, SYN and FIN packets D_max = max(D_max, D),
-//! η·D when the node has forwarded nothing for `idle_after`, as
-//! `meshbed_proto::relay::Relay::stamp` does), fixes the UDP checksum and
+//! header with the one stamping rule, `meshbed_proto::relay::Stamper::stamp`
+//! (N_h + 1; on ATP data, SYN and FIN packets D_max = max(D_max, D), η·D
+//! when the node has forwarded nothing for `idle_after`; η per datagram from
+//! its N_h by default, [`parse_eta`]), with D from the node's delay file
+//! (`meshbed_net::delay::DelaySource::File`), fixes the UDP checksum and
 //! accepts the packet with its new payload. Other packets pass untouched.
 //! The rule is removed on exit, Ctrl-C or SIGTERM.
 
 use crate::sys;
+use etherparse::{IpNumber, Ipv4Slice, UdpHeader, UdpSlice};
 use meshbed_core::{Duration, Instant};
-use meshbed_proto::relay::EtaRule;
+use meshbed_net::delay::DelaySource;
+use meshbed_proto::atp::AtpConfig;
+use meshbed_proto::relay::{self, EtaRule};
 use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -27,6 +32,7 @@ pub struct RelayOptions {
     pub queue_num: u16,
     /// The node's delay file (µs, decimal), re-read at most every 10 ms.
     pub delay_file: PathBuf,
+    /// η for an idle node: [`adaptive_eta`] unless told otherwise.
     pub eta: EtaRule,
     pub idle_after: Duration,
     /// Install and remove the iptables rule (off when the caller manages it).
@@ -51,8 +57,8 @@ pub struct ObservedPath {
 impl ObservedPath {
     /// Records one arriving IPv4 packet if it carries ATP data.
     pub fn observe_ip(&mut self, ip: &[u8]) {
-        let Some((off, len)) = udp_payload_span(ip) else { return };
-        let Ok(repr) = Packet::new_checked(&ip[off + 8..off + len]).and_then(|p| Repr::parse(&p)) else { return };
+        let Some(span) = UdpSpan::of(ip) else { return };
+        let Ok(repr) = Packet::new_checked(&ip[span.payload()]).and_then(|p| Repr::parse(&p)) else { return };
         if repr.protocol != ProtocolId::Atp || repr.control.contains(Control::SACK_OPT) || repr.payload_len == 0 {
             return;
         }
@@ -70,11 +76,32 @@ impl RelayOptions {
         RelayOptions {
             queue_num: 0,
             delay_file,
-            eta: EtaRule::Fixed(3.0),
+            eta: adaptive_eta(),
             idle_after: Duration::from_millis(100),
             manage_rule: true,
             observe: false,
         }
+    }
+}
+
+/// Adaptive ATP's per-hop rule, η = 3 + 0.5·(h − 1) (seed 000 §V.A.3), as
+/// the simulator's relays apply it to adaptive ATP flows.
+pub fn adaptive_eta() -> EtaRule {
+    AtpConfig::adaptive().relay_config().eta
+}
+
+/// Parses the daemon's η rule: `adaptive` ([`adaptive_eta`], chosen per
+/// datagram from the N_h it carries) or a fixed number ≥ 1 (`3`: default
+/// and aggressive ATP, seed 002 §4.1). A relay cannot tell from the header
+/// which ATP variant a flow runs, so one rule serves every flow through it
+/// (docs/PROTOCOLS.md, "The relay stamping rule in every driver").
+pub fn parse_eta(s: &str) -> Result<EtaRule, String> {
+    if s == "adaptive" {
+        return Ok(adaptive_eta());
+    }
+    match s.parse::<f64>() {
+        Ok(eta) if eta.is_finite() && eta >= 1.0 => Ok(EtaRule::Fixed(eta)),
+        _ => Err(format!("`{s}`: expected `adaptive` (η = 3 + 0.5·(h − 1)) or a fixed η, a number ≥ 1")),
     }
 }
 
@@ -91,35 +118,10 @@ pub struct RelayCounters {
     pub delay_read_errors: u64,
 }
 
-/// The node's delay as the daemon sees it.
-struct DelayFile {
-    path: PathBuf,
-    value: Duration,
-    read_at: Option<std::time::Instant>,
-    errors: u64,
-}
-
-impl DelayFile {
-    fn current(&mut self) -> Duration {
-        let now = std::time::Instant::now();
-        if self.read_at.map_or(true, |t| now.duration_since(t) >= std::time::Duration::from_millis(10)) {
-            self.read_at = Some(now);
-            // A failed read keeps the last good value: the medium may be
-            // between its write and its rename.
-            match std::fs::read_to_string(&self.path).ok().and_then(|t| t.trim().parse::<u64>().ok()) {
-                Some(us) => self.value = Duration::from_micros(us),
-                None => self.errors += 1,
-            }
-        }
-        self.value
-    }
-}
-
-/// The stamping state: the node's delay and its idle detector.
+/// The stamping state: the one stamping rule with the daemon's η and idle
+/// detector; the delay comes from the caller.
 pub struct Stamper {
-    eta: EtaRule,
-    idle_after: Duration,
-    last_activity: Option<Instant>,
+    rule: relay::Stamper,
 }
 
 /// What [`Stamper::stamp_ip`] did to a packet.
@@ -133,107 +135,96 @@ pub enum StampResult {
 
 impl Stamper {
     pub fn new(eta: EtaRule, idle_after: Duration) -> Self {
-        Stamper { eta, idle_after, last_activity: None }
+        Stamper { rule: relay::Stamper::new(eta, idle_after) }
     }
 
-    /// Stamps the IPv4 packet `ip` in place at `now` with the node's delay
-    /// `delay` and fixes the UDP checksum.
-    pub fn stamp_ip(&mut self, now: Instant, ip: &mut [u8], delay: impl FnOnce() -> Duration) -> StampResult {
-        let Some((udp_off, udp_len)) = udp_payload_span(ip) else { return StampResult::NotOurs };
-        let payload_off = udp_off + 8;
-        let datagram = &mut ip[payload_off..udp_off + udp_len];
-        let Ok(repr) = Packet::new_checked(&*datagram).and_then(|p| Repr::parse(&p)) else {
+    /// Stamps the IPv4 packet `ip`, which the node forwards at `now`, in
+    /// place with the node's delay from `source`
+    /// ([`meshbed_proto::relay::Stamper::stamp`]) and fixes the UDP checksum.
+    /// Every packet counts as channel activity, ours or not: the node
+    /// transmits it ([`meshbed_proto::relay::ChannelActivity`]).
+    pub fn stamp_ip(&mut self, now: Instant, ip: &mut [u8], source: &mut impl relay::DelaySource) -> StampResult {
+        let Some(span) = UdpSpan::of(ip) else {
+            self.rule.note_channel_busy(now);
             return StampResult::NotOurs;
         };
-        let idle = self.last_activity.map_or(true, |t| now.saturating_since(t) > self.idle_after);
-        self.last_activity = Some(now);
-        let hop_count = repr.hop_count.saturating_add(1);
-        let mut packet = Packet::new_unchecked(&mut *datagram);
-        packet.set_hop_count(hop_count);
-        let mut raised = false;
-        // seed 002 §4.1: data, probes and FINs collect the path's largest
-        // delay; feedback carries the receiver's D_avg back and TCP never
-        // reads D_max.
-        if repr.protocol == ProtocolId::Atp && !repr.control.contains(Control::SACK_OPT) {
-            let d = delay();
-            let offered = if idle { Duration::from_secs_f64(d.as_secs_f64() * self.eta.eta(hop_count)) } else { d };
-            let offered_us = u32::try_from((offered.as_nanos() + 500) / 1_000).unwrap_or(u32::MAX);
-            if offered_us > repr.d_max_us {
-                packet.set_d_max_us(offered_us);
-                raised = true;
+        match self.rule.stamp(now, &mut ip[span.payload()], source) {
+            Ok(outcome) => {
+                span.fix_checksum(ip);
+                StampResult::Stamped { raised: outcome.raised }
             }
+            // Left untouched by the rule.
+            Err(_) => StampResult::NotOurs,
         }
-        fix_udp_checksum(ip, udp_off, udp_len);
-        StampResult::Stamped { raised }
     }
 }
 
-/// The UDP header's offset and the UDP length (header + payload) of an
-/// IPv4 packet, if it is an unfragmented UDP datagram that fits.
-pub fn udp_payload_span(ip: &[u8]) -> Option<(usize, usize)> {
-    if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 17 {
-        return None;
-    }
-    let ihl = usize::from(ip[0] & 0x0f) * 4;
-    let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-    let frag = u16::from_be_bytes([ip[6], ip[7]]);
-    // More fragments, or a fragment offset: not a whole datagram.
-    if ihl < 20 || total > ip.len() || total < ihl + 8 || frag & 0x3fff != 0 {
-        return None;
-    }
-    let udp_len = usize::from(u16::from_be_bytes([ip[ihl + 4], ip[ihl + 5]]));
-    if udp_len < 8 || ihl + udp_len > total {
-        return None;
-    }
-    Some((ihl, udp_len))
+/// Where the UDP datagram of an IPv4 packet lies, found with etherparse: a
+/// whole (unfragmented) datagram directly after the IPv4 header, with a
+/// UDP length that fits in the packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct UdpSpan {
+    /// The UDP header's offset in the packet.
+    pub udp_off: usize,
+    /// The UDP length (header + payload).
+    pub udp_len: usize,
+    source: [u8; 4],
+    destination: [u8; 4],
 }
 
-fn sum16(data: &[u8], mut acc: u32) -> u32 {
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        acc += u32::from(u16::from_be_bytes([c[0], c[1]]));
+impl UdpSpan {
+    pub fn of(ip: &[u8]) -> Option<UdpSpan> {
+        let packet = Ipv4Slice::from_slice(ip).ok()?;
+        let header = packet.header();
+        // The protocol field itself (not a UDP behind an authentication
+        // header, which a rewrite would break), and a whole datagram.
+        if header.protocol() != IpNumber::UDP || packet.is_payload_fragmented() {
+            return None;
+        }
+        let udp = UdpSlice::from_slice(packet.payload().payload).ok()?;
+        // A zero length (IPv6 jumbograms only) is no IPv4 datagram.
+        if usize::from(udp.length()) < UdpHeader::LEN {
+            return None;
+        }
+        Some(UdpSpan {
+            udp_off: header.slice().len(),
+            udp_len: udp.slice().len(),
+            source: header.source(),
+            destination: header.destination(),
+        })
     }
-    if let [last] = chunks.remainder() {
-        acc += u32::from(*last) << 8;
+
+    /// The UDP payload's byte range in the packet.
+    pub fn payload(&self) -> std::ops::Range<usize> {
+        self.udp_off + UdpHeader::LEN..self.udp_off + self.udp_len
     }
-    acc
+
+    /// The checksum the UDP datagram in `ip` should carry (RFC 768, IPv4
+    /// pseudo-header), or `None` when it is sent without one (zero).
+    fn expected_checksum(&self, ip: &[u8]) -> Option<u16> {
+        let (header, payload) = UdpHeader::from_slice(&ip[self.udp_off..self.udp_off + self.udp_len]).ok()?;
+        if header.checksum == 0 {
+            return None;
+        }
+        // The length fits: it came from the UDP header.
+        header.calc_checksum_ipv4_raw(self.source, self.destination, payload).ok()
+    }
+
+    /// Recomputes the UDP checksum after the payload changed. A datagram
+    /// sent without a checksum keeps none.
+    pub fn fix_checksum(&self, ip: &mut [u8]) {
+        if let Some(c) = self.expected_checksum(ip) {
+            ip[self.udp_off + 6..self.udp_off + 8].copy_from_slice(&c.to_be_bytes());
+        }
+    }
 }
 
-fn fold(mut acc: u32) -> u16 {
-    while acc >> 16 != 0 {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    !(acc as u16)
-}
-
-/// Recomputes the UDP checksum (RFC 768, with the IPv4 pseudo-header). A
-/// datagram sent without a checksum (0) keeps none.
-pub fn fix_udp_checksum(ip: &mut [u8], udp_off: usize, udp_len: usize) {
-    if ip[udp_off + 6] == 0 && ip[udp_off + 7] == 0 {
-        return;
-    }
-    ip[udp_off + 6] = 0;
-    ip[udp_off + 7] = 0;
-    let mut acc = sum16(&ip[12..20], 0);
-    acc += 17 + udp_len as u32;
-    acc = sum16(&ip[udp_off..udp_off + udp_len], acc);
-    let mut c = fold(acc);
-    if c == 0 {
-        c = 0xffff;
-    }
-    ip[udp_off + 6..udp_off + 8].copy_from_slice(&c.to_be_bytes());
-}
-
-/// Whether a UDP checksum verifies (zero = none, valid).
+/// Whether `ip` is an IPv4/UDP packet whose UDP checksum verifies (zero =
+/// none, valid).
 pub fn udp_checksum_ok(ip: &[u8]) -> bool {
-    let Some((off, len)) = udp_payload_span(ip) else { return false };
-    if ip[off + 6] == 0 && ip[off + 7] == 0 {
-        return true;
-    }
-    let mut acc = sum16(&ip[12..20], 0);
-    acc += 17 + len as u32;
-    acc = sum16(&ip[off..off + len], acc);
-    fold(acc) == 0
+    let Some(span) = UdpSpan::of(ip) else { return false };
+    let stored = u16::from_be_bytes([ip[span.udp_off + 6], ip[span.udp_off + 7]]);
+    span.expected_checksum(ip).is_none_or(|c| c == stored)
 }
 
 fn rule_args(op: &str, chain: &str, queue_num: u16) -> Vec<String> {
@@ -281,7 +272,9 @@ pub fn run(options: &RelayOptions, ready: impl FnOnce()) -> std::io::Result<Rela
         RuleGuard(None)
     };
     ready();
-    let mut delay = DelayFile { path: options.delay_file.clone(), value: Duration::ZERO, read_at: None, errors: 0 };
+    // Read at first use: the medium may not have written it yet.
+    let mut delay =
+        DelaySource::File { path: options.delay_file.clone(), value: Duration::ZERO, read_at: None, errors: 0 };
     let mut stamper = Stamper::new(options.eta, options.idle_after);
     let mut counters = RelayCounters::default();
     let start = std::time::Instant::now();
@@ -300,7 +293,7 @@ pub fn run(options: &RelayOptions, ready: impl FnOnce()) -> std::io::Result<Rela
             continue;
         }
         let mut ip = msg.get_payload().to_vec();
-        match stamper.stamp_ip(now, &mut ip, || delay.current()) {
+        match stamper.stamp_ip(now, &mut ip, &mut delay) {
             StampResult::NotOurs => counters.passed += 1,
             StampResult::Stamped { raised } => {
                 counters.stamped += 1;
@@ -311,7 +304,9 @@ pub fn run(options: &RelayOptions, ready: impl FnOnce()) -> std::io::Result<Rela
         msg.set_verdict(nfq::Verdict::Accept);
         queue.verdict(msg)?;
     }
-    counters.delay_read_errors = delay.errors;
+    if let DelaySource::File { errors, .. } = delay {
+        counters.delay_read_errors = errors;
+    }
     Ok(counters)
 }
 
@@ -323,20 +318,9 @@ mod tests {
     /// An IPv4/UDP packet 10.0.0.1:5000 → 10.0.0.4:6000 around `payload`,
     /// with a valid checksum.
     fn ip_udp(payload: &[u8]) -> Vec<u8> {
-        let total = 28 + payload.len();
-        let mut p = vec![0u8; total];
-        p[0] = 0x45;
-        p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-        p[8] = 64;
-        p[9] = 17;
-        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
-        p[16..20].copy_from_slice(&[10, 0, 0, 4]);
-        p[20..22].copy_from_slice(&5000u16.to_be_bytes());
-        p[22..24].copy_from_slice(&6000u16.to_be_bytes());
-        p[24..26].copy_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
-        p[26] = 0xff; // nonzero: a checksum is present
-        p[28..].copy_from_slice(payload);
-        fix_udp_checksum(&mut p, 20, 8 + payload.len());
+        let builder = etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 4], 64).udp(5000, 6000);
+        let mut p = Vec::with_capacity(builder.size(payload.len()));
+        builder.write(&mut p, payload).unwrap();
         p
     }
 
@@ -367,7 +351,19 @@ mod tests {
     #[test]
     fn checksum_matches_a_known_packet() {
         let p = ip_udp(b"hello");
+        // RFC 768 over the pseudo-header, worked by hand for this packet.
+        assert_eq!(p[26..28], [0x7d, 0x05]);
         assert!(udp_checksum_ok(&p));
+        let mut zeroed = p.clone();
+        zeroed[26..28].copy_from_slice(&[0, 0]);
+        assert!(udp_checksum_ok(&zeroed), "zero: sent without a checksum");
+        let span = UdpSpan::of(&zeroed).unwrap();
+        span.fix_checksum(&mut zeroed);
+        assert_eq!(zeroed[26..28], [0, 0], "a datagram without a checksum keeps none");
+        let mut wrong = zeroed.clone();
+        wrong[26] = 0x12;
+        span.fix_checksum(&mut wrong);
+        assert_eq!(wrong, p);
         let mut bad = p.clone();
         bad[30] ^= 1;
         assert!(!udp_checksum_ok(&bad));
@@ -379,16 +375,16 @@ mod tests {
         let t = |ms: u64| Instant::from_nanos(ms * 1_000_000);
         let mut p = ip_udp(&atp(Control(0), 0, 1));
         // Idle node: η·D.
-        assert_eq!(s.stamp_ip(t(0), &mut p, || Duration::from_micros(500)), StampResult::Stamped { raised: true });
+        assert_eq!(s.stamp_ip(t(0), &mut p, &mut Duration::from_micros(500)), StampResult::Stamped { raised: true });
         let r = parse(&p);
         assert_eq!((r.d_max_us, r.hop_count), (1500, 2));
         assert!(udp_checksum_ok(&p));
         // Busy: D; a larger D_max stays.
         let mut p = ip_udp(&atp(Control(0), 900, 2));
-        assert_eq!(s.stamp_ip(t(10), &mut p, || Duration::from_micros(500)), StampResult::Stamped { raised: false });
+        assert_eq!(s.stamp_ip(t(10), &mut p, &mut Duration::from_micros(500)), StampResult::Stamped { raised: false });
         assert_eq!((parse(&p).d_max_us, parse(&p).hop_count), (900, 3));
         let mut p = ip_udp(&atp(Control(0), 100, 0));
-        s.stamp_ip(t(20), &mut p, || Duration::from_micros(500));
+        s.stamp_ip(t(20), &mut p, &mut Duration::from_micros(500));
         assert_eq!(parse(&p).d_max_us, 500);
         assert!(udp_checksum_ok(&p));
     }
@@ -397,14 +393,42 @@ mod tests {
     fn feedback_keeps_d_max_and_others_pass() {
         let mut s = Stamper::new(EtaRule::Fixed(3.0), Duration::from_millis(100));
         let mut p = ip_udp(&atp(Control(Control::SACK_OPT), 777, 0));
-        s.stamp_ip(Instant::ZERO, &mut p, || Duration::from_micros(500));
+        s.stamp_ip(Instant::ZERO, &mut p, &mut Duration::from_micros(500));
         assert_eq!((parse(&p).d_max_us, parse(&p).hop_count), (777, 1));
         assert!(udp_checksum_ok(&p));
         let mut other = ip_udp(b"not a meshbed header at all, just bytes");
         let before = other.clone();
-        assert_eq!(s.stamp_ip(Instant::ZERO, &mut other, || Duration::ZERO), StampResult::NotOurs);
+        assert_eq!(s.stamp_ip(Instant::ZERO, &mut other, &mut Duration::from_nanos(0)), StampResult::NotOurs);
         assert_eq!(other, before);
         let mut truncated = before[..25].to_vec();
-        assert_eq!(s.stamp_ip(Instant::ZERO, &mut truncated, || Duration::ZERO), StampResult::NotOurs);
+        assert_eq!(s.stamp_ip(Instant::ZERO, &mut truncated, &mut Duration::from_nanos(0)), StampResult::NotOurs);
+    }
+
+    #[test]
+    fn eta_is_adaptive_or_a_fixed_number() {
+        assert_eq!(parse_eta("adaptive"), Ok(EtaRule::ByHopCount { base: 3.0, per_hop: 0.5 }));
+        assert_eq!(RelayOptions::new(PathBuf::new()).eta, parse_eta("adaptive").unwrap());
+        assert_eq!(parse_eta("3"), Ok(EtaRule::Fixed(3.0)));
+        assert_eq!(parse_eta("1"), Ok(EtaRule::Fixed(1.0)));
+        for bad in ["0.99", "NaN", "inf", "", "per-hop"] {
+            assert!(parse_eta(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fragments_and_other_protocols_are_not_ours() {
+        let mut s = Stamper::new(EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let whole = ip_udp(&atp(Control(0), 0, 0));
+        let mut first_fragment = whole.clone();
+        first_fragment[6] |= 0x20;
+        let mut later_fragment = whole.clone();
+        later_fragment[7] = 1;
+        let mut icmp = whole.clone();
+        icmp[9] = 1;
+        for mut p in [first_fragment, later_fragment, icmp] {
+            let before = p.clone();
+            assert_eq!(s.stamp_ip(Instant::ZERO, &mut p, &mut Duration::from_micros(500)), StampResult::NotOurs);
+            assert_eq!(p, before);
+        }
     }
 }

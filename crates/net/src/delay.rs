@@ -19,11 +19,12 @@
 //! With `file` and `fixed`, a node whose channel looks idle offers η·D, as a
 //! relay does (seed 002 §4.1; seed 000 §V.A.3 for adaptive η); `e2e` already
 //! measures the flow's own effect and offers the estimate as it is.
-//! [`Stamper`] applies the source to datagrams; a relay program can use the
-//! same type on the datagrams it forwards.
+//! [`Stamper`] applies the source to datagrams with the one stamping rule,
+//! [`meshbed_proto::relay::Stamper::stamp`]; the emulator's relay daemon
+//! reads its node's delay file with the same [`DelaySource::File`].
 
 use meshbed_core::{Duration, Instant};
-use meshbed_proto::relay::EtaRule;
+use meshbed_proto::relay::{self, EtaRule, StampOutcome};
 use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr, WireError};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -246,10 +247,21 @@ impl DelaySource {
             }
         }
     }
+}
 
-    /// Whether the idle multiplier η applies (per-node sources only).
-    fn is_per_node(&self) -> bool {
-        !matches!(self, DelaySource::EndToEnd(_))
+/// `file:` and `fixed:` are per-node delays, which an idle node scales by η
+/// (seed 002 §4.1); `e2e` already measures the flow's own contention along
+/// the path and is offered as it is.
+impl relay::DelaySource for DelaySource {
+    fn delay(&mut self, now: Instant) -> Duration {
+        self.current(now)
+    }
+
+    fn idle_delay(&mut self, now: Instant, eta: f64) -> Duration {
+        match self {
+            DelaySource::EndToEnd(e) => e.current(),
+            _ => relay::eta_times(eta, self.current(now).as_nanos() as f64),
+        }
     }
 }
 
@@ -264,66 +276,45 @@ pub struct StampCounters {
     pub file_errors: u64,
 }
 
-/// Applies a node's [`DelaySource`] to the datagrams it sends or forwards:
-/// N_h + 1 on every ATP/TCP datagram; on ATP data, SYN and FIN packets
-/// D_max = max(D_max, D), with D = η·D when the node has sent nothing for
-/// `idle_after` and the source is per node ([`meshbed_proto::relay::Relay::stamp`]
-/// does the same with D from MAC reports).
+/// Applies a node's [`DelaySource`] to the datagrams it sends or forwards,
+/// with the one stamping rule, [`meshbed_proto::relay::Stamper::stamp`]
+/// (N_h + 1 on every ATP/TCP datagram; on ATP data, SYN and FIN packets
+/// D_max = max(D_max, D), η·D when the node's channel is idle), and feeds an
+/// end-to-end source the data it sends.
 #[derive(Clone, Debug)]
 pub struct Stamper {
     pub source: DelaySource,
-    eta: EtaRule,
-    idle_after: Duration,
-    last_activity: Option<Instant>,
+    rule: relay::Stamper,
     pub counters: StampCounters,
 }
 
 impl Stamper {
     pub fn new(source: DelaySource, eta: EtaRule, idle_after: Duration) -> Self {
-        Stamper { source, eta, idle_after, last_activity: None, counters: StampCounters::default() }
+        Stamper { source, rule: relay::Stamper::new(eta, idle_after), counters: StampCounters::default() }
     }
 
     /// Stamps `datagram` in place before it is sent at `now`.
-    pub fn stamp(&mut self, now: Instant, datagram: &mut [u8]) -> Result<(), WireError> {
-        let idle = match self.last_activity {
-            None => true,
-            Some(t) => now.saturating_since(t) > self.idle_after,
-        };
-        self.last_activity = Some(now);
-        let repr = match Packet::new_checked(&*datagram).and_then(|p| Repr::parse(&p)) {
-            Ok(r) => r,
+    pub fn stamp(&mut self, now: Instant, datagram: &mut [u8]) -> Result<StampOutcome, WireError> {
+        let outcome = match self.rule.stamp(now, datagram, &mut self.source) {
+            Ok(o) => o,
             Err(e) => {
                 self.counters.unparsable += 1;
                 return Err(e);
             }
         };
-        let hop_count = repr.hop_count.saturating_add(1);
-        let mut packet = Packet::new_unchecked(&mut *datagram);
-        packet.set_hop_count(hop_count);
         self.counters.stamped += 1;
-        if let DelaySource::EndToEnd(e) = &mut self.source {
-            if repr.protocol == ProtocolId::Atp || repr.protocol == ProtocolId::Tcp {
-                e.on_data_sent(now, repr.seq, repr.payload_len);
+        self.counters.raised += u64::from(outcome.raised);
+        match &mut self.source {
+            DelaySource::EndToEnd(e) => {
+                // It parsed a moment ago.
+                if let Ok(repr) = Packet::new_checked(&*datagram).and_then(|p| Repr::parse(&p)) {
+                    e.on_data_sent(now, repr.seq, repr.payload_len);
+                }
             }
+            DelaySource::File { errors, .. } => self.counters.file_errors = *errors,
+            DelaySource::Fixed(_) => {}
         }
-        if repr.protocol != ProtocolId::Atp || repr.control.contains(Control::SACK_OPT) {
-            return Ok(());
-        }
-        let d = self.source.current(now);
-        let offered = if idle && self.source.is_per_node() {
-            Duration::from_secs_f64(d.as_secs_f64() * self.eta.eta(hop_count))
-        } else {
-            d
-        };
-        let offered_us = u32::try_from((offered.as_nanos() + 500) / 1000).unwrap_or(u32::MAX);
-        if offered_us > repr.d_max_us {
-            packet.set_d_max_us(offered_us);
-            self.counters.raised += 1;
-        }
-        if let DelaySource::File { errors, .. } = &self.source {
-            self.counters.file_errors = *errors;
-        }
-        Ok(())
+        Ok(outcome)
     }
 
     /// Feeds a datagram received from the peer (feedback/ACKs) to an
@@ -398,6 +389,21 @@ mod tests {
         let mut p = data_packet(20, 10, 900);
         s.stamp(t(60), &mut p).unwrap();
         assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 900, "a larger D_max stays");
+    }
+
+    #[test]
+    fn end_to_end_source_is_offered_without_eta_when_idle() {
+        let mut e = EndToEndEstimator::new(0.0);
+        e.on_data_sent(t(0), 0, 100);
+        e.on_feedback(t(1_000), 100, &[]);
+        e.on_data_sent(t(2_000), 100, 100);
+        e.on_feedback(t(5_000), 200, &[]);
+        assert_eq!(e.current(), Duration::from_millis(2));
+        let mut s = Stamper::new(DelaySource::EndToEnd(e), EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let mut p = data_packet(0, 10, 0);
+        let out = s.stamp(t(10_000), &mut p).unwrap();
+        assert!(out.idle, "a fresh sender is idle");
+        assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 2_000, "the estimate as it is, not η·D");
     }
 
     #[test]

@@ -17,8 +17,16 @@
 //! contend with itself at up to η neighbouring hops (seed 002 §4.1: η = 3
 //! for CSMA/CA; seed 000 §V.A.3: η = 3 + 0.5·(h − 1) for adaptive ATP).
 //!
-//! [`Relay`] is sans-IO and has no clock: a driver (simulator MAC, emulator,
-//! or a real node's netfilter hook) calls, on each node:
+//! The rule itself is [`Stamper::stamp`], the one copy every driver calls:
+//! the simulator through [`Relay`], the emulator's netfilter daemon and a
+//! real sender (meshbed-emu, meshbed-net) with their own [`DelaySource`]
+//! (the node's exported delay file, a constant). It does no I/O and reads no
+//! clock; what counts as channel activity is defined once, on
+//! [`ChannelActivity`].
+//!
+//! [`Relay`] is the simulator's node: a [`Stamper`] whose delay source is
+//! the node's average of tx reports ([`DelayAverage`]). A driver (simulator
+//! MAC, emulator) calls, on each node:
 //!
 //! 1. [`Relay::stamp`] on every ATP/TCP datagram the node is about to put into
 //!    its transmit queue, *including the ones it originates* (so the first hop's
@@ -93,7 +101,7 @@ impl Default for RelayConfig {
     }
 }
 
-/// What [`Relay::stamp`] did to a datagram.
+/// What [`Stamper::stamp`] did to a datagram.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StampOutcome {
     pub protocol: ProtocolId,
@@ -111,86 +119,108 @@ pub struct StampOutcome {
     pub raised: bool,
 }
 
-/// One node's delay average and stamping state. See the module doc for the
-/// calling order.
-#[derive(Clone, Debug)]
-pub struct Relay {
-    config: RelayConfig,
-    /// The EWMA in nanoseconds; `None` until the first complete tx report.
-    d_ns: Option<f64>,
-    /// Last time the node saw its channel in use.
-    last_activity: Option<Instant>,
-    samples: u64,
-    skipped_reports: u64,
+/// Where a node's delay D comes from: the simulator's and emulator's
+/// average of MAC tx reports ([`DelayAverage`]), a real node's `/proc`
+/// export or a constant (meshbed-net), or a plain [`Duration`].
+///
+/// [`Stamper::stamp`] asks only when it writes D_max (ATP data, SYN, FIN),
+/// so a source that reads a file is not read for other datagrams.
+pub trait DelaySource {
+    /// The node's delay D at `now`.
+    fn delay(&mut self, now: Instant) -> Duration;
+
+    /// What the node offers when its channel is idle: η·D (seed 002 §4.1).
+    /// A source overrides this only to scale a finer value than its whole
+    /// nanoseconds ([`DelayAverage`]) or when η does not apply to it (an
+    /// end-to-end estimate already measures the flow's own contention).
+    fn idle_delay(&mut self, now: Instant, eta: f64) -> Duration {
+        eta_times(eta, self.delay(now).as_nanos() as f64)
+    }
 }
 
-impl Relay {
-    pub fn new(config: RelayConfig) -> Self {
-        Relay { config, d_ns: None, last_activity: None, samples: 0, skipped_reports: 0 }
+/// A constant delay.
+impl DelaySource for Duration {
+    fn delay(&mut self, _now: Instant) -> Duration {
+        *self
+    }
+}
+
+/// η·D for a delay of `delay_ns` nanoseconds, rounded to whole nanoseconds.
+/// The one place η meets D, so every driver scales alike.
+pub fn eta_times(eta: f64, delay_ns: f64) -> Duration {
+    Duration::from_secs_f64(eta * delay_ns / 1e9)
+}
+
+/// When a node last saw its channel in use, for the idle test of seed 002
+/// §4.1 ("when there is no other traffic around the node ... when the node
+/// observes an idle channel", η·D instead of D; the documents give no
+/// further definition).
+///
+/// Channel activity, the same for every driver: the node transmits a
+/// datagram (every datagram offered to [`Stamper::stamp`], whether it
+/// parses or not, whatever protocol it carries: the node sends it either
+/// way), the MAC reports a frame finished ([`Relay::on_tx_report`]), or the
+/// driver sees the channel busy (an overheard frame, carrier sense:
+/// [`Stamper::note_channel_busy`]). A driver that only sees the packets it
+/// forwards (a netfilter daemon, a user-level sender) reports those.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelActivity {
+    idle_after: Duration,
+    last: Option<Instant>,
+}
+
+impl ChannelActivity {
+    /// A node that has seen nothing yet is idle; it stays busy for
+    /// `idle_after` after each activity.
+    pub fn new(idle_after: Duration) -> Self {
+        ChannelActivity { idle_after, last: None }
     }
 
-    pub fn config(&self) -> &RelayConfig {
-        &self.config
+    /// The channel was in use at `now`.
+    pub fn note(&mut self, now: Instant) {
+        self.last = Some(self.last.map_or(now, |t| t.max(now)));
     }
 
-    /// The MAC finished a frame that entered the transmit queue at
-    /// `enqueued_at`. `tx_done_at` is `None` when the MAC gave no completion
-    /// time for this frame: ath5k reports a batch of frames with one
-    /// descriptor interrupt, timing only the last (seed 001 §3.1), so the
-    /// others have no sample and are skipped rather than given a made-up one.
-    /// Either way the report shows the channel in use.
-    pub fn on_tx_report(&mut self, now: Instant, enqueued_at: Instant, tx_done_at: Option<Instant>) {
-        self.note_channel_busy(now);
-        let Some(done) = tx_done_at else {
-            self.skipped_reports += 1;
-            return;
-        };
-        // seed 001 §3.1 eq. 3.1: the sample is Q_sample + T_sample = tx_done − enqueue.
-        let sample = done.saturating_since(enqueued_at).as_nanos() as f64;
-        let alpha = self.config.alpha;
-        self.d_ns = Some(match self.d_ns {
-            // The first sample seeds the average; starting from 0 would make a
-            // fresh node report a quarter of its real delay for a while.
-            None => sample,
-            Some(d) => alpha * d + (1.0 - alpha) * sample,
-        });
-        self.samples += 1;
-    }
-
-    /// The driver saw the channel around the node busy (an overheard frame,
-    /// carrier sense); only feeds the idle detector.
-    pub fn note_channel_busy(&mut self, now: Instant) {
-        self.last_activity = Some(self.last_activity.map_or(now, |t| t.max(now)));
-    }
-
-    /// The node's current average D = Q_t + T_t (`prior_delay` before any
-    /// sample).
-    pub fn current_delay(&self) -> Duration {
-        match self.d_ns {
-            None => self.config.prior_delay,
-            Some(d_ns) => Duration::from_secs_f64(d_ns / 1e9),
+    /// Whether the channel counts as idle at `now`: no activity for longer
+    /// than `idle_after` (a node that never saw any is idle).
+    pub fn is_idle(&self, now: Instant) -> bool {
+        match self.last {
+            None => true,
+            Some(t) => now.saturating_since(t) > self.idle_after,
         }
+    }
+}
+
+/// The stamping rule of every driver (simulator, emulator relay daemon, a
+/// real sender): the node's η rule and idle state. The delay comes from a
+/// [`DelaySource`] passed to each call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stamper {
+    eta: EtaRule,
+    activity: ChannelActivity,
+}
+
+impl Stamper {
+    pub fn new(eta: EtaRule, idle_after: Duration) -> Self {
+        Stamper { eta, activity: ChannelActivity::new(idle_after) }
+    }
+
+    pub fn eta(&self) -> EtaRule {
+        self.eta
+    }
+
+    /// The driver saw the channel around the node busy; only feeds the idle
+    /// detector.
+    pub fn note_channel_busy(&mut self, now: Instant) {
+        self.activity.note(now);
     }
 
     /// Whether the node would treat its channel as idle at `now`.
     pub fn is_idle(&self, now: Instant) -> bool {
-        match self.last_activity {
-            None => true,
-            Some(t) => now.saturating_since(t) > self.config.idle_after,
-        }
+        self.activity.is_idle(now)
     }
 
-    /// Complete tx reports averaged so far.
-    pub fn samples(&self) -> u64 {
-        self.samples
-    }
-
-    /// Tx reports without a completion time (batched interrupts), skipped.
-    pub fn skipped_reports(&self) -> u64 {
-        self.skipped_reports
-    }
-
-    /// Updates a datagram the node is about to transmit, in place.
+    /// Updates a datagram the node is about to transmit at `now`, in place.
     ///
     /// * Every ATP or TCP datagram: N_h += 1, saturating at 255 (seed 000
     ///   §V.A.3: "the data collection portion of ATP updates this field as the
@@ -199,18 +229,24 @@ impl Relay {
     ///   behaviour while N_h still gives both protocols the same path-length
     ///   statistic.
     /// * ATP packets other than feedback (data, SYN probe, FIN):
-    ///   D_max = max(D_max, D), with D = η·D_avg,node when idle (seed 002 §4.1
-    ///   and Fig. 6/7; seed 001 §3.2).
+    ///   D_max = max(D_max, D), with D = η·D when idle (seed 002 §4.1
+    ///   and Fig. 6/7; seed 001 §3.2), η from the rule and N_h after this
+    ///   node's increment.
     /// * ATP feedback (SACK-OPT) keeps its D_max: there the field carries the
     ///   receiver's D_avg back to the sender (seed 002 §4.2.1), which a relay
     ///   must not overwrite.
     ///
     /// A malformed datagram is left untouched and the error returned; it still
     /// counts as channel activity, since the node does transmit it.
-    pub fn stamp(&mut self, now: Instant, datagram: &mut [u8]) -> Result<StampOutcome, WireError> {
+    pub fn stamp(
+        &mut self,
+        now: Instant,
+        datagram: &mut [u8],
+        source: &mut (impl DelaySource + ?Sized),
+    ) -> Result<StampOutcome, WireError> {
         // Idle is judged before this packet counts as activity.
-        let idle = self.is_idle(now);
-        self.note_channel_busy(now);
+        let idle = self.activity.is_idle(now);
+        self.activity.note(now);
         let repr = Repr::parse(&Packet::new_checked(&*datagram)?)?;
         let hop_count = repr.hop_count.saturating_add(1);
         let mut packet = Packet::new_unchecked(&mut *datagram);
@@ -227,9 +263,7 @@ impl Relay {
                 raised: false,
             });
         }
-        let d_ns = self.d_ns.unwrap_or(self.config.prior_delay.as_nanos() as f64);
-        let offered_ns = if idle { self.config.eta.eta(hop_count) * d_ns } else { d_ns };
-        let offered = Duration::from_secs_f64(offered_ns / 1e9);
+        let offered = if idle { source.idle_delay(now, self.eta.eta(hop_count)) } else { source.delay(now) };
         let offered_us = duration_to_us(offered);
         let raised = offered_us > repr.d_max_us;
         if raised {
@@ -243,6 +277,142 @@ impl Relay {
             d_max: Duration::from_micros(u64::from(repr.d_max_us.max(offered_us))),
             raised,
         })
+    }
+}
+
+/// A node's average of its MAC's tx reports, seed 001 §3.1 eq. 3.1: the
+/// delay source of the simulator and the emulator.
+#[derive(Clone, Debug)]
+pub struct DelayAverage {
+    alpha: f64,
+    prior_delay: Duration,
+    /// The EWMA in nanoseconds; `None` until the first complete tx report.
+    /// Kept unrounded between samples, as the average is defined.
+    d_ns: Option<f64>,
+    samples: u64,
+    skipped_reports: u64,
+}
+
+impl DelayAverage {
+    pub fn new(alpha: f64, prior_delay: Duration) -> Self {
+        DelayAverage { alpha, prior_delay, d_ns: None, samples: 0, skipped_reports: 0 }
+    }
+
+    /// A frame that entered the transmit queue at `enqueued_at` finished at
+    /// `tx_done_at` (`None`: no completion time, see [`Relay::on_tx_report`]).
+    pub fn on_tx_report(&mut self, enqueued_at: Instant, tx_done_at: Option<Instant>) {
+        let Some(done) = tx_done_at else {
+            self.skipped_reports += 1;
+            return;
+        };
+        // seed 001 §3.1 eq. 3.1: the sample is Q_sample + T_sample = tx_done − enqueue.
+        let sample = done.saturating_since(enqueued_at).as_nanos() as f64;
+        let alpha = self.alpha;
+        self.d_ns = Some(match self.d_ns {
+            // The first sample seeds the average; starting from 0 would make a
+            // fresh node report a quarter of its real delay for a while.
+            None => sample,
+            Some(d) => alpha * d + (1.0 - alpha) * sample,
+        });
+        self.samples += 1;
+    }
+
+    fn d_ns(&self) -> f64 {
+        self.d_ns.unwrap_or(self.prior_delay.as_nanos() as f64)
+    }
+
+    /// The current average D = Q_t + T_t (`prior_delay` before any sample).
+    pub fn current(&self) -> Duration {
+        match self.d_ns {
+            None => self.prior_delay,
+            Some(d_ns) => Duration::from_secs_f64(d_ns / 1e9),
+        }
+    }
+
+    /// Complete tx reports averaged so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Tx reports without a completion time (batched interrupts), skipped.
+    pub fn skipped_reports(&self) -> u64 {
+        self.skipped_reports
+    }
+}
+
+impl DelaySource for DelayAverage {
+    fn delay(&mut self, _now: Instant) -> Duration {
+        self.current()
+    }
+
+    /// η times the unrounded average, so that rounding happens once, after
+    /// scaling (what the simulator has always computed).
+    fn idle_delay(&mut self, _now: Instant, eta: f64) -> Duration {
+        eta_times(eta, self.d_ns())
+    }
+}
+
+/// One node's delay average and stamping state: [`Stamper`] with a
+/// [`DelayAverage`] as its source. See the module doc for the calling order.
+#[derive(Clone, Debug)]
+pub struct Relay {
+    config: RelayConfig,
+    average: DelayAverage,
+    stamper: Stamper,
+}
+
+impl Relay {
+    pub fn new(config: RelayConfig) -> Self {
+        let average = DelayAverage::new(config.alpha, config.prior_delay);
+        let stamper = Stamper::new(config.eta, config.idle_after);
+        Relay { config, average, stamper }
+    }
+
+    pub fn config(&self) -> &RelayConfig {
+        &self.config
+    }
+
+    /// The MAC finished a frame that entered the transmit queue at
+    /// `enqueued_at`. `tx_done_at` is `None` when the MAC gave no completion
+    /// time for this frame: ath5k reports a batch of frames with one
+    /// descriptor interrupt, timing only the last (seed 001 §3.1), so the
+    /// others have no sample and are skipped rather than given a made-up one.
+    /// Either way the report shows the channel in use.
+    pub fn on_tx_report(&mut self, now: Instant, enqueued_at: Instant, tx_done_at: Option<Instant>) {
+        self.stamper.note_channel_busy(now);
+        self.average.on_tx_report(enqueued_at, tx_done_at);
+    }
+
+    /// The driver saw the channel around the node busy (an overheard frame,
+    /// carrier sense); only feeds the idle detector.
+    pub fn note_channel_busy(&mut self, now: Instant) {
+        self.stamper.note_channel_busy(now);
+    }
+
+    /// The node's current average D = Q_t + T_t (`prior_delay` before any
+    /// sample).
+    pub fn current_delay(&self) -> Duration {
+        self.average.current()
+    }
+
+    /// Whether the node would treat its channel as idle at `now`.
+    pub fn is_idle(&self, now: Instant) -> bool {
+        self.stamper.is_idle(now)
+    }
+
+    /// Complete tx reports averaged so far.
+    pub fn samples(&self) -> u64 {
+        self.average.samples()
+    }
+
+    /// Tx reports without a completion time (batched interrupts), skipped.
+    pub fn skipped_reports(&self) -> u64 {
+        self.average.skipped_reports()
+    }
+
+    /// [`Stamper::stamp`] with this node's average as the delay.
+    pub fn stamp(&mut self, now: Instant, datagram: &mut [u8]) -> Result<StampOutcome, WireError> {
+        self.stamper.stamp(now, datagram, &mut self.average)
     }
 }
 
@@ -292,6 +462,75 @@ mod tests {
         assert_eq!(relay.current_delay(), Duration::from_micros(400));
         relay.on_tx_report(t(10), t(9), Some(t(10)));
         assert_eq!(relay.current_delay(), Duration::from_millis(1));
+    }
+
+    /// An ATP data packet with 10 bytes of data, N_h = 0 and D_max = 0.
+    fn atp_data() -> Vec<u8> {
+        let repr = Repr {
+            protocol: ProtocolId::Atp,
+            control: Control(0),
+            hop_count: 0,
+            connection_id: 1,
+            seq: 0,
+            ack: 0,
+            d_max_us: 0,
+            d_s_us: 0,
+            sack_blocks: vec![],
+            payload_len: 10,
+        };
+        let mut buf = vec![0; repr.buffer_len()];
+        repr.emit(&mut buf);
+        buf
+    }
+
+    /// Counts how often the rule asks for the node's delay.
+    struct Counting(u32);
+    impl DelaySource for Counting {
+        fn delay(&mut self, _now: Instant) -> Duration {
+            self.0 += 1;
+            Duration::from_micros(2_000)
+        }
+    }
+
+    #[test]
+    fn the_source_is_asked_only_when_d_max_is_written() {
+        let mut stamper = Stamper::new(EtaRule::Fixed(3.0), Duration::from_millis(100));
+        let mut source = Counting(0);
+        let mut tcp = atp_data();
+        tcp[0] = ProtocolId::Tcp as u8;
+        stamper.stamp(t(1), &mut tcp, &mut source).unwrap();
+        assert!(stamper.stamp(t(2), &mut [0u8; 7], &mut source).is_err());
+        assert_eq!(source.0, 0);
+        let out = stamper.stamp(t(3), &mut atp_data(), &mut source).unwrap();
+        assert_eq!((source.0, out.d_max), (1, Duration::from_millis(2)));
+    }
+
+    #[test]
+    fn activity_of_any_datagram_keeps_the_node_busy() {
+        let mut stamper = Stamper::new(EtaRule::Fixed(3.0), Duration::from_millis(100));
+        // An unparsable datagram is still sent: activity.
+        assert!(stamper.stamp(t(1_000), &mut [0u8; 7], &mut Duration::from_micros(1)).is_err());
+        let out = stamper.stamp(t(1_100), &mut atp_data(), &mut Duration::from_micros(1_000)).unwrap();
+        assert!(!out.idle);
+        assert_eq!(out.d_max, Duration::from_millis(1));
+        let out = stamper.stamp(t(1_201), &mut atp_data(), &mut Duration::from_micros(1_000)).unwrap();
+        assert!(out.idle);
+        assert_eq!(out.d_max, Duration::from_millis(3));
+    }
+
+    #[test]
+    fn relay_scales_the_unrounded_average_when_idle() {
+        // Samples 166 833 ns then 166 834 ns: D = 166 833.25 ns. η·D =
+        // 500 499.75 ns → 500 500 ns → 501 µs; scaling the rounded D
+        // (166 833 ns) would give 500 499 ns → 500 µs. The simulator has
+        // always scaled the unrounded average.
+        let mut relay = Relay::new(RelayConfig::default());
+        relay.on_tx_report(t(1), t(1) - Duration::from_nanos(166_833), Some(t(1)));
+        relay.on_tx_report(t(2), t(2) - Duration::from_nanos(166_834), Some(t(2)));
+        assert_eq!(relay.current_delay(), Duration::from_nanos(166_833));
+        let out = relay.stamp(t(500), &mut atp_data()).unwrap();
+        assert!(out.idle);
+        assert_eq!(out.d_max, Duration::from_micros(501));
     }
 
     #[test]
