@@ -107,8 +107,8 @@ pub struct RelayArgs {
     /// NFQUEUE number.
     #[arg(long, default_value_t = 0)]
     queue: u16,
-    /// Idle multiplier η: `adaptive` (η = 3 + 0.5·(h − 1) from each datagram's hop count, seed 000 §V.A.3) or a fixed number ≥ 1 (`3`: default/aggressive ATP, seed 002 §4.1).
-    #[arg(long, default_value = "adaptive", value_parser = meshbed_emu::relay::parse_eta)]
+    /// Idle multiplier η: `auto` (each flow's ATP preset, named by its connection id: adaptive ATP's η = 3 + 0.5·(h − 1) from the datagram's hop count, seed 000 §V.A.3, else 3, seed 002 §4.1), `adaptive` (the per-hop rule for every flow) or a fixed number ≥ 1.
+    #[arg(long, default_value = "auto", value_parser = meshbed_emu::relay::parse_eta)]
     eta: EtaRule,
     /// Observe ATP data delivered to this node (INPUT) instead of stamping forwarded packets.
     #[arg(long)]

@@ -10,8 +10,8 @@
 //! stamps every forwarded UDP datagram whose payload is a meshbed ATP/TCP
 //! header with the one stamping rule, `meshbed_proto::relay::Stamper::stamp`
 //! (N_h + 1; on ATP data, SYN and FIN packets D_max = max(D_max, D), η·D
-//! when the node has forwarded nothing for `idle_after`; η per datagram from
-//! its N_h by default, [`parse_eta`]), with D from the node's delay file
+//! when the node has forwarded nothing for `idle_after`; by default η is the
+//! rule of the flow's own ATP preset, named by its connection id, [`parse_eta`]), with D from the node's delay file
 //! (`meshbed_net::delay::DelaySource::File`), fixes the UDP checksum and
 //! accepts the packet with its new payload. Other packets pass untouched.
 //! The rule is removed on exit, Ctrl-C or SIGTERM.
@@ -32,7 +32,8 @@ pub struct RelayOptions {
     pub queue_num: u16,
     /// The node's delay file (µs, decimal), re-read at most every 10 ms.
     pub delay_file: PathBuf,
-    /// η for an idle node: [`adaptive_eta`] unless told otherwise.
+    /// η for an idle node: the flow's own preset ([`EtaRule::ByConnectionId`])
+    /// unless told otherwise.
     pub eta: EtaRule,
     pub idle_after: Duration,
     /// Install and remove the iptables rule (off when the caller manages it).
@@ -76,7 +77,7 @@ impl RelayOptions {
         RelayOptions {
             queue_num: 0,
             delay_file,
-            eta: adaptive_eta(),
+            eta: EtaRule::ByConnectionId,
             idle_after: Duration::from_millis(100),
             manage_rule: true,
             observe: false,
@@ -90,18 +91,25 @@ pub fn adaptive_eta() -> EtaRule {
     AtpConfig::adaptive().relay_config().eta
 }
 
-/// Parses the daemon's η rule: `adaptive` ([`adaptive_eta`], chosen per
-/// datagram from the N_h it carries) or a fixed number ≥ 1 (`3`: default
-/// and aggressive ATP, seed 002 §4.1). A relay cannot tell from the header
-/// which ATP variant a flow runs, so one rule serves every flow through it
-/// (docs/PROTOCOLS.md, "The relay stamping rule in every driver").
+/// Parses the daemon's η rule: `auto` (the rule of the ATP preset the
+/// datagram's connection id names, as the simulator's per-flow relays apply
+/// it: adaptive ATP's per-hop η, η = 3 for default and aggressive),
+/// `adaptive` ([`adaptive_eta`] for every flow, chosen per datagram from the
+/// N_h it carries) or a fixed number ≥ 1 (`3`: default and aggressive ATP,
+/// seed 002 §4.1). The header does not say which ATP variant a flow runs;
+/// the connection id of a meshbed sender does (docs/PROTOCOLS.md, "The relay
+/// stamping rule in every driver").
 pub fn parse_eta(s: &str) -> Result<EtaRule, String> {
-    if s == "adaptive" {
-        return Ok(adaptive_eta());
+    match s {
+        "auto" => return Ok(EtaRule::ByConnectionId),
+        "adaptive" => return Ok(adaptive_eta()),
+        _ => {}
     }
     match s.parse::<f64>() {
         Ok(eta) if eta.is_finite() && eta >= 1.0 => Ok(EtaRule::Fixed(eta)),
-        _ => Err(format!("`{s}`: expected `adaptive` (η = 3 + 0.5·(h − 1)) or a fixed η, a number ≥ 1")),
+        _ => Err(format!(
+            "`{s}`: expected `auto` (each flow's preset), `adaptive` (η = 3 + 0.5·(h − 1)) or a fixed η, a number ≥ 1"
+        )),
     }
 }
 
@@ -405,9 +413,10 @@ mod tests {
     }
 
     #[test]
-    fn eta_is_adaptive_or_a_fixed_number() {
+    fn eta_is_auto_adaptive_or_a_fixed_number() {
+        assert_eq!(parse_eta("auto"), Ok(EtaRule::ByConnectionId));
+        assert_eq!(RelayOptions::new(PathBuf::new()).eta, EtaRule::ByConnectionId, "the default");
         assert_eq!(parse_eta("adaptive"), Ok(EtaRule::ByHopCount { base: 3.0, per_hop: 0.5 }));
-        assert_eq!(RelayOptions::new(PathBuf::new()).eta, parse_eta("adaptive").unwrap());
         assert_eq!(parse_eta("3"), Ok(EtaRule::Fixed(3.0)));
         assert_eq!(parse_eta("1"), Ok(EtaRule::Fixed(1.0)));
         for bad in ["0.99", "NaN", "inf", "", "per-hop"] {

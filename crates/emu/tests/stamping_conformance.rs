@@ -14,8 +14,10 @@ use meshbed_core::{Duration, Instant};
 use meshbed_emu::relay::{parse_eta, udp_checksum_ok, RelayOptions, StampResult, Stamper as IpStamper};
 use meshbed_net::delay::{DelaySource, Stamper as NetStamper};
 use meshbed_proto::atp::AtpConfig;
+use meshbed_proto::connection::{connection_id, protocol_of};
 use meshbed_proto::relay::{EtaRule, Relay, RelayConfig, Stamper};
 use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr, HEADER_LEN};
+use meshbed_proto::Protocol;
 use std::path::{Path, PathBuf};
 
 /// The channel history before the datagram is stamped.
@@ -42,6 +44,17 @@ struct Case {
 
 fn atp(control: u8, hop_count: u8, d_max_us: u32, payload_len: usize) -> Vec<u8> {
     datagram(ProtocolId::Atp, control, hop_count, d_max_us, payload_len, &[])
+}
+
+/// An ATP data packet of a `meshbed send` connection running `protocol`
+/// (its id names the protocol in its top four bits).
+fn atp_of(protocol: Protocol, hop_count: u8) -> Vec<u8> {
+    let d = atp(0, hop_count, 0, 100);
+    let mut repr = Repr::parse(&Packet::new_checked(&d[..]).unwrap()).unwrap();
+    repr.connection_id = connection_id(protocol, 0x5eed);
+    let mut buf = vec![0xa5; repr.buffer_len()];
+    repr.emit(&mut buf);
+    buf
 }
 
 fn datagram(
@@ -137,6 +150,11 @@ fn cases() -> Vec<Case> {
             Some((9_999, 1)),
         ),
         case("TCP ACK, idle", tcp_ack, D, "3", idle(), Some((0, 2))),
+        // `auto`: the rule of the preset the connection id names.
+        case("adaptive flow, idle, auto, h 2→3", atp_of(Protocol::AtpAdaptive, 2), D, "auto", idle(), Some((4938, 3))),
+        case("default flow, idle, auto, h 2→3", atp_of(Protocol::AtpDefault, 2), D, "auto", idle(), Some((3704, 3))),
+        case("aggressive flow, idle, auto", atp_of(Protocol::AtpAggressive, 4), D, "auto", idle(), Some((3704, 5))),
+        case("id without a protocol, idle, auto", data(2, 0), D, "auto", idle(), Some((3704, 3))),
         case("TCP data, busy", datagram(ProtocolId::Tcp, Control::ACK, 4, 3, 500, &[]), D, "3", busy(), Some((3, 5))),
         // Not a meshbed datagram: nobody touches it.
         case("truncated header", truncated, D, "3", idle(), None),
@@ -146,9 +164,14 @@ fn cases() -> Vec<Case> {
 }
 
 /// The relay configuration the simulator (and `meshbed send`) uses for the
-/// ATP variant whose relays a daemon runs with `--eta eta`.
-fn sim_config(eta: &str) -> RelayConfig {
+/// ATP variant whose relays a daemon runs with `--eta eta`; with `auto`, the
+/// variant the datagram's connection id names (default ATP if none).
+fn sim_config(eta: &str, datagram: &[u8]) -> RelayConfig {
     match eta {
+        "auto" => {
+            let id = Packet::new_checked(datagram).map(|p| p.connection_id()).unwrap_or(0);
+            protocol_of(id).and_then(AtpConfig::for_protocol).unwrap_or_default().relay_config()
+        }
         "adaptive" => AtpConfig::adaptive().relay_config(),
         "3" => AtpConfig::default().relay_config(),
         fixed => RelayConfig { eta: EtaRule::Fixed(fixed.parse().unwrap()), ..AtpConfig::default().relay_config() },
@@ -174,7 +197,7 @@ fn primed(case: &Case) -> bool {
 
 /// The rule itself, with the delay as a plain value.
 fn through_proto(case: &Case) -> Vec<u8> {
-    let config = sim_config(case.eta);
+    let config = sim_config(case.eta, &case.datagram);
     let mut stamper = Stamper::new(config.eta, config.idle_after);
     if primed(case) {
         assert!(stamper.stamp(T0, &mut PRIMING.to_vec(), &mut case.delay.clone()).is_err());
@@ -187,7 +210,7 @@ fn through_proto(case: &Case) -> Vec<u8> {
 /// The simulator's node: D from a MAC tx report (the first sample seeds the
 /// average), or the prior delay on a node that has sent nothing.
 fn through_sim(case: &Case) -> Vec<u8> {
-    let config = sim_config(case.eta);
+    let config = sim_config(case.eta, &case.datagram);
     let mut relay = if primed(case) {
         let mut relay = Relay::new(config);
         relay.on_tx_report(T0, T0 - case.delay, Some(T0));
@@ -203,7 +226,7 @@ fn through_sim(case: &Case) -> Vec<u8> {
 
 /// A sender's stamper (`meshbed send --delay fixed:` or `file:`).
 fn through_net(case: &Case, source: DelaySource) -> Vec<u8> {
-    let config = sim_config(case.eta);
+    let config = sim_config(case.eta, &case.datagram);
     let mut stamper = NetStamper::new(source, config.eta, config.idle_after);
     if primed(case) {
         assert!(stamper.stamp(T0, &mut PRIMING.to_vec()).is_err());
@@ -320,6 +343,8 @@ fn the_table_covers_idle_busy_fixed_adaptive_and_garbage() {
     assert!(has(&|c| c.history == History::Fresh));
     assert!(has(&|c| c.history == busy() && c.eta == "adaptive"));
     assert!(has(&|c| c.eta != "adaptive" && c.history == idle()));
+    assert!(has(&|c| c.eta == "auto" && c.expect.is_some_and(|(d, _)| d == 4938)), "auto applies adaptive's rule");
+    assert!(has(&|c| c.eta == "auto" && c.expect.is_some_and(|(d, _)| d == 3704)), "auto applies η = 3");
     assert!(has(&|c| c.expect.is_none()));
     assert!(has(&|c| c.datagram[0] == ProtocolId::Tcp as u8));
 }

@@ -55,14 +55,31 @@ pub enum EtaRule {
     /// A node near the sender only knows the hops so far, not the whole path,
     /// so it projects less contention than one near the receiver.
     ByHopCount { base: f64, per_hop: f64 },
+    /// The rule of the ATP preset the datagram's connection id names: a
+    /// meshbed sender puts its protocol in the id's top four bits
+    /// ([`crate::connection::protocol_of`]), so a relay that cannot tell the
+    /// variant from the header still applies adaptive ATP's per-hop η to
+    /// adaptive flows and η = 3 to default and aggressive ones, as the
+    /// simulator's per-flow relays do. An id that names no ATP preset gets
+    /// default ATP's rule (seed 002 §4.1).
+    ByConnectionId,
 }
 
 impl EtaRule {
-    /// The multiplier for a packet carrying `hop_count` hops (after this node).
-    pub fn eta(self, hop_count: u8) -> f64 {
+    /// The multiplier for a packet carrying `hop_count` hops (after this
+    /// node) on connection `connection_id`.
+    pub fn eta(self, hop_count: u8, connection_id: u32) -> f64 {
         match self {
             EtaRule::Fixed(eta) => eta,
             EtaRule::ByHopCount { base, per_hop } => base + per_hop * f64::from(hop_count.max(1) - 1),
+            EtaRule::ByConnectionId => {
+                let preset =
+                    crate::connection::protocol_of(connection_id).and_then(crate::atp::AtpConfig::for_protocol);
+                match preset.unwrap_or_default().relay_config().eta {
+                    EtaRule::ByConnectionId => unreachable!("a preset names its own rule"),
+                    rule => rule.eta(hop_count, connection_id),
+                }
+            }
         }
     }
 }
@@ -263,7 +280,8 @@ impl Stamper {
                 raised: false,
             });
         }
-        let offered = if idle { source.idle_delay(now, self.eta.eta(hop_count)) } else { source.delay(now) };
+        let offered =
+            if idle { source.idle_delay(now, self.eta.eta(hop_count, repr.connection_id)) } else { source.delay(now) };
         let offered_us = duration_to_us(offered);
         let raised = offered_us > repr.d_max_us;
         if raised {
@@ -426,6 +444,7 @@ pub(crate) fn duration_to_us(d: Duration) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Protocol;
 
     fn t(ms: u64) -> Instant {
         Instant::from_nanos(ms * 1_000_000)
@@ -434,11 +453,26 @@ mod tests {
     #[test]
     fn eta_by_hop_count_follows_seed_000() {
         let rule = EtaRule::ByHopCount { base: 3.0, per_hop: 0.5 };
-        assert_eq!(rule.eta(1), 3.0);
-        assert_eq!(rule.eta(2), 3.5);
-        assert_eq!(rule.eta(5), 5.0);
+        assert_eq!(rule.eta(1, 0), 3.0);
+        assert_eq!(rule.eta(2, 0), 3.5);
+        assert_eq!(rule.eta(5, 0), 5.0);
         // A zero hop count (never incremented) is treated as one hop.
-        assert_eq!(rule.eta(0), 3.0);
+        assert_eq!(rule.eta(0, 0), 3.0);
+    }
+
+    #[test]
+    fn eta_by_connection_id_is_the_rule_of_the_flows_preset() {
+        use crate::connection::connection_id;
+        let rule = EtaRule::ByConnectionId;
+        let adaptive = connection_id(Protocol::AtpAdaptive, 0x5eed);
+        assert_eq!(rule.eta(1, adaptive), 3.0);
+        assert_eq!(rule.eta(3, adaptive), 4.0);
+        for fixed in [Protocol::AtpDefault, Protocol::AtpAggressive, Protocol::TcpReno] {
+            assert_eq!(rule.eta(3, connection_id(fixed, 0x5eed)), 3.0, "{fixed}");
+        }
+        // No protocol code (the simulator's random ids, other senders).
+        assert_eq!(rule.eta(3, 0x0000_5eed), 3.0);
+        assert_eq!(rule.eta(3, 0xf000_5eed), 3.0);
     }
 
     #[test]
