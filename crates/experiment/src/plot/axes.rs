@@ -1,0 +1,283 @@
+//! Axes: which values can be drawn, the range an axis covers, tick labels,
+//! and the one set-up of a chart (frame, coordinates, mesh) every figure
+//! uses.
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::render::{title_font, TextFix, DESC_SIZE, FONT, TICK_SIZE};
+
+/// Values beyond this magnitude are treated like infinities.
+const HUGE: f64 = 1e300;
+
+const GRID_COLOR: RGBColor = RGBColor(0xdc, 0xdc, 0xdc);
+const FINE_GRID_COLOR: RGBColor = RGBColor(0xf0, 0xf0, 0xf0);
+
+pub(super) fn usable(v: f64) -> bool {
+    v.is_finite() && v.abs() <= HUGE
+}
+
+pub(super) fn usable_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    points.iter().copied().filter(|&(x, y)| usable(x) && usable(y)).collect()
+}
+
+/// The smallest and largest usable value, if any.
+pub(super) fn extent(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    values.into_iter().filter(|v| usable(*v)).fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
+}
+
+/// How an axis range is derived from the data extent.
+#[derive(Clone, Copy)]
+pub(super) struct AxisRule {
+    /// Fraction of the span added on each side.
+    pub pad: f64,
+    /// Non-negative data (goodput, delay): never show negative values, and
+    /// start at zero when the data's minimum is near it.
+    pub zero_floor: bool,
+    /// Pad by at least half a unit (integer x values).
+    pub integer: bool,
+}
+
+pub(super) fn axis_range(extent: Option<(f64, f64)>, rule: AxisRule) -> (f64, f64) {
+    let Some((dlo, dhi)) = extent else {
+        return (0.0, 1.0);
+    };
+    let span = dhi - dlo;
+    let scale = dlo.abs().max(dhi.abs());
+    let (mut lo, mut hi) = if span <= scale * 1e-9 || span == 0.0 {
+        // All values (nearly) equal: give the axis a width around them.
+        let p = if scale == 0.0 { 1.0 } else { scale * 0.1 };
+        (dlo - p, dhi + p)
+    } else {
+        (dlo - span * rule.pad, dhi + span * rule.pad)
+    };
+    if rule.integer {
+        lo = lo.min(dlo - 0.5);
+        hi = hi.max(dhi + 0.5);
+    }
+    if rule.zero_floor && dlo >= 0.0 && (lo < 0.0 || dlo <= 0.4 * dhi) {
+        lo = 0.0;
+    }
+    if !(hi - lo).is_finite() || hi <= lo {
+        return (dlo.min(0.0), dhi.max(dlo + 1.0));
+    }
+    (lo, hi)
+}
+
+/// A time axis ends at a round number (60 s, not 59.9 s) when that adds
+/// little.
+pub(super) fn round_up_end((lo, hi): (f64, f64)) -> (f64, f64) {
+    let span = hi - lo;
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
+        return (lo, hi);
+    }
+    let step = 10f64.powf(span.log10().floor()) / 2.0;
+    let end = (hi / step).ceil() * step;
+    if end.is_finite() && end >= hi && end - lo <= span * 1.1 {
+        (lo, end)
+    } else {
+        (lo, hi)
+    }
+}
+
+/// A tick label: short, no floating-point noise.
+fn fmt_tick(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return "0".to_string();
+    }
+    let a = v.abs();
+    if !(1e-3..1e6).contains(&a) {
+        let s = format!("{v:.2e}");
+        // 1.50e3 -> 1.5e3
+        if let Some((m, e)) = s.split_once('e') {
+            let m = trim_zeros(m);
+            return format!("{m}e{e}");
+        }
+        return s;
+    }
+    trim_zeros(&format!("{v:.4}")).to_string()
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+fn fmt_int_tick(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        String::new()
+    }
+}
+
+/// The number of x labels for integer ticks: at most one per unit.
+pub(super) fn integer_label_count(lo: f64, hi: f64) -> usize {
+    let n = (hi.floor() - lo.ceil()) + 1.0;
+    if n.is_finite() && n >= 1.0 {
+        (n as usize).clamp(1, 12)
+    } else {
+        2
+    }
+}
+
+/// The space around one plotting area.
+#[derive(Clone, Copy)]
+pub(super) struct Frame {
+    pub margin: u32,
+    pub x_label_area: u32,
+}
+
+/// A figure of its own.
+pub(super) const FIGURE: Frame = Frame { margin: 20, x_label_area: 80 };
+/// One of the stacked panels of a trace figure.
+pub(super) const PANEL: Frame = Frame { margin: 16, x_label_area: 70 };
+
+/// What the axes say: descriptions and how many labels.
+pub(super) struct Mesh<'a> {
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    /// Label the x axis at integers only, with this many labels.
+    pub x_integer: Option<usize>,
+    pub y_labels: usize,
+}
+
+/// The chart type every figure draws on: linear x, and a y coordinate
+/// (linear or logarithmic) of f64 values.
+pub(super) type Chart<'a, DB, Y> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>;
+
+/// Sets up a chart on `area`: an optional caption, the frame, the
+/// coordinates `x` × `y` and the mesh.
+pub(super) fn chart<'a, DB, Y>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: Option<&str>,
+    frame: Frame,
+    x: (f64, f64),
+    y: Y,
+    mesh: &Mesh,
+    fix: TextFix,
+) -> Result<Chart<'a, DB, Y::CoordDescType>, DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut builder = ChartBuilder::on(area);
+    if let Some(caption) = caption {
+        builder.caption(caption, title_font());
+    }
+    let mut chart = builder
+        .margin(frame.margin)
+        .margin_right(36)
+        .x_label_area_size(frame.x_label_area)
+        .y_label_area_size(110)
+        .build_cartesian_2d(x.0..x.1, y)?;
+    draw_mesh(&mut chart, mesh, fix)?;
+    Ok(chart)
+}
+
+/// The usual mesh: grey grid, black axes, labelled axes, nice tick labels.
+fn draw_mesh<DB, Y>(
+    chart: &mut Chart<'_, DB, Y>,
+    m: &Mesh,
+    fix: TextFix,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let int_fmt = |v: &f64| fmt_int_tick(*v);
+    let float_fmt = |v: &f64| fmt_tick(*v);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(m.x_desc)
+        .y_desc(m.y_desc)
+        .axis_desc_style((FONT, DESC_SIZE).into_font().color(&BLACK))
+        .label_style((FONT, TICK_SIZE).into_font().color(&BLACK))
+        .bold_line_style(GRID_COLOR.stroke_width(1))
+        .light_line_style(FINE_GRID_COLOR.stroke_width(1))
+        .axis_style(BLACK.stroke_width(1))
+        .max_light_lines(1)
+        .y_label_offset(fix.y_label_dy)
+        .y_labels(m.y_labels)
+        .y_label_formatter(&float_fmt);
+    match m.x_integer {
+        Some(n) => {
+            mesh.x_labels(n).x_max_light_lines(0).x_label_formatter(&int_fmt);
+        }
+        None => {
+            mesh.x_labels(10).x_label_formatter(&float_fmt);
+        }
+    }
+    mesh.draw()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULE: AxisRule = AxisRule { pad: 0.05, zero_floor: false, integer: false };
+
+    #[test]
+    fn axis_ranges_have_width() {
+        assert_eq!(axis_range(None, RULE), (0.0, 1.0));
+        let (lo, hi) = axis_range(Some((5.0, 5.0)), RULE);
+        assert!(lo < 5.0 && hi > 5.0);
+        let (lo, hi) = axis_range(Some((0.0, 0.0)), RULE);
+        assert!(lo < 0.0 && hi > 0.0);
+        let (lo, hi) = axis_range(Some((1e-300, 1e-300)), RULE);
+        assert!(lo < hi);
+        let (lo, hi) = axis_range(Some((-1e300, 1e300)), RULE);
+        assert!(lo < hi && (hi - lo).is_finite());
+    }
+
+    #[test]
+    fn non_negative_data_starts_at_zero() {
+        let rule = AxisRule { zero_floor: true, ..RULE };
+        assert_eq!(axis_range(Some((0.2, 2.0)), rule).0, 0.0);
+        assert_eq!(axis_range(Some((0.0, 0.0)), rule), (0.0, 1.0));
+        // Far from zero: zoom in, but never below zero.
+        let (lo, _) = axis_range(Some((9.0, 10.0)), rule);
+        assert!(lo > 8.0 && lo < 9.0);
+        // Negative data is left alone.
+        assert!(axis_range(Some((-2.0, 1.0)), rule).0 < -2.0);
+    }
+
+    #[test]
+    fn integer_axes_pad_half_a_unit() {
+        let rule = AxisRule { integer: true, ..RULE };
+        assert_eq!(axis_range(Some((1.0, 8.0)), rule), (0.5, 8.5));
+        assert_eq!(integer_label_count(0.5, 8.5), 8);
+        assert_eq!(integer_label_count(0.0, 1e9), 12);
+        assert_eq!(fmt_int_tick(3.0), "3");
+        assert_eq!(fmt_int_tick(2.5), "");
+    }
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(fmt_tick(0.0), "0");
+        assert_eq!(fmt_tick(-0.0), "0");
+        assert_eq!(fmt_tick(0.30000000000000004), "0.3");
+        assert_eq!(fmt_tick(2.5), "2.5");
+        assert_eq!(fmt_tick(100.0), "100");
+        assert_eq!(fmt_tick(-1.25), "-1.25");
+        assert_eq!(fmt_tick(2_000_000.0), "2e6");
+        assert_eq!(fmt_tick(0.00015), "1.5e-4");
+    }
+
+    #[test]
+    fn time_axes_end_on_round_numbers() {
+        assert_eq!(round_up_end((0.0, 59.9)), (0.0, 60.0));
+        assert_eq!(round_up_end((0.0, 300.0)), (0.0, 300.0));
+        assert_eq!(round_up_end((0.0, 0.0)), (0.0, 0.0));
+        let (_, hi) = round_up_end((0.0, 0.93));
+        assert!((hi - 0.95).abs() < 1e-12);
+    }
+}
