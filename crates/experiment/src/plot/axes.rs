@@ -4,10 +4,9 @@
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
-use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::render::{title_font, TextFix, DESC_SIZE, FONT, TICK_SIZE};
+use super::render::{Quirks, Root, DESC_SIZE, FONT, TICK_SIZE};
 
 /// Values beyond this magnitude are treated like infinities.
 const HUGE: f64 = 1e300;
@@ -129,12 +128,65 @@ pub(super) fn integer_label_count(lo: f64, hi: f64) -> usize {
     }
 }
 
+/// A y axis on a log scale when its values are all positive and span more
+/// than this many decades: then the small values (TCP's goodput over many
+/// hops next to ATP's) are not pressed flat onto zero. Over fewer decades a
+/// linear axis reads better and shows ± sd bars symmetric.
+pub(super) const LOG_SCALE_DECADES: f64 = 1.5;
+
+/// Whether a y axis of `values` is better on a log scale (see
+/// [`LOG_SCALE_DECADES`]). Unusable values are ignored; a value of zero or
+/// below keeps the axis linear, since a log axis cannot show it.
+pub(super) fn wants_log_scale(values: impl IntoIterator<Item = f64>) -> bool {
+    let values: Vec<f64> = values.into_iter().filter(|v| usable(*v)).collect();
+    match extent(values.iter().copied()) {
+        Some((lo, hi)) if lo > 0.0 => (hi / lo).log10() > LOG_SCALE_DECADES,
+        _ => false,
+    }
+}
+
+/// The range of a log axis over positive `extent`: widened by 5 % of its
+/// decades on each side.
+pub(super) fn log_range(extent: Option<(f64, f64)>) -> (f64, f64) {
+    match extent {
+        Some((lo, hi)) if lo > 0.0 && hi > lo => {
+            let pad = 10f64.powf((hi / lo).log10() * 0.05);
+            (lo / pad, hi * pad)
+        }
+        Some((v, _)) if v > 0.0 => (v / 2.0, v * 2.0),
+        _ => (0.1, 1.0),
+    }
+}
+
+/// The position of `v` along an axis `range`, from 0 at its start to 1 at
+/// its end, on a linear or log scale.
+pub(super) fn unit(v: f64, range: (f64, f64), log: bool) -> f64 {
+    if log {
+        (v.max(range.0).log10() - range.0.log10()) / (range.1.log10() - range.0.log10())
+    } else {
+        (v - range.0) / (range.1 - range.0)
+    }
+}
+
 /// The space around one plotting area.
 #[derive(Clone, Copy)]
 pub(super) struct Frame {
     pub margin: u32,
     pub x_label_area: u32,
 }
+
+impl Frame {
+    /// The plotting area's size in pixels on an area `dim` large.
+    pub(super) fn plot_px(self, dim: (u32, u32)) -> (u32, u32) {
+        (
+            dim.0.saturating_sub(self.margin + RIGHT_MARGIN + Y_LABEL_AREA),
+            dim.1.saturating_sub(2 * self.margin + self.x_label_area),
+        )
+    }
+}
+
+const RIGHT_MARGIN: u32 = 36;
+const Y_LABEL_AREA: u32 = 110;
 
 /// A figure of its own.
 pub(super) const FIGURE: Frame = Frame { margin: 20, x_label_area: 80 };
@@ -154,31 +206,26 @@ pub(super) struct Mesh<'a> {
 /// (linear or logarithmic) of f64 values.
 pub(super) type Chart<'a, DB, Y> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>;
 
-/// Sets up a chart on `area`: an optional caption, the frame, the
-/// coordinates `x` × `y` and the mesh.
+/// Sets up a chart on `area`: the frame, the coordinates `x` × `y` and the
+/// mesh.
 pub(super) fn chart<'a, DB, Y>(
-    area: &'a DrawingArea<DB, Shift>,
-    caption: Option<&str>,
+    area: &'a Root<DB>,
     frame: Frame,
     x: (f64, f64),
     y: Y,
     mesh: &Mesh,
-    fix: TextFix,
+    fix: Quirks,
 ) -> Result<Chart<'a, DB, Y::CoordDescType>, DrawingAreaErrorKind<DB::ErrorType>>
 where
     DB: DrawingBackend,
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let mut builder = ChartBuilder::on(area);
-    if let Some(caption) = caption {
-        builder.caption(caption, title_font());
-    }
-    let mut chart = builder
+    let mut chart = ChartBuilder::on(area)
         .margin(frame.margin)
-        .margin_right(36)
+        .margin_right(RIGHT_MARGIN)
         .x_label_area_size(frame.x_label_area)
-        .y_label_area_size(110)
+        .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x.0..x.1, y)?;
     draw_mesh(&mut chart, mesh, fix)?;
     Ok(chart)
@@ -188,7 +235,7 @@ where
 fn draw_mesh<DB, Y>(
     chart: &mut Chart<'_, DB, Y>,
     m: &Mesh,
-    fix: TextFix,
+    fix: Quirks,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
     DB: DrawingBackend,
@@ -270,6 +317,25 @@ mod tests {
         assert_eq!(fmt_tick(-1.25), "-1.25");
         assert_eq!(fmt_tick(2_000_000.0), "2e6");
         assert_eq!(fmt_tick(0.00015), "1.5e-4");
+    }
+
+    #[test]
+    fn a_log_scale_when_the_values_span_more_than_one_and_a_half_decades() {
+        // testbed-a-single's goodput: ATP at 14 Mbit/s, TCP at 0.007.
+        assert!(wants_log_scale([14.0, 5.9, 0.63, 0.007]));
+        // Just inside and just outside the span.
+        assert!(!wants_log_scale([1.0, 31.0]));
+        assert!(wants_log_scale([1.0, 32.0]));
+        // Zero (or below) cannot be shown on a log axis.
+        assert!(!wants_log_scale([0.0, 0.001, 14.0]));
+        // No data, or unusable data only.
+        assert!(!wants_log_scale([]));
+        assert!(!wants_log_scale([f64::NAN, f64::INFINITY]));
+        let (lo, hi) = log_range(Some((0.01, 10.0)));
+        assert!(lo < 0.01 && lo > 0.005 && hi > 10.0 && hi < 20.0);
+        assert_eq!(unit(0.01, (0.01, 10.0), true), 0.0);
+        assert!((unit(0.1, (0.01, 10.0), true) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(unit(5.0, (0.0, 10.0), false), 0.5);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 
 use plotters::prelude::*;
 
-use super::axes::{axis_range, chart, extent, usable, AxisRule, Mesh, FIGURE};
-use super::legend::{color, draw_legend, legend_corner, legend_glyph};
-use super::render::{draw_no_data, Drawn, Figure, Root, TextFix};
+use super::axes::{axis_range, chart, extent, unit, usable, AxisRule, Mesh, FIGURE};
+use super::legend::{color, Entry, Legend, Polyline};
+use super::render::{titled, Drawn, Figure, Quirks, Root};
 
 /// At most this many steps per CDF (quantiles of larger samples).
 const CDF_MAX_STEPS: usize = 2000;
@@ -50,41 +50,36 @@ pub(super) struct CdfFigure<'a> {
 }
 
 impl Figure for CdfFigure<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, fix: TextFix) -> Drawn<DB> {
+    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
         let steps: Vec<Vec<(f64, f64)>> = self.series.iter().map(|(_, s)| cdf_steps(s)).collect();
         let x = axis_range(
             extent(steps.iter().flatten().map(|p| p.0)),
             AxisRule { pad: 0.04, zero_floor: false, integer: false },
         );
         let y = (-0.02, 1.04);
+        // Lead-in at 0 from the left edge, tail at 1 to the right edge.
+        let lines: Vec<Vec<(f64, f64)>> = steps
+            .iter()
+            .map(|st| match st.last() {
+                Some(last) => std::iter::once((x.0, 0.0)).chain(st.iter().copied()).chain([(x.1, last.1)]).collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        let legend =
+            Legend(self.series.iter().enumerate().map(|(i, (l, _))| Entry::new(l, color(i), true, None)).collect());
+        let unit_lines: Vec<Vec<(f64, f64)>> = lines
+            .iter()
+            .map(|l| l.iter().map(|&(px, py)| (unit(px, x, false), unit(py, y, false))).collect())
+            .collect();
+        let body = titled(root, self.title)?;
+        let (place, area, column) = legend.layout(&body, FIGURE, &unit_lines);
         let mesh = Mesh { x_desc: self.x_label, y_desc: "Empirical CDF", x_integer: None, y_labels: 12 };
-        let mut chart = chart(root, Some(self.title), FIGURE, x, y.0..y.1, &mesh, fix)?;
-
-        let mut lines = Vec::new();
-        for (i, ((label, _), st)) in self.series.iter().zip(&steps).enumerate() {
-            let col = color(i);
-            // Lead-in at 0 from the left edge, tail at 1 to the right edge.
-            let mut line = Vec::with_capacity(st.len() + 2);
-            if let Some(last) = st.last() {
-                line.push((x.0, 0.0));
-                line.extend_from_slice(st);
-                line.push((x.1, last.1));
-            }
-            chart
-                .draw_series(LineSeries::new(line.iter().copied(), col.stroke_width(3)))?
-                .label(label.as_str())
-                .legend(move |(px, py)| legend_glyph((px, py - fix.legend_dy), col, true, None));
-            lines.push(line);
+        let mut chart = chart(&area, FIGURE, x, y.0..y.1, &mesh, q)?;
+        for (i, line) in lines.into_iter().enumerate() {
+            chart.draw_series(std::iter::once(Polyline::new(line, color(i), 3, q)))?;
         }
-        if steps.iter().all(|p| p.is_empty()) {
-            draw_no_data(chart.plotting_area())?;
-        }
-        if !self.series.is_empty() {
-            let labels: Vec<&str> = self.series.iter().map(|(l, _)| l.as_str()).collect();
-            let pos = legend_corner(&lines, x, y, &labels, chart.plotting_area().dim_in_pixel());
-            draw_legend(&mut chart, pos)?;
-        }
-        Ok(())
+        let empty = steps.iter().all(|p| p.is_empty());
+        legend.finish(chart.plotting_area(), empty, place, column.as_ref(), q)
     }
 }
 

@@ -1,20 +1,29 @@
 //! Goodput (or any y) against x: one line with markers per series, with
-//! ± error bars.
+//! ± error bars, hollow markers for points to read with care, and a log y
+//! axis when the values span many decades.
 
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
-use super::axes::{axis_range, chart, extent, integer_label_count, usable, AxisRule, Mesh, FIGURE};
-use super::legend::{color, draw_legend, legend_corner, legend_glyph, shape, ErrorBarElement, Marker};
-use super::render::{draw_no_data, Drawn, Figure, Root, TextFix};
-use super::LineChart;
+use super::axes::{
+    axis_range, chart, extent, integer_label_count, log_range, unit, usable, wants_log_scale, AxisRule, Mesh, FIGURE,
+};
+use super::legend::{color, shape, Entry, ErrorBarElement, Legend, Marker, Polyline, Shape};
+use super::render::{titled, Drawn, Figure, Quirks, Root};
+use super::{LineChart, YScale};
+
+/// The colour of the legend's hollow-marker entry: no series' colour.
+const NOTE_COLOR: RGBColor = RGBColor(0x50, 0x50, 0x50);
+
+/// One usable point: x, y, the error bar's half-width, hollow.
+type Point = (f64, f64, Option<f64>, bool);
 
 pub(super) struct LineFigure<'a>(pub &'a LineChart);
 
-impl Figure for LineFigure<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, fix: TextFix) -> Drawn<DB> {
-        let c = self.0;
-        // Clean points, keeping each point's error.
-        let cleaned: Vec<Vec<(f64, f64, Option<f64>)>> = c
+impl LineFigure<'_> {
+    /// Usable points of every series, each with its error and hollowness.
+    fn cleaned(&self) -> Vec<Vec<Point>> {
+        self.0
             .series
             .iter()
             .map(|s| {
@@ -29,52 +38,101 @@ impl Figure for LineFigure<'_> {
                             .and_then(|e| e.get(i).copied())
                             .map(f64::abs)
                             .filter(|e| usable(*e) && usable(y - e) && usable(y + e));
-                        (x, y, e)
+                        (x, y, e, s.hollow.get(i).copied().unwrap_or(false))
                     })
                     .collect()
             })
-            .collect();
-        let xs = cleaned.iter().flatten().map(|p| p.0);
-        let ys = cleaned.iter().flatten().flat_map(|&(_, y, e)| [y - e.unwrap_or(0.0), y + e.unwrap_or(0.0)]);
-        let x = axis_range(extent(xs), AxisRule { pad: 0.03, zero_floor: false, integer: c.x_integer_ticks });
-        let y = axis_range(extent(ys), AxisRule { pad: 0.06, zero_floor: true, integer: false });
+            .collect()
+    }
 
+    fn legend(&self, cleaned: &[Vec<Point>]) -> Legend {
+        let c = self.0;
+        let mut entries: Vec<Entry> = c
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Entry::new(&s.label, color(i), true, Some((shape(i), 6))))
+            .collect();
+        if let Some(label) = c.hollow_label.as_ref().filter(|_| cleaned.iter().flatten().any(|p| p.3)) {
+            entries.push(Entry { hollow: true, ..Entry::new(label, NOTE_COLOR, false, Some((Shape::Circle, 6))) });
+        }
+        Legend(entries)
+    }
+
+    /// Draws the series on a y axis `y` (linear or log) over `y_range`;
+    /// on a log axis, error bars that reach zero or below end at its floor.
+    #[allow(clippy::too_many_arguments)]
+    fn draw_on<DB, Y>(
+        &self,
+        body: &Root<DB>,
+        cleaned: &[Vec<Point>],
+        x: (f64, f64),
+        y: Y,
+        y_range: (f64, f64),
+        log: bool,
+        q: Quirks,
+    ) -> Drawn<DB>
+    where
+        DB: DrawingBackend,
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let c = self.0;
+        let legend = self.legend(cleaned);
+        let floor = |v: f64| if log { v.max(y_range.0) } else { v };
+        // The lines, and each error bar as a line of its own, in plot units.
+        let to_unit = |px: f64, py: f64| (unit(px, x, false), unit(py, y_range, log));
+        let bars = cleaned
+            .iter()
+            .flatten()
+            .filter_map(|&(px, py, e, _)| e.map(|e| vec![to_unit(px, floor(py - e)), to_unit(px, py + e)]));
+        let unit_lines: Vec<Vec<(f64, f64)>> =
+            cleaned.iter().map(|p| p.iter().map(|&(px, py, _, _)| to_unit(px, py)).collect()).chain(bars).collect();
+        let (place, area, column) = legend.layout(body, FIGURE, &unit_lines);
         let mesh = Mesh {
             x_desc: &c.x_label,
             y_desc: &c.y_label,
             x_integer: c.x_integer_ticks.then(|| integer_label_count(x.0, x.1)),
             y_labels: 10,
         };
-        let mut chart = chart(root, Some(&c.title), FIGURE, x, y.0..y.1, &mesh, fix)?;
-
-        for (i, (s, pts)) in c.series.iter().zip(&cleaned).enumerate() {
-            let col = color(i);
-            let shape = shape(i);
+        let mut chart = chart(&area, FIGURE, x, y, &mesh, q)?;
+        for (i, pts) in cleaned.iter().enumerate() {
+            let (col, shape) = (color(i), shape(i));
             // Error bars first, so that lines and markers sit on top.
-            chart.draw_series(pts.iter().filter_map(|&(px, py, e)| {
+            chart.draw_series(pts.iter().filter_map(|&(px, py, e, _)| {
                 e.filter(|e| *e > 0.0).map(|e| ErrorBarElement {
-                    ends: [(px, py - e), (px, py + e)],
+                    ends: [(px, floor(py - e)), (px, py + e)],
                     cap: 7,
                     style: col.stroke_width(2),
                 })
             }))?;
-            chart.draw_series(LineSeries::new(pts.iter().map(|&(px, py, _)| (px, py)), col.stroke_width(3)))?;
-            chart
-                .draw_series(pts.iter().map(|&(px, py, _)| Marker::new((px, py), shape, 6, col)))?
-                .label(s.label.as_str())
-                .legend(move |(px, py)| legend_glyph((px, py - fix.legend_dy), col, true, Some((shape, 6))));
+            chart.draw_series(std::iter::once(Polyline::new(pts.iter().map(|p| (p.0, p.1)), col, 3, q)))?;
+            chart.draw_series(
+                pts.iter().map(|&(px, py, _, hollow)| Marker::new((px, py), shape, 6, col).hollow(hollow)),
+            )?;
         }
+        let empty = cleaned.iter().all(|p| p.is_empty());
+        legend.finish(chart.plotting_area(), empty, place, column.as_ref(), q)
+    }
+}
 
-        if cleaned.iter().all(|p| p.is_empty()) {
-            draw_no_data(chart.plotting_area())?;
+impl Figure for LineFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
+        let c = self.0;
+        let cleaned = self.cleaned();
+        let points = || cleaned.iter().flatten();
+        let x = axis_range(
+            extent(points().map(|p| p.0)),
+            AxisRule { pad: 0.03, zero_floor: false, integer: c.x_integer_ticks },
+        );
+        let body = titled(root, &c.title)?;
+        if c.y_scale == YScale::Auto && wants_log_scale(points().map(|p| p.1)) {
+            let ends = points().flat_map(|&(_, y, e, _)| [y, y + e.unwrap_or(0.0), y - e.unwrap_or(0.0)]);
+            let y = log_range(extent(ends.filter(|v| *v > 0.0)));
+            return self.draw_on(&body, &cleaned, x, (y.0..y.1).log_scale(), y, true, q);
         }
-        if !c.series.is_empty() {
-            let lines: Vec<Vec<(f64, f64)>> =
-                cleaned.iter().map(|p| p.iter().map(|&(x, y, _)| (x, y)).collect()).collect();
-            let labels: Vec<&str> = c.series.iter().map(|s| s.label.as_str()).collect();
-            let pos = legend_corner(&lines, x, y, &labels, chart.plotting_area().dim_in_pixel());
-            draw_legend(&mut chart, pos)?;
-        }
-        Ok(())
+        let ends = points().flat_map(|&(_, y, e, _)| [y - e.unwrap_or(0.0), y + e.unwrap_or(0.0)]);
+        let y = axis_range(extent(ends), AxisRule { pad: 0.06, zero_floor: true, integer: false });
+        self.draw_on(&body, &cleaned, x, y.0..y.1, y, false, q)
     }
 }

@@ -6,12 +6,18 @@
 //! paths written (PNG first).
 //!
 //! * [`line_chart`]: one line with markers per series, optional ± error bars
-//!   (mean ± sd over runs).
+//!   (mean ± sd over runs), hollow markers for points to read with care,
+//!   and a log y axis when the values span many decades.
 //! * [`cdf_chart`]: empirical CDFs as step lines.
 //! * [`trace_chart`]: the two stacked panels of the ATP thesis (Fig. 5.2/5.3):
 //!   instantaneous goodput over time above, the delay feedback (D_max, D_s,
-//!   D_avg) over time below.
+//!   D_avg) or a congestion window over time below.
 //! * [`multi_trace_chart`]: goodput of several flows over time.
+//!
+//! The modules: `render` (backends and files, titles), `axes`
+//! (ranges, ticks, the one chart set-up), `legend` (markers, lines, the
+//! legend and where it goes), and one module per figure kind (`line`,
+//! `cdf`, `trace`).
 //!
 //! Rendering is deterministic: the same data gives byte-identical files.
 //! Text in the PNG is rasterised from DejaVu Sans, embedded in the binary
@@ -50,6 +56,10 @@ pub struct Series {
     /// ± half-width of the error bar of each point (e.g. the standard
     /// deviation over runs); a missing or non-finite entry draws no bar.
     pub error: Option<Vec<f64>>,
+    /// Points drawn with a hollow marker (e.g. every transfer of the point
+    /// was incomplete, so its "goodput" is bytes delivered over the run's
+    /// duration); a missing entry is `false`. See [`LineChart::hollow_label`].
+    pub hollow: Vec<bool>,
 }
 
 /// A line chart: one line with markers per series.
@@ -63,6 +73,31 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// Label the x axis at integers only (hop counts, flow counts).
     pub x_integer_ticks: bool,
+    /// The y axis scale.
+    pub y_scale: YScale,
+    /// The legend entry of the hollow markers, shown when a point is hollow.
+    pub hollow_label: Option<String>,
+}
+
+/// The scale of a y axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum YScale {
+    #[default]
+    Linear,
+    /// Logarithmic when the values are all positive and span more than
+    /// 1.5 decades (then a linear axis presses the small ones onto zero),
+    /// linear otherwise.
+    Auto,
+}
+
+/// What the lower panel of a [`TraceChart`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TracePanel {
+    /// ATP's delay feedback: D_max, D_s and D_avg as points.
+    #[default]
+    Delay,
+    /// A window-based sender's congestion window (TCP), as a step line.
+    Cwnd,
 }
 
 /// The data of a thesis-style trace figure (ATP thesis Fig. 5.2/5.3).
@@ -77,6 +112,11 @@ pub struct TraceChart {
     pub d_s: Vec<(f64, f64)>,
     /// (time in s, D_avg in ms).
     pub d_avg: Vec<(f64, f64)>,
+    /// (time in s, congestion window in segments), each a new value that
+    /// holds until the next.
+    pub cwnd_segments: Vec<(f64, f64)>,
+    /// Which of the two the lower panel shows.
+    pub lower: TracePanel,
 }
 
 /// Why a figure was not written. Every variant names the file concerned.
@@ -117,8 +157,9 @@ pub fn cdf_chart(
 }
 
 /// Writes `stem.png` and `stem.svg` with the two stacked panels of a trace
-/// figure: goodput (Mbit/s) over time above, delay (ms) over time below with
-/// D_max (green), D_s (blue) and D_avg (magenta) as points.
+/// figure: goodput (Mbit/s) over time above; below, per [`TraceChart::lower`],
+/// delay (ms) over time with D_max (green), D_s (blue) and D_avg (magenta)
+/// as points, or the congestion window (segments) as a step line.
 pub fn trace_chart(chart: &TraceChart, path_stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
     render(&TraceFigure(chart), path_stem)
 }

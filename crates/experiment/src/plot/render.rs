@@ -1,7 +1,7 @@
 //! Rendering to files: one [`Figure`] drawn on the bitmap backend (encoded
 //! as PNG here, so that I/O errors name the file) and on the SVG backend,
 //! the embedded font, and what differs between the two backends
-//! ([`TextFix`]).
+//! ([`Quirks`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,12 +19,6 @@ pub(super) const TITLE_SIZE: u32 = 30;
 pub(super) const DESC_SIZE: u32 = 24;
 pub(super) const TICK_SIZE: u32 = 20;
 pub(super) const LEGEND_SIZE: u32 = 20;
-
-pub(super) fn title_font() -> TextStyle<'static> {
-    // (`FontDesc::style` keeps the regular face's glyphs: name the style
-    // when the font is made.)
-    (FONT, TITLE_SIZE, FontStyle::Bold).into_font().color(&BLACK)
-}
 
 /// Registers the embedded DejaVu Sans as the `sans-serif` family (once).
 fn ensure_fonts() {
@@ -46,28 +40,82 @@ pub(super) type Drawn<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBacken
 pub(super) trait Figure {
     /// Width and height in pixels.
     const SIZE: (u32, u32) = (W, H);
-    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, fix: TextFix) -> Drawn<DB>;
+    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, fix: Quirks) -> Drawn<DB>;
 }
 
-/// Backend-specific nudges of vertically centred text.
+/// What differs between the backends.
 ///
 /// plotters' ab_glyph text layout puts vertically centred text (y tick
 /// labels, legend entries) about a fifth of the font size too high in the
 /// bitmap backend; the SVG backend leaves the placement to the viewer and
 /// gets it right. The bitmap figures move the y tick labels down and the
-/// legend glyphs up by this much to line them up again.
+/// legend glyphs up by this much to line them up again. And the bitmap
+/// backend strokes wide paths with spikes at sharp turns (see
+/// `legend::Polyline`).
 #[derive(Clone, Copy, Default)]
-pub(super) struct TextFix {
+pub(super) struct Quirks {
     /// Pixels to move y tick labels down.
     pub y_label_dy: i32,
     /// Pixels to move legend glyphs up.
     pub legend_dy: i32,
+    /// Draw each segment of a wide line on its own.
+    pub split_wide_paths: bool,
 }
 
-impl TextFix {
-    const BITMAP: TextFix =
-        TextFix { y_label_dy: (TICK_SIZE as i32 * 22 + 50) / 100, legend_dy: (LEGEND_SIZE as i32 * 22 + 50) / 100 };
-    const SVG: TextFix = TextFix { y_label_dy: 0, legend_dy: 0 };
+impl Quirks {
+    const BITMAP: Quirks = Quirks {
+        y_label_dy: (TICK_SIZE as i32 * 22 + 50) / 100,
+        legend_dy: (LEGEND_SIZE as i32 * 22 + 50) / 100,
+        split_wide_paths: true,
+    };
+    const SVG: Quirks = Quirks { y_label_dy: 0, legend_dy: 0, split_wide_paths: false };
+}
+
+/// Titles smaller than this are wrapped onto two lines instead.
+const MIN_TITLE_SIZE: u32 = 22;
+/// Space above the title and between its lines, in pixels.
+const TITLE_GAP: u32 = 10;
+
+/// The font size and lines of a title `width_px` wide: one line at
+/// [`TITLE_SIZE`] if it fits, else one line as large as fits down to
+/// [`MIN_TITLE_SIZE`], else two lines split at the space nearest the
+/// middle, as large as fits. `measure(text, size)` is a text's width.
+fn title_lines(title: &str, width_px: u32, measure: impl Fn(&str, u32) -> u32) -> (u32, Vec<String>) {
+    let fits = |lines: &[&str], size: u32| lines.iter().all(|l| measure(l, size) <= width_px);
+    let largest = |lines: &[&str], smallest: u32| (smallest..=TITLE_SIZE).rev().find(|&s| fits(lines, s));
+    if let Some(size) = largest(&[title], MIN_TITLE_SIZE) {
+        return (size, vec![title.to_string()]);
+    }
+    let middle = title.len() / 2;
+    let split = title.match_indices(' ').map(|(i, _)| i).min_by_key(|&i| i.abs_diff(middle));
+    match split {
+        Some(i) => {
+            let (a, b) = (title[..i].trim_end(), title[i..].trim_start());
+            (largest(&[a, b], 8).unwrap_or(8), vec![a.to_string(), b.to_string()])
+        }
+        None => (largest(&[title], 8).unwrap_or(8), vec![title.to_string()]),
+    }
+}
+
+/// Draws `title` centred across the top of `area`, sized to fit
+/// ([`title_lines`]), and returns the area below it.
+pub(super) fn titled<DB: DrawingBackend>(
+    area: &Root<DB>,
+    title: &str,
+) -> Result<Root<DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (w, _) = area.dim_in_pixel();
+    let measure = |text: &str, size: u32| {
+        let font = (FONT, size, FontStyle::Bold).into_font().color(&BLACK);
+        area.estimate_text_size(text, &font).map_or(u32::MAX, |s| s.0)
+    };
+    let (size, lines) = title_lines(title, w.saturating_sub(32), measure);
+    let font = (FONT, size, FontStyle::Bold).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+    let mut y = TITLE_GAP;
+    for line in &lines {
+        area.draw_text(line, &font, ((w / 2) as i32, y as i32))?;
+        y += size + TITLE_GAP;
+    }
+    Ok(area.margin(y, 0, 0, 0))
 }
 
 /// Writes "No data" in the middle of an empty plotting area.
@@ -105,7 +153,7 @@ pub(super) fn render<F: Figure>(fig: &F, stem: &Path) -> Result<Vec<PathBuf>, Pl
     let mut buf = vec![255u8; (w as usize) * (h as usize) * 3];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-        draw_all(fig, &root, TextFix::BITMAP).map_err(|message| PlotError::Draw { path: png_path.clone(), message })?;
+        draw_all(fig, &root, Quirks::BITMAP).map_err(|message| PlotError::Draw { path: png_path.clone(), message })?;
     }
     let png = encode_png(&buf, w, h).map_err(|message| PlotError::Encode { path: png_path.clone(), message })?;
     std::fs::write(&png_path, png).map_err(|source| PlotError::Write { path: png_path.clone(), source })?;
@@ -114,13 +162,13 @@ pub(super) fn render<F: Figure>(fig: &F, stem: &Path) -> Result<Vec<PathBuf>, Pl
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        draw_all(fig, &root, TextFix::SVG).map_err(|message| PlotError::Draw { path: svg_path.clone(), message })?;
+        draw_all(fig, &root, Quirks::SVG).map_err(|message| PlotError::Draw { path: svg_path.clone(), message })?;
     }
     std::fs::write(&svg_path, svg).map_err(|source| PlotError::Write { path: svg_path.clone(), source })?;
     Ok(vec![png_path, svg_path])
 }
 
-fn draw_all<DB: DrawingBackend>(fig: &impl Figure, root: &DrawingArea<DB, Shift>, fix: TextFix) -> Result<(), String> {
+fn draw_all<DB: DrawingBackend>(fig: &impl Figure, root: &DrawingArea<DB, Shift>, fix: Quirks) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     fig.draw(root, fix).map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
@@ -145,6 +193,29 @@ fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A text's width as if every character were 0.6 em wide.
+    fn measure(text: &str, size: u32) -> u32 {
+        (text.chars().count() as f64 * 0.6 * size as f64) as u32
+    }
+
+    #[test]
+    fn titles_shrink_then_wrap_to_fit() {
+        // Fits at full size.
+        assert_eq!(title_lines("short", 1000, measure), (TITLE_SIZE, vec!["short".to_string()]));
+        // A little too long: smaller, on one line.
+        let t = "x".repeat(60); // 60 × 0.6 × 30 = 1080 px at full size
+        let (size, lines) = title_lines(&t, 1000, measure);
+        assert_eq!(lines.len(), 1);
+        assert!(size < TITLE_SIZE && size >= MIN_TITLE_SIZE && measure(&t, size) <= 1000);
+        // Far too long: two lines split at a space near the middle, each fits.
+        let t = "testbed-a-single [hops=4 protocol=atp-aggressive] goodput and delays, repetition 0 of many";
+        let (size, lines) = title_lines(t, 1000, measure);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(format!("{} {}", lines[0], lines[1]), t);
+        assert!(lines.iter().all(|l| measure(l, size) <= 1000));
+        assert!(lines[0].len().abs_diff(lines[1].len()) < 12);
+    }
 
     #[test]
     fn stems_keep_their_dots() {
