@@ -222,6 +222,38 @@ impl Figure for MultiTraceFigure<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plot::render::render;
+
+    /// The RGB pixels of a PNG and its width.
+    fn decode(path: &std::path::Path) -> (Vec<u8>, usize) {
+        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        (buf, info.width as usize)
+    }
+
+    #[test]
+    fn a_wide_noisy_line_stays_above_the_x_axis_in_the_png() {
+        // 300 s of 100 ms samples (several to a pixel), mostly zero with
+        // short bursts, like a starving TCP flow: mitred joins of the
+        // tiny segments used to spike below the axis.
+        let goodput = (0..3000).map(|k| (k as f64 * 0.1, if k % 37 < 2 { 0.5 } else { 0.0 })).collect();
+        let chart = TraceChart { title: "spikes".into(), goodput, ..Default::default() };
+        let dir = tempfile::tempdir().unwrap();
+        let paths = render(&TraceFigure(&chart), &dir.path().join("t")).unwrap();
+        let (rgb, width) = decode(&paths[0]);
+        let row = |y: usize| rgb[y * width * 3..(y + 1) * width * 3].chunks(3);
+        // The upper panel's x axis: the row with the most black pixels.
+        let upper = 0..(TraceFigure::SIZE.1 as usize / 2);
+        let axis = upper.clone().max_by_key(|&y| row(y).filter(|p| p.iter().all(|&c| c < 40)).count()).unwrap();
+        let is_line = |p: &[u8]| p.iter().zip([0x1f, 0x3a, 0x93]).all(|(&a, b)| (a as i32 - b).abs() < 30);
+        let above = (upper.start..axis).map(|y| row(y).filter(|p| is_line(p)).count()).sum::<usize>();
+        let below = (axis + 2..upper.end).map(|y| row(y).filter(|p| is_line(p)).count()).sum::<usize>();
+        assert!(above > 1000, "the line is drawn ({above} pixels)");
+        assert_eq!(below, 0, "line pixels below the x axis at row {axis}");
+    }
 
     #[test]
     fn a_window_holds_its_value_until_the_next_change() {
