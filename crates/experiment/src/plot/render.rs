@@ -207,7 +207,7 @@ mod tests {
         let t = "x".repeat(60); // 60 × 0.6 × 30 = 1080 px at full size
         let (size, lines) = title_lines(&t, 1000, measure);
         assert_eq!(lines.len(), 1);
-        assert!(size < TITLE_SIZE && size >= MIN_TITLE_SIZE && measure(&t, size) <= 1000);
+        assert!((MIN_TITLE_SIZE..TITLE_SIZE).contains(&size) && measure(&t, size) <= 1000);
         // Far too long: two lines split at a space near the middle, each fits.
         let t = "testbed-a-single [hops=4 protocol=atp-aggressive] goodput and delays, repetition 0 of many";
         let (size, lines) = title_lines(t, 1000, measure);
