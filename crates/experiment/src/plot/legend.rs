@@ -1,5 +1,5 @@
 //! Legend and markers: the palette, marker shapes (filled, or hollow for
-//! points to be read with care), error bars, thick lines, and the legend,
+//! points to be read with care), wide lines, and the legend,
 //! which goes into a corner of the plot that hides no data, or else to the
 //! right of the plot.
 
@@ -168,41 +168,6 @@ impl<DB: DrawingBackend> Drawable<DB> for Polyline {
             for &p in points.iter().skip(1).take(points.len().saturating_sub(2)) {
                 backend.draw_circle(p, self.width / 2, &self.color.filled(), true)?;
             }
-        }
-        Ok(())
-    }
-}
-
-/// A vertical error bar with caps of a fixed pixel width. (plotters'
-/// `ErrorBar` also draws a dot at the mean, which would hide our markers.)
-pub(super) struct ErrorBarElement<C> {
-    pub ends: [C; 2],
-    /// Half-width of the caps, in pixels.
-    pub cap: i32,
-    pub style: ShapeStyle,
-}
-
-impl<'a, C: 'a> PointCollection<'a, C> for &'a ErrorBarElement<C> {
-    type Point = &'a C;
-    type IntoIter = std::slice::Iter<'a, C>;
-    fn point_iter(self) -> Self::IntoIter {
-        self.ends.iter()
-    }
-}
-
-impl<C, DB: DrawingBackend> Drawable<DB> for ErrorBarElement<C> {
-    fn draw<I: Iterator<Item = BackendCoord>>(
-        &self,
-        mut pos: I,
-        backend: &mut DB,
-        _: (u32, u32),
-    ) -> Result<(), DrawingErrorKind<DB::ErrorType>> {
-        let (Some(a), Some(b)) = (pos.next(), pos.next()) else {
-            return Ok(());
-        };
-        backend.draw_line(a, b, &self.style)?;
-        for (x, y) in [a, b] {
-            backend.draw_line((x - self.cap, y), (x + self.cap, y), &self.style)?;
         }
         Ok(())
     }

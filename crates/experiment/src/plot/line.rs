@@ -8,12 +8,15 @@ use plotters::prelude::*;
 use super::axes::{
     axis_range, chart, extent, integer_label_count, log_range, unit, usable, wants_log_scale, AxisRule, Mesh, FIGURE,
 };
-use super::legend::{color, shape, Entry, ErrorBarElement, Legend, Marker, Polyline, Shape};
+use super::legend::{color, shape, Entry, Legend, Marker, Polyline, Shape};
 use super::render::{titled, Drawn, Figure, Quirks, Root};
 use super::{LineChart, YScale};
 
 /// The colour of the legend's hollow-marker entry: no series' colour.
 const NOTE_COLOR: RGBColor = RGBColor(0x50, 0x50, 0x50);
+
+/// Half the width of an error bar's caps, in pixels.
+const BAR_CAP_PX: i32 = 7;
 
 /// One usable point: x, y, the error bar's half-width, hollow.
 type Point = (f64, f64, Option<f64>, bool);
@@ -98,14 +101,20 @@ impl LineFigure<'_> {
         let mut chart = chart(&area, FIGURE, x, y, &mesh, q)?;
         for (i, pts) in cleaned.iter().enumerate() {
             let (col, shape) = (color(i), shape(i));
-            // Error bars first, so that lines and markers sit on top.
-            chart.draw_series(pts.iter().filter_map(|&(px, py, e, _)| {
-                e.filter(|e| *e > 0.0).map(|e| ErrorBarElement {
-                    ends: [(px, floor(py - e)), (px, py + e)],
-                    cap: 7,
-                    style: col.stroke_width(2),
-                })
-            }))?;
+            // Error bars first, so that lines and markers sit on top: a
+            // vertical line with caps of a fixed pixel width. (plotters'
+            // `ErrorBar` also draws a dot at the mean, which would hide the
+            // markers.)
+            let bars: Vec<[(f64, f64); 2]> = pts
+                .iter()
+                .filter_map(|&(px, py, e, _)| e.filter(|e| *e > 0.0).map(|e| [(px, floor(py - e)), (px, py + e)]))
+                .collect();
+            let style = col.stroke_width(2);
+            chart.draw_series(bars.iter().map(|ends| PathElement::new(ends.to_vec(), style)))?;
+            let cap = |&end: &(f64, f64)| {
+                EmptyElement::at(end) + PathElement::new(vec![(-BAR_CAP_PX, 0), (BAR_CAP_PX, 0)], style)
+            };
+            chart.draw_series(bars.iter().flatten().map(cap))?;
             chart.draw_series(std::iter::once(Polyline::new(pts.iter().map(|p| (p.0, p.1)), col, 3, q)))?;
             chart.draw_series(
                 pts.iter().map(|&(px, py, _, hollow)| Marker::new((px, py), shape, 6, col).hollow(hollow)),
