@@ -158,6 +158,28 @@ pub(super) fn log_range(extent: Option<(f64, f64)>) -> (f64, f64) {
     }
 }
 
+/// Tick values of a log axis over `range`: 1, 2 and 5 times each power of
+/// ten inside it, so that even a range of two or three decades has labels
+/// near every value; only the powers of ten if that would be more than
+/// `max` labels. The second list is every multiple 1..9 of each power of ten
+/// (the fine grid).
+pub(super) fn log_ticks((lo, hi): (f64, f64), max: usize) -> (Vec<f64>, Vec<f64>) {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return (vec![], vec![]);
+    }
+    let decades = lo.log10().floor() as i32..=hi.log10().ceil() as i32;
+    let multiples = |ks: &[f64]| -> Vec<f64> {
+        decades
+            .clone()
+            .flat_map(|d| ks.iter().map(move |k| k * 10f64.powi(d)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let labelled = multiples(&[1.0, 2.0, 5.0]);
+    let labelled = if labelled.len() > max { multiples(&[1.0]) } else { labelled };
+    (labelled, multiples(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]))
+}
+
 /// The position of `v` along an axis `range`, from 0 at its start to 1 at
 /// its end, on a linear or log scale.
 pub(super) fn unit(v: f64, range: (f64, f64), log: bool) -> f64 {
@@ -336,6 +358,23 @@ mod tests {
         assert_eq!(unit(0.01, (0.01, 10.0), true), 0.0);
         assert!((unit(0.1, (0.01, 10.0), true) - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(unit(5.0, (0.0, 10.0), false), 0.5);
+    }
+
+    #[test]
+    fn log_axes_are_labelled_at_one_two_and_five() {
+        let (labels, fine) = log_ticks((0.003, 20.0), 12);
+        assert_eq!(labels.len(), 12);
+        assert_eq!(labels.first().copied(), Some(0.005));
+        assert!(labels.windows(2).all(|w| w[0] < w[1]));
+        for v in [0.01, 0.02, 0.05, 1.0, 2.0, 5.0, 10.0, 20.0] {
+            assert!(labels.iter().any(|l| (l / v - 1.0).abs() < 1e-9), "{v} in {labels:?}");
+        }
+        assert!(fine.len() > labels.len() && fine.iter().all(|v| (0.003..=20.0).contains(v)));
+        // Many decades: powers of ten only.
+        let (labels, _) = log_ticks((1e-6, 1e6), 12);
+        assert_eq!(labels.len(), 13);
+        assert!(labels.iter().all(|v| (v.log10() - v.log10().round()).abs() < 1e-9));
+        assert_eq!(log_ticks((0.0, 1.0), 12), (vec![], vec![]));
     }
 
     #[test]

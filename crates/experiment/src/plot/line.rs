@@ -6,7 +6,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::axes::{
-    axis_range, chart, extent, integer_label_count, log_range, unit, usable, wants_log_scale, AxisRule, Mesh, FIGURE,
+    axis_range, chart, extent, integer_label_count, log_range, log_ticks, unit, usable, wants_log_scale, AxisRule,
+    Mesh, FIGURE,
 };
 use super::legend::{color, shape, Entry, Legend, Marker, Polyline, Shape};
 use super::render::{titled, Drawn, Figure, Quirks, Root};
@@ -138,7 +139,9 @@ impl Figure for LineFigure<'_> {
         if c.y_scale == YScale::Auto && wants_log_scale(points().map(|p| p.1)) {
             let ends = points().flat_map(|&(_, y, e, _)| [y, y + e.unwrap_or(0.0), y - e.unwrap_or(0.0)]);
             let y = log_range(extent(ends.filter(|v| *v > 0.0)));
-            return self.draw_on(&body, &cleaned, x, (y.0..y.1).log_scale(), y, true, q);
+            let (labels, fine) = log_ticks(y, 16);
+            let y_coord = (y.0..y.1).log_scale().with_key_points(labels).with_light_points(fine);
+            return self.draw_on(&body, &cleaned, x, y_coord, y, true, q);
         }
         let ends = points().flat_map(|&(_, y, e, _)| [y - e.unwrap_or(0.0), y + e.unwrap_or(0.0)]);
         let y = axis_range(extent(ends), AxisRule { pad: 0.06, zero_floor: true, integer: false });
