@@ -2,8 +2,8 @@
 //! and the one set-up of a chart (frame, coordinates, mesh) every figure
 //! uses.
 
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::render::{Quirks, Root, DESC_SIZE, FONT, TICK_SIZE};
@@ -224,43 +224,57 @@ pub(super) struct Mesh<'a> {
     pub y_labels: usize,
 }
 
-/// The chart type every figure draws on: linear x, and a y coordinate
-/// (linear or logarithmic) of f64 values.
-pub(super) type Chart<'a, DB, Y> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>;
+/// The chart type every figure draws on: x and y coordinates (linear or
+/// logarithmic) of f64 values.
+pub(super) type Chart<'a, DB, X, Y> = ChartContext<'a, DB, Cartesian2d<X, Y>>;
+
+/// An axis of f64 values whose ticks can be labelled: a linear range or a
+/// [`log_coord`].
+pub(super) trait Coord: AsRangedCoord<Value = f64, CoordDescType: ValueFormatter<f64>> {}
+
+impl<T: AsRangedCoord<Value = f64, CoordDescType: ValueFormatter<f64>>> Coord for T {}
+
+/// What [`chart`] returns.
+pub(super) type Built<'a, DB, X, Y> = Result<
+    Chart<'a, DB, <X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+    DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>,
+>;
 
 /// Sets up a chart on `area`: the frame, the coordinates `x` × `y` and the
 /// mesh.
-pub(super) fn chart<'a, DB, Y>(
+pub(super) fn chart<'a, DB: DrawingBackend, X: Coord, Y: Coord>(
     area: &'a Root<DB>,
     frame: Frame,
-    x: (f64, f64),
+    x: X,
     y: Y,
     mesh: &Mesh,
     fix: Quirks,
-) -> Result<Chart<'a, DB, Y::CoordDescType>, DrawingAreaErrorKind<DB::ErrorType>>
-where
-    DB: DrawingBackend,
-    Y: AsRangedCoord<Value = f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
+) -> Built<'a, DB, X, Y> {
     let mut chart = ChartBuilder::on(area)
         .margin(frame.margin)
         .margin_right(RIGHT_MARGIN)
         .x_label_area_size(frame.x_label_area)
         .y_label_area_size(Y_LABEL_AREA)
-        .build_cartesian_2d(x.0..x.1, y)?;
+        .build_cartesian_2d(x, y)?;
     draw_mesh(&mut chart, mesh, fix)?;
     Ok(chart)
 }
 
+/// A log axis coordinate over `range`, labelled by [`log_ticks`].
+pub(super) fn log_coord(range: (f64, f64)) -> WithKeyPoints<LogCoord<f64>> {
+    let (labels, fine) = log_ticks(range, 16);
+    (range.0..range.1).log_scale().with_key_points(labels).with_light_points(fine)
+}
+
 /// The usual mesh: grey grid, black axes, labelled axes, nice tick labels.
-fn draw_mesh<DB, Y>(
-    chart: &mut Chart<'_, DB, Y>,
+fn draw_mesh<DB, X, Y>(
+    chart: &mut Chart<'_, DB, X, Y>,
     m: &Mesh,
     fix: Quirks,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
     DB: DrawingBackend,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let int_fmt = |v: &f64| fmt_int_tick(*v);

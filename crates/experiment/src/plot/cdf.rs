@@ -1,8 +1,11 @@
-//! Empirical CDFs as step lines.
+//! Empirical CDFs as step lines, on a log x axis when the samples span
+//! many decades.
 
 use plotters::prelude::*;
 
-use super::axes::{axis_range, chart, extent, unit, usable, AxisRule, Mesh, FIGURE};
+use super::axes::{
+    axis_range, chart, extent, log_coord, log_range, unit, usable, wants_log_scale, AxisRule, Coord, Mesh, FIGURE,
+};
 use super::legend::{color, Entry, Legend, Polyline};
 use super::render::{titled, Drawn, Figure, Quirks, Root};
 
@@ -49,13 +52,18 @@ pub(super) struct CdfFigure<'a> {
     pub series: &'a [(String, Vec<f64>)],
 }
 
-impl Figure for CdfFigure<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
-        let steps: Vec<Vec<(f64, f64)>> = self.series.iter().map(|(_, s)| cdf_steps(s)).collect();
-        let x = axis_range(
-            extent(steps.iter().flatten().map(|p| p.0)),
-            AxisRule { pad: 0.04, zero_floor: false, integer: false },
-        );
+impl CdfFigure<'_> {
+    /// Draws the step lines on an x axis `x_coord` (linear or log) over
+    /// `x`.
+    fn draw_on<DB: DrawingBackend, X: Coord>(
+        &self,
+        body: &Root<DB>,
+        steps: &[Vec<(f64, f64)>],
+        x_coord: X,
+        x: (f64, f64),
+        log: bool,
+        q: Quirks,
+    ) -> Drawn<DB> {
         let y = (-0.02, 1.04);
         // Lead-in at 0 from the left edge, tail at 1 to the right edge.
         let lines: Vec<Vec<(f64, f64)>> = steps
@@ -67,19 +75,32 @@ impl Figure for CdfFigure<'_> {
             .collect();
         let legend =
             Legend(self.series.iter().enumerate().map(|(i, (l, _))| Entry::new(l, color(i), true, None)).collect());
-        let unit_lines: Vec<Vec<(f64, f64)>> = lines
-            .iter()
-            .map(|l| l.iter().map(|&(px, py)| (unit(px, x, false), unit(py, y, false))).collect())
-            .collect();
-        let body = titled(root, self.title)?;
-        let (place, area, column) = legend.layout(&body, FIGURE, &unit_lines);
+        let unit_lines: Vec<Vec<(f64, f64)>> =
+            lines.iter().map(|l| l.iter().map(|&(px, py)| (unit(px, x, log), unit(py, y, false))).collect()).collect();
+        let (place, area, column) = legend.layout(body, FIGURE, &unit_lines);
         let mesh = Mesh { x_desc: self.x_label, y_desc: "Empirical CDF", x_integer: None, y_labels: 12 };
-        let mut chart = chart(&area, FIGURE, x, y.0..y.1, &mesh, q)?;
+        let mut chart = chart(&area, FIGURE, x_coord, y.0..y.1, &mesh, q)?;
         for (i, line) in lines.into_iter().enumerate() {
             chart.draw_series(std::iter::once(Polyline::new(line, color(i), 3, q)))?;
         }
         let empty = steps.iter().all(|p| p.is_empty());
         legend.finish(chart.plotting_area(), empty, place, column.as_ref(), q)
+    }
+}
+
+impl Figure for CdfFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
+        let steps: Vec<Vec<(f64, f64)>> = self.series.iter().map(|(_, s)| cdf_steps(s)).collect();
+        let xs = || steps.iter().flatten().map(|p| p.0);
+        let body = titled(root, self.title)?;
+        // Samples spanning decades (ATP's and TCP's goodput over many hops)
+        // on a log axis, so that the small ones are not one vertical line.
+        if wants_log_scale(xs()) {
+            let x = log_range(extent(xs()));
+            return self.draw_on(&body, &steps, log_coord(x), x, true, q);
+        }
+        let x = axis_range(extent(xs()), AxisRule { pad: 0.04, zero_floor: false, integer: false });
+        self.draw_on(&body, &steps, x.0..x.1, x, false, q)
     }
 }
 

@@ -2,12 +2,11 @@
 //! ± error bars, hollow markers for points to read with care, and a log y
 //! axis when the values span many decades.
 
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::axes::{
-    axis_range, chart, extent, integer_label_count, log_range, log_ticks, unit, usable, wants_log_scale, AxisRule,
-    Mesh, FIGURE,
+    axis_range, chart, extent, integer_label_count, log_coord, log_range, unit, usable, wants_log_scale, AxisRule,
+    Coord, Mesh, FIGURE,
 };
 use super::legend::{color, shape, Entry, Legend, Marker, Polyline, Shape};
 use super::render::{titled, Drawn, Figure, Quirks, Root};
@@ -66,7 +65,7 @@ impl LineFigure<'_> {
     /// Draws the series on a y axis `y` (linear or log) over `y_range`;
     /// on a log axis, error bars that reach zero or below end at its floor.
     #[allow(clippy::too_many_arguments)]
-    fn draw_on<DB, Y>(
+    fn draw_on<DB: DrawingBackend, Y: Coord>(
         &self,
         body: &Root<DB>,
         cleaned: &[Vec<Point>],
@@ -75,12 +74,7 @@ impl LineFigure<'_> {
         y_range: (f64, f64),
         log: bool,
         q: Quirks,
-    ) -> Drawn<DB>
-    where
-        DB: DrawingBackend,
-        Y: AsRangedCoord<Value = f64>,
-        Y::CoordDescType: ValueFormatter<f64>,
-    {
+    ) -> Drawn<DB> {
         let c = self.0;
         let legend = self.legend(cleaned);
         let floor = |v: f64| if log { v.max(y_range.0) } else { v };
@@ -99,7 +93,7 @@ impl LineFigure<'_> {
             x_integer: c.x_integer_ticks.then(|| integer_label_count(x.0, x.1)),
             y_labels: 10,
         };
-        let mut chart = chart(&area, FIGURE, x, y, &mesh, q)?;
+        let mut chart = chart(&area, FIGURE, x.0..x.1, y, &mesh, q)?;
         for (i, pts) in cleaned.iter().enumerate() {
             let (col, shape) = (color(i), shape(i));
             // Error bars first, so that lines and markers sit on top: a
@@ -139,9 +133,7 @@ impl Figure for LineFigure<'_> {
         if c.y_scale == YScale::Auto && wants_log_scale(points().map(|p| p.1)) {
             let ends = points().flat_map(|&(_, y, e, _)| [y, y + e.unwrap_or(0.0), y - e.unwrap_or(0.0)]);
             let y = log_range(extent(ends.filter(|v| *v > 0.0)));
-            let (labels, fine) = log_ticks(y, 16);
-            let y_coord = (y.0..y.1).log_scale().with_key_points(labels).with_light_points(fine);
-            return self.draw_on(&body, &cleaned, x, y_coord, y, true, q);
+            return self.draw_on(&body, &cleaned, x, log_coord(y), y, true, q);
         }
         let ends = points().flat_map(|&(_, y, e, _)| [y - e.unwrap_or(0.0), y + e.unwrap_or(0.0)]);
         let y = axis_range(extent(ends), AxisRule { pad: 0.06, zero_floor: true, integer: false });

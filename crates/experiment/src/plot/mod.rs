@@ -8,7 +8,8 @@
 //! * [`line_chart`]: one line with markers per series, optional ± error bars
 //!   (mean ± sd over runs), hollow markers for points to read with care,
 //!   and a log y axis when the values span many decades.
-//! * [`cdf_chart`]: empirical CDFs as step lines.
+//! * [`cdf_chart`]: empirical CDFs as step lines, on a log x axis when the
+//!   samples are all positive and span more than 1.5 decades.
 //! * [`trace_chart`]: the two stacked panels of the ATP thesis (Fig. 5.2/5.3):
 //!   instantaneous goodput over time above, the delay feedback (D_max, D_s,
 //!   D_avg) or a congestion window over time below.
@@ -146,7 +147,8 @@ pub fn line_chart(chart: &LineChart, path_stem: &Path) -> Result<Vec<PathBuf>, P
 }
 
 /// Writes `stem.png` and `stem.svg` with the empirical CDF of each sample
-/// set, as step lines with y in [0, 1].
+/// set, as step lines with y in [0, 1]; x on a log axis when the samples
+/// are all positive and span more than 1.5 decades.
 pub fn cdf_chart(
     title: &str,
     x_label: &str,

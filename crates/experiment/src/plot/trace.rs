@@ -73,7 +73,7 @@ impl Panel<'_> {
     ) -> Drawn<DB> {
         let y = self.y_range();
         let mesh = Mesh { x_desc: self.x_desc, y_desc: self.y_desc, x_integer: None, y_labels: self.y_labels };
-        let mut chart = chart(area, frame, t, y.0..y.1, &mesh, q)?;
+        let mut chart = chart(area, frame, t.0..t.1, y.0..y.1, &mesh, q)?;
         for layer in &self.layers {
             match layer {
                 Layer::Line { points, color, width, marker } => {
