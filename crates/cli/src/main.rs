@@ -152,18 +152,21 @@ fn run_experiment(e: &Experiment, dir: Option<PathBuf>, options: RunOptions) -> 
     let t0 = std::time::Instant::now();
     let outcome = meshbed_experiment::execute(e, &options, &dir)?;
     out(&outcome.table)?;
-    let figures: Vec<String> = outcome
-        .files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|x| x == "png"))
-        .map(|p| p.display().to_string())
-        .collect();
+    // The few summary figures by name; the per-point trace figures (one per
+    // traced point, 36 for the default experiment) as a count.
+    let pngs = outcome.files.iter().filter(|p| p.extension().is_some_and(|x| x == "png"));
+    let (traces, summary): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        pngs.partition(|p| meshbed_experiment::figures::is_trace_figure(p));
+    let mut figure_list: Vec<String> = summary.iter().map(|p| p.display().to_string()).collect();
+    if !traces.is_empty() {
+        figure_list.push(format!("{} trace figures (one per traced point) in {}/", traces.len(), dir.display()));
+    }
     out(&format!(
-        "\n{} runs in {:.1} s. Results in {}/ (flows.csv, summary.csv, summary.txt); figures:\n  {}\n",
+        "\n{} runs in {:.1} s. Results in {}/ (flows.csv, summary.csv, summary.txt); figures (PNG, SVG beside):\n  {}\n",
         outcome.results.runs.len(),
         t0.elapsed().as_secs_f64(),
         dir.display(),
-        figures.join("\n  ")
+        figure_list.join("\n  ")
     ))
 }
 

@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use meshbed_experiment::plot::{cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, Series, TraceChart};
+use meshbed_experiment::plot::{
+    cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, Series, TraceChart, TracePanel, YScale,
+};
 
 /// A small deterministic generator (xorshift), uniform in [0, 1).
 struct Noise(u64);
@@ -22,15 +24,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/plot-examples".to_string()));
     let mut rng = Noise(0x9e37_79b9_7f4a_7c15);
 
-    // Goodput against chain length, mean ± sd over runs.
-    let protocols = [("ATP", 2.1, 0.55), ("TCP NewReno", 1.7, 0.45), ("TCP Vegas", 1.9, 0.5)];
+    // Goodput against chain length, mean ± sd over runs. TCP's falls by
+    // decades, so the axis is logarithmic; where every transfer was
+    // incomplete (the last hops) its points are hollow.
+    let protocols = [("ATP", 2.1, 0.55), ("TCP NewReno", 1.7, 2.5), ("TCP Vegas", 1.9, 0.5)];
     let series = protocols
         .iter()
         .map(|&(name, g1, decay)| {
             let points: Vec<(f64, f64)> =
-                (1..=8).map(|h| (h as f64, g1 * (h as f64).powf(-decay) + 0.05 * rng.next())).collect();
+                (1..=8).map(|h| (h as f64, g1 * (h as f64).powf(-decay) * (1.0 + 0.05 * rng.next()))).collect();
             let error = points.iter().map(|p| p.1 * (0.05 + 0.1 * rng.next())).collect();
-            Series { label: name.to_string(), points, error: Some(error) }
+            let hollow = points.iter().map(|p| p.1 < 0.02).collect();
+            Series { label: name.to_string(), points, error: Some(error), hollow }
         })
         .collect();
     let chart = LineChart {
@@ -39,6 +44,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         y_label: "Goodput (Mbit/s)".to_string(),
         series,
         x_integer_ticks: true,
+        y_scale: YScale::Auto,
+        hollow_label: Some("hollow: every transfer incomplete".to_string()),
     };
     for p in line_chart(&chart, &dir.join("line_goodput_vs_hops"))? {
         println!("{}", p.display());
@@ -73,6 +80,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", p.display());
     }
 
+    // TCP trace: goodput and the congestion window (a saw-tooth of halvings).
+    let mut tcp = TraceChart {
+        title: "TCP NewReno over a 4-hop chain, a title long enough that it has to be set smaller to fit".to_string(),
+        lower: TracePanel::Cwnd,
+        ..Default::default()
+    };
+    let mut cwnd = 1.0;
+    for k in 0..600 {
+        let t = k as f64 * 0.1;
+        tcp.goodput.push((t, (cwnd / 12.0 + 0.1 * (rng.next() - 0.5)).max(0.0)));
+        cwnd = if rng.next() < 0.04 { (cwnd / 2.0f64).floor().max(1.0) } else { cwnd + 1.0 / cwnd };
+        tcp.cwnd_segments.push((t, cwnd));
+    }
+    for p in trace_chart(&tcp, &dir.join("trace_tcp_4hop"))? {
+        println!("{}", p.display());
+    }
+
     // Stack topology: three flows over time.
     let flows: Vec<(String, Vec<(f64, f64)>)> = (0..3)
         .map(|f| {
@@ -103,30 +127,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         label: label.to_string(),
         points,
         error,
+        ..Default::default()
     };
-    let single = LineChart {
-        title: "Edge case: one point, NaN skipped".to_string(),
-        x_label: "Number of flows".to_string(),
-        y_label: "Jain's fairness index".to_string(),
-        series: vec![edge("ATP", vec![(4.0, 0.93), (f64::NAN, 1.0)], Some(vec![0.04]))],
-        x_integer_ticks: true,
-    };
-    line_chart(&single, &dir.join("edge_single_point"))?;
-    let empty = LineChart {
-        title: "Edge case: no data".to_string(),
-        x_label: "Number of hops".to_string(),
-        y_label: "Goodput (Mbit/s)".to_string(),
-        series: vec![edge("ATP", vec![], None)],
-        x_integer_ticks: true,
-    };
-    line_chart(&empty, &dir.join("edge_empty"))?;
-    let many = LineChart {
-        title: "Edge case: 12 series, all flat".to_string(),
-        x_label: "Offered load (Mbit/s)".to_string(),
-        y_label: "Goodput (Mbit/s)".to_string(),
-        series: (0..12).map(|i| edge(&format!("Flow {i}"), vec![(0.5, 1.0), (1.0, 1.0), (1.5, 1.0)], None)).collect(),
-        x_integer_ticks: false,
-    };
-    line_chart(&many, &dir.join("edge_many_flat"))?;
+    let edges = [
+        (
+            "edge_single_point",
+            "Edge case: one point, NaN skipped",
+            "Number of flows",
+            "Jain's fairness index",
+            vec![edge("ATP", vec![(4.0, 0.93), (f64::NAN, 1.0)], Some(vec![0.04]))],
+            true,
+        ),
+        (
+            "edge_empty",
+            "Edge case: no data",
+            "Number of hops",
+            "Goodput (Mbit/s)",
+            vec![edge("ATP", vec![], None)],
+            true,
+        ),
+        (
+            "edge_many_flat",
+            "Edge case: 12 series, all flat",
+            "Offered load (Mbit/s)",
+            "Goodput (Mbit/s)",
+            (0..12).map(|i| edge(&format!("Flow {i}"), vec![(0.5, 1.0), (1.0, 1.0), (1.5, 1.0)], None)).collect(),
+            false,
+        ),
+    ];
+    for (stem, title, x_label, y_label, series, x_integer_ticks) in edges {
+        let chart = LineChart {
+            title: title.to_string(),
+            x_label: x_label.to_string(),
+            y_label: y_label.to_string(),
+            series,
+            x_integer_ticks,
+            ..Default::default()
+        };
+        line_chart(&chart, &dir.join(stem))?;
+    }
     Ok(())
 }

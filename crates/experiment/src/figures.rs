@@ -9,10 +9,11 @@
 //!   every flow's instantaneous goodput over time (Fig. 5.9; seed 002 Fig. 10).
 
 use crate::metrics::{self, INSTANT_WINDOW};
-use crate::plot::{self, LineChart, PlotError, Series, TraceChart};
+use crate::plot::{self, LineChart, PlotError, Series, TraceChart, TracePanel, YScale};
 use crate::run::{flow_goodput_bps, PointSummary, Results};
 use crate::spec::value_text;
 use meshbed_core::{Duration, Instant};
+use meshbed_sim::transport::TraceRecord;
 use meshbed_sim::FlowResult;
 use std::path::{Path, PathBuf};
 
@@ -80,8 +81,43 @@ pub fn instantaneous_goodput(flow: &FlowResult, end_s: f64) -> Vec<(f64, f64)> {
     .collect()
 }
 
-fn trace_points(flow: &FlowResult, kind: &str) -> Vec<(f64, f64)> {
-    flow.trace.iter().filter(|t| t.kind == kind).map(|t| (t.t_s, t.value / 1e3)).collect()
+/// (t in s, value × `scale`) of a flow's trace records of one kind.
+fn trace_points(flow: &FlowResult, kind: &str, scale: f64) -> Vec<(f64, f64)> {
+    flow.trace.iter().filter(|t| t.kind == kind).map(|t| (t.t_s, t.value * scale)).collect()
+}
+
+/// The delay feedback an ATP flow traces (µs).
+const DELAY_KINDS: [&str; 3] = ["d_max_us", "d_s_us", "d_avg_sent_us"];
+
+/// The lower panel of a flow's trace figure, from its trace records: the
+/// delay feedback if the flow traced any (ATP), else the congestion window
+/// if it traced one (TCP), else the (empty) delay panel.
+pub fn trace_panel(trace: &[TraceRecord]) -> TracePanel {
+    let traced = |kind: &str| trace.iter().any(|t| t.kind == kind);
+    if !DELAY_KINDS.iter().any(|k| traced(k)) && traced("cwnd_segments") {
+        TracePanel::Cwnd
+    } else {
+        TracePanel::Delay
+    }
+}
+
+/// Whether every transfer of a point was incomplete: its goodput is then
+/// bytes delivered over the run's duration, not a transfer's goodput, and
+/// the figure draws it hollow.
+pub fn every_transfer_incomplete(s: &PointSummary) -> bool {
+    s.flows > 0 && s.incomplete_flows == s.flows
+}
+
+/// The legend entry of the hollow points.
+const INCOMPLETE_LABEL: &str = "hollow: every transfer incomplete";
+
+/// The file name prefixes of the per-point trace figures.
+const TRACE_PREFIXES: [&str; 2] = ["trace_", "flows_over_time_"];
+
+/// Whether `path` is one of the per-point trace figures (one per traced
+/// point), as opposed to the few summary figures of an experiment.
+pub fn is_trace_figure(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| TRACE_PREFIXES.iter().any(|p| n.starts_with(p)))
 }
 
 /// Draws every figure that fits the experiment into `dir`.
@@ -105,15 +141,20 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 Some(i) => i,
                 None => {
                     labels.push(label.clone());
-                    goodput.push(Series { label: label.clone(), points: vec![], error: Some(vec![]) });
-                    unfair.push(Series { label, points: vec![], error: Some(vec![]) });
+                    goodput.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
+                    unfair.push(Series { label, error: Some(vec![]), ..Series::default() });
                     labels.len() - 1
                 }
             };
-            goodput[i].points.push((xv, s.flow_goodput_bps.mean / 1e6));
-            goodput[i].error.as_mut().expect("set").push(s.flow_goodput_bps.sd / 1e6);
-            unfair[i].points.push((xv, s.unfairness.mean));
-            unfair[i].error.as_mut().expect("set").push(s.unfairness.sd);
+            let incomplete = every_transfer_incomplete(s);
+            // (Goodput in Mbit/s.)
+            for (series, m, scale) in
+                [(&mut goodput[i], &s.flow_goodput_bps, 1e-6), (&mut unfair[i], &s.unfairness, 1.0)]
+            {
+                series.points.push((xv, m.mean * scale));
+                series.error.as_mut().expect("set").push(m.sd * scale);
+                series.hollow.push(incomplete);
+            }
         }
         let integer = results
             .experiment
@@ -122,27 +163,24 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
             .iter()
             .find(|a| &a.key == xk)
             .is_some_and(|a| a.values.iter().all(|v| v.is_integer()));
-        out.extend(plot::line_chart(
-            &LineChart {
-                title: format!("{name}: goodput per flow (mean ± sd)"),
+        let line_chart = |what: &str, y_label: &str, series: Vec<Series>, y_scale: YScale, stem: &str| {
+            let chart = LineChart {
+                title: format!("{name}: {what}"),
                 x_label: x_label(xk),
-                y_label: "Goodput (Mbit/s)".into(),
-                series: goodput,
+                y_label: y_label.into(),
+                series,
                 x_integer_ticks: integer,
-            },
-            &dir.join("goodput"),
-        )?);
+                y_scale,
+                hollow_label: Some(INCOMPLETE_LABEL.into()),
+            };
+            plot::line_chart(&chart, &dir.join(stem))
+        };
+        // Goodput over many hops spans decades (ATP's Mbit/s next to TCP's
+        // kbit/s): a log axis then, so that no curve lies flat on zero.
+        out.extend(line_chart("goodput per flow (mean ± sd)", "Goodput (Mbit/s)", goodput, YScale::Auto, "goodput")?);
         if multi {
-            out.extend(plot::line_chart(
-                &LineChart {
-                    title: format!("{name}: unfairness (normalised sd of flow goodput)"),
-                    x_label: x_label(xk),
-                    y_label: "Unfairness".into(),
-                    series: unfair,
-                    x_integer_ticks: integer,
-                },
-                &dir.join("unfairness"),
-            )?);
+            let what = "unfairness (normalised sd of flow goodput)";
+            out.extend(line_chart(what, "Unfairness", unfair, YScale::Linear, "unfairness")?);
         }
     }
 
@@ -211,17 +249,84 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
             )?);
         } else if let Some(f) = r.report.flows.first() {
             let end = f.completion_time_s.unwrap_or(end_s);
+            let [d_max, d_s, d_avg] = DELAY_KINDS.map(|k| trace_points(f, k, 1e-3));
             out.extend(plot::trace_chart(
                 &TraceChart {
-                    title: format!("{name} [{}]: goodput and delays, repetition 0", p.label()),
+                    title: format!("{name} [{}], repetition 0", p.label()),
                     goodput: instantaneous_goodput(f, end),
-                    d_max: trace_points(f, "d_max_us"),
-                    d_s: trace_points(f, "d_s_us"),
-                    d_avg: trace_points(f, "d_avg_sent_us"),
+                    d_max,
+                    d_s,
+                    d_avg,
+                    cwnd_segments: trace_points(f, "cwnd_segments", 1.0),
+                    lower: trace_panel(&f.trace),
                 },
                 &dir.join(format!("trace_{tag}")),
             )?);
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::MeanSd;
+    use meshbed_sim::transport::Side;
+
+    fn summary(runs: usize, flows: usize, incomplete_flows: usize) -> PointSummary {
+        let m = MeanSd { mean: 1e4, sd: 1e3, n: runs };
+        PointSummary {
+            point: 0,
+            label: "hops=4 protocol=tcp-reno".into(),
+            runs,
+            flow_goodput_bps: m,
+            aggregate_goodput_bps: m,
+            unfairness: m,
+            log_utility: m,
+            jain_index: m,
+            starved_flows: 0,
+            flows,
+            incomplete_flows,
+            failed_flows: 0,
+            per_flow_mean_bps: vec![1e4],
+            retransmissions: m,
+        }
+    }
+
+    #[test]
+    fn a_point_is_incomplete_only_when_every_transfer_was() {
+        // testbed-a-single, hops=4 tcp-reno: 10 of 10 incomplete.
+        assert!(every_transfer_incomplete(&summary(10, 10, 10)));
+        // hops=3 tcp-tahoe: 9 of 10 incomplete, one finished.
+        assert!(!every_transfer_incomplete(&summary(10, 10, 9)));
+        assert!(!every_transfer_incomplete(&summary(10, 10, 0)));
+        // Two flows per run: 10 of 20 incomplete is not every transfer.
+        assert!(!every_transfer_incomplete(&summary(10, 20, 10)));
+        assert!(every_transfer_incomplete(&summary(10, 20, 20)));
+        // No flows at all: nothing to mark.
+        assert!(!every_transfer_incomplete(&summary(0, 0, 0)));
+    }
+
+    fn record(kind: &'static str) -> TraceRecord {
+        TraceRecord { t_s: 0.5, side: Side::Sender, kind, value: 2.0 }
+    }
+
+    #[test]
+    fn a_tcp_trace_gets_a_cwnd_panel_and_an_atp_trace_the_delays() {
+        let tcp = [record("cwnd_segments"), record("delivered_bytes"), record("retransmit_seq")];
+        assert_eq!(trace_panel(&tcp), TracePanel::Cwnd);
+        let atp = [record("d_max_us"), record("d_avg_sent_us"), record("delivered_bytes")];
+        assert_eq!(trace_panel(&atp), TracePanel::Delay);
+        // Both traced: the delay feedback, ATP's own figure.
+        assert_eq!(trace_panel(&[record("cwnd_segments"), record("d_s_us")]), TracePanel::Delay);
+        assert_eq!(trace_panel(&[record("delivered_bytes")]), TracePanel::Delay);
+    }
+
+    #[test]
+    fn trace_figures_are_told_from_summary_figures_by_name() {
+        assert!(is_trace_figure(Path::new("results/x/trace_hops_1_protocol_tcp-reno.png")));
+        assert!(is_trace_figure(Path::new("flows_over_time_flow_count_2.svg")));
+        assert!(!is_trace_figure(Path::new("results/x/goodput.png")));
+        assert!(!is_trace_figure(Path::new("results/trace_dir/goodput_cdf.png")));
+    }
 }

@@ -335,6 +335,133 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
     s
 }
 
+/// An f64 in a CSV cell as Rust's `Display` writes it: the shortest
+/// decimal that reads back to the same value, without an exponent and
+/// without a trailing `.0` (`0`, `2.746248449`), as the CSVs have always
+/// been written. (The csv crate's own float format would write `0.0` and
+/// `1e16`.)
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Decimal(f64);
+
+impl Serialize for Decimal {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+/// The columns of `flows.csv` before the sweep's axes.
+#[derive(Serialize, Default)]
+struct FlowCsvKey<'a> {
+    experiment: &'a str,
+    point: usize,
+}
+
+/// The columns of `flows.csv` after the sweep's axes: one flow of one run.
+#[derive(Serialize, Default)]
+struct FlowCsvRow<'a> {
+    rep: u32,
+    seed: u64,
+    flow: u32,
+    protocol: &'a str,
+    src: u32,
+    dst: u32,
+    hops: Option<u32>,
+    start_s: Decimal,
+    /// Empty for a flow that did not complete.
+    end_s: Option<Decimal>,
+    duration_s: Decimal,
+    bytes_delivered: u64,
+    goodput_bps: Decimal,
+    retransmissions: u64,
+    feedback_packets: u64,
+    completed: bool,
+    verified: bool,
+    failed: bool,
+    mac_drop_queue_overflow: u64,
+    mac_drop_retry_limit: u64,
+    mac_rx_collision_or_corruption: u64,
+    mac_rx_while_busy: u64,
+    mac_rx_below_sensitivity: u64,
+    mac_retransmissions: u64,
+    error: &'a str,
+}
+
+/// One row of `traces.csv`: one sample of a traced flow.
+#[derive(Serialize, Default)]
+struct TraceCsvRow<'a> {
+    point: usize,
+    rep: u32,
+    flow: u32,
+    protocol: &'a str,
+    t_s: Decimal,
+    side: &'a str,
+    kind: &'a str,
+    value: Decimal,
+}
+
+/// The columns of `summary.csv` before the sweep's axes.
+#[derive(Serialize, Default)]
+struct SummaryCsvKey {
+    point: usize,
+}
+
+/// The columns of `summary.csv` after the sweep's axes: one point.
+#[derive(Serialize, Default)]
+struct SummaryCsvRow {
+    runs: usize,
+    goodput_mean_bps: Decimal,
+    goodput_sd_bps: Decimal,
+    aggregate_mean_bps: Decimal,
+    aggregate_sd_bps: Decimal,
+    unfairness_mean: Decimal,
+    unfairness_sd: Decimal,
+    log_utility_mean: Decimal,
+    log_utility_sd: Decimal,
+    jain_mean: Decimal,
+    starved_flows: usize,
+    flows: usize,
+    incomplete_flows: usize,
+    failed_flows: usize,
+}
+
+/// The column names serde gives a row struct, in order. (The csv crate
+/// writes them only as the header of a first row: one default row is
+/// written to memory and its header kept. Field names never need quoting.)
+fn csv_columns<T: Serialize + Default>() -> Vec<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.serialize(T::default()).expect("a row struct of plain named fields serialises");
+    let text = String::from_utf8(w.into_inner().expect("writing to memory")).expect("field names are UTF-8");
+    text.lines().next().unwrap_or_default().split(',').map(String::from).collect()
+}
+
+/// A CSV writer whose header is `K`'s columns, then the sweep's axes, then
+/// `R`'s columns; [`write_row`] writes one row in the same order.
+fn csv_with_axes<K: Serialize + Default, R: Serialize + Default>(
+    path: &std::path::Path,
+    axes: &[&str],
+) -> csv::Result<csv::Writer<std::fs::File>> {
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_path(path)?;
+    let mut header = csv_columns::<K>();
+    header.extend(axes.iter().map(|a| a.to_string()));
+    header.extend(csv_columns::<R>());
+    w.write_record(&header)?;
+    Ok(w)
+}
+
+fn write_row<K: Serialize, R: Serialize>(
+    w: &mut csv::Writer<std::fs::File>,
+    key: K,
+    axis_values: &[String],
+    row: R,
+) -> csv::Result<()> {
+    w.serialize((key, axis_values, row))
+}
+
+/// The point's values on the given axes, as CSV text.
+fn axis_values(p: &Point, axes: &[&str]) -> Vec<String> {
+    p.values.iter().filter(|(k, _)| axes.contains(&k.as_str())).map(|(_, v)| value_text(v)).collect()
+}
+
 /// Writes `flows.csv` (one row per flow per run), `traces.csv` (per-packet
 /// samples of the traced flows of each point's first repetition) and
 /// `summary.csv` into `dir`.
@@ -342,79 +469,48 @@ pub fn write_csv(
     results: &Results,
     summaries: &[PointSummary],
     dir: &std::path::Path,
-) -> std::io::Result<Vec<std::path::PathBuf>> {
+) -> csv::Result<Vec<std::path::PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    let axes: Vec<String> = results.experiment.config.sweep.iter().map(|a| a.key.clone()).collect();
+    let axes: Vec<&str> = results.experiment.config.sweep.iter().map(|a| a.key.as_str()).collect();
+    // A `protocol` axis sets every flow's protocol, which the per-flow
+    // `protocol` column already gives: flows.csv names it once.
+    let flow_axes: Vec<&str> = axes.iter().copied().filter(|a| *a != "protocol").collect();
     let flows_path = dir.join("flows.csv");
-    let mut w = csv::Writer::from_path(&flows_path)?;
-    let mut header: Vec<String> = vec!["experiment".into(), "point".into()];
-    header.extend(axes.iter().cloned());
-    header.extend(
-        [
-            "rep",
-            "seed",
-            "flow",
-            "protocol",
-            "src",
-            "dst",
-            "hops",
-            "start_s",
-            "end_s",
-            "duration_s",
-            "bytes_delivered",
-            "goodput_bps",
-            "retransmissions",
-            "feedback_packets",
-            "completed",
-            "verified",
-            "failed",
-            "mac_drop_queue_overflow",
-            "mac_drop_retry_limit",
-            "mac_rx_collision_or_corruption",
-            "mac_rx_while_busy",
-            "mac_rx_below_sensitivity",
-            "mac_retransmissions",
-            "error",
-        ]
-        .map(String::from),
-    );
-    w.write_record(&header)?;
+    let mut w = csv_with_axes::<FlowCsvKey, FlowCsvRow>(&flows_path, &flow_axes)?;
     let name = &results.experiment.config.name;
     for r in &results.runs {
         let p = &results.points[r.point];
         let m = &r.report.mac_total;
+        let values = axis_values(p, &flow_axes);
         for f in &r.report.flows {
             let spec = &p.scenario.flows[f.flow as usize];
-            let mut rec: Vec<String> = vec![name.clone(), p.index.to_string()];
-            rec.extend(p.values.iter().map(|(_, v)| value_text(v)));
-            let end = f.completion_time_s.map_or(String::new(), |t| t.to_string());
-            rec.extend([
-                r.rep.to_string(),
-                r.seed.to_string(),
-                f.flow.to_string(),
-                f.protocol.clone(),
-                f.src.to_string(),
-                f.dst.to_string(),
-                f.hops.map_or(String::new(), |h| h.to_string()),
-                spec.start_s.to_string(),
-                end,
-                f.duration_s.to_string(),
-                f.bytes_delivered.max(f.received_payload_bytes).to_string(),
-                flow_goodput_bps(results, f).to_string(),
-                f.retransmissions.to_string(),
-                f.feedback_packets.to_string(),
-                f.completed.to_string(),
-                f.verified.to_string(),
-                f.failed.to_string(),
-                m.drop_queue_overflow.to_string(),
-                m.drop_retry_limit.to_string(),
-                m.rx_collision_or_corruption.to_string(),
-                m.rx_while_busy.to_string(),
-                m.rx_below_sensitivity.to_string(),
-                m.retransmissions.to_string(),
-                f.error.clone().unwrap_or_default(),
-            ]);
-            w.write_record(&rec)?;
+            let row = FlowCsvRow {
+                rep: r.rep,
+                seed: r.seed,
+                flow: f.flow,
+                protocol: &f.protocol,
+                src: f.src,
+                dst: f.dst,
+                hops: f.hops,
+                start_s: Decimal(spec.start_s),
+                end_s: f.completion_time_s.map(Decimal),
+                duration_s: Decimal(f.duration_s),
+                bytes_delivered: f.bytes_delivered.max(f.received_payload_bytes),
+                goodput_bps: Decimal(flow_goodput_bps(results, f)),
+                retransmissions: f.retransmissions,
+                feedback_packets: f.feedback_packets,
+                completed: f.completed,
+                verified: f.verified,
+                failed: f.failed,
+                mac_drop_queue_overflow: m.drop_queue_overflow,
+                mac_drop_retry_limit: m.drop_retry_limit,
+                mac_rx_collision_or_corruption: m.rx_collision_or_corruption,
+                mac_rx_while_busy: m.rx_while_busy,
+                mac_rx_below_sensitivity: m.rx_below_sensitivity,
+                mac_retransmissions: m.retransmissions,
+                error: f.error.as_deref().unwrap_or_default(),
+            };
+            write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row)?;
         }
     }
     w.flush()?;
@@ -425,20 +521,19 @@ pub fn write_csv(
     if results.runs.iter().any(|r| r.rep == 0 && r.report.flows.iter().any(|f| !f.trace.is_empty())) {
         let path = dir.join("traces.csv");
         let mut w = csv::Writer::from_path(&path)?;
-        w.write_record(["point", "rep", "flow", "protocol", "t_s", "side", "kind", "value"])?;
         for r in results.runs.iter().filter(|r| r.rep == 0) {
             for f in &r.report.flows {
                 for t in &f.trace {
-                    w.write_record([
-                        r.point.to_string(),
-                        r.rep.to_string(),
-                        f.flow.to_string(),
-                        f.protocol.clone(),
-                        t.t_s.to_string(),
-                        t.side.name().to_string(),
-                        t.kind.to_string(),
-                        t.value.to_string(),
-                    ])?;
+                    w.serialize(TraceCsvRow {
+                        point: r.point,
+                        rep: r.rep,
+                        flow: f.flow,
+                        protocol: &f.protocol,
+                        t_s: Decimal(t.t_s),
+                        side: t.side.name(),
+                        kind: t.kind,
+                        value: Decimal(t.value),
+                    })?;
                 }
             }
         }
@@ -447,50 +542,25 @@ pub fn write_csv(
     }
 
     let path = dir.join("summary.csv");
-    let mut w = csv::Writer::from_path(&path)?;
-    let mut header: Vec<String> = vec!["point".into()];
-    header.extend(axes.iter().cloned());
-    header.extend(
-        [
-            "runs",
-            "goodput_mean_bps",
-            "goodput_sd_bps",
-            "aggregate_mean_bps",
-            "aggregate_sd_bps",
-            "unfairness_mean",
-            "unfairness_sd",
-            "log_utility_mean",
-            "log_utility_sd",
-            "jain_mean",
-            "starved_flows",
-            "flows",
-            "incomplete_flows",
-            "failed_flows",
-        ]
-        .map(String::from),
-    );
-    w.write_record(&header)?;
+    let mut w = csv_with_axes::<SummaryCsvKey, SummaryCsvRow>(&path, &axes)?;
     for x in summaries {
-        let p = &results.points[x.point];
-        let mut rec = vec![x.point.to_string()];
-        rec.extend(p.values.iter().map(|(_, v)| value_text(v)));
-        rec.extend([
-            x.runs.to_string(),
-            x.flow_goodput_bps.mean.to_string(),
-            x.flow_goodput_bps.sd.to_string(),
-            x.aggregate_goodput_bps.mean.to_string(),
-            x.aggregate_goodput_bps.sd.to_string(),
-            x.unfairness.mean.to_string(),
-            x.unfairness.sd.to_string(),
-            x.log_utility.mean.to_string(),
-            x.log_utility.sd.to_string(),
-            x.jain_index.mean.to_string(),
-            x.starved_flows.to_string(),
-            x.flows.to_string(),
-            x.incomplete_flows.to_string(),
-            x.failed_flows.to_string(),
-        ]);
-        w.write_record(&rec)?;
+        let row = SummaryCsvRow {
+            runs: x.runs,
+            goodput_mean_bps: Decimal(x.flow_goodput_bps.mean),
+            goodput_sd_bps: Decimal(x.flow_goodput_bps.sd),
+            aggregate_mean_bps: Decimal(x.aggregate_goodput_bps.mean),
+            aggregate_sd_bps: Decimal(x.aggregate_goodput_bps.sd),
+            unfairness_mean: Decimal(x.unfairness.mean),
+            unfairness_sd: Decimal(x.unfairness.sd),
+            log_utility_mean: Decimal(x.log_utility.mean),
+            log_utility_sd: Decimal(x.log_utility.sd),
+            jain_mean: Decimal(x.jain_index.mean),
+            starved_flows: x.starved_flows,
+            flows: x.flows,
+            incomplete_flows: x.incomplete_flows,
+            failed_flows: x.failed_flows,
+        };
+        write_row(&mut w, SummaryCsvKey { point: x.point }, &axis_values(&results.points[x.point], &axes), row)?;
     }
     w.flush()?;
     written.push(path);
@@ -500,6 +570,54 @@ pub fn write_csv(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_columns_come_from_the_row_structs_in_order() {
+        assert_eq!(csv_columns::<FlowCsvKey>(), ["experiment", "point"]);
+        let flow = csv_columns::<FlowCsvRow>();
+        assert_eq!(flow[..4], ["rep", "seed", "flow", "protocol"]);
+        assert_eq!(flow.last().map(String::as_str), Some("error"));
+        assert_eq!(flow.len(), 24);
+        assert_eq!(csv_columns::<TraceCsvRow>(), ["point", "rep", "flow", "protocol", "t_s", "side", "kind", "value"]);
+        let summary = csv_columns::<SummaryCsvRow>();
+        assert_eq!(summary[..3], ["runs", "goodput_mean_bps", "goodput_sd_bps"]);
+        assert_eq!(summary.last().map(String::as_str), Some("failed_flows"));
+    }
+
+    #[test]
+    fn csv_rows_follow_the_header_with_the_axes_between() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.csv");
+        let mut w = csv_with_axes::<SummaryCsvKey, SummaryCsvRow>(&path, &["hops", "protocol"]).unwrap();
+        let row = SummaryCsvRow {
+            runs: 3,
+            goodput_mean_bps: Decimal(1e16),
+            unfairness_sd: Decimal(0.25),
+            ..Default::default()
+        };
+        write_row(&mut w, SummaryCsvKey { point: 7 }, &["2".to_string(), "tcp-reno".to_string()], row).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(header[..4], ["point", "hops", "protocol", "runs"]);
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(row.len(), header.len());
+        // Floats as `Display` writes them: no exponent, no trailing `.0`.
+        assert_eq!(row[..6], ["7", "2", "tcp-reno", "3", "10000000000000000", "0"]);
+        assert_eq!(row[header.iter().position(|h| *h == "unfairness_sd").unwrap()], "0.25");
+    }
+
+    #[test]
+    fn an_absent_value_is_an_empty_cell() {
+        let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+        w.serialize(FlowCsvRow { hops: None, end_s: None, start_s: Decimal(0.5), ..Default::default() }).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        let cells: Vec<&str> = text.trim_end().split(',').collect();
+        let columns = csv_columns::<FlowCsvRow>();
+        let cell = |name: &str| cells[columns.iter().position(|c| c == name).unwrap()];
+        assert_eq!((cell("hops"), cell("start_s"), cell("end_s"), cell("completed")), ("", "0.5", "", "false"));
+    }
 
     /// A runner's check refuses before anything runs; its parallelism
     /// caps the worker threads.

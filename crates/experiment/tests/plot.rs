@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use meshbed_experiment::plot::{
-    cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, PlotError, Series, TraceChart,
+    cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, PlotError, Series, TraceChart, TracePanel, YScale,
 };
 
 const PNG_MAGIC: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
@@ -91,14 +91,17 @@ fn sample_line_chart() -> LineChart {
                 label: "ATP".into(),
                 points: (1..=6).map(|h| (h as f64, 2.0 / h as f64)).collect(),
                 error: Some(vec![0.1, 0.08, 0.05, 0.04, 0.03, 0.02]),
+                ..Default::default()
             },
             Series {
                 label: "TCP NewReno".into(),
                 points: (1..=6).map(|h| (h as f64, 1.6 / h as f64)).collect(),
                 error: None,
+                ..Default::default()
             },
         ],
         x_integer_ticks: true,
+        ..Default::default()
     }
 }
 
@@ -148,6 +151,7 @@ fn sample_trace() -> TraceChart {
         d_max: (0..100).map(|k| (t(k), 60.0 + (k % 5) as f64)).collect(),
         d_s: (0..100).map(|k| (t(k), 40.0 + (k % 9) as f64)).collect(),
         d_avg: (0..100).map(|k| (t(k), 45.0 + (k % 3) as f64)).collect(),
+        ..Default::default()
     }
 }
 
@@ -249,14 +253,19 @@ fn renders(paths: Result<Vec<PathBuf>, PlotError>) {
 fn line_chart_edge_cases_do_not_panic() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let s =
-        |label: &str, points: Vec<(f64, f64)>, error: Option<Vec<f64>>| Series { label: label.into(), points, error };
+    let s = |label: &str, points: Vec<(f64, f64)>, error: Option<Vec<f64>>| Series {
+        label: label.into(),
+        points,
+        error,
+        ..Default::default()
+    };
     let chart = |series: Vec<Series>, ints: bool| LineChart {
         title: "Edge".into(),
         x_label: "x".into(),
         y_label: "y".into(),
         series,
         x_integer_ticks: ints,
+        ..Default::default()
     };
     let nan = f64::NAN;
     let inf = f64::INFINITY;
@@ -288,6 +297,16 @@ fn line_chart_edge_cases_do_not_panic() {
     ];
     for (i, c) in cases.iter().enumerate() {
         renders(line_chart(c, &d.join(format!("edge{i}"))));
+        // The same with a log axis where the data asks for one, and every
+        // point hollow.
+        let hollow = |s: &Series| Series { hollow: vec![true; s.points.len()], ..s.clone() };
+        let auto = LineChart {
+            y_scale: YScale::Auto,
+            hollow_label: Some("hollow".into()),
+            series: c.series.iter().map(hollow).collect(),
+            ..c.clone()
+        };
+        renders(line_chart(&auto, &d.join(format!("edge_auto{i}"))));
     }
 }
 
@@ -324,6 +343,14 @@ fn trace_edge_cases_do_not_panic() {
             d_max: vec![(nan, nan)],
             d_s: vec![(f64::INFINITY, 3.0)],
             d_avg: vec![(1.0, 0.0), (1.0, 0.0)],
+            ..Default::default()
+        },
+        TraceChart { title: "empty window".into(), lower: TracePanel::Cwnd, ..Default::default() },
+        TraceChart {
+            title: "window".into(),
+            cwnd_segments: vec![(nan, 1.0), (0.0, 2.0), (1.0, f64::INFINITY), (2.0, 1.0)],
+            lower: TracePanel::Cwnd,
+            ..Default::default()
         },
     ];
     for (i, c) in cases.iter().enumerate() {
