@@ -53,7 +53,7 @@ repetitions = 1
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let udp: Vec<&str> = lines[1].split(',').collect();
     assert_eq!(udp[col("protocol")], "udp");
-    assert_eq!(udp[col("hops")], "2");
+    assert_eq!(udp[col("route_hops")], "2");
     assert!(udp[col("goodput_bps")].parse::<f64>().unwrap() > 1e6, "{rows}");
     // The ATP transfer ran through the relays and arrived byte for byte.
     let atp: Vec<&str> = lines[2].split(',').collect();

@@ -365,7 +365,9 @@ struct FlowCsvRow<'a> {
     protocol: &'a str,
     src: u32,
     dst: u32,
-    hops: Option<u32>,
+    /// The flow's route length (a sweep may also have a `hops` axis, the
+    /// point's parameter, which is a column of its own).
+    route_hops: Option<u32>,
     start_s: Decimal,
     /// Empty for a flow that did not complete.
     end_s: Option<Decimal>,
@@ -491,7 +493,7 @@ pub fn write_csv(
                 protocol: &f.protocol,
                 src: f.src,
                 dst: f.dst,
-                hops: f.hops,
+                route_hops: f.hops,
                 start_s: Decimal(spec.start_s),
                 end_s: f.completion_time_s.map(Decimal),
                 duration_s: Decimal(f.duration_s),
@@ -611,12 +613,12 @@ mod tests {
     #[test]
     fn an_absent_value_is_an_empty_cell() {
         let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
-        w.serialize(FlowCsvRow { hops: None, end_s: None, start_s: Decimal(0.5), ..Default::default() }).unwrap();
+        w.serialize(FlowCsvRow { route_hops: None, end_s: None, start_s: Decimal(0.5), ..Default::default() }).unwrap();
         let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
         let cells: Vec<&str> = text.trim_end().split(',').collect();
         let columns = csv_columns::<FlowCsvRow>();
         let cell = |name: &str| cells[columns.iter().position(|c| c == name).unwrap()];
-        assert_eq!((cell("hops"), cell("start_s"), cell("end_s"), cell("completed")), ("", "0.5", "", "false"));
+        assert_eq!((cell("route_hops"), cell("start_s"), cell("end_s"), cell("completed")), ("", "0.5", "", "false"));
     }
 
     /// A runner's check refuses before anything runs; its parallelism
