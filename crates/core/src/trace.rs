@@ -4,13 +4,8 @@
 use fnv::FnvHasher;
 use std::hash::Hasher;
 
+#[derive(Default)]
 pub struct TraceHash(FnvHasher);
-
-impl Default for TraceHash {
-    fn default() -> Self {
-        TraceHash(FnvHasher::default())
-    }
-}
 
 impl TraceHash {
     pub fn write_u64(&mut self, x: u64) {

@@ -327,8 +327,7 @@ impl Emulation {
         // wait for the journal for tens of milliseconds, stalling the
         // medium. Where /run is not a tmpfs (some VMs and containers),
         // mount one, while no emulation has state there.
-        if !sys::is_tmpfs(Path::new(STATE_ROOT))
-            && std::fs::read_dir(STATE_ROOT).map_or(false, |mut d| d.next().is_none())
+        if !sys::is_tmpfs(Path::new(STATE_ROOT)) && std::fs::read_dir(STATE_ROOT).is_ok_and(|mut d| d.next().is_none())
         {
             let _ = run_cmd("mount", &["-t", "tmpfs", "-o", "size=64m,mode=0755", "meshbed", STATE_ROOT]);
         }

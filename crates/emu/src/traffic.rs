@@ -53,6 +53,9 @@ impl Default for EmuOptions {
     }
 }
 
+/// What the medium thread returns: its summary and every node's MAC counters.
+type MediumOutcome = (LoopSummary, Vec<MacCounters>);
+
 /// An emulation with its medium running on a thread of this process.
 pub struct Running {
     pub emulation: Emulation,
@@ -61,7 +64,7 @@ pub struct Running {
     /// Each node's PHY data rate.
     pub data_rate_kbps: Vec<u32>,
     stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<std::io::Result<(LoopSummary, Vec<MacCounters>)>>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<MediumOutcome>>>,
 }
 
 /// Builds the scenario's medium and routes, as the simulator does.
@@ -533,7 +536,7 @@ fn start_transfer(
                 let name = format!("flow{index}.bin");
                 let payload = meshbed_net::Payload::from_bytes(&name, &data).map_err(|e| e.to_string())?;
                 let mut options = meshbed_net::SendOptions::new(protocol);
-                options.delay = format!("file:{}", delay_file.display()).parse().map_err(|e| format!("{e}"))?;
+                options.delay = format!("file:{}", delay_file.display()).parse::<meshbed_net::DelaySpec>()?;
                 // The receiver may still be binding: a refused first attempt is retried.
                 options.retries = 2;
                 let sent = meshbed_net::send(payload, dst_addr, &options, &mut |_| {});

@@ -94,7 +94,10 @@ pub fn log_utility(goodputs_bps: &[f64]) -> f64 {
 }
 
 pub fn is_starved(goodput_bps: f64) -> bool {
-    !(goodput_bps >= STARVATION_BPS)
+    // Written so that a NaN goodput (no duration) counts as starved.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    let starved = !(goodput_bps >= STARVATION_BPS);
+    starved
 }
 
 pub fn starved_count(goodputs_bps: &[f64]) -> usize {

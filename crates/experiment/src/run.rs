@@ -110,7 +110,7 @@ fn check_routes_for_every_seed(file: &str, points: &[Point], reps: u32) -> Resul
             meshbed_sim::check_routes(&scenario).map_err(|error| ExperimentError::Point {
                 file: file.into(),
                 point: format!("{} (repetition {rep}, seed {})", p.label(), scenario.seed),
-                error,
+                error: Box::new(error),
             })?;
         }
     }
@@ -153,7 +153,7 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
                     RunError::Scenario(error) => ExperimentError::Point {
                         file: file.clone(),
                         point: format!("{} (repetition {rep}, seed {seed})", points[p].label()),
-                        error,
+                        error: Box::new(error),
                     },
                     RunError::Backend(why) => ExperimentError::Backend(why),
                 });

@@ -116,7 +116,7 @@ pub enum ExperimentError {
     /// `error` carries no file of its own (and is not a `source`, so that
     /// an error chain does not print it twice).
     #[error("{file}: sweep point `{point}`: {error}")]
-    Point { file: String, point: String, error: ScenarioError },
+    Point { file: String, point: String, error: Box<ScenarioError> },
     #[error("{file}: {message}")]
     TooLarge { file: String, message: String },
     #[error("{0}")]
@@ -308,7 +308,8 @@ impl Experiment {
             values.push((a.key.clone(), v));
         }
         let label = Point { index, values: values.clone(), scenario: Scenario::builtin_default() }.label();
-        let point_error = |error| ExperimentError::Point { file: file.into(), point: label.clone(), error };
+        let point_error =
+            |error| ExperimentError::Point { file: file.into(), point: label.clone(), error: Box::new(error) };
         let scenario: Scenario = Value::Table(tree).try_into().map_err(|e: toml::de::Error| {
             point_error(ScenarioError::Parse { file: String::new(), message: e.to_string() })
         })?;

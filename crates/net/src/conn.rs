@@ -106,6 +106,8 @@ impl EngineOptions {
 
 /// How one connection's datagrams cross the network: as the engines write
 /// them, or sealed with the pre-shared key ([`crate::auth`]).
+// One per connection: the sealed variant's size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Protection {
     Plain,
     Sealed { sealer: Sealer, opener: Opener },

@@ -197,7 +197,7 @@ fn with_a_psk_injected_data_acks_and_resets_are_dropped_and_counted() {
         let mut m = 0u32;
         shim.set_forger_to_receiver(Box::new(move |bytes: &[u8]| {
             m += 1;
-            if m % 2 == 0 {
+            if m.is_multiple_of(2) {
                 plain(bytes, Control::RST, 0, 0, &[])
             } else {
                 plain(bytes, 0, 1, 1, &[0xee; 1000])

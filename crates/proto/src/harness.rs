@@ -109,6 +109,10 @@ pub enum Side {
     B,
 }
 
+/// A datagram on the toy channel: (arrival time, sequence for FIFO among
+/// equals, destination, bytes).
+type InFlight = (Instant, u64, Side, Vec<u8>);
+
 /// Two engines joined by a [`ToyChannel`]; `a` usually sends, `b` receives.
 pub struct Pair<A: Engine, B: Engine> {
     pub a: A,
@@ -116,8 +120,7 @@ pub struct Pair<A: Engine, B: Engine> {
     pub channel: ToyChannel,
     pub now: Instant,
     rng: StreamRng,
-    // (arrival time, sequence for FIFO among equals, destination, bytes)
-    in_flight: BinaryHeap<Reverse<(Instant, u64, Side, Vec<u8>)>>,
+    in_flight: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     pub events_a: Vec<EngineEvent>,
     pub events_b: Vec<EngineEvent>,

@@ -136,7 +136,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(WireError::Truncated { len: b.len() });
         }
         let sack_len = self.sack_len();
-        if sack_len % SACK_BLOCK_LEN != 0 || sack_len > MAX_SACK_BLOCKS * SACK_BLOCK_LEN {
+        if !sack_len.is_multiple_of(SACK_BLOCK_LEN) || sack_len > MAX_SACK_BLOCKS * SACK_BLOCK_LEN {
             return Err(WireError::BadSackLen { sack_len });
         }
         if HEADER_LEN + sack_len > b.len() {

@@ -314,8 +314,7 @@ fn atp_transfer_time(config: &AtpConfig, len: usize, window: Option<usize>) -> D
 fn atp_streams_at_its_rate_cap_with_two_epochs_of_window() {
     // Cumulative acks come once per epoch: a window smaller than what the
     // rate cap sends in that time stalls the sender until the next feedback.
-    let mut config = AtpConfig::default();
-    config.trace = false;
+    let config = AtpConfig { trace: false, ..AtpConfig::default() };
     assert_eq!(config.send_window_bytes(), 28_720_000, "1436 B per 100 µs for 2 × 1 s");
     assert_eq!(AtpConfig::aggressive().send_window_bytes(), 1_148_800, "… for 2 × 40 ms");
     let len = 40 << 20;

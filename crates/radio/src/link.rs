@@ -95,6 +95,8 @@ impl LinkBudget {
         // link's own stream, so that links are reciprocal and independent.
         let mut shadow_db = vec![vec![0.0; n]; n];
         if config.shadowing_sigma_db > 0.0 {
+            // Indices, not iterators: the pair (i, j) fills both [i][j] and [j][i].
+            #[allow(clippy::needless_range_loop)]
             for i in 0..n {
                 for j in (i + 1)..n {
                     let mut rng = stream_rng(seed, StreamId::pair(StreamKind::Shadowing, i as u32, j as u32));

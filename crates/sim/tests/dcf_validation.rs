@@ -63,7 +63,9 @@ fn one_hop_goodput_matches_dcf_arithmetic() {
 }
 
 /// Bianchi (2000) with a finite retry limit: τ = Σᵢ pⁱ / Σᵢ pⁱ(Wᵢ+1)/2 over
-/// the R+1 backoff stages, p = 1 − (1−τ)ⁿ⁻¹, solved by bisection.
+/// the R+1 backoff stages, p = 1 − (1−τ)ⁿ⁻¹, solved by bisection. The
+/// arguments are the model's own symbols, kept apart as in the paper.
+#[allow(clippy::too_many_arguments)]
 fn bianchi_goodput_bps(
     n: u32,
     payload_bits: f64,

@@ -478,8 +478,8 @@ impl AtpReceiver {
         if control.contains(Control::FIN) {
             // The FIN sits right after this packet's data. A second FIN at a
             // different place, or one before data already seen, is ignored.
-            let after_all_data = end >= self.highest_end.max(self.ack)
-                && self.out_of_order.end().map_or(true, |held_end| held_end <= end);
+            let after_all_data =
+                end >= self.highest_end.max(self.ack) && self.out_of_order.end().is_none_or(|held_end| held_end <= end);
             let same_place = match self.fin_seq {
                 None => true,
                 Some(fin) => fin == end,
