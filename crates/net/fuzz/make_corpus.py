@@ -9,9 +9,12 @@ header: crates/net/src/framing.rs. Re-run after a format change:
 import hashlib
 import os
 import struct
+import sys
 
-SACK_MORE, SACK_OPT, SACK_REQ, ACK, RST, SYN, FIN = 0x80, 0x40, 0x20, 0x10, 0x04, 0x02, 0x01
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "proto", "fuzz"))
+import wire_corpus  # noqa: E402
+from wire_corpus import ACK, FIN, RST, SACK_MORE, SACK_OPT, SACK_REQ, SYN, script  # noqa: E402, F401
 OUT = os.path.join(HERE, "corpus", "recv_datagrams")
 PROTOCOLS = ["atp-default", "atp-aggressive", "atp-adaptive", "tcp-tahoe", "tcp-reno", "tcp-newreno"]
 
@@ -22,8 +25,7 @@ def conn_id(k):
 
 
 def packet(control, conn, seq=0, payload=b"", proto=1, d_max_us=1000):
-    head = struct.pack(">BBBBHHIQQII", proto, 1, control, 0, 0, 0, conn, seq, 0, d_max_us, 0)
-    return head + payload
+    return wire_corpus.packet(control, seq=seq, d_max_us=d_max_us, payload=payload, proto=proto, conn=conn)
 
 
 def header(name, data, size=None):
@@ -39,16 +41,6 @@ def stream(name, data):
 def template(control, k, seq, payload=b""):
     """drive.rs op 2: [control, k, seq u32, payload]."""
     return bytes([control, k]) + struct.pack(">I", seq) + payload
-
-
-def script(selector, ops):
-    out = bytes([selector])
-    for op, arg in ops:
-        if isinstance(arg, bytes):
-            out += bytes([op]) + struct.pack(">H", len(arg)) + arg
-        else:
-            out += bytes([op]) + struct.pack(">H", arg)
-    return out
 
 
 def transfer(k, name, data, chunk=500, skip=()):

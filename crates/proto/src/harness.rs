@@ -21,6 +21,20 @@ pub fn test_bytes(len: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// The files of a fuzz target's corpus directory, in name order, for the
+/// tests that replay a corpus on stable; panics (failing the test) if the
+/// directory holds fewer than `at_least` seeds, so a lost corpus is noticed.
+pub fn corpus_files(dir: &std::path::Path, at_least: usize) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("the seed corpus directory {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a readable directory entry").path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert!(files.len() >= at_least, "{}: expected at least {at_least} seeds, found {}", dir.display(), files.len());
+    files
+}
+
 /// `ms` milliseconds after the start of virtual time.
 pub fn at_ms(ms: u64) -> Instant {
     Instant::from_nanos(ms * 1_000_000)
