@@ -30,9 +30,9 @@ pub struct EmuArgs {
 
 #[derive(Args, Clone)]
 struct RunArgs {
-    /// Stop after this many seconds (default: until Ctrl-C).
-    #[arg(long)]
-    duration: Option<f64>,
+    /// Stop after this long, with its unit, e.g. 30s or 2min (default: until Ctrl-C).
+    #[arg(long, value_parser = crate::transfer::parse_positive_duration)]
+    duration: Option<std::time::Duration>,
     /// Do not start `meshbed relay` in the nodes.
     #[arg(long)]
     no_relays: bool,
@@ -221,9 +221,6 @@ fn relay_exe() -> Result<PathBuf> {
 
 fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     let scenario = Scenario::from_file(path)?;
-    if let Some(d) = a.duration {
-        anyhow::ensure!(d > 0.0 && d.is_finite(), "--duration {d}: expected a positive number of seconds");
-    }
     sys::install_stop_handlers();
     let (medium, routes) = traffic::build_medium(&scenario)?;
     let mut emulation = Emulation::create(&medium, &routes)?;
@@ -250,7 +247,7 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
         // After the relays started, so they do not inherit it.
         let _ = sys::set_realtime_priority(10);
     }
-    let until = a.duration.map(|d| traffic::instant_from(std::time::Duration::from_secs_f64(d)));
+    let until = a.duration.map(traffic::instant_from);
     let result = medium_loop.run(&mut backend, until, &sys::stop_requested);
     drop(backend);
     emulation.teardown();

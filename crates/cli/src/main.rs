@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! The `meshbed` command line.
 //!
 //! * `meshbed` with no arguments runs the main job: the single-flow
@@ -85,7 +86,7 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "atp-adaptive,atp-default", value_parser = transfer::parse_protocol)]
         protocols: Vec<meshbed_proto::Protocol>,
         /// Also run each ATP protocol with this rate cap (e.g. 5us), besides the preset's 100us.
-        #[arg(long, value_parser = |s: &str| format!("fixed:{s}").parse::<meshbed_net::DelaySpec>())]
+        #[arg(long, value_parser = transfer::parse_min_delay)]
         atp_min_delay: Option<meshbed_net::DelaySpec>,
         /// Also run each protocol with every datagram sealed (`--psk`, a key made for the run), side by side.
         #[arg(long)]

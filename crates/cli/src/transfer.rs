@@ -13,23 +13,19 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-/// `10s`, `500ms`, `2m`; a bare number is seconds.
-pub fn parse_timeout(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("`{s}`: expected a duration such as 10s or 500ms"))?;
-    let secs = match unit {
-        "" | "s" => v,
-        "ms" => v / 1e3,
-        "us" => v / 1e6,
-        "m" | "min" => v * 60.0,
-        other => return Err(format!("`{s}`: unknown unit `{other}` (expected ms, s or m)")),
-    };
-    if !secs.is_finite() || secs <= 0.0 || secs > 86_400.0 {
+/// A positive duration of at most one day with its unit (`10s`, `500ms`,
+/// `2min`), read by the one parser, [`meshbed_core::time::parse_duration`].
+pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    let d = Duration::from(meshbed_core::time::parse_duration(s)?);
+    if d.is_zero() || d > Duration::from_secs(86_400) {
         return Err(format!("`{s}`: expected a duration between 0 and one day"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    Ok(d)
+}
+
+/// `--atp-min-delay`: a duration with its unit (`5us`), as a fixed delay.
+pub fn parse_min_delay(s: &str) -> Result<DelaySpec, String> {
+    meshbed_core::time::parse_duration(s).map(DelaySpec::Fixed)
 }
 
 pub fn parse_protocol(s: &str) -> Result<Protocol, String> {
@@ -77,16 +73,16 @@ pub struct SendArgs {
     #[arg(long, default_value = "e2e", value_parser = parse_delay)]
     pub delay: meshbed_net::DelaySpec,
     /// Give up after this long without hearing from the receiver (e.g. 10s, 500ms).
-    #[arg(long, default_value = "10s", value_parser = parse_timeout)]
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
     pub timeout: std::time::Duration,
     /// Start over on a new connection this many times after a failure.
     #[arg(long, default_value_t = 0)]
     pub retries: u32,
     /// Wait between attempts.
-    #[arg(long, default_value = "500ms", value_parser = parse_timeout)]
+    #[arg(long, default_value = "500ms", value_parser = parse_positive_duration)]
     pub retry_delay: std::time::Duration,
     /// ATP's smallest inter-packet delay, i.e. its rate cap (default 100us = 10 000 packets/s).
-    #[arg(long, value_parser = |s: &str| format!("fixed:{s}").parse::<meshbed_net::DelaySpec>())]
+    #[arg(long, value_parser = parse_min_delay)]
     pub atp_min_delay: Option<meshbed_net::DelaySpec>,
     /// Seal every datagram with the pre-shared key in this file (the receiver needs the same key); default: the key in $MESHBED_PSK, if set.
     #[arg(long, value_name = "FILE")]
@@ -181,10 +177,10 @@ pub struct RecvArgs {
     #[arg(long)]
     pub overwrite: bool,
     /// A transfer fails after this long without hearing from its sender.
-    #[arg(long, default_value = "10s", value_parser = parse_timeout)]
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
     pub timeout: std::time::Duration,
     /// Keep a finished transfer this long to answer a sender that missed the last acknowledgement.
-    #[arg(long, default_value = "10s", value_parser = parse_timeout)]
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
     pub linger: std::time::Duration,
     /// Exit after this many transfers ended (exit code 2 if any failed). Default: run until killed.
     #[arg(long)]

@@ -279,3 +279,26 @@ fn error_messages_name_file_key_value_and_expectation_once() {
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("listening on"), "{err}");
 }
+
+#[test]
+fn a_duration_without_its_unit_is_refused_naming_the_argument_the_value_and_the_form() {
+    for args in [
+        &["send", "f.bin", "127.0.0.1:9", "--timeout", "5"][..],
+        &["recv", "--linger", "10"],
+        &["send", "f.bin", "127.0.0.1:9", "--delay", "fixed:250"],
+        &["bench-transfer", "--atp-min-delay", "5"],
+        &["emu", "chain.toml", "--duration", "30"],
+    ] {
+        let o = meshbed(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let (flag, value) = (args[args.len() - 2], args[args.len() - 1]);
+        let bare = value.trim_start_matches("fixed:");
+        assert!(err.contains(flag) && err.contains(&format!("`{bare}`")), "{args:?}: {err}");
+        assert!(err.contains("needs its unit") && err.contains("2ms, 500us or 10s"), "{args:?}: {err}");
+    }
+    // The same values with their unit get past argument parsing (emu then
+    // fails on the missing scenario file, not on --duration).
+    let o = meshbed(&["emu", "/definitely/not/here.toml", "--duration", "30s"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("--duration"));
+}

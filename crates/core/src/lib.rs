@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! Shared foundations of meshbed.
 //!
 //! * [`time`]: `Instant` and `Duration` as integer nanoseconds. Every driver

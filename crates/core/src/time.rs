@@ -161,6 +161,32 @@ impl fmt::Display for Duration {
     }
 }
 
+/// The one parser for durations on command lines and in `fixed:D` delay
+/// sources: a number with its unit, `2ms`, `500us`, `10s`, `1.5s`, `2min`,
+/// or a sum such as `1s 500ms` (the humantime grammar; units ns, us/µs, ms,
+/// s, min, h). A bare number is refused: meshbed once read one as
+/// microseconds in delay sources and as seconds in timeouts, so requiring
+/// the unit keeps a command line from meaning two things.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    const EXPECTED: &str = "expected a number with a unit, e.g. 2ms, 500us or 10s";
+    let t = s.trim();
+    match humantime::parse_duration(t) {
+        Ok(d) => u64::try_from(d.as_nanos())
+            .map(Duration)
+            .map_err(|_| format!("`{s}`: too long (at most {} s)", u64::MAX / 1_000_000_000)),
+        Err(humantime::DurationError::UnknownUnit { unit, .. }) if unit.is_empty() => {
+            Err(format!("`{s}`: a duration needs its unit; {EXPECTED}"))
+        }
+        Err(e) => Err(format!("`{s}`: {e}; {EXPECTED}")),
+    }
+}
+
+impl From<Duration> for std::time::Duration {
+    fn from(d: Duration) -> Self {
+        std::time::Duration::from_nanos(d.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +206,34 @@ mod tests {
         assert_eq!(Duration::from_secs_f64(-1.0), Duration::ZERO);
         assert_eq!(Duration::from_secs_f64(f64::NAN), Duration::ZERO);
         assert_eq!(Duration::from_secs_f64(0.04), Duration::from_millis(40));
+    }
+
+    #[test]
+    fn parse_duration_requires_a_unit() {
+        assert_eq!(parse_duration("2ms"), Ok(Duration::from_millis(2)));
+        assert_eq!(parse_duration("500us"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration("500µs"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration(" 10s "), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("800ns"), Ok(Duration::from_nanos(800)));
+        assert_eq!(parse_duration("2min"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1s 500ms"), Ok(Duration::from_millis(1_500)));
+        for bare in ["250", "0.5", "10"] {
+            let e = parse_duration(bare).unwrap_err();
+            assert!(e.contains(&format!("`{bare}`")), "{e}");
+            assert!(e.contains("needs its unit") && e.contains("2ms"), "{e}");
+        }
+        for bad in ["", "2parsecs", "-1ms", "ms", "fixed:2ms"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`")) && e.contains("e.g. 2ms"), "{e}");
+        }
+        // Just inside and just outside what a u64 of nanoseconds holds.
+        assert_eq!(parse_duration("18446744073s"), Ok(Duration::from_secs(18_446_744_073)));
+        assert!(parse_duration("18446744074s").unwrap_err().contains("too long"));
+    }
+
+    #[test]
+    fn converts_to_std_duration() {
+        assert_eq!(std::time::Duration::from(Duration::from_nanos(1_500)), std::time::Duration::from_nanos(1_500));
     }
 }

@@ -1,3 +1,4 @@
+#![deny(unsafe_code)] // sys.rs allows it for the few system calls nix has no safe wrapper for.
 //! meshbed's real-time mesh emulator.
 //!
 //! Every mesh node is a Linux network namespace with a real kernel IP stack

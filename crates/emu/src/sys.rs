@@ -1,24 +1,46 @@
 //! The few Linux system calls the emulator needs, each behind a small safe
 //! function: TAP devices, entering a network namespace, waiting on file
 //! descriptors with a nanosecond timeout, and stop signals.
+//!
+//! They go through nix's safe wrappers. `unsafe` is left in four places,
+//! each with the reason it is sound: the `TUNSETIFF` ioctl (nix's ioctl
+//! macros generate `unsafe fn`s), `sched_setscheduler` (no safe wrapper in
+//! nix), the stop handlers' `sigaction`, and [`borrow`], which turns the raw
+//! descriptors the medium loop passes into the borrowed ones nix takes.
+#![allow(unsafe_code)]
 
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-/// `TUNSETIFF` = `_IOW('T', 202, int)`.
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags};
+use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::unistd::Pid;
+
 const IFF_TAP: libc::c_short = 0x0002;
 const IFF_NO_PI: libc::c_short = 0x1000;
 
-fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
+/// `struct ifreq` as `TUNSETIFF` reads it: the name and the flags, and the
+/// rest of the union zeroed, so no uninitialised byte reaches the kernel.
+#[repr(C)]
+struct TunRequest {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _rest: [u8; TUN_REQUEST_REST],
 }
+const TUN_REQUEST_REST: usize =
+    std::mem::size_of::<libc::ifreq>() - libc::IFNAMSIZ - std::mem::size_of::<libc::c_short>();
+const _: () = assert!(std::mem::size_of::<TunRequest>() == std::mem::size_of::<libc::ifreq>());
+
+// `TUNSETIFF` = `_IOW('T', 202, int)`; despite the `int` it takes a pointer
+// to an ifreq (linux/if_tun.h).
+nix::ioctl_write_ptr_bad!(
+    tun_set_iff,
+    nix::request_code_write!(b'T', 202, std::mem::size_of::<libc::c_int>()),
+    TunRequest
+);
 
 /// Opens a non-persistent TAP device called `name` (at most 15 bytes) in the
 /// caller's network namespace, non-blocking. The device lives as long as the
@@ -29,19 +51,15 @@ pub fn open_tap(name: &str) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() > 15 {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface name `{name}`: 1 to 15 bytes")));
     }
-    let path = CString::new("/dev/net/tun").expect("no NUL");
-    // SAFETY: a valid C string; the result is checked.
-    let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
-    // SAFETY: `fd` was just opened and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: ifreq is plain data; zeroed is a valid value.
-    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, src) in ifr.ifr_name.iter_mut().zip(name.bytes()) {
-        *dst = src as libc::c_char;
-    }
-    ifr.ifr_ifru.ifru_flags = IFF_TAP | IFF_NO_PI;
-    // SAFETY: TUNSETIFF takes a pointer to an ifreq that outlives the call.
-    check(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, &mut ifr as *mut libc::ifreq) })?;
+    // std opens with O_CLOEXEC.
+    let tun = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open("/dev/net/tun")?;
+    let fd = OwnedFd::from(tun);
+    let mut req = TunRequest { name: [0; libc::IFNAMSIZ], flags: IFF_TAP | IFF_NO_PI, _rest: [0; TUN_REQUEST_REST] };
+    req.name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: `fd` is an open /dev/net/tun descriptor and `req` an
+    // initialised ifreq-sized struct that outlives the call; TUNSETIFF
+    // reads it (and writes back at most the name, within its bounds).
+    unsafe { tun_set_iff(fd.as_raw_fd(), &req) }?;
     Ok(fd)
 }
 
@@ -51,8 +69,7 @@ pub fn open_tap(name: &str) -> io::Result<OwnedFd> {
 pub fn enter_netns(name: &str) -> io::Result<()> {
     let path = format!("/run/netns/{name}");
     let file = std::fs::File::open(&path).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
-    // SAFETY: a valid namespace descriptor; the result is checked.
-    check(unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) })?;
+    nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET)?;
     Ok(())
 }
 
@@ -68,67 +85,61 @@ pub fn in_netns<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 's
     .map_err(|_| io::Error::other("thread inside the namespace panicked"))?
 }
 
+/// A raw descriptor as the borrowed one nix takes, for as long as the
+/// caller's number is borrowed.
+fn borrow(fd: &RawFd) -> BorrowedFd<'_> {
+    // SAFETY: the callers (the medium loop in realtime.rs, tests) pass
+    // descriptors they hold open across the call: realtime.rs keeps the TAP
+    // `OwnedFd`s beside their numbers for the life of the loop. The borrow
+    // ends with the call; a stale number would make the system call fail
+    // with EBADF (or POLLNVAL), it is never used to touch memory.
+    unsafe { BorrowedFd::borrow_raw(*fd) }
+}
+
 /// Waits until one of `fds` is readable or `timeout_ns` passes (`None`:
 /// forever). Fills `ready[i]` with whether `fds[i]` is readable. Returns
 /// `Ok(false)` when interrupted by a signal.
 pub fn wait_readable(fds: &[RawFd], timeout_ns: Option<u64>, ready: &mut [bool]) -> io::Result<bool> {
-    let mut pfds: Vec<libc::pollfd> =
-        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
-    let ts =
-        timeout_ns.map(|ns| libc::timespec { tv_sec: (ns / 1_000_000_000) as _, tv_nsec: (ns % 1_000_000_000) as _ });
-    let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: pfds and ts live across the call; the result is checked.
-    let r = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
+    let mut pfds: Vec<PollFd<'_>> = fds.iter().map(|fd| PollFd::new(borrow(fd), PollFlags::POLLIN)).collect();
+    let timeout = timeout_ns.map(|ns| nix::sys::time::TimeSpec::from(std::time::Duration::from_nanos(ns)));
+    match nix::poll::ppoll(&mut pfds, timeout, None) {
+        Err(Errno::EINTR) => {
             ready.iter_mut().for_each(|r| *r = false);
             return Ok(false);
         }
-        return Err(e);
+        Err(e) => return Err(e.into()),
+        Ok(_) => {}
     }
     for (r, p) in ready.iter_mut().zip(&pfds) {
-        *r = p.revents & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0;
+        *r = p.revents().is_some_and(|e| e.intersects(PollFlags::POLLIN | PollFlags::POLLERR | PollFlags::POLLHUP));
     }
     Ok(true)
 }
 
 /// Reads one frame; `Ok(None)` when nothing is waiting.
 pub fn read_frame(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
-    // SAFETY: buf is valid for writes of its length.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
-            _ => Err(e),
-        };
+    match nix::unistd::read(borrow(&fd), buf) {
+        Ok(n) => Ok(Some(n)),
+        Err(Errno::EAGAIN | Errno::EINTR) => Ok(None),
+        Err(e) => Err(e.into()),
     }
-    Ok(Some(n as usize))
 }
 
 /// Writes one frame; `Ok(false)` when the device would block (frame dropped).
 pub fn write_frame(fd: RawFd, frame: &[u8]) -> io::Result<bool> {
-    // SAFETY: frame is valid for reads of its length.
-    let n = unsafe { libc::write(fd, frame.as_ptr().cast(), frame.len()) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return match e.kind() {
-            io::ErrorKind::WouldBlock => Ok(false),
-            _ => Err(e),
-        };
+    match nix::unistd::write(borrow(&fd), frame) {
+        Ok(_) => Ok(true),
+        Err(Errno::EAGAIN) => Ok(false),
+        Err(e) => Err(e.into()),
     }
-    Ok(true)
 }
 
 /// Timer slack of this thread, in nanoseconds: the kernel may delay a
 /// timed wake-up by up to this much to batch it with others (default
 /// 50 µs). The medium's events are microseconds apart, so it asks for 1 ns.
+/// Failure leaves the default, which is harmless.
 pub fn set_timer_slack_ns(ns: u64) {
-    // SAFETY: PR_SET_TIMERSLACK takes an unsigned long; failure is harmless.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0);
-    }
+    let _ = nix::sys::prctl::set_timerslack(ns as libc::c_ulong);
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -141,17 +152,18 @@ extern "C" fn on_stop_signal(sig: libc::c_int) {
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that only set a flag
 /// (see [`stop_requested`]). They are installed without `SA_RESTART`, so a
-/// blocking wait returns with `EINTR` and the caller can tear down.
+/// blocking wait returns with `EINTR` and the caller can tear down: the
+/// relay daemon sits in a blocking netlink `recv` that SIGTERM must end.
+/// That is why this is not signal-hook, whose handlers always carry
+/// `SA_RESTART` (the kernel would resume the `recv` and the relay would
+/// stop only when the next packet arrives).
 pub fn install_stop_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: sigaction with a handler that only touches atomics.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_stop_signal as *const () as usize;
-            sa.sa_flags = 0;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+    let action = SigAction::new(SigHandler::Handler(on_stop_signal), SaFlags::empty(), SigSet::empty());
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only stores to atomics, which is
+        // async-signal-safe, and it replaces the default action (nothing
+        // else in the process installs these signals' handlers).
+        let _ = unsafe { nix::sys::signal::sigaction(sig, &action) };
     }
 }
 
@@ -167,15 +179,15 @@ pub fn request_stop() {
 
 /// Whether process `pid` exists.
 pub fn process_alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
+    // Signal 0 (None) only checks for existence; EPERM means it exists.
+    matches!(nix::sys::signal::kill(Pid::from_raw(pid as libc::pid_t), None), Ok(()) | Err(Errno::EPERM))
 }
 
-/// Sends `sig` to `pid`, ignoring a process that is already gone.
+/// Sends `sig` to `pid`, ignoring a process that is already gone (and a
+/// number that is no signal).
 pub fn signal(pid: u32, sig: libc::c_int) {
-    // SAFETY: plain kill(2).
-    unsafe {
-        libc::kill(pid as libc::pid_t, sig);
+    if let Ok(sig) = Signal::try_from(sig) {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid as libc::pid_t), sig);
     }
 }
 
@@ -191,34 +203,20 @@ pub fn process_start_ticks(pid: u32) -> Option<u64> {
 /// Whether the caller is root (the emulator needs CAP_NET_ADMIN and
 /// CAP_SYS_ADMIN for namespaces, TAP devices and netfilter).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
 /// Chooses the kernel TCP congestion control (`reno`, `cubic`, ...) of a
 /// socket (TCP_CONGESTION), before it connects.
 pub fn set_tcp_congestion(fd: RawFd, name: &str) -> io::Result<()> {
-    // SAFETY: the name buffer outlives the call; the result is checked.
-    check(unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    })?;
+    nix::sys::socket::setsockopt(&borrow(&fd), nix::sys::socket::sockopt::TcpCongestion, &name.into())?;
     Ok(())
 }
 
 /// The congestion control a TCP socket uses.
 pub fn tcp_congestion(fd: RawFd) -> io::Result<String> {
-    let mut buf = [0u8; 32];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: buf and len outlive the call; the result is checked.
-    check(unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr().cast(), &mut len) })?;
-    let s = &buf[..len as usize];
-    Ok(String::from_utf8_lossy(s.split(|&b| b == 0).next().unwrap_or(s)).into_owned())
+    let name = nix::sys::socket::getsockopt(&borrow(&fd), nix::sys::socket::sockopt::TcpCongestion)?;
+    Ok(name.to_string_lossy().trim_end_matches('\0').to_string())
 }
 
 /// Gives the calling thread real-time priority (SCHED_FIFO at `priority`),
@@ -226,17 +224,16 @@ pub fn tcp_congestion(fd: RawFd) -> io::Result<String> {
 /// not delay the medium's wake-ups. The kernel's real-time throttling
 /// (95% of each second by default) keeps the machine usable.
 pub fn set_realtime_priority(priority: i32) -> io::Result<()> {
-    // SAFETY: sched_param is plain data; the result is checked.
     let param = libc::sched_param { sched_priority: priority };
-    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
+    // SAFETY: nix has no wrapper for sched_setscheduler; `param` is an
+    // initialised sched_param that outlives the call, which only reads it.
+    Errno::result(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
     Ok(())
 }
 
 /// Whether `path` is on a tmpfs (memory), where writing a small file never
 /// waits for a disk.
 pub fn is_tmpfs(path: &std::path::Path) -> bool {
-    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
-    // SAFETY: statfs is plain data; the path is a valid C string.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    unsafe { libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type as i64 == 0x0102_1994 }
+    use nix::sys::statfs::{statfs, TMPFS_MAGIC};
+    statfs(path).is_ok_and(|st| st.filesystem_type() == TMPFS_MAGIC)
 }

@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! The experiment layer of meshbed: from a scenario file with a sweep to
 //! tables and figures.
 //!

@@ -53,27 +53,6 @@ impl std::fmt::Display for DelaySpec {
     }
 }
 
-/// Parses `250us`, `2ms`, `0.5s`, `800ns`; a bare number is microseconds
-/// (the unit of the thesis' `/proc` export).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num.parse().map_err(|_| format!("`{s}`: expected a number with a unit (us, ms, s)"))?;
-    let ns_per = match unit.trim() {
-        "" | "us" | "µs" => 1e3,
-        "ns" => 1.0,
-        "ms" => 1e6,
-        "s" => 1e9,
-        other => return Err(format!("`{s}`: unknown unit `{other}` (expected ns, us, ms or s)")),
-    };
-    let ns = value * ns_per;
-    if !(0.0..=3.6e12).contains(&ns) {
-        return Err(format!("`{s}`: expected a delay between 0 and one hour"));
-    }
-    Ok(Duration::from_nanos(ns.round() as u64))
-}
-
 impl FromStr for DelaySpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -87,7 +66,13 @@ impl FromStr for DelaySpec {
             return Ok(DelaySpec::File(PathBuf::from(path)));
         }
         if let Some(d) = s.strip_prefix("fixed:") {
-            return parse_duration(d).map(DelaySpec::Fixed);
+            // The one duration syntax, a unit required; a node's delay beyond
+            // an hour is a typo, not a measurement.
+            let delay = meshbed_core::time::parse_duration(d)?;
+            if delay > Duration::from_secs(3_600) {
+                return Err(format!("`{d}`: expected a delay of at most one hour"));
+            }
+            return Ok(DelaySpec::Fixed(delay));
         }
         Err(format!("unknown delay source `{s}`; expected `e2e`, `fixed:DURATION` (e.g. fixed:2ms) or `file:PATH`"))
     }
@@ -346,12 +331,12 @@ mod tests {
     fn parses_specs_and_durations() {
         assert_eq!("e2e".parse::<DelaySpec>().unwrap(), DelaySpec::EndToEnd);
         assert_eq!("fixed:2ms".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_millis(2)));
-        assert_eq!("fixed:250".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_micros(250)));
+        assert_eq!("fixed:250us".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_micros(250)));
+        assert_eq!("fixed:0.5s".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_millis(500)));
         assert_eq!("file:/proc/ath5k/Da".parse::<DelaySpec>().unwrap(), DelaySpec::File("/proc/ath5k/Da".into()));
-        for bad in ["fixed:2parsecs", "fixed:-1ms", "file:", "mac", "fixed:"] {
+        for bad in ["fixed:2parsecs", "fixed:-1ms", "file:", "mac", "fixed:", "fixed:250", "fixed:2h"] {
             assert!(bad.parse::<DelaySpec>().is_err(), "{bad}");
         }
-        assert_eq!(parse_duration("0.5s").unwrap(), Duration::from_millis(500));
     }
 
     fn data_packet(seq: u64, len: usize, d_max_us: u32) -> Vec<u8> {

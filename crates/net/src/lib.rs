@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! meshbed's UDP runtime: the same sans-IO engines the simulator drives
 //! ([`meshbed_proto`]), driven over real UDP sockets with the real clock, to
 //! move files between hosts as the thesis ran ATP between real machines

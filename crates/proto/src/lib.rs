@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! meshbed's transport protocols as sans-IO engines.
 //!
 //! Every engine here is a deterministic state machine: it never reads a clock,

@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! The multi-hop IEEE 802.11 model of meshbed.
 //!
 //! * [`phy`]: 802.11a/b/g timings, rates and airtime.

@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! meshbed's discrete-event simulator.
 //!
 //! A [`Sim`] owns the event queue, the radio [`Medium`], the routing tables
