@@ -9,7 +9,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -176,8 +175,8 @@ fn kernel_tcp_transfer(emu: &Emu, from: u32, to: u32, to_addr: Ipv4Addr, cc: &'s
             std::net::TcpStream::connect_timeout(&SocketAddrV4::new(to_addr, port).into(), Duration::from_secs(10));
         let mut s: TcpStream = sock.unwrap();
         // TCP_CONGESTION can be changed on a connected socket too.
-        meshbed_emu::sys::set_tcp_congestion(s.as_raw_fd(), cc).unwrap();
-        assert_eq!(meshbed_emu::sys::tcp_congestion(s.as_raw_fd()).unwrap(), cc);
+        meshbed_emu::sys::set_tcp_congestion(&s, cc).unwrap();
+        assert_eq!(meshbed_emu::sys::tcp_congestion(&s).unwrap(), cc);
         s.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
         s.write_all(&data).unwrap();
         s.shutdown(std::net::Shutdown::Write).unwrap();

@@ -26,7 +26,7 @@ use meshbed_sim::driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock
 use serde::Serialize;
 use std::convert::Infallible;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -396,7 +396,6 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
 pub struct TapBackend {
     start: std::time::Instant,
     taps: Vec<OwnedFd>,
-    fds: Vec<i32>,
     ready: Vec<bool>,
     buf: Vec<u8>,
     /// Below this much time to the next event, spin instead of sleeping.
@@ -407,12 +406,10 @@ impl TapBackend {
     /// `taps[i]` is node i's TAP. `spin`: see [`TapBackend::set_spin`].
     pub fn new(taps: Vec<OwnedFd>) -> Self {
         sys::set_timer_slack_ns(1);
-        let fds = taps.iter().map(|t| t.as_raw_fd()).collect::<Vec<_>>();
-        let n = fds.len();
+        let n = taps.len();
         TapBackend {
             start: std::time::Instant::now(),
             taps,
-            fds,
             ready: vec![true; n],
             buf: vec![0; 65_536],
             spin: Duration::ZERO,
@@ -443,21 +440,21 @@ impl Clock for TapBackend {
         if timeout.is_some_and(|t| t < self.spin) {
             let deadline = deadline.expect("some");
             loop {
-                sys::wait_readable(&self.fds, Some(0), &mut self.ready)?;
+                sys::wait_readable(&self.taps, Some(0), &mut self.ready)?;
                 if self.ready.iter().any(|&r| r) || self.now() >= deadline {
                     return Ok(());
                 }
                 std::hint::spin_loop();
             }
         }
-        sys::wait_readable(&self.fds, timeout.map(|t| t.as_nanos()), &mut self.ready)?;
+        sys::wait_readable(&self.taps, timeout.map(|t| t.as_nanos()), &mut self.ready)?;
         Ok(())
     }
 }
 
 impl Backend for TapBackend {
     fn take_frames(&mut self, out: &mut Vec<(NodeId, Vec<u8>)>) -> io::Result<()> {
-        for (i, fd) in self.fds.iter().enumerate() {
+        for (i, fd) in self.taps.iter().enumerate() {
             if !self.ready[i] {
                 continue;
             }
@@ -465,7 +462,7 @@ impl Backend for TapBackend {
             // A bounded batch per device per turn, so one busy stack cannot
             // hold the loop away from its events.
             for _ in 0..64 {
-                match sys::read_frame(*fd, &mut self.buf)? {
+                match sys::read_frame(fd, &mut self.buf)? {
                     Some(n) if n >= ETH_HEADER_BYTES => out.push((i as NodeId, self.buf[..n].to_vec())),
                     Some(_) => {}
                     None => break,
@@ -476,7 +473,7 @@ impl Backend for TapBackend {
     }
 
     fn deliver(&mut self, node: NodeId, frame: &[u8]) -> io::Result<bool> {
-        sys::write_frame(self.fds[node as usize], frame)
+        sys::write_frame(&self.taps[node as usize], frame)
     }
 }
 

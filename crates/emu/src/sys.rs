@@ -2,15 +2,15 @@
 //! function: TAP devices, entering a network namespace, waiting on file
 //! descriptors with a nanosecond timeout, and stop signals.
 //!
-//! They go through nix's safe wrappers. `unsafe` is left in four places,
-//! each with the reason it is sound: the `TUNSETIFF` ioctl (nix's ioctl
-//! macros generate `unsafe fn`s), `sched_setscheduler` (no safe wrapper in
-//! nix), the stop handlers' `sigaction`, and [`borrow`], which turns the raw
-//! descriptors the medium loop passes into the borrowed ones nix takes.
+//! They go through nix's safe wrappers and take descriptors as `AsFd`.
+//! `unsafe` is left in three places, each with the reason it is sound: the
+//! `TUNSETIFF` ioctl (nix's ioctl macros generate `unsafe fn`s),
+//! `sched_setscheduler` (no safe wrapper in nix) and the stop handlers'
+//! `sigaction`.
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -85,22 +85,11 @@ pub fn in_netns<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 's
     .map_err(|_| io::Error::other("thread inside the namespace panicked"))?
 }
 
-/// A raw descriptor as the borrowed one nix takes, for as long as the
-/// caller's number is borrowed.
-fn borrow(fd: &RawFd) -> BorrowedFd<'_> {
-    // SAFETY: the callers (the medium loop in realtime.rs, tests) pass
-    // descriptors they hold open across the call: realtime.rs keeps the TAP
-    // `OwnedFd`s beside their numbers for the life of the loop. The borrow
-    // ends with the call; a stale number would make the system call fail
-    // with EBADF (or POLLNVAL), it is never used to touch memory.
-    unsafe { BorrowedFd::borrow_raw(*fd) }
-}
-
 /// Waits until one of `fds` is readable or `timeout_ns` passes (`None`:
 /// forever). Fills `ready[i]` with whether `fds[i]` is readable. Returns
 /// `Ok(false)` when interrupted by a signal.
-pub fn wait_readable(fds: &[RawFd], timeout_ns: Option<u64>, ready: &mut [bool]) -> io::Result<bool> {
-    let mut pfds: Vec<PollFd<'_>> = fds.iter().map(|fd| PollFd::new(borrow(fd), PollFlags::POLLIN)).collect();
+pub fn wait_readable(fds: &[impl AsFd], timeout_ns: Option<u64>, ready: &mut [bool]) -> io::Result<bool> {
+    let mut pfds: Vec<PollFd<'_>> = fds.iter().map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)).collect();
     let timeout = timeout_ns.map(|ns| nix::sys::time::TimeSpec::from(std::time::Duration::from_nanos(ns)));
     match nix::poll::ppoll(&mut pfds, timeout, None) {
         Err(Errno::EINTR) => {
@@ -117,8 +106,8 @@ pub fn wait_readable(fds: &[RawFd], timeout_ns: Option<u64>, ready: &mut [bool])
 }
 
 /// Reads one frame; `Ok(None)` when nothing is waiting.
-pub fn read_frame(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
-    match nix::unistd::read(borrow(&fd), buf) {
+pub fn read_frame(fd: impl AsFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    match nix::unistd::read(fd, buf) {
         Ok(n) => Ok(Some(n)),
         Err(Errno::EAGAIN | Errno::EINTR) => Ok(None),
         Err(e) => Err(e.into()),
@@ -126,8 +115,8 @@ pub fn read_frame(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
 }
 
 /// Writes one frame; `Ok(false)` when the device would block (frame dropped).
-pub fn write_frame(fd: RawFd, frame: &[u8]) -> io::Result<bool> {
-    match nix::unistd::write(borrow(&fd), frame) {
+pub fn write_frame(fd: impl AsFd, frame: &[u8]) -> io::Result<bool> {
+    match nix::unistd::write(fd, frame) {
         Ok(_) => Ok(true),
         Err(Errno::EAGAIN) => Ok(false),
         Err(e) => Err(e.into()),
@@ -208,14 +197,14 @@ pub fn is_root() -> bool {
 
 /// Chooses the kernel TCP congestion control (`reno`, `cubic`, ...) of a
 /// socket (TCP_CONGESTION), before it connects.
-pub fn set_tcp_congestion(fd: RawFd, name: &str) -> io::Result<()> {
-    nix::sys::socket::setsockopt(&borrow(&fd), nix::sys::socket::sockopt::TcpCongestion, &name.into())?;
+pub fn set_tcp_congestion(fd: impl AsFd, name: &str) -> io::Result<()> {
+    nix::sys::socket::setsockopt(&fd, nix::sys::socket::sockopt::TcpCongestion, &name.into())?;
     Ok(())
 }
 
 /// The congestion control a TCP socket uses.
-pub fn tcp_congestion(fd: RawFd) -> io::Result<String> {
-    let name = nix::sys::socket::getsockopt(&borrow(&fd), nix::sys::socket::sockopt::TcpCongestion)?;
+pub fn tcp_congestion(fd: impl AsFd) -> io::Result<String> {
+    let name = nix::sys::socket::getsockopt(&fd, nix::sys::socket::sockopt::TcpCongestion)?;
     Ok(name.to_string_lossy().trim_end_matches('\0').to_string())
 }
 
