@@ -234,11 +234,7 @@ fn run(cli: Cli) -> Result<()> {
                         builtin::NAMES.join(", ")
                     ),
                 };
-                run_experiment(
-                    &e,
-                    dir,
-                    RunOptions { repetitions, jobs, progress: stderr_is_terminal(), runner, force },
-                )
+                run_experiment(&e, dir, RunOptions { repetitions, jobs, progress: stderr_is_terminal(), runner, force })
             }
         },
         Some(Command::Sim { scenario, json, seed }) => {
