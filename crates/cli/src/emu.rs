@@ -36,15 +36,28 @@ struct RunArgs {
     /// Do not start `meshbed relay` in the nodes.
     #[arg(long)]
     no_relays: bool,
+    #[command(flatten)]
+    medium: MediumArgs,
+}
+
+/// How the medium runs and reports, for every command that runs one.
+#[derive(Args, Clone)]
+struct MediumArgs {
     /// Spin instead of sleeping for waits shorter than this many µs (costs a core; lowers the timing error).
     #[arg(long, default_value_t = 0)]
     spin_us: u64,
     /// Do not raise the medium to real-time priority (SCHED_FIFO).
     #[arg(long)]
     no_rt: bool,
-    /// Print the closing summary as JSON.
+    /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+}
+
+impl MediumArgs {
+    fn options(&self, relay_exe: Option<PathBuf>) -> EmuOptions {
+        EmuOptions { relay_exe, spin: Duration::from_micros(self.spin_us), realtime: !self.no_rt }
+    }
 }
 
 #[derive(Subcommand)]
@@ -71,31 +84,19 @@ enum EmuCommand {
     },
     /// List emulations: id, state, nodes with their namespaces and addresses.
     List,
-    /// Run a scenario's flows on the emulator (UDP saturated/CBR) and report goodput like `meshbed sim`.
+    /// Run a scenario's flows on the emulator (UDP saturated/CBR, and transport flows with `bytes` as verified transfers) and report like `meshbed sim`.
     Run {
         scenario: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-        /// Spin below this many µs (see `meshbed emu SCENARIO --help`).
-        #[arg(long, default_value_t = 0)]
-        spin_us: u64,
-        /// Do not raise the medium to real-time priority.
-        #[arg(long)]
-        no_rt: bool,
+        #[command(flatten)]
+        medium: MediumArgs,
     },
     /// Emulated vs simulated goodput on the 6-hop 24 Mbit/s chain, timing error, and the frame rate sustained in real time.
     Bench {
         /// Wall-clock seconds per run.
         #[arg(long, default_value_t = 10.0)]
         seconds: f64,
-        #[arg(long, default_value_t = 0)]
-        spin_us: u64,
-        /// Do not raise the medium to real-time priority.
-        #[arg(long)]
-        no_rt: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        medium: MediumArgs,
     },
 }
 
@@ -163,24 +164,22 @@ pub fn run(args: EmuArgs) -> Result<()> {
             }
             out(if s.is_empty() { "no emulations\n" } else { &s })
         }
-        Some(EmuCommand::Run { scenario, json, spin_us, no_rt }) => {
+        Some(EmuCommand::Run { scenario, medium }) => {
             let s = Scenario::from_file(&scenario)?;
             sys::install_stop_handlers();
-            let options =
-                EmuOptions { relay_exe: Some(relay_exe()?), spin: Duration::from_micros(spin_us), realtime: !no_rt };
-            let report = traffic::run_scenario(&s, &options)?;
-            if json {
+            let report = traffic::run_scenario(&s, &medium.options(Some(relay_exe()?)))?;
+            if medium.json {
                 out(&(serde_json::to_string_pretty(&report)? + "\n"))
             } else {
                 out(&report.to_table())
             }
         }
-        Some(EmuCommand::Bench { seconds, spin_us, no_rt, json }) => {
+        Some(EmuCommand::Bench { seconds, medium }) => {
             anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--seconds {seconds}: expected a positive number");
             sys::install_stop_handlers();
-            let options = EmuOptions { relay_exe: None, spin: Duration::from_micros(spin_us), realtime: !no_rt };
-            let rows = traffic::bench(seconds, &options)?;
-            if json {
+            let rows = traffic::bench(seconds, &medium.options(None))?;
+            let spin_us = medium.spin_us;
+            if medium.json {
                 return out(&(serde_json::to_string_pretty(&rows)? + "\n"));
             }
             let mut s = format!(
@@ -227,7 +226,7 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     let mut medium_loop =
         MediumLoop::new(medium, emulation.id(), Some(emulation.dir())).context("writing the nodes' delay files")?;
     let mut backend = TapBackend::new(emulation.take_taps());
-    backend.set_spin(Duration::from_micros(a.spin_us));
+    backend.set_spin(Duration::from_micros(a.medium.spin_us));
     if !a.no_relays {
         emulation.start_relays(&relay_exe()?)?;
     }
@@ -243,7 +242,7 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     }
     s += &format!("run programs in a node with `meshbed emu exec [--emu {:04x}] NODE -- CMD`\n", emulation.id());
     out(&s)?;
-    if !a.no_rt {
+    if !a.medium.no_rt {
         // After the relays started, so they do not inherit it.
         let _ = sys::set_realtime_priority(10);
     }
@@ -253,7 +252,7 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     emulation.teardown();
     result.context("the medium loop")?;
     let summary = medium_loop.stats.summary();
-    if a.json {
+    if a.medium.json {
         out(&(serde_json::to_string_pretty(&summary)? + "\n"))
     } else {
         out(&format!(

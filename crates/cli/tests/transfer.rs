@@ -41,6 +41,22 @@ fn recv(port: u16, dir: &Path, extra: &[&str]) -> Child {
         .expect("start meshbed recv")
 }
 
+/// A receiver on `port` that has had time to bind.
+fn listening(port: u16, dir: &Path, extra: &[&str]) -> Child {
+    let child = recv(port, dir, extra);
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+/// A source directory holding `name` (`len` bytes of the test content for
+/// `seed`), an empty destination directory, and the content.
+fn source_and_destination(tag: &str, name: &str, len: usize, seed: u64) -> (PathBuf, PathBuf, Vec<u8>) {
+    let (src, dst) = (temp_dir(&format!("{tag}-src")), temp_dir(&format!("{tag}-dst")));
+    let data = content(len, seed);
+    std::fs::write(src.join(name), &data).unwrap();
+    (src, dst, data)
+}
+
 /// Waits (bounded) for a child; kills it if it overstays.
 fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
     let t0 = Instant::now();
@@ -56,13 +72,9 @@ fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
 
 #[test]
 fn send_and_recv_move_a_file_and_report_json() {
-    let src = temp_dir("rt-src");
-    let dst = temp_dir("rt-dst");
-    let data = content(400_000, 1);
-    std::fs::write(src.join("payload.bin"), &data).unwrap();
+    let (src, dst, data) = source_and_destination("rt", "payload.bin", 400_000, 1);
     let port = free_port();
-    let receiver = recv(port, &dst, &["--count", "2", "--json", "--linger", "1s"]);
-    std::thread::sleep(Duration::from_millis(300));
+    let receiver = listening(port, &dst, &["--count", "2", "--json", "--linger", "1s"]);
     for (protocol, name) in [("atp-default", "payload.bin"), ("tcp-reno", "payload.bin")] {
         if protocol == "tcp-reno" {
             std::fs::rename(src.join("payload.bin"), src.join("second.bin")).unwrap();
@@ -137,8 +149,7 @@ fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
     let dir = temp_dir("busy");
     std::fs::write(dir.join("f"), b"data").unwrap();
     let port = free_port();
-    let receiver = recv(port, &dir, &["--max-active", "1"]);
-    std::thread::sleep(Duration::from_millis(300));
+    let receiver = listening(port, &dir, &["--max-active", "1"]);
     // One transfer in progress takes the only slot: a SYN, a header
     // announcing a large file, then a little more of it every 100 ms, from
     // this process.
@@ -185,13 +196,9 @@ fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
 #[cfg(unix)]
 #[test]
 fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
-    let src = temp_dir("kill-src");
-    let dst = temp_dir("kill-dst");
-    let data = content(1_500_000, 7);
-    std::fs::write(src.join("big.bin"), &data).unwrap();
+    let (src, dst, data) = source_and_destination("kill", "big.bin", 1_500_000, 7);
     let port = free_port();
-    let first = recv(port, &dst, &[]);
-    std::thread::sleep(Duration::from_millis(300));
+    let first = listening(port, &dst, &[]);
     // ATP at a fixed 2 ms node delay: about 500 packets/s, so the transfer
     // takes a few seconds and the kill lands in the middle.
     let sender = meshbed()
