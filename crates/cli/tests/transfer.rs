@@ -57,6 +57,13 @@ fn source_and_destination(tag: &str, name: &str, len: usize, seed: u64) -> (Path
     (src, dst, data)
 }
 
+/// Runs `meshbed send ARGS` to its end (at most 30 s): its exit code and stderr.
+fn send_failure(args: &[&str]) -> (Option<i32>, String) {
+    let child = meshbed().arg("send").args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let o = wait_bounded(child, Duration::from_secs(30));
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
 /// Waits (bounded) for a child; kills it if it overstays.
 fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
     let t0 = Instant::now();
@@ -124,15 +131,9 @@ fn unreachable_peer_exits_non_zero_with_a_clear_message_within_the_timeout() {
     assert!(err.contains("error:") && (err.contains("refused") || err.contains("unreachable")), "{err}");
     // A socket that never answers: the timeout ends it.
     let hole = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let child = meshbed()
-        .args(["send", file.to_str().unwrap(), &hole.local_addr().unwrap().to_string(), "--timeout", "1s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let o = wait_bounded(child, Duration::from_secs(30));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let (code, err) =
+        send_failure(&[file.to_str().unwrap(), &hole.local_addr().unwrap().to_string(), "--timeout", "1s"]);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("unreachable: nothing heard for"), "{err}");
     // Usage mistakes are named.
     let o = meshbed().args(["send", file.to_str().unwrap(), "127.0.0.1:1", "--delay", "bogus"]).output().unwrap();
@@ -175,15 +176,9 @@ fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
             }
         })
     };
-    let child = meshbed()
-        .args(["send", dir.join("f").to_str().unwrap(), &format!("127.0.0.1:{port}"), "--retries", "3", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let o = wait_bounded(child, Duration::from_secs(30));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let (code, err) =
+        send_failure(&[dir.join("f").to_str().unwrap(), &format!("127.0.0.1:{port}"), "--retries", "3", "--quiet"]);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("receiver busy") && err.contains("try again later"), "{err}");
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     progressing.join().unwrap();
