@@ -262,6 +262,7 @@ struct SimHost<'a> {
 }
 
 impl Clock for SimHost<'_> {
+    const VIRTUAL: bool = true;
     fn now(&mut self) -> Instant {
         self.clock.now()
     }
@@ -272,6 +273,7 @@ impl Clock for SimHost<'_> {
 
 impl Host<Packet> for SimHost<'_> {
     type Event = SimEvent;
+    const TAKES_INPUT: bool = false;
 
     fn trace_code(event: &SimEvent) -> u64 {
         match *event {
