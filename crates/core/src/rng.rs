@@ -34,6 +34,10 @@ pub enum StreamKind {
     Routing = 7,
     /// The experiment layer (choosing seeds of repetitions and the like).
     Experiment = 8,
+    /// One node's movement (random waypoint destinations, speeds, pauses).
+    Mobility = 9,
+    /// Random node placement in an area.
+    Placement = 10,
 }
 
 /// A stream identifier: 16 bits of kind, 48 bits of component index.
