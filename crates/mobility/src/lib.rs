@@ -40,15 +40,12 @@ impl Point {
         Point { x_m, y_m }
     }
 
+    /// `libm`'s hypot, as the radio's static link budget computes
+    /// distances: the same on every platform, and a node that does not move
+    /// gets exactly the powers of a static one.
     pub fn distance_m(self, other: Point) -> f64 {
-        libm_hypot(self.x_m - other.x_m, self.y_m - other.y_m)
+        libm::hypot(self.x_m - other.x_m, self.y_m - other.y_m)
     }
-}
-
-/// `hypot` without a platform maths library: positions feed the link budget,
-/// which must be bit-identical everywhere (sqrt is exact in IEEE 754).
-fn libm_hypot(dx: f64, dy: f64) -> f64 {
-    (dx * dx + dy * dy).sqrt()
 }
 
 /// One straight move at constant speed: at `start` the node is at `from`,

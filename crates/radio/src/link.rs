@@ -8,8 +8,9 @@
 //! (the [`Medium`](crate::Medium) builds one and keeps it).
 
 use crate::config::{ConfigError, RadioConfig, Resolved};
-use crate::propagation::{dbm_to_mw, standard_normal, SPEED_OF_LIGHT_M_PER_S};
-use meshbed_core::{stream_rng, Duration, StreamId, StreamKind};
+use crate::propagation::{dbm_to_mw, standard_normal, Propagation, SPEED_OF_LIGHT_M_PER_S};
+use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
+use meshbed_mobility::{Point, Trajectory};
 
 pub type NodeId = u32;
 
@@ -51,6 +52,77 @@ pub struct LinkBudget {
     rx_sensitivity_dbm: f64,
     cs_threshold_dbm: f64,
     noise_dbm: f64,
+    /// Moving nodes: their trajectories and the spatial index that finds a
+    /// transmitter's neighbours when it sends. `None`: the nodes stay where
+    /// `nodes` put them and the tables above are final.
+    moving: Option<Moving>,
+}
+
+/// How often the grid is rebuilt, at most. Between rebuilds a node can have
+/// moved at most `max_speed · REFRESH` from where the grid has it, so a
+/// query widens its search by twice that; a shorter interval costs more
+/// rebuilds (O(nodes) each), a longer one more candidates per frame.
+const GRID_REFRESH: Duration = Duration::from_millis(100);
+
+/// The link budget of moving nodes, computed from their positions when a
+/// frame is sent (issue 11 §1).
+#[derive(Clone, Debug)]
+struct Moving {
+    trajectories: Vec<Trajectory>,
+    propagation: Propagation,
+    frequency_hz: f64,
+    interference_floor_dbm: f64,
+    /// Static shadowing per unordered link (`None` without shadowing).
+    shadow_db: Option<Vec<Vec<f64>>>,
+    /// The farthest a frame can be heard above the floor: the cell size.
+    reach_m: f64,
+    max_speed_mps: f64,
+    grid: Grid,
+    /// The last neighbour list computed (returned by reference).
+    scratch: Vec<Neighbour>,
+    candidates: Vec<NodeId>,
+}
+
+/// Nodes by square cell of side `cell_m`, as they were at `built_at`.
+#[derive(Clone, Debug, Default)]
+struct Grid {
+    cell_m: f64,
+    built_at: Option<Instant>,
+    cells: std::collections::HashMap<(i64, i64), Vec<NodeId>>,
+    positions: Vec<Point>,
+}
+
+impl Grid {
+    fn cell_of(&self, p: Point) -> (i64, i64) {
+        ((p.x_m / self.cell_m).floor() as i64, (p.y_m / self.cell_m).floor() as i64)
+    }
+
+    fn rebuild(&mut self, trajectories: &[Trajectory], now: Instant) {
+        self.cells.clear();
+        self.positions.clear();
+        for (i, t) in trajectories.iter().enumerate() {
+            let p = t.position(now);
+            self.positions.push(p);
+            self.cells.entry(self.cell_of(p)).or_default().push(i as NodeId);
+        }
+        self.built_at = Some(now);
+    }
+
+    /// Every node that may be within `radius_m` of `around` (a superset),
+    /// in node order.
+    fn near(&self, around: Point, radius_m: f64, out: &mut Vec<NodeId>) {
+        out.clear();
+        let (cx, cy) = self.cell_of(around);
+        let k = (radius_m / self.cell_m).ceil() as i64;
+        for x in cx - k..=cx + k {
+            for y in cy - k..=cy + k {
+                if let Some(nodes) = self.cells.get(&(x, y)) {
+                    out.extend_from_slice(nodes);
+                }
+            }
+        }
+        out.sort_unstable();
+    }
 }
 
 impl LinkBudget {
@@ -91,21 +163,7 @@ impl LinkBudget {
         let f = standard.frequency_hz();
         let n = nodes.len();
         let mut mean_rx_dbm = vec![vec![f64::NEG_INFINITY; n]; n];
-        // Static log-normal shadowing, one draw per unordered link from the
-        // link's own stream, so that links are reciprocal and independent.
-        let mut shadow_db = vec![vec![0.0; n]; n];
-        if config.shadowing_sigma_db > 0.0 {
-            // Indices, not iterators: the pair (i, j) fills both [i][j] and [j][i].
-            #[allow(clippy::needless_range_loop)]
-            for i in 0..n {
-                for j in (i + 1)..n {
-                    let mut rng = stream_rng(seed, StreamId::pair(StreamKind::Shadowing, i as u32, j as u32));
-                    let s = config.shadowing_sigma_db * standard_normal(&mut rng);
-                    shadow_db[i][j] = s;
-                    shadow_db[j][i] = s;
-                }
-            }
-        }
+        let shadow_db = shadow_matrix(config, n, seed);
         let mut tx_power = Vec::with_capacity(n);
         let mut data_rate = Vec::with_capacity(n);
         let mut neighbours = Vec::with_capacity(n);
@@ -137,7 +195,97 @@ impl LinkBudget {
             rx_sensitivity_dbm: resolved.rx_sensitivity_dbm,
             cs_threshold_dbm: resolved.cs_threshold_dbm,
             noise_dbm: resolved.noise_dbm,
+            moving: None,
         })
+    }
+
+    /// Lets the nodes move along `trajectories` (one per node; the positions
+    /// in the tables above become their positions at time zero). From then
+    /// on [`LinkBudget::neighbours_at`] computes each frame's receivers from
+    /// where the nodes are when it is sent, through a grid of cells as wide as
+    /// the farthest reach above the interference floor, so that a frame
+    /// costs in proportion to the nodes near its sender, not to the network.
+    pub fn set_trajectories(
+        &mut self,
+        config: &RadioConfig,
+        trajectories: Vec<Trajectory>,
+        seed: u64,
+    ) -> Result<(), ConfigError> {
+        if trajectories.len() != self.node_count() {
+            return Err(ConfigError {
+                key: "mobility".into(),
+                value: format!("{} trajectories", trajectories.len()),
+                expected: format!("one per node ({})", self.node_count()),
+            });
+        }
+        let n = trajectories.len();
+        // The same draws as the static links get.
+        let shadow_db = (config.shadowing_sigma_db > 0.0).then(|| shadow_matrix(config, n, seed));
+        let frequency_hz = config.standard.frequency_hz();
+        // The strongest sender with the most favourable shadowing draw.
+        let max_tx_dbm = self.tx_power_dbm.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let max_gain_db = shadow_db.as_ref().map_or(0.0, |m| m.iter().flatten().map(|s| -s).fold(0.0, f64::max));
+        let budget_db = max_tx_dbm + max_gain_db - config.interference_floor_dbm;
+        let reach_m = reach_for_loss(&config.propagation, frequency_hz, budget_db);
+        let max_speed_mps = trajectories
+            .iter()
+            .flat_map(|t| t.legs().iter())
+            .map(|l| l.from.distance_m(l.to) / l.arrive.saturating_since(l.start).as_secs_f64().max(1e-9))
+            .fold(0.0, f64::max);
+        let moving = Moving {
+            trajectories,
+            propagation: config.propagation.clone(),
+            frequency_hz,
+            interference_floor_dbm: config.interference_floor_dbm,
+            shadow_db,
+            reach_m,
+            max_speed_mps,
+            grid: Grid { cell_m: reach_m.max(1.0), ..Grid::default() },
+            scratch: Vec::new(),
+            candidates: Vec::new(),
+        };
+        self.moving = Some(moving);
+        Ok(())
+    }
+
+    /// Whether the nodes move.
+    pub fn is_moving(&self) -> bool {
+        self.moving.is_some()
+    }
+
+    /// Where `node` is at `now`.
+    pub fn position_at(&self, node: NodeId, now: Instant) -> Option<Point> {
+        self.moving.as_ref().map(|m| m.trajectories[node as usize].position(now))
+    }
+
+    /// The nodes `from`'s frame sent at `now` reaches above the interference
+    /// floor, in node order: the static table, or for moving nodes the one
+    /// computed from their positions at `now`.
+    pub fn neighbours_at(&mut self, from: NodeId, now: Instant) -> &[Neighbour] {
+        let Some(m) = self.moving.as_mut() else { return &self.neighbours[from as usize] };
+        let stale = m.grid.built_at.is_none_or(|t| now.saturating_since(t) > GRID_REFRESH || now < t);
+        if stale {
+            m.grid.rebuild(&m.trajectories, now);
+        }
+        let since = now.saturating_since(m.grid.built_at.expect("built"));
+        let slack_m = 2.0 * m.max_speed_mps * since.as_secs_f64();
+        let here = m.trajectories[from as usize].position(now);
+        m.grid.near(m.grid.positions[from as usize], m.reach_m + slack_m, &mut m.candidates);
+        m.scratch.clear();
+        let tx_power_dbm = self.tx_power_dbm[from as usize];
+        for &j in &m.candidates {
+            if j == from {
+                continue;
+            }
+            let d = here.distance_m(m.trajectories[j as usize].position(now));
+            let shadow = m.shadow_db.as_ref().map_or(0.0, |s| s[from as usize][j as usize]);
+            let rx_dbm = tx_power_dbm - m.propagation.loss_db(d, m.frequency_hz) - shadow;
+            if rx_dbm >= m.interference_floor_dbm {
+                let propagation_delay = Duration::from_nanos(libm::round(d / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64);
+                m.scratch.push(Neighbour { node: j, mean_power_mw: dbm_to_mw(rx_dbm), propagation_delay });
+            }
+        }
+        &m.scratch
     }
 
     #[inline]
@@ -178,6 +326,45 @@ impl LinkBudget {
     pub fn can_sense(&self, from: NodeId, to: NodeId) -> bool {
         from != to && self.mean_rx_dbm(from, to) >= self.cs_threshold_dbm
     }
+}
+
+/// Static log-normal shadowing of `n` nodes in dB, one draw per unordered
+/// link from the link's own stream, so that links are reciprocal and
+/// independent; all zero without shadowing.
+fn shadow_matrix(config: &RadioConfig, n: usize, seed: u64) -> Vec<Vec<f64>> {
+    let mut shadow_db = vec![vec![0.0; n]; n];
+    if config.shadowing_sigma_db > 0.0 {
+        // Indices, not iterators: the pair (i, j) fills both [i][j] and [j][i].
+        #[allow(clippy::needless_range_loop)]
+        for i in 0..n {
+            for j in (i + 1)..n {
+                let mut rng = stream_rng(seed, StreamId::pair(StreamKind::Shadowing, i as u32, j as u32));
+                let s = config.shadowing_sigma_db * standard_normal(&mut rng);
+                shadow_db[i][j] = s;
+                shadow_db[j][i] = s;
+            }
+        }
+    }
+    shadow_db
+}
+
+/// The distance at which `model` loses `budget_db` (the loss grows with
+/// distance), by bisection; 1 km steps up to the first distance beyond it.
+fn reach_for_loss(model: &Propagation, frequency_hz: f64, budget_db: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 1_000.0_f64);
+    while model.loss_db(hi, frequency_hz) < budget_db && hi < 1e7 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if model.loss_db(mid, frequency_hz) < budget_db {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 #[cfg(test)]
@@ -255,5 +442,60 @@ mod tests {
         assert_eq!(LinkBudget::new(&cfg, &nodes, 0).unwrap_err().key, "nodes[1].data_rate_kbps");
         let nodes = [NodeRadio::at(f64::NAN, 0.0)];
         assert_eq!(LinkBudget::new(&cfg, &nodes, 0).unwrap_err().key, "nodes[0].position");
+    }
+
+    /// The grid finds exactly the receivers a scan of every node finds, at
+    /// any time, with and without shadowing, as nodes move at 20 m/s.
+    #[test]
+    fn moving_neighbours_from_the_grid_equal_a_full_scan() {
+        use meshbed_mobility::{random_waypoint, Area, RandomWaypoint};
+        for sigma in [0.0, 4.0] {
+            let config = RadioConfig { shadowing_sigma_db: sigma, ..RadioConfig::default() };
+            let model = RandomWaypoint {
+                area: Area { width_m: 3000.0, height_m: 3000.0 },
+                min_speed_mps: 1.0,
+                max_speed_mps: 20.0,
+                pause: Duration::ZERO,
+                warmup: Duration::ZERO,
+            };
+            let end = Instant::ZERO + Duration::from_secs(60);
+            let paths = random_waypoint(&model, 150, 5, end).unwrap();
+            let start: Vec<NodeRadio> = paths
+                .iter()
+                .map(|t| {
+                    let p = t.position(Instant::ZERO);
+                    NodeRadio::at(p.x_m, p.y_m)
+                })
+                .collect();
+            let mut links = LinkBudget::new(&config, &start, 5).unwrap();
+            assert_eq!(
+                links.neighbours_at(3, Instant::ZERO),
+                LinkBudget::new(&config, &start, 5).unwrap().neighbours(3)
+            );
+            links.set_trajectories(&config, paths.clone(), 5).unwrap();
+            let mut found = 0;
+            for step in 0..600u64 {
+                let now = Instant::ZERO + Duration::from_millis(step * 97);
+                let from = (step % 150) as NodeId;
+                // A full scan: the static budget of where everyone is now.
+                let here: Vec<NodeRadio> = paths
+                    .iter()
+                    .map(|t| {
+                        let p = t.position(now);
+                        NodeRadio::at(p.x_m, p.y_m)
+                    })
+                    .collect();
+                let want = LinkBudget::new(&config, &here, 5).unwrap().neighbours(from).to_vec();
+                let got = links.neighbours_at(from, now).to_vec();
+                assert_eq!(got.len(), want.len(), "sigma {sigma}, step {step}");
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.node, w.node);
+                    assert!((g.mean_power_mw / w.mean_power_mw - 1.0).abs() < 1e-9);
+                    assert_eq!(g.propagation_delay, w.propagation_delay);
+                }
+                found += got.len();
+            }
+            assert!(found > 600, "the nodes do meet: {found}");
+        }
     }
 }

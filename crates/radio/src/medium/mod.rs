@@ -298,6 +298,16 @@ impl<P: Payload> Medium<P> {
     pub fn links(&self) -> &LinkBudget {
         &self.links
     }
+
+    /// Lets the nodes move along `trajectories`, one per node (see
+    /// [`LinkBudget::set_trajectories`]); `seed` must be the medium's.
+    pub fn set_trajectories(
+        &mut self,
+        trajectories: Vec<meshbed_mobility::Trajectory>,
+        seed: u64,
+    ) -> Result<(), ConfigError> {
+        self.links.set_trajectories(&self.config, trajectories, seed)
+    }
     pub fn counters(&self, node: NodeId) -> &MacCounters {
         &self.nodes[node as usize].counters
     }
@@ -411,7 +421,7 @@ impl<P: Payload> Medium<P> {
     fn transmit(&mut self, now: Instant, frame: Frame<P>, sched: &mut impl Scheduler) {
         let node = frame.tx;
         let airtime = self.standard.frame_duration(frame.mpdu_bytes(), frame.rate_kbps);
-        let neighbours = self.links.neighbours(node);
+        let neighbours = self.links.neighbours_at(node, now);
         let id = self.frames.insert(frame, neighbours.len() as u32 + 1);
         let n = &mut self.nodes[node as usize];
         // Half duplex: transmitting abandons any reception in progress.
