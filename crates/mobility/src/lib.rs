@@ -255,21 +255,24 @@ impl RandomWaypoint {
     }
 }
 
-/// `nodes` random waypoint trajectories covering `[0, until]`, node i from
-/// its own stream of `seed`.
+/// Random waypoint trajectories covering `[0, until]` for nodes starting at
+/// `starts` (e.g. [`random_placement`], as `setdest` places its nodes
+/// uniformly), node i drawing from its own stream of `seed`.
 pub fn random_waypoint(
     model: &RandomWaypoint,
-    nodes: u32,
+    starts: &[Point],
     seed: u64,
     until: Instant,
 ) -> Result<Vec<Trajectory>, MobilityError> {
     model.check()?;
     let horizon = until + model.warmup;
-    Ok((0..nodes)
-        .map(|node| {
-            let mut rng = stream_rng(seed, StreamId::new(StreamKind::Mobility, u64::from(node)));
+    Ok(starts
+        .iter()
+        .enumerate()
+        .map(|(node, &start)| {
+            let mut rng = stream_rng(seed, StreamId::new(StreamKind::Mobility, node as u64));
             // Generated on a clock that starts `warmup` early, then shifted.
-            let mut t = Trajectory::stationary(model.area.uniform_point(&mut rng));
+            let mut t = Trajectory::stationary(start);
             let mut at = Instant::ZERO + model.pause;
             while at <= horizon {
                 let to = model.area.uniform_point(&mut rng);
@@ -366,6 +369,10 @@ mod tests {
         assert!(e.to_string().starts_with("waypoints[1].time = 1.000000000s"), "{e}");
     }
 
+    fn starts(nodes: u32, seed: u64) -> Vec<Point> {
+        random_placement(&Area { width_m: 1500.0, height_m: 300.0 }, nodes, seed).unwrap()
+    }
+
     fn model(min: f64, max: f64, pause_s: f64, warmup_s: f64) -> RandomWaypoint {
         RandomWaypoint {
             area: Area { width_m: 1500.0, height_m: 300.0 },
@@ -379,7 +386,7 @@ mod tests {
     #[test]
     fn random_waypoint_stays_in_the_area_within_its_speeds_and_pauses() {
         let m = model(1.0, 20.0, 30.0, 0.0);
-        let paths = random_waypoint(&m, 20, 7, s(900.0)).unwrap();
+        let paths = random_waypoint(&m, &starts(20, 7), 7, s(900.0)).unwrap();
         for (i, p) in paths.iter().enumerate() {
             // setdest: every node starts with a pause.
             assert_eq!(p.position(s(0.0)), p.position(s(29.9)), "node {i}");
@@ -401,18 +408,18 @@ mod tests {
     #[test]
     fn each_node_has_its_own_stream_and_the_seed_decides() {
         let m = model(1.0, 20.0, 0.0, 0.0);
-        let a = random_waypoint(&m, 5, 1, s(100.0)).unwrap();
-        let b = random_waypoint(&m, 8, 1, s(100.0)).unwrap();
+        let a = random_waypoint(&m, &starts(5, 1), 1, s(100.0)).unwrap();
+        let b = random_waypoint(&m, &starts(8, 1), 1, s(100.0)).unwrap();
         assert_eq!(a[..], b[..5], "adding nodes changes no one else's path");
-        let c = random_waypoint(&m, 5, 2, s(100.0)).unwrap();
+        let c = random_waypoint(&m, &starts(5, 2), 2, s(100.0)).unwrap();
         assert_ne!(a, c);
-        assert_eq!(a, random_waypoint(&m, 5, 1, s(100.0)).unwrap());
+        assert_eq!(a, random_waypoint(&m, &starts(5, 1), 1, s(100.0)).unwrap());
     }
 
     #[test]
     fn a_warm_up_starts_the_nodes_where_the_longer_run_has_them() {
-        let cold = random_waypoint(&model(1.0, 20.0, 0.0, 0.0), 3, 4, s(700.0)).unwrap();
-        let warm = random_waypoint(&model(1.0, 20.0, 0.0, 600.0), 3, 4, s(100.0)).unwrap();
+        let cold = random_waypoint(&model(1.0, 20.0, 0.0, 0.0), &starts(3, 4), 4, s(700.0)).unwrap();
+        let warm = random_waypoint(&model(1.0, 20.0, 0.0, 600.0), &starts(3, 4), 4, s(100.0)).unwrap();
         for (c, w) in cold.iter().zip(&warm) {
             for k in 0..=100 {
                 let (a, b) = (c.position(s(600.0 + k as f64)), w.position(s(k as f64)));
@@ -423,13 +430,13 @@ mod tests {
 
     #[test]
     fn bad_models_are_refused_naming_the_key() {
-        let e = random_waypoint(&model(0.0, 20.0, 0.0, 0.0), 1, 1, s(1.0)).unwrap_err().to_string();
+        let e = random_waypoint(&model(0.0, 20.0, 0.0, 0.0), &starts(1, 1), 1, s(1.0)).unwrap_err().to_string();
         assert!(e.starts_with("min_speed_mps = 0: expected a speed above 0 m/s"), "{e}");
-        let e = random_waypoint(&model(5.0, 2.0, 0.0, 0.0), 1, 1, s(1.0)).unwrap_err().to_string();
+        let e = random_waypoint(&model(5.0, 2.0, 0.0, 0.0), &starts(1, 1), 1, s(1.0)).unwrap_err().to_string();
         assert!(e.starts_with("max_speed_mps = 2: expected a speed ≥ min_speed_mps (5)"), "{e}");
         let mut m = model(1.0, 2.0, 0.0, 0.0);
         m.area.height_m = f64::NAN;
-        assert!(random_waypoint(&m, 1, 1, s(1.0)).unwrap_err().to_string().starts_with("height_m = NaN"));
+        assert!(random_waypoint(&m, &starts(1, 1), 1, s(1.0)).unwrap_err().to_string().starts_with("height_m = NaN"));
     }
 
     #[test]

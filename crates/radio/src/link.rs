@@ -448,7 +448,7 @@ mod tests {
     /// any time, with and without shadowing, as nodes move at 20 m/s.
     #[test]
     fn moving_neighbours_from_the_grid_equal_a_full_scan() {
-        use meshbed_mobility::{random_waypoint, Area, RandomWaypoint};
+        use meshbed_mobility::{random_placement, random_waypoint, Area, RandomWaypoint};
         for sigma in [0.0, 4.0] {
             let config = RadioConfig { shadowing_sigma_db: sigma, ..RadioConfig::default() };
             let model = RandomWaypoint {
@@ -459,7 +459,7 @@ mod tests {
                 warmup: Duration::ZERO,
             };
             let end = Instant::ZERO + Duration::from_secs(60);
-            let paths = random_waypoint(&model, 150, 5, end).unwrap();
+            let paths = random_waypoint(&model, &random_placement(&model.area, 150, 5).unwrap(), 5, end).unwrap();
             let start: Vec<NodeRadio> = paths
                 .iter()
                 .map(|t| {
