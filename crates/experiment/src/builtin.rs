@@ -103,6 +103,7 @@ fn testbed_chain(radio: RadioConfig, spacing_m: f64, flows: u32) -> Scenario {
         topology: Topology::Chain { nodes: 7, spacing_m },
         routing: Routing::Static { paths: vec![(0..7).collect()] },
         flows: vec![flow; flows as usize],
+        mobility: None,
     }
 }
 
@@ -156,6 +157,7 @@ fn stack() -> Experiment {
         },
         routing: Routing::ShortestPath,
         flows: vec![flow(0, 1, 0.0), flow(2, 3, 3.0), flow(4, 5, 6.0)],
+        mobility: None,
     };
     Experiment::new(
         &scenario,
@@ -193,6 +195,7 @@ fn atp_paper_two_flows() -> Experiment {
         topology: Topology::Chain { nodes: 6, spacing_m: 200.0 },
         routing: Routing::ShortestPath,
         flows: vec![flow(0.0, 90.0), flow(30.0, 120.0)],
+        mobility: None,
     };
     Experiment::new(
         &scenario,

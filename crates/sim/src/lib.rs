@@ -16,6 +16,7 @@
 //! the source's own included.
 
 pub mod driver;
+pub mod mobility;
 pub mod report;
 pub mod routing;
 pub mod scenario;
@@ -449,8 +450,26 @@ fn build_network(scenario: &Scenario) -> Result<(Medium<Packet>, RouteTable), Sc
         value,
         expected,
     };
-    let medium = Medium::new(&scenario.radio, &radios, scenario.seed)
+    // Moving nodes: the radio model and the routes start from where the
+    // trajectories have the nodes at time zero (a movement file's own start).
+    let mut radios = radios;
+    let paths = match &scenario.mobility {
+        Some(spec) => {
+            let starts: Vec<_> = radios.iter().map(|r| meshbed_mobility::Point::new(r.x_m, r.y_m)).collect();
+            let paths = mobility::trajectories(scenario, spec, &starts)?;
+            for (r, t) in radios.iter_mut().zip(&paths) {
+                let p = t.position(Instant::ZERO);
+                (r.x_m, r.y_m) = (p.x_m, p.y_m);
+            }
+            Some(paths)
+        }
+        None => None,
+    };
+    let mut medium = Medium::new(&scenario.radio, &radios, scenario.seed)
         .map_err(|e| invalid(format!("radio.{}", e.key), e.value, e.expected))?;
+    if let Some(paths) = paths {
+        medium.set_trajectories(paths, scenario.seed).map_err(|e| invalid(e.key, e.value, e.expected))?;
+    }
     let distance = |a: NodeId, b: NodeId| {
         let (a, b) = (&radios[a as usize], &radios[b as usize]);
         libm::hypot(a.x_m - b.x_m, a.y_m - b.y_m)

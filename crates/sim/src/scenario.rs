@@ -63,6 +63,9 @@ pub struct Scenario {
     pub routing: Routing,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// How the nodes move (`None`: they stay where the topology puts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mobility: Option<crate::mobility::MobilitySpec>,
 }
 
 fn default_seed() -> u64 {
@@ -79,6 +82,9 @@ pub enum Topology {
     Grid { rows: u32, cols: u32, spacing_m: f64 },
     /// Explicit coordinates, optionally per-node power and rate.
     Explicit { nodes: Vec<NodeSpec> },
+    /// `nodes` nodes placed uniformly at random in `width_m` × `height_m`,
+    /// each from its own stream of the seed.
+    Random { nodes: u32, width_m: f64, height_m: f64 },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -167,7 +173,7 @@ impl<'de> Deserialize<'de> for Topology {
         let table = toml::Table::deserialize(d)?;
         let t = Tagged { section: "topology", table: &table };
         let read = || -> Result<Topology, String> {
-            let topology = match t.kind(&["chain", "grid", "explicit"])? {
+            let topology = match t.kind(&["chain", "grid", "explicit", "random"])? {
                 "chain" => Topology::Chain {
                     nodes: t.get("nodes", "a whole number of nodes")?,
                     spacing_m: t.get("spacing_m", "a distance in metres")?,
@@ -177,12 +183,18 @@ impl<'de> Deserialize<'de> for Topology {
                     cols: t.get("cols", "a whole number of columns")?,
                     spacing_m: t.get("spacing_m", "a distance in metres")?,
                 },
+                "random" => Topology::Random {
+                    nodes: t.get("nodes", "a whole number of nodes")?,
+                    width_m: t.get("width_m", "a size in metres")?,
+                    height_m: t.get("height_m", "a size in metres")?,
+                },
                 _ => Topology::Explicit { nodes: t.get("nodes", "an array of { x_m, y_m } tables")? },
             };
             t.only(match topology {
                 Topology::Chain { .. } => &["nodes", "spacing_m"],
                 Topology::Grid { .. } => &["rows", "cols", "spacing_m"],
                 Topology::Explicit { .. } => &["nodes"],
+                Topology::Random { .. } => &["nodes", "width_m", "height_m"],
             })?;
             Ok(topology)
         };
@@ -486,21 +498,46 @@ pub fn read_input_file(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
+impl Topology {
+    /// The area of a random topology, `(width_m, height_m)`.
+    pub fn area(&self) -> Option<(f64, f64)> {
+        match *self {
+            Topology::Random { width_m, height_m, .. } => Some((width_m, height_m)),
+            _ => None,
+        }
+    }
+}
+
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
         let name = path.display().to_string();
         let text = read_input_file(path).map_err(|err| ScenarioError::Io { file: name.clone(), err })?;
-        Scenario::from_toml(&text).map_err(|e| e.in_file(&name))
+        let mut s = Scenario::parse(&text).map_err(|e| e.in_file(&name))?;
+        // A movement file is named relative to the scenario file.
+        if let Some(
+            crate::mobility::MobilitySpec::Ns2 { file } | crate::mobility::MobilitySpec::Bonnmotion { file, .. },
+        ) = &mut s.mobility
+        {
+            if file.is_relative() {
+                *file = path.parent().unwrap_or(Path::new("")).join(&*file);
+            }
+        }
+        crate::check_routes(&s).map_err(|e| e.in_file(&name))?;
+        Ok(s)
     }
 
     /// Parses and validates scenario text, the flows' routes included
-    /// ([`crate::check_routes`]).
+    /// ([`crate::check_routes`]); a movement file is named relative to the
+    /// working directory.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
-        let s: Scenario =
-            toml::from_str(text).map_err(|e| ScenarioError::Parse { file: String::new(), message: e.to_string() })?;
+        let s = Scenario::parse(text)?;
         crate::check_routes(&s)?;
         Ok(s)
+    }
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        toml::from_str(text).map_err(|e| ScenarioError::Parse { file: String::new(), message: e.to_string() })
     }
 
     /// Node positions (and per-node overrides) of the topology.
@@ -521,6 +558,14 @@ impl Scenario {
                     data_rate_kbps: n.data_rate_kbps,
                 })
                 .collect(),
+            Topology::Random { nodes, width_m, height_m } => {
+                let area = meshbed_mobility::Area { width_m: *width_m, height_m: *height_m };
+                meshbed_mobility::random_placement(&area, *nodes, self.seed)
+                    .expect("validated area")
+                    .into_iter()
+                    .map(|p| NodeRadio::at(p.x_m, p.y_m))
+                    .collect()
+            }
         }
     }
 
@@ -531,6 +576,7 @@ impl Scenario {
             Topology::Chain { nodes, .. } => *nodes,
             Topology::Grid { rows, cols, .. } => rows.saturating_mul(*cols),
             Topology::Explicit { nodes } => u32::try_from(nodes.len()).unwrap_or(u32::MAX),
+            Topology::Random { nodes, .. } => *nodes,
         }
     }
 
@@ -633,6 +679,11 @@ impl Scenario {
                         }
                     }
                 }
+            }
+            Topology::Random { nodes, width_m, height_m } => {
+                within("topology.nodes", *nodes, 2..=MAX_NODES, "a number of nodes")?;
+                within("topology.width_m", *width_m, f64::MIN_POSITIVE..=MAX_COORDINATE_M, "a size in metres")?;
+                within("topology.height_m", *height_m, f64::MIN_POSITIVE..=MAX_COORDINATE_M, "a size in metres")?;
             }
         }
         let n = self.node_count();
@@ -767,6 +818,7 @@ impl Scenario {
             topology: Topology::Chain { nodes: hops + 1, spacing_m },
             routing: Routing::ShortestPath,
             flows: vec![FlowSpec { src: 0, dst: hops, ..FlowSpec::default() }],
+            mobility: None,
         }
     }
 }

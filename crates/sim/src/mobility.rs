@@ -1,0 +1,200 @@
+//! `[mobility]`: how the nodes of a scenario move (issue 11 §1).
+//!
+//! ```toml
+//! [mobility]                      # ns-2 setdest's random waypoint
+//! model = "random-waypoint"
+//! width_m = 1500.0                # the area; default: a random topology's
+//! height_m = 300.0
+//! min_speed_mps = 1.0             # > 0: a minimum of 0 makes the mean speed decay
+//! max_speed_mps = 20.0
+//! pause_s = 0.0
+//! warmup_s = 0.0                  # movement discarded before t = 0 (steady state)
+//!
+//! [mobility]                      # waypoints per node; the others stay put
+//! model = "scripted"
+//! [[mobility.nodes]]
+//! node = 1
+//! waypoints = [[10.0, 300.0, 0.0, 1.0]]   # [leave at s, to x m, to y m, speed m/s]
+//!
+//! [mobility]                      # files users already have
+//! model = "ns2"                   # or "bonnmotion" (uncompressed .movements), dimensions = 2|3
+//! file = "scen-50-0.tcl"          # relative to the scenario file
+//! ```
+//!
+//! Nodes start where the topology puts them (`kind = "random"` places them
+//! uniformly in an area from their own stream); an ns-2 or BonnMotion file
+//! gives its own start positions. Routes (`shortest-path`, `static`) are
+//! still computed once, from the positions at time zero: routing that reacts
+//! to movement comes with the routing engines.
+
+use crate::scenario::{Scenario, ScenarioError, MAX_COORDINATE_M, MAX_NODES};
+use meshbed_core::{Duration, Instant};
+use meshbed_mobility::{bonnmotion, ns2, random_waypoint, Area, MobilityError, Point, RandomWaypoint, Trajectory};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The fastest a node may be told to move, m/s (a car on a motorway is 40).
+pub const MAX_SPEED_MPS: f64 = 1_000.0;
+
+/// One scripted node: `[leave_s, x_m, y_m, speed_mps]` per waypoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedNode {
+    pub node: u32,
+    pub waypoints: Vec<[f64; 4]>,
+}
+
+/// The `[mobility]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum MobilitySpec {
+    RandomWaypoint {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        width_m: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        height_m: Option<f64>,
+        min_speed_mps: f64,
+        max_speed_mps: f64,
+        #[serde(default)]
+        pause_s: f64,
+        #[serde(default)]
+        warmup_s: f64,
+    },
+    Scripted {
+        nodes: Vec<ScriptedNode>,
+    },
+    Ns2 {
+        file: PathBuf,
+    },
+    Bonnmotion {
+        file: PathBuf,
+        #[serde(default = "two")]
+        dimensions: usize,
+    },
+}
+
+fn two() -> usize {
+    2
+}
+
+fn invalid(key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ScenarioError {
+    ScenarioError::Invalid { file: String::new(), key: key.into(), value: value.to_string(), expected: expected.into() }
+}
+
+fn seconds(key: &str, s: f64, max_s: f64) -> Result<Duration, ScenarioError> {
+    if !(s.is_finite() && (0.0..=max_s).contains(&s)) {
+        return Err(invalid(key, s, format!("a time in seconds, 0 to {max_s}")));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// Every node's trajectory for `scenario` (which has a `[mobility]`),
+/// starting from `starts`, covering the run.
+pub fn trajectories(
+    scenario: &Scenario,
+    spec: &MobilitySpec,
+    starts: &[Point],
+) -> Result<Vec<Trajectory>, ScenarioError> {
+    let end = Instant::ZERO + Duration::from_secs_f64(scenario.duration_s);
+    let n = starts.len();
+    let paths = match spec {
+        MobilitySpec::RandomWaypoint { width_m, height_m, min_speed_mps, max_speed_mps, pause_s, warmup_s } => {
+            let area_of_topology = scenario.topology.area();
+            let side = |key: &str, own: Option<f64>, of_topology: Option<f64>| {
+                let v = own.or(of_topology).ok_or_else(|| {
+                    invalid(
+                        format!("mobility.{key}"),
+                        "(missing)",
+                        "the area's size in metres (or a random topology's)",
+                    )
+                })?;
+                if !(v.is_finite() && v > 0.0 && v <= MAX_COORDINATE_M) {
+                    return Err(invalid(
+                        format!("mobility.{key}"),
+                        v,
+                        format!("a size in metres, above 0, at most {MAX_COORDINATE_M}"),
+                    ));
+                }
+                Ok(v)
+            };
+            let model = RandomWaypoint {
+                area: Area {
+                    width_m: side("width_m", *width_m, area_of_topology.map(|a| a.0))?,
+                    height_m: side("height_m", *height_m, area_of_topology.map(|a| a.1))?,
+                },
+                min_speed_mps: *min_speed_mps,
+                max_speed_mps: *max_speed_mps,
+                pause: seconds("mobility.pause_s", *pause_s, crate::scenario::MAX_DURATION_S)?,
+                warmup: seconds("mobility.warmup_s", *warmup_s, crate::scenario::MAX_DURATION_S)?,
+            };
+            if *max_speed_mps > MAX_SPEED_MPS {
+                return Err(invalid("mobility.max_speed_mps", max_speed_mps, format!("at most {MAX_SPEED_MPS} m/s")));
+            }
+            random_waypoint(&model, starts, scenario.seed, end).map_err(|e| keyed("mobility", e))?
+        }
+        MobilitySpec::Scripted { nodes } => {
+            let mut paths: Vec<Trajectory> = starts.iter().map(|&p| Trajectory::stationary(p)).collect();
+            for (k, sn) in nodes.iter().enumerate() {
+                let key = format!("mobility.nodes[{k}]");
+                if sn.node as usize >= n {
+                    return Err(invalid(
+                        format!("{key}.node"),
+                        sn.node,
+                        format!("a node of the topology (0 to {})", n - 1),
+                    ));
+                }
+                if nodes[..k].iter().any(|o| o.node == sn.node) {
+                    return Err(invalid(format!("{key}.node"), sn.node, "a node scripted once"));
+                }
+                let mut waypoints = Vec::new();
+                for (i, &[t, x, y, v]) in sn.waypoints.iter().enumerate() {
+                    let at = seconds(&format!("{key}.waypoints[{i}][0]"), t, crate::scenario::MAX_DURATION_S)?;
+                    for (j, c) in [(1, x), (2, y)] {
+                        if !(c.is_finite() && c.abs() <= MAX_COORDINATE_M) {
+                            return Err(invalid(format!("{key}.waypoints[{i}][{j}]"), c, "a coordinate in metres"));
+                        }
+                    }
+                    if !(v.is_finite() && (0.0..=MAX_SPEED_MPS).contains(&v)) {
+                        return Err(invalid(
+                            format!("{key}.waypoints[{i}][3]"),
+                            v,
+                            format!("a speed in m/s, 0 to {MAX_SPEED_MPS}"),
+                        ));
+                    }
+                    waypoints.push((Instant::ZERO + at, Point::new(x, y), v));
+                }
+                paths[sn.node as usize] =
+                    Trajectory::scripted(starts[sn.node as usize], &waypoints).map_err(|e| keyed(&key, e))?;
+            }
+            paths
+        }
+        MobilitySpec::Ns2 { file } | MobilitySpec::Bonnmotion { file, .. } => {
+            let name = file.display().to_string();
+            let bytes = crate::scenario::read_input_file(file)
+                .map_err(|e| invalid("mobility.file", &name, format!("a readable movement file ({e})")))?;
+            let parsed = match spec {
+                MobilitySpec::Ns2 { .. } => ns2::parse(&bytes, &name, MAX_NODES),
+                MobilitySpec::Bonnmotion { dimensions, .. } => {
+                    bonnmotion::parse(bytes.as_bytes(), &name, *dimensions, MAX_NODES)
+                }
+                _ => unreachable!("matched above"),
+            };
+            let paths = parsed.map_err(|e| invalid("mobility.file", &name, format!("a valid movement file: {e}")))?;
+            if paths.len() != n {
+                return Err(invalid(
+                    "mobility.file",
+                    &name,
+                    format!("movement for the topology's {n} nodes (the file moves {})", paths.len()),
+                ));
+            }
+            paths
+        }
+    };
+    Ok(paths)
+}
+
+/// A mobility error under the scenario key `section`.
+fn keyed(section: &str, e: MobilityError) -> ScenarioError {
+    let MobilityError::Invalid { what, value, expected } = e;
+    invalid(format!("{section}.{what}"), value, expected)
+}
