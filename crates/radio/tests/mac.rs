@@ -144,7 +144,7 @@ impl Net {
         self.log
             .iter()
             .filter_map(|(t, i)| match i {
-                Indication::Deliver { node: n, from, payload } if *n == node => Some((*t, *from, payload.id)),
+                Indication::Deliver { node: n, from, payload, .. } if *n == node => Some((*t, *from, payload.id)),
                 _ => None,
             })
             .collect()
@@ -824,4 +824,32 @@ fn curve_model_is_smooth_around_the_threshold() {
     assert!(above >= 90, "{above}");
     let (far_above, _) = frames_through(ErrorModel::default(), 6.0, 1);
     assert_eq!(far_above, 100);
+}
+
+/// A delivery carries the power the frame was received at: the link's mean
+/// power without fading, and a different one frame by frame with it.
+#[test]
+fn deliveries_report_the_received_power() {
+    let powers = |fading: Fading| {
+        let cfg = RadioConfig { fading, ..RadioConfig::default() };
+        let mut net = Net::new(&cfg, &[(0.0, 0.0), (100.0, 0.0)], 3);
+        for k in 0..5 {
+            net.send(ms(k * 10), 0, Addr::Unicast(1), 500);
+        }
+        net.run_until(ms(100));
+        let mean_mw = 10f64.powf(net.m.mean_rx_dbm(0, 1) / 10.0);
+        let got: Vec<f64> = net
+            .log
+            .iter()
+            .filter_map(|(_, i)| match i {
+                Indication::Deliver { node: 1, rx_power_mw, .. } => Some(*rx_power_mw / mean_mw),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got.len(), 5);
+        got
+    };
+    assert!(powers(Fading::None).iter().all(|r| (r - 1.0).abs() < 1e-9));
+    let faded = powers(Fading::Rayleigh);
+    assert!(faded.iter().any(|r| (r - 1.0).abs() > 0.01), "{faded:?}");
 }

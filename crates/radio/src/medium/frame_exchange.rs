@@ -305,7 +305,14 @@ impl<P: Payload> Medium<P> {
     }
 
     /// `node` received `frame` correctly.
-    pub(super) fn mac_rx_ok(&mut self, now: Instant, node: NodeId, frame: FrameId, sched: &mut impl Scheduler) {
+    pub(super) fn mac_rx_ok(
+        &mut self,
+        now: Instant,
+        node: NodeId,
+        frame: FrameId,
+        power_mw: f64,
+        sched: &mut impl Scheduler,
+    ) {
         let sifs = self.timing.sifs;
         let f = self.frames.get(frame);
         let (kind, tx, rx, nav, seq, retry, rate_kbps) = (f.kind, f.tx, f.rx, f.nav, f.seq, f.retry, f.rate_kbps);
@@ -319,7 +326,7 @@ impl<P: Payload> Medium<P> {
                 } else {
                     n.counters.delivered += 1;
                     let payload = self.frames.get(frame).payload.clone().expect("data frame has a payload");
-                    self.out.push_back(Indication::Deliver { node, from: tx, payload });
+                    self.out.push_back(Indication::Deliver { node, from: tx, payload, rx_power_mw: power_mw });
                 }
                 let ctrl = control_rate_kbps(&self.basic_rates_kbps, rate_kbps);
                 n.fx.response = Some(Response::Ack { to: tx, rate_kbps: ctrl });
@@ -328,7 +335,7 @@ impl<P: Payload> Medium<P> {
             FrameKind::Data if rx == Addr::Broadcast => {
                 n.counters.delivered += 1;
                 let payload = self.frames.get(frame).payload.clone().expect("data frame has a payload");
-                self.out.push_back(Indication::Deliver { node, from: tx, payload });
+                self.out.push_back(Indication::Deliver { node, from: tx, payload, rx_power_mw: power_mw });
             }
             FrameKind::Ack if for_me && n.fx.state == TxState::WaitAck => {
                 n.fx.timeout_gen = n.fx.timeout_gen.wrapping_add(1);

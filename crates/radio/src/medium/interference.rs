@@ -112,6 +112,12 @@ impl Receiver {
         self.lock.is_some()
     }
 
+    /// The received power of the frame the PHY follows (fading included).
+    #[inline]
+    pub fn locked_power_mw(&self) -> Option<f64> {
+        self.lock.as_ref().map(|l| l.power_mw)
+    }
+
     /// Clear channel assessment: busy while locked or while the energy on
     /// the air reaches the carrier-sense threshold.
     #[inline]

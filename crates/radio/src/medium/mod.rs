@@ -145,8 +145,11 @@ pub enum DropCause {
 /// What the model tells the layer above.
 #[derive(Clone, Debug)]
 pub enum Indication<P> {
-    /// `node` received `payload` from its neighbour `from` (duplicates removed).
-    Deliver { node: NodeId, from: NodeId, payload: P },
+    /// `node` received `payload` from its neighbour `from` (duplicates
+    /// removed) at `rx_power_mw` (the frame's power as received, fading
+    /// included: what a driver reports as signal strength; in mW, so that
+    /// no delivery pays for a logarithm nobody reads).
+    Deliver { node: NodeId, from: NodeId, payload: P, rx_power_mw: f64 },
     /// A packet left the MAC; timestamps for delay estimation.
     TxReport(TxReport),
     /// A packet was dropped.
@@ -475,8 +478,9 @@ impl<P: Payload> Medium<P> {
     }
 
     fn rx_end(&mut self, now: Instant, node: NodeId, frame: FrameId, sched: &mut impl Scheduler) {
+        let power_mw = self.nodes[node as usize].rx.locked_power_mw().unwrap_or(0.0);
         match self.nodes[node as usize].rx.signal_end(now, frame, &self.rx_params) {
-            Some(true) => self.mac_rx_ok(now, node, frame, sched),
+            Some(true) => self.mac_rx_ok(now, node, frame, power_mw, sched),
             Some(false) => {
                 let for_me = self.frames.get(frame).rx == Addr::Unicast(node);
                 self.mac_rx_error(now, node, for_me, sched);
