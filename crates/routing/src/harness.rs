@@ -243,10 +243,11 @@ impl<E: RoutingEngine> Net<E> {
                 _ => {}
             }
         }
-        let want = self.engines[node as usize].poll_timeout().map(|t| t.max(now));
-        if want.is_some() && want != self.timer_at[node as usize] {
-            self.timer_at[node as usize] = want;
-            self.queue.schedule(want.expect("some"), Ev::Timer { node });
+        if let Some(at) = self.engines[node as usize].poll_timeout().map(|t| t.max(now)) {
+            if Some(at) != self.timer_at[node as usize] {
+                self.timer_at[node as usize] = Some(at);
+                self.queue.schedule(at, Ev::Timer { node });
+            }
         }
     }
 }
