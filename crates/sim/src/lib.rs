@@ -16,6 +16,7 @@
 //! the source's own included.
 
 pub mod driver;
+pub mod dynamic;
 pub mod mobility;
 pub mod report;
 pub mod routing;
@@ -50,9 +51,49 @@ pub struct Packet {
     /// Hops left before the packet is discarded (a guard against loops in
     /// hand-written static routes).
     pub ttl: u8,
-    /// The ATP/TCP datagram (the UDP payload) of a transport flow; empty for
-    /// UDP traffic, whose payload bytes are not modelled.
+    /// The ATP/TCP datagram (the UDP payload) of a transport flow, or a
+    /// routing control packet's bytes; empty for UDP traffic, whose payload
+    /// bytes are not modelled.
     pub datagram: Vec<u8>,
+    /// A routing engine's handle for the packet (0 until one sees it).
+    pub id: u64,
+    /// The neighbour it came from (`None` at its source).
+    pub prev_hop: Option<NodeId>,
+    /// The neighbour it was last sent to (a link failure names it).
+    pub next_hop: NodeId,
+    /// A routing header (DSR's source route), counted in `size_bytes`.
+    pub routing_header: Vec<u8>,
+    /// A routing control packet rather than data.
+    pub control: bool,
+}
+
+impl Packet {
+    /// A data packet created at `src` at `created_at`.
+    pub fn data(
+        src: NodeId,
+        dst: NodeId,
+        flow: u32,
+        seq: u64,
+        size_bytes: u32,
+        created_at: Instant,
+        datagram: Vec<u8>,
+    ) -> Self {
+        Packet {
+            src,
+            dst,
+            flow,
+            seq,
+            size_bytes,
+            created_at,
+            ttl: 64,
+            datagram,
+            id: 0,
+            prev_hop: None,
+            next_hop: src,
+            routing_header: Vec::new(),
+            control: false,
+        }
+    }
 }
 
 impl Payload for Packet {
@@ -73,6 +114,8 @@ pub(crate) enum SimEvent {
     Transport { flow: u32, side: Side, gen: u64 },
     /// A transport flow that runs for a duration reaches its stop time.
     TransportStop { flow: u32 },
+    /// A routing engine's timer (`gen`: stale ones are skipped).
+    RoutingTimer { node: NodeId, gen: u64 },
 }
 
 /// One flow: its spec, what arrived at its destination, and its source (a
@@ -105,11 +148,32 @@ pub struct NetCounters {
     pub forwarded: u64,
     pub no_route: u64,
     pub ttl_expired: u64,
+    /// Data packets a routing engine held while it discovered a route.
+    pub held: u64,
+    /// Held data packets dropped: discovery gave up in time, or its buffer was full.
+    pub discovery_timeout: u64,
+    pub discovery_overflow: u64,
+    /// Routing control packets and their bytes sent by this node.
+    pub control_packets_sent: u64,
+    pub control_bytes_sent: u64,
+    /// Frames the MAC gave up on (retry limit) with routing engines: link failures.
+    pub link_failures: u64,
+    /// Routes found or changed, and routes lost, at this node.
+    pub route_changes: u64,
+    pub routes_lost: u64,
+}
+
+/// How packets find their next hop: the static table, or routing engines.
+pub(crate) struct Router {
+    /// Next hops computed once at time zero (static and shortest-path
+    /// routing; with engines, only what the report calls a flow's hops).
+    pub table: RouteTable,
+    pub dynamic: Option<dynamic::Dynamic>,
 }
 
 /// The simulated world around the medium: routes, flows, the network layer.
 struct World {
-    routes: RouteTable,
+    router: Router,
     flows: Vec<Flow>,
     saturated: udp::SaturatedSources,
     net: Vec<NetCounters>,
@@ -129,7 +193,28 @@ impl Sim {
     /// Builds a run: validates the scenario, builds the radio model and the
     /// routes, and refuses flows the routes cannot carry.
     pub fn new(scenario: &Scenario) -> Result<Sim, ScenarioError> {
-        let (medium, routes) = build_network(scenario)?;
+        let (medium, routes) = build_network(scenario, true)?;
+        Sim::build(scenario, medium, routes, None)
+    }
+
+    /// A run whose nodes route with engines from `make(node)` (one per
+    /// node) instead of the scenario's static routes. Flows are not refused
+    /// for want of a route at time zero: finding one is the engines' job.
+    pub fn with_routing(
+        scenario: &Scenario,
+        make: &dyn Fn(NodeId) -> Box<dyn meshbed_routing::RoutingEngine>,
+    ) -> Result<Sim, ScenarioError> {
+        let (medium, routes) = build_network(scenario, false)?;
+        let engines = (0..medium.node_count() as NodeId).map(make).collect();
+        Sim::build(scenario, medium, routes, Some(dynamic::Dynamic::new(engines)))
+    }
+
+    fn build(
+        scenario: &Scenario,
+        medium: Medium<Packet>,
+        routes: RouteTable,
+        dynamic: Option<dynamic::Dynamic>,
+    ) -> Result<Sim, ScenarioError> {
         let end = Instant::ZERO + Duration::from_secs_f64(scenario.duration_s);
         let n = medium.node_count();
         let mut flows = Vec::new();
@@ -180,7 +265,11 @@ impl Sim {
                 schedule_timer(&mut net, start, i as u32, t.rearm(Side::Receiver));
             }
         }
-        let world = World { routes, flows, saturated, net: vec![NetCounters::default(); n] };
+        let mut world =
+            World { router: Router { table: routes, dynamic }, flows, saturated, net: vec![NetCounters::default(); n] };
+        if let Some(d) = &mut world.router.dynamic {
+            d.start(&mut net, &mut world.net, Instant::ZERO);
+        }
         Ok(Sim { scenario: scenario.clone(), driver: Driver::new(net), world, end })
     }
 
@@ -188,7 +277,7 @@ impl Sim {
         self.driver.net.medium()
     }
     pub fn routes(&self) -> &RouteTable {
-        &self.world.routes
+        &self.world.router.table
     }
 
     /// Runs to the scenario's end and reports.
@@ -219,7 +308,7 @@ fn schedule_timer(net: &mut Net, now: Instant, flow: u32, timer: Option<Timer>) 
 /// Hands `pkt` to `node`'s MAC towards its next hop; `false` if dropped.
 fn route_out(
     net: &mut Net,
-    routes: &RouteTable,
+    router: &mut Router,
     counters: &mut [NetCounters],
     now: Instant,
     node: NodeId,
@@ -231,7 +320,10 @@ fn route_out(
         return false;
     }
     pkt.ttl -= 1;
-    match routes.next_hop(node, pkt.dst) {
+    if let Some(d) = &mut router.dynamic {
+        return d.route(net, counters, now, node, pkt);
+    }
+    match router.table.next_hop(node, pkt.dst) {
         Some(next) => net.enqueue(now, node, Addr::Unicast(next), pkt),
         None => {
             c.no_route += 1;
@@ -282,6 +374,7 @@ impl Host<Packet> for SimHost<'_> {
             SimEvent::SaturatedStart { flow } => 101 << 32 | flow as u64,
             SimEvent::Transport { flow, side, .. } => 102 << 32 | (flow as u64) << 1 | side as u64,
             SimEvent::TransportStop { flow } => 103 << 32 | flow as u64,
+            SimEvent::RoutingTimer { node, .. } => 104 << 32 | node as u64,
         }
     }
 
@@ -315,6 +408,11 @@ impl Host<Packet> for SimHost<'_> {
                     t.on_stop(now);
                 }
             }
+            SimEvent::RoutingTimer { node, gen } => {
+                if let Some(d) = &mut w.router.dynamic {
+                    d.timer(net, &mut w.net, now, node, gen);
+                }
+            }
         }
         Ok(())
     }
@@ -322,7 +420,16 @@ impl Host<Packet> for SimHost<'_> {
     fn on_indication(&mut self, net: &mut Net, now: Instant, ind: Indication<Packet>) -> io::Result<()> {
         let w = &mut *self.world;
         match ind {
-            Indication::Deliver { node, mut payload, .. } => {
+            Indication::Deliver { node, from, mut payload, rx_power_mw } => {
+                if let Some(d) = &mut w.router.dynamic {
+                    d.heard(now, node, from, rx_power_mw);
+                    if payload.control {
+                        let frame = dynamic::Heard { node, from, rx_power_mw, bytes: &payload.datagram };
+                        d.control(net, &mut w.net, now, frame);
+                        return Ok(());
+                    }
+                    payload.prev_hop = Some(from);
+                }
                 if payload.dst == node {
                     w.arrive(net, now, node, payload);
                 } else {
@@ -334,7 +441,7 @@ impl Host<Packet> for SimHost<'_> {
                             }
                         }
                     }
-                    let _ = route_out(net, &w.routes, &mut w.net, now, node, payload);
+                    let _ = route_out(net, &mut w.router, &mut w.net, now, node, payload);
                 }
             }
             Indication::Dequeued { node } => {
@@ -343,7 +450,12 @@ impl Host<Packet> for SimHost<'_> {
                     let _ = w.originate(net, now, flow);
                 }
             }
-            Indication::Drop { cause: DropCause::QueueOverflow | DropCause::RetryLimit, .. } => {}
+            Indication::Drop { node, payload, cause: DropCause::RetryLimit } => {
+                if let Some(d) = &mut w.router.dynamic {
+                    d.link_failed(net, &mut w.net, now, node, payload);
+                }
+            }
+            Indication::Drop { cause: DropCause::QueueOverflow, .. } => {}
             Indication::TxReport(_) => unreachable!("the driver feeds tx reports to the relays"),
         }
         Ok(())
@@ -361,7 +473,7 @@ impl World {
         let f = &mut self.flows[flow as usize];
         let FlowKind::Udp(src) = &mut f.kind else { unreachable!("UDP traffic of a transport flow") };
         let pkt = src.next_packet(&f.spec, flow, now);
-        route_out(net, &self.routes, &mut self.net, now, f.spec.src, pkt)
+        route_out(net, &mut self.router, &mut self.net, now, f.spec.src, pkt)
     }
 
     /// A packet reached its destination node: a UDP sink, or a transport
@@ -391,7 +503,7 @@ impl World {
         side: Side,
         step: impl FnOnce(&mut Transport, &mut dyn FnMut(u64, Vec<u8>) -> Result<(), String>) -> Option<Timer>,
     ) {
-        let World { routes, flows, net: counters, .. } = self;
+        let World { router, flows, net: counters, .. } = self;
         let f = &mut flows[flow as usize];
         let (node, peer) = match side {
             Side::Sender => (f.spec.src, f.spec.dst),
@@ -403,17 +515,9 @@ impl World {
             // The source stamps too, so that N_h counts every hop and a
             // one-hop path carries the first hop's delay (meshbed_proto::relay).
             let stamped = stamp(net, now, node, class, &mut datagram);
-            let pkt = Packet {
-                src: node,
-                dst: peer,
-                flow,
-                seq,
-                size_bytes: transport::datagram_packet_bytes(datagram.len()),
-                created_at: now,
-                ttl: 64,
-                datagram,
-            };
-            let _ = route_out(net, routes, counters, now, node, pkt);
+            let size_bytes = transport::datagram_packet_bytes(datagram.len());
+            let pkt = Packet::data(node, peer, flow, seq, size_bytes, now, datagram);
+            let _ = route_out(net, router, counters, now, node, pkt);
             stamped
         };
         let timer = step(t, &mut send);
@@ -435,13 +539,13 @@ pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(Instant))
 /// Checks what [`Sim::new`] checks beyond [`Scenario::validate`]: that the
 /// routes carry every flow. Costs one radio model and route table, not a run.
 pub fn check_routes(scenario: &Scenario) -> Result<(), ScenarioError> {
-    build_network(scenario).map(|_| ())
+    build_network(scenario, true).map(|_| ())
 }
 
 /// The radio model and the routes of a valid scenario, with every flow
 /// routable: a scenario that cannot carry a flow is refused here rather than
 /// reported as a flow with zero goodput.
-fn build_network(scenario: &Scenario) -> Result<(Medium<Packet>, RouteTable), ScenarioError> {
+fn build_network(scenario: &Scenario, refuse_unroutable: bool) -> Result<(Medium<Packet>, RouteTable), ScenarioError> {
     scenario.validate()?;
     let radios = scenario.node_radios();
     let invalid = |key: String, value: String, expected: String| ScenarioError::Invalid {
@@ -501,6 +605,9 @@ fn build_network(scenario: &Scenario) -> Result<(Medium<Packet>, RouteTable), Sc
     } else {
         String::new()
     };
+    if !refuse_unroutable {
+        return Ok((medium, routes));
+    }
     for (i, f) in scenario.flows.iter().enumerate() {
         // Transport flows need the way back too, for feedback and ACKs.
         let ends = if f.protocol.is_some() { vec![(f.src, f.dst), (f.dst, f.src)] } else { vec![(f.src, f.dst)] };

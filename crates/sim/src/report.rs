@@ -221,7 +221,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
         flow,
         src: f.spec.src,
         dst: f.spec.dst,
-        hops: world.routes.hop_count(f.spec.src, f.spec.dst),
+        hops: world.router.table.hop_count(f.spec.src, f.spec.dst),
         protocol: "udp".to_string(),
         traffic: Some(f.spec.traffic),
         sent_packets: 0,

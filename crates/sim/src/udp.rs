@@ -26,16 +26,7 @@ impl UdpSource {
 
     /// The flow's next packet, created at its source at `now`.
     pub(crate) fn next_packet(&mut self, spec: &FlowSpec, flow: u32, now: Instant) -> Packet {
-        let pkt = Packet {
-            src: spec.src,
-            dst: spec.dst,
-            flow,
-            seq: self.next_seq,
-            size_bytes: spec.packet_bytes,
-            created_at: now,
-            ttl: 64,
-            datagram: Vec::new(),
-        };
+        let pkt = Packet::data(spec.src, spec.dst, flow, self.next_seq, spec.packet_bytes, now, Vec::new());
         self.next_seq += 1;
         self.sent_packets += 1;
         pkt

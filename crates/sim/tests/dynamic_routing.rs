@@ -1,0 +1,162 @@
+//! The simulator's side of routing engines (`Sim::with_routing`), checked
+//! with a small engine written here: it knows a chain's next hops, but
+//! forwards to a neighbour only after hearing its HELLO (a broadcast control
+//! packet every 100 ms that crosses the medium), holds packets until then,
+//! and forgets a neighbour whose link failed at the MAC.
+
+use meshbed_core::{Duration, Instant};
+use meshbed_routing::{DataPacket, Decision, Dest, RouteEvent, RoutingEngine, RoutingStats, Transmit};
+use meshbed_sim::scenario::{FlowSpec, Scenario, Traffic};
+use meshbed_sim::Sim;
+
+const HELLO: Duration = Duration::from_millis(100);
+
+struct ChainHello {
+    node: u32,
+    heard: Vec<Option<Instant>>,
+    next_hello: Instant,
+    held: Vec<(u64, u32)>,
+    out: Vec<Transmit>,
+    events: Vec<RouteEvent>,
+    stats: RoutingStats,
+    strongest_dbm: f64,
+}
+
+impl ChainHello {
+    fn new(node: u32, nodes: usize) -> Self {
+        ChainHello {
+            node,
+            heard: vec![None; nodes],
+            next_hello: Instant::ZERO + Duration::from_millis(7 * u64::from(node)),
+            held: Vec::new(),
+            out: Vec::new(),
+            events: Vec::new(),
+            stats: RoutingStats::default(),
+            strongest_dbm: f64::NEG_INFINITY,
+        }
+    }
+    fn next_hop(&self, dst: u32) -> u32 {
+        if dst > self.node {
+            self.node + 1
+        } else {
+            self.node - 1
+        }
+    }
+    fn usable(&self, n: u32) -> bool {
+        self.heard[n as usize].is_some()
+    }
+}
+
+impl RoutingEngine for ChainHello {
+    fn node(&self) -> u32 {
+        self.node
+    }
+    fn handle_control(&mut self, now: Instant, from: u32, rx_power_dbm: f64, bytes: &[u8]) {
+        assert_eq!(bytes, b"HELLO");
+        self.stats.control_packets_received += 1;
+        self.strongest_dbm = self.strongest_dbm.max(rx_power_dbm);
+        let first = self.heard[from as usize].is_none();
+        self.heard[from as usize] = Some(now);
+        if first {
+            let node = self.node;
+            let hop = |d: u32| if d > node { node + 1 } else { node - 1 };
+            let (ready, wait): (Vec<_>, Vec<_>) = self.held.drain(..).partition(|&(_, d)| hop(d) == from);
+            self.held = wait;
+            for (id, _) in ready {
+                self.events.push(RouteEvent::Release { id, next_hop: from, header: None });
+            }
+        }
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        self.out.push(Transmit { dest: Dest::Broadcast, bytes: b"HELLO".to_vec() });
+        // Staggered per node: simultaneous broadcasts on an idle channel all
+        // go at once and collide (RFC 5148 jitters for this reason).
+        self.next_hello = now + HELLO;
+    }
+    fn route(&mut self, _now: Instant, p: DataPacket<'_>) -> Decision {
+        let next = self.next_hop(p.dst);
+        if self.usable(next) {
+            Decision::Forward { next_hop: next, header: None }
+        } else {
+            self.held.push((p.id, p.dst));
+            Decision::Hold
+        }
+    }
+    fn on_link_failure(&mut self, _now: Instant, neighbour: u32) {
+        self.stats.link_failures += 1;
+        self.heard[neighbour as usize] = None;
+        self.events.push(RouteEvent::LinkBroken { neighbour });
+    }
+    fn poll_transmit(&mut self, _now: Instant) -> Option<Transmit> {
+        self.out.pop()
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Some(self.next_hello)
+    }
+    fn poll_event(&mut self) -> Option<RouteEvent> {
+        if self.events.is_empty() {
+            None
+        } else {
+            Some(self.events.remove(0))
+        }
+    }
+    fn stats(&self) -> &RoutingStats {
+        &self.stats
+    }
+}
+
+fn chain(hops: u32) -> Scenario {
+    let mut s = Scenario::chain(hops, 200.0, 3.0);
+    s.flows = vec![FlowSpec {
+        src: 0,
+        dst: hops,
+        traffic: Traffic::Cbr,
+        rate_kbps: Some(80.0),
+        packet_bytes: 500,
+        ..FlowSpec::default()
+    }];
+    s
+}
+
+#[test]
+fn engines_route_over_the_medium_with_control_packets_holds_and_releases() {
+    let s = chain(4);
+    let nodes = s.node_count() as usize;
+    let r = Sim::with_routing(&s, &|node| Box::new(ChainHello::new(node, nodes))).unwrap().run();
+    let f = &r.flows[0];
+    // 20 packets/s for 3 s; the first waits at most one HELLO interval.
+    assert_eq!(f.sent_packets, 60);
+    assert_eq!(f.received_packets, 60, "{r:?}");
+    let net = &r.net_per_node;
+    assert!(net[0].held >= 1, "the first packet waits for node 1's HELLO");
+    // Every node says HELLO every 100 ms from 7·node ms on: node 0 also at
+    // exactly 3 s (the end runs), too late to reach the air.
+    for (i, c) in net.iter().enumerate() {
+        let hellos = if i == 0 { 31 } else { 30 };
+        assert_eq!(c.control_packets_sent, hellos, "node {i}");
+        assert_eq!(c.control_bytes_sent, hellos * 5, "node {i}");
+    }
+    // Control packets are frames: broadcasts on the air.
+    assert_eq!(r.mac_total.broadcasts_sent, 30 * nodes as u64);
+    // Same seed, same run.
+    let again = Sim::with_routing(&s, &|node| Box::new(ChainHello::new(node, nodes))).unwrap().run();
+    assert_eq!(r.trace_hash, again.trace_hash);
+    // The static table gives another trace (no control packets).
+    assert_ne!(meshbed_sim::run(&s).unwrap().trace_hash, r.trace_hash);
+}
+
+/// A next hop that walks out of range: the MAC gives up, the engine is told
+/// the link failed (and the packet is offered to routing again, which holds
+/// it: the neighbour is gone).
+#[test]
+fn a_link_failure_at_the_mac_reaches_the_engine() {
+    let mut s = chain(2);
+    s.mobility = Some(meshbed_sim::mobility::MobilitySpec::Scripted {
+        nodes: vec![meshbed_sim::mobility::ScriptedNode { node: 1, waypoints: vec![[1.0, 200.0, 3000.0, 200.0]] }],
+    });
+    let nodes = s.node_count() as usize;
+    let r = Sim::with_routing(&s, &|node| Box::new(ChainHello::new(node, nodes))).unwrap().run();
+    assert!(r.net_per_node[0].link_failures >= 1, "{:?}", r.net_per_node[0]);
+    let f = &r.flows[0];
+    assert!(f.received_packets >= 15 && f.received_packets < 40, "{} received", f.received_packets);
+}
