@@ -327,6 +327,8 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                 feedback_packets: 0,
                 error: None,
                 path: None,
+                route_failed_notices: 0,
+                route_reestablished_notices: 0,
                 trace: Vec::new(),
             };
             match (&outcomes[i], f.protocol.is_some()) {

@@ -143,6 +143,20 @@ pub trait Engine {
     fn stats(&self) -> &Stats;
     /// Whether the connection is over (finished or failed).
     fn is_closed(&self) -> bool;
+    /// Explicit link-failure notification (ELFN; Holland & Vaidya 1999,
+    /// seed 002 §2.4, §3.1, §4.3.3): the route to the peer failed or was
+    /// re-established. The driver delivers the notice; what a protocol does
+    /// with it is its own rule (none yet: the default ignores it).
+    fn handle_route_notice(&mut self, _now: Instant, _notice: RouteNotice) {}
+}
+
+/// What routing tells a transport about its path ([`Engine::handle_route_notice`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RouteNotice {
+    /// The route to the peer is gone (a link on it broke).
+    Failed,
+    /// A route to the peer exists again.
+    Reestablished,
 }
 
 /// The protocols meshbed implements, by their scenario names.

@@ -34,6 +34,8 @@ pub struct Dynamic {
     next_id: u64,
     /// Every route event, with its time and node (ELFN's plumbing).
     pub events: Vec<(Instant, NodeId, RouteEvent)>,
+    /// Events already turned into transport notices.
+    pub(crate) notified: usize,
 }
 
 impl Dynamic {
@@ -46,6 +48,7 @@ impl Dynamic {
             timer_gen: vec![0; n],
             next_id: 1,
             events: Vec::new(),
+            notified: 0,
         }
     }
 

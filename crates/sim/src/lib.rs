@@ -414,6 +414,7 @@ impl Host<Packet> for SimHost<'_> {
                 }
             }
         }
+        w.notify_route_events(now);
         Ok(())
     }
 
@@ -458,6 +459,7 @@ impl Host<Packet> for SimHost<'_> {
             Indication::Drop { cause: DropCause::QueueOverflow, .. } => {}
             Indication::TxReport(_) => unreachable!("the driver feeds tx reports to the relays"),
         }
+        w.notify_route_events(now);
         Ok(())
     }
 
@@ -467,6 +469,31 @@ impl Host<Packet> for SimHost<'_> {
 }
 
 impl World {
+    /// Turns the routing engines' new route events into notices to the
+    /// transport flows they concern (ELFN): a route lost or found at a
+    /// flow's end towards its peer.
+    fn notify_route_events(&mut self, now: Instant) {
+        let Some(d) = &mut self.router.dynamic else { return };
+        while d.notified < d.events.len() {
+            let (_, node, ev) = &d.events[d.notified];
+            d.notified += 1;
+            let (dst, up) = match *ev {
+                meshbed_routing::RouteEvent::Lost { dst } => (dst, false),
+                meshbed_routing::RouteEvent::Found { dst, .. } => (dst, true),
+                _ => continue,
+            };
+            for f in &mut self.flows {
+                let (src, fdst) = (f.spec.src, f.spec.dst);
+                let Some(t) = f.transport_mut() else { continue };
+                if src == *node && fdst == dst {
+                    t.route_notice(now, Side::Sender, up);
+                } else if fdst == *node && src == dst {
+                    t.route_notice(now, Side::Receiver, up);
+                }
+            }
+        }
+    }
+
     /// Creates a packet of UDP `flow` at its source and hands it to the MAC.
     /// Returns whether the MAC queued it.
     fn originate(&mut self, net: &mut Net, now: Instant, flow: u32) -> bool {

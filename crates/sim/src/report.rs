@@ -63,6 +63,10 @@ pub struct FlowResult {
     /// Header fields of the sender's datagrams as they reached the
     /// destination node (what the relays wrote on the way).
     pub path: Option<PathObservation>,
+    /// Route-failure and re-establishment notices the flow's ends got from
+    /// routing (ELFN; only with routing engines).
+    pub route_failed_notices: u64,
+    pub route_reestablished_notices: u64,
     /// Engine trace samples, kept only when the flow sets `trace = true`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TraceRecord>,
@@ -241,6 +245,8 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
         feedback_packets: 0,
         error: None,
         path: None,
+        route_failed_notices: 0,
+        route_reestablished_notices: 0,
         trace: Vec::new(),
     };
     match &f.kind {
@@ -271,6 +277,8 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
             };
             r.path = (t.path.datagrams > 0).then(|| t.path.clone());
             r.trace = t.trace.clone();
+            r.route_failed_notices = t.route_failed_notices;
+            r.route_reestablished_notices = t.route_reestablished_notices;
         }
     }
     if r.duration_s > 0.0 {

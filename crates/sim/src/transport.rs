@@ -191,6 +191,11 @@ pub(crate) struct Transport {
     /// Datagrams that left each side (the network-layer sequence number).
     pub next_seq: [u64; 2],
     tx_buf: Vec<u8>,
+    /// Per side: the route to the peer was reported failed and not yet
+    /// re-established; and the notices delivered (ELFN).
+    route_down: [bool; 2],
+    pub route_failed_notices: u64,
+    pub route_reestablished_notices: u64,
 }
 
 /// The IP packet size of a datagram (IP and UDP headers added).
@@ -244,7 +249,28 @@ impl Transport {
             d_max_sum_us: 0,
             next_seq: [0; 2],
             tx_buf: vec![0; DATAGRAM_BUF_BYTES],
+            route_down: [false; 2],
+            route_failed_notices: 0,
+            route_reestablished_notices: 0,
         }
+    }
+
+    /// Routing at `side`'s node lost (`up = false`) or found again the route
+    /// to the peer: the engine gets the notice (ELFN), once per change.
+    pub(crate) fn route_notice(&mut self, now: Instant, side: Side, up: bool) {
+        let i = side as usize;
+        if self.done || self.route_down[i] == !up {
+            return;
+        }
+        self.route_down[i] = !up;
+        let notice = if up {
+            self.route_reestablished_notices += 1;
+            meshbed_proto::RouteNotice::Reestablished
+        } else {
+            self.route_failed_notices += 1;
+            meshbed_proto::RouteNotice::Failed
+        };
+        self.engine(side).handle_route_notice(now, notice);
     }
 
     /// The sender's first timer: its first `poll_transmit` (the SYN) at the

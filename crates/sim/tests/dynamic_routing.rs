@@ -58,6 +58,11 @@ impl RoutingEngine for ChainHello {
         let first = self.heard[from as usize].is_none();
         self.heard[from as usize] = Some(now);
         if first {
+            for dst in 0..self.heard.len() as u32 {
+                if dst != self.node && self.next_hop(dst) == from {
+                    self.events.push(RouteEvent::Found { dst, next_hop: from, hop_count: dst.abs_diff(self.node) });
+                }
+            }
             let node = self.node;
             let hop = |d: u32| if d > node { node + 1 } else { node - 1 };
             let (ready, wait): (Vec<_>, Vec<_>) = self.held.drain(..).partition(|&(_, d)| hop(d) == from);
@@ -84,8 +89,15 @@ impl RoutingEngine for ChainHello {
     }
     fn on_link_failure(&mut self, _now: Instant, neighbour: u32) {
         self.stats.link_failures += 1;
-        self.heard[neighbour as usize] = None;
-        self.events.push(RouteEvent::LinkBroken { neighbour });
+        if self.heard[neighbour as usize].take().is_some() {
+            self.events.push(RouteEvent::LinkBroken { neighbour });
+            // Every destination behind that neighbour is unreachable now.
+            for dst in 0..self.heard.len() as u32 {
+                if dst != self.node && self.next_hop(dst) == neighbour {
+                    self.events.push(RouteEvent::Lost { dst });
+                }
+            }
+        }
     }
     fn poll_transmit(&mut self, _now: Instant) -> Option<Transmit> {
         self.out.pop()
@@ -159,4 +171,24 @@ fn a_link_failure_at_the_mac_reaches_the_engine() {
     assert!(r.net_per_node[0].link_failures >= 1, "{:?}", r.net_per_node[0]);
     let f = &r.flows[0];
     assert!(f.received_packets >= 15 && f.received_packets < 40, "{} received", f.received_packets);
+}
+
+/// ELFN's plumbing: a transport flow whose route breaks (its next hop walks
+/// away, then back) gets a "route failed" notice, then "re-established".
+#[test]
+fn a_transport_flow_is_told_when_its_route_fails_and_comes_back() {
+    let mut s = Scenario::chain(1, 200.0, 20.0);
+    s.flows = vec![FlowSpec::transfer(0, 1, meshbed_proto::Protocol::TcpNewReno, 3_000_000)];
+    // Node 1 walks 2 km away at 1 s and comes back at 8 s.
+    s.mobility = Some(meshbed_sim::mobility::MobilitySpec::Scripted {
+        nodes: vec![meshbed_sim::mobility::ScriptedNode {
+            node: 1,
+            waypoints: vec![[0.5, 2200.0, 0.0, 1000.0], [8.0, 200.0, 0.0, 1000.0]],
+        }],
+    });
+    let r = Sim::with_routing(&s, &|node| Box::new(ChainHello::new(node, 2))).unwrap().run();
+    let f = &r.flows[0];
+    assert!(f.route_failed_notices >= 1, "{f:?}");
+    assert!(f.route_reestablished_notices >= 1, "{f:?}");
+    assert!(r.net_per_node.iter().map(|c| c.routes_lost).sum::<u64>() >= 1);
 }
