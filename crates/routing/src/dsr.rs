@@ -1,0 +1,831 @@
+//! DSR, the Dynamic Source Routing protocol, as the ATP paper ran it (seed
+//! 002 §2, §5.1: ns-2's DSR agent under 802.11b with random waypoint
+//! movement), with RFC 4728 for what the paper leaves open. Deterministic,
+//! no I/O: the driver passes `now` in and carries out what the engine asks.
+//!
+//! * Route discovery (RFC 4728 §8.2): a Route Request (RREQ) floods with the
+//!   route record accumulated hop by hop; the target (or, as ns-2 does by
+//!   default, a node with a cached route) answers with a Route Reply (RREP)
+//!   unicast back along the reverse of the record. As ns-2, the first request
+//!   is non-propagating (neighbours only), then propagating requests back off
+//!   exponentially.
+//! * The route cache is a path cache (RFC 4728 §4.1): whole paths from this
+//!   node, learnt from RREQs, RREPs and the source routes of packets it
+//!   forwards.
+//! * Data packets carry the whole source route in their routing header
+//!   ([`SourceRoute`]); it counts in airtime because the driver carries it.
+//! * Route maintenance (RFC 4728 §8.3) from link-layer failure: the link
+//!   leaves the cache, a Route Error (RERR) goes back to the node that wrote
+//!   the source route, and the node that saw the break salvages the packet
+//!   over another cached route (RFC 4728 §8.4.1), at most `max_salvage_count`
+//!   times.
+//!
+//! Driver contract for salvaging: the engine remembers the packets it
+//! forwarded to each neighbour for `maintenance_window` (RFC 4728 §8.3's
+//! maintenance buffer); when [`RoutingEngine::on_link_failure`] reports that
+//! neighbour, it re-sends them by id with [`RouteEvent::Release`] (a new
+//! next hop and header), as if they had been held. A driver keeps the bytes
+//! of a data packet whose frame failed until it has reported the failure.
+//!
+//! The order of calls is the one of every [`RoutingEngine`]: feed input
+//! (`handle_control`, `route`, `on_link_failure`, `handle_timeout` once
+//! `poll_timeout` has passed), then drain `poll_transmit` and `poll_event`,
+//! then ask `poll_timeout` again.
+
+use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
+use meshbed_core::{Duration, Instant, StreamRng};
+use rand::Rng;
+use std::collections::{BTreeMap, VecDeque};
+
+/// RFC 4728 §9 DiscoveryHopLimit: the largest hop limit of a propagating RREQ.
+pub const DISCOVERY_HOP_LIMIT: u8 = 255;
+/// RFC 4728 §9 BroadcastJitter: rebroadcast RREQs wait uniformly up to this.
+pub const BROADCAST_JITTER: Duration = Duration::from_millis(10);
+/// RFC 4728 §9 RouteCacheTimeout: a path unused this long is forgotten.
+pub const ROUTE_CACHE_TIMEOUT: Duration = Duration::from_secs(300);
+/// RFC 4728 §9 SendBufferTimeout (ns-2's `send_timeout`, 30 s).
+pub const SEND_BUFFER_TIMEOUT: Duration = Duration::from_secs(30);
+/// ns-2 dsragent `SEND_BUF_SIZE`: packets held while discovering.
+pub const SEND_BUFFER_SIZE: usize = 64;
+/// RFC 4728 §9 RequestTableSize: initiators remembered for duplicate suppression.
+pub const REQUEST_TABLE_SIZE: usize = 64;
+/// RFC 4728 §9 RequestTableIds: request ids remembered per initiator.
+pub const REQUEST_TABLE_IDS: usize = 16;
+/// RFC 4728 §9 MaxRequestRexmt: propagating RREQs for one target before giving up.
+pub const MAX_REQUEST_REXMT: u32 = 16;
+/// RFC 4728 §9 RequestPeriod: wait after the first propagating RREQ (doubles).
+pub const REQUEST_PERIOD: Duration = Duration::from_millis(500);
+/// RFC 4728 §9 MaxRequestPeriod: the cap of the exponential backoff.
+pub const MAX_REQUEST_PERIOD: Duration = Duration::from_secs(10);
+/// RFC 4728 §9 NonpropRequestTimeout: wait after the non-propagating RREQ
+/// (ns-2 sends this TTL-0 ring first).
+pub const NONPROP_REQUEST_TIMEOUT: Duration = Duration::from_millis(30);
+/// RFC 4728 §9 MaxSalvageCount: how often one packet may be salvaged.
+pub const MAX_SALVAGE_COUNT: u8 = 15;
+/// How long a packet handed to a neighbour counts as unconfirmed and is
+/// salvaged if the link to it breaks (RFC 4728 §8.3 maintenance buffer).
+/// Our own bound: longer than the 802.11 retry sequence (7 tries of a
+/// 1500-byte frame at 1 Mb/s with backoff, ~100 ms) so the failed frame is
+/// still there when the MAC gives up.
+pub const MAINTENANCE_WINDOW: Duration = Duration::from_millis(200);
+/// Paths kept in the route cache; ns-2's path cache keeps 30 primary and 34
+/// secondary routes, we keep one list of the same total.
+pub const ROUTE_CACHE_SIZE: usize = 64;
+
+/// DSR parameters; [`Default`] gives the RFC 4728 §9 / ns-2 values above.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DsrConfig {
+    pub discovery_hop_limit: u8,
+    pub broadcast_jitter: Duration,
+    pub route_cache_timeout: Duration,
+    pub route_cache_size: usize,
+    pub send_buffer_timeout: Duration,
+    pub send_buffer_size: usize,
+    pub request_table_size: usize,
+    pub request_table_ids: usize,
+    pub max_request_rexmt: u32,
+    pub request_period: Duration,
+    pub max_request_period: Duration,
+    /// Send a non-propagating RREQ first (ns-2 does; RFC 4728 §8.2.1 MAY).
+    pub nonprop_request_first: bool,
+    pub nonprop_request_timeout: Duration,
+    pub max_salvage_count: u8,
+    pub maintenance_window: Duration,
+    /// Intermediate nodes answer RREQs from their cache (RFC 4728 §8.2.3;
+    /// ns-2's `dsragent_reply_from_cache_on_request`, on by default).
+    pub reply_from_cache: bool,
+}
+
+impl Default for DsrConfig {
+    fn default() -> Self {
+        DsrConfig {
+            discovery_hop_limit: DISCOVERY_HOP_LIMIT,
+            broadcast_jitter: BROADCAST_JITTER,
+            route_cache_timeout: ROUTE_CACHE_TIMEOUT,
+            route_cache_size: ROUTE_CACHE_SIZE,
+            send_buffer_timeout: SEND_BUFFER_TIMEOUT,
+            send_buffer_size: SEND_BUFFER_SIZE,
+            request_table_size: REQUEST_TABLE_SIZE,
+            request_table_ids: REQUEST_TABLE_IDS,
+            max_request_rexmt: MAX_REQUEST_REXMT,
+            request_period: REQUEST_PERIOD,
+            max_request_period: MAX_REQUEST_PERIOD,
+            nonprop_request_first: true,
+            nonprop_request_timeout: NONPROP_REQUEST_TIMEOUT,
+            max_salvage_count: MAX_SALVAGE_COUNT,
+            maintenance_window: MAINTENANCE_WINDOW,
+            reply_from_cache: true,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Wire format, modelled on RFC 4728 §6 options: one type byte, then fixed
+// fields, then a one-byte count of 32-bit addresses (big-endian).
+// ---------------------------------------------------------------------------
+
+/// Option types (RFC 4728 §6.2, §6.3, §6.4, §6.7 assign 1, 2, 3, 96).
+const TYPE_RREQ: u8 = 1;
+const TYPE_RREP: u8 = 2;
+const TYPE_RERR: u8 = 3;
+const TYPE_SOURCE_ROUTE: u8 = 96;
+
+/// Why bytes are not a DSR packet.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("truncated")]
+    Truncated,
+    #[error("unknown option type {0}")]
+    UnknownType(u8),
+    #[error("trailing bytes")]
+    Trailing,
+    #[error("route too short")]
+    RouteTooShort,
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn u8(&mut self) -> Result<u8, WireError> {
+        let (&b, rest) = self.bytes.split_first().ok_or(WireError::Truncated)?;
+        self.bytes = rest;
+        Ok(b)
+    }
+    fn u16(&mut self) -> Result<u16, WireError> {
+        Ok(u16::from_be_bytes([self.u8()?, self.u8()?]))
+    }
+    fn u32(&mut self) -> Result<u32, WireError> {
+        Ok(u32::from_be_bytes([self.u8()?, self.u8()?, self.u8()?, self.u8()?]))
+    }
+    fn addrs(&mut self) -> Result<Vec<NodeId>, WireError> {
+        let n = self.u8()? as usize;
+        if self.bytes.len() < 4 * n {
+            return Err(WireError::Truncated);
+        }
+        (0..n).map(|_| self.u32()).collect()
+    }
+    fn end(self) -> Result<(), WireError> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(WireError::Trailing)
+        }
+    }
+}
+
+fn put_addrs(out: &mut Vec<u8>, addrs: &[NodeId]) {
+    // Routes are bounded by the hop limit (≤ 255) when built; a longer one
+    // could only come from a bug, and is cut rather than mis-encoded.
+    let n = addrs.len().min(u8::MAX as usize);
+    out.push(n as u8);
+    for a in &addrs[..n] {
+        out.extend_from_slice(&a.to_be_bytes());
+    }
+}
+
+/// A DSR control packet (RFC 4728 §6.2–6.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Route Request: `initiator` looks for `target`; `record` holds the
+    /// nodes it crossed after the initiator (RFC 4728 §6.2).
+    Rreq { id: u16, hop_limit: u8, initiator: NodeId, target: NodeId, record: Vec<NodeId> },
+    /// Route Reply: the whole route, initiator first and target last; it
+    /// travels back towards the initiator (RFC 4728 §6.3).
+    Rrep { route: Vec<NodeId> },
+    /// Route Error: the link `error_source` → `unreachable` broke; `route`
+    /// is the way back, from the error source to the node being told
+    /// (RFC 4728 §6.4).
+    Rerr { error_source: NodeId, unreachable: NodeId, route: Vec<NodeId> },
+}
+
+impl Control {
+    pub fn parse(bytes: &[u8]) -> Result<Control, WireError> {
+        let mut r = Reader { bytes };
+        let c = match r.u8()? {
+            TYPE_RREQ => Control::Rreq {
+                id: r.u16()?,
+                hop_limit: r.u8()?,
+                initiator: r.u32()?,
+                target: r.u32()?,
+                record: r.addrs()?,
+            },
+            TYPE_RREP => {
+                let route = r.addrs()?;
+                if route.len() < 2 {
+                    return Err(WireError::RouteTooShort);
+                }
+                Control::Rrep { route }
+            }
+            TYPE_RERR => {
+                let (error_source, unreachable) = (r.u32()?, r.u32()?);
+                let route = r.addrs()?;
+                if route.is_empty() {
+                    return Err(WireError::RouteTooShort);
+                }
+                Control::Rerr { error_source, unreachable, route }
+            }
+            t => return Err(WireError::UnknownType(t)),
+        };
+        r.end()?;
+        Ok(c)
+    }
+
+    pub fn emit(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.buffer_len());
+        match self {
+            Control::Rreq { id, hop_limit, initiator, target, record } => {
+                out.push(TYPE_RREQ);
+                out.extend_from_slice(&id.to_be_bytes());
+                out.push(*hop_limit);
+                out.extend_from_slice(&initiator.to_be_bytes());
+                out.extend_from_slice(&target.to_be_bytes());
+                put_addrs(&mut out, record);
+            }
+            Control::Rrep { route } => {
+                out.push(TYPE_RREP);
+                put_addrs(&mut out, route);
+            }
+            Control::Rerr { error_source, unreachable, route } => {
+                out.push(TYPE_RERR);
+                out.extend_from_slice(&error_source.to_be_bytes());
+                out.extend_from_slice(&unreachable.to_be_bytes());
+                put_addrs(&mut out, route);
+            }
+        }
+        out
+    }
+
+    pub fn buffer_len(&self) -> usize {
+        match self {
+            Control::Rreq { record, .. } => 1 + 2 + 1 + 4 + 4 + 1 + 4 * record.len(),
+            Control::Rrep { route } => 1 + 1 + 4 * route.len(),
+            Control::Rerr { route, .. } => 1 + 4 + 4 + 1 + 4 * route.len(),
+        }
+    }
+}
+
+/// The source-route header of a data packet (RFC 4728 §6.7): the whole
+/// path from the node that wrote it (the source, or a salvaging node) to
+/// the destination, and how often the packet was salvaged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceRoute {
+    pub salvage: u8,
+    pub path: Vec<NodeId>,
+}
+
+impl SourceRoute {
+    pub fn parse(bytes: &[u8]) -> Result<SourceRoute, WireError> {
+        let mut r = Reader { bytes };
+        let t = r.u8()?;
+        if t != TYPE_SOURCE_ROUTE {
+            return Err(WireError::UnknownType(t));
+        }
+        let salvage = r.u8()?;
+        let path = r.addrs()?;
+        r.end()?;
+        if path.len() < 2 {
+            return Err(WireError::RouteTooShort);
+        }
+        Ok(SourceRoute { salvage, path })
+    }
+
+    pub fn emit(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.buffer_len());
+        out.push(TYPE_SOURCE_ROUTE);
+        out.push(self.salvage);
+        put_addrs(&mut out, &self.path);
+        out
+    }
+
+    pub fn buffer_len(&self) -> usize {
+        3 + 4 * self.path.len()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The engine.
+// ---------------------------------------------------------------------------
+
+/// A path in the route cache, starting at this node.
+#[derive(Clone, Debug)]
+struct CachedPath {
+    path: Vec<NodeId>,
+    last_used: Instant,
+}
+
+/// An ongoing Route Discovery for one target (RFC 4728 §8.2.1).
+#[derive(Clone, Debug)]
+struct Discovery {
+    /// Propagating requests sent so far.
+    rexmt: u32,
+    period: Duration,
+    next_at: Instant,
+}
+
+#[derive(Clone, Debug)]
+struct Held {
+    id: u64,
+    dst: NodeId,
+    since: Instant,
+}
+
+/// A packet recently handed to a neighbour (RFC 4728 §8.3 maintenance buffer).
+#[derive(Clone, Debug)]
+struct Sent {
+    id: u64,
+    src: NodeId,
+    dst: NodeId,
+    next_hop: NodeId,
+    route: SourceRoute,
+    at: Instant,
+}
+
+/// DSR at one node.
+pub struct Dsr {
+    node: NodeId,
+    cfg: DsrConfig,
+    rng: StreamRng,
+    cache: Vec<CachedPath>,
+    discoveries: BTreeMap<NodeId, Discovery>,
+    next_request_id: u16,
+    /// Per initiator: the (id, target) pairs seen, newest last, and when the
+    /// entry was last used (for LRU eviction, RFC 4728 §4.3).
+    request_table: BTreeMap<NodeId, (Instant, VecDeque<(u16, NodeId)>)>,
+    send_buffer: VecDeque<Held>,
+    maintenance: VecDeque<Sent>,
+    /// The route this node, as a source, last used per destination, for
+    /// Found/Changed/Lost events.
+    active: BTreeMap<NodeId, Vec<NodeId>>,
+    /// Rebroadcasts waiting out their jitter.
+    jittered: Vec<(Instant, Transmit)>,
+    transmits: VecDeque<Transmit>,
+    events: VecDeque<RouteEvent>,
+    stats: RoutingStats,
+}
+
+impl Dsr {
+    /// `rng` is this node's routing stream,
+    /// `stream_rng(seed, StreamId::new(StreamKind::Routing, node))`.
+    pub fn new(node: NodeId, cfg: DsrConfig, rng: StreamRng) -> Self {
+        Dsr {
+            node,
+            cfg,
+            rng,
+            cache: Vec::new(),
+            discoveries: BTreeMap::new(),
+            next_request_id: 0,
+            request_table: BTreeMap::new(),
+            send_buffer: VecDeque::new(),
+            maintenance: VecDeque::new(),
+            active: BTreeMap::new(),
+            jittered: Vec::new(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: RoutingStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &DsrConfig {
+        &self.cfg
+    }
+
+    /// The shortest cached path from this node to `dst` (this node first,
+    /// `dst` last), or `None`.
+    pub fn cached_route(&self, now: Instant, dst: NodeId) -> Option<Vec<NodeId>> {
+        self.cache
+            .iter()
+            .filter(|c| now.saturating_since(c.last_used) < self.cfg.route_cache_timeout)
+            .filter_map(|c| c.path.iter().position(|&n| n == dst).map(|i| c.path[..=i].to_vec()))
+            .filter(|p| p.len() >= 2)
+            .min_by_key(|p| p.len())
+    }
+
+    fn touch_route(&mut self, now: Instant, route: &[NodeId]) {
+        for c in &mut self.cache {
+            if c.path.starts_with(route) {
+                c.last_used = now;
+            }
+        }
+    }
+
+    /// Adds a path starting at this node (RFC 4728 §4.1 path cache), unless
+    /// it repeats a node or is covered by a cached path already.
+    fn learn(&mut self, now: Instant, path: Vec<NodeId>) {
+        if path.len() < 2 || path[0] != self.node || has_duplicates(&path) {
+            return;
+        }
+        if let Some(c) = self.cache.iter_mut().find(|c| c.path.starts_with(&path)) {
+            c.last_used = now;
+            return;
+        }
+        // A longer path supersedes cached prefixes of itself.
+        self.cache.retain(|c| !path.starts_with(&c.path));
+        let timeout = self.cfg.route_cache_timeout;
+        self.cache.retain(|c| now.saturating_since(c.last_used) < timeout);
+        if self.cache.len() >= self.cfg.route_cache_size {
+            if let Some(i) = (0..self.cache.len()).min_by_key(|&i| self.cache[i].last_used) {
+                self.cache.remove(i);
+            }
+        }
+        self.cache.push(CachedPath { path, last_used: now });
+        self.release_held(now);
+    }
+
+    /// Learns both directions of `route` as seen from this node: the part
+    /// after it, and the part before it reversed (links are bidirectional
+    /// under 802.11's DATA/ACK, as ns-2's DSR assumes).
+    fn learn_both_ways(&mut self, now: Instant, route: &[NodeId]) {
+        if let Some(i) = route.iter().position(|&n| n == self.node) {
+            self.learn(now, route[i..].to_vec());
+            self.learn(now, route[..=i].iter().rev().copied().collect());
+        }
+    }
+
+    /// Truncates every cached path at the link `a` – `b` (either direction,
+    /// RFC 4728 §8.3.4), then tells the source side what changed.
+    fn remove_link(&mut self, now: Instant, a: NodeId, b: NodeId) {
+        for c in &mut self.cache {
+            if let Some(i) = c.path.windows(2).position(|w| (w[0] == a && w[1] == b) || (w[0] == b && w[1] == a)) {
+                c.path.truncate(i + 1);
+            }
+        }
+        self.cache.retain(|c| c.path.len() >= 2);
+        self.check_active(now);
+    }
+
+    /// Found/Changed/Lost for the destinations this node sends to.
+    fn check_active(&mut self, now: Instant) {
+        let dsts: Vec<NodeId> = self.active.keys().copied().collect();
+        for dst in dsts {
+            match self.cached_route(now, dst) {
+                None => {
+                    self.active.remove(&dst);
+                    self.events.push_back(RouteEvent::Lost { dst });
+                }
+                Some(route) => self.note_route(dst, &route),
+            }
+        }
+    }
+
+    fn note_route(&mut self, dst: NodeId, route: &[NodeId]) {
+        let (next_hop, hop_count) = (route[1], route.len() as u32 - 1);
+        match self.active.insert(dst, route.to_vec()) {
+            None => self.events.push_back(RouteEvent::Found { dst, next_hop, hop_count }),
+            Some(old) if old != route => self.events.push_back(RouteEvent::Changed { dst, next_hop, hop_count }),
+            Some(_) => {}
+        }
+    }
+
+    fn send(&mut self, dest: Dest, c: &Control) {
+        self.transmits.push_back(Transmit { dest, bytes: c.emit() });
+    }
+
+    /// Sends a request for `target` (RFC 4728 §8.2.1).
+    fn send_request(&mut self, target: NodeId, hop_limit: u8) {
+        self.next_request_id = self.next_request_id.wrapping_add(1);
+        let id = self.next_request_id;
+        self.stats.route_discoveries += 1;
+        self.send(Dest::Broadcast, &Control::Rreq { id, hop_limit, initiator: self.node, target, record: Vec::new() });
+    }
+
+    fn start_discovery(&mut self, now: Instant, target: NodeId) {
+        if self.discoveries.contains_key(&target) {
+            return;
+        }
+        let d = if self.cfg.nonprop_request_first {
+            self.send_request(target, 0);
+            Discovery { rexmt: 0, period: self.cfg.request_period, next_at: now + self.cfg.nonprop_request_timeout }
+        } else {
+            self.send_request(target, self.cfg.discovery_hop_limit);
+            Discovery { rexmt: 1, period: self.cfg.request_period * 2, next_at: now + self.cfg.request_period }
+        };
+        self.discoveries.insert(target, d);
+    }
+
+    /// Whether (initiator, id, target) was seen; records it if not
+    /// (RFC 4728 §8.2.2 duplicate suppression).
+    fn remember_request(&mut self, now: Instant, initiator: NodeId, id: u16, target: NodeId) -> bool {
+        if !self.request_table.contains_key(&initiator) && self.request_table.len() >= self.cfg.request_table_size {
+            if let Some((&lru, _)) = self.request_table.iter().min_by_key(|(_, (t, _))| *t) {
+                self.request_table.remove(&lru);
+            }
+        }
+        let ids = self.cfg.request_table_ids;
+        let (used, seen) = self.request_table.entry(initiator).or_insert_with(|| (now, VecDeque::new()));
+        *used = now;
+        if seen.contains(&(id, target)) {
+            return true;
+        }
+        if seen.len() >= ids {
+            seen.pop_front();
+        }
+        seen.push_back((id, target));
+        false
+    }
+
+    fn handle_rreq(
+        &mut self,
+        now: Instant,
+        id: u16,
+        hop_limit: u8,
+        initiator: NodeId,
+        target: NodeId,
+        record: Vec<NodeId>,
+    ) {
+        if initiator == self.node || record.contains(&self.node) {
+            return; // our own request, or a loop
+        }
+        let mut route = Vec::with_capacity(record.len() + 2);
+        route.push(initiator);
+        route.extend_from_slice(&record);
+        route.push(self.node);
+        if has_duplicates(&route) {
+            return;
+        }
+        // The record, reversed, is a route back to the initiator.
+        self.learn(now, route.iter().rev().copied().collect());
+        let back = route[route.len() - 2];
+        if target == self.node {
+            // The target answers every copy (RFC 4728 §8.2.2; ns-2 does),
+            // so the initiator and the nodes on the way learn several routes.
+            self.send(Dest::Unicast(back), &Control::Rrep { route });
+            return;
+        }
+        if self.remember_request(now, initiator, id, target) {
+            return;
+        }
+        if self.cfg.reply_from_cache {
+            if let Some(cached) = self.cached_route(now, target) {
+                let mut full = route.clone();
+                full.extend_from_slice(&cached[1..]);
+                if !has_duplicates(&full) && full.len() <= 256 {
+                    // RFC 4728 §8.2.3: reply instead of propagating.
+                    self.send(Dest::Unicast(back), &Control::Rrep { route: full });
+                    return;
+                }
+            }
+        }
+        if hop_limit == 0 || record.len() + 1 >= u8::MAX as usize {
+            return; // non-propagating, or out of hops
+        }
+        let mut record = record;
+        record.push(self.node);
+        let c = Control::Rreq { id, hop_limit: hop_limit - 1, initiator, target, record };
+        let jitter_ns = self.rng.gen_range(0..=self.cfg.broadcast_jitter.as_nanos());
+        self.jittered
+            .push((now + Duration::from_nanos(jitter_ns), Transmit { dest: Dest::Broadcast, bytes: c.emit() }));
+    }
+
+    fn handle_rrep(&mut self, now: Instant, route: Vec<NodeId>) {
+        let Some(i) = route.iter().position(|&n| n == self.node) else {
+            self.stats.control_packets_ignored += 1;
+            return;
+        };
+        if has_duplicates(&route) {
+            self.stats.control_packets_ignored += 1;
+            return;
+        }
+        self.learn_both_ways(now, &route);
+        if i == 0 {
+            let target = route[route.len() - 1];
+            self.discoveries.remove(&target);
+            self.release_held(now);
+        } else {
+            self.send(Dest::Unicast(route[i - 1]), &Control::Rrep { route });
+        }
+    }
+
+    fn handle_rerr(&mut self, now: Instant, error_source: NodeId, unreachable: NodeId, route: Vec<NodeId>) {
+        self.remove_link(now, error_source, unreachable);
+        if let Some(i) = route.iter().position(|&n| n == self.node) {
+            if let Some(&next) = route.get(i + 1) {
+                self.send(Dest::Unicast(next), &Control::Rerr { error_source, unreachable, route });
+            }
+        }
+    }
+
+    /// Releases every held packet that now has a route.
+    fn release_held(&mut self, now: Instant) {
+        let mut i = 0;
+        while i < self.send_buffer.len() {
+            let dst = self.send_buffer[i].dst;
+            if let Some(route) = self.cached_route(now, dst) {
+                let h = self.send_buffer.remove(i).expect("in range");
+                self.discoveries.remove(&dst);
+                let (next_hop, header) = self.originate(now, h.id, h.dst, route);
+                self.events.push_back(RouteEvent::Release { id: h.id, next_hop, header: Some(header) });
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Sends a packet of ours along `route`: its next hop and header.
+    fn originate(&mut self, now: Instant, id: u64, dst: NodeId, route: Vec<NodeId>) -> (NodeId, Vec<u8>) {
+        self.touch_route(now, &route);
+        self.note_route(dst, &route);
+        let next_hop = route[1];
+        let sr = SourceRoute { salvage: 0, path: route };
+        let header = sr.emit();
+        self.remember_sent(now, id, self.node, dst, next_hop, sr);
+        (next_hop, header)
+    }
+
+    fn remember_sent(&mut self, now: Instant, id: u64, src: NodeId, dst: NodeId, next_hop: NodeId, route: SourceRoute) {
+        let window = self.cfg.maintenance_window;
+        while self.maintenance.front().is_some_and(|s| now.saturating_since(s.at) > window) {
+            self.maintenance.pop_front();
+        }
+        self.maintenance.push_back(Sent { id, src, dst, next_hop, route, at: now });
+    }
+
+    fn hold(&mut self, now: Instant, id: u64, dst: NodeId) {
+        if self.send_buffer.len() >= self.cfg.send_buffer_size {
+            if let Some(old) = self.send_buffer.pop_front() {
+                self.events.push_back(RouteEvent::DropHeld { id: old.id, reason: DropReason::BufferOverflow });
+            }
+        }
+        self.send_buffer.push_back(Held { id, dst, since: now });
+        self.start_discovery(now, dst);
+    }
+
+    /// A packet that had been sent over the broken link: re-sent by its
+    /// source, or salvaged by a forwarder (RFC 4728 §8.4.1).
+    fn salvage(&mut self, now: Instant, s: Sent) {
+        let i = s.route.path.iter().position(|&n| n == self.node).unwrap_or(0);
+        if s.src == self.node && i == 0 {
+            match self.cached_route(now, s.dst) {
+                Some(route) => {
+                    let (next_hop, header) = self.originate(now, s.id, s.dst, route);
+                    self.events.push_back(RouteEvent::Release { id: s.id, next_hop, header: Some(header) });
+                }
+                None => self.hold(now, s.id, s.dst),
+            }
+            return;
+        }
+        // RERR to the node that wrote the source route, along its reverse.
+        if i > 0 {
+            let back: Vec<NodeId> = s.route.path[..=i].iter().rev().copied().collect();
+            let next = back[1];
+            let c = Control::Rerr { error_source: self.node, unreachable: s.next_hop, route: back };
+            self.send(Dest::Unicast(next), &c);
+        }
+        if s.route.salvage >= self.cfg.max_salvage_count {
+            return;
+        }
+        if let Some(route) = self.cached_route(now, s.dst) {
+            self.touch_route(now, &route);
+            let next_hop = route[1];
+            let sr = SourceRoute { salvage: s.route.salvage + 1, path: route };
+            let header = sr.emit();
+            self.remember_sent(now, s.id, s.src, s.dst, next_hop, sr);
+            self.events.push_back(RouteEvent::Release { id: s.id, next_hop, header: Some(header) });
+        }
+    }
+
+    fn due_discovery(&mut self, now: Instant) {
+        let due: Vec<NodeId> = self.discoveries.iter().filter(|(_, d)| d.next_at <= now).map(|(&t, _)| t).collect();
+        for target in due {
+            let Some(mut d) = self.discoveries.remove(&target) else { continue };
+            if !self.send_buffer.iter().any(|h| h.dst == target) {
+                continue; // nothing waits for it any more
+            }
+            if d.rexmt >= self.cfg.max_request_rexmt {
+                // RFC 4728 §8.2.1: give up; the packets waiting are dropped.
+                let (gone, kept): (Vec<_>, Vec<_>) = self.send_buffer.drain(..).partition(|h| h.dst == target);
+                self.send_buffer = kept.into();
+                for h in gone {
+                    self.events.push_back(RouteEvent::DropHeld { id: h.id, reason: DropReason::NoRoute });
+                }
+                continue;
+            }
+            self.send_request(target, self.cfg.discovery_hop_limit);
+            d.rexmt += 1;
+            d.next_at = now + d.period;
+            // RFC 4728 §8.2.1: exponential backoff up to MaxRequestPeriod.
+            d.period = (d.period * 2).min(self.cfg.max_request_period);
+            self.discoveries.insert(target, d);
+        }
+    }
+}
+
+fn has_duplicates(path: &[NodeId]) -> bool {
+    path.iter().enumerate().any(|(i, n)| path[..i].contains(n))
+}
+
+impl RoutingEngine for Dsr {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+
+    fn handle_control(&mut self, now: Instant, from: NodeId, _rx_power_dbm: f64, bytes: &[u8]) {
+        self.stats.control_packets_received += 1;
+        let Ok(c) = Control::parse(bytes) else {
+            self.stats.control_packets_ignored += 1;
+            return;
+        };
+        // The link we heard it over is a cached route of one hop.
+        self.learn(now, vec![self.node, from]);
+        match c {
+            Control::Rreq { id, hop_limit, initiator, target, record } => {
+                self.handle_rreq(now, id, hop_limit, initiator, target, record)
+            }
+            Control::Rrep { route } => self.handle_rrep(now, route),
+            Control::Rerr { error_source, unreachable, route } => {
+                self.handle_rerr(now, error_source, unreachable, route)
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        // Jittered rebroadcasts whose time has come.
+        let mut i = 0;
+        while i < self.jittered.len() {
+            if self.jittered[i].0 <= now {
+                let (_, t) = self.jittered.remove(i);
+                self.transmits.push_back(t);
+            } else {
+                i += 1;
+            }
+        }
+        // RFC 4728 §8.2 SendBufferTimeout.
+        let timeout = self.cfg.send_buffer_timeout;
+        while let Some(pos) = self.send_buffer.iter().position(|h| now.saturating_since(h.since) >= timeout) {
+            let h = self.send_buffer.remove(pos).expect("in range");
+            self.events.push_back(RouteEvent::DropHeld { id: h.id, reason: DropReason::DiscoveryTimeout });
+        }
+        self.due_discovery(now);
+    }
+
+    fn route(&mut self, now: Instant, packet: DataPacket<'_>) -> Decision {
+        if packet.prev_hop.is_none() && packet.header.is_empty() {
+            // We are the source (RFC 4728 §8.1.1).
+            return match self.cached_route(now, packet.dst) {
+                Some(route) => {
+                    let (next_hop, header) = self.originate(now, packet.id, packet.dst, route);
+                    Decision::Forward { next_hop, header: Some(header) }
+                }
+                None => {
+                    self.hold(now, packet.id, packet.dst);
+                    Decision::Hold
+                }
+            };
+        }
+        let Ok(sr) = SourceRoute::parse(packet.header) else {
+            return Decision::Drop(DropReason::NoRoute);
+        };
+        let Some(i) = sr.path.iter().position(|&n| n == self.node) else {
+            return Decision::Drop(DropReason::NoRoute);
+        };
+        let Some(&next_hop) = sr.path.get(i + 1) else {
+            return Decision::Drop(DropReason::NoRoute);
+        };
+        if has_duplicates(&sr.path) {
+            return Decision::Drop(DropReason::NoRoute);
+        }
+        // RFC 4728 §8.1.4: a forwarder may cache the route it carries.
+        self.learn_both_ways(now, &sr.path);
+        self.remember_sent(now, packet.id, packet.src, packet.dst, next_hop, sr);
+        Decision::Forward { next_hop, header: None }
+    }
+
+    fn on_link_failure(&mut self, now: Instant, neighbour: NodeId) {
+        self.stats.link_failures += 1;
+        self.events.push_back(RouteEvent::LinkBroken { neighbour });
+        self.remove_link(now, self.node, neighbour);
+        let window = self.cfg.maintenance_window;
+        let (failed, kept): (Vec<_>, Vec<_>) = self
+            .maintenance
+            .drain(..)
+            .filter(|s| now.saturating_since(s.at) <= window)
+            .partition(|s| s.next_hop == neighbour);
+        self.maintenance = kept.into();
+        for s in failed {
+            self.salvage(now, s);
+        }
+    }
+
+    fn poll_transmit(&mut self, _now: Instant) -> Option<Transmit> {
+        let t = self.transmits.pop_front()?;
+        self.stats.control_packets_sent += 1;
+        self.stats.control_bytes_sent += t.bytes.len() as u64;
+        Some(t)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let jitter = self.jittered.iter().map(|(t, _)| *t);
+        let held = self.send_buffer.iter().map(|h| h.since + self.cfg.send_buffer_timeout);
+        let disc = self.discoveries.values().map(|d| d.next_at);
+        jitter.chain(held).chain(disc).min()
+    }
+
+    fn poll_event(&mut self) -> Option<RouteEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &RoutingStats {
+        &self.stats
+    }
+}
