@@ -829,3 +829,302 @@ impl RoutingEngine for Dsr {
         &self.stats
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{Fate, Net};
+    use meshbed_core::{stream_rng, StreamId, StreamKind};
+    use proptest::prelude::*;
+
+    const SEED: u64 = 7;
+
+    fn dsr(node: NodeId, cfg: &DsrConfig) -> Dsr {
+        Dsr::new(node, cfg.clone(), stream_rng(SEED, StreamId::new(StreamKind::Routing, node as u64)))
+    }
+
+    fn net(n: usize, links: &[(NodeId, NodeId)], cfg: DsrConfig) -> Net<Dsr> {
+        Net::new(n, links, |node| dsr(node, &cfg))
+    }
+
+    fn chain(n: usize) -> Net<Dsr> {
+        let links: Vec<_> = (1..n as NodeId).map(|i| (i - 1, i)).collect();
+        net(n, &links, DsrConfig::default())
+    }
+
+    fn total_control(net: &Net<Dsr>) -> u64 {
+        net.control_sent.iter().sum()
+    }
+
+    /// The source route node `node` released packet `id` with.
+    fn released_path(net: &Net<Dsr>, node: NodeId, id: u64) -> Vec<NodeId> {
+        let header = net
+            .events
+            .iter()
+            .find_map(|(_, n, e)| match e {
+                RouteEvent::Release { id: i, header: Some(h), .. } if *n == node && *i == id => Some(h.clone()),
+                _ => None,
+            })
+            .expect("released");
+        SourceRoute::parse(&header).expect("valid header").path
+    }
+
+    #[test]
+    fn chain_holds_discovers_and_delivers_along_the_full_source_route() {
+        for hops in 1..=6u32 {
+            let n = hops as usize + 1;
+            let mut net = chain(n);
+            let dst = hops as NodeId;
+            let id = net.send(0, dst);
+            assert_eq!(net.fate(id), &Fate::Held, "{hops} hops");
+            net.run_for(Duration::from_secs(1));
+            assert!(
+                matches!(net.fate(id), Fate::Delivered { hops: h, .. } if *h == hops),
+                "{hops} hops: {:?}",
+                net.fate(id)
+            );
+            assert_eq!(released_path(&net, 0, id), (0..=dst).collect::<Vec<_>>());
+            assert!(net
+                .events
+                .iter()
+                .any(|(_, n, e)| *n == 0 && *e == RouteEvent::Found { dst, next_hop: 1, hop_count: hops }));
+            // The forwarders learnt the route from the packet and the RREP.
+            for f in 1..dst {
+                assert_eq!(net.engines[f as usize].cached_route(net.now(), dst), Some((f..=dst).collect()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_neighbour_is_found_by_the_non_propagating_request_alone() {
+        let mut net = chain(3);
+        let id = net.send(0, 1);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(id), Fate::Delivered { hops: 1, .. }));
+        assert_eq!(net.engines[0].stats().route_discoveries, 1);
+        // Node 1 did not propagate the ring-0 request.
+        assert!(net.engines[1].stats().control_packets_sent <= 1, "only its RREP");
+    }
+
+    #[test]
+    fn second_packet_goes_without_a_new_discovery() {
+        let mut net = chain(6);
+        let first = net.send(0, 5);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(first), Fate::Delivered { hops: 5, .. }));
+        let (control, discoveries) = (total_control(&net), net.engines[0].stats().route_discoveries);
+        assert!(discoveries >= 1 && control > 0);
+        let second = net.send(0, 5);
+        assert_eq!(net.fate(second), &Fate::InFlight, "forwarded at once, not held");
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(second), Fate::Delivered { hops: 5, .. }));
+        assert_eq!(total_control(&net), control);
+        assert_eq!(net.engines[0].stats().route_discoveries, discoveries);
+    }
+
+    #[test]
+    fn link_break_sends_rerr_salvages_over_the_cached_alternative_and_reroutes() {
+        // A diamond: 0 – 1, then 1 – 2 – 4 and 1 – 3 – 4.
+        let mut net = net(5, &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4)], DsrConfig::default());
+        let first = net.send(0, 4);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(first), Fate::Delivered { hops: 3, .. }));
+        let used = released_path(&net, 0, first);
+        let (via, other) = (used[2], if used[2] == 2 { 3 } else { 2 });
+        // Node 1 heard both RREPs (the target answers every copy).
+        assert_eq!(net.engines[1].cached_route(net.now(), 4).map(|r| r.len()), Some(3));
+        let discoveries = net.engines[0].stats().route_discoveries;
+
+        net.set_link(1, via, false);
+        let events_before = net.events.len();
+        let second = net.send(0, 4);
+        net.run_for(Duration::from_secs(1));
+        // Salvaged at 1 over `other`: the lost hop counts, so four hops.
+        assert!(matches!(net.fate(second), Fate::Delivered { hops: 4, .. }), "{:?}", net.fate(second));
+        let new_events = &net.events[events_before..];
+        assert!(new_events.iter().any(|(_, n, e)| *n == 1 && *e == RouteEvent::LinkBroken { neighbour: via }));
+        let salvaged = new_events.iter().find_map(|(_, n, e)| match e {
+            RouteEvent::Release { id, header: Some(h), .. } if *n == 1 && *id == second => Some(h.clone()),
+            _ => None,
+        });
+        let salvaged = SourceRoute::parse(&salvaged.expect("salvaged by node 1")).expect("valid");
+        assert_eq!(salvaged, SourceRoute { salvage: 1, path: vec![1, other, 4] });
+        // The RERR reached the source, whose route changed.
+        assert!(net.engines[1].stats().control_packets_sent >= 1);
+        assert!(new_events
+            .iter()
+            .any(|(_, n, e)| *n == 0 && *e == RouteEvent::Changed { dst: 4, next_hop: 1, hop_count: 3 }));
+        assert_eq!(net.engines[0].cached_route(net.now(), 4), Some(vec![0, 1, other, 4]));
+
+        // Later packets take the new route without a discovery.
+        let third = net.send(0, 4);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(third), Fate::Delivered { hops: 3, .. }));
+        assert_eq!(net.engines[0].stats().route_discoveries, discoveries);
+    }
+
+    #[test]
+    fn break_without_alternative_loses_the_route_and_rediscovers() {
+        let mut net = chain(4);
+        let first = net.send(0, 3);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(first), Fate::Delivered { hops: 3, .. }));
+        net.set_link(1, 2, false);
+        let second = net.send(0, 3);
+        net.run_for(Duration::from_secs(1));
+        assert_eq!(net.fate(second), &Fate::LostOnLink { from: 1, to: 2 }, "nothing to salvage over");
+        assert!(net.events.iter().any(|(_, n, e)| *n == 0 && *e == RouteEvent::Lost { dst: 3 }));
+        assert_eq!(net.engines[0].cached_route(net.now(), 3), None);
+        // The link comes back: the next packet starts a new discovery.
+        net.set_link(1, 2, true);
+        let before = net.engines[0].stats().route_discoveries;
+        let third = net.send(0, 3);
+        assert_eq!(net.fate(third), &Fate::Held);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(third), Fate::Delivered { hops: 3, .. }));
+        assert!(net.engines[0].stats().route_discoveries > before);
+    }
+
+    #[test]
+    fn unreachable_destination_is_dropped_after_the_send_buffer_timeout() {
+        let mut net = net(4, &[(0, 1), (1, 2)], DsrConfig::default());
+        let id = net.send(0, 3);
+        net.run_until(Instant::ZERO + SEND_BUFFER_TIMEOUT - Duration::from_millis(1));
+        assert_eq!(net.fate(id), &Fate::Held);
+        // Ring 0 at 0 s, then propagating requests at 0.03, 0.53, 1.53,
+        // 3.53, 7.53, 15.53 and 25.53 s (doubling from 500 ms, cap 10 s).
+        assert_eq!(net.engines[0].stats().route_discoveries, 8);
+        net.run_until(Instant::ZERO + SEND_BUFFER_TIMEOUT);
+        assert_eq!(net.fate(id), &Fate::Dropped(DropReason::DiscoveryTimeout));
+    }
+
+    #[test]
+    fn discovery_gives_up_after_max_request_rexmt() {
+        let cfg = DsrConfig { max_request_rexmt: 2, ..DsrConfig::default() };
+        let mut net = net(3, &[(0, 1)], cfg);
+        let id = net.send(0, 2);
+        net.run_until(Instant::from_nanos(1_529_000_000));
+        assert_eq!(net.fate(id), &Fate::Held);
+        net.run_until(Instant::from_nanos(1_530_000_000));
+        assert_eq!(net.fate(id), &Fate::Dropped(DropReason::NoRoute));
+        assert_eq!(net.engines[0].stats().route_discoveries, 3);
+    }
+
+    #[test]
+    fn a_full_send_buffer_drops_its_oldest_packet() {
+        let cfg = DsrConfig { send_buffer_size: 2, ..DsrConfig::default() };
+        let mut net = net(3, &[(0, 1)], cfg);
+        let ids: Vec<u64> = (0..3).map(|_| net.send(0, 2)).collect();
+        assert_eq!(net.fate(ids[0]), &Fate::Dropped(DropReason::BufferOverflow));
+        assert_eq!(net.fate(ids[1]), &Fate::Held);
+        assert_eq!(net.fate(ids[2]), &Fate::Held);
+    }
+
+    #[test]
+    fn intermediate_node_replies_from_its_cache() {
+        // 0 – 1 – 2 – 3 – 4 – 5: a discovery 0 → 4 teaches 4 the way back to 0.
+        let mut net = chain(6);
+        let first = net.send(0, 4);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(first), Fate::Delivered { hops: 4, .. }));
+        let before: Vec<u64> = net.control_sent.clone();
+        let id = net.send(5, 0);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(id), Fate::Delivered { hops: 5, .. }), "{:?}", net.fate(id));
+        assert_eq!(released_path(&net, 5, id), vec![5, 4, 3, 2, 1, 0]);
+        // The ring-0 request was answered by 4 from its cache: no
+        // propagating request, and nodes 0–3 sent no control packet.
+        assert_eq!(net.engines[5].stats().route_discoveries, 1);
+        assert_eq!(&net.control_sent[..4], &before[..4]);
+        assert_eq!(net.control_sent[4], before[4] + 1, "one RREP");
+    }
+
+    #[test]
+    fn poll_timeout_always_moves_forward() {
+        let mut e = dsr(0, &DsrConfig::default());
+        assert_eq!(
+            e.route(Instant::ZERO, DataPacket { id: 1, src: 0, dst: 9, prev_hop: None, header: &[] }),
+            Decision::Hold
+        );
+        e.handle_control(
+            Instant::ZERO,
+            5,
+            -60.0,
+            &Control::Rreq { id: 1, hop_limit: 3, initiator: 5, target: 8, record: vec![] }.emit(),
+        );
+        let mut steps = 0;
+        while let Some(t) = e.poll_timeout() {
+            e.handle_timeout(t);
+            while e.poll_transmit(t).is_some() {}
+            while e.poll_event().is_some() {}
+            assert!(e.poll_timeout().is_none_or(|next| next > t), "stuck at {t}");
+            steps += 1;
+            assert!(steps < 100);
+        }
+        // An early timeout is a no-op.
+        e.handle_timeout(Instant::ZERO);
+        assert!(e.poll_transmit(Instant::ZERO).is_none());
+    }
+
+    #[test]
+    fn wire_formats_on_fixed_bytes() {
+        let rreq = [1, 0, 7, 3, 0, 0, 0, 1, 0, 0, 0, 9, 2, 0, 0, 0, 2, 0, 0, 0, 3];
+        let c = Control::Rreq { id: 7, hop_limit: 3, initiator: 1, target: 9, record: vec![2, 3] };
+        assert_eq!(Control::parse(&rreq), Ok(c.clone()));
+        assert_eq!(c.emit(), rreq);
+        assert_eq!(c.buffer_len(), rreq.len());
+        let rrep = [2, 2, 0, 0, 0, 1, 0, 0, 0, 2];
+        assert_eq!(Control::parse(&rrep), Ok(Control::Rrep { route: vec![1, 2] }));
+        let rerr = [3, 0, 0, 0, 2, 0, 0, 0, 3, 2, 0, 0, 0, 2, 0, 0, 0, 1];
+        let c = Control::Rerr { error_source: 2, unreachable: 3, route: vec![2, 1] };
+        assert_eq!(Control::parse(&rerr), Ok(c.clone()));
+        assert_eq!(c.emit(), rerr);
+        let sr = [96, 1, 2, 0, 0, 0, 4, 0, 0, 0, 5];
+        let s = SourceRoute { salvage: 1, path: vec![4, 5] };
+        assert_eq!(SourceRoute::parse(&sr), Ok(s.clone()));
+        assert_eq!(s.emit(), sr);
+        assert_eq!(s.buffer_len(), sr.len());
+        assert_eq!(Control::parse(&rreq[..rreq.len() - 1]), Err(WireError::Truncated));
+        assert_eq!(Control::parse(&[rrep.as_slice(), &[0]].concat()), Err(WireError::Trailing));
+        assert_eq!(Control::parse(&[2, 1, 0, 0, 0, 1]), Err(WireError::RouteTooShort));
+        assert_eq!(Control::parse(&[4]), Err(WireError::UnknownType(4)));
+        assert_eq!(SourceRoute::parse(&[]), Err(WireError::Truncated));
+    }
+
+    proptest! {
+        #[test]
+        fn random_control_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64), from in 0u32..4) {
+            let mut e = dsr(0, &DsrConfig::default());
+            let parsed = Control::parse(&bytes);
+            e.handle_control(Instant::ZERO, from, -60.0, &bytes);
+            if parsed.is_err() {
+                prop_assert_eq!(e.stats().control_packets_ignored, 1);
+            }
+            while e.poll_transmit(Instant::ZERO).is_some() {}
+        }
+
+        #[test]
+        fn random_source_route_headers_never_panic(header in proptest::collection::vec(any::<u8>(), 0..64), prev in 0u32..4) {
+            let mut e = dsr(1, &DsrConfig::default());
+            let d = e.route(Instant::ZERO, DataPacket { id: 1, src: 0, dst: 2, prev_hop: Some(prev), header: &header });
+            if SourceRoute::parse(&header).is_err() {
+                prop_assert_eq!(d, Decision::Drop(DropReason::NoRoute));
+            }
+            e.on_link_failure(Instant::ZERO, 2);
+            while e.poll_transmit(Instant::ZERO).is_some() {}
+        }
+
+        #[test]
+        fn control_packets_round_trip(id: u16, hop_limit: u8, a: u32, b: u32, record in proptest::collection::vec(any::<u32>(), 0..20)) {
+            for c in [
+                Control::Rreq { id, hop_limit, initiator: a, target: b, record: record.clone() },
+                Control::Rrep { route: [vec![a, b], record.clone()].concat() },
+                Control::Rerr { error_source: a, unreachable: b, route: [vec![a], record.clone()].concat() },
+            ] {
+                prop_assert_eq!(Control::parse(&c.emit()), Ok(c.clone()));
+            }
+            let s = SourceRoute { salvage: hop_limit, path: [vec![a, b], record].concat() };
+            prop_assert_eq!(SourceRoute::parse(&s.emit()), Ok(s));
+        }
+    }
+}
