@@ -124,6 +124,10 @@ impl Default for DsrConfig {
 // fields, then a one-byte count of 32-bit addresses (big-endian).
 // ---------------------------------------------------------------------------
 
+/// The most addresses a route can hold: the one-byte count of the wire
+/// format (RFC 4728 §6.2's Opt Data Len bounds a route record the same way).
+pub const MAX_ROUTE_LEN: usize = u8::MAX as usize;
+
 /// Option types (RFC 4728 §6.2, §6.3, §6.4, §6.7 assign 1, 2, 3, 96).
 const TYPE_RREQ: u8 = 1;
 const TYPE_RREP: u8 = 2;
@@ -178,7 +182,7 @@ impl<'a> Reader<'a> {
 fn put_addrs(out: &mut Vec<u8>, addrs: &[NodeId]) {
     // Routes are bounded by the hop limit (≤ 255) when built; a longer one
     // could only come from a bug, and is cut rather than mis-encoded.
-    let n = addrs.len().min(u8::MAX as usize);
+    let n = addrs.len().min(MAX_ROUTE_LEN);
     out.push(n as u8);
     for a in &addrs[..n] {
         out.extend_from_slice(&a.to_be_bytes());
@@ -413,7 +417,7 @@ impl Dsr {
     /// Adds a path starting at this node (RFC 4728 §4.1 path cache), unless
     /// it repeats a node or is covered by a cached path already.
     fn learn(&mut self, now: Instant, path: Vec<NodeId>) {
-        if path.len() < 2 || path[0] != self.node || has_duplicates(&path) {
+        if path.len() < 2 || path.len() > MAX_ROUTE_LEN || path[0] != self.node || has_duplicates(&path) {
             return;
         }
         if let Some(c) = self.cache.iter_mut().find(|c| c.path.starts_with(&path)) {
@@ -541,7 +545,7 @@ impl Dsr {
         route.push(initiator);
         route.extend_from_slice(&record);
         route.push(self.node);
-        if has_duplicates(&route) {
+        if has_duplicates(&route) || route.len() > MAX_ROUTE_LEN {
             return;
         }
         // The record, reversed, is a route back to the initiator.
@@ -560,14 +564,14 @@ impl Dsr {
             if let Some(cached) = self.cached_route(now, target) {
                 let mut full = route.clone();
                 full.extend_from_slice(&cached[1..]);
-                if !has_duplicates(&full) && full.len() <= 256 {
+                if !has_duplicates(&full) && full.len() <= MAX_ROUTE_LEN {
                     // RFC 4728 §8.2.3: reply instead of propagating.
                     self.send(Dest::Unicast(back), &Control::Rrep { route: full });
                     return;
                 }
             }
         }
-        if hop_limit == 0 || record.len() + 1 >= u8::MAX as usize {
+        if hop_limit == 0 || record.len() + 3 > MAX_ROUTE_LEN {
             return; // non-propagating, or out of hops
         }
         let mut record = record;
@@ -795,16 +799,25 @@ impl RoutingEngine for Dsr {
         self.stats.link_failures += 1;
         self.events.push_back(RouteEvent::LinkBroken { neighbour });
         self.remove_link(now, self.node, neighbour);
+        // One report is one frame the MAC gave up on. Its packet is the
+        // oldest one handed to this neighbour that is not known to have got
+        // through (the MAC sends in order); salvaging one per report keeps
+        // packets already delivered from being sent twice.
         let window = self.cfg.maintenance_window;
-        let (failed, kept): (Vec<_>, Vec<_>) = self
-            .maintenance
-            .drain(..)
-            .filter(|s| now.saturating_since(s.at) <= window)
-            .partition(|s| s.next_hop == neighbour);
-        self.maintenance = kept.into();
-        for s in failed {
+        while self.maintenance.front().is_some_and(|s| now.saturating_since(s.at) > window) {
+            self.maintenance.pop_front();
+        }
+        if let Some(i) = self.maintenance.iter().position(|s| s.next_hop == neighbour) {
+            let s = self.maintenance.remove(i).expect("in range");
             self.salvage(now, s);
         }
+    }
+
+    fn on_frame_heard(&mut self, now: Instant, neighbour: NodeId, _rx_power_dbm: f64) {
+        // Hearing the neighbour is the passive acknowledgement of RFC 4728
+        // §8.3.3 as far as we can take it: what we handed it before now got
+        // through (the MAC sends in order), so it is not salvaged later.
+        self.maintenance.retain(|s| s.next_hop != neighbour || s.at >= now);
     }
 
     fn poll_transmit(&mut self, _now: Instant) -> Option<Transmit> {
@@ -1037,6 +1050,66 @@ mod tests {
         assert_eq!(net.engines[5].stats().route_discoveries, 1);
         assert_eq!(&net.control_sent[..4], &before[..4]);
         assert_eq!(net.control_sent[4], before[4] + 1, "one RREP");
+    }
+
+    #[test]
+    fn one_failure_report_salvages_one_unconfirmed_packet() {
+        let ms = |n| Instant::ZERO + Duration::from_millis(n);
+        let mut e = dsr(1, &DsrConfig::default());
+        for route in [vec![0, 1, 2, 4], vec![0, 1, 3, 4]] {
+            e.handle_control(ms(0), 2, -60.0, &Control::Rrep { route }.emit());
+        }
+        while e.poll_transmit(ms(0)).is_some() {}
+        let header = SourceRoute { salvage: 0, path: vec![0, 1, 2, 4] }.emit();
+        let packet = |id| DataPacket { id, src: 0, dst: 4, prev_hop: Some(0), header: &header };
+        let forward_to_2 = Decision::Forward { next_hop: 2, header: None };
+        assert_eq!(e.route(ms(1), packet(10)), forward_to_2);
+        // Node 2 is heard after packet 10 went: 10 got through.
+        e.on_frame_heard(ms(2), 2, -60.0);
+        assert_eq!(e.route(ms(3), packet(11)), forward_to_2);
+        assert_eq!(e.route(ms(4), packet(12)), forward_to_2);
+        while e.poll_event().is_some() {}
+
+        e.on_link_failure(ms(5), 2);
+        let events: Vec<_> = std::iter::from_fn(|| e.poll_event()).collect();
+        let salvaged = SourceRoute { salvage: 1, path: vec![1, 3, 4] }.emit();
+        assert_eq!(
+            events,
+            vec![
+                RouteEvent::LinkBroken { neighbour: 2 },
+                RouteEvent::Release { id: 11, next_hop: 3, header: Some(salvaged.clone()) },
+            ]
+        );
+        let rerr = e.poll_transmit(ms(5)).expect("a RERR");
+        assert_eq!(rerr.dest, Dest::Unicast(0));
+        assert_eq!(
+            Control::parse(&rerr.bytes),
+            Ok(Control::Rerr { error_source: 1, unreachable: 2, route: vec![1, 0] })
+        );
+        // The second report is packet 12's; packet 10 is never sent again.
+        e.on_link_failure(ms(6), 2);
+        assert!(std::iter::from_fn(|| e.poll_event())
+            .any(|ev| ev == RouteEvent::Release { id: 12, next_hop: 3, header: Some(salvaged.clone()) }));
+        e.on_link_failure(ms(7), 2);
+        assert!(!std::iter::from_fn(|| e.poll_event()).any(|ev| matches!(ev, RouteEvent::Release { .. })));
+    }
+
+    #[test]
+    fn salvage_stops_at_max_salvage_count() {
+        let mut e = dsr(1, &DsrConfig::default());
+        for route in [vec![0, 1, 2, 4], vec![0, 1, 3, 4]] {
+            e.handle_control(Instant::ZERO, 2, -60.0, &Control::Rrep { route }.emit());
+        }
+        for (salvage, resent) in [(MAX_SALVAGE_COUNT - 1, true), (MAX_SALVAGE_COUNT, false)] {
+            let header = SourceRoute { salvage, path: vec![0, 1, 2, 4] }.emit();
+            let p = DataPacket { id: 5, src: 0, dst: 4, prev_hop: Some(0), header: &header };
+            assert!(matches!(e.route(Instant::ZERO, p), Decision::Forward { next_hop: 2, .. }));
+            e.on_link_failure(Instant::ZERO, 2);
+            let released = std::iter::from_fn(|| e.poll_event()).any(|ev| matches!(ev, RouteEvent::Release { .. }));
+            assert_eq!(released, resent, "salvage count {salvage}");
+            // Learn the 1 – 2 link again for the next round.
+            e.handle_control(Instant::ZERO, 2, -60.0, &Control::Rrep { route: vec![0, 1, 2, 4] }.emit());
+        }
     }
 
     #[test]
