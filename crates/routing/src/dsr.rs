@@ -22,10 +22,20 @@
 //!
 //! Driver contract for salvaging: the engine remembers the packets it
 //! forwarded to each neighbour for `maintenance_window` (RFC 4728 §8.3's
-//! maintenance buffer); when [`RoutingEngine::on_link_failure`] reports that
-//! neighbour, it re-sends them by id with [`RouteEvent::Release`] (a new
-//! next hop and header), as if they had been held. A driver keeps the bytes
-//! of a data packet whose frame failed until it has reported the failure.
+//! maintenance buffer; a frame heard from the neighbour confirms what was
+//! sent to it before). Each [`RoutingEngine::on_link_failure`] report for
+//! that neighbour stands for one failed frame: the oldest unconfirmed packet
+//! is re-sent by id with [`RouteEvent::Release`] (a new next hop and
+//! header), as if it had been held. A driver keeps the bytes of a data
+//! packet whose frame failed until it has reported the failure, and reports
+//! one failure per failed frame. The RERR goes to the node that wrote the
+//! source route (the source, or the last salvaging node), not always to the
+//! original source as RFC 4728 §8.4.1 asks.
+//!
+//! Left out: gratuitous route replies and automatic route shortening
+//! (§8.4.3), reply-storm prevention (§8.2.5), passive acknowledgements
+//! beyond the frame-heard hint, flow state (§3.5), caching overheard routes
+//! (the driver reports no promiscuous reception).
 //!
 //! The order of calls is the one of every [`RoutingEngine`]: feed input
 //! (`handle_control`, `route`, `on_link_failure`, `handle_timeout` once
