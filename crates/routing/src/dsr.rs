@@ -17,11 +17,11 @@
 //! * Route maintenance (RFC 4728 §8.3) from link-layer failure: the link
 //!   leaves the cache, a Route Error (RERR) goes back to the node that wrote
 //!   the source route, and the node that saw the break salvages the packet
-//!   over another cached route (RFC 4728 §8.4.1), at most `max_salvage_count`
+//!   over another cached route (RFC 4728 §8.3.6), at most `max_salvage_count`
 //!   times.
 //!
 //! Driver contract for salvaging: the engine remembers the packets it
-//! forwarded to each neighbour for `maintenance_window` (RFC 4728 §8.3's
+//! forwarded to each neighbour for `maintenance_window` (RFC 4728 §4.5's
 //! maintenance buffer; a frame heard from the neighbour confirms what was
 //! sent to it before). Each [`RoutingEngine::on_link_failure`] report for
 //! that neighbour stands for one failed frame: the oldest unconfirmed packet
@@ -30,12 +30,12 @@
 //! packet whose frame failed until it has reported the failure, and reports
 //! one failure per failed frame. The RERR goes to the node that wrote the
 //! source route (the source, or the last salvaging node), not always to the
-//! original source as RFC 4728 §8.4.1 asks.
+//! original source as RFC 4728 §8.3.4 asks.
 //!
 //! Left out: gratuitous route replies and automatic route shortening
-//! (§8.4.3), reply-storm prevention (§8.2.5), passive acknowledgements
+//! (§3.4.3), reply-storm prevention (§8.2.5), passive acknowledgements
 //! beyond the frame-heard hint, flow state (§3.5), caching overheard routes
-//! (the driver reports no promiscuous reception).
+//! (§3.3.1; the driver reports no promiscuous reception).
 //!
 //! The order of calls is the one of every [`RoutingEngine`]: feed input
 //! (`handle_control`, `route`, `on_link_failure`, `handle_timeout` once
@@ -73,7 +73,7 @@ pub const NONPROP_REQUEST_TIMEOUT: Duration = Duration::from_millis(30);
 /// RFC 4728 §9 MaxSalvageCount: how often one packet may be salvaged.
 pub const MAX_SALVAGE_COUNT: u8 = 15;
 /// How long a packet handed to a neighbour counts as unconfirmed and is
-/// salvaged if the link to it breaks (RFC 4728 §8.3 maintenance buffer).
+/// salvaged if the link to it breaks (RFC 4728 §4.5 maintenance buffer).
 /// Our own bound: longer than the 802.11 retry sequence (7 tries of a
 /// 1500-byte frame at 1 Mb/s with backoff, ~100 ms) so the failed frame is
 /// still there when the MAC gives up.
@@ -345,7 +345,7 @@ struct Held {
     since: Instant,
 }
 
-/// A packet recently handed to a neighbour (RFC 4728 §8.3 maintenance buffer).
+/// A packet recently handed to a neighbour (RFC 4728 §4.5 maintenance buffer).
 #[derive(Clone, Debug)]
 struct Sent {
     id: u64,
@@ -458,7 +458,7 @@ impl Dsr {
     }
 
     /// Truncates every cached path at the link `a` – `b` (either direction,
-    /// RFC 4728 §8.3.4), then tells the source side what changed.
+    /// RFC 4728 §8.3.5), then tells the source side what changed.
     fn remove_link(&mut self, now: Instant, a: NodeId, b: NodeId) {
         for c in &mut self.cache {
             if let Some(i) = c.path.windows(2).position(|w| (w[0] == a && w[1] == b) || (w[0] == b && w[1] == a)) {
@@ -666,7 +666,7 @@ impl Dsr {
     }
 
     /// A packet that had been sent over the broken link: re-sent by its
-    /// source, or salvaged by a forwarder (RFC 4728 §8.4.1).
+    /// source, or salvaged by a forwarder (RFC 4728 §8.3.6).
     fn salvage(&mut self, now: Instant, s: Sent) {
         let i = s.route.path.iter().position(|&n| n == self.node).unwrap_or(0);
         if s.src == self.node && i == 0 {
@@ -825,7 +825,7 @@ impl RoutingEngine for Dsr {
 
     fn on_frame_heard(&mut self, now: Instant, neighbour: NodeId, _rx_power_dbm: f64) {
         // Hearing the neighbour is the passive acknowledgement of RFC 4728
-        // §8.3.3 as far as we can take it: what we handed it before now got
+        // §8.3.2 as far as we can take it: what we handed it before now got
         // through (the MAC sends in order), so it is not salvaged later.
         self.maintenance.retain(|s| s.next_hop != neighbour || s.at >= now);
     }
