@@ -78,9 +78,12 @@ pub const MAX_SALVAGE_COUNT: u8 = 15;
 /// 1500-byte frame at 1 Mb/s with backoff, ~100 ms) so the failed frame is
 /// still there when the MAC gives up.
 pub const MAINTENANCE_WINDOW: Duration = Duration::from_millis(200);
-/// Paths kept in the route cache; ns-2's path cache keeps 30 primary and 34
-/// secondary routes, we keep one list of the same total.
-pub const ROUTE_CACHE_SIZE: usize = 64;
+/// Paths kept in the route cache: ns-2's path cache (`MobiCache`) keeps 30
+/// primary and 64 secondary routes; we keep one list of the same total.
+pub const ROUTE_CACHE_SIZE: usize = 94;
+/// How much the wait between propagating requests grows: RFC 4728 §8.2.1
+/// doubles it. (ns-2's `BackOffTest` waits 2^(2n) periods, a factor 4.)
+pub const REQUEST_BACKOFF_FACTOR: u64 = 2;
 
 /// DSR parameters; [`Default`] gives the RFC 4728 §9 / ns-2 values above.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +99,7 @@ pub struct DsrConfig {
     pub max_request_rexmt: u32,
     pub request_period: Duration,
     pub max_request_period: Duration,
+    pub request_backoff_factor: u64,
     /// Send a non-propagating RREQ first (ns-2 does; RFC 4728 §8.2.1 MAY).
     pub nonprop_request_first: bool,
     pub nonprop_request_timeout: Duration,
@@ -120,6 +124,7 @@ impl Default for DsrConfig {
             max_request_rexmt: MAX_REQUEST_REXMT,
             request_period: REQUEST_PERIOD,
             max_request_period: MAX_REQUEST_PERIOD,
+            request_backoff_factor: REQUEST_BACKOFF_FACTOR,
             nonprop_request_first: true,
             nonprop_request_timeout: NONPROP_REQUEST_TIMEOUT,
             max_salvage_count: MAX_SALVAGE_COUNT,
@@ -513,7 +518,9 @@ impl Dsr {
             Discovery { rexmt: 0, period: self.cfg.request_period, next_at: now + self.cfg.nonprop_request_timeout }
         } else {
             self.send_request(target, self.cfg.discovery_hop_limit);
-            Discovery { rexmt: 1, period: self.cfg.request_period * 2, next_at: now + self.cfg.request_period }
+            let period = self.cfg.request_period.as_nanos().saturating_mul(self.cfg.request_backoff_factor);
+            let period = Duration::from_nanos(period).min(self.cfg.max_request_period);
+            Discovery { rexmt: 1, period, next_at: now + self.cfg.request_period }
         };
         self.discoveries.insert(target, d);
     }
@@ -719,7 +726,8 @@ impl Dsr {
             d.rexmt += 1;
             d.next_at = now + d.period;
             // RFC 4728 §8.2.1: exponential backoff up to MaxRequestPeriod.
-            d.period = (d.period * 2).min(self.cfg.max_request_period);
+            let next = d.period.as_nanos().saturating_mul(self.cfg.request_backoff_factor);
+            d.period = Duration::from_nanos(next).min(self.cfg.max_request_period);
             self.discoveries.insert(target, d);
         }
     }
@@ -1019,6 +1027,14 @@ mod tests {
         assert_eq!(net.engines[0].stats().route_discoveries, 8);
         net.run_until(Instant::ZERO + SEND_BUFFER_TIMEOUT);
         assert_eq!(net.fate(id), &Fate::Dropped(DropReason::DiscoveryTimeout));
+
+        // ns-2's factor 4: 0, 0.03, 0.53, 2.53, 10.53 and 20.53 s.
+        let cfg = DsrConfig { request_backoff_factor: 4, ..DsrConfig::default() };
+        let mut four = self::net(4, &[(0, 1), (1, 2)], cfg);
+        let id = four.send(0, 3);
+        four.run_until(Instant::ZERO + SEND_BUFFER_TIMEOUT - Duration::from_millis(1));
+        assert_eq!(four.fate(id), &Fate::Held);
+        assert_eq!(four.engines[0].stats().route_discoveries, 6);
     }
 
     #[test]
