@@ -1190,6 +1190,38 @@ mod tests {
         assert_eq!(SourceRoute::parse(&[]), Err(WireError::Truncated));
     }
 
+    #[derive(Clone, Debug)]
+    enum Op {
+        Control(NodeId, Control),
+        Data(NodeId, NodeId, Option<NodeId>, Vec<NodeId>),
+        LinkFailure(NodeId),
+        Heard(NodeId),
+        Wait(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let id = || 0u32..6;
+        let ids = || proptest::collection::vec(0u32..6, 0..6);
+        let control = prop_oneof![
+            (any::<u16>(), 0u8..3, id(), id(), ids()).prop_map(|(id, hop_limit, initiator, target, record)| {
+                Control::Rreq { id, hop_limit, initiator, target, record }
+            }),
+            (id(), id(), ids()).prop_map(|(a, b, rest)| Control::Rrep { route: [vec![a, b], rest].concat() }),
+            (id(), id(), id(), ids()).prop_map(|(error_source, unreachable, first, rest)| Control::Rerr {
+                error_source,
+                unreachable,
+                route: [vec![first], rest].concat()
+            }),
+        ];
+        prop_oneof![
+            (id(), control).prop_map(|(from, c)| Op::Control(from, c)),
+            (id(), id(), proptest::option::of(id()), ids()).prop_map(|(s, d, p, path)| Op::Data(s, d, p, path)),
+            id().prop_map(Op::LinkFailure),
+            id().prop_map(Op::Heard),
+            (0u64..40_000).prop_map(Op::Wait),
+        ]
+    }
+
     proptest! {
         #[test]
         fn random_control_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64), from in 0u32..4) {
@@ -1211,6 +1243,36 @@ mod tests {
             }
             e.on_link_failure(Instant::ZERO, 2);
             while e.poll_transmit(Instant::ZERO).is_some() {}
+        }
+
+        /// Well-formed but arbitrary input in any order (small node ids so
+        /// that routes meet): no panic, and the deadline always moves on.
+        #[test]
+        fn arbitrary_input_sequences_never_panic(ops in proptest::collection::vec(op(), 0..40)) {
+            let mut e = dsr(0, &DsrConfig::default());
+            let mut now = Instant::ZERO;
+            for (i, op) in ops.into_iter().enumerate() {
+                now += Duration::from_millis(7);
+                match op {
+                    Op::Control(from, c) => e.handle_control(now, from, -60.0, &c.emit()),
+                    Op::Data(src, dst, prev, path) => {
+                        let header = if path.is_empty() { Vec::new() } else { SourceRoute { salvage: 0, path }.emit() };
+                        let p = DataPacket { id: i as u64, src, dst, prev_hop: prev, header: &header };
+                        e.route(now, p);
+                    }
+                    Op::LinkFailure(n) => e.on_link_failure(now, n),
+                    Op::Heard(n) => e.on_frame_heard(now, n, -60.0),
+                    Op::Wait(ms) => {
+                        now += Duration::from_millis(ms);
+                        if e.poll_timeout().is_some_and(|t| t <= now) {
+                            e.handle_timeout(now);
+                            prop_assert!(e.poll_timeout().is_none_or(|t| t > now));
+                        }
+                    }
+                }
+                while e.poll_transmit(now).is_some() {}
+                while e.poll_event().is_some() {}
+            }
         }
 
         #[test]
