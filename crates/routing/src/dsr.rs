@@ -361,7 +361,11 @@ struct Sent {
     at: Instant,
 }
 
-/// DSR at one node.
+/// DSR at one node. A driver feeds it input (`handle_control`, `route`,
+/// `on_link_failure`, `on_frame_heard`, and `handle_timeout` once
+/// `poll_timeout` has passed), then drains `poll_transmit` and `poll_event`
+/// (carrying out `Release`/`DropHeld` by packet id), then asks
+/// `poll_timeout` again.
 pub struct Dsr {
     node: NodeId,
     cfg: DsrConfig,
