@@ -23,8 +23,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod dsr;
 pub mod harness;
 
+pub use dsr::{Dsr, DsrConfig};
 use meshbed_core::Instant;
 
 pub type NodeId = u32;
