@@ -259,7 +259,7 @@ impl Transport {
     /// to the peer: the engine gets the notice (ELFN), once per change.
     pub(crate) fn route_notice(&mut self, now: Instant, side: Side, up: bool) {
         let i = side as usize;
-        if self.done || self.route_down[i] == !up {
+        if self.done || self.route_down[i] != up {
             return;
         }
         self.route_down[i] = !up;
