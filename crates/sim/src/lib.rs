@@ -193,8 +193,19 @@ impl Sim {
     /// Builds a run: validates the scenario, builds the radio model and the
     /// routes, and refuses flows the routes cannot carry.
     pub fn new(scenario: &Scenario) -> Result<Sim, ScenarioError> {
-        let (medium, routes) = build_network(scenario, true)?;
-        Sim::build(scenario, medium, routes, None)
+        let seed = scenario.seed;
+        let stream = |node: NodeId| {
+            meshbed_core::stream_rng(seed, meshbed_core::StreamId::new(meshbed_core::StreamKind::Routing, node as u64))
+        };
+        match scenario.routing {
+            scenario::Routing::Dsr => Sim::with_routing(scenario, &|node| {
+                Box::new(meshbed_routing::dsr::Dsr::new(node, meshbed_routing::dsr::DsrConfig::default(), stream(node)))
+            }),
+            scenario::Routing::ShortestPath | scenario::Routing::Static { .. } => {
+                let (medium, routes) = build_network(scenario, true)?;
+                Sim::build(scenario, medium, routes, None)
+            }
+        }
     }
 
     /// A run whose nodes route with engines from `make(node)` (one per
@@ -566,7 +577,7 @@ pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(Instant))
 /// Checks what [`Sim::new`] checks beyond [`Scenario::validate`]: that the
 /// routes carry every flow. Costs one radio model and route table, not a run.
 pub fn check_routes(scenario: &Scenario) -> Result<(), ScenarioError> {
-    build_network(scenario, true).map(|_| ())
+    build_network(scenario, !scenario.routing.is_dynamic()).map(|_| ())
 }
 
 /// The radio model and the routes of a valid scenario, with every flow
@@ -659,7 +670,7 @@ fn build_network(scenario: &Scenario, refuse_unroutable: bool) -> Result<(Medium
                     "a node with a route from node {from} ({} m away): the routes reach {reached} ({})",
                     distance(from, to).round(),
                     match scenario.routing {
-                        scenario::Routing::ShortestPath =>
+                        scenario::Routing::ShortestPath | scenario::Routing::Dsr =>
                             "shortest-path routing uses links whose ends decode each other",
                         scenario::Routing::Static { .. } => "routing.paths install the only routes",
                     }

@@ -14,7 +14,9 @@ impl RouteTable {
     pub fn build<P: Payload>(routing: &Routing, medium: &Medium<P>) -> RouteTable {
         let n = medium.node_count();
         match routing {
-            Routing::ShortestPath => {
+            // With routing engines the table only tells the report how many
+            // hops a flow had at time zero.
+            Routing::ShortestPath | Routing::Dsr => {
                 // A link is usable when each end decodes the other: data goes
                 // one way and the MAC ACK the other.
                 // Neighbour lists in index order, built once: the BFS below

@@ -109,6 +109,17 @@ pub enum Routing {
     /// Explicit paths; each path installs next hops in both directions for
     /// every node on it, so that replies follow the same path.
     Static { paths: Vec<Vec<u32>> },
+    /// DSR (seed 002 §5.1, ns-2's; RFC 4728), a `meshbed_routing` engine
+    /// per node: routes are discovered as packets need them.
+    Dsr,
+}
+
+impl Routing {
+    /// Whether routing engines find routes during the run (rather than a
+    /// table computed at time zero).
+    pub fn is_dynamic(&self) -> bool {
+        matches!(self, Routing::Dsr)
+    }
 }
 
 /// Reads a table tagged with `kind = "..."` key by key. Serde's tagged
@@ -207,10 +218,14 @@ impl<'de> Deserialize<'de> for Routing {
         let table = toml::Table::deserialize(d)?;
         let t = Tagged { section: "routing", table: &table };
         let read = || -> Result<Routing, String> {
-            Ok(match t.kind(&["shortest-path", "static"])? {
+            Ok(match t.kind(&["shortest-path", "static", "dsr"])? {
                 "shortest-path" => {
                     t.only(&[])?;
                     Routing::ShortestPath
+                }
+                "dsr" => {
+                    t.only(&[])?;
+                    Routing::Dsr
                 }
                 _ => {
                     let paths = t.get("paths", "an array of paths, each an array of node indices")?;
