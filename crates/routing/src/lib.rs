@@ -127,7 +127,10 @@ pub trait RoutingEngine {
     fn handle_timeout(&mut self, now: Instant);
     /// Where a data packet goes next from this node (its source or a forwarder).
     fn route(&mut self, now: Instant, packet: DataPacket<'_>) -> Decision;
-    /// The MAC gave up on a frame to `neighbour`.
+    /// The MAC gave up on a frame to `neighbour`. If it carried a data
+    /// packet, the driver holds that packet under its id during this call:
+    /// the engine may salvage it with [`RouteEvent::Release`] among its
+    /// events; a packet it does not release is lost.
     fn on_link_failure(&mut self, now: Instant, neighbour: NodeId);
     /// Any frame from `neighbour` was heard at `rx_power_dbm` (data included).
     fn on_frame_heard(&mut self, _now: Instant, _neighbour: NodeId, _rx_power_dbm: f64) {}

@@ -109,7 +109,9 @@ impl Dynamic {
     }
 
     /// `node`'s MAC gave up on `pkt` (retry limit): the link to its next hop
-    /// broke. A data packet is offered to routing again (salvaging).
+    /// broke. While the engine hears of it, a data packet is held under its
+    /// id, so that the engine may salvage it (`RouteEvent::Release`, DSR's
+    /// packet salvaging); one it does not release is lost.
     pub(crate) fn link_failed(
         &mut self,
         net: &mut Net,
@@ -119,12 +121,15 @@ impl Dynamic {
         pkt: Packet,
     ) {
         counters[node as usize].link_failures += 1;
-        self.engines[node as usize].on_link_failure(now, pkt.next_hop);
+        let key = (node, pkt.id);
+        let neighbour = pkt.next_hop;
+        if !pkt.control && pkt.id != 0 {
+            self.held.insert(key, pkt);
+        }
+        self.engines[node as usize].on_link_failure(now, neighbour);
         self.flush(net, counters, now, node);
-        if !pkt.control && pkt.ttl > 0 {
-            let mut pkt = pkt;
-            pkt.ttl -= 1;
-            let _ = self.route(net, counters, now, node, pkt);
+        if self.held.remove(&key).is_some() {
+            counters[node as usize].lost_on_link += 1;
         }
     }
 

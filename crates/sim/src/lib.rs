@@ -158,6 +158,8 @@ pub struct NetCounters {
     pub control_bytes_sent: u64,
     /// Frames the MAC gave up on (retry limit) with routing engines: link failures.
     pub link_failures: u64,
+    /// Data packets of those that routing did not salvage.
+    pub lost_on_link: u64,
     /// Routes found or changed, and routes lost, at this node.
     pub route_changes: u64,
     pub routes_lost: u64,
