@@ -24,8 +24,10 @@
 #![forbid(unsafe_code)]
 
 pub mod harness;
+pub mod olsr;
 
 use meshbed_core::Instant;
+pub use olsr::{OlsrConfig, OlsrEngine};
 
 pub type NodeId = u32;
 
