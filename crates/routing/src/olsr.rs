@@ -29,9 +29,7 @@
 //! [`RoutingEngine::poll_timeout`]; after every `handle_*`/`on_*` call do
 //! the same. `route` never holds: OLSR is proactive.
 
-use crate::{
-    DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit,
-};
+use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::Rng;
 use std::cmp::Reverse;
@@ -136,10 +134,7 @@ impl OlsrConfig {
     /// The defaults with the ETX metric at De Couto et al.'s probe period
     /// and window.
     pub fn etx() -> Self {
-        OlsrConfig {
-            metric: Metric::Etx { probe_interval: ETX_PROBE_INTERVAL, window: ETX_WINDOW },
-            ..Self::default()
-        }
+        OlsrConfig { metric: Metric::Etx { probe_interval: ETX_PROBE_INTERVAL, window: ETX_WINDOW }, ..Self::default() }
     }
 }
 
@@ -208,9 +203,18 @@ pub struct HelloEntry {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Body {
-    Hello { htime: u8, willingness: u8, neighbours: Vec<HelloEntry> },
-    Tc { ansn: u16, advertised: Vec<(NodeId, u16)> },
-    Probe { received: Vec<(NodeId, u8)> },
+    Hello {
+        htime: u8,
+        willingness: u8,
+        neighbours: Vec<HelloEntry>,
+    },
+    Tc {
+        ansn: u16,
+        advertised: Vec<(NodeId, u16)>,
+    },
+    Probe {
+        received: Vec<(NodeId, u8)>,
+    },
     /// A type this engine does not know (kept so the rest of the packet
     /// still parses; not forwarded).
     Unknown(u8),
@@ -241,7 +245,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 
 /// The entries of a body: `body.len()` must be `fixed + n · entry`.
 fn entries(body: &[u8], fixed: usize, entry: usize, kind: u8) -> Result<impl Iterator<Item = &[u8]>, ParseError> {
-    if body.len() < fixed || (body.len() - fixed) % entry != 0 {
+    if body.len() < fixed || !(body.len() - fixed).is_multiple_of(entry) {
         return Err(ParseError::BadBody(kind));
     }
     Ok(body[fixed..].chunks_exact(entry))
@@ -282,9 +286,9 @@ impl Packet {
                         entries(body, TC_FIXED_LEN, TC_ENTRY_LEN, kind)?.map(|e| (be32(e, 0), be16(e, 4))).collect();
                     Body::Tc { ansn: be16(body, 0), advertised }
                 }
-                PROBE_MESSAGE => {
-                    Body::Probe { received: entries(body, 0, PROBE_ENTRY_LEN, kind)?.map(|e| (be32(e, 0), e[4])).collect() }
-                }
+                PROBE_MESSAGE => Body::Probe {
+                    received: entries(body, 0, PROBE_ENTRY_LEN, kind)?.map(|e| (be32(e, 0), e[4])).collect(),
+                },
                 other => Body::Unknown(other),
             };
             messages.push(Message {
@@ -604,8 +608,11 @@ impl OlsrEngine {
                 HelloEntry { neighbour: n, link_code: (neigh_type << 2) | link_type, metric: self.wire_metric(n) }
             })
             .collect();
-        let body =
-            Body::Hello { htime: encode_vtime(self.config.hello_interval), willingness: self.config.willingness, neighbours };
+        let body = Body::Hello {
+            htime: encode_vtime(self.config.hello_interval),
+            willingness: self.config.willingness,
+            neighbours,
+        };
         self.originate(self.config.neighb_hold_time, 1, body);
     }
 
@@ -939,8 +946,11 @@ impl OlsrEngine {
 
     fn next_expiry(&self) -> Option<Instant> {
         let now = self.now;
-        let link_times =
-            self.links.values().flat_map(|l| [Some(l.asym_until), Some(l.sym_until), Some(l.until), l.lost_until]).flatten();
+        let link_times = self
+            .links
+            .values()
+            .flat_map(|l| [Some(l.asym_until), Some(l.sym_until), Some(l.until), l.lost_until])
+            .flatten();
         link_times
             .chain(self.two_hop.values().map(|t| t.until))
             .chain(self.mpr_selectors.values().copied())
@@ -1051,5 +1061,359 @@ impl RoutingEngine for OlsrEngine {
 
     fn stats(&self) -> &RoutingStats {
         &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{Fate, Net};
+    use meshbed_core::{stream_rng, StreamId, StreamKind};
+    use proptest::prelude::*;
+
+    const SEED: u64 = 4;
+
+    fn make(config: OlsrConfig) -> impl Fn(NodeId) -> OlsrEngine {
+        move |n| OlsrEngine::new(n, config.clone(), stream_rng(SEED, StreamId::new(StreamKind::Routing, n as u64)))
+    }
+
+    fn grid_links(w: u32, h: u32) -> Vec<(NodeId, NodeId)> {
+        let mut links = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                let n = y * w + x;
+                if x + 1 < w {
+                    links.push((n, n + 1));
+                }
+                if y + 1 < h {
+                    links.push((n, n + w));
+                }
+            }
+        }
+        links
+    }
+
+    /// A few HELLO and TC intervals: links turn symmetric after two
+    /// HELLOs, TCs cross the network within one TC interval.
+    const CONVERGENCE: Duration = Duration::from_secs(20);
+
+    #[test]
+    fn hello_packet_on_fixed_bytes() {
+        let bytes: [u8; 27] = [
+            0,
+            27,
+            0,
+            7, // packet length, packet sequence number
+            HELLO_MESSAGE,
+            0x86,
+            0,
+            23,
+            0,
+            0,
+            0,
+            9,
+            1,
+            0,
+            0,
+            42, // header
+            0,
+            0,
+            0x05,
+            3,
+            0,
+            1, // reserved, htime 2 s, willingness, 1 entry
+            0,
+            0,
+            0,
+            4, // neighbour 4
+            (MPR_NEIGH << 2) | SYM_LINK,
+        ];
+        // The entry's metric is missing: refused.
+        assert_eq!(Packet::parse(&bytes), Err(ParseError::BadBody(HELLO_MESSAGE)));
+        // A packet length that disagrees with the bytes: refused.
+        assert_eq!(Packet::parse(&bytes[..26]), Err(ParseError::Truncated));
+        let mut full = bytes.to_vec();
+        full.extend_from_slice(&[1, 0]); // metric 256 = ETX 1
+        full[1] = 29;
+        full[7] = 25;
+        let p = Packet::parse(&full).expect("valid");
+        let want = Packet {
+            seq: 7,
+            messages: vec![Message {
+                vtime: 0x86,
+                originator: 9,
+                ttl: 1,
+                hop_count: 0,
+                seq: 42,
+                body: Body::Hello {
+                    htime: 0x05,
+                    willingness: WILL_DEFAULT,
+                    neighbours: vec![HelloEntry { neighbour: 4, link_code: (MPR_NEIGH << 2) | SYM_LINK, metric: 256 }],
+                },
+            }],
+        };
+        assert_eq!(p, want);
+        assert_eq!(want.emit(), full);
+        // A count that disagrees with the entries is refused.
+        full[21] = 2;
+        assert_eq!(Packet::parse(&full), Err(ParseError::BadBody(HELLO_MESSAGE)));
+    }
+
+    #[test]
+    fn tc_and_probe_round_trip() {
+        let p = Packet {
+            seq: 65535,
+            messages: vec![
+                Message {
+                    vtime: encode_vtime(TOP_HOLD_TIME),
+                    originator: 3,
+                    ttl: 255,
+                    hop_count: 2,
+                    seq: 1,
+                    body: Body::Tc { ansn: 9, advertised: vec![(1, 256), (2, METRIC_INFINITE)] },
+                },
+                Message {
+                    vtime: 0,
+                    originator: 3,
+                    ttl: 1,
+                    hop_count: 0,
+                    seq: 2,
+                    body: Body::Probe { received: vec![(7, 10)] },
+                },
+            ],
+        };
+        let bytes = p.emit();
+        assert_eq!(bytes.len(), 4 + 12 + 4 + 12 + 12 + 5);
+        assert_eq!(Packet::parse(&bytes), Ok(p));
+    }
+
+    #[test]
+    fn vtime_encodes_the_rfc_hold_times_exactly() {
+        // RFC 3626 §18.3: 6 s = C·(1 + 8/16)·2^6, 15 s = C·(1 + 14/16)·2^7.
+        assert_eq!(encode_vtime(NEIGHB_HOLD_TIME), 0x86);
+        assert_eq!(encode_vtime(TOP_HOLD_TIME), 0xe7);
+        assert_eq!(encode_vtime(HELLO_INTERVAL), 0x05);
+        for t in [HELLO_INTERVAL, TC_INTERVAL, NEIGHB_HOLD_TIME, TOP_HOLD_TIME, DUP_HOLD_TIME] {
+            assert_eq!(decode_vtime(encode_vtime(t)), t);
+        }
+        // Just under C rounds to the smallest code, just over stays below.
+        assert_eq!(encode_vtime(Duration::from_millis(62)), 0);
+        assert!(decode_vtime(encode_vtime(Duration::from_millis(70))) <= Duration::from_millis(70));
+    }
+
+    #[test]
+    fn sequence_numbers_wrap() {
+        assert!(seq_newer(1, 0));
+        assert!(seq_newer(0, u16::MAX));
+        assert!(!seq_newer(0, 1));
+        assert!(!seq_newer(5, 5));
+    }
+
+    #[test]
+    fn chain_of_six_converges_and_delivers_over_five_hops() {
+        let mut net = Net::chain(6, make(OlsrConfig::default()));
+        net.run_for(CONVERGENCE);
+        for a in 0..6u32 {
+            let routes = net.engines[a as usize].routes();
+            for b in (0..6u32).filter(|&b| b != a) {
+                let r = routes.get(&b).unwrap_or_else(|| panic!("{a} has no route to {b}"));
+                assert_eq!(r.hop_count, a.abs_diff(b), "{a} → {b}");
+                assert_eq!(r.next_hop, if b > a { a + 1 } else { a - 1 });
+            }
+        }
+        // Middle nodes are MPRs of both their neighbours, the ends of none.
+        assert_eq!(net.engines[0].mpr_set().iter().copied().collect::<Vec<_>>(), vec![1]);
+        assert!(net.engines[5].mpr_set().contains(&4));
+        let id = net.send(0, 5);
+        net.run_for(Duration::from_millis(100));
+        assert!(matches!(net.fate(id), Fate::Delivered { hops: 5, .. }), "{:?}", net.fate(id));
+        assert!(net
+            .events
+            .iter()
+            .any(|(_, n, e)| *n == 0 && *e == RouteEvent::Found { dst: 5, next_hop: 1, hop_count: 5 }));
+    }
+
+    #[test]
+    fn no_route_before_convergence_drops() {
+        let mut net = Net::chain(3, make(OlsrConfig::default()));
+        let id = net.send(0, 2);
+        assert_eq!(net.fate(id), &Fate::Dropped(DropReason::NoRoute));
+    }
+
+    fn tc_retransmissions_on_grid(mpr_flooding: bool) -> (u64, u64) {
+        let config = OlsrConfig { mpr_flooding, ..OlsrConfig::default() };
+        let mut net = Net::new(25, &grid_links(5, 5), make(config));
+        net.run_for(Duration::from_secs(60));
+        for a in 0..25 {
+            assert_eq!(net.engines[a].routes().len(), 24, "node {a} lacks routes (mpr_flooding {mpr_flooding})");
+        }
+        let retransmitted = net.engines.iter().map(|e| e.tc_retransmissions()).sum();
+        (retransmitted, net.control_sent.iter().sum())
+    }
+
+    #[test]
+    fn mpr_flooding_retransmits_fewer_tcs_than_pure_flooding_on_a_grid() {
+        let (mpr, mpr_packets) = tc_retransmissions_on_grid(true);
+        let (pure, pure_packets) = tc_retransmissions_on_grid(false);
+        assert!(mpr > 0);
+        assert!(mpr < pure, "MPR {mpr} vs pure {pure} TC retransmissions");
+        assert!(mpr_packets < pure_packets, "MPR {mpr_packets} vs pure {pure_packets} control packets");
+    }
+
+    #[test]
+    fn broken_link_reconverges_to_the_other_path() {
+        // 0 – 1 – 2 is the short way, 0 – 3 – 4 – 2 the long one.
+        let links = [(0, 1), (1, 2), (0, 3), (3, 4), (4, 2)];
+        let mut net = Net::new(5, &links, make(OlsrConfig::default()));
+        net.run_for(CONVERGENCE);
+        assert_eq!(net.engines[0].routes()[&2], Route { next_hop: 1, hop_count: 2, metric: 2 * METRIC_UNIT });
+        net.set_link(1, 2, false);
+        let broken_at = net.now();
+        let lost = net.send(0, 2);
+        net.run_for(Duration::from_millis(10));
+        assert_eq!(net.fate(lost), &Fate::LostOnLink { from: 1, to: 2 });
+        // The MAC's failure drops the link at node 1 at once (RFC 3626 §13).
+        assert!(net.events.iter().any(|(t, n, e)| *n == 1
+            && *e == RouteEvent::LinkBroken { neighbour: 2 }
+            && *t < broken_at + Duration::from_millis(10)));
+        assert!(!net.engines[1].symmetric_neighbours().contains(&2));
+        net.run_for(NEIGHB_HOLD_TIME + TOP_HOLD_TIME);
+        assert_eq!(net.engines[0].routes()[&2].next_hop, 3);
+        assert_eq!(net.engines[0].routes()[&2].hop_count, 3);
+        assert_eq!(net.engines[2].routes()[&0].next_hop, 4);
+        assert!(net
+            .events
+            .iter()
+            .any(|(_, n, e)| *n == 0 && matches!(e, RouteEvent::Changed { dst: 2, next_hop: 3, .. })));
+        let id = net.send(0, 2);
+        net.run_for(Duration::from_millis(100));
+        assert!(matches!(net.fate(id), Fate::Delivered { hops: 3, .. }), "{:?}", net.fate(id));
+    }
+
+    #[test]
+    fn link_failure_drops_the_link_at_once() {
+        let mut net = Net::chain(3, make(OlsrConfig::default()));
+        net.run_for(CONVERGENCE);
+        while net.engines[1].poll_event().is_some() {}
+        let now = net.now();
+        net.engines[1].on_link_failure(now, 2);
+        assert!(!net.engines[1].routes().contains_key(&2));
+        let events: Vec<_> = std::iter::from_fn(|| net.engines[1].poll_event()).collect();
+        assert!(events.contains(&RouteEvent::LinkBroken { neighbour: 2 }));
+        assert!(events.contains(&RouteEvent::Lost { dst: 2 }));
+        assert_eq!(net.engines[1].stats().link_failures, 1);
+    }
+
+    /// Diamond 0 – {1, 3} – 2 plus a direct 0 – 2 link that is down 60 %
+    /// of every second (a lossy link, emulated by toggling it): its probes
+    /// and HELLOs get through 40 % of the time. Samples, at the end of up
+    /// phases after warm-up: whether 0 – 2 is a symmetric link at node 0,
+    /// and node 0's route to 2. A packet sent then must arrive.
+    fn routes_0_to_2_on_lossy_diamond(config: OlsrConfig) -> Vec<(bool, Route)> {
+        let links = [(0, 1), (1, 2), (0, 3), (3, 2), (0, 2)];
+        let mut net = Net::new(4, &links, make(config));
+        let mut seen = Vec::new();
+        for second in 0..60 {
+            net.set_link(0, 2, true);
+            net.run_for(Duration::from_millis(400));
+            if second >= 30 {
+                let direct_sym = net.engines[0].symmetric_neighbours().contains(&2);
+                seen.push((direct_sym, net.engines[0].routes().get(&2).cloned().expect("a route to 2")));
+                let id = net.send(0, 2);
+                net.run_for(Duration::from_millis(10));
+                assert!(matches!(net.fate(id), Fate::Delivered { .. }), "{:?}", net.fate(id));
+            }
+            net.set_link(0, 2, false);
+            net.run_until(Instant::from_nanos((second + 1) * 1_000_000_000));
+        }
+        seen
+    }
+
+    #[test]
+    fn etx_takes_two_good_links_where_hop_count_takes_the_lossy_one() {
+        let etx = routes_0_to_2_on_lossy_diamond(OlsrConfig::etx());
+        // Even while the direct link is up and symmetric, ETX (≈ 1/0.4² ≈ 6)
+        // loses to two loss-free links (1 + 1).
+        assert!(etx.iter().filter(|(sym, _)| *sym).count() > etx.len() / 2, "{etx:?}");
+        assert!(etx.iter().all(|(_, r)| r.hop_count == 2 && r.next_hop != 2), "ETX routes {etx:?}");
+        assert!(etx.iter().all(|(_, r)| r.metric == 2 * METRIC_UNIT), "ETX routes {etx:?}");
+        // Hop count takes the direct link whenever HELLOs keep it
+        // symmetric, which is most of the time.
+        let hops = routes_0_to_2_on_lossy_diamond(OlsrConfig::default());
+        assert!(hops.iter().filter(|(sym, _)| *sym).count() > hops.len() / 2, "{hops:?}");
+        for (sym, r) in &hops {
+            assert_eq!(*sym, r.next_hop == 2 && r.hop_count == 1, "hop-count routes {hops:?}");
+        }
+    }
+
+    #[test]
+    fn etx_of_a_clean_link_is_one() {
+        let mut net = Net::chain(2, make(OlsrConfig::etx()));
+        net.run_for(CONVERGENCE);
+        assert_eq!(net.engines[0].link_etx(1), Some(METRIC_UNIT));
+        assert_eq!(net.engines[0].routes()[&1].metric, METRIC_UNIT);
+        // Probes stop: after the window the ratios are zero, the link has
+        // no ETX and (with HELLOs gone too) no route.
+        net.set_link(0, 1, false);
+        net.run_for(ETX_WINDOW);
+        assert_eq!(net.engines[0].link_etx(1), None);
+        assert!(net.engines[0].routes().is_empty());
+    }
+
+    #[test]
+    fn poll_timeout_moves_forward() {
+        for config in [OlsrConfig::default(), OlsrConfig::etx()] {
+            let mut e = make(config)(0);
+            let mut last = Instant::ZERO;
+            for _ in 0..200 {
+                let t = e.poll_timeout().expect("periodic timers");
+                assert!(t >= last);
+                e.handle_timeout(t);
+                while e.poll_transmit(t).is_some() {}
+                assert!(e.poll_timeout().expect("periodic timers") > t);
+                last = t;
+            }
+            // An early call is a no-op.
+            let before = e.stats().control_packets_sent;
+            e.handle_timeout(last);
+            assert_eq!(e.stats().control_packets_sent, before);
+        }
+    }
+
+    #[test]
+    fn malformed_packets_are_counted_and_ignored() {
+        let mut e = make(OlsrConfig::default())(0);
+        e.handle_control(Instant::ZERO, 1, -60.0, &[0, 3, 0]);
+        e.handle_control(Instant::ZERO, 1, -60.0, &[0, 16, 0, 0, HELLO_MESSAGE, 0, 0, 12, 0, 0, 0, 1, 1, 0, 0, 0]);
+        assert_eq!(e.stats().control_packets_received, 2);
+        assert_eq!(e.stats().control_packets_ignored, 2);
+        assert!(e.routes().is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = Packet::parse(&bytes);
+            let mut e = make(OlsrConfig::etx())(0);
+            e.handle_control(Instant::ZERO, 1, -60.0, &bytes);
+        }
+
+        #[test]
+        fn mutated_valid_packets_never_panic(at in 0usize..64, value in any::<u8>()) {
+            let p = Packet {
+                seq: 1,
+                messages: vec![Message {
+                    vtime: 0x86, originator: 2, ttl: 255, hop_count: 0, seq: 3,
+                    body: Body::Tc { ansn: 1, advertised: vec![(0, 256), (5, 300), (6, 1)] },
+                }],
+            };
+            let mut bytes = p.emit();
+            let i = at % bytes.len();
+            bytes[i] = value;
+            // Whatever parses emits back to bytes that parse the same.
+            if let Ok(q) = Packet::parse(&bytes) {
+                prop_assert_eq!(Packet::parse(&q.emit()), Ok(q));
+            }
+        }
     }
 }
