@@ -1361,14 +1361,14 @@ mod tests {
         let etx = routes_0_to_2_on_lossy_diamond(OlsrConfig::etx());
         // Even while the direct link is up and symmetric, its ETX (≈ 1/0.4²)
         // loses to two loss-free links (1 + 1).
-        assert!(etx.iter().filter(|(sym, _)| *sym).count() > etx.len() / 4, "{etx:?}");
+        assert!(etx.iter().filter(|(sym, _)| *sym).count() >= 10, "{etx:?}");
         assert!(etx.iter().all(|(_, r)| r.hop_count == 2 && r.next_hop != 2), "ETX routes {etx:?}");
         assert!(etx.iter().all(|(_, r)| r.metric == 2 * METRIC_UNIT), "ETX routes {etx:?}");
         // Hop count takes the direct link whenever HELLOs keep it
         // symmetric (a good part of the time; lost HELLOs break it now and
         // then).
         let hops = routes_0_to_2_on_lossy_diamond(OlsrConfig::default());
-        assert!(hops.iter().filter(|(sym, _)| *sym).count() > hops.len() / 4, "{hops:?}");
+        assert!(hops.iter().filter(|(sym, _)| *sym).count() >= 10, "{hops:?}");
         for (sym, r) in &hops {
             assert_eq!(*sym, r.next_hop == 2 && r.hop_count == 1, "hop-count routes {hops:?}");
         }
@@ -1380,10 +1380,11 @@ mod tests {
         net.run_for(CONVERGENCE);
         assert_eq!(net.engines[0].link_etx(1), Some(METRIC_UNIT));
         assert_eq!(net.engines[0].routes()[&1].metric, METRIC_UNIT);
-        // Probes stop: after the window the ratios are zero, the link has
-        // no ETX and (with HELLOs gone too) no route.
+        // Probes stop: after the window (and the next probe timer, when
+        // the engine next looks) the ratios are zero, the link has no ETX
+        // and (with HELLOs gone too) no route.
         net.set_link(0, 1, false);
-        net.run_for(ETX_WINDOW);
+        net.run_for(ETX_WINDOW + ETX_PROBE_INTERVAL);
         assert_eq!(net.engines[0].link_etx(1), None);
         assert!(net.engines[0].routes().is_empty());
     }
