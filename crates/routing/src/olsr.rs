@@ -18,11 +18,18 @@
 //! advertised link), as olsrd's link-quality extension carries it.
 //!
 //! MPR selection stays hop based (§8.3.1) with either metric: MPRs exist to
-//! cut flooding, and the hop-based heuristic keeps the coverage guarantee
-//! every 2-hop neighbour reached). With ETX the TC advertises every
+//! cut flooding, and the hop-based heuristic keeps its guarantee (every
+//! 2-hop neighbour reached through an MPR). With ETX the TC advertises every
 //! symmetric neighbour (TC_REDUNDANCY 2, RFC 3626 §15.1), not only the MPR
 //! selectors, so that every node knows the ETX of every link and Dijkstra
 //! can find the best-ETX path, which need not run through MPRs.
+//!
+//! Left out: multiple interfaces (MID), HNA, link hysteresis (§14; the
+//! link-layer notification of §13 is in), the optional MPR optimisation
+//! step, TCs sent early on a change (§9.3 allows them), forwarding of
+//! unknown message types (§3.4: parsed and skipped), and signal strength
+//! (heard, not used). One message per HELLO, TC or probe packet; forwarded
+//! messages due together are piggybacked (§3.5).
 //!
 //! Driver order: after constructing, call [`RoutingEngine::poll_transmit`],
 //! [`RoutingEngine::poll_event`] until `None` and arm a timer for
