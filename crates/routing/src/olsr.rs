@@ -1416,6 +1416,84 @@ mod tests {
         }
     }
 
+    fn packet(originator: NodeId, ttl: u8, seq: u16, body: Body) -> Vec<u8> {
+        let vtime = encode_vtime(TOP_HOLD_TIME);
+        Packet { seq, messages: vec![Message { vtime, originator, ttl, hop_count: 0, seq, body }] }.emit()
+    }
+
+    /// Node 0 with a symmetric neighbour 1 that has chosen it as MPR and
+    /// has a symmetric neighbour 7.
+    fn node_0_with_mpr_selector_1() -> OlsrEngine {
+        let mut e = make(OlsrConfig::default())(0);
+        let entry =
+            |neighbour, neigh_type| HelloEntry { neighbour, link_code: (neigh_type << 2) | SYM_LINK, metric: 256 };
+        let hello = Body::Hello {
+            htime: encode_vtime(HELLO_INTERVAL),
+            willingness: WILL_DEFAULT,
+            neighbours: vec![entry(0, MPR_NEIGH), entry(7, SYM_NEIGH)],
+        };
+        e.handle_control(Instant::ZERO, 1, -60.0, &packet(1, 1, 0, hello));
+        assert_eq!(e.symmetric_neighbours(), vec![1]);
+        assert_eq!(e.routes()[&7].hop_count, 2);
+        e
+    }
+
+    fn tc(ansn: u16, advertised: &[NodeId]) -> Body {
+        Body::Tc { ansn, advertised: advertised.iter().map(|&n| (n, 256)).collect() }
+    }
+
+    #[test]
+    fn tc_processing_keeps_the_newest_ansn_and_forwards_once_for_mpr_selectors() {
+        let mut e = node_0_with_mpr_selector_1();
+        let t = Instant::from_nanos(1_000_000);
+        // Packets that carry forwarded messages (from originator 7), and
+        // those messages.
+        let forwarded = |e: &mut OlsrEngine| {
+            let packets: Vec<_> = std::iter::from_fn(|| e.poll_transmit(t))
+                .map(|tx| Packet::parse(&tx.bytes).expect("valid").messages)
+                .filter(|ms| ms.iter().any(|m| m.originator == 7))
+                .collect();
+            (packets.len(), packets.concat())
+        };
+        while e.poll_transmit(t).is_some() {}
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 10, tc(5, &[8])));
+        assert_eq!(e.routes()[&8], Route { next_hop: 1, hop_count: 3, metric: 3 * METRIC_UNIT });
+        // Retransmitted once, after its jitter, with TTL − 1 and hop count + 1.
+        let due = e.poll_timeout().expect("forward timer");
+        assert!(due <= t + MAXJITTER);
+        e.handle_timeout(t + MAXJITTER);
+        let (_, fwd_tcs) = forwarded(&mut e);
+        assert_eq!(fwd_tcs.len(), 1);
+        assert_eq!((fwd_tcs[0].originator, fwd_tcs[0].ttl, fwd_tcs[0].hop_count, fwd_tcs[0].seq), (7, 253, 1, 10));
+        // The same message again: neither processed nor retransmitted.
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 10, tc(9, &[9])));
+        assert!(!e.routes().contains_key(&9));
+        // An older ANSN in a new message is ignored (RFC 3626 §9.5 step 2).
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 11, tc(4, &[9])));
+        assert!(!e.routes().contains_key(&9));
+        assert!(e.routes().contains_key(&8));
+        // A newer one replaces the old tuples: 8 is lost, 9 found.
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 12, tc(6, &[9])));
+        assert!(e.routes().contains_key(&9));
+        assert!(!e.routes().contains_key(&8));
+        let events: Vec<_> = std::iter::from_fn(|| e.poll_event()).collect();
+        assert!(events.contains(&RouteEvent::Lost { dst: 8 }));
+        e.handle_timeout(t + MAXJITTER + MAXJITTER);
+        let (packets, messages) = forwarded(&mut e);
+        assert_eq!(packets, 1, "the two new messages piggybacked in one packet");
+        let mut seqs: Vec<_> = messages.iter().map(|m| m.seq).collect();
+        seqs.sort();
+        assert_eq!(seqs, vec![11, 12]);
+        // A TTL of 1 is not retransmitted; a TC from a non-neighbour is not
+        // processed.
+        e.handle_control(t, 1, -60.0, &packet(7, 1, 13, tc(7, &[9, 10])));
+        e.handle_control(t, 3, -60.0, &packet(7, 254, 14, tc(8, &[11])));
+        assert!(e.routes().contains_key(&10));
+        assert!(!e.routes().contains_key(&11));
+        e.handle_timeout(t + MAXJITTER * 3);
+        assert_eq!(forwarded(&mut e).0, 0);
+    }
+
     #[test]
     fn malformed_packets_are_counted_and_ignored() {
         let mut e = make(OlsrConfig::default())(0);
