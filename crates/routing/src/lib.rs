@@ -25,9 +25,11 @@
 
 pub mod dsr;
 pub mod harness;
+pub mod olsr;
 
 pub use dsr::{Dsr, DsrConfig};
 use meshbed_core::Instant;
+pub use olsr::{OlsrConfig, OlsrEngine};
 
 pub type NodeId = u32;
 
