@@ -112,13 +112,16 @@ pub enum Routing {
     /// DSR (seed 002 §5.1, ns-2's; RFC 4728), a `meshbed_routing` engine
     /// per node: routes are discovered as packets need them.
     Dsr,
+    /// OLSR (RFC 3626), proactive; `metric = "etx"` (seed 004 §III.B) or
+    /// `"hop-count"` (the default).
+    Olsr { etx: bool },
 }
 
 impl Routing {
     /// Whether routing engines find routes during the run (rather than a
     /// table computed at time zero).
     pub fn is_dynamic(&self) -> bool {
-        matches!(self, Routing::Dsr)
+        matches!(self, Routing::Dsr | Routing::Olsr { .. })
     }
 }
 
@@ -138,6 +141,14 @@ impl<'a> Tagged<'a> {
             Some(toml::Value::String(k)) if kinds.contains(&k.as_str()) => Ok(k),
             Some(v) => Err(format!("{}.kind = {}: expected one of {expected}", self.section, brief(v))),
             None => Err(format!("{}.kind = (missing): expected one of {expected}", self.section)),
+        }
+    }
+
+    /// An optional key: absent is `None`.
+    fn get_opt<T: serde::de::DeserializeOwned>(&self, key: &str, what: &str) -> Result<Option<T>, String> {
+        match self.table.contains_key(key) {
+            true => self.get(key, what).map(Some),
+            false => Ok(None),
         }
     }
 
@@ -218,7 +229,7 @@ impl<'de> Deserialize<'de> for Routing {
         let table = toml::Table::deserialize(d)?;
         let t = Tagged { section: "routing", table: &table };
         let read = || -> Result<Routing, String> {
-            Ok(match t.kind(&["shortest-path", "static", "dsr"])? {
+            Ok(match t.kind(&["shortest-path", "static", "dsr", "olsr"])? {
                 "shortest-path" => {
                     t.only(&[])?;
                     Routing::ShortestPath
@@ -226,6 +237,18 @@ impl<'de> Deserialize<'de> for Routing {
                 "dsr" => {
                     t.only(&[])?;
                     Routing::Dsr
+                }
+                "olsr" => {
+                    t.only(&["metric"])?;
+                    let metric: Option<String> = t.get_opt("metric", "`hop-count` or `etx`")?;
+                    let etx = match metric.as_deref() {
+                        None | Some("hop-count") => false,
+                        Some("etx") => true,
+                        Some(other) => {
+                            return Err(format!("routing.metric = \"{other}\": expected \"hop-count\" or \"etx\""))
+                        }
+                    };
+                    Routing::Olsr { etx }
                 }
                 _ => {
                     let paths = t.get("paths", "an array of paths, each an array of node indices")?;

@@ -208,3 +208,34 @@ fn dsr_carries_a_tcp_transfer_over_a_chain() {
         assert!(control >= 2, "{hops} hops: a request and a reply at least ({control})");
     }
 }
+
+/// `[routing] kind = "olsr"` (hop count and ETX): once converged, a CBR flow
+/// along a 4-hop chain arrives whole, over the chain's 4 hops.
+#[test]
+fn olsr_carries_cbr_along_a_chain_once_converged() {
+    for etx in [false, true] {
+        let mut s = Scenario::chain(4, 200.0, 60.0);
+        s.routing = meshbed_sim::scenario::Routing::Olsr { etx };
+        s.flows = vec![FlowSpec {
+            src: 0,
+            dst: 4,
+            traffic: Traffic::Cbr,
+            rate_kbps: Some(40.0),
+            packet_bytes: 500,
+            start_s: 20.0,
+            ..FlowSpec::default()
+        }];
+        let r = meshbed_sim::run(&s).unwrap();
+        let f = &r.flows[0];
+        assert_eq!((f.sent_packets, f.received_packets), (400, 400), "etx {etx}");
+        let forwarded: Vec<u64> = r.net_per_node.iter().map(|c| c.forwarded).collect();
+        assert_eq!(forwarded, [0, 400, 400, 400, 0], "etx {etx}: along the chain");
+        assert!(r.net_per_node.iter().all(|c| c.control_packets_sent > 20), "etx {etx}: HELLOs and TCs");
+    }
+    let e = Scenario::from_toml(
+        "duration_s = 1.0\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 200.0\n[routing]\nkind = \"olsr\"\nmetric = \"hops\"\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("routing.metric = \"hops\": expected \"hop-count\" or \"etx\""), "{e}");
+}
