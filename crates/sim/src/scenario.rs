@@ -11,12 +11,12 @@
 //! cs_range_m = 550.0
 //!
 //! [topology]
-//! kind = "chain"               # chain | grid | explicit
+//! kind = "chain"               # chain | grid | explicit | random (nodes, width_m, height_m)
 //! nodes = 7
 //! spacing_m = 200.0
 //!
 //! [routing]
-//! kind = "shortest-path"       # shortest-path | static
+//! kind = "shortest-path"       # shortest-path | static (paths) | dsr | olsr (metric = "hop-count" | "etx")
 //!
 //! [[flows]]
 //! src = 0
