@@ -23,8 +23,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod aodv;
 pub mod harness;
 
+pub use aodv::{Aodv, AodvConfig};
 use meshbed_core::Instant;
 
 pub type NodeId = u32;
