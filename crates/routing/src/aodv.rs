@@ -776,6 +776,9 @@ impl Aodv {
             // A HELLO (§6.9): the route to the neighbour, alive for
             // ALLOWED_HELLO_LOSS · HELLO_INTERVAL.
             self.update_route(from, from, 1, Some(m.dest_seq), now + life);
+            if self.route_to(from) == Some((from, 1)) {
+                self.refresh(from, now + life);
+            }
             return;
         }
         // §6.7: the forward route to the destination.
@@ -984,5 +987,285 @@ impl RoutingEngine for Aodv {
 
     fn stats(&self) -> &RoutingStats {
         &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{Fate, Net};
+    use meshbed_core::{stream_rng, StreamId, StreamKind};
+    use proptest::prelude::*;
+
+    fn engine(node: NodeId, config: &AodvConfig) -> Aodv {
+        Aodv::new(node, config.clone(), stream_rng(1, StreamId::new(StreamKind::Routing, node as u64)))
+    }
+
+    fn net(n: usize, links: &[(NodeId, NodeId)], config: AodvConfig) -> Net<Aodv> {
+        Net::new(n, links, |node| engine(node, &config))
+    }
+
+    fn events_at(net: &Net<Aodv>, node: NodeId) -> Vec<(Instant, RouteEvent)> {
+        net.events.iter().filter(|(_, n, _)| *n == node).map(|(t, _, e)| (*t, e.clone())).collect()
+    }
+
+    #[test]
+    fn chain_route_is_discovered_and_packet_delivered_over_every_hop() {
+        for n in 2..=7usize {
+            let last = n as NodeId - 1;
+            let mut net = Net::chain(n, |node| engine(node, &AodvConfig::default()));
+            let id = net.send(0, last);
+            assert_eq!(net.fate(id), &Fate::Held, "{n} nodes: held while discovering");
+            net.run_for(Duration::from_millis(500));
+            assert!(
+                matches!(net.fate(id), Fate::Delivered { hops, .. } if *hops == last),
+                "{n} nodes: {:?}",
+                net.fate(id)
+            );
+            let ev = events_at(&net, 0);
+            assert!(ev.iter().any(|(_, e)| *e == RouteEvent::Found { dst: last, next_hop: 1, hop_count: last }));
+            assert!(ev.iter().any(|(_, e)| matches!(e, RouteEvent::Release { id: i, next_hop: 1, .. } if *i == id)));
+            assert_eq!(net.engines[0].route_to(last), Some((1, last as u8)));
+            // The destination learnt the reverse route on the way.
+            assert_eq!(net.engines[last as usize].route_to(0), Some((last - 1, last as u8)));
+        }
+    }
+
+    #[test]
+    fn link_break_sends_rerr_to_the_source_and_rediscovery_takes_the_other_path() {
+        // Two disjoint three-hop paths 0-1-2-3 and 0-4-5-3.
+        let links = [(0, 1), (1, 2), (2, 3), (0, 4), (4, 5), (5, 3)];
+        let mut net = net(6, &links, AodvConfig::default());
+        let first = net.send(0, 3);
+        net.run_for(Duration::from_millis(100));
+        assert!(matches!(net.fate(first), Fate::Delivered { hops: 3, .. }));
+        let (via, _) = net.engines[0].route_to(3).expect("route");
+        let (a, b) = if via == 1 { (1, 2) } else { (4, 5) };
+        net.set_link(a, b, false);
+        let broken_at = net.now();
+        let second = net.send(0, 3);
+        net.run_for(Duration::from_millis(50));
+        assert_eq!(net.fate(second), &Fate::LostOnLink { from: a, to: b });
+        // Two hops of 1 ms to reach the broken link, 1 ms for the MAC to give up.
+        assert!(events_at(&net, a)
+            .contains(&(broken_at + Duration::from_millis(2), RouteEvent::LinkBroken { neighbour: b })));
+        assert_eq!(net.engines[a as usize].counters().rerr_sent, 1);
+        assert!(
+            events_at(&net, 0).iter().any(|(t, e)| *t > broken_at && *e == RouteEvent::Lost { dst: 3 }),
+            "the RERR reached the source"
+        );
+        assert_eq!(net.engines[0].route_to(3), None);
+        let third = net.send(0, 3);
+        assert_eq!(net.fate(third), &Fate::Held);
+        net.run_for(Duration::from_millis(200));
+        assert!(matches!(net.fate(third), Fate::Delivered { hops: 3, .. }), "{:?}", net.fate(third));
+        let (now_via, _) = net.engines[0].route_to(3).expect("route again");
+        assert_ne!(now_via, via);
+        assert!(events_at(&net, 0)
+            .iter()
+            .any(|(t, e)| *t > broken_at && matches!(e, RouteEvent::Found { dst: 3, .. })));
+    }
+
+    #[test]
+    fn missed_hellos_break_the_link_without_traffic() {
+        let config = AodvConfig::default();
+        let loss = config.neighbour_timeout();
+        let mut net = net(3, &[(0, 1), (1, 2)], config);
+        net.run_for(Duration::from_secs(3));
+        assert_eq!(net.engines[0].route_to(1), Some((1, 1)), "HELLOs give routes to neighbours");
+        assert!(net.engines[0].counters().hello_sent >= 2);
+        assert!(!events_at(&net, 0).iter().any(|(_, e)| matches!(e, RouteEvent::LinkBroken { .. })));
+        let down_at = net.now();
+        net.set_link(0, 1, false);
+        net.run_for(Duration::from_secs(4));
+        let broken: Vec<Instant> = events_at(&net, 0)
+            .into_iter()
+            .filter(|(_, e)| *e == RouteEvent::LinkBroken { neighbour: 1 })
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(broken.len(), 1);
+        // Last HELLO heard at most one interval before the link went down.
+        assert!(broken[0] > down_at + loss - Duration::from_secs(1) && broken[0] <= down_at + loss);
+        assert!(events_at(&net, 0).contains(&(broken[0], RouteEvent::Lost { dst: 1 })));
+        assert_eq!(net.engines[0].route_to(1), None);
+        // Node 1 still hears 2.
+        assert_eq!(net.engines[1].route_to(2), Some((2, 1)));
+    }
+
+    #[test]
+    fn unreachable_destination_is_retried_then_held_packet_dropped() {
+        let config = AodvConfig::default();
+        let wait = config.rreq_retry_wait;
+        // Node 3 has no links.
+        let mut net = net(4, &[(0, 1), (1, 2)], config);
+        let t0 = net.now();
+        let id = net.send(0, 3);
+        net.run_for(Duration::from_secs(2));
+        assert_eq!(net.fate(id), &Fate::Dropped(DropReason::NoRoute));
+        // 1 + RREQ_RETRIES attempts, each relayed once by 1 and 2.
+        for node in 0..3 {
+            assert_eq!(net.engines[node].counters().rreq_sent, 3, "node {node}");
+        }
+        let dropped: Vec<Instant> = events_at(&net, 0)
+            .into_iter()
+            .filter(|(_, e)| *e == RouteEvent::DropHeld { id, reason: DropReason::NoRoute })
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(dropped, vec![t0 + wait * 3]);
+        assert_eq!(net.engines[0].stats().route_discoveries, 1);
+    }
+
+    #[test]
+    fn each_node_relays_a_rreq_once_on_a_grid() {
+        // A 4 × 4 grid and an unreachable node 16.
+        let mut links = Vec::new();
+        for r in 0..4 {
+            for c in 0..4 {
+                let n = r * 4 + c;
+                if c < 3 {
+                    links.push((n, n + 1));
+                }
+                if r < 3 {
+                    links.push((n, n + 4));
+                }
+            }
+        }
+        let config = AodvConfig::default();
+        let before_retry = config.rreq_retry_wait - Duration::from_millis(1);
+        let mut net = net(17, &links, config);
+        net.send(0, 16);
+        net.run_for(before_retry);
+        for node in 0..16 {
+            assert_eq!(net.engines[node].counters().rreq_sent, 1, "node {node}");
+        }
+    }
+
+    fn diamond_hops(ss_threshold_dbm: Option<f64>) -> (u32, u64) {
+        let config = AodvConfig { ss_threshold_dbm, ..AodvConfig::default() };
+        let mut net = net(3, &[(0, 1), (1, 2), (0, 2)], config);
+        net.rx_power_dbm[0][2] = -85.0;
+        net.rx_power_dbm[2][0] = -85.0;
+        let id = net.send(0, 2);
+        net.run_for(Duration::from_millis(200));
+        let Fate::Delivered { hops: first, .. } = *net.fate(id) else { panic!("{:?}", net.fate(id)) };
+        // HELLOs for a while do not change the choice.
+        net.run_for(Duration::from_secs(5));
+        let id = net.send(0, 2);
+        net.run_for(Duration::from_millis(200));
+        let Fate::Delivered { hops, .. } = *net.fate(id) else { panic!("{:?}", net.fate(id)) };
+        assert_eq!(hops, first);
+        (hops, net.engines[2].stats().control_packets_ignored)
+    }
+
+    #[test]
+    fn signal_strength_filter_avoids_the_weak_long_link() {
+        assert_eq!(diamond_hops(None), (1, 0));
+        let (hops, ignored) = diamond_hops(Some(-80.0));
+        assert_eq!(hops, 2);
+        assert!(ignored > 0);
+    }
+
+    #[test]
+    fn signal_strength_average_weights_the_newest_sample_by_alpha() {
+        let config = AodvConfig { ss_threshold_dbm: Some(-80.0), ..AodvConfig::default() };
+        let mut a = engine(0, &config);
+        let t = Instant::ZERO;
+        a.on_frame_heard(t, 1, -70.0);
+        assert_eq!(a.signal_strength_dbm(1), Some(-70.0));
+        a.on_frame_heard(t, 1, -90.0);
+        assert_eq!(a.signal_strength_dbm(1), Some(-75.0)); // 0.25·−90 + 0.75·−70
+                                                           // One weak sample does not filter a strong neighbour: its RREQ counts.
+        let rreq = Message::Rreq(Rreq {
+            ttl: 5,
+            hop_count: 0,
+            rreq_id: 1,
+            dest: 9,
+            dest_seq: None,
+            dest_only: false,
+            orig: 1,
+            orig_seq: 1,
+        });
+        a.handle_control(t, 1, -90.0, &rreq.emit()); // average −78.75
+        assert_eq!(a.stats().control_packets_ignored, 0);
+        assert_eq!(a.route_to(1), Some((1, 1)));
+        // The next one pulls the average under the threshold (−81.6).
+        a.handle_control(t, 1, -90.0, &rreq.emit());
+        assert_eq!(a.stats().control_packets_ignored, 1);
+    }
+
+    #[test]
+    fn poll_timeout_always_moves_forward() {
+        let mut a = engine(0, &AodvConfig::default());
+        let packet = DataPacket { id: 7, src: 0, dst: 5, prev_hop: None, header: &[] };
+        assert_eq!(a.route(Instant::ZERO, packet), Decision::Hold);
+        let mut last = Instant::ZERO;
+        let mut dropped = false;
+        for _ in 0..200 {
+            let t = a.poll_timeout().expect("HELLOs keep a timer");
+            assert!(t >= last);
+            a.handle_timeout(t);
+            while a.poll_transmit(t).is_some() {}
+            while let Some(e) = a.poll_event() {
+                dropped |= e == RouteEvent::DropHeld { id: 7, reason: DropReason::NoRoute };
+            }
+            assert!(a.poll_timeout().expect("timer") > t, "deadline did not advance at {t:?}");
+            last = t;
+        }
+        assert!(dropped);
+    }
+
+    #[test]
+    fn wire_rreq_rrep_rerr_from_fixed_bytes() {
+        let rreq_bytes = [1, 0x08, 35, 2, 0, 0, 0, 9, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 7];
+        let rreq =
+            Rreq { ttl: 35, hop_count: 2, rreq_id: 9, dest: 4, dest_seq: None, dest_only: false, orig: 1, orig_seq: 7 };
+        assert_eq!(Message::parse(&rreq_bytes), Ok(Message::Rreq(rreq.clone())));
+        assert_eq!(Message::Rreq(rreq).emit(), rreq_bytes);
+        let rrep_bytes = [2, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 5, 0, 0, 0, 3, 0, 0, 0x07, 0xd0];
+        let hello = Rrep { ttl: 1, hop_count: 0, dest: 3, dest_seq: 5, orig: 3, lifetime_ms: 2000 };
+        assert_eq!(Message::parse(&rrep_bytes), Ok(Message::Rrep(hello.clone())));
+        assert_eq!(Message::Rrep(hello).emit(), rrep_bytes);
+        let rerr_bytes = [3, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 8, 0, 0, 0, 1];
+        let rerr = Rerr { no_delete: false, unreachable: vec![(4, 6), (8, 1)] };
+        assert_eq!(Message::parse(&rerr_bytes), Ok(Message::Rerr(rerr.clone())));
+        assert_eq!(Message::Rerr(rerr).emit(), rerr_bytes);
+        // Boundaries: one byte short or long, no destinations, unknown type.
+        assert!(matches!(Message::parse(&rreq_bytes[..23]), Err(WireError::BadLength { .. })));
+        assert!(matches!(Message::parse(&[&rrep_bytes[..], &[0]].concat()), Err(WireError::BadLength { .. })));
+        assert!(matches!(Message::parse(&rerr_bytes[..19]), Err(WireError::BadLength { .. })));
+        assert_eq!(Message::parse(&[3, 0, 0, 0]), Err(WireError::NoDestinations));
+        assert_eq!(Message::parse(&[4]), Err(WireError::UnknownType(4)));
+        assert_eq!(Message::parse(&[]), Err(WireError::Empty));
+    }
+
+    #[test]
+    fn sequence_numbers_compare_across_wraparound() {
+        assert!(seq_newer(1, u32::MAX));
+        assert!(!seq_newer(u32::MAX, 1));
+        assert!(!seq_newer(5, 5));
+    }
+
+    proptest! {
+        #[test]
+        fn random_control_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64), power in -100.0f64..-30.0) {
+            let mut a = engine(0, &AodvConfig::default());
+            a.handle_control(Instant::from_nanos(1), 1, power, &bytes);
+            while a.poll_transmit(Instant::from_nanos(1)).is_some() {}
+            let ok = Message::parse(&bytes).is_ok();
+            prop_assert_eq!(a.stats().control_packets_ignored, u64::from(!ok));
+        }
+
+        #[test]
+        fn parse_inverts_emit(ttl: u8, hop_count: u8, id: u32, dest: u32, seq: Option<u32>, orig: u32, oseq: u32,
+                              entries in proptest::collection::vec((any::<u32>(), any::<u32>()), 1..10)) {
+            let msgs = [
+                Message::Rreq(Rreq { ttl, hop_count, rreq_id: id, dest, dest_seq: seq, dest_only: ttl % 2 == 0, orig, orig_seq: oseq }),
+                Message::Rrep(Rrep { ttl, hop_count, dest, dest_seq: oseq, orig, lifetime_ms: id }),
+                Message::Rerr(Rerr { no_delete: hop_count % 2 == 0, unreachable: entries }),
+            ];
+            for m in msgs {
+                prop_assert_eq!(Message::parse(&m.emit()), Ok(m));
+            }
+        }
     }
 }
