@@ -738,7 +738,7 @@ impl Aodv {
         // §6.6.2: an intermediate node with a fresh enough route replies.
         let fresh = self.routes.get(&m.dest).filter(|r| r.valid && !m.dest_only).and_then(|r| {
             let seq = r.dest_seq?;
-            m.dest_seq.is_none_or(|want| !seq_newer(want, seq)).then(|| (seq, r.hop_count, r.next_hop, r.lifetime))
+            m.dest_seq.is_none_or(|want| !seq_newer(want, seq)).then_some((seq, r.hop_count, r.next_hop, r.lifetime))
         });
         if let Some((seq, hops, next_hop, lifetime)) = fresh {
             if let Some(r) = self.routes.get_mut(&m.dest) {
@@ -922,6 +922,7 @@ impl RoutingEngine for Aodv {
     fn route(&mut self, now: Instant, packet: DataPacket<'_>) -> Decision {
         if let Some((next_hop, _)) = self.route_to(packet.dst) {
             self.refresh_for_data(now, packet.dst, next_hop, packet.prev_hop);
+            self.refresh(packet.src, now + self.config.active_route_timeout);
             return Decision::Forward { next_hop, header: None };
         }
         if let Some(prev) = packet.prev_hop {
@@ -1130,13 +1131,31 @@ mod tests {
                 }
             }
         }
-        let config = AodvConfig::default();
+        // A NET_DIAMETER just above the grid's (6) bounds the flood should
+        // the duplicate cache fail.
+        let config = AodvConfig { net_diameter: 8, ..AodvConfig::default() };
         let before_retry = config.rreq_retry_wait - Duration::from_millis(1);
         let mut net = net(17, &links, config);
         net.send(0, 16);
         net.run_for(before_retry);
         for node in 0..16 {
             assert_eq!(net.engines[node].counters().rreq_sent, 1, "node {node}");
+        }
+    }
+
+    #[test]
+    fn expanding_ring_search_widens_the_ttl_until_a_node_answers() {
+        for (ers, rreqs) in [(false, 1), (true, 3)] {
+            let config = AodvConfig { expanding_ring_search: ers, ..AodvConfig::default() };
+            let mut net = Net::chain(6, |node| engine(node, &config));
+            // After HELLOs, node 4 knows its neighbour 5 and answers for it.
+            net.run_for(Duration::from_secs(2));
+            let id = net.send(0, 5);
+            net.run_for(Duration::from_secs(1));
+            assert!(matches!(net.fate(id), Fate::Delivered { hops: 5, .. }), "{:?}", net.fate(id));
+            // TTL 1, 3 (TTL_START, + TTL_INCREMENT) do not reach node 4; TTL 5 does.
+            assert_eq!(net.engines[0].counters().rreq_sent, rreqs, "expanding ring search {ers}");
+            assert_eq!(net.engines[4].counters().rrep_sent, 1, "node 4 answered for 5");
         }
     }
 
