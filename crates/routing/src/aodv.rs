@@ -1117,6 +1117,53 @@ mod tests {
     }
 
     #[test]
+    fn discovery_buffer_overflow_drops_the_oldest_and_timeout_drops_the_rest() {
+        let config = AodvConfig {
+            discovery_buffer_packets: 2,
+            discovery_buffer_timeout: Duration::from_millis(100),
+            ..AodvConfig::default()
+        };
+        let max_hold = config.discovery_buffer_timeout;
+        let mut net = net(3, &[(0, 1)], config);
+        let ids: Vec<u64> = (0..3).map(|_| net.send(0, 2)).collect();
+        assert_eq!(net.fate(ids[0]), &Fate::Dropped(DropReason::BufferOverflow));
+        assert_eq!(net.fate(ids[1]), &Fate::Held);
+        assert_eq!(net.fate(ids[2]), &Fate::Held);
+        net.run_for(max_hold - Duration::from_nanos(1));
+        assert_eq!(net.fate(ids[2]), &Fate::Held, "just inside the buffer timeout");
+        net.run_for(Duration::from_nanos(1));
+        for &id in &ids[1..] {
+            assert_eq!(net.fate(id), &Fate::Dropped(DropReason::DiscoveryTimeout));
+        }
+        // With nothing left to deliver, the discovery stops: no retry.
+        net.run_for(Duration::from_secs(1));
+        assert_eq!(net.engines[0].counters().rreq_sent, 1);
+    }
+
+    #[test]
+    fn data_keeps_a_route_alive_and_an_idle_route_expires() {
+        let config = AodvConfig::default();
+        let active = config.active_route_timeout;
+        let mut net = net(3, &[(0, 1), (1, 2)], config);
+        // A packet a second for ten seconds: longer than the RREP's
+        // MY_ROUTE_TIMEOUT, so only refreshes by data keep the route.
+        for _ in 0..10 {
+            let id = net.send(0, 2);
+            net.run_for(Duration::from_secs(1));
+            assert!(matches!(net.fate(id), Fate::Delivered { hops: 2, .. }));
+        }
+        let last_send = net.now() - Duration::from_secs(1);
+        assert!(!events_at(&net, 0).iter().any(|(_, e)| *e == RouteEvent::Lost { dst: 2 }));
+        assert_eq!(net.engines[0].stats().route_discoveries, 1);
+        // Idle: the route lives ACTIVE_ROUTE_TIMEOUT past its last use.
+        net.run_until(last_send + active - Duration::from_nanos(1));
+        assert_eq!(net.engines[0].route_to(2), Some((1, 2)));
+        net.run_until(last_send + active);
+        assert_eq!(net.engines[0].route_to(2), None);
+        assert!(events_at(&net, 0).contains(&(last_send + active, RouteEvent::Lost { dst: 2 })));
+    }
+
+    #[test]
     fn each_node_relays_a_rreq_once_on_a_grid() {
         // A 4 × 4 grid and an unreachable node 16.
         let mut links = Vec::new();
