@@ -208,6 +208,14 @@ pub struct Rrep {
     pub lifetime_ms: u32,
 }
 
+impl Rrep {
+    /// A HELLO from `sender`: a RREP about itself, hop count 0, TTL 1
+    /// (RFC 3561 §6.9).
+    pub fn is_hello_from(&self, sender: NodeId) -> bool {
+        self.hop_count == 0 && self.dest == sender && self.ttl == 1
+    }
+}
+
 /// Route Error (RFC 3561 §5.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rerr {
@@ -459,7 +467,7 @@ impl Aodv {
     fn send(&mut self, at: Instant, dest: Dest, msg: &Message) {
         match msg {
             Message::Rreq(_) => self.counters.rreq_sent += 1,
-            Message::Rrep(m) if m.hop_count == 0 && m.dest == self.node && m.ttl == 1 => self.counters.hello_sent += 1,
+            Message::Rrep(m) if m.is_hello_from(self.node) => self.counters.hello_sent += 1,
             Message::Rrep(_) => self.counters.rrep_sent += 1,
             Message::Rerr(_) => self.counters.rerr_sent += 1,
         }
@@ -772,7 +780,7 @@ impl Aodv {
 
     fn on_rrep(&mut self, now: Instant, from: NodeId, m: Rrep) {
         let life = Duration::from_millis(m.lifetime_ms as u64);
-        if m.hop_count == 0 && m.dest == from && m.ttl == 1 {
+        if m.is_hello_from(from) {
             // A HELLO (§6.9): the route to the neighbour, alive for
             // ALLOWED_HELLO_LOSS · HELLO_INTERVAL.
             self.update_route(from, from, 1, Some(m.dest_seq), now + life);
@@ -863,7 +871,7 @@ impl RoutingEngine for Aodv {
             }
         };
         // §6.5/§6.7: any control packet gives a route to its sender.
-        if !matches!(&msg, Message::Rrep(m) if m.hop_count == 0 && m.dest == from && m.ttl == 1) {
+        if !matches!(&msg, Message::Rrep(m) if m.is_hello_from(from)) {
             self.update_route(from, from, 1, None, now + self.config.active_route_timeout);
         }
         match msg {
