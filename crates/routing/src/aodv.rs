@@ -596,7 +596,11 @@ impl Aodv {
     /// every route through it becomes invalid with its sequence number
     /// incremented, and their precursors hear a RERR (RFC 3561 §6.11 (i)).
     fn link_broken(&mut self, now: Instant, neighbour: NodeId) {
-        self.neighbours.remove(&neighbour);
+        // Not a neighbour until heard again; its signal-strength average is
+        // kept, so one strong frame does not undo the history (seed 003 §3.5).
+        if let Some(n) = self.neighbours.get_mut(&neighbour) {
+            n.last_heard = None;
+        }
         self.events.push_back(RouteEvent::LinkBroken { neighbour });
         let broken: Vec<NodeId> =
             self.routes.iter().filter(|(_, r)| r.valid && r.next_hop == neighbour).map(|(&d, _)| d).collect();
