@@ -23,10 +23,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod aodv;
 pub mod dsr;
 pub mod harness;
 pub mod olsr;
 
+pub use aodv::{Aodv, AodvConfig};
 pub use dsr::{Dsr, DsrConfig};
 use meshbed_core::Instant;
 pub use olsr::{OlsrConfig, OlsrEngine};
