@@ -203,6 +203,10 @@ impl Sim {
             scenario::Routing::Dsr => Sim::with_routing(scenario, &|node| {
                 Box::new(meshbed_routing::dsr::Dsr::new(node, meshbed_routing::dsr::DsrConfig::default(), stream(node)))
             }),
+            scenario::Routing::Aodv { ss_threshold_dbm } => Sim::with_routing(scenario, &|node| {
+                let config = meshbed_routing::AodvConfig { ss_threshold_dbm, ..meshbed_routing::AodvConfig::default() };
+                Box::new(meshbed_routing::Aodv::new(node, config, stream(node)))
+            }),
             scenario::Routing::Olsr { etx } => Sim::with_routing(scenario, &|node| {
                 let config =
                     if etx { meshbed_routing::OlsrConfig::etx() } else { meshbed_routing::OlsrConfig::default() };
@@ -677,7 +681,10 @@ fn build_network(scenario: &Scenario, refuse_unroutable: bool) -> Result<(Medium
                     "a node with a route from node {from} ({} m away): the routes reach {reached} ({})",
                     distance(from, to).round(),
                     match scenario.routing {
-                        scenario::Routing::ShortestPath | scenario::Routing::Dsr | scenario::Routing::Olsr { .. } =>
+                        scenario::Routing::ShortestPath
+                        | scenario::Routing::Dsr
+                        | scenario::Routing::Aodv { .. }
+                        | scenario::Routing::Olsr { .. } =>
                             "shortest-path routing uses links whose ends decode each other",
                         scenario::Routing::Static { .. } => "routing.paths install the only routes",
                     }

@@ -112,6 +112,10 @@ pub enum Routing {
     /// DSR (seed 002 §5.1, ns-2's; RFC 4728), a `meshbed_routing` engine
     /// per node: routes are discovered as packets need them.
     Dsr,
+    /// AODV (RFC 3561; seed 003's AODV-UU); with `ss_threshold_dbm`, seed
+    /// 003's signal-strength filter (§3.2: control packets from neighbours
+    /// whose averaged signal is below it are ignored).
+    Aodv { ss_threshold_dbm: Option<f64> },
     /// OLSR (RFC 3626), proactive; `metric = "etx"` (seed 004 §III.B) or
     /// `"hop-count"` (the default).
     Olsr { etx: bool },
@@ -121,7 +125,7 @@ impl Routing {
     /// Whether routing engines find routes during the run (rather than a
     /// table computed at time zero).
     pub fn is_dynamic(&self) -> bool {
-        matches!(self, Routing::Dsr | Routing::Olsr { .. })
+        matches!(self, Routing::Dsr | Routing::Aodv { .. } | Routing::Olsr { .. })
     }
 }
 
@@ -229,7 +233,7 @@ impl<'de> Deserialize<'de> for Routing {
         let table = toml::Table::deserialize(d)?;
         let t = Tagged { section: "routing", table: &table };
         let read = || -> Result<Routing, String> {
-            Ok(match t.kind(&["shortest-path", "static", "dsr", "olsr"])? {
+            Ok(match t.kind(&["shortest-path", "static", "dsr", "aodv", "olsr"])? {
                 "shortest-path" => {
                     t.only(&[])?;
                     Routing::ShortestPath
@@ -237,6 +241,18 @@ impl<'de> Deserialize<'de> for Routing {
                 "dsr" => {
                     t.only(&[])?;
                     Routing::Dsr
+                }
+                "aodv" => {
+                    t.only(&["ss_threshold_dbm"])?;
+                    let ss_threshold_dbm: Option<f64> = t.get_opt("ss_threshold_dbm", "a signal strength in dBm")?;
+                    if let Some(v) = ss_threshold_dbm {
+                        if !(-150.0..=0.0).contains(&v) {
+                            return Err(format!(
+                                "routing.ss_threshold_dbm = {v}: expected a signal strength in dBm, -150 to 0"
+                            ));
+                        }
+                    }
+                    Routing::Aodv { ss_threshold_dbm }
                 }
                 "olsr" => {
                     t.only(&["metric"])?;
