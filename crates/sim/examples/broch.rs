@@ -5,7 +5,7 @@
 //! packet delivery ratio and the routing overhead (control packets sent per
 //! data packet delivered) per protocol and pause time, mean over the seeds.
 //!
-//! `cargo run --release -p meshbed-sim --example broch -- [SECONDS] [SEEDS]`
+//! `cargo run --release -p meshbed-sim --example broch -- [SECONDS] [SEEDS] [PROTOCOL]`
 
 use meshbed_core::{stream_rng, StreamId, StreamKind};
 use meshbed_sim::mobility::MobilitySpec;
@@ -51,7 +51,13 @@ fn main() {
     let seeds: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(5);
     println!("{seconds} s, seeds 1..={seeds}");
     println!("{:<16} {:>7} {:>8} {:>10} {:>10}", "protocol", "pause s", "PDR", "overhead", "wall s");
-    for (name, routing) in [("dsr", Routing::Dsr), ("olsr", Routing::Olsr { etx: false })] {
+    let only = args.get(3).cloned();
+    let protocols = [
+        ("dsr", Routing::Dsr),
+        ("aodv", Routing::Aodv { ss_threshold_dbm: None }),
+        ("olsr", Routing::Olsr { etx: false }),
+    ];
+    for (name, routing) in protocols.into_iter().filter(|(n, _)| only.as_deref().is_none_or(|o| o == *n)) {
         for pause_s in [0.0, 900.0] {
             let (mut pdr, mut overhead) = (0.0, 0.0);
             let t0 = std::time::Instant::now();
