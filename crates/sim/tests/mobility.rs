@@ -147,7 +147,7 @@ fn an_ns2_movement_file_moves_the_nodes() {
 #[test]
 fn the_example_files_load() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for name in ["walk-away.toml", "random-waypoint.toml", "ns2-movement.toml"] {
+    for name in ["walk-away.toml", "random-waypoint.toml", "ns2-movement.toml", "aodv-random-waypoint.toml"] {
         let s = Scenario::from_file(&dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(s.mobility.is_some(), "{name}");
     }
