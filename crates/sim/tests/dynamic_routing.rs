@@ -318,3 +318,52 @@ fn signal_strength_aodv_avoids_a_weak_long_link() {
     assert!(via_1(&filtered) >= sent * 9 / 10, "filtered AODV through node 1: {} of {sent}", via_1(&filtered));
     assert!(filtered.flows[0].received_packets > plain.flows[0].received_packets);
 }
+
+/// A relay walks away mid-transfer while another node offers a second path:
+/// AODV and DSR see the break at the MAC's retry limit, the source gets a
+/// "route failed" notice, a new route goes through the other relay, and the
+/// transfer completes byte for byte.
+#[test]
+fn a_relay_walking_away_mid_transfer_is_routed_around() {
+    use meshbed_sim::mobility::{MobilitySpec, ScriptedNode};
+    use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
+    let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None };
+    for routing in [Routing::Aodv { ss_threshold_dbm: None }, Routing::Dsr] {
+        let mut s = Scenario::chain(2, 200.0, 120.0);
+        s.topology =
+            Topology::Explicit { nodes: vec![node(0.0, 0.0), node(150.0, 40.0), node(300.0, 0.0), node(150.0, -40.0)] };
+        s.routing = routing.clone();
+        s.flows =
+            vec![FlowSpec { start_s: 1.0, ..FlowSpec::transfer(0, 2, meshbed_proto::Protocol::TcpNewReno, 8_000_000) }];
+        // Whichever relay the route takes first, it walks away after 1.5 s.
+        let walk = |n: u32, y: f64| ScriptedNode { node: n, waypoints: vec![[2.0, 150.0, y, 50.0]] };
+        let mut exercised = 0;
+        for walker in [1u32, 3] {
+            let mut s = s.clone();
+            s.mobility =
+                Some(MobilitySpec::Scripted { nodes: vec![walk(walker, if walker == 1 { 3000.0 } else { -3000.0 })] });
+            let r = meshbed_sim::run(&s).unwrap();
+            let f = &r.flows[0];
+            let other = if walker == 1 { 3 } else { 1 };
+            if r.net_per_node[walker as usize].forwarded == 0 {
+                continue; // the route never used this relay: nothing broke
+            }
+            exercised += 1;
+            assert!(f.completed && f.verified && f.bytes_delivered == 8_000_000, "{routing:?}, walker {walker}: {f:?}");
+            assert!(
+                r.net_per_node[0].link_failures + r.net_per_node[other].link_failures >= 1
+                    || r.net_per_node[0].routes_lost >= 1,
+                "{routing:?}: the break was seen"
+            );
+            assert!(r.net_per_node[other as usize].forwarded > 0, "{routing:?}: the other relay carried the rest");
+            // AODV loses the route at the source (RERR) and tells the flow;
+            // DSR may salvage at the relay and only change the source's route.
+            assert!(
+                f.route_failed_notices >= 1 || r.net_per_node[0].route_changes >= 2,
+                "{routing:?}, walker {walker}: {f:?} {:?}",
+                r.net_per_node[0]
+            );
+        }
+        assert!(exercised >= 1, "{routing:?}: some relay carried traffic and walked away");
+    }
+}
