@@ -355,7 +355,7 @@ fn a_relay_walking_away_mid_transfer_is_routed_around() {
                     || r.net_per_node[0].routes_lost >= 1,
                 "{routing:?}: the break was seen"
             );
-            assert!(r.net_per_node[other as usize].forwarded > 0, "{routing:?}: the other relay carried the rest");
+            assert!(r.net_per_node[other].forwarded > 0, "{routing:?}: the other relay carried the rest");
             // AODV loses the route at the source (RERR) and tells the flow;
             // DSR may salvage at the relay and only change the source's route.
             assert!(
