@@ -302,35 +302,14 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             let c = &counters[i];
             let duration_s = f.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s) - f.start_s;
             let bytes = c.bytes.load(Ordering::Relaxed);
-            let mut r = FlowResult {
-                flow: i as u32,
-                src: f.src,
-                dst: f.dst,
-                hops: routes.hop_count(f.src, f.dst),
-                protocol: f.protocol.clone().unwrap_or_else(|| "udp".into()),
-                traffic: f.protocol.is_none().then_some(f.traffic),
-                sent_packets: c.sent.load(Ordering::Relaxed),
-                received_packets: c.received.load(Ordering::Relaxed),
-                received_payload_bytes: bytes,
-                goodput_bps: if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 },
-                // Not measured on the emulator: the stacks' packets carry no send time.
-                mean_delay_s: 0.0,
-                out_of_order: 0,
-                transfer_bytes: f.bytes,
-                bytes_delivered: bytes,
-                completed: false,
-                verified: false,
-                failed: false,
-                completion_time_s: None,
-                duration_s,
-                retransmissions: 0,
-                feedback_packets: 0,
-                error: None,
-                path: None,
-                route_failed_notices: 0,
-                route_reestablished_notices: 0,
-                trace: Vec::new(),
-            };
+            let mut r = FlowResult::blank(i as u32, f, routes.hop_count(f.src, f.dst), duration_s);
+            r.sent_packets = c.sent.load(Ordering::Relaxed);
+            r.received_packets = c.received.load(Ordering::Relaxed);
+            r.received_payload_bytes = bytes;
+            r.bytes_delivered = bytes;
+            // Not measured on the emulator: the stacks' packets carry no send time.
+            r.mean_delay_s = 0.0;
+            r.goodput_bps = if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 };
             match (&outcomes[i], f.protocol.is_some()) {
                 (Some(o), _) => {
                     r.sent_packets = o.datagrams_sent;

@@ -72,6 +72,42 @@ pub struct FlowResult {
     pub trace: Vec<TraceRecord>,
 }
 
+impl FlowResult {
+    /// Flow `flow` of `spec` before anything is measured: the scenario's
+    /// description (protocol or UDP traffic, transfer size), `hops` and
+    /// `duration_s`, every count zero.
+    pub fn blank(flow: u32, spec: &crate::scenario::FlowSpec, hops: Option<u32>, duration_s: f64) -> FlowResult {
+        FlowResult {
+            flow,
+            src: spec.src,
+            dst: spec.dst,
+            hops,
+            protocol: spec.protocol.clone().unwrap_or_else(|| "udp".into()),
+            traffic: spec.protocol.is_none().then_some(spec.traffic),
+            sent_packets: 0,
+            received_packets: 0,
+            received_payload_bytes: 0,
+            goodput_bps: 0.0,
+            mean_delay_s: 0.0,
+            out_of_order: 0,
+            transfer_bytes: spec.bytes,
+            bytes_delivered: 0,
+            completed: false,
+            verified: false,
+            failed: false,
+            completion_time_s: None,
+            duration_s,
+            retransmissions: 0,
+            feedback_packets: 0,
+            error: None,
+            path: None,
+            route_failed_notices: 0,
+            route_reestablished_notices: 0,
+            trace: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct SimReport {
     /// The run seed: the same seed reproduces the run bit for bit.
@@ -221,34 +257,16 @@ impl Arrivals {
 fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     let a = &f.arrivals;
     let mean_delay_s = if a.packets > 0 { (a.delay_sum_ns / a.packets as u128) as f64 / 1e9 } else { 0.0 };
-    let mut r = FlowResult {
-        flow,
-        src: f.spec.src,
-        dst: f.spec.dst,
-        hops: world.router.table.hop_count(f.spec.src, f.spec.dst),
-        protocol: "udp".to_string(),
-        traffic: Some(f.spec.traffic),
-        sent_packets: 0,
-        received_packets: a.packets,
-        received_payload_bytes: a.udp_payload_bytes,
-        goodput_bps: 0.0,
-        mean_delay_s,
-        out_of_order: a.out_of_order,
-        transfer_bytes: None,
-        bytes_delivered: a.udp_payload_bytes,
-        completed: false,
-        verified: false,
-        failed: false,
-        completion_time_s: None,
-        duration_s: f.stop.saturating_since(f.start).as_secs_f64(),
-        retransmissions: 0,
-        feedback_packets: 0,
-        error: None,
-        path: None,
-        route_failed_notices: 0,
-        route_reestablished_notices: 0,
-        trace: Vec::new(),
-    };
+    let hops = world.router.table.hop_count(f.spec.src, f.spec.dst);
+    let mut r = FlowResult::blank(flow, &f.spec, hops, f.stop.saturating_since(f.start).as_secs_f64());
+    r.protocol = "udp".to_string();
+    r.traffic = Some(f.spec.traffic);
+    r.transfer_bytes = None;
+    r.received_packets = a.packets;
+    r.received_payload_bytes = a.udp_payload_bytes;
+    r.mean_delay_s = mean_delay_s;
+    r.out_of_order = a.out_of_order;
+    r.bytes_delivered = a.udp_payload_bytes;
     match &f.kind {
         FlowKind::Udp(src) => r.sent_packets = src.sent_packets,
         FlowKind::Transport(t) => {
