@@ -19,9 +19,15 @@ struct Pkt {
     bytes: u32,
 }
 
+/// Packets of this size ask for priority (a routing control packet).
+const PRIORITY_BYTES: u32 = 77;
+
 impl Payload for Pkt {
     fn msdu_bytes(&self) -> u32 {
         self.bytes
+    }
+    fn priority(&self) -> bool {
+        self.bytes == PRIORITY_BYTES
     }
 }
 
@@ -852,4 +858,21 @@ fn deliveries_report_the_received_power() {
     assert!(powers(Fading::None).iter().all(|r| (r - 1.0).abs() < 1e-9));
     let faded = powers(Fading::Rayleigh);
     assert!(faded.iter().any(|r| (r - 1.0).abs() > 0.01), "{faded:?}");
+}
+
+/// Priority packets (routing control, ns-2's CMU queue) go ahead of data
+/// already queued, in their own order; data keeps its order behind them.
+#[test]
+fn priority_packets_overtake_queued_data_in_their_own_order() {
+    let mut net = Net::new(&RadioConfig::default(), &[(0.0, 0.0), (100.0, 0.0)], 1);
+    let mut ids = Vec::new();
+    // All enqueued at once: the first data packet goes to the MAC at once,
+    // the rest wait in the queue.
+    for bytes in [1000, 1000, 1000, PRIORITY_BYTES, 1000, PRIORITY_BYTES] {
+        ids.push((net.send(ms(0), 0, Addr::Unicast(1), bytes).0, bytes));
+    }
+    net.run_until(ms(200));
+    let order: Vec<u64> = net.deliveries(1).iter().map(|d| d.2).collect();
+    let id = |k: usize| ids[k].0;
+    assert_eq!(order, [id(0), id(3), id(5), id(1), id(2), id(4)]);
 }

@@ -36,6 +36,9 @@ pub struct Dynamic {
     pub events: Vec<(Instant, NodeId, RouteEvent)>,
     /// Events already turned into transport notices.
     pub(crate) notified: usize,
+    /// Control packets go ahead of data in the interface queue (ns-2's CMU
+    /// priority queue, which the documents' ns-2 runs used).
+    pub control_priority: bool,
 }
 
 impl Dynamic {
@@ -49,6 +52,7 @@ impl Dynamic {
             next_id: 1,
             events: Vec::new(),
             notified: 0,
+            control_priority: true,
         }
     }
 
@@ -166,6 +170,7 @@ impl Dynamic {
                 tx.bytes,
             );
             pkt.control = true;
+            pkt.priority = self.control_priority;
             pkt.next_hop = dst;
             net.enqueue(now, node, addr, pkt);
         }

@@ -65,6 +65,9 @@ pub struct Packet {
     pub routing_header: Vec<u8>,
     /// A routing control packet rather than data.
     pub control: bool,
+    /// Queued ahead of data at the MAC (routing control packets, unless the
+    /// scenario says `[routing] control_priority = false`).
+    pub priority: bool,
 }
 
 impl Packet {
@@ -92,6 +95,7 @@ impl Packet {
             next_hop: src,
             routing_header: Vec::new(),
             control: false,
+            priority: false,
         }
     }
 }
@@ -99,6 +103,9 @@ impl Packet {
 impl Payload for Packet {
     fn msdu_bytes(&self) -> u32 {
         self.size_bytes
+    }
+    fn priority(&self) -> bool {
+        self.priority
     }
 }
 

@@ -103,7 +103,14 @@ impl<P: Payload> FrameExchange<P> {
     }
 
     pub fn push(&mut self, dest: Addr, payload: P, now: Instant) {
-        self.queue.push_back(Queued { dest, payload, enqueued_at: now });
+        let queued = Queued { dest, payload, enqueued_at: now };
+        if queued.payload.priority() {
+            // Behind the priority packets already waiting, ahead of the rest.
+            let at = self.queue.iter().position(|q| !q.payload.priority()).unwrap_or(self.queue.len());
+            self.queue.insert(at, queued);
+        } else {
+            self.queue.push_back(queued);
+        }
     }
 
     /// Whether the exchange holds the medium for itself: a response is

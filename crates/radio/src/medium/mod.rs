@@ -53,6 +53,11 @@ pub enum Addr {
 /// What the MAC carries. The model only needs the MSDU length (the IP packet).
 pub trait Payload: Clone {
     fn msdu_bytes(&self) -> u32;
+    /// Queued ahead of every packet without priority (behind earlier
+    /// priority ones): routing control packets in ns-2's CMU priority queue.
+    fn priority(&self) -> bool {
+        false
+    }
 }
 
 /// Index of a frame in flight.
