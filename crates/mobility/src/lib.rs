@@ -255,6 +255,11 @@ impl RandomWaypoint {
     }
 }
 
+/// The most legs random waypoint may generate for one run, all nodes
+/// together (≈ 50 bytes each, 250 MB at most): a tiny area with fast nodes over a long run
+/// would otherwise need unbounded memory.
+pub const MAX_RANDOM_WAYPOINT_LEGS: usize = 5_000_000;
+
 /// Random waypoint trajectories covering `[0, until]` for nodes starting at
 /// `starts` (e.g. [`random_placement`], as `setdest` places its nodes
 /// uniformly), node i drawing from its own stream of `seed`.
@@ -266,24 +271,33 @@ pub fn random_waypoint(
 ) -> Result<Vec<Trajectory>, MobilityError> {
     model.check()?;
     let horizon = until + model.warmup;
-    Ok(starts
-        .iter()
-        .enumerate()
-        .map(|(node, &start)| {
-            let mut rng = stream_rng(seed, StreamId::new(StreamKind::Mobility, node as u64));
-            // Generated on a clock that starts `warmup` early, then shifted.
-            let mut t = Trajectory::stationary(start);
-            let mut at = Instant::ZERO + model.pause;
-            while at <= horizon {
-                let to = model.area.uniform_point(&mut rng);
-                let speed = model.min_speed_mps + rng.gen::<f64>() * (model.max_speed_mps - model.min_speed_mps);
-                t.set_destination(at, to, speed).expect("checked model");
-                let arrive = t.legs.last().map_or(at, |l| l.arrive);
-                at = arrive + model.pause;
+    let mut legs = 0usize;
+    let mut paths = Vec::with_capacity(starts.len());
+    for (node, &start) in starts.iter().enumerate() {
+        let mut rng = stream_rng(seed, StreamId::new(StreamKind::Mobility, node as u64));
+        // Generated on a clock that starts `warmup` early, then shifted.
+        let mut t = Trajectory::stationary(start);
+        let mut at = Instant::ZERO + model.pause;
+        while at <= horizon {
+            let to = model.area.uniform_point(&mut rng);
+            let speed = model.min_speed_mps + rng.gen::<f64>() * (model.max_speed_mps - model.min_speed_mps);
+            t.set_destination(at, to, speed).expect("checked model");
+            let arrive = t.legs.last().map_or(at, |l| l.arrive);
+            at = arrive + model.pause;
+            legs += 1;
+            if legs > MAX_RANDOM_WAYPOINT_LEGS {
+                return Err(invalid(
+                    "max_speed_mps",
+                    model.max_speed_mps,
+                    format!(
+                        "nodes that move less often: more than {MAX_RANDOM_WAYPOINT_LEGS} moves in the run (a larger area, lower speeds, longer pauses or a shorter run)"
+                    ),
+                ));
             }
-            shift_back(t, model.warmup)
-        })
-        .collect())
+        }
+        paths.push(shift_back(t, model.warmup));
+    }
+    Ok(paths)
 }
 
 /// The same path on a clock `by` later: what happened before `by` is
@@ -432,6 +446,13 @@ mod tests {
     fn bad_models_are_refused_naming_the_key() {
         let e = random_waypoint(&model(0.0, 20.0, 0.0, 0.0), &starts(1, 1), 1, s(1.0)).unwrap_err().to_string();
         assert!(e.starts_with("min_speed_mps = 0: expected a speed above 0 m/s"), "{e}");
+        let e = random_waypoint(&model(5.0, 2.0, 0.0, 0.0), &starts(1, 1), 1, s(1.0)).unwrap_err().to_string();
+        assert!(e.starts_with("max_speed_mps = 2: expected a speed ≥ min_speed_mps (5)"), "{e}");
+        // A tiny area crossed at 1000 m/s for a day: refused, not unbounded memory.
+        let mut tiny = model(999.0, 1000.0, 0.0, 0.0);
+        tiny.area = Area { width_m: 1.0, height_m: 1.0 };
+        let e = random_waypoint(&tiny, &[Point::new(0.5, 0.5)], 1, s(86_400.0)).unwrap_err().to_string();
+        assert!(e.contains("nodes that move less often"), "{e}");
         let e = random_waypoint(&model(5.0, 2.0, 0.0, 0.0), &starts(1, 1), 1, s(1.0)).unwrap_err().to_string();
         assert!(e.starts_with("max_speed_mps = 2: expected a speed ≥ min_speed_mps (5)"), "{e}");
         let mut m = model(1.0, 2.0, 0.0, 0.0);
