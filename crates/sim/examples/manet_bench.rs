@@ -1,0 +1,60 @@
+//! Benchmark (not a test), issue 11: 100 nodes in 1000 m × 1000 m moving by
+//! random waypoint at up to 20 m/s, 25 TCP NewReno transfers of 2 MB between
+//! random pairs (from their own stream), 100 simulated seconds, with DSR and
+//! with AODV: wall time on one core and events per second.
+//!
+//! `cargo run --release -p meshbed-sim --example manet_bench`
+
+use meshbed_core::{stream_rng, StreamId, StreamKind};
+use meshbed_proto::Protocol;
+use meshbed_sim::mobility::MobilitySpec;
+use meshbed_sim::scenario::{FlowSpec, Routing, Scenario, Topology};
+use rand::Rng;
+
+fn scenario(routing: Routing) -> Scenario {
+    let mut s = Scenario::chain(1, 200.0, 100.0);
+    s.seed = 5;
+    s.topology = Topology::Random { nodes: 100, width_m: 1000.0, height_m: 1000.0 };
+    s.routing = routing;
+    s.mobility = Some(MobilitySpec::RandomWaypoint {
+        width_m: None,
+        height_m: None,
+        min_speed_mps: 1.0,
+        max_speed_mps: 20.0,
+        pause_s: 0.0,
+        warmup_s: 0.0,
+    });
+    let mut rng = stream_rng(s.seed, StreamId::new(StreamKind::Experiment, 0));
+    s.flows = (0..25)
+        .map(|_| {
+            let src = rng.gen_range(0..100u32);
+            let dst = (src + rng.gen_range(1..100u32)) % 100;
+            FlowSpec {
+                start_s: rng.gen::<f64>() * 5.0,
+                ..FlowSpec::transfer(src, dst, Protocol::TcpNewReno, 2_000_000)
+            }
+        })
+        .collect();
+    s
+}
+
+fn main() {
+    println!(
+        "{:<6} {:>10} {:>12} {:>12} {:>10} {:>14}",
+        "", "wall s", "events", "M events/s", "completed", "goodput Mb/s"
+    );
+    for (name, routing) in [("dsr", Routing::Dsr), ("aodv", Routing::Aodv { ss_threshold_dbm: None })] {
+        let s = scenario(routing);
+        let t0 = std::time::Instant::now();
+        let r = meshbed_sim::run(&s).expect("valid scenario");
+        let wall = t0.elapsed().as_secs_f64();
+        let done = r.flows.iter().filter(|f| f.completed).count();
+        let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6;
+        println!(
+            "{name:<6} {wall:>10.2} {:>12} {:>12.2} {:>7}/25 {goodput:>14.2}",
+            r.events,
+            r.events as f64 / wall / 1e6,
+            done
+        );
+    }
+}
