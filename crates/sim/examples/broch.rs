@@ -17,14 +17,7 @@ fn scenario(routing: Routing, pause_s: f64, seed: u64, seconds: f64) -> Scenario
     s.seed = seed;
     s.topology = Topology::Random { nodes: 50, width_m: 1500.0, height_m: 300.0 };
     s.routing = routing;
-    s.mobility = Some(MobilitySpec::RandomWaypoint {
-        width_m: None,
-        height_m: None,
-        min_speed_mps: 0.1,
-        max_speed_mps: 20.0,
-        pause_s,
-        warmup_s: 0.0,
-    });
+    s.mobility = Some(MobilitySpec::random_waypoint(0.1, 20.0, pause_s));
     // 20 sources, each to another random node, from the experiment's stream.
     let mut rng = stream_rng(seed, StreamId::new(StreamKind::Experiment, 0));
     s.flows = (0..20u32)

@@ -16,14 +16,7 @@ fn scenario(routing: Routing) -> Scenario {
     s.seed = 5;
     s.topology = Topology::Random { nodes: 100, width_m: 1000.0, height_m: 1000.0 };
     s.routing = routing;
-    s.mobility = Some(MobilitySpec::RandomWaypoint {
-        width_m: None,
-        height_m: None,
-        min_speed_mps: 1.0,
-        max_speed_mps: 20.0,
-        pause_s: 0.0,
-        warmup_s: 0.0,
-    });
+    s.mobility = Some(MobilitySpec::random_waypoint(1.0, 20.0, 0.0));
     let mut rng = stream_rng(s.seed, StreamId::new(StreamKind::Experiment, 0));
     s.flows = (0..25)
         .map(|_| {

@@ -24,14 +24,7 @@ fn scenario(nodes: u32) -> Scenario {
     let mut s = Scenario::chain(1, 200.0, 10.0);
     s.seed = 11;
     s.topology = Topology::Random { nodes, width_m: side_m, height_m: side_m };
-    s.mobility = Some(MobilitySpec::RandomWaypoint {
-        width_m: None,
-        height_m: None,
-        min_speed_mps: 1.0,
-        max_speed_mps: 20.0,
-        pause_s: 0.0,
-        warmup_s: 0.0,
-    });
+    s.mobility = Some(MobilitySpec::random_waypoint(1.0, 20.0, 0.0));
     let at = s.node_radios();
     s.flows = (0..nodes)
         .step_by(5)

@@ -73,6 +73,20 @@ pub enum MobilitySpec {
     },
 }
 
+impl MobilitySpec {
+    /// Random waypoint over the random topology's area, no warm-up.
+    pub fn random_waypoint(min_speed_mps: f64, max_speed_mps: f64, pause_s: f64) -> Self {
+        MobilitySpec::RandomWaypoint {
+            width_m: None,
+            height_m: None,
+            min_speed_mps,
+            max_speed_mps,
+            pause_s,
+            warmup_s: 0.0,
+        }
+    }
+}
+
 fn two() -> usize {
     2
 }
