@@ -339,7 +339,9 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         flows,
         mac_total,
         mac_per_node: per_node,
+        net_total: meshbed_sim::NetCounters::default(),
         net_per_node: Vec::new(),
+        routing_overhead_ratio: None,
     };
     Ok(EmuReport { run, medium })
 }

@@ -131,7 +131,10 @@ pub struct TcpConfig {
     /// With nothing heard from the peer for this long the connection fails
     /// with `PeerUnreachable` (a route that broke for good). The sender's
     /// clock starts at construction; the receiver's at the first SYN, since a
-    /// listening endpoint waits indefinitely. Default 10 s.
+    /// listening endpoint waits indefinitely. Default 100 s, RFC 1122
+    /// §4.2.3.5's R2 ("at least 100 seconds"): a route that breaks for a few
+    /// seconds while nodes move (seed 002 §2.1) must not end the connection;
+    /// `meshbed send`/`recv` set their own, shorter, from `--timeout`.
     pub idle_timeout: Duration,
     /// The sender also needs this many retransmission timeouts in a row
     /// without an answer before it gives up: a backed-off RTO can exceed the
@@ -163,7 +166,7 @@ impl Default for TcpConfig {
             clock_granularity: Duration::from_millis(1),
             delayed_acks: false,
             delayed_ack_timeout: Duration::from_millis(200),
-            idle_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(100),
             max_unanswered_rtos: 6,
             max_reorder_bytes: 256 << 20,
         }

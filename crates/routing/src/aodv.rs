@@ -79,6 +79,12 @@ pub struct AodvConfig {
     /// The weight of the newest sample in the signal-strength average (seed
     /// 003 §3.5: α = 0.25).
     pub ss_alpha: f64,
+    /// A frame the MAC gave up on breaks the link to its next hop at once
+    /// (RFC 3561 §6.11's link-layer notification; ns-2's AODV, which the
+    /// issue's retry-limit detection follows). `false`: links break only
+    /// when nothing is heard for ALLOWED_HELLO_LOSS · HELLO_INTERVAL, as
+    /// AODV-UU runs by default (seed 003 §3.3's implementation).
+    pub link_layer_feedback: bool,
 }
 
 impl Default for AodvConfig {
@@ -102,6 +108,7 @@ impl Default for AodvConfig {
             broadcast_jitter: Duration::from_millis(10),
             ss_threshold_dbm: None,
             ss_alpha: 0.25,
+            link_layer_feedback: true,
         }
     }
 }
@@ -962,7 +969,9 @@ impl RoutingEngine for Aodv {
 
     fn on_link_failure(&mut self, now: Instant, neighbour: NodeId) {
         self.stats.link_failures += 1;
-        self.link_broken(now, neighbour);
+        if self.config.link_layer_feedback {
+            self.link_broken(now, neighbour);
+        }
     }
 
     fn on_frame_heard(&mut self, now: Instant, neighbour: NodeId, rx_power_dbm: f64) {
@@ -1077,6 +1086,34 @@ mod tests {
         assert!(events_at(&net, 0)
             .iter()
             .any(|(t, e)| *t > broken_at && matches!(e, RouteEvent::Found { dst: 3, .. })));
+    }
+
+    #[test]
+    fn without_link_layer_feedback_a_mac_failure_keeps_the_route_until_hellos_stop() {
+        let config = AodvConfig { link_layer_feedback: false, ..AodvConfig::default() };
+        let loss = config.neighbour_timeout();
+        let mut net = net(3, &[(0, 1), (1, 2)], config);
+        let first = net.send(0, 2);
+        net.run_for(Duration::from_secs(2));
+        assert!(matches!(net.fate(first), Fate::Delivered { hops: 2, .. }));
+        // One frame lost to the MAC's retry limit while the link works: no break.
+        let now = net.now();
+        net.engines[1].on_link_failure(now, 2);
+        assert_eq!(net.engines[1].route_to(2), Some((2, 1)));
+        assert_eq!(net.engines[1].stats().link_failures, 1);
+        assert!(!events_at(&net, 1).iter().any(|(_, e)| matches!(e, RouteEvent::LinkBroken { .. })));
+        // The link really goes: HELLOs stop and the route goes with them.
+        let down_at = net.now();
+        net.set_link(1, 2, false);
+        net.run_for(loss + Duration::from_secs(1));
+        let broken: Vec<Instant> = events_at(&net, 1)
+            .into_iter()
+            .filter(|(_, e)| *e == RouteEvent::LinkBroken { neighbour: 2 })
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(broken.len(), 1, "{:?}", events_at(&net, 1));
+        assert!(broken[0] > down_at && broken[0] <= down_at + loss);
+        assert_eq!(net.engines[1].route_to(2), None);
     }
 
     #[test]

@@ -119,6 +119,13 @@ pub struct OlsrConfig {
     /// `false`: by every node once (pure flooding, the baseline MPRs
     /// improve on).
     pub mpr_flooding: bool,
+    /// RFC 3626 §13: use the MAC's link failures (a frame that reached the
+    /// retry limit) to declare a link lost at once, for NEIGHB_HOLD_TIME.
+    /// The RFC makes it optional and olsrd leaves it off; off by default
+    /// here too: under load a busy link's retry-limit drops are not breaks,
+    /// and holding a working link down for 6 s stalls every flow over it
+    /// (docs/PROTOCOLS.md). Links are then lost when HELLOs stop.
+    pub link_layer_notification: bool,
 }
 
 impl Default for OlsrConfig {
@@ -133,6 +140,7 @@ impl Default for OlsrConfig {
             willingness: WILL_DEFAULT,
             metric: Metric::HopCount,
             mpr_flooding: true,
+            link_layer_notification: false,
         }
     }
 }
@@ -1064,11 +1072,15 @@ impl RoutingEngine for OlsrEngine {
         }
     }
 
-    /// RFC 3626 §13: a link-layer failure makes the link lost at once, for
-    /// NEIGHB_HOLD_TIME, whatever HELLOs say meanwhile.
+    /// RFC 3626 §13 (with `link_layer_notification`): a link-layer failure
+    /// makes the link lost at once, for NEIGHB_HOLD_TIME, whatever HELLOs
+    /// say meanwhile.
     fn on_link_failure(&mut self, now: Instant, neighbour: NodeId) {
         self.now = self.now.max(now);
         self.stats.link_failures += 1;
+        if !self.config.link_layer_notification {
+            return;
+        }
         let hold = self.config.neighb_hold_time;
         if let Some(l) = self.links.get_mut(&neighbour) {
             l.lost_until = Some(now + hold);
@@ -1291,11 +1303,13 @@ mod tests {
         assert!(mpr_packets < pure_packets, "MPR {mpr_packets} vs pure {pure_packets} control packets");
     }
 
-    #[test]
-    fn broken_link_reconverges_to_the_other_path() {
-        // 0 – 1 – 2 is the short way, 0 – 3 – 4 – 2 the long one.
+    /// 0 – 1 – 2 is the short way, 0 – 3 – 4 – 2 the long one; link 1 – 2
+    /// breaks. With link-layer notification node 1 drops the link at the
+    /// MAC's failure, without it when HELLOs have been missing for
+    /// NEIGHB_HOLD_TIME; either way node 0 reconverges to the long path.
+    fn broken_link_reconverges_to_the_other_path(link_layer_notification: bool) {
         let links = [(0, 1), (1, 2), (0, 3), (3, 4), (4, 2)];
-        let mut net = Net::new(5, &links, make(OlsrConfig::default()));
+        let mut net = Net::new(5, &links, make(OlsrConfig { link_layer_notification, ..OlsrConfig::default() }));
         net.run_for(CONVERGENCE);
         assert_eq!(net.engines[0].routes()[&2], Route { next_hop: 1, hop_count: 2, metric: 2 * METRIC_UNIT });
         net.set_link(1, 2, false);
@@ -1303,15 +1317,21 @@ mod tests {
         let lost = net.send(0, 2);
         net.run_for(Duration::from_millis(10));
         assert_eq!(net.fate(lost), &Fate::LostOnLink { from: 1, to: 2 });
-        // The MAC's failure drops the link at node 1 at once (RFC 3626 §13).
-        assert!(net.events.iter().any(|(t, n, e)| *n == 1
-            && *e == RouteEvent::LinkBroken { neighbour: 2 }
-            && *t < broken_at + Duration::from_millis(10)));
-        assert!(!net.engines[1].symmetric_neighbours().contains(&2));
+        let broken = |net: &Net<OlsrEngine>| {
+            net.events.iter().find(|(_, n, e)| *n == 1 && *e == RouteEvent::LinkBroken { neighbour: 2 }).map(|e| e.0)
+        };
+        if link_layer_notification {
+            // The MAC's failure drops the link at node 1 at once (RFC 3626 §13).
+            assert!(broken(&net).is_some_and(|t| t < broken_at + Duration::from_millis(10)));
+            assert!(!net.engines[1].symmetric_neighbours().contains(&2));
+        } else {
+            assert_eq!(broken(&net), None);
+            assert!(net.engines[1].symmetric_neighbours().contains(&2));
+        }
         net.run_for(NEIGHB_HOLD_TIME + TOP_HOLD_TIME);
+        assert!(broken(&net).is_some_and(|t| t <= broken_at + NEIGHB_HOLD_TIME));
         assert_eq!(net.engines[0].routes()[&2].next_hop, 3);
         assert_eq!(net.engines[0].routes()[&2].hop_count, 3);
-        assert_eq!(net.engines[2].routes()[&0].next_hop, 4);
         assert!(net
             .events
             .iter()
@@ -1322,8 +1342,15 @@ mod tests {
     }
 
     #[test]
-    fn link_failure_drops_the_link_at_once() {
-        let mut net = Net::chain(3, make(OlsrConfig::default()));
+    fn broken_link_reconverges_with_and_without_link_layer_notification() {
+        broken_link_reconverges_to_the_other_path(true);
+        broken_link_reconverges_to_the_other_path(false);
+    }
+
+    #[test]
+    fn link_failure_drops_the_link_at_once_with_link_layer_notification() {
+        let config = OlsrConfig { link_layer_notification: true, ..OlsrConfig::default() };
+        let mut net = Net::chain(3, make(config));
         net.run_for(CONVERGENCE);
         while net.engines[1].poll_event().is_some() {}
         let now = net.now();
@@ -1332,6 +1359,18 @@ mod tests {
         let events: Vec<_> = std::iter::from_fn(|| net.engines[1].poll_event()).collect();
         assert!(events.contains(&RouteEvent::LinkBroken { neighbour: 2 }));
         assert!(events.contains(&RouteEvent::Lost { dst: 2 }));
+        assert_eq!(net.engines[1].stats().link_failures, 1);
+    }
+
+    #[test]
+    fn without_link_layer_notification_a_mac_failure_is_only_counted() {
+        let mut net = Net::chain(3, make(OlsrConfig::default()));
+        net.run_for(CONVERGENCE);
+        while net.engines[1].poll_event().is_some() {}
+        let now = net.now();
+        net.engines[1].on_link_failure(now, 2);
+        assert_eq!(net.engines[1].routes()[&2].next_hop, 2);
+        assert_eq!(net.engines[1].poll_event(), None);
         assert_eq!(net.engines[1].stats().link_failures, 1);
     }
 

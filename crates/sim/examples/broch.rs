@@ -45,11 +45,7 @@ fn main() {
     println!("{seconds} s, seeds 1..={seeds}");
     println!("{:<16} {:>7} {:>8} {:>10} {:>10}", "protocol", "pause s", "PDR", "overhead", "wall s");
     let only = args.get(3).cloned();
-    let protocols = [
-        ("dsr", Routing::Dsr),
-        ("aodv", Routing::Aodv { ss_threshold_dbm: None }),
-        ("olsr", Routing::Olsr { etx: false }),
-    ];
+    let protocols = [("dsr", Routing::dsr()), ("aodv", Routing::aodv(None)), ("olsr", Routing::olsr(false))];
     for (name, routing) in protocols.into_iter().filter(|(n, _)| only.as_deref().is_none_or(|o| o == *n)) {
         for pause_s in [0.0, 900.0] {
             let (mut pdr, mut overhead) = (0.0, 0.0);

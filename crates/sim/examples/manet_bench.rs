@@ -36,7 +36,7 @@ fn main() {
         "{:<6} {:>10} {:>12} {:>12} {:>10} {:>14}",
         "", "wall s", "events", "M events/s", "completed", "goodput Mb/s"
     );
-    for (name, routing) in [("dsr", Routing::Dsr), ("aodv", Routing::Aodv { ss_threshold_dbm: None })] {
+    for (name, routing) in [("dsr", Routing::dsr()), ("aodv", Routing::aodv(None))] {
         let s = scenario(routing);
         let t0 = std::time::Instant::now();
         let r = meshbed_sim::run(&s).expect("valid scenario");

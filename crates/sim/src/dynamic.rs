@@ -7,7 +7,8 @@
 //! MAC's retry limit (a link failure; the packet is then offered to routing
 //! again, which may salvage it). The rules themselves live in the engines.
 
-use crate::{Net, NetCounters, Packet, SimEvent};
+use crate::net_stats::{Loss, NetStats};
+use crate::{Net, Packet, SimEvent};
 use meshbed_core::Instant;
 use meshbed_radio::{Addr, NodeId};
 use meshbed_routing::{DataPacket, Decision, Dest, DropReason, RouteEvent, RoutingEngine};
@@ -61,9 +62,9 @@ impl Dynamic {
     }
 
     /// Lets every engine start (first HELLOs, timers).
-    pub(crate) fn start(&mut self, net: &mut Net, counters: &mut [NetCounters], now: Instant) {
+    pub(crate) fn start(&mut self, net: &mut Net, stats: &mut NetStats, now: Instant) {
         for node in 0..self.engines.len() as NodeId {
-            self.flush(net, counters, now, node);
+            self.flush(net, stats, now, node);
         }
     }
 
@@ -71,7 +72,7 @@ impl Dynamic {
     pub(crate) fn route(
         &mut self,
         net: &mut Net,
-        counters: &mut [NetCounters],
+        stats: &mut NetStats,
         now: Instant,
         node: NodeId,
         mut pkt: Packet,
@@ -87,24 +88,24 @@ impl Dynamic {
         let queued = match decision {
             Decision::Forward { next_hop, header } => forward(net, now, node, pkt, next_hop, header),
             Decision::Hold => {
-                counters[node as usize].held += 1;
+                stats.held(now, node, &pkt);
                 self.held.insert((node, pkt.id), pkt);
                 true
             }
             Decision::Drop(reason) => {
-                count_drop(&mut counters[node as usize], reason);
+                stats.lost(node, &pkt, loss(reason));
                 false
             }
         };
-        self.flush(net, counters, now, node);
+        self.flush(net, stats, now, node);
         queued
     }
 
     /// A control packet reached `frame.node` from `frame.from`.
-    pub(crate) fn control(&mut self, net: &mut Net, counters: &mut [NetCounters], now: Instant, frame: Heard<'_>) {
+    pub(crate) fn control(&mut self, net: &mut Net, stats: &mut NetStats, now: Instant, frame: Heard<'_>) {
         let Heard { node, from, rx_power_mw, bytes } = frame;
         self.engines[node as usize].handle_control(now, from, mw_to_dbm(rx_power_mw), bytes);
-        self.flush(net, counters, now, node);
+        self.flush(net, stats, now, node);
     }
 
     /// Any frame from `from` was heard at `node`.
@@ -116,29 +117,22 @@ impl Dynamic {
     /// broke. While the engine hears of it, a data packet is held under its
     /// id, so that the engine may salvage it (`RouteEvent::Release`, DSR's
     /// packet salvaging); one it does not release is lost.
-    pub(crate) fn link_failed(
-        &mut self,
-        net: &mut Net,
-        counters: &mut [NetCounters],
-        now: Instant,
-        node: NodeId,
-        pkt: Packet,
-    ) {
-        counters[node as usize].link_failures += 1;
+    pub(crate) fn link_failed(&mut self, net: &mut Net, stats: &mut NetStats, now: Instant, node: NodeId, pkt: Packet) {
+        stats.nodes[node as usize].link_failures += 1;
         let key = (node, pkt.id);
         let neighbour = pkt.next_hop;
         if !pkt.control && pkt.id != 0 {
             self.held.insert(key, pkt);
         }
         self.engines[node as usize].on_link_failure(now, neighbour);
-        self.flush(net, counters, now, node);
-        if self.held.remove(&key).is_some() {
-            counters[node as usize].lost_on_link += 1;
+        self.flush(net, stats, now, node);
+        if let Some(pkt) = self.held.remove(&key) {
+            stats.lost(node, &pkt, Loss::RetryLimit);
         }
     }
 
     /// `node`'s timer event of generation `gen` fired.
-    pub(crate) fn timer(&mut self, net: &mut Net, counters: &mut [NetCounters], now: Instant, node: NodeId, gen: u64) {
+    pub(crate) fn timer(&mut self, net: &mut Net, stats: &mut NetStats, now: Instant, node: NodeId, gen: u64) {
         if gen != self.timer_gen[node as usize] {
             return;
         }
@@ -146,13 +140,13 @@ impl Dynamic {
         if self.engines[node as usize].poll_timeout().is_some_and(|t| t <= now) {
             self.engines[node as usize].handle_timeout(now);
         }
-        self.flush(net, counters, now, node);
+        self.flush(net, stats, now, node);
     }
 
     /// Carries out what `node`'s engine asks for: control packets, held
     /// packets released or dropped, events, its next timer.
-    fn flush(&mut self, net: &mut Net, counters: &mut [NetCounters], now: Instant, node: NodeId) {
-        let c = &mut counters[node as usize];
+    fn flush(&mut self, net: &mut Net, stats: &mut NetStats, now: Instant, node: NodeId) {
+        let c = &mut stats.nodes[node as usize];
         while let Some(tx) = self.engines[node as usize].poll_transmit(now) {
             c.control_packets_sent += 1;
             c.control_bytes_sent += tx.bytes.len() as u64;
@@ -178,16 +172,18 @@ impl Dynamic {
             match &ev {
                 RouteEvent::Release { id, next_hop, header } => {
                     if let Some(pkt) = self.held.remove(&(node, *id)) {
+                        stats.released(now, node, &pkt);
                         forward(net, now, node, pkt, *next_hop, header.clone());
                     }
                 }
                 RouteEvent::DropHeld { id, reason } => {
-                    if self.held.remove(&(node, *id)).is_some() {
-                        count_drop(&mut counters[node as usize], *reason);
+                    if let Some(pkt) = self.held.remove(&(node, *id)) {
+                        let still_held = self.held.iter().any(|(&(n, _), p)| n == node && p.dst == pkt.dst);
+                        stats.dropped_held(node, &pkt, loss(*reason), still_held);
                     }
                 }
-                RouteEvent::Found { .. } | RouteEvent::Changed { .. } => counters[node as usize].route_changes += 1,
-                RouteEvent::Lost { .. } => counters[node as usize].routes_lost += 1,
+                RouteEvent::Found { .. } | RouteEvent::Changed { .. } => stats.nodes[node as usize].route_changes += 1,
+                RouteEvent::Lost { .. } => stats.nodes[node as usize].routes_lost += 1,
                 RouteEvent::LinkBroken { .. } => {}
             }
             self.events.push((now, node, ev));
@@ -221,11 +217,11 @@ fn forward(
     net.enqueue(now, node, Addr::Unicast(next_hop), pkt)
 }
 
-fn count_drop(c: &mut NetCounters, reason: DropReason) {
+fn loss(reason: DropReason) -> Loss {
     match reason {
-        DropReason::NoRoute => c.no_route += 1,
-        DropReason::DiscoveryTimeout => c.discovery_timeout += 1,
-        DropReason::BufferOverflow => c.discovery_overflow += 1,
+        DropReason::NoRoute => Loss::NoRoute,
+        DropReason::DiscoveryTimeout => Loss::DiscoveryTimeout,
+        DropReason::BufferOverflow => Loss::DiscoveryOverflow,
     }
 }
 

@@ -18,6 +18,7 @@
 pub mod driver;
 pub mod dynamic;
 pub mod mobility;
+pub mod net_stats;
 pub mod report;
 pub mod routing;
 pub mod scenario;
@@ -27,11 +28,12 @@ pub mod udp;
 use driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock};
 use meshbed_core::{Duration, Instant};
 use meshbed_radio::{Addr, DropCause, Indication, Medium, NodeId, Payload};
+pub use net_stats::{Discoveries, Drops, FlowNet, NetCounters};
+use net_stats::{Loss, NetStats};
 use report::Arrivals;
 pub use report::{FlowResult, SimReport};
 use routing::RouteTable;
 pub use scenario::{Scenario, ScenarioError, Traffic};
-use serde::Serialize;
 use std::io;
 use transport::{Side, Timer, Transport};
 use udp::UdpSource;
@@ -68,6 +70,10 @@ pub struct Packet {
     /// Queued ahead of data at the MAC (routing control packets, unless the
     /// scenario says `[routing] control_priority = false`).
     pub priority: bool,
+    /// A fingerprint of the nodes it went through so far (its source
+    /// first), so that a flow's destination can tell when its packets
+    /// started to take another path (seed 002 §2.3, Fig. 4b).
+    pub path_hash: u64,
 }
 
 impl Packet {
@@ -96,6 +102,7 @@ impl Packet {
             routing_header: Vec::new(),
             control: false,
             priority: false,
+            path_hash: net_stats::path_step(net_stats::PATH_START, src),
         }
     }
 }
@@ -149,29 +156,6 @@ impl Flow {
     }
 }
 
-/// Network-layer counters of one node.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct NetCounters {
-    pub forwarded: u64,
-    pub no_route: u64,
-    pub ttl_expired: u64,
-    /// Data packets a routing engine held while it discovered a route.
-    pub held: u64,
-    /// Held data packets dropped: discovery gave up in time, or its buffer was full.
-    pub discovery_timeout: u64,
-    pub discovery_overflow: u64,
-    /// Routing control packets and their bytes sent by this node.
-    pub control_packets_sent: u64,
-    pub control_bytes_sent: u64,
-    /// Frames the MAC gave up on (retry limit) with routing engines: link failures.
-    pub link_failures: u64,
-    /// Data packets of those that routing did not salvage.
-    pub lost_on_link: u64,
-    /// Routes found or changed, and routes lost, at this node.
-    pub route_changes: u64,
-    pub routes_lost: u64,
-}
-
 /// How packets find their next hop: the static table, or routing engines.
 pub(crate) struct Router {
     /// Next hops computed once at time zero (static and shortest-path
@@ -185,7 +169,7 @@ struct World {
     router: Router,
     flows: Vec<Flow>,
     saturated: udp::SaturatedSources,
-    net: Vec<NetCounters>,
+    net: NetStats,
 }
 
 type Net = Network<Packet, SimEvent>;
@@ -207,16 +191,24 @@ impl Sim {
             meshbed_core::stream_rng(seed, meshbed_core::StreamId::new(meshbed_core::StreamKind::Routing, node as u64))
         };
         match scenario.routing {
-            scenario::Routing::Dsr => Sim::with_routing(scenario, &|node| {
+            scenario::Routing::Dsr { .. } => Sim::with_routing(scenario, &|node| {
                 Box::new(meshbed_routing::dsr::Dsr::new(node, meshbed_routing::dsr::DsrConfig::default(), stream(node)))
             }),
-            scenario::Routing::Aodv { ss_threshold_dbm } => Sim::with_routing(scenario, &|node| {
-                let config = meshbed_routing::AodvConfig { ss_threshold_dbm, ..meshbed_routing::AodvConfig::default() };
-                Box::new(meshbed_routing::Aodv::new(node, config, stream(node)))
-            }),
-            scenario::Routing::Olsr { etx } => Sim::with_routing(scenario, &|node| {
-                let config =
+            scenario::Routing::Aodv { ss_threshold_dbm, link_layer_feedback, expanding_ring_search, .. } => {
+                Sim::with_routing(scenario, &|node| {
+                    let config = meshbed_routing::AodvConfig {
+                        ss_threshold_dbm,
+                        link_layer_feedback,
+                        expanding_ring_search,
+                        ..meshbed_routing::AodvConfig::default()
+                    };
+                    Box::new(meshbed_routing::Aodv::new(node, config, stream(node)))
+                })
+            }
+            scenario::Routing::Olsr { etx, link_layer_notification, .. } => Sim::with_routing(scenario, &|node| {
+                let base =
                     if etx { meshbed_routing::OlsrConfig::etx() } else { meshbed_routing::OlsrConfig::default() };
+                let config = meshbed_routing::OlsrConfig { link_layer_notification, ..base };
                 Box::new(meshbed_routing::OlsrEngine::new(node, config, stream(node)))
             }),
             scenario::Routing::ShortestPath | scenario::Routing::Static { .. } => {
@@ -235,7 +227,11 @@ impl Sim {
     ) -> Result<Sim, ScenarioError> {
         let (medium, routes) = build_network(scenario, false)?;
         let engines = (0..medium.node_count() as NodeId).map(make).collect();
-        Sim::build(scenario, medium, routes, Some(dynamic::Dynamic::new(engines)))
+        let mut dynamic = dynamic::Dynamic::new(engines);
+        // Engines given by the caller with a static kind still get ns-2's
+        // priority queue for their control packets.
+        dynamic.control_priority = scenario.routing.control_priority() || !scenario.routing.is_dynamic();
+        Sim::build(scenario, medium, routes, Some(dynamic))
     }
 
     fn build(
@@ -294,8 +290,12 @@ impl Sim {
                 schedule_timer(&mut net, start, i as u32, t.rearm(Side::Receiver));
             }
         }
-        let mut world =
-            World { router: Router { table: routes, dynamic }, flows, saturated, net: vec![NetCounters::default(); n] };
+        let mut world = World {
+            router: Router { table: routes, dynamic },
+            flows,
+            saturated,
+            net: NetStats::new(n, scenario.flows.len()),
+        };
         if let Some(d) = &mut world.router.dynamic {
             d.start(&mut net, &mut world.net, Instant::ZERO);
         }
@@ -338,24 +338,23 @@ fn schedule_timer(net: &mut Net, now: Instant, flow: u32, timer: Option<Timer>) 
 fn route_out(
     net: &mut Net,
     router: &mut Router,
-    counters: &mut [NetCounters],
+    stats: &mut NetStats,
     now: Instant,
     node: NodeId,
     mut pkt: Packet,
 ) -> bool {
-    let c = &mut counters[node as usize];
     if pkt.ttl == 0 {
-        c.ttl_expired += 1;
+        stats.lost(node, &pkt, Loss::TtlExpired);
         return false;
     }
     pkt.ttl -= 1;
     if let Some(d) = &mut router.dynamic {
-        return d.route(net, counters, now, node, pkt);
+        return d.route(net, stats, now, node, pkt);
     }
     match router.table.next_hop(node, pkt.dst) {
         Some(next) => net.enqueue(now, node, Addr::Unicast(next), pkt),
         None => {
-            c.no_route += 1;
+            stats.lost(node, &pkt, Loss::NoRoute);
             false
         }
     }
@@ -463,7 +462,8 @@ impl Host<Packet> for SimHost<'_> {
                 if payload.dst == node {
                     w.arrive(net, now, node, payload);
                 } else {
-                    w.net[node as usize].forwarded += 1;
+                    w.net.nodes[node as usize].forwarded += 1;
+                    payload.path_hash = net_stats::path_step(payload.path_hash, node);
                     if !payload.datagram.is_empty() {
                         if let Some(t) = w.flows[payload.flow as usize].transport_mut() {
                             if let Err(e) = stamp(net, now, node, t.relay_class, &mut payload.datagram) {
@@ -480,12 +480,13 @@ impl Host<Packet> for SimHost<'_> {
                     let _ = w.originate(net, now, flow);
                 }
             }
-            Indication::Drop { node, payload, cause: DropCause::RetryLimit } => {
-                if let Some(d) = &mut w.router.dynamic {
-                    d.link_failed(net, &mut w.net, now, node, payload);
-                }
+            Indication::Drop { node, payload, cause: DropCause::RetryLimit } => match &mut w.router.dynamic {
+                Some(d) => d.link_failed(net, &mut w.net, now, node, payload),
+                None => w.net.lost(node, &payload, Loss::RetryLimit),
+            },
+            Indication::Drop { node, payload, cause: DropCause::QueueOverflow } => {
+                w.net.lost(node, &payload, Loss::QueueOverflow)
             }
-            Indication::Drop { cause: DropCause::QueueOverflow, .. } => {}
             Indication::TxReport(_) => unreachable!("the driver feeds tx reports to the relays"),
         }
         w.notify_route_events(now);
@@ -689,7 +690,7 @@ fn build_network(scenario: &Scenario, refuse_unroutable: bool) -> Result<(Medium
                     distance(from, to).round(),
                     match scenario.routing {
                         scenario::Routing::ShortestPath
-                        | scenario::Routing::Dsr
+                        | scenario::Routing::Dsr { .. }
                         | scenario::Routing::Aodv { .. }
                         | scenario::Routing::Olsr { .. } =>
                             "shortest-path routing uses links whose ends decode each other",

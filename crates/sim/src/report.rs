@@ -1,6 +1,7 @@
 //! What a run produces, as a table for people and JSON for scripts.
 
 use crate::driver::Driver;
+use crate::net_stats::FlowNet;
 use crate::scenario::{Scenario, Traffic, IP_UDP_HEADER_BYTES};
 use crate::transport::{PathObservation, TraceRecord};
 use crate::{Flow, FlowKind, NetCounters, Packet, SimEvent, World};
@@ -67,6 +68,21 @@ pub struct FlowResult {
     /// routing (ELFN; only with routing engines).
     pub route_failed_notices: u64,
     pub route_reestablished_notices: u64,
+    /// The flow's route history in time order: notices to either end
+    /// (`route-failed`, `route-reestablished`) and the moments its packets
+    /// reached the destination over a new path (`path-changed`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub route_log: Vec<RouteLogEntry>,
+    /// How often the path of the packets reaching the destination changed
+    /// from one packet to the next (seed 002 §2.3, Fig. 4b's "different
+    /// route").
+    pub path_changes: u64,
+    /// UDP: packets received over packets sent; `None` for a transport flow
+    /// (whose `received_packets` includes retransmissions).
+    pub delivery_ratio: Option<f64>,
+    /// The network layer's losses of the flow's packets by cause, and the
+    /// route discoveries they waited for.
+    pub net: FlowNet,
     /// Engine trace samples, kept only when the flow sets `trace = true`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TraceRecord>,
@@ -103,9 +119,23 @@ impl FlowResult {
             path: None,
             route_failed_notices: 0,
             route_reestablished_notices: 0,
+            route_log: Vec::new(),
+            path_changes: 0,
+            delivery_ratio: None,
+            net: FlowNet::default(),
             trace: Vec::new(),
         }
     }
+}
+
+/// One entry of a flow's route history.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RouteLogEntry {
+    pub t_s: f64,
+    /// `sender`, `receiver`, or `destination` (where a path change is seen).
+    pub side: &'static str,
+    /// `route-failed`, `route-reestablished` or `path-changed`.
+    pub event: &'static str,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -120,7 +150,13 @@ pub struct SimReport {
     pub flows: Vec<FlowResult>,
     pub mac_total: MacCounters,
     pub mac_per_node: Vec<MacCounters>,
+    pub net_total: NetCounters,
     pub net_per_node: Vec<NetCounters>,
+    /// Routing control packets sent (every hop counted) per data packet
+    /// delivered to its flow's destination (seed 003 §5.3's overhead ratio;
+    /// Broch et al.'s normalised routing load). `None` without routing
+    /// engines or with nothing delivered.
+    pub routing_overhead_ratio: Option<f64>,
 }
 
 impl SimReport {
@@ -211,10 +247,38 @@ impl SimReport {
                 let _ = writeln!(s, "  {:<32} {:>10}", name, v);
             }
         }
-        let no_route: u64 = self.net_per_node.iter().map(|c| c.no_route).sum();
-        let fwd: u64 = self.net_per_node.iter().map(|c| c.forwarded).sum();
-        let _ = writeln!(s, "  {:<32} {:>10}", "forwarded by relays", fwd);
-        let _ = writeln!(s, "  {:<32} {:>10}", "drop: no route", no_route);
+        let n = &self.net_total;
+        let _ = writeln!(s, "  {:<32} {:>10}", "forwarded by relays", n.forwarded);
+        let _ = writeln!(s, "  {:<32} {:>10}", "drop: no route", n.drops.no_route);
+        if let Some(ratio) = self.routing_overhead_ratio {
+            let _ = writeln!(s);
+            let _ = writeln!(s, "Routing (all nodes)");
+            let rows: [(&str, String); 10] = [
+                ("control packets / bytes sent", format!("{} / {}", n.control_packets_sent, n.control_bytes_sent)),
+                ("overhead: control per delivered", format!("{ratio:.3}")),
+                ("link failures (MAC retry limit)", n.link_failures.to_string()),
+                ("routes found or changed / lost", format!("{} / {}", n.route_changes, n.routes_lost)),
+                ("packets held for discovery", n.held.to_string()),
+                ("discoveries: done / failed", format!("{} / {}", n.discoveries.completed, n.discoveries.failed)),
+                (
+                    "discovery time: mean / max ms",
+                    format!(
+                        "{} / {:.1}",
+                        n.discoveries.mean_s().map_or("-".into(), |m| format!("{:.1}", m * 1e3)),
+                        n.discoveries.max_ns as f64 / 1e6
+                    ),
+                ),
+                (
+                    "drop: discovery timeout / full",
+                    format!("{} / {}", n.drops.discovery_timeout, n.drops.discovery_overflow),
+                ),
+                ("drop: lost on a broken link", n.drops.retry_limit.to_string()),
+                ("drop: TTL expired", n.drops.ttl_expired.to_string()),
+            ];
+            for (name, v) in rows {
+                let _ = writeln!(s, "  {:<32} {:>10}", name, v);
+            }
+        }
         s
     }
 }
@@ -231,6 +295,9 @@ pub(crate) struct Arrivals {
     pub delay_sum_ns: u128,
     pub max_seq_seen: Option<u64>,
     pub out_of_order: u64,
+    /// The path fingerprint of the last packet, and when it changed.
+    pub last_path: Option<u64>,
+    pub path_changed_at: Vec<Instant>,
 }
 
 impl Arrivals {
@@ -244,6 +311,10 @@ impl Arrivals {
             Some(m) if pkt.seq < m => self.out_of_order += 1,
             _ => self.max_seq_seen = Some(pkt.seq),
         }
+        if self.last_path.is_some_and(|p| p != pkt.path_hash) {
+            self.path_changed_at.push(now);
+        }
+        self.last_path = Some(pkt.path_hash);
     }
 
     /// A UDP packet reached its sink: counted, and its payload too.
@@ -267,8 +338,14 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     r.mean_delay_s = mean_delay_s;
     r.out_of_order = a.out_of_order;
     r.bytes_delivered = a.udp_payload_bytes;
+    r.path_changes = a.path_changed_at.len() as u64;
+    let path_log = a.path_changed_at.iter().map(|&t| (t, "destination", "path-changed"));
+    r.net = world.net.flows[flow as usize].clone();
     match &f.kind {
-        FlowKind::Udp(src) => r.sent_packets = src.sent_packets,
+        FlowKind::Udp(src) => {
+            r.sent_packets = src.sent_packets;
+            r.delivery_ratio = (src.sent_packets > 0).then(|| a.packets as f64 / src.sent_packets as f64);
+        }
         FlowKind::Transport(t) => {
             let sender = t.sender_stats();
             r.protocol = t.protocol.name().to_string();
@@ -297,8 +374,20 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
             r.trace = t.trace.clone();
             r.route_failed_notices = t.route_failed_notices;
             r.route_reestablished_notices = t.route_reestablished_notices;
+            r.route_log = t
+                .route_log
+                .iter()
+                .map(|&(at, side, up)| {
+                    let side = if side == crate::transport::Side::Sender { "sender" } else { "receiver" };
+                    (at, side, if up { "route-reestablished" } else { "route-failed" })
+                })
+                .map(|(at, side, event)| RouteLogEntry { t_s: at.as_secs_f64(), side, event })
+                .collect();
         }
     }
+    r.route_log.extend(path_log.map(|(at, side, event)| RouteLogEntry { t_s: at.as_secs_f64(), side, event }));
+    // Stable: at one instant, notices before the path change they caused.
+    r.route_log.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     if r.duration_s > 0.0 {
         r.goodput_bps = r.bytes_delivered as f64 * 8.0 / r.duration_s;
     }
@@ -312,13 +401,21 @@ pub(crate) fn assemble(
     driver: &Driver<Packet, SimEvent>,
     end: Instant,
 ) -> SimReport {
-    let flows = world.flows.iter().enumerate().map(|(i, f)| flow_result(world, i as u32, f, end)).collect();
+    let flows: Vec<FlowResult> =
+        world.flows.iter().enumerate().map(|(i, f)| flow_result(world, i as u32, f, end)).collect();
     let medium = driver.net.medium();
     let per_node: Vec<MacCounters> = (0..medium.node_count()).map(|n| medium.counters(n as NodeId).clone()).collect();
     let mut mac_total = MacCounters::default();
     for c in &per_node {
         mac_total.add(c);
     }
+    let mut net_total = NetCounters::default();
+    for c in &world.net.nodes {
+        net_total.add(c);
+    }
+    let delivered: u64 = flows.iter().map(|f| f.received_packets).sum();
+    let routing_overhead_ratio = (world.router.dynamic.is_some() && delivered > 0)
+        .then(|| net_total.control_packets_sent as f64 / delivered as f64);
     SimReport {
         seed: scenario.seed,
         duration_s: scenario.duration_s,
@@ -327,6 +424,8 @@ pub(crate) fn assemble(
         flows,
         mac_total,
         mac_per_node: per_node,
-        net_per_node: world.net.clone(),
+        net_total,
+        net_per_node: world.net.nodes.clone(),
+        routing_overhead_ratio,
     }
 }

@@ -16,7 +16,7 @@ impl RouteTable {
         match routing {
             // With routing engines the table only tells the report how many
             // hops a flow had at time zero.
-            Routing::ShortestPath | Routing::Dsr | Routing::Aodv { .. } | Routing::Olsr { .. } => {
+            Routing::ShortestPath | Routing::Dsr { .. } | Routing::Aodv { .. } | Routing::Olsr { .. } => {
                 // A link is usable when each end decodes the other: data goes
                 // one way and the MAC ACK the other.
                 // Neighbour lists in index order, built once: the BFS below

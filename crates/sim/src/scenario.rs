@@ -16,7 +16,11 @@
 //! spacing_m = 200.0
 //!
 //! [routing]
-//! kind = "shortest-path"       # shortest-path | static (paths) | dsr | olsr (metric = "hop-count" | "etx")
+//! kind = "shortest-path"       # shortest-path | static (paths) | dsr | aodv | olsr
+//!                              # aodv: ss_threshold_dbm, link_layer_feedback (true),
+//!                              #   expanding_ring_search (false)
+//!                              # olsr: metric = "hop-count" | "etx", link_layer_notification (false)
+//!                              # dsr, aodv, olsr: control_priority (true)
 //!
 //! [[flows]]
 //! src = 0
@@ -111,21 +115,62 @@ pub enum Routing {
     Static { paths: Vec<Vec<u32>> },
     /// DSR (seed 002 §5.1, ns-2's; RFC 4728), a `meshbed_routing` engine
     /// per node: routes are discovered as packets need them.
-    Dsr,
+    Dsr { control_priority: bool },
     /// AODV (RFC 3561; seed 003's AODV-UU); with `ss_threshold_dbm`, seed
     /// 003's signal-strength filter (§3.2: control packets from neighbours
-    /// whose averaged signal is below it are ignored).
-    Aodv { ss_threshold_dbm: Option<f64> },
+    /// whose averaged signal is below it are ignored). `link_layer_feedback`
+    /// (default true): a MAC retry-limit failure breaks the link at once;
+    /// false: only missed HELLOs do (AODV-UU's default).
+    Aodv {
+        ss_threshold_dbm: Option<f64>,
+        link_layer_feedback: bool,
+        expanding_ring_search: bool,
+        control_priority: bool,
+    },
     /// OLSR (RFC 3626), proactive; `metric = "etx"` (seed 004 §III.B) or
-    /// `"hop-count"` (the default).
-    Olsr { etx: bool },
+    /// `"hop-count"` (the default); `link_layer_notification` (RFC 3626 §13,
+    /// default false).
+    Olsr { etx: bool, link_layer_notification: bool, control_priority: bool },
 }
 
 impl Routing {
     /// Whether routing engines find routes during the run (rather than a
     /// table computed at time zero).
     pub fn is_dynamic(&self) -> bool {
-        matches!(self, Routing::Dsr | Routing::Aodv { .. } | Routing::Olsr { .. })
+        matches!(self, Routing::Dsr { .. } | Routing::Aodv { .. } | Routing::Olsr { .. })
+    }
+
+    /// Whether routing control packets go ahead of data in the interface
+    /// queue (`control_priority`, default true: ns-2's CMU priority queue,
+    /// which the documents' ns-2 runs used).
+    pub fn control_priority(&self) -> bool {
+        match *self {
+            Routing::Dsr { control_priority }
+            | Routing::Aodv { control_priority, .. }
+            | Routing::Olsr { control_priority, .. } => control_priority,
+            Routing::ShortestPath | Routing::Static { .. } => false,
+        }
+    }
+
+    /// DSR with its defaults.
+    pub fn dsr() -> Routing {
+        Routing::Dsr { control_priority: true }
+    }
+
+    /// AODV with its defaults (link-layer feedback, no expanding ring
+    /// search) and an optional signal-strength threshold.
+    pub fn aodv(ss_threshold_dbm: Option<f64>) -> Routing {
+        Routing::Aodv {
+            ss_threshold_dbm,
+            link_layer_feedback: true,
+            expanding_ring_search: false,
+            control_priority: true,
+        }
+    }
+
+    /// OLSR with its defaults (no link-layer notification), hop count or ETX.
+    pub fn olsr(etx: bool) -> Routing {
+        Routing::Olsr { etx, link_layer_notification: false, control_priority: true }
     }
 }
 
@@ -228,6 +273,11 @@ impl<'de> Deserialize<'de> for Topology {
     }
 }
 
+/// `control_priority` of a dynamic routing kind (default true).
+fn control_priority(t: &Tagged<'_>) -> Result<bool, String> {
+    Ok(t.get_opt("control_priority", "true or false")?.unwrap_or(true))
+}
+
 impl<'de> Deserialize<'de> for Routing {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let table = toml::Table::deserialize(d)?;
@@ -239,11 +289,11 @@ impl<'de> Deserialize<'de> for Routing {
                     Routing::ShortestPath
                 }
                 "dsr" => {
-                    t.only(&[])?;
-                    Routing::Dsr
+                    t.only(&["control_priority"])?;
+                    Routing::Dsr { control_priority: control_priority(&t)? }
                 }
                 "aodv" => {
-                    t.only(&["ss_threshold_dbm"])?;
+                    t.only(&["ss_threshold_dbm", "link_layer_feedback", "expanding_ring_search", "control_priority"])?;
                     let ss_threshold_dbm: Option<f64> = t.get_opt("ss_threshold_dbm", "a signal strength in dBm")?;
                     if let Some(v) = ss_threshold_dbm {
                         if !(-150.0..=0.0).contains(&v) {
@@ -252,10 +302,15 @@ impl<'de> Deserialize<'de> for Routing {
                             ));
                         }
                     }
-                    Routing::Aodv { ss_threshold_dbm }
+                    Routing::Aodv {
+                        ss_threshold_dbm,
+                        link_layer_feedback: t.get_opt("link_layer_feedback", "true or false")?.unwrap_or(true),
+                        expanding_ring_search: t.get_opt("expanding_ring_search", "true or false")?.unwrap_or(false),
+                        control_priority: control_priority(&t)?,
+                    }
                 }
                 "olsr" => {
-                    t.only(&["metric"])?;
+                    t.only(&["metric", "link_layer_notification", "control_priority"])?;
                     let metric: Option<String> = t.get_opt("metric", "`hop-count` or `etx`")?;
                     let etx = match metric.as_deref() {
                         None | Some("hop-count") => false,
@@ -264,7 +319,13 @@ impl<'de> Deserialize<'de> for Routing {
                             return Err(format!("routing.metric = \"{other}\": expected \"hop-count\" or \"etx\""))
                         }
                     };
-                    Routing::Olsr { etx }
+                    Routing::Olsr {
+                        etx,
+                        link_layer_notification: t
+                            .get_opt("link_layer_notification", "true or false")?
+                            .unwrap_or(false),
+                        control_priority: control_priority(&t)?,
+                    }
                 }
                 _ => {
                     let paths = t.get("paths", "an array of paths, each an array of node indices")?;

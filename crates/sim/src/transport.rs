@@ -196,6 +196,9 @@ pub(crate) struct Transport {
     route_down: [bool; 2],
     pub route_failed_notices: u64,
     pub route_reestablished_notices: u64,
+    /// Every notice delivered: when, to which side, and whether the route
+    /// came back (`true`) or failed.
+    pub route_log: Vec<(Instant, Side, bool)>,
 }
 
 /// The IP packet size of a datagram (IP and UDP headers added).
@@ -252,6 +255,7 @@ impl Transport {
             route_down: [false; 2],
             route_failed_notices: 0,
             route_reestablished_notices: 0,
+            route_log: Vec::new(),
         }
     }
 
@@ -263,6 +267,7 @@ impl Transport {
             return;
         }
         self.route_down[i] = !up;
+        self.route_log.push((now, side, up));
         let notice = if up {
             self.route_reestablished_notices += 1;
             meshbed_proto::RouteNotice::Reestablished

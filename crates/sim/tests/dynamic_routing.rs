@@ -199,7 +199,7 @@ fn a_transport_flow_is_told_when_its_route_fails_and_comes_back() {
 fn dsr_carries_a_tcp_transfer_over_a_chain() {
     for hops in 1..=4u32 {
         let mut s = Scenario::chain(hops, 200.0, 60.0);
-        s.routing = meshbed_sim::scenario::Routing::Dsr;
+        s.routing = meshbed_sim::scenario::Routing::dsr();
         s.flows = vec![FlowSpec::transfer(0, hops, meshbed_proto::Protocol::TcpNewReno, 500_000)];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
@@ -215,7 +215,7 @@ fn dsr_carries_a_tcp_transfer_over_a_chain() {
 fn olsr_carries_cbr_along_a_chain_once_converged() {
     for etx in [false, true] {
         let mut s = Scenario::chain(4, 200.0, 60.0);
-        s.routing = meshbed_sim::scenario::Routing::Olsr { etx };
+        s.routing = meshbed_sim::scenario::Routing::olsr(etx);
         s.flows = vec![FlowSpec {
             src: 0,
             dst: 4,
@@ -246,7 +246,7 @@ fn olsr_carries_cbr_along_a_chain_once_converged() {
 fn aodv_carries_a_tcp_transfer_over_a_chain() {
     for hops in 1..=4u32 {
         let mut s = Scenario::chain(hops, 200.0, 90.0);
-        s.routing = meshbed_sim::scenario::Routing::Aodv { ss_threshold_dbm: None };
+        s.routing = meshbed_sim::scenario::Routing::aodv(None);
         s.flows = vec![FlowSpec::transfer(0, hops, meshbed_proto::Protocol::TcpNewReno, 500_000)];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
@@ -261,6 +261,38 @@ fn aodv_carries_a_tcp_transfer_over_a_chain() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("routing.ss_threshold_dbm = 20: expected a signal strength in dBm"), "{e}");
+    let parse = |routing: &str| {
+        Scenario::from_toml(&format!(
+            "duration_s = 1.0\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 200.0\n[routing]\n{routing}\n"
+        ))
+    };
+    let ok =
+        parse("kind = \"aodv\"\nlink_layer_feedback = false\nexpanding_ring_search = true\ncontrol_priority = false")
+            .unwrap();
+    assert_eq!(
+        ok.routing,
+        meshbed_sim::scenario::Routing::Aodv {
+            ss_threshold_dbm: None,
+            link_layer_feedback: false,
+            expanding_ring_search: true,
+            control_priority: false
+        }
+    );
+    assert!(!ok.routing.control_priority());
+    let ok = parse("kind = \"olsr\"\nlink_layer_notification = true").unwrap();
+    assert_eq!(
+        ok.routing,
+        meshbed_sim::scenario::Routing::Olsr { etx: false, link_layer_notification: true, control_priority: true }
+    );
+    for (routing, key) in [
+        ("kind = \"aodv\"\nlink_layer_feedback = \"yes\"", "routing.link_layer_feedback"),
+        ("kind = \"dsr\"\ncontrol_priority = 1", "routing.control_priority"),
+        ("kind = \"dsr\"\nmetric = \"etx\"", "routing.metric"),
+        ("kind = \"olsr\"\nlink_layer_feedback = true", "routing.link_layer_feedback"),
+    ] {
+        let e = parse(routing).unwrap_err().to_string();
+        assert!(e.contains(key), "{routing}: {e}");
+    }
 }
 
 /// Seed 003's signal-strength filter in the simulator: node 2 is reachable
@@ -297,8 +329,8 @@ fn signal_strength_aodv_avoids_a_weak_long_link() {
     let (weak, strong) = (medium.medium().mean_rx_dbm(0, 2), medium.medium().mean_rx_dbm(0, 1));
     let threshold = (weak + strong) / 2.0;
 
-    let plain = meshbed_sim::run(&base(Routing::Aodv { ss_threshold_dbm: None })).unwrap();
-    let filtered = meshbed_sim::run(&base(Routing::Aodv { ss_threshold_dbm: Some(threshold) })).unwrap();
+    let plain = meshbed_sim::run(&base(Routing::aodv(None))).unwrap();
+    let filtered = meshbed_sim::run(&base(Routing::aodv(Some(threshold)))).unwrap();
     let via_1 = |r: &meshbed_sim::SimReport| r.net_per_node[1].forwarded;
     let sent = plain.flows[0].sent_packets;
     eprintln!(
@@ -320,23 +352,30 @@ fn signal_strength_aodv_avoids_a_weak_long_link() {
 }
 
 /// A relay walks away mid-transfer while another node offers a second path:
-/// AODV and DSR see the break at the MAC's retry limit, the source gets a
-/// "route failed" notice, a new route goes through the other relay, and the
-/// transfer completes byte for byte.
+/// AODV and DSR see the break at the MAC's retry limit (AODV sends a RERR
+/// and the source gets a "route failed" notice, DSR salvages or the source
+/// rediscovers), OLSR loses the link when its HELLOs stop for
+/// NEIGHB_HOLD_TIME and converges on the other relay. Delivery resumes over
+/// the other relay and the transfer completes byte for byte; the flow's
+/// route log shows the failure and the new path.
 #[test]
 fn a_relay_walking_away_mid_transfer_is_routed_around() {
     use meshbed_sim::mobility::{MobilitySpec, ScriptedNode};
     use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
     let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None };
-    for routing in [Routing::Aodv { ss_threshold_dbm: None }, Routing::Dsr] {
+    for routing in [Routing::aodv(None), Routing::dsr(), Routing::olsr(false)] {
+        let olsr = matches!(routing, Routing::Olsr { .. });
+        // OLSR needs its routes before traffic starts.
+        let start_s = if olsr { 15.0 } else { 1.0 };
+        let walk_s = start_s + 1.0;
         let mut s = Scenario::chain(2, 200.0, 120.0);
         s.topology =
             Topology::Explicit { nodes: vec![node(0.0, 0.0), node(150.0, 40.0), node(300.0, 0.0), node(150.0, -40.0)] };
         s.routing = routing.clone();
         s.flows =
-            vec![FlowSpec { start_s: 1.0, ..FlowSpec::transfer(0, 2, meshbed_proto::Protocol::TcpNewReno, 8_000_000) }];
-        // Whichever relay the route takes first, it walks away after 1.5 s.
-        let walk = |n: u32, y: f64| ScriptedNode { node: n, waypoints: vec![[2.0, 150.0, y, 50.0]] };
+            vec![FlowSpec { start_s, ..FlowSpec::transfer(0, 2, meshbed_proto::Protocol::TcpNewReno, 8_000_000) }];
+        // Whichever relay the route takes first, it walks away at 50 m/s.
+        let walk = |n: u32, y: f64| ScriptedNode { node: n, waypoints: vec![[walk_s, 150.0, y, 50.0]] };
         let mut exercised = 0;
         for walker in [1u32, 3] {
             let mut s = s.clone();
@@ -349,21 +388,115 @@ fn a_relay_walking_away_mid_transfer_is_routed_around() {
                 continue; // the route never used this relay: nothing broke
             }
             exercised += 1;
-            assert!(f.completed && f.verified && f.bytes_delivered == 8_000_000, "{routing:?}, walker {walker}: {f:?}");
-            assert!(
-                r.net_per_node[0].link_failures + r.net_per_node[other].link_failures >= 1
-                    || r.net_per_node[0].routes_lost >= 1,
-                "{routing:?}: the break was seen"
-            );
-            assert!(r.net_per_node[other].forwarded > 0, "{routing:?}: the other relay carried the rest");
-            // AODV loses the route at the source (RERR) and tells the flow;
-            // DSR may salvage at the relay and only change the source's route.
-            assert!(
-                f.route_failed_notices >= 1 || r.net_per_node[0].route_changes >= 2,
-                "{routing:?}, walker {walker}: {f:?} {:?}",
-                r.net_per_node[0]
-            );
+            let what = format!("{routing:?}, walker {walker}");
+            assert!(f.completed && f.verified && f.bytes_delivered == 8_000_000, "{what}: {f:?}");
+            assert!(r.net_per_node[other].forwarded > 0, "{what}: the other relay carried the rest");
+            let n0 = &r.net_per_node[0];
+            // The MAC gave up on a frame to or from the walker.
+            assert!(r.net_total.link_failures >= 1, "{what}: {:?}", r.net_total);
+            // The walker carried data, ACKs or both: the log shows the end
+            // whose route it was lose and regain it, or the data's new path.
+            let log = &f.route_log;
+            let after = |e: &&meshbed_sim::report::RouteLogEntry| e.t_s > walk_s;
+            let renotified = ["sender", "receiver"].iter().any(|side| {
+                let mine: Vec<_> = log.iter().filter(after).filter(|e| e.side == *side).collect();
+                let failed = mine.iter().position(|e| e.event == "route-failed");
+                let back = mine.iter().rposition(|e| e.event == "route-reestablished");
+                failed.is_some() && back > failed
+            });
+            let new_path = log.iter().filter(after).find(|e| e.event == "path-changed");
+            let (n0, n2) = (&r.net_per_node[0], &r.net_per_node[2]);
+            match routing {
+                // RERR to the end, a "route failed" notice, a new discovery.
+                Routing::Aodv { .. } => assert!(renotified, "{what}: {log:?}"),
+                Routing::Dsr { .. } => assert!(renotified || new_path.is_some(), "{what}: {log:?}"),
+                _ => {
+                    // Nothing heard from the walker for NEIGHB_HOLD_TIME
+                    // (6 s) once it is out of range, then one TC or HELLO
+                    // interval to learn the other way; the route changes
+                    // without ever being lost.
+                    assert!(n0.route_changes + n2.route_changes >= 4, "{what}: {n0:?} {n2:?}");
+                    if let Some(p) = new_path {
+                        assert!(p.t_s < walk_s + 12.0, "{what}: new path at {} s", p.t_s);
+                    }
+                }
+            }
         }
         assert!(exercised >= 1, "{routing:?}: some relay carried traffic and walked away");
+    }
+}
+
+/// One 2 MB NewReno transfer along a `hops`-hop chain (200 m spacing) with
+/// `routing`, starting at 15 s so that OLSR has converged; what the
+/// transfer and the network did.
+fn chain_transfer(hops: u32, routing: &meshbed_sim::scenario::Routing, seed: u64) -> meshbed_sim::SimReport {
+    let mut s = Scenario::chain(hops, 200.0, 120.0);
+    s.seed = seed;
+    s.routing = routing.clone();
+    let mut f = FlowSpec::transfer(0, hops, meshbed_proto::Protocol::TcpNewReno, 2_000_000);
+    f.start_s = 15.0;
+    s.flows = vec![f];
+    meshbed_sim::run(&s).unwrap()
+}
+
+/// Issue 11's goodput check on static 1–6-hop chains: every routing engine
+/// finds the chain route and carries 2 MB byte for byte. Where a flow
+/// cannot contend with itself (1–2 hops) every engine matches static
+/// routing's goodput within 5%. From 3 hops on, the transfer's own
+/// hidden-terminal losses reach the MAC's retry limit (with static routes
+/// too); routing that takes such a loss for a broken link (AODV's and
+/// DSR's link-layer feedback, ns-2's behaviour) rediscovers the route each
+/// time and loses a third or more of the goodput, while AODV detecting
+/// breaks by missed HELLOs (AODV-UU's default) stays within 5% (mean of
+/// three seeds). docs/RESULTS.md has the whole table.
+#[test]
+fn chain_goodput_against_static_routing() {
+    use meshbed_sim::scenario::Routing;
+    let aodv_hello = Routing::Aodv {
+        ss_threshold_dbm: None,
+        link_layer_feedback: false,
+        expanding_ring_search: false,
+        control_priority: true,
+    };
+    let dynamic = [
+        ("dsr", Routing::dsr()),
+        ("aodv", Routing::aodv(None)),
+        ("aodv-hello", aodv_hello.clone()),
+        ("olsr", Routing::olsr(false)),
+        ("olsr-etx", Routing::olsr(true)),
+    ];
+    let goodput = |r: &meshbed_sim::SimReport, what: &str| {
+        let f = &r.flows[0];
+        assert!(f.completed && f.verified && f.bytes_delivered == 2_000_000, "{what}: {f:?}");
+        f.goodput_bps
+    };
+    for hops in 1..=6u32 {
+        let stat = goodput(&chain_transfer(hops, &Routing::ShortestPath, 1), "static");
+        for (name, routing) in &dynamic {
+            let r = chain_transfer(hops, routing, 1);
+            let g = goodput(&r, name);
+            // The chain route: every relay forwarded the transfer's packets.
+            for relay in 1..hops as usize {
+                assert!(
+                    r.net_per_node[relay].forwarded > 1000,
+                    "{name}, {hops} hops: relay {relay} {:?}",
+                    r.net_per_node
+                );
+            }
+            if hops <= 2 {
+                assert!((g / stat - 1.0).abs() < 0.05, "{name}, {hops} hops: {g} vs static {stat}");
+            }
+            if hops == 4 && (*name == "aodv" || *name == "dsr") {
+                let n = &r.net_total;
+                assert!(g < 0.7 * stat, "{name}: {g} vs static {stat}");
+                assert!(n.link_failures >= 10 && n.discoveries.completed >= 10, "{name}: {n:?}");
+            }
+        }
+    }
+    for hops in 3..=6u32 {
+        let mean =
+            |routing: &Routing| (1..=3).map(|seed| goodput(&chain_transfer(hops, routing, seed), "")).sum::<f64>();
+        let (stat, hello) = (mean(&Routing::ShortestPath), mean(&aodv_hello));
+        assert!((hello / stat - 1.0).abs() < 0.05, "aodv-hello, {hops} hops: {hello} vs static {stat}");
     }
 }

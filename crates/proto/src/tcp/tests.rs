@@ -472,7 +472,8 @@ fn early_timeout_is_a_no_op_and_deadlines_always_move_forward() {
 
 #[test]
 fn idle_timeout_fails_exactly_at_the_limit() {
-    let mut s = TcpSender::new(config(), TcpVariant::Tahoe, CONN, vec![0; 10], ms(0));
+    let cfg = TcpConfig { idle_timeout: Duration::from_secs(10), ..config() };
+    let mut s = TcpSender::new(cfg, TcpVariant::Tahoe, CONN, vec![0; 10], ms(0));
     let limit = ms(10_000);
     while let Some(deadline) = s.poll_timeout().filter(|d| *d < limit) {
         s.handle_timeout(deadline);
@@ -497,6 +498,7 @@ fn idle_timeout_waits_for_two_unanswered_retransmissions() {
         initial_rto: Duration::from_secs(6),
         min_rto: Duration::from_secs(6),
         max_unanswered_rtos: 2,
+        idle_timeout: Duration::from_secs(10),
         ..config()
     };
     let mut s = established(TcpVariant::Reno, cfg, 10_000);
@@ -523,7 +525,7 @@ fn idle_timeout_waits_for_two_unanswered_retransmissions() {
 /// after the idle time plus `max_unanswered_rtos` maximum RTOs of silence.
 #[test]
 fn receiver_outwaits_a_backed_off_sender() {
-    let cfg = config();
+    let cfg = TcpConfig { idle_timeout: Duration::from_secs(10), ..config() };
     let limit = ms(0) + cfg.idle_timeout + cfg.max_rto * cfg.max_unanswered_rtos as u64;
     let mut r = listening(cfg);
     r.handle_timeout(ms(10_001));
@@ -751,4 +753,30 @@ fn overlapping_segments_are_held_once() {
     r.set_reorder_limit(0);
     r.handle_input(ms(20), &datagram(Control::ACK, seg(0), 1, &[1]));
     assert_eq!(r.take_delivered().len() as u64, end - seg(0));
+}
+
+/// The default gives up only after RFC 1122 §4.2.3.5's R2 (at least 100 s
+/// of silence), so that a route outage of a few seconds while nodes move
+/// does not end the connection.
+#[test]
+fn by_default_the_sender_outlasts_a_route_outage_of_a_minute() {
+    let mut s = established(TcpVariant::NewReno, config(), 10_000);
+    assert!(!drain(&mut s, ms(100)).is_empty());
+    let mut now = ms(100);
+    while let Some(deadline) = s.poll_timeout().filter(|d| *d < ms(60_100)) {
+        s.handle_timeout(deadline);
+        drain(&mut s, deadline);
+        now = deadline;
+    }
+    assert!(now > ms(10_000), "several retransmission timeouts went unanswered");
+    assert!(!s.is_closed(), "a minute of silence");
+    while let Some(deadline) = s.poll_timeout().filter(|d| *d <= ms(1_000_000)) {
+        s.handle_timeout(deadline);
+        drain(&mut s, deadline);
+        if s.is_closed() {
+            assert!(deadline >= ms(100_100), "gave up after {deadline:?}");
+            return;
+        }
+    }
+    panic!("never gave up");
 }

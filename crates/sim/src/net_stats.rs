@@ -1,0 +1,227 @@
+//! The network layer's counters (issue 11 §4): per node, per flow, and the
+//! route discoveries under way. Every drop, hold and release of a data
+//! packet is counted here, once, by the call that carries it out.
+
+use crate::dynamic::CONTROL_FLOW;
+use crate::Packet;
+use meshbed_core::Instant;
+use meshbed_radio::NodeId;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// The fingerprint of an empty path (FNV-1a's offset basis).
+pub const PATH_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The fingerprint of a path extended by `node` (FNV-1a over node ids): two
+/// packets that went through the same nodes in the same order carry the
+/// same fingerprint.
+pub fn path_step(hash: u64, node: NodeId) -> u64 {
+    (hash ^ node as u64).wrapping_mul(0x0000_0100_0000_01b3)
+}
+
+/// Why the network layer lost a data packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Loss {
+    /// No route, and routing does not discover one (static tables,
+    /// proactive routing), or discovery gave up.
+    NoRoute,
+    /// Held longer than the discovery buffer allows.
+    DiscoveryTimeout,
+    /// The discovery buffer was full.
+    DiscoveryOverflow,
+    /// Its hop limit ran out (a routing loop).
+    TtlExpired,
+    /// The interface queue was full.
+    QueueOverflow,
+    /// The MAC gave up at its retry limit (and routing did not salvage it).
+    RetryLimit,
+}
+
+/// Data packets lost, by cause.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Drops {
+    pub no_route: u64,
+    pub discovery_timeout: u64,
+    pub discovery_overflow: u64,
+    pub ttl_expired: u64,
+    pub queue_overflow: u64,
+    pub retry_limit: u64,
+}
+
+impl Drops {
+    fn count(&mut self, loss: Loss) {
+        let c = match loss {
+            Loss::NoRoute => &mut self.no_route,
+            Loss::DiscoveryTimeout => &mut self.discovery_timeout,
+            Loss::DiscoveryOverflow => &mut self.discovery_overflow,
+            Loss::TtlExpired => &mut self.ttl_expired,
+            Loss::QueueOverflow => &mut self.queue_overflow,
+            Loss::RetryLimit => &mut self.retry_limit,
+        };
+        *c += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.no_route
+            + self.discovery_timeout
+            + self.discovery_overflow
+            + self.ttl_expired
+            + self.queue_overflow
+            + self.retry_limit
+    }
+
+    pub fn add(&mut self, o: &Drops) {
+        self.no_route += o.no_route;
+        self.discovery_timeout += o.discovery_timeout;
+        self.discovery_overflow += o.discovery_overflow;
+        self.ttl_expired += o.ttl_expired;
+        self.queue_overflow += o.queue_overflow;
+        self.retry_limit += o.retry_limit;
+    }
+}
+
+/// Route discoveries timed as seed 003 §5.2 times them, from the driver's
+/// side so that every reactive protocol is timed alike: from the first
+/// packet held for a destination to the release of a packet for it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Discoveries {
+    /// Discoveries that ended with a route.
+    pub completed: u64,
+    /// Discoveries whose held packets were all dropped.
+    pub failed: u64,
+    pub total_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Discoveries {
+    fn record(&mut self, took_ns: u64) {
+        self.completed += 1;
+        self.total_ns += took_ns;
+        self.max_ns = self.max_ns.max(took_ns);
+    }
+
+    /// Mean time of the completed discoveries, seconds.
+    pub fn mean_s(&self) -> Option<f64> {
+        (self.completed > 0).then(|| self.total_ns as f64 / self.completed as f64 / 1e9)
+    }
+
+    pub fn add(&mut self, o: &Discoveries) {
+        self.completed += o.completed;
+        self.failed += o.failed;
+        self.total_ns += o.total_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+    }
+}
+
+/// Network-layer counters of one node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct NetCounters {
+    pub forwarded: u64,
+    /// Data packets this node lost, by cause (`retry_limit`: the MAC gave
+    /// up on them and routing, if any, did not salvage them).
+    pub drops: Drops,
+    /// Data packets a routing engine held while it discovered a route.
+    pub held: u64,
+    /// Route discoveries this node waited for, and how long.
+    pub discoveries: Discoveries,
+    /// Routing control packets and their bytes sent by this node.
+    pub control_packets_sent: u64,
+    pub control_bytes_sent: u64,
+    /// Frames the MAC gave up on (retry limit) with routing engines: link failures.
+    pub link_failures: u64,
+    /// Routes found or changed, and routes lost, at this node.
+    pub route_changes: u64,
+    pub routes_lost: u64,
+}
+
+impl NetCounters {
+    /// Adds `o`'s counts (a total over nodes; `discoveries.max_ns` is the
+    /// larger of the two).
+    pub fn add(&mut self, o: &NetCounters) {
+        self.forwarded += o.forwarded;
+        self.drops.add(&o.drops);
+        self.held += o.held;
+        self.discoveries.add(&o.discoveries);
+        self.control_packets_sent += o.control_packets_sent;
+        self.control_bytes_sent += o.control_bytes_sent;
+        self.link_failures += o.link_failures;
+        self.route_changes += o.route_changes;
+        self.routes_lost += o.routes_lost;
+    }
+}
+
+/// What the network layer did to one flow's packets.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlowNet {
+    /// Its data packets (both directions) lost, by cause.
+    pub drops: Drops,
+    /// Route discoveries its packets waited for (at either end).
+    pub discoveries: Discoveries,
+}
+
+/// The counters of a run.
+#[derive(Default)]
+pub(crate) struct NetStats {
+    pub nodes: Vec<NetCounters>,
+    pub flows: Vec<FlowNet>,
+    /// Discoveries under way: (node, destination) → when the first packet
+    /// was held, and its flow.
+    discovering: HashMap<(NodeId, NodeId), (Instant, u32)>,
+}
+
+impl NetStats {
+    pub fn new(nodes: usize, flows: usize) -> Self {
+        NetStats {
+            nodes: vec![NetCounters::default(); nodes],
+            flows: vec![FlowNet::default(); flows],
+            ..Default::default()
+        }
+    }
+
+    fn flow_mut(&mut self, flow: u32) -> Option<&mut FlowNet> {
+        (flow != CONTROL_FLOW).then(|| self.flows.get_mut(flow as usize)).flatten()
+    }
+
+    /// `node` lost data packet `pkt` for `loss`.
+    pub fn lost(&mut self, node: NodeId, pkt: &Packet, loss: Loss) {
+        if pkt.control {
+            return;
+        }
+        self.nodes[node as usize].drops.count(loss);
+        if let Some(f) = self.flow_mut(pkt.flow) {
+            f.drops.count(loss);
+        }
+    }
+
+    /// Routing at `node` holds `pkt` while it discovers a route.
+    pub fn held(&mut self, now: Instant, node: NodeId, pkt: &Packet) {
+        self.nodes[node as usize].held += 1;
+        self.discovering.entry((node, pkt.dst)).or_insert((now, pkt.flow));
+    }
+
+    /// Routing at `node` released a held packet: a discovery under way for
+    /// its destination ends.
+    pub fn released(&mut self, now: Instant, node: NodeId, pkt: &Packet) {
+        if let Some((since, flow)) = self.discovering.remove(&(node, pkt.dst)) {
+            let took_ns = now.saturating_since(since).as_nanos();
+            self.nodes[node as usize].discoveries.record(took_ns);
+            if let Some(f) = self.flow_mut(flow) {
+                f.discoveries.record(took_ns);
+            }
+        }
+    }
+
+    /// Routing at `node` dropped a held packet; if it was the last one held
+    /// for its destination, the discovery failed.
+    pub fn dropped_held(&mut self, node: NodeId, pkt: &Packet, loss: Loss, still_held_for_dst: bool) {
+        self.lost(node, pkt, loss);
+        if !still_held_for_dst {
+            if let Some((_, flow)) = self.discovering.remove(&(node, pkt.dst)) {
+                self.nodes[node as usize].discoveries.failed += 1;
+                if let Some(f) = self.flow_mut(flow) {
+                    f.discoveries.failed += 1;
+                }
+            }
+        }
+    }
+}
