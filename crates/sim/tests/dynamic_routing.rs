@@ -391,7 +391,6 @@ fn a_relay_walking_away_mid_transfer_is_routed_around() {
             let what = format!("{routing:?}, walker {walker}");
             assert!(f.completed && f.verified && f.bytes_delivered == 8_000_000, "{what}: {f:?}");
             assert!(r.net_per_node[other].forwarded > 0, "{what}: the other relay carried the rest");
-            let n0 = &r.net_per_node[0];
             // The MAC gave up on a frame to or from the walker.
             assert!(r.net_total.link_failures >= 1, "{what}: {:?}", r.net_total);
             // The walker carried data, ACKs or both: the log shows the end
