@@ -26,7 +26,12 @@ impl Runner for EmuRunner {
     fn check(&self, file: &str, points: &[Point]) -> Result<(), ExperimentError> {
         let mut refused: Vec<String> = Vec::new();
         for p in points {
-            for (i, f) in p.scenario.flows.iter().enumerate() {
+            let scenario = p.scenario.with_random_flows_drawn().map_err(|error| ExperimentError::Point {
+                file: file.into(),
+                point: p.label(),
+                error: Box::new(error),
+            })?;
+            for (i, f) in scenario.flows.iter().enumerate() {
                 if let Some(why) = traffic::not_emulated(f) {
                     let line = format!("flows[{i}] ({why})");
                     if !refused.contains(&line) {

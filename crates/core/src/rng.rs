@@ -38,6 +38,9 @@ pub enum StreamKind {
     Mobility = 9,
     /// Random node placement in an area.
     Placement = 10,
+    /// Random source/destination pairs (and start times) of a scenario's
+    /// `[random_flows]`.
+    FlowPairs = 11,
 }
 
 /// A stream identifier: 16 bits of kind, 48 bits of component index.

@@ -187,6 +187,7 @@ pub fn not_emulated(f: &meshbed_sim::scenario::FlowSpec) -> Option<&'static str>
 /// counters. Needs root. The experiment layer calls this where it would
 /// call `meshbed_sim::run`.
 pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuReport> {
+    let scenario = &*scenario.with_random_flows_drawn().map_err(|e| crate::EmuError::Other(e.to_string()))?;
     let running = Running::start(scenario, options)?;
     let t0 = std::time::Instant::now();
     let end = std::time::Duration::from_secs_f64(scenario.duration_s);

@@ -104,6 +104,7 @@ fn testbed_chain(radio: RadioConfig, spacing_m: f64, flows: u32) -> Scenario {
         routing: Routing::Static { paths: vec![(0..7).collect()] },
         flows: vec![flow; flows as usize],
         mobility: None,
+        random_flows: None,
     }
 }
 
@@ -158,6 +159,7 @@ fn stack() -> Experiment {
         routing: Routing::ShortestPath,
         flows: vec![flow(0, 1, 0.0), flow(2, 3, 3.0), flow(4, 5, 6.0)],
         mobility: None,
+        random_flows: None,
     };
     Experiment::new(
         &scenario,
@@ -196,6 +198,7 @@ fn atp_paper_two_flows() -> Experiment {
         routing: Routing::ShortestPath,
         flows: vec![flow(0.0, 90.0), flow(30.0, 120.0)],
         mobility: None,
+        random_flows: None,
     };
     Experiment::new(
         &scenario,

@@ -125,7 +125,7 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
     let mut out = Vec::new();
     let name = &results.experiment.config.name;
     let x = x_axis(results);
-    let multi = results.points.iter().any(|p| p.scenario.flows.len() > 1);
+    let multi = results.points.iter().any(|p| p.scenario.flow_count() > 1);
     let _ = series_axis(results, x.as_deref());
 
     if let Some(xk) = &x {
@@ -233,7 +233,7 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
             .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
             .collect();
         let end_s = p.scenario.duration_s;
-        if p.scenario.flows.len() > 1 {
+        if p.scenario.flow_count() > 1 {
             let series: Vec<(String, Vec<(f64, f64)>)> = r
                 .report
                 .flows

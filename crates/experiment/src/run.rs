@@ -238,7 +238,7 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
             let runs: Vec<&RunOutcome> = results.runs.iter().filter(|r| r.point == p.index).collect();
             let mut all = Vec::new();
             let (mut agg, mut unfair, mut util, mut jain, mut retx) = (vec![], vec![], vec![], vec![], vec![]);
-            let nflows = p.scenario.flows.len();
+            let nflows = p.scenario.flow_count();
             let mut per_flow = vec![0.0; nflows];
             let (mut incomplete, mut failed) = (0, 0);
             for r in &runs {
@@ -278,7 +278,7 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
 /// The per-point summary as a plain-text table.
 pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
     use std::fmt::Write;
-    let multi = results.points.iter().any(|p| p.scenario.flows.len() > 1);
+    let multi = results.points.iter().any(|p| p.scenario.flow_count() > 1);
     let mut s = String::new();
     let width = summaries.iter().map(|x| x.label.len()).max().unwrap_or(5).max(5);
     let _ = write!(s, "{:<width$}  {:>4}  {:>17}", "point", "runs", "goodput Mb/s");
@@ -385,7 +385,53 @@ struct FlowCsvRow<'a> {
     mac_rx_while_busy: u64,
     mac_rx_below_sensitivity: u64,
     mac_retransmissions: u64,
+    /// UDP: received / sent; empty for a transport flow.
+    delivery_ratio: Option<Decimal>,
+    mean_delay_s: Decimal,
+    /// Routing (issue 11 §4): how often the data's path changed, the ELFN
+    /// notices its ends got, the route discoveries its packets waited for.
+    path_changes: u64,
+    route_failed_notices: u64,
+    route_reestablished_notices: u64,
+    route_discoveries: u64,
+    route_discovery_mean_s: Option<Decimal>,
+    /// The flow's packets lost in the network layer, by cause.
+    drop_no_route: u64,
+    drop_discovery_timeout: u64,
+    drop_discovery_overflow: u64,
+    drop_ttl_expired: u64,
+    drop_queue_overflow: u64,
+    drop_retry_limit: u64,
     error: &'a str,
+}
+
+/// The columns of `network.csv` after the sweep's axes: the network layer
+/// of one run, all nodes together (seed 003 §5.2–5.3; issue 11 §4).
+#[derive(Serialize, Default)]
+struct NetworkCsvRow {
+    rep: u32,
+    seed: u64,
+    data_packets_delivered: u64,
+    forwarded: u64,
+    control_packets_sent: u64,
+    control_bytes_sent: u64,
+    /// Control packets sent per data packet delivered (empty without
+    /// routing engines).
+    routing_overhead_ratio: Option<Decimal>,
+    link_failures: u64,
+    route_changes: u64,
+    routes_lost: u64,
+    held_for_discovery: u64,
+    route_discoveries: u64,
+    route_discoveries_failed: u64,
+    route_discovery_mean_s: Option<Decimal>,
+    route_discovery_max_s: Decimal,
+    drop_no_route: u64,
+    drop_discovery_timeout: u64,
+    drop_discovery_overflow: u64,
+    drop_ttl_expired: u64,
+    drop_queue_overflow: u64,
+    drop_retry_limit: u64,
 }
 
 /// One row of `traces.csv`: one sample of a traced flow.
@@ -464,7 +510,8 @@ fn axis_values(p: &Point, axes: &[&str]) -> Vec<String> {
     p.values.iter().filter(|(k, _)| axes.contains(&k.as_str())).map(|(_, v)| value_text(v)).collect()
 }
 
-/// Writes `flows.csv` (one row per flow per run), `traces.csv` (per-packet
+/// Writes `flows.csv` (one row per flow per run), `network.csv` (one row
+/// per run: the network layer's totals), `traces.csv` (per-packet
 /// samples of the traced flows of each point's first repetition) and
 /// `summary.csv` into `dir`.
 pub fn write_csv(
@@ -485,7 +532,6 @@ pub fn write_csv(
         let m = &r.report.mac_total;
         let values = axis_values(p, &flow_axes);
         for f in &r.report.flows {
-            let spec = &p.scenario.flows[f.flow as usize];
             let row = FlowCsvRow {
                 rep: r.rep,
                 seed: r.seed,
@@ -494,7 +540,7 @@ pub fn write_csv(
                 src: f.src,
                 dst: f.dst,
                 route_hops: f.hops,
-                start_s: Decimal(spec.start_s),
+                start_s: Decimal(f.start_s),
                 end_s: f.completion_time_s.map(Decimal),
                 duration_s: Decimal(f.duration_s),
                 bytes_delivered: f.bytes_delivered.max(f.received_payload_bytes),
@@ -510,6 +556,19 @@ pub fn write_csv(
                 mac_rx_while_busy: m.rx_while_busy,
                 mac_rx_below_sensitivity: m.rx_below_sensitivity,
                 mac_retransmissions: m.retransmissions,
+                delivery_ratio: f.delivery_ratio.map(Decimal),
+                mean_delay_s: Decimal(f.mean_delay_s),
+                path_changes: f.path_changes,
+                route_failed_notices: f.route_failed_notices,
+                route_reestablished_notices: f.route_reestablished_notices,
+                route_discoveries: f.net.discoveries.completed,
+                route_discovery_mean_s: f.net.discoveries.mean_s().map(Decimal),
+                drop_no_route: f.net.drops.no_route,
+                drop_discovery_timeout: f.net.drops.discovery_timeout,
+                drop_discovery_overflow: f.net.drops.discovery_overflow,
+                drop_ttl_expired: f.net.drops.ttl_expired,
+                drop_queue_overflow: f.net.drops.queue_overflow,
+                drop_retry_limit: f.net.drops.retry_limit,
                 error: f.error.as_deref().unwrap_or_default(),
             };
             write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row)?;
@@ -517,6 +576,39 @@ pub fn write_csv(
     }
     w.flush()?;
     let mut written = vec![flows_path];
+
+    let network_path = dir.join("network.csv");
+    let mut w = csv_with_axes::<FlowCsvKey, NetworkCsvRow>(&network_path, &axes)?;
+    for r in &results.runs {
+        let p = &results.points[r.point];
+        let n = &r.report.net_total;
+        let row = NetworkCsvRow {
+            rep: r.rep,
+            seed: r.seed,
+            data_packets_delivered: r.report.flows.iter().map(|f| f.received_packets).sum(),
+            forwarded: n.forwarded,
+            control_packets_sent: n.control_packets_sent,
+            control_bytes_sent: n.control_bytes_sent,
+            routing_overhead_ratio: r.report.routing_overhead_ratio.map(Decimal),
+            link_failures: n.link_failures,
+            route_changes: n.route_changes,
+            routes_lost: n.routes_lost,
+            held_for_discovery: n.held,
+            route_discoveries: n.discoveries.completed,
+            route_discoveries_failed: n.discoveries.failed,
+            route_discovery_mean_s: n.discoveries.mean_s().map(Decimal),
+            route_discovery_max_s: Decimal(n.discoveries.max_ns as f64 / 1e9),
+            drop_no_route: n.drops.no_route,
+            drop_discovery_timeout: n.drops.discovery_timeout,
+            drop_discovery_overflow: n.drops.discovery_overflow,
+            drop_ttl_expired: n.drops.ttl_expired,
+            drop_queue_overflow: n.drops.queue_overflow,
+            drop_retry_limit: n.drops.retry_limit,
+        };
+        write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &axis_values(p, &axes), row)?;
+    }
+    w.flush()?;
+    written.push(network_path);
 
     // Per-packet traces of the first repetition of each point only: every
     // repetition's would make the file hundreds of megabytes.
@@ -579,7 +671,11 @@ mod tests {
         let flow = csv_columns::<FlowCsvRow>();
         assert_eq!(flow[..4], ["rep", "seed", "flow", "protocol"]);
         assert_eq!(flow.last().map(String::as_str), Some("error"));
-        assert_eq!(flow.len(), 24);
+        assert_eq!(flow.len(), 37);
+        assert!(flow.contains(&"route_discovery_mean_s".to_string()) && flow.contains(&"drop_retry_limit".to_string()));
+        let network = csv_columns::<NetworkCsvRow>();
+        assert_eq!(network[..3], ["rep", "seed", "data_packets_delivered"]);
+        assert!(network.contains(&"routing_overhead_ratio".to_string()));
         assert_eq!(csv_columns::<TraceCsvRow>(), ["point", "rep", "flow", "protocol", "t_s", "side", "kind", "value"]);
         let summary = csv_columns::<SummaryCsvRow>();
         assert_eq!(summary[..3], ["runs", "goodput_mean_bps", "goodput_sd_bps"]);
@@ -667,5 +763,55 @@ mod tests {
         assert_eq!(counting.runs.load(Ordering::SeqCst), 3);
         assert_eq!(counting.most_at_once.load(Ordering::SeqCst), 1);
         assert!(results.runs.iter().all(|r| r.report.flows[0].bytes_delivered > 0));
+    }
+
+    /// Routing metrics reach the CSVs: a `protocol`-free sweep over AODV
+    /// and DSR with random CBR pairs, two repetitions (other seeds, other
+    /// pairs; the same pairs for both protocols under one seed).
+    #[test]
+    fn routing_metrics_and_random_pairs_reach_the_csvs() {
+        let text = "duration_s = 30.0\n[topology]\nkind = \"random\"\nnodes = 20\nwidth_m = 600.0\nheight_m = 300.0\n\
+            [routing]\nkind = \"aodv\"\n\
+            [random_flows]\ncount = 4\nstart_window_s = [1.0, 3.0]\n[random_flows.flow]\ntraffic = \"cbr\"\nrate_kbps = 2.048\npacket_bytes = 64\n\
+            [experiment]\nname = \"t\"\nrepetitions = 2\n\
+            [[experiment.sweep]]\nkey = \"routing.kind\"\nvalues = [\"aodv\", \"dsr\"]\n";
+        let e = Experiment::from_toml(text, "e.toml").unwrap();
+        let results = run(&e, &RunOptions::default()).unwrap();
+        let summaries = summarize(&results);
+        assert!(summaries.iter().all(|x| x.flows == 8 && x.per_flow_mean_bps.len() == 4));
+        let dir = tempfile::tempdir().unwrap();
+        write_csv(&results, &summaries, dir.path()).unwrap();
+        let mut flows = csv::Reader::from_path(dir.path().join("flows.csv")).unwrap();
+        let header = flows.headers().unwrap().clone();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<csv::StringRecord> = flows.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 16);
+        let pair =
+            |r: &csv::StringRecord| (r[col("rep")].to_string(), r[col("src")].to_string(), r[col("dst")].to_string());
+        let (aodv, dsr): (Vec<_>, Vec<_>) = rows.iter().partition(|r| &r[col("routing.kind")] == "aodv");
+        assert_eq!(aodv.iter().map(|r| pair(r)).collect::<Vec<_>>(), dsr.iter().map(|r| pair(r)).collect::<Vec<_>>());
+        assert_ne!(
+            aodv.iter().filter(|r| &r[col("rep")] == "0").map(|r| pair(r).1).collect::<Vec<_>>(),
+            aodv.iter().filter(|r| &r[col("rep")] == "1").map(|r| pair(r).1).collect::<Vec<_>>()
+        );
+        for r in &rows {
+            let ratio: f64 = r[col("delivery_ratio")].parse().unwrap();
+            assert!(ratio > 0.5 && ratio <= 1.0, "{r:?}");
+        }
+        // A flow to a neighbour needs no discovery (AODV's HELLOs, DSR's
+        // one-hop request): some flows wait for one, and its time is given.
+        let discovered =
+            rows.iter().filter(|r| r[col("route_discoveries")].parse::<u64>().unwrap() >= 1).collect::<Vec<_>>();
+        assert!(discovered.len() >= 4, "{} of 16 flows waited for a discovery", discovered.len());
+        assert!(discovered.iter().all(|r| r[col("route_discovery_mean_s")].parse::<f64>().unwrap() > 0.0));
+        let mut network = csv::Reader::from_path(dir.path().join("network.csv")).unwrap();
+        let header = network.headers().unwrap().clone();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<csv::StringRecord> = network.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 4);
+        for r in &rows {
+            assert!(r[col("control_packets_sent")].parse::<u64>().unwrap() > 0, "{r:?}");
+            assert!(r[col("routing_overhead_ratio")].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        }
     }
 }

@@ -258,7 +258,11 @@ impl Experiment {
         let (mut points, mut kept, mut running_max, mut memory_bytes) = (Vec::new(), 0u64, 0u64, 0u64);
         for index in 0..count as usize {
             let p = self.point(file, index)?;
-            let s = &p.scenario;
+            let s = &*p.scenario.with_random_flows_drawn().map_err(|error| ExperimentError::Point {
+                file: file.into(),
+                point: p.label(),
+                error: Box::new(error),
+            })?;
             let nodes = u64::from(s.node_count());
             let flows = s.flows.len() as u64;
             let report = 1024 + 1024 * flows + 256 * nodes + traced_bytes(s);
@@ -417,6 +421,9 @@ fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
         "protocol" => {
             if !v.is_str() {
                 return Err("a protocol name".into());
+            }
+            if tree.get("random_flows").and_then(Value::as_table).is_some() {
+                set_path(tree, "random_flows.flow.protocol", v)?;
             }
             set_path(tree, "flows[*].protocol", v)
         }

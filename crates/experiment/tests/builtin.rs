@@ -64,6 +64,7 @@ fn testbed_link_quality() {
             routing: Routing::Static { paths: vec![vec![0, 1]] },
             flows: vec![FlowSpec { src: 0, dst: 1, ..FlowSpec::default() }],
             mobility: None,
+            random_flows: None,
         };
         let r = meshbed_sim::run(&s).unwrap();
         1.0 - r.mac_total.acked as f64 / r.mac_total.data_tx_attempts as f64

@@ -186,6 +186,7 @@ impl Sim {
     /// Builds a run: validates the scenario, builds the radio model and the
     /// routes, and refuses flows the routes cannot carry.
     pub fn new(scenario: &Scenario) -> Result<Sim, ScenarioError> {
+        let scenario = &*scenario.with_random_flows_drawn()?;
         let seed = scenario.seed;
         let stream = |node: NodeId| {
             meshbed_core::stream_rng(seed, meshbed_core::StreamId::new(meshbed_core::StreamKind::Routing, node as u64))
@@ -225,6 +226,7 @@ impl Sim {
         scenario: &Scenario,
         make: &dyn Fn(NodeId) -> Box<dyn meshbed_routing::RoutingEngine>,
     ) -> Result<Sim, ScenarioError> {
+        let scenario = &*scenario.with_random_flows_drawn()?;
         let (medium, routes) = build_network(scenario, false)?;
         let engines = (0..medium.node_count() as NodeId).map(make).collect();
         let mut dynamic = dynamic::Dynamic::new(engines);
@@ -596,6 +598,7 @@ pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(Instant))
 /// Checks what [`Sim::new`] checks beyond [`Scenario::validate`]: that the
 /// routes carry every flow. Costs one radio model and route table, not a run.
 pub fn check_routes(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let scenario = &*scenario.with_random_flows_drawn()?;
     build_network(scenario, !scenario.routing.is_dynamic()).map(|_| ())
 }
 

@@ -17,6 +17,8 @@ pub struct FlowResult {
     pub dst: u32,
     /// Route length in hops (`None` when there is no route).
     pub hops: Option<u32>,
+    /// When the flow starts, seconds.
+    pub start_s: f64,
     /// `udp`, or the transport protocol's scenario name (`atp-default`, ...).
     pub protocol: String,
     /// The UDP traffic kind; `None` for a transport flow.
@@ -98,6 +100,7 @@ impl FlowResult {
             src: spec.src,
             dst: spec.dst,
             hops,
+            start_s: spec.start_s,
             protocol: spec.protocol.clone().unwrap_or_else(|| "udp".into()),
             traffic: spec.protocol.is_none().then_some(spec.traffic),
             sent_packets: 0,

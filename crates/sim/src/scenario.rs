@@ -70,6 +70,35 @@ pub struct Scenario {
     /// How the nodes move (`None`: they stay where the topology puts them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mobility: Option<crate::mobility::MobilitySpec>,
+    /// `count` more flows between random source/destination pairs, drawn
+    /// from the seed's own stream after the listed `flows` (issue 11 §5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_flows: Option<RandomFlows>,
+}
+
+/// `[random_flows]`: `count` flows like the `flow` template, each between a
+/// source and a different destination drawn uniformly from the nodes, from
+/// the run seed's own stream ([`meshbed_core::StreamKind::FlowPairs`]): two
+/// runs with the same seed and nodes draw the same pairs, whatever their
+/// routing or protocol, so that protocols are compared on the same traffic.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomFlows {
+    pub count: u32,
+    /// Each flow starts at a time drawn uniformly in `[a, b)` seconds
+    /// (Broch et al. start their CBR sources at random); without it, at the
+    /// template's `start_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_window_s: Option<[f64; 2]>,
+    /// Any key of a `[[flows]]` entry but `src` and `dst`.
+    #[serde(default)]
+    pub flow: toml::Table,
+    /// How many of `flows`, at the end, were drawn from this (0 until
+    /// drawn), and for which seed.
+    #[serde(skip)]
+    pub drawn: usize,
+    #[serde(skip)]
+    pub drawn_for_seed: Option<u64>,
 }
 
 fn default_seed() -> u64 {
@@ -655,6 +684,96 @@ impl Scenario {
         toml::from_str(text).map_err(|e| ScenarioError::Parse { file: String::new(), message: e.to_string() })
     }
 
+    /// The flow `[random_flows]` describes, between `src` and `dst`.
+    fn random_flow(&self, src: u32, dst: u32) -> Result<FlowSpec, ScenarioError> {
+        let Some(r) = &self.random_flows else { unreachable!("called with random flows") };
+        if let Some(k) = ["src", "dst"].into_iter().find(|k| r.flow.contains_key(*k)) {
+            return Err(invalid(
+                format!("random_flows.flow.{k}"),
+                r.flow[k].to_string(),
+                "no value: sources and destinations are drawn at random",
+            ));
+        }
+        let mut t = r.flow.clone();
+        t.insert("src".into(), toml::Value::Integer(src.into()));
+        t.insert("dst".into(), toml::Value::Integer(dst.into()));
+        t.try_into().map_err(|e: toml::de::Error| ScenarioError::Parse {
+            file: String::new(),
+            message: format!("random_flows.flow: {}", e.message()),
+        })
+    }
+
+    /// Checks `[random_flows]`: its count (with the listed flows, at most
+    /// [`MAX_FLOWS`]), its start window and its template.
+    fn check_random_flows(&self, listed: usize) -> Result<(), ScenarioError> {
+        let Some(r) = &self.random_flows else { return Ok(()) };
+        within("random_flows.count", r.count as usize, 1..=MAX_FLOWS - listed.min(MAX_FLOWS), "a number of flows")?;
+        if let Some([a, b]) = r.start_window_s {
+            if !(a >= 0.0 && a < b && b <= MAX_DURATION_S) {
+                return Err(invalid(
+                    "random_flows.start_window_s",
+                    format!("[{}, {}]", a.text(), b.text()),
+                    format!("[a, b] in seconds with 0 <= a < b <= {MAX_DURATION_S}"),
+                ));
+            }
+        }
+        self.random_flow(0, 1).map(|_| ())
+    }
+
+    /// Draws the flows of `[random_flows]` for the scenario's seed: replaces
+    /// those drawn before (for another seed) and appends `count` new ones.
+    /// Without `[random_flows]` it does nothing.
+    fn draw_random_flows(&mut self) -> Result<(), ScenarioError> {
+        use rand::Rng;
+        let Some(r) = &self.random_flows else { return Ok(()) };
+        let (count, window, drawn) = (r.count, r.start_window_s, r.drawn);
+        let listed = self.flows.len() - drawn.min(self.flows.len());
+        self.flows.truncate(listed);
+        self.check_random_flows(listed)?;
+        let nodes = self.node_count();
+        let template = self.random_flow(0, 1)?;
+        let mut rng =
+            meshbed_core::stream_rng(self.seed, meshbed_core::StreamId::new(meshbed_core::StreamKind::FlowPairs, 0));
+        // With fewer than two nodes there is no pair; the topology's own
+        // check reports it.
+        for _ in 0..if nodes >= 2 { count } else { 0 } {
+            let src = rng.gen_range(0..nodes);
+            let dst = (src + rng.gen_range(1..nodes)) % nodes;
+            let mut f = FlowSpec { src, dst, ..template.clone() };
+            if let Some([a, b]) = window {
+                f.start_s = rng.gen_range(a..b);
+            }
+            self.flows.push(f);
+        }
+        if let Some(r) = &mut self.random_flows {
+            r.drawn = self.flows.len() - listed;
+            r.drawn_for_seed = Some(self.seed);
+        }
+        Ok(())
+    }
+
+    /// The scenario with its random flows drawn for its current seed (a
+    /// copy only if they were drawn for another seed or not yet): what a
+    /// run uses, so that `--seed` and an experiment's repetitions draw
+    /// their own pairs.
+    pub fn with_random_flows_drawn(&self) -> Result<std::borrow::Cow<'_, Scenario>, ScenarioError> {
+        match &self.random_flows {
+            Some(r) if r.drawn_for_seed != Some(self.seed) => {
+                let mut s = self.clone();
+                s.draw_random_flows()?;
+                Ok(std::borrow::Cow::Owned(s))
+            }
+            _ => Ok(std::borrow::Cow::Borrowed(self)),
+        }
+    }
+
+    /// How many flows a run of this scenario has: those listed and those
+    /// `[random_flows]` draws (the same for every seed).
+    pub fn flow_count(&self) -> usize {
+        let listed = self.flows.len() - self.random_flows.as_ref().map_or(0, |r| r.drawn.min(self.flows.len()));
+        listed + self.random_flows.as_ref().map_or(0, |r| r.count as usize)
+    }
+
     /// Node positions (and per-node overrides) of the topology.
     pub fn node_radios(&self) -> Vec<NodeRadio> {
         match &self.topology {
@@ -721,6 +840,26 @@ impl Scenario {
 
     /// Semantic checks beyond types; every error names its key.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        // A drawn flow's mistake is its template's: name that key.
+        let listed = self.flows.len() - self.random_flows.as_ref().map_or(0, |r| r.drawn.min(self.flows.len()));
+        self.check_random_flows(listed)?;
+        self.validate_flows_as_listed().map_err(|e| match e {
+            ScenarioError::Invalid { file, key, value, expected } => {
+                let drawn = key
+                    .strip_prefix("flows[")
+                    .and_then(|k| k.split_once("]."))
+                    .filter(|(i, _)| i.parse::<usize>().is_ok_and(|i| i >= listed));
+                let key = match drawn {
+                    Some((_, k)) => format!("random_flows.flow.{k}"),
+                    None => key,
+                };
+                ScenarioError::Invalid { file, key, value, expected }
+            }
+            e => e,
+        })
+    }
+
+    fn validate_flows_as_listed(&self) -> Result<(), ScenarioError> {
         if !(self.duration_s > 0.0 && self.duration_s <= MAX_DURATION_S) {
             return Err(invalid(
                 "duration_s",
@@ -934,6 +1073,7 @@ impl Scenario {
             routing: Routing::ShortestPath,
             flows: vec![FlowSpec { src: 0, dst: hops, ..FlowSpec::default() }],
             mobility: None,
+            random_flows: None,
         }
     }
 }
