@@ -9,19 +9,23 @@
 //! gets its reception events), not the network: the table prints events per
 //! attempt (≈ 2 × receivers) next to the wall time per event and per attempt.
 //! At this density the default radio's interference floor (−102 dBm) reaches
-//! about 1.4 km, so the neighbourhood itself grows until the square is several
-//! times wider than that. Routes are computed once at time zero
-//! (no reactive routing yet), so flows whose nodes drift apart retry and drop,
-//! which still costs frames.
+//! about 1.4 km, so the neighbourhood itself grows until the square is
+//! several times wider than that (scenarios stop at 2000 nodes); two more
+//! series put the floor at −92 dBm and at −85 dBm (a reach nearer the
+//! carrier-sense range), where the neighbourhood stops growing within the
+//! sizes run. Routes are computed once at time zero, so flows whose
+//! nodes drift apart retry and drop, which still costs frames.
 //!
-//! `cargo run --release -p meshbed-sim --example mobility_cost`
+//! `cargo run --release -p meshbed-sim --example mobility_cost [-- NODES...]`
+//! (default 100 400 1600)
 
 use meshbed_sim::mobility::MobilitySpec;
 use meshbed_sim::scenario::{FlowSpec, Scenario, Topology, Traffic};
 
-fn scenario(nodes: u32) -> Scenario {
+fn scenario(nodes: u32, floor_dbm: f64) -> Scenario {
     let side_m = 1000.0 * (nodes as f64 / 100.0).sqrt();
     let mut s = Scenario::chain(1, 200.0, 10.0);
+    s.radio.interference_floor_dbm = floor_dbm;
     s.seed = 11;
     s.topology = Topology::Random { nodes, width_m: side_m, height_m: side_m };
     s.mobility = Some(MobilitySpec::random_waypoint(1.0, 20.0, 0.0));
@@ -48,18 +52,31 @@ fn scenario(nodes: u32) -> Scenario {
 }
 
 fn main() {
+    let mut sizes: Vec<u32> = std::env::args().skip(1).map(|a| a.parse().expect("node counts")).collect();
+    if sizes.is_empty() {
+        sizes = vec![100, 400, 1600];
+    }
     println!(
-        "{:>6} {:>6} {:>12} {:>12} {:>10} {:>16} {:>14} {:>12}",
-        "nodes", "flows", "events", "tx attempts", "wall s", "events/attempt", "ns per attempt", "ns per event"
+        "{:>6} {:>6} {:>6} {:>12} {:>12} {:>10} {:>16} {:>14} {:>12}",
+        "floor",
+        "nodes",
+        "flows",
+        "events",
+        "tx attempts",
+        "wall s",
+        "events/attempt",
+        "ns per attempt",
+        "ns per event"
     );
-    for nodes in [100u32, 400, 1600] {
-        let s = scenario(nodes);
+    for (floor_dbm, nodes) in [-102.0, -92.0, -85.0].into_iter().flat_map(|f| sizes.iter().map(move |&n| (f, n))) {
+        let s = scenario(nodes, floor_dbm);
         let t0 = std::time::Instant::now();
         let r = meshbed_sim::run(&s).expect("valid scenario");
         let wall = t0.elapsed().as_secs_f64();
         let attempts = r.mac_total.data_tx_attempts + r.mac_total.acks_sent;
         println!(
-            "{:>6} {:>6} {:>12} {:>12} {:>10.3} {:>16.0} {:>14.0} {:>12.0}",
+            "{:>6} {:>6} {:>6} {:>12} {:>12} {:>10.3} {:>16.0} {:>14.0} {:>12.0}",
+            floor_dbm,
             nodes,
             s.flows.len(),
             r.events,

@@ -709,11 +709,11 @@ impl Scenario {
         let Some(r) = &self.random_flows else { return Ok(()) };
         within("random_flows.count", r.count as usize, 1..=MAX_FLOWS - listed.min(MAX_FLOWS), "a number of flows")?;
         if let Some([a, b]) = r.start_window_s {
-            if !(a >= 0.0 && a < b && b <= MAX_DURATION_S) {
+            if !(a >= 0.0 && a < b && b <= self.duration_s) {
                 return Err(invalid(
                     "random_flows.start_window_s",
                     format!("[{}, {}]", a.text(), b.text()),
-                    format!("[a, b] in seconds with 0 <= a < b <= {MAX_DURATION_S}"),
+                    format!("[a, b] in seconds with 0 <= a < b <= duration_s = {}", self.duration_s.text()),
                 ));
             }
         }

@@ -143,12 +143,27 @@ fn an_ns2_movement_file_moves_the_nodes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The shipped examples load and run.
+/// Every shipped scenario example loads and runs (its first five seconds).
 #[test]
-fn the_example_files_load() {
+fn the_example_files_load_and_run() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for name in ["walk-away.toml", "random-waypoint.toml", "ns2-movement.toml", "aodv-random-waypoint.toml"] {
-        let s = Scenario::from_file(&dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(s.mobility.is_some(), "{name}");
+    let mut names: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 6, "{names:?}");
+    for path in names {
+        let name = path.display();
+        let mut s = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(s.mobility.is_some(), "{name}: every example moves its nodes");
+        s.duration_s = s.duration_s.min(5.0);
+        if let Some(r) = &mut s.random_flows {
+            r.start_window_s = Some([0.0, 1.0]);
+        }
+        let r = meshbed_sim::run(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.flows.len(), s.flow_count(), "{name}");
+        assert!(r.events > 1000, "{name}: {} events", r.events);
     }
 }

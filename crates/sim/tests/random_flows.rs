@@ -84,6 +84,10 @@ fn bad_random_flows_name_their_key() {
         (scenario("dsr", "").replace("count = 12", "count = 0"), "random_flows.count = 0"),
         (scenario("dsr", "").replace("count = 12", "count = 5000"), "random_flows.count = 5000"),
         (scenario("dsr", "").replace("[1.0, 5.0]", "[5.0, 1.0]"), "random_flows.start_window_s = [5, 1]"),
+        (
+            scenario("dsr", "").replace("[1.0, 5.0]", "[1.0, 25.0]"),
+            "random_flows.start_window_s = [1, 25]: expected [a, b] in seconds with 0 <= a < b <= duration_s = 20",
+        ),
         (scenario("dsr", "src = 3"), "random_flows.flow.src = 3: expected no value"),
         (
             scenario("dsr", "")
