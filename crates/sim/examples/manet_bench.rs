@@ -1,15 +1,13 @@
 //! Benchmark (not a test), issue 11: 100 nodes in 1000 m × 1000 m moving by
 //! random waypoint at up to 20 m/s, 25 TCP NewReno transfers of 2 MB between
-//! random pairs (from their own stream), 100 simulated seconds, with DSR and
+//! random pairs (`[random_flows]`), 100 simulated seconds, with DSR and
 //! with AODV: wall time on one core and events per second.
 //!
 //! `cargo run --release -p meshbed-sim --example manet_bench`
 
-use meshbed_core::{stream_rng, StreamId, StreamKind};
 use meshbed_proto::Protocol;
 use meshbed_sim::mobility::MobilitySpec;
-use meshbed_sim::scenario::{FlowSpec, Routing, Scenario, Topology};
-use rand::Rng;
+use meshbed_sim::scenario::{FlowSpec, RandomFlows, Routing, Scenario, Topology};
 
 fn scenario(routing: Routing) -> Scenario {
     let mut s = Scenario::chain(1, 200.0, 100.0);
@@ -17,17 +15,10 @@ fn scenario(routing: Routing) -> Scenario {
     s.topology = Topology::Random { nodes: 100, width_m: 1000.0, height_m: 1000.0 };
     s.routing = routing;
     s.mobility = Some(MobilitySpec::random_waypoint(1.0, 20.0, 0.0));
-    let mut rng = stream_rng(s.seed, StreamId::new(StreamKind::Experiment, 0));
-    s.flows = (0..25)
-        .map(|_| {
-            let src = rng.gen_range(0..100u32);
-            let dst = (src + rng.gen_range(1..100u32)) % 100;
-            FlowSpec {
-                start_s: rng.gen::<f64>() * 5.0,
-                ..FlowSpec::transfer(src, dst, Protocol::TcpNewReno, 2_000_000)
-            }
-        })
-        .collect();
+    // 25 pairs from the seed's own stream, the same for both protocols.
+    let transfer = FlowSpec::transfer(0, 1, Protocol::TcpNewReno, 2_000_000);
+    s.flows.clear();
+    s.random_flows = Some(RandomFlows::like(25, Some([0.0, 5.0]), &transfer));
     s
 }
 

@@ -8,7 +8,7 @@
 //! again, which may salvage it). The rules themselves live in the engines.
 
 use crate::net_stats::{Loss, NetStats};
-use crate::{Net, Packet, SimEvent};
+use crate::{Net, Packet, Routed, SimEvent};
 use meshbed_core::Instant;
 use meshbed_radio::{Addr, NodeId};
 use meshbed_routing::{DataPacket, Decision, Dest, DropReason, RouteEvent, RoutingEngine};
@@ -33,10 +33,9 @@ pub struct Dynamic {
     timer_at: Vec<Option<Instant>>,
     timer_gen: Vec<u64>,
     next_id: u64,
-    /// Every route event, with its time and node (ELFN's plumbing).
-    pub events: Vec<(Instant, NodeId, RouteEvent)>,
-    /// Events already turned into transport notices.
-    pub(crate) notified: usize,
+    /// Route events not yet turned into transport notices, with their time
+    /// and node (ELFN's plumbing).
+    pub(crate) events: Vec<(Instant, NodeId, RouteEvent)>,
     /// Control packets go ahead of data in the interface queue (ns-2's CMU
     /// priority queue, which the documents' ns-2 runs used).
     pub control_priority: bool,
@@ -52,7 +51,6 @@ impl Dynamic {
             timer_gen: vec![0; n],
             next_id: 1,
             events: Vec::new(),
-            notified: 0,
             control_priority: true,
         }
     }
@@ -76,7 +74,7 @@ impl Dynamic {
         now: Instant,
         node: NodeId,
         mut pkt: Packet,
-    ) -> bool {
+    ) -> Routed {
         if pkt.id == 0 {
             pkt.id = self.next_id;
             self.next_id += 1;
@@ -85,20 +83,23 @@ impl Dynamic {
             now,
             DataPacket { id: pkt.id, src: pkt.src, dst: pkt.dst, prev_hop: pkt.prev_hop, header: &pkt.routing_header },
         );
-        let queued = match decision {
-            Decision::Forward { next_hop, header } => forward(net, now, node, pkt, next_hop, header),
+        let routed = match decision {
+            Decision::Forward { next_hop, header } => match forward(net, now, node, pkt, next_hop, header) {
+                true => Routed::Queued,
+                false => Routed::Dropped,
+            },
             Decision::Hold => {
                 stats.held(now, node, &pkt);
                 self.held.insert((node, pkt.id), pkt);
-                true
+                Routed::Held
             }
             Decision::Drop(reason) => {
                 stats.lost(node, &pkt, loss(reason));
-                false
+                Routed::Dropped
             }
         };
         self.flush(net, stats, now, node);
-        queued
+        routed
     }
 
     /// A control packet reached `frame.node` from `frame.from`.

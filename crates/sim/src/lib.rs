@@ -336,7 +336,23 @@ fn schedule_timer(net: &mut Net, now: Instant, flow: u32, timer: Option<Timer>) 
     }
 }
 
-/// Hands `pkt` to `node`'s MAC towards its next hop; `false` if dropped.
+/// How long a saturated source whose packet routing held or dropped waits
+/// before it offers another (only with routing engines: a static route
+/// never appears).
+const SATURATED_RETRY: Duration = Duration::from_millis(100);
+
+/// What became of a packet handed to the network layer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Routed {
+    /// In the MAC's queue towards its next hop.
+    Queued,
+    /// Held by routing while it discovers a route.
+    Held,
+    /// Lost (no route, TTL, a full queue; counted by cause).
+    Dropped,
+}
+
+/// Hands `pkt` to `node`'s MAC towards its next hop, or to routing.
 fn route_out(
     net: &mut Net,
     router: &mut Router,
@@ -344,20 +360,23 @@ fn route_out(
     now: Instant,
     node: NodeId,
     mut pkt: Packet,
-) -> bool {
+) -> Routed {
     if pkt.ttl == 0 {
         stats.lost(node, &pkt, Loss::TtlExpired);
-        return false;
+        return Routed::Dropped;
     }
     pkt.ttl -= 1;
     if let Some(d) = &mut router.dynamic {
         return d.route(net, stats, now, node, pkt);
     }
     match router.table.next_hop(node, pkt.dst) {
-        Some(next) => net.enqueue(now, node, Addr::Unicast(next), pkt),
+        Some(next) => match net.enqueue(now, node, Addr::Unicast(next), pkt) {
+            true => Routed::Queued,
+            false => Routed::Dropped,
+        },
         None => {
             stats.lost(node, &pkt, Loss::NoRoute);
-            false
+            Routed::Dropped
         }
     }
 }
@@ -422,10 +441,17 @@ impl Host<Packet> for SimHost<'_> {
             }
             SimEvent::SaturatedStart { flow } => {
                 let src = w.flows[flow as usize].spec.src;
-                // Fill the queue; stop if the network layer refuses the
-                // packet (no route), or this would never end.
+                // Fill the queue; stop when a packet does not reach it (no
+                // route, or held while routing discovers one: the queue
+                // would never fill), or this would never end. Released
+                // packets leave through the MAC, whose `Dequeued` refills.
                 while net.medium().queue_len(src) < net.medium().queue_capacity() {
-                    if !w.originate(net, now, flow) {
+                    if w.originate(net, now, flow) != Routed::Queued {
+                        // With routing engines a route may come (or come
+                        // back) later: offer another packet in a while.
+                        if w.router.dynamic.is_some() && now + SATURATED_RETRY < w.flows[flow as usize].stop {
+                            net.schedule(now + SATURATED_RETRY, SimEvent::SaturatedStart { flow });
+                        }
                         break;
                     }
                 }
@@ -506,10 +532,10 @@ impl World {
     /// flow's end towards its peer.
     fn notify_route_events(&mut self, now: Instant) {
         let Some(d) = &mut self.router.dynamic else { return };
-        while d.notified < d.events.len() {
-            let (_, node, ev) = &d.events[d.notified];
-            d.notified += 1;
-            let (dst, up) = match *ev {
+        // Taken, not kept: a long run's events would otherwise pile up.
+        for (_, node, ev) in d.events.drain(..) {
+            let node = &node;
+            let (dst, up) = match ev {
                 meshbed_routing::RouteEvent::Lost { dst } => (dst, false),
                 meshbed_routing::RouteEvent::Found { dst, .. } => (dst, true),
                 _ => continue,
@@ -526,9 +552,9 @@ impl World {
         }
     }
 
-    /// Creates a packet of UDP `flow` at its source and hands it to the MAC.
-    /// Returns whether the MAC queued it.
-    fn originate(&mut self, net: &mut Net, now: Instant, flow: u32) -> bool {
+    /// Creates a packet of UDP `flow` at its source and hands it to the
+    /// network layer.
+    fn originate(&mut self, net: &mut Net, now: Instant, flow: u32) -> Routed {
         let f = &mut self.flows[flow as usize];
         let FlowKind::Udp(src) = &mut f.kind else { unreachable!("UDP traffic of a transport flow") };
         let pkt = src.next_packet(&f.spec, flow, now);

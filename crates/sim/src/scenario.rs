@@ -642,6 +642,17 @@ pub fn read_input_file(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
+impl RandomFlows {
+    /// `count` flows like `flow` (its `src` and `dst` ignored), starting in
+    /// `start_window_s` if given.
+    pub fn like(count: u32, start_window_s: Option<[f64; 2]>, flow: &FlowSpec) -> RandomFlows {
+        let mut template = toml::Table::try_from(flow).expect("a flow serialises to a TOML table");
+        template.remove("src");
+        template.remove("dst");
+        RandomFlows { count, start_window_s, flow: template, drawn: 0, drawn_for_seed: None }
+    }
+}
+
 impl Topology {
     /// The area of a random topology, `(width_m, height_m)`.
     pub fn area(&self) -> Option<(f64, f64)> {
