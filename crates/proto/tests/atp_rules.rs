@@ -269,6 +269,116 @@ fn silence_for_the_idle_timeout_fails_the_sender() {
     assert_eq!(s.poll_timeout(), None);
 }
 
+// ---------------------------------------------------------------- route failures (ELFN)
+
+/// Seed 002 §4.3.3: a "route failed" notice sends the sender straight into
+/// connection initiation: a probe at once, on the next in-sequence packet,
+/// then one per epoch and nothing else; the rate is not cut; the answer to a
+/// probe sets the rate on the new route.
+#[test]
+fn route_failure_notice_probes_on_the_next_data_packet_every_epoch() {
+    use meshbed_proto::RouteNotice;
+    let mut s = connected_sender(AtpConfig::default(), 1_000_000);
+    let sent = drain(&mut s, ms(10));
+    assert_eq!(sent.len(), 1, "one paced packet at 100 packets/s");
+    let rate = s.rate_pps();
+    s.handle_route_notice(ms(12), RouteNotice::Failed);
+    assert_eq!(s.state(), SenderState::Probing);
+    assert!(s.route_down());
+    assert_eq!(s.rate_pps(), rate, "no decrease on a route failure (seed 002 §5.2)");
+    let probe = drain(&mut s, ms(12));
+    assert_eq!(probe.len(), 1);
+    assert!(probe[0].0.control.contains(Control::SACK_REQ));
+    assert_eq!((probe[0].0.seq, probe[0].1.len()), (MSS, 1436), "the next in-sequence segment");
+    // Nothing until the next epoch, then the next probe on the next segment.
+    for t in [20, 500, 1_011] {
+        assert!(drain(&mut s, ms(t)).is_empty(), "{t} ms");
+    }
+    assert!(s.poll_timeout().is_some_and(|t| t <= ms(1_012)));
+    let second = drain(&mut s, ms(1_012));
+    assert_eq!(second.len(), 1);
+    assert!(second[0].0.control.contains(Control::SACK_REQ));
+    assert_eq!(second[0].0.seq, 2 * MSS);
+    // Re-established: the next probe goes at once, not at the next epoch.
+    s.handle_route_notice(ms(1_500), RouteNotice::Reestablished);
+    assert!(!s.route_down());
+    let third = drain(&mut s, ms(1_500));
+    assert_eq!(third.len(), 1);
+    assert!(third[0].0.control.contains(Control::SACK_REQ));
+    // The answer over the new route sets the rate (quick-start), lower or not.
+    s.handle_input(ms(1_520), &feedback(0, 0, 40_000, &[]));
+    assert_eq!(s.state(), SenderState::Established);
+    assert!((s.rate_pps() - 25.0).abs() < 1e-9);
+    assert_eq!(s.route_failure_probes(), 1);
+    assert_eq!(drain(&mut s, ms(1_520)).len(), 1, "paced data again");
+}
+
+/// The reactions the text leaves open are parameters: keep sending at the
+/// old rate while probing, or ignore the notice altogether.
+#[test]
+fn route_failure_reaction_is_a_parameter() {
+    use meshbed_proto::atp::RouteFailureReaction;
+    use meshbed_proto::RouteNotice;
+    let config = AtpConfig { route_failure: RouteFailureReaction::ProbeWhileSending, ..AtpConfig::default() };
+    let mut s = connected_sender(config, 1_000_000);
+    drain(&mut s, ms(10));
+    s.handle_route_notice(ms(12), RouteNotice::Failed);
+    let first = drain(&mut s, ms(12));
+    assert_eq!(first.len(), 1);
+    assert!(first[0].0.control.contains(Control::SACK_REQ));
+    // Paced at 100 packets/s between probes, without SACK-REQ.
+    let mut between = Vec::new();
+    let mut t = ms(12);
+    while t < ms(500) {
+        t = s.poll_timeout().expect("pacing");
+        s.handle_timeout(t);
+        between.extend(drain(&mut s, t));
+    }
+    assert!((45..=50).contains(&between.len()), "{} packets", between.len());
+    assert!(between.iter().all(|(r, _)| !r.control.contains(Control::SACK_REQ)));
+
+    let config = AtpConfig { route_failure: RouteFailureReaction::Ignore, ..AtpConfig::default() };
+    let mut s = connected_sender(config, 1_000_000);
+    drain(&mut s, ms(10));
+    s.handle_route_notice(ms(12), RouteNotice::Failed);
+    assert_eq!(s.state(), SenderState::Established);
+    assert_eq!(s.route_failure_probes(), 0);
+    let out = drain(&mut s, ms(20));
+    assert_eq!(out.len(), 1);
+    assert!(!out[0].0.control.contains(Control::SACK_REQ));
+}
+
+/// While the route is down, silence is an outage: neither side gives up
+/// before `route_outage_timeout`; once it is back, the idle timeout rules.
+#[test]
+fn a_route_outage_outlasts_the_idle_timeout() {
+    use meshbed_proto::RouteNotice;
+    let config = AtpConfig::default();
+    let mut s = connected_sender(config.clone(), 1_000_000);
+    s.handle_route_notice(ms(10), RouteNotice::Failed);
+    let mut now = ms(10);
+    while now < ms(10) + config.idle_timeout * 3 {
+        drain(&mut s, now);
+        now = s.poll_timeout().expect("probing");
+        s.handle_timeout(now);
+    }
+    assert!(!s.is_closed(), "30 s of outage");
+    // The route is back but the receiver stays silent: 30 s is more than
+    // the idle timeout, so the next timer check gives up.
+    s.handle_route_notice(now, RouteNotice::Reestablished);
+    assert!(s.poll_timeout().is_some_and(|t| t <= now));
+    s.handle_timeout(now);
+    assert!(s.is_closed());
+    assert!(events(&mut s).iter().any(|e| matches!(e, EngineEvent::Failed(FailReason::PeerUnreachable { .. }))));
+
+    let mut r = established_receiver(config.clone());
+    r.handle_route_notice(ms(20), RouteNotice::Failed);
+    r.handle_timeout(ms(20) + config.idle_timeout * 2);
+    assert!(!r.is_closed());
+    r.handle_timeout(ms(0) + config.route_outage_timeout * 2);
+    assert!(r.is_closed(), "gives up after the outage timeout");
+}
+
 // ---------------------------------------------------------------- reliability
 
 #[test]

@@ -478,6 +478,21 @@ pub struct AtpOverrides {
     pub eta: Option<f64>,
     /// Silence after which a connection fails, seconds.
     pub idle_timeout_s: Option<f64>,
+    /// The sender's reaction to a "route failed" notice: `probe` (the
+    /// default: connection initiation, seed 002 §4.3.3),
+    /// `probe-while-sending`, or `ignore`.
+    pub route_failure: Option<RouteFailure>,
+    /// Silence allowed while the route is reported down, seconds.
+    pub route_outage_timeout_s: Option<f64>,
+}
+
+/// `[flows.atp] route_failure` (meshbed_proto::atp::RouteFailureReaction).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouteFailure {
+    Probe,
+    ProbeWhileSending,
+    Ignore,
 }
 
 /// `[flows.tcp]`: TCP parameters that differ from the defaults
@@ -1141,6 +1156,7 @@ impl FlowSpec {
             }
             check("atp.epoch_s", a.epoch_s, ENGINE_PERIOD_S, "an epoch in seconds")?;
             check("atp.idle_timeout_s", a.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
+            check("atp.route_outage_timeout_s", a.route_outage_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
             // η multiplies a node's delay when it is idle (3 in the documents).
             check("atp.eta", a.eta, 0.001..=100.0, "an idle multiplier")?;
             fraction("atp.alpha", a.alpha)?;

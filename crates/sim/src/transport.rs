@@ -533,6 +533,18 @@ fn atp_config(spec: &FlowSpec, protocol: Protocol) -> AtpConfig {
             cfg.idle_timeout = Duration::from_secs_f64(t);
             cfg.linger = cfg.idle_timeout;
         }
+        if let Some(r) = o.route_failure {
+            use crate::scenario::RouteFailure;
+            use meshbed_proto::atp::RouteFailureReaction;
+            cfg.route_failure = match r {
+                RouteFailure::Probe => RouteFailureReaction::Probe,
+                RouteFailure::ProbeWhileSending => RouteFailureReaction::ProbeWhileSending,
+                RouteFailure::Ignore => RouteFailureReaction::Ignore,
+            };
+        }
+        if let Some(t) = o.route_outage_timeout_s {
+            cfg.route_outage_timeout = Duration::from_secs_f64(t);
+        }
     }
     cfg
 }

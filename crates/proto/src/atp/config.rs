@@ -118,8 +118,41 @@ pub struct AtpConfig {
     /// simulated rates, so simulations are unaffected; `meshbed recv` sets a
     /// mesh-sized limit of its own.
     pub max_reorder_bytes: u64,
+    /// What the sender does on a "route failed" notice (ELFN, seed 002
+    /// §4.3.3); see [`RouteFailureReaction`].
+    pub route_failure: RouteFailureReaction,
+    /// While the route is reported down (a "route failed" notice not yet
+    /// followed by "re-established"), silence is a route outage, not a dead
+    /// peer: either side gives up only after this much of it, if longer
+    /// than `idle_timeout`. Not in the documents; 100 s as TCP's R2 (RFC
+    /// 1122 §4.2.3.5), which meshbed's TCP uses for the same reason.
+    pub route_outage_timeout: Duration,
     /// Emit `EngineEvent::Trace` samples.
     pub trace: bool,
+}
+
+/// The ATP sender's reaction to an explicit link-failure notification.
+///
+/// Seed 002 §4.3.3: "the ATP sender immediately enters the connection
+/// initiation phase ... for every epoch, sends a probe packet to the
+/// receiver ... piggybacked on the next in-sequence data packet", and §5.2
+/// (Figs. 8–9): "it does not decrease its rate on route failures". The text
+/// does not say whether paced data goes on while the sender probes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum RouteFailureReaction {
+    /// Connection initiation: only the probes go, one per epoch, each on the
+    /// next in-sequence packet, until feedback sets the rate on the new
+    /// route; the rate is kept meanwhile (the default: connection
+    /// initiation sends nothing but probes, §4.3.1, and data sent into a
+    /// broken route is lost).
+    #[default]
+    Probe,
+    /// Keep sending at the current rate and piggyback a probe on the next
+    /// in-sequence packet every epoch.
+    ProbeWhileSending,
+    /// Ignore the notice (as if routing gave none): missed feedback still
+    /// leads to probing after `missed_feedback_probe` epochs (§4.3.2).
+    Ignore,
 }
 
 impl Default for AtpConfig {
@@ -148,12 +181,24 @@ impl Default for AtpConfig {
             relay_prior_delay: Duration::ZERO,
             adaptive: None,
             max_reorder_bytes: 256 << 20,
+            route_failure: RouteFailureReaction::Probe,
+            route_outage_timeout: Duration::from_secs(100),
             trace: true,
         }
     }
 }
 
 impl AtpConfig {
+    /// How long silence may last before either side gives up: the idle
+    /// timeout, or while the route is reported down the route-outage one.
+    pub fn silence_allowed(&self, route_down: bool) -> Duration {
+        if route_down {
+            self.idle_timeout.max(self.route_outage_timeout)
+        } else {
+            self.idle_timeout
+        }
+    }
+
     /// Aggressive ATP: E = 0.04 s, κ = 0.5 (seed 000 §V.A.2, seed 001 §5.1.2).
     pub fn aggressive() -> Self {
         AtpConfig { epoch: Duration::from_millis(40), kappa: 0.5, ..AtpConfig::default() }

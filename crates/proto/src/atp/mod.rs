@@ -22,7 +22,7 @@ mod config;
 mod receiver;
 mod sender;
 
-pub use config::{AdaptiveFeedback, AtpConfig};
+pub use config::{AdaptiveFeedback, AtpConfig, RouteFailureReaction};
 pub use receiver::{AtpReceiver, ReceiverState};
 pub use sender::{AtpSender, SenderState};
 

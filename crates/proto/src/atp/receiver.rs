@@ -3,7 +3,7 @@
 
 use super::config::AtpConfig;
 use crate::engine::{
-    Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, TimerId, TimerTable, TraceSample, Transmit,
+    Engine, EngineEvent, FailReason, ReceiveBuffer, RouteNotice, Stats, TimerId, TimerTable, TraceSample, Transmit,
 };
 use crate::relay::duration_to_us;
 use crate::reorder::{Offer, ReorderBuffer};
@@ -89,6 +89,9 @@ pub struct AtpReceiver {
     /// Application read rate in bytes per second (seed 002 §4.2.3).
     read_rate_bps: Option<f64>,
     last_heard: Instant,
+    /// A "route failed" notice not yet followed by "re-established": the
+    /// sender's silence is an outage (`AtpConfig::silence_allowed`).
+    route_down: bool,
     /// Whether the FIN's acknowledgement waits for a commit token, and the
     /// token once the application gave it ([`crate::stream`]).
     commit: CommitConfirmation,
@@ -123,6 +126,7 @@ impl AtpReceiver {
             too_slow_run: 0,
             read_rate_bps: None,
             last_heard: now,
+            route_down: false,
             commit: CommitConfirmation::default(),
             timers: TimerTable::default(),
             events: VecDeque::new(),
@@ -239,7 +243,8 @@ impl AtpReceiver {
             (established && !self.sack_more_sent).then(|| self.last_data_at + self.config.sack_more_after());
         self.timers.set(Timer::Epoch, if established { self.epoch_deadline } else { None });
         self.timers.set(Timer::SackMore, sack_more);
-        self.timers.set(Timer::Idle, established.then(|| self.last_heard + self.config.idle_timeout));
+        let silence = self.config.silence_allowed(self.route_down);
+        self.timers.set(Timer::Idle, established.then(|| self.last_heard + silence));
         let linger = (self.state == ReceiverState::Finished).then(|| self.last_heard + self.config.linger);
         self.timers.set(Timer::Linger, linger);
     }
@@ -432,6 +437,13 @@ impl Engine for AtpReceiver {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
+    }
+
+    /// The receiver only waits longer while its route is down; feedback
+    /// keeps its epoch (the sender's probes ask for it, seed 002 §4.3.3).
+    fn handle_route_notice(&mut self, _now: Instant, notice: RouteNotice) {
+        self.route_down = notice == RouteNotice::Failed;
+        self.refresh_timers();
     }
 
     fn poll_event(&mut self) -> Option<EngineEvent> {

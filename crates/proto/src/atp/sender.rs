@@ -1,8 +1,8 @@
 //! The ATP sender (seed 002 §4.3; seed 001 §2.3 and §3.3).
 
-use super::config::AtpConfig;
+use super::config::{AtpConfig, RouteFailureReaction};
 use super::rate_adjustment;
-use crate::engine::{Engine, EngineEvent, FailReason, Stats, TimerId, TimerTable, TraceSample, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TimerId, TimerTable, TraceSample, Transmit};
 use crate::relay::duration_to_us;
 use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
@@ -15,9 +15,10 @@ pub enum SenderState {
     /// Sending a SYN probe (with SACK-REQ) every epoch until the receiver
     /// answers (seed 002 §4.3.1).
     Connecting,
-    /// Quick-start again after `missed_feedback_probe` missed feedbacks: one
-    /// probe per epoch, piggybacked on the next in-sequence packet, until any
-    /// feedback arrives (seed 002 §4.3.2 and §4.3.3).
+    /// Quick-start again after `missed_feedback_probe` missed feedbacks or a
+    /// "route failed" notice: one probe per epoch, piggybacked on the next
+    /// in-sequence packet, until any feedback arrives (seed 002 §4.3.2 and
+    /// §4.3.3).
     Probing,
     /// Paced transmission at rate S.
     Established,
@@ -118,6 +119,10 @@ pub struct AtpSender {
     /// When the commit confirmation is due (every byte acknowledged).
     confirm_deadline: Option<Instant>,
     last_heard: Instant,
+    /// A "route failed" notice not yet followed by "re-established".
+    route_down: bool,
+    /// "Route failed" notices that sent the sender back to probing.
+    route_failure_probes: u64,
     timers: TimerTable<Timer, TIMERS>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
@@ -158,6 +163,8 @@ impl AtpSender {
             commit_token: None,
             confirm_deadline: None,
             last_heard: now,
+            route_down: false,
+            route_failure_probes: 0,
             timers: TimerTable::default(),
             events: VecDeque::new(),
             stats: Stats::default(),
@@ -195,6 +202,14 @@ impl AtpSender {
     /// Consecutive epochs without feedback so far.
     pub fn missed_feedback(&self) -> u32 {
         self.missed_feedback
+    }
+    /// Whether the route is reported down (ELFN).
+    pub fn route_down(&self) -> bool {
+        self.route_down
+    }
+    /// How many "route failed" notices sent the sender back to probing.
+    pub fn route_failure_probes(&self) -> u64 {
+        self.route_failure_probes
     }
     /// Smoothed round-trip time of the quick-start exchanges, if measured.
     pub fn rtt(&self) -> Option<Duration> {
@@ -300,7 +315,11 @@ impl AtpSender {
             SenderState::Connecting => (self.probe_next_at <= now).then_some(Next::Syn),
             SenderState::Probing => {
                 if self.probe_next_at > now {
-                    return None;
+                    // Between probes only `ProbeWhileSending` sends, paced.
+                    let sending = self.config.route_failure == RouteFailureReaction::ProbeWhileSending
+                        && self.route_down
+                        && self.next_send <= now;
+                    return if sending { self.next_in_sequence() } else { None };
                 }
                 // seed 002 §4.3.3: the probe rides on the next in-sequence
                 // packet; with everything already sent, on the FIN, or, while
@@ -363,7 +382,14 @@ impl AtpSender {
         self.timers.set(Timer::Pacing, self.pacing_deadline());
         self.timers.set(Timer::Probe, probing.then_some(self.probe_next_at));
         self.timers.set(Timer::Feedback, if established { self.feedback_deadline } else { None });
-        self.timers.set(Timer::Idle, self.last_heard + self.config.idle_timeout);
+        let pacing_while_probing = self.state == SenderState::Probing
+            && self.route_down
+            && self.config.route_failure == RouteFailureReaction::ProbeWhileSending
+            && self.next_in_sequence().is_some();
+        if pacing_while_probing {
+            self.timers.set(Timer::Pacing, self.next_send);
+        }
+        self.timers.set(Timer::Idle, self.last_heard + self.config.silence_allowed(self.route_down));
         self.timers.set(Timer::Confirm, self.confirm_deadline);
     }
 
@@ -571,7 +597,9 @@ impl Engine for AtpSender {
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let next = self.next_packet(now)?;
-        let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing);
+        // A probe when one is due; `ProbeWhileSending`'s paced data between
+        // probes goes as usual.
+        let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing) && self.probe_next_at <= now;
         let (seq, payload, mut control) = match next {
             Next::Syn => (0, 0..0, Control(Control::SYN)),
             Next::Segment(i) => {
@@ -649,6 +677,41 @@ impl Engine for AtpSender {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
+    }
+
+    /// Seed 002 §4.3.3: on a link-failure notification the sender enters
+    /// the connection-initiation phase at once — a probe now and every
+    /// epoch, each on the next in-sequence packet — without cutting its
+    /// rate (§5.2); the feedback to a probe sets the rate on the new route.
+    /// On "re-established" while still probing, the next probe goes at once
+    /// rather than up to an epoch later (not in the text: the new route is
+    /// there to be measured). A sender still connecting keeps sending SYN
+    /// probes as it does.
+    fn handle_route_notice(&mut self, now: Instant, notice: RouteNotice) {
+        if self.is_closed_state() {
+            return;
+        }
+        match notice {
+            RouteNotice::Failed => {
+                self.route_down = true;
+                if self.config.route_failure != RouteFailureReaction::Ignore
+                    && self.state == SenderState::Established
+                {
+                    self.state = SenderState::Probing;
+                    self.route_failure_probes += 1;
+                    self.probe_next_at = now;
+                    self.feedback_deadline = None;
+                    self.missed_feedback = 0;
+                }
+            }
+            RouteNotice::Reestablished => {
+                self.route_down = false;
+                if self.config.route_failure != RouteFailureReaction::Ignore && self.state == SenderState::Probing {
+                    self.probe_next_at = self.probe_next_at.min(now);
+                }
+            }
+        }
+        self.refresh_timers();
     }
 
     fn poll_event(&mut self) -> Option<EngineEvent> {
