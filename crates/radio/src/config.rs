@@ -147,6 +147,48 @@ impl Default for RadioConfig {
     }
 }
 
+/// The named presets a scenario can start from (`[radio] preset = "…"`).
+pub const PRESETS: [&str; 1] = ["ns2"];
+
+impl RadioConfig {
+    /// ns-2's 802.11 as the ATP paper ran it (seed 002 §5.1) and as CMU's
+    /// wireless extensions set it up: 802.11b DSSS at 2 Mbit/s (basic rate
+    /// 1 Mbit/s), two-ray ground with 1.5 m antennas, 250 m transmission and
+    /// 550 m carrier-sense ranges, RTS/CTS before every unicast data frame
+    /// (ns-2's `RTSThreshold_` 0), ns-2's retry limits (7 RTS attempts, 4
+    /// data attempts), a 50-packet interface queue (routing packets go
+    /// first: `[routing] control_priority`, on by default), and ns-2's
+    /// threshold reception with a 10 dB capture ratio instead of a BER curve.
+    pub fn ns2() -> RadioConfig {
+        RadioConfig {
+            standard: Standard::B,
+            data_rate_kbps: 2_000,
+            basic_rates_kbps: Some(vec![1_000]),
+            propagation: Propagation::TwoRayGround { antenna_height_m: 1.5 },
+            tx_range_m: Some(250.0),
+            cs_range_m: Some(550.0),
+            error_model: ErrorModel::Threshold,
+            sinr_threshold_db: [("1000".to_string(), 10.0), ("2000".to_string(), 10.0)].into_iter().collect(),
+            mac: MacConfig {
+                queue_packets: 50,
+                short_retry_limit: 6,
+                long_retry_limit: 3,
+                rts_threshold_bytes: Some(0),
+                ..MacConfig::default()
+            },
+            ..RadioConfig::default()
+        }
+    }
+
+    /// The preset called `name` (one of [`PRESETS`]).
+    pub fn preset(name: &str) -> Option<RadioConfig> {
+        match name {
+            "ns2" => Some(RadioConfig::ns2()),
+            _ => None,
+        }
+    }
+}
+
 /// A configuration value that makes no sense.
 #[derive(Clone, Debug, PartialEq, Error)]
 #[error("radio.{key} = {value}: expected {expected}")]

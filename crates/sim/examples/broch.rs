@@ -2,7 +2,8 @@
 //! `examples/broch.toml`: 50 nodes in 1500 m × 300 m, random waypoint up to
 //! 20 m/s, 20 CBR sources of 4 packets/s × 64 B between random pairs
 //! (`[random_flows]`: the same pairs for every protocol under one seed),
-//! 900 s, for DSR, AODV and OLSR at pause times 0 and 900 s. Prints, over
+//! 900 s, for DSR, AODV and OLSR (with and without link-layer
+//! notification) at pause times 0 and 900 s. Prints, over
 //! the seeds, the packet delivery ratio and the routing overhead (control
 //! packets sent per data packet delivered) as mean ± sd, the mean delay,
 //! and the network layer's drops by cause.
@@ -30,7 +31,11 @@ fn main() {
         "{:<6} {:>7} {:>15} {:>15} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}",
         "proto", "pause s", "PDR", "overhead", "delay ms", "no route", "disc. t/o", "link", "queue", "wall s"
     );
-    let protocols = [("dsr", Routing::dsr()), ("aodv", Routing::aodv(None)), ("olsr", Routing::olsr(false))];
+    // OLSR twice: as olsrd runs it (no link-layer notification, the
+    // default) and with RFC 3626 §13's notification.
+    let olsr_lln = Routing::Olsr { etx: false, link_layer_notification: true, control_priority: true };
+    let protocols =
+        [("dsr", Routing::dsr()), ("aodv", Routing::aodv(None)), ("olsr", Routing::olsr(false)), ("olsr-lln", olsr_lln)];
     for (name, routing) in protocols.into_iter().filter(|(n, _)| only.as_deref().is_none_or(|o| o == *n)) {
         for pause_s in [0.0, 900.0] {
             let (mut pdr, mut overhead, mut delay) = (vec![], vec![], vec![]);

@@ -60,7 +60,9 @@ pub struct Scenario {
     pub seed: u64,
     /// Simulated time to run, seconds.
     pub duration_s: f64,
-    #[serde(default)]
+    /// `[radio]`, optionally starting from a named preset (`preset =
+    /// "ns2"`) whose values the table's other keys override.
+    #[serde(default, deserialize_with = "radio_with_preset")]
     pub radio: RadioConfig,
     pub topology: Topology,
     #[serde(default)]
@@ -99,6 +101,42 @@ pub struct RandomFlows {
     pub drawn: usize,
     #[serde(skip)]
     pub drawn_for_seed: Option<u64>,
+}
+
+/// Reads `[radio]`: a preset's values (`preset = "ns2"`), then the table's
+/// own keys over them.
+fn radio_with_preset<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RadioConfig, D::Error> {
+    use serde::de::Error;
+    let mut table = toml::Table::deserialize(d)?;
+    let Some(preset) = table.remove("preset") else {
+        return RadioConfig::deserialize(toml::Value::Table(table)).map_err(D::Error::custom);
+    };
+    let names = meshbed_radio::config::PRESETS.map(|p| format!("\"{p}\"")).join(", ");
+    let base = preset
+        .as_str()
+        .and_then(RadioConfig::preset)
+        .ok_or_else(|| D::Error::custom(format!("radio.preset = {preset}: expected one of {names}")))?;
+    let mut merged = toml::Table::try_from(&base).map_err(D::Error::custom)?;
+    overlay(&mut merged, table);
+    RadioConfig::deserialize(toml::Value::Table(merged)).map_err(D::Error::custom)
+}
+
+/// Puts `over`'s keys into `base`; `mac` (a plain struct) key by key, any
+/// other value (a propagation or error model, whose kind decides its keys)
+/// whole.
+fn overlay(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if k == "mac" => {
+                for (mk, mv) in o {
+                    b.insert(mk, mv);
+                }
+            }
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
 }
 
 fn default_seed() -> u64 {
@@ -1349,5 +1387,30 @@ mod tests {
         std::fs::write(&fits, vec![b'#'; MAX_FILE_BYTES as usize]).unwrap();
         assert_eq!(read_input_file(&fits).unwrap().len(), MAX_FILE_BYTES as usize);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_radio_preset_is_a_base_the_table_overrides() {
+        let text = |radio: &str| {
+            format!("duration_s = 1.0\n[radio]\n{radio}\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n")
+        };
+        let s = Scenario::from_toml(&text("preset = \"ns2\"")).unwrap();
+        assert_eq!(s.radio, RadioConfig::ns2());
+        assert_eq!(s.radio.mac.rts_threshold_bytes, Some(0));
+        assert_eq!((s.radio.data_rate_kbps, s.radio.mac.queue_packets), (2_000, 50));
+        // A key of the table wins; `mac` is overridden key by key.
+        let s = Scenario::from_toml(&text(
+            "preset = \"ns2\"\ndata_rate_kbps = 1000\n[radio.mac]\nqueue_packets = 20\n[radio.propagation]\nmodel = \"friis\"",
+        ))
+        .unwrap();
+        assert_eq!(s.radio.data_rate_kbps, 1_000);
+        assert_eq!(s.radio.mac.queue_packets, 20);
+        assert_eq!(s.radio.mac.rts_threshold_bytes, Some(0), "the rest of the preset's mac stays");
+        assert_eq!(s.radio.propagation, meshbed_radio::propagation::Propagation::Friis);
+        assert_eq!(s.radio.standard, RadioConfig::ns2().standard);
+        let e = Scenario::from_toml(&text("preset = \"ns3\"")).unwrap_err().to_string();
+        assert!(e.contains("radio.preset = \"ns3\": expected one of \"ns2\""), "{e}");
+        let e = Scenario::from_toml(&text("preset = \"ns2\"\ncolour = 1")).unwrap_err().to_string();
+        assert!(e.contains("unknown field `colour`"), "{e}");
     }
 }
