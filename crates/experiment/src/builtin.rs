@@ -21,11 +21,12 @@
 use crate::spec::{Axis, Experiment, ExperimentConfig};
 use meshbed_proto::Protocol;
 use meshbed_radio::{ErrorModel, Fading, Propagation, RadioConfig, Standard};
-use meshbed_sim::scenario::{FlowSpec, NodeSpec, Routing, Scenario, Topology};
+use meshbed_sim::mobility::MobilitySpec;
+use meshbed_sim::scenario::{AtpOverrides, FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology};
 use toml::Value;
 
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 10] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
@@ -34,10 +35,17 @@ pub const NAMES: [&str; 8] = [
     "testbed-b-five",
     "stack",
     "atp-paper-two-flows",
+    "atp-paper-mobile",
+    "atp-paper-mobile-aodv",
 ];
 
 /// The single-flow comparison on testbed A: what `meshbed` runs by default.
 pub const DEFAULT: &str = "testbed-a-single";
+
+/// The ATP paper's packets: 512 bytes of data (seed 002 §5.1: "The packets
+/// generated are of size 512 bytes"), plus meshbed's 36-byte transport
+/// header and 28 bytes of IP and UDP.
+pub const ATP_PAPER_PACKET_BYTES: u32 = 512 + 36 + 28;
 
 /// The indoor radio shared by both testbeds.
 fn indoor_radio(rate_kbps: u32, tx_power_dbm: f64, nakagami_m: f64) -> RadioConfig {
@@ -83,7 +91,14 @@ fn ints(key: &str, v: impl IntoIterator<Item = i64>) -> Axis {
 }
 
 /// The protocols the thesis compares, plus Reno and NewReno.
-pub const COMPARED: [Protocol; 6] = Protocol::ALL;
+pub const COMPARED: [Protocol; 6] = [
+    Protocol::AtpDefault,
+    Protocol::AtpAggressive,
+    Protocol::AtpAdaptive,
+    Protocol::TcpTahoe,
+    Protocol::TcpReno,
+    Protocol::TcpNewReno,
+];
 
 /// A 6-hop static chain on a testbed with `flows` 2 MB transfers from the
 /// first to the last node (seed 001 §4.2: "we transfer a 2MB text file").
@@ -176,11 +191,14 @@ fn stack() -> Experiment {
     )
 }
 
-/// Seed 002 §5.3 Fig. 10: a five-hop chain, F1 in [0, 90] s, F2 in [30, 120]
-/// s, in ns-2's setting (802.11b at 2 Mbit/s, 250 m / 550 m, 200 m spacing).
+/// Seed 002 §5.2.1 Fig. 10: a five-hop chain, F1 in [0, 90] s, F2 in
+/// [30, 120] s, in ns-2's setting as the paper ran it (§5.1): 802.11b at
+/// 2 Mbit/s, 250 m / 550 m, 200 m spacing, RTS/CTS for every data frame,
+/// 512-byte packets (576-byte IP packets with meshbed's 36-byte transport
+/// header), and ATP with β = 0.75 (§4.2.1: "We use a value of 0.75 for β in
+/// all our simulations").
 fn atp_paper_two_flows() -> Experiment {
-    let mut radio = RadioConfig { standard: Standard::B, data_rate_kbps: 2_000, ..RadioConfig::default() };
-    radio.mac.short_retry_limit = 6;
+    let radio = RadioConfig::ns2();
     let flow = |start_s: f64, stop_s: f64| FlowSpec {
         src: 0,
         dst: 5,
@@ -188,6 +206,8 @@ fn atp_paper_two_flows() -> Experiment {
         start_s,
         stop_s: Some(stop_s),
         trace: true,
+        packet_bytes: ATP_PAPER_PACKET_BYTES,
+        atp: Some(AtpOverrides { beta: Some(0.75), ..AtpOverrides::default() }),
         ..FlowSpec::default()
     };
     let scenario = Scenario {
@@ -204,12 +224,69 @@ fn atp_paper_two_flows() -> Experiment {
         &scenario,
         ExperimentConfig {
             name: "atp-paper-two-flows".into(),
-            description: "Seed 002 Fig. 10: F1 in [0, 90] s and F2 in [30, 120] s on a 5-hop 802.11b chain.".into(),
+            description: "Seed 002 §5.2.1 Fig. 10: F1 in [0, 90] s and F2 in [30, 120] s on a 5-hop chain, ns-2's 802.11 (2 Mbit/s, RTS/CTS), 512-byte packets.".into(),
             repetitions: 10,
             sweep: vec![protocols(&COMPARED)],
             x_axis: None,
             series_axis: Some("protocol".into()),
             window_s: Some([30.0, 90.0]),
+        },
+    )
+}
+
+/// The transports of the ATP paper's mobile evaluation (seed 002 §5): ATP
+/// with the paper's parameters and default TCP (NewReno, §2: "We use
+/// TCP-NewReno for all our simulations"), plus the testbed study's adaptive
+/// and aggressive ATP, never run on this network before.
+pub const ATP_PAPER_MOBILE: [Protocol; 4] =
+    [Protocol::AtpDefault, Protocol::AtpAdaptive, Protocol::AtpAggressive, Protocol::TcpNewReno];
+
+/// Seed 002 §5.1–5.2 (Figs. 11, 12): 100 nodes placed at random in
+/// 1000 m × 1000 m, random waypoint at a maximum speed of 1, 10 or 20 m/s,
+/// 1, 5, 10 or 25 flows between random pairs (the same pairs for every
+/// protocol under one seed), each a backlogged sender for the whole 100 s,
+/// 512-byte packets, ns-2's 802.11, with `routing` (DSR in the paper).
+/// ATP runs with β = 0.75 (§4.2.1; α = 0.75, κ = 1/k = 0.2 with k = 5,
+/// E = 1 s and η = 3 are the default preset already). Speeds are uniform in
+/// [0.1 m/s, max] with no pause: the paper gives neither a minimum speed nor
+/// a pause time (docs/PROTOCOLS.md).
+fn atp_paper_mobile(name: &str, routing: Routing) -> Experiment {
+    let backlogged = FlowSpec {
+        protocol: Some(Protocol::AtpDefault.name().into()),
+        stop_s: Some(100.0),
+        packet_bytes: ATP_PAPER_PACKET_BYTES,
+        atp: Some(AtpOverrides { beta: Some(0.75), ..AtpOverrides::default() }),
+        ..FlowSpec::default()
+    };
+    let routing_name = if matches!(routing, Routing::Aodv { .. }) { "AODV" } else { "DSR" };
+    let scenario = Scenario {
+        seed: 1,
+        duration_s: 100.0,
+        radio: RadioConfig::ns2(),
+        topology: Topology::Random { nodes: 100, width_m: 1000.0, height_m: 1000.0 },
+        routing,
+        flows: Vec::new(),
+        mobility: Some(MobilitySpec::random_waypoint(0.1, 20.0, 0.0)),
+        // Started within the first second, so that they do not all open at
+        // the same instant.
+        random_flows: Some(RandomFlows::like(1, Some([0.0, 1.0]), &backlogged)),
+    };
+    Experiment::new(
+        &scenario,
+        ExperimentConfig {
+            name: name.into(),
+            description: format!(
+                "Seed 002 §5.1-5.2 Figs. 11-12: 100 moving nodes in 1000 m x 1000 m over {routing_name}, 1-25 backlogged flows between random pairs, max speed 1/10/20 m/s, 100 s."
+            ),
+            repetitions: 10,
+            sweep: vec![
+                Axis { key: "mobility.max_speed_mps".into(), values: [1.0, 10.0, 20.0].map(Value::Float).to_vec() },
+                ints("random_flows.count", [1, 5, 10, 25]),
+                protocols(&ATP_PAPER_MOBILE),
+            ],
+            x_axis: Some("random_flows.count".into()),
+            series_axis: Some("protocol".into()),
+            window_s: None,
         },
     )
 }
@@ -234,6 +311,8 @@ pub fn get(name: &str) -> Option<Experiment> {
         "testbed-b-five" => testbed(name, "Seed 001 Fig. 5.6/5.7: five flows, testbed B.", testbed_b_radio(), 5),
         "stack" => stack(),
         "atp-paper-two-flows" => atp_paper_two_flows(),
+        "atp-paper-mobile" => atp_paper_mobile(name, Routing::dsr()),
+        "atp-paper-mobile-aodv" => atp_paper_mobile(name, Routing::aodv(None)),
         _ => return None,
     })
 }

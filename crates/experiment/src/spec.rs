@@ -425,7 +425,22 @@ fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
             if tree.get("random_flows").and_then(Value::as_table).is_some() {
                 set_path(tree, "random_flows.flow.protocol", v)?;
             }
-            set_path(tree, "flows[*].protocol", v)
+            set_path(tree, "flows[*].protocol", v)?;
+            // A base scenario may carry settings for each family
+            // (`[flows.atp]` and `[flows.tcp]`): a point keeps those of
+            // the protocol it runs.
+            let atp = v.as_str().and_then(|p| p.parse::<meshbed_proto::Protocol>().ok()).is_some_and(|p| p.is_atp());
+            let other = if atp { "tcp" } else { "atp" };
+            for f in tree.get_mut("flows").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(f) = f.as_table_mut() {
+                    f.remove(other);
+                }
+            }
+            let template = tree.get_mut("random_flows").and_then(|r| r.get_mut("flow")).and_then(Value::as_table_mut);
+            if let Some(f) = template {
+                f.remove(other);
+            }
+            Ok(())
         }
         "flow_count" => {
             let n = as_u32(v)?;
@@ -502,6 +517,27 @@ bytes = 100000
 
     fn with(exp: &str) -> Result<Experiment, ExperimentError> {
         Experiment::from_toml(&format!("{BASE}{exp}"), "e.toml")
+    }
+
+    #[test]
+    fn a_protocol_point_keeps_only_its_own_family_settings() {
+        let text = format!(
+            "{BASE}[flows.atp]\nbeta = 0.75\n[flows.tcp]\nmin_rto_s = 1.0\n\
+             [random_flows]\ncount = 2\n[random_flows.flow]\nprotocol = \"atp-default\"\nbytes = 1000\n[random_flows.flow.atp]\nbeta = 0.75\n\
+             [experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"protocol\"\nvalues = [\"atp-default\", \"tcp-newreno\"]\n"
+        );
+        // The base itself is not a valid scenario (a TCP table on an ATP
+        // flow), but every point is.
+        let pts = Experiment::from_toml(&text, "e.toml").unwrap().points("e.toml").unwrap();
+        let atp = &pts[0].scenario;
+        assert_eq!(atp.flows[0].atp.as_ref().and_then(|a| a.beta), Some(0.75));
+        assert!(atp.flows[0].tcp.is_none());
+        let tcp = &pts[1].scenario;
+        assert!(tcp.flows[0].atp.is_none());
+        assert_eq!(tcp.flows[0].tcp.as_ref().and_then(|t| t.min_rto_s), Some(1.0));
+        let template = &tcp.random_flows.as_ref().unwrap().flow;
+        assert_eq!(template.get("protocol").and_then(|p| p.as_str()), Some("tcp-newreno"));
+        assert!(!template.contains_key("atp"));
     }
 
     #[test]
