@@ -83,7 +83,14 @@ fn ints(key: &str, v: impl IntoIterator<Item = i64>) -> Axis {
 }
 
 /// The protocols the thesis compares, plus Reno and NewReno.
-pub const COMPARED: [Protocol; 6] = Protocol::ALL;
+pub const COMPARED: [Protocol; 6] = [
+    Protocol::AtpDefault,
+    Protocol::AtpAggressive,
+    Protocol::AtpAdaptive,
+    Protocol::TcpTahoe,
+    Protocol::TcpReno,
+    Protocol::TcpNewReno,
+];
 
 /// A 6-hop static chain on a testbed with `flows` 2 MB transfers from the
 /// first to the last node (seed 001 §4.2: "we transfer a 2MB text file").
