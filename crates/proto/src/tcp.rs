@@ -39,6 +39,8 @@
 //! RFCs leave a choice, are documented on [`TcpConfig`].
 
 pub mod cc;
+#[cfg(test)]
+mod elfn_tests;
 mod receiver;
 pub mod rtt;
 mod sender;
