@@ -16,12 +16,13 @@
 use crate::atp::{AtpConfig, AtpReceiver, AtpSender};
 use crate::engine::{Engine, Protocol};
 use crate::stream::{ReceiveStream, SendStream};
-use crate::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpSenderStats, TcpVariant};
 use crate::wire::ProtocolId;
 use meshbed_core::Instant;
 
 /// Protocol code in a connection id's top four bits: 1 + index in
-/// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno); 0 and 7–15 are unused.
+/// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno, 7 tcp-newreno-elfn); 0
+/// and 8–15 are unused.
 pub fn protocol_code(protocol: Protocol) -> u32 {
     Protocol::ALL.iter().position(|&p| p == protocol).expect("listed") as u32 + 1
 }
@@ -64,14 +65,19 @@ pub enum EngineConfig {
 
 impl EngineConfig {
     /// `protocol` with the ATP settings `atp` makes from its preset, or the
-    /// TCP settings `tcp` gives.
+    /// TCP settings `tcp` gives. For TCP the protocol name decides
+    /// [`TcpConfig::elfn`] (on for `tcp-newreno-elfn` only), whatever `tcp`
+    /// set: plain TCP ignores route notices (issue 12).
     pub fn new(
         protocol: Protocol,
         atp: impl FnOnce(AtpConfig) -> AtpConfig,
         tcp: impl FnOnce() -> TcpConfig,
     ) -> EngineConfig {
         match TcpVariant::from_protocol(protocol) {
-            Some(variant) => EngineConfig::Tcp { variant, config: tcp() },
+            Some(variant) => {
+                let config = TcpConfig { elfn: protocol == Protocol::TcpNewRenoElfn, ..tcp() };
+                EngineConfig::Tcp { variant, config }
+            }
             None => EngineConfig::Atp(atp(AtpConfig::for_protocol(protocol).expect("an ATP protocol"))),
         }
     }
@@ -123,6 +129,14 @@ impl SenderEngine {
         match self {
             SenderEngine::Atp(e) => e,
             SenderEngine::Tcp(e) => e,
+        }
+    }
+    /// The TCP sender's own counters (slow starts, RTO, ELFN standby) up to
+    /// `now`; `None` for ATP.
+    pub fn tcp_stats(&self, now: Instant) -> Option<TcpSenderStats> {
+        match self {
+            SenderEngine::Atp(_) => None,
+            SenderEngine::Tcp(e) => Some(e.tcp_stats(now)),
         }
     }
 }
@@ -197,7 +211,7 @@ mod tests {
             }
         }
         assert_eq!(protocol_of(0x0123_4567), None);
-        assert_eq!(protocol_of(0x7123_4567), None);
+        assert_eq!(protocol_of(0x8123_4567), None);
     }
 
     #[test]

@@ -100,6 +100,20 @@ pub enum TraceSample {
     Cwnd { at: Instant, cwnd_segments: f64 },
     /// Any sender: a segment was sent again.
     Retransmit { at: Instant, seq: u64, len: usize },
+    /// TCP sender: the retransmission timeout changed (a new RTT sample, a
+    /// backoff, or the value restored after an ELFN standby; the first
+    /// computed value always). The largest is the connection's maximum RTO
+    /// (seed 002 §2.1, Fig. 2(c)).
+    Rto { at: Instant, rto: Duration },
+    /// TCP sender: one RTT measurement (seed 002 §2.1, Fig. 2(a)–(b)).
+    RttSample { at: Instant, rtt: Duration },
+    /// TCP sender: slow start (cwnd < ssthresh) began (`entered`, also on a
+    /// restart from the loss window while already in it) or ended (seed 002
+    /// §2.2, Fig. 3).
+    SlowStart { at: Instant, entered: bool },
+    /// TCP-ELFN sender: standby began (route failure notice) or ended
+    /// (Holland & Vaidya 1999; seed 002 §2.4).
+    Standby { at: Instant, entered: bool },
 }
 
 /// Counters every engine keeps.
@@ -168,16 +182,22 @@ pub enum Protocol {
     TcpTahoe,
     TcpReno,
     TcpNewReno,
+    /// NewReno with explicit link-failure notification (Holland & Vaidya
+    /// 1999): frozen in standby while the route is down (seed 002 §2.4).
+    TcpNewRenoElfn,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 6] = [
+    /// Every protocol; new ones go at the end, since a connection id carries
+    /// the index ([`crate::connection::protocol_code`]).
+    pub const ALL: [Protocol; 7] = [
         Protocol::AtpDefault,
         Protocol::AtpAggressive,
         Protocol::AtpAdaptive,
         Protocol::TcpTahoe,
         Protocol::TcpReno,
         Protocol::TcpNewReno,
+        Protocol::TcpNewRenoElfn,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -187,6 +207,7 @@ impl Protocol {
             Protocol::TcpTahoe => "tcp-tahoe",
             Protocol::TcpReno => "tcp-reno",
             Protocol::TcpNewReno => "tcp-newreno",
+            Protocol::TcpNewRenoElfn => "tcp-newreno-elfn",
         }
     }
     pub fn is_atp(self) -> bool {

@@ -30,11 +30,17 @@
 //! [`EngineEvent::Finished`](crate::EngineEvent::Finished) but still
 //! acknowledges retransmitted FINs for as long as its driver keeps it.
 //!
+//! With [`TcpConfig::elfn`] (the `tcp-newreno-elfn` protocol) the sender
+//! reacts to route notices as TCP-ELFN does (Holland & Vaidya 1999, seed 002
+//! §2.4): see [`TcpSender`]'s "Route failures".
+//!
 //! Congestion control lives in [`cc`] behind the [`cc::CongestionControl`]
 //! trait; RFC 6298's timer in [`rtt`]. Defaults, and the places where the
 //! RFCs leave a choice, are documented on [`TcpConfig`].
 
 pub mod cc;
+#[cfg(test)]
+mod elfn_tests;
 mod receiver;
 pub mod rtt;
 mod sender;
@@ -42,7 +48,7 @@ mod sender;
 mod tests;
 
 pub use receiver::TcpReceiver;
-pub use sender::TcpSender;
+pub use sender::{TcpSender, TcpSenderStats};
 
 use crate::engine::{self, Protocol, TimerId};
 use crate::wire::HEADER_LEN;
@@ -70,11 +76,15 @@ impl TcpVariant {
         match protocol {
             Protocol::TcpTahoe => Some(TcpVariant::Tahoe),
             Protocol::TcpReno => Some(TcpVariant::Reno),
-            Protocol::TcpNewReno => Some(TcpVariant::NewReno),
+            // ELFN is not a loss-recovery algorithm but a reaction to route
+            // notices on top of one ([`TcpConfig::elfn`]); seed 002 §2: "We
+            // use TCP-NewReno for all our simulations".
+            Protocol::TcpNewReno | Protocol::TcpNewRenoElfn => Some(TcpVariant::NewReno),
             _ => None,
         }
     }
 
+    /// The plain protocol of this variant (ELFN off).
     pub fn protocol(self) -> Protocol {
         match self {
             TcpVariant::Tahoe => Protocol::TcpTahoe,
@@ -150,6 +160,14 @@ pub struct TcpConfig {
     /// tiny segments). Default 256 MiB, as ATP's `max_reorder_bytes`: never
     /// reached in simulations; `meshbed recv` sets a mesh-sized limit.
     pub max_reorder_bytes: u64,
+    /// TCP-ELFN (Holland & Vaidya 1999, seed 002 §2.4): on a route-failure
+    /// notice the sender freezes in standby instead of timing out. Off by
+    /// default; [`crate::connection::EngineConfig::new`] sets it from the
+    /// protocol name (`tcp-newreno-elfn`), so plain TCP ignores notices.
+    pub elfn: bool,
+    /// How often a sender in ELFN standby probes for a route. Default 2 s,
+    /// the interval Holland & Vaidya used.
+    pub elfn_probe_interval: Duration,
 }
 
 impl Default for TcpConfig {
@@ -169,6 +187,8 @@ impl Default for TcpConfig {
             idle_timeout: Duration::from_secs(100),
             max_unanswered_rtos: 6,
             max_reorder_bytes: 256 << 20,
+            elfn: false,
+            elfn_probe_interval: Duration::from_secs(2),
         }
     }
 }
@@ -196,6 +216,8 @@ impl TcpConfig {
             idle_timeout: self.idle_timeout.max(one_ns),
             max_unanswered_rtos: self.max_unanswered_rtos,
             max_reorder_bytes: self.max_reorder_bytes,
+            elfn: self.elfn,
+            elfn_probe_interval: self.elfn_probe_interval.max(one_ns),
         }
     }
 
@@ -206,8 +228,8 @@ impl TcpConfig {
 }
 
 /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
-/// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle` and
-/// `Confirm`, the receiver `DelayedAck` and `Idle`.
+/// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
+/// `Confirm` and `ElfnProbe`, the receiver `DelayedAck` and `Idle`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Timer {
     /// Checked first so that a connection that has given up does not also
@@ -217,10 +239,13 @@ enum Timer {
     DelayedAck = 2,
     /// Everything acknowledged: the commit confirmation is due by now.
     Confirm = 3,
+    /// TCP-ELFN standby: the next route probe is due.
+    ElfnProbe = 4,
 }
 
 impl TimerId for Timer {
-    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm];
+    const ALL: &'static [Timer] =
+        &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe];
     fn index(self) -> usize {
         self as usize
     }
@@ -228,4 +253,4 @@ impl TimerId for Timer {
 
 /// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
 /// in [`Timer::ALL`] order.
-type TimerTable = engine::TimerTable<Timer, 4>;
+type TimerTable = engine::TimerTable<Timer, 5>;

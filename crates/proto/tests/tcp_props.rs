@@ -3,7 +3,7 @@
 //! once and in order, and both sides finish (STYLE.md "Tests").
 
 use meshbed_core::{Duration, Instant};
-use meshbed_proto::engine::{Engine, EngineEvent};
+use meshbed_proto::engine::{Engine, EngineEvent, RouteNotice};
 use meshbed_proto::harness::{Pair, ToyChannel};
 use meshbed_proto::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpVariant};
 use proptest::prelude::*;
@@ -54,7 +54,46 @@ fn cases() -> impl Strategy<Value = Case> {
     )
 }
 
+/// A period during which the route may be down (the channel drops
+/// everything) and routing may or may not say so (ELFN notices).
+#[derive(Clone, Debug)]
+struct Outage {
+    start: Instant,
+    end: Instant,
+    route_down: bool,
+    notify_failed: bool,
+    notify_reestablished: bool,
+}
+
+/// Up to three outages of up to 30 s, apart from each other, in the first
+/// minute or so. A notice without an outage (a stale one) is allowed, and so
+/// is an outage nobody reports.
+fn outages() -> impl Strategy<Value = Vec<Outage>> {
+    let one = (0u64..20_000, 1u64..30_000, any::<bool>(), any::<bool>(), any::<bool>());
+    prop::collection::vec(one, 0..=3).prop_map(|list| {
+        let mut at_ms = 0;
+        list.into_iter()
+            .map(|(gap_ms, length_ms, route_down, notify_failed, notify_reestablished)| {
+                let start_ms = at_ms + gap_ms;
+                at_ms = start_ms + length_ms;
+                Outage {
+                    start: Instant::from_nanos(start_ms * 1_000_000),
+                    end: Instant::from_nanos(at_ms * 1_000_000),
+                    route_down,
+                    notify_failed,
+                    notify_reestablished,
+                }
+            })
+            .collect()
+    })
+}
+
 fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
+    run_transfer_across(variant, false, case, &[])
+}
+
+/// A transfer through `outages`, with TCP-ELFN on or off.
+fn run_transfer_across(variant: TcpVariant, elfn: bool, case: &Case, outages: &[Outage]) -> Result<(), TestCaseError> {
     // A deterministic, non-repeating payload so that a misplaced, duplicated
     // or dropped byte cannot go unnoticed.
     let data: Vec<u8> = (0..case.len).map(|i| (i as u64).wrapping_mul(2_654_435_761).to_le_bytes()[2]).collect();
@@ -66,6 +105,7 @@ fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
         // Long silences are expected here (backed-off RTOs at 30 % loss);
         // the idle timeout has its own boundary test.
         idle_timeout: Duration::from_secs(3_600),
+        elfn,
         ..TcpConfig::default()
     };
     let conn = (case.seed >> 32) as u32;
@@ -79,6 +119,23 @@ fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
         ..ToyChannel::default()
     };
     let mut pair = Pair::new(sender, receiver, channel, case.seed);
+    for outage in outages {
+        for (at, down) in [(outage.start, true), (outage.end, false)] {
+            while !(pair.a.is_closed() && pair.b.is_closed()) && pair.step(at) {}
+            pair.now = pair.now.max(at);
+            if outage.route_down {
+                pair.channel.loss = if down { 1.0 } else { case.loss };
+            }
+            let notice = match down {
+                true if outage.notify_failed => Some(RouteNotice::Failed),
+                false if outage.notify_reestablished => Some(RouteNotice::Reestablished),
+                _ => None,
+            };
+            if let Some(notice) = notice {
+                pair.a.handle_route_notice(pair.now, notice);
+            }
+        }
+    }
     let closed = pair.run(VIRTUAL_TIME_LIMIT, MAX_STEPS);
     prop_assert!(closed, "not closed by {:?}: {case:?}", pair.now);
     prop_assert!(pair.events_a.contains(&EngineEvent::Finished), "sender did not finish: {case:?}");
@@ -93,6 +150,7 @@ fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(pair.a.stats().bytes_sent, data.len() as u64);
     if std::env::var_os("TCP_PROPS_VERBOSE").is_some() {
         eprintln!("{variant:?} {case:?} t={:?} sender={:?}", pair.now, pair.a.stats());
+        eprintln!("  {:?}", pair.a.tcp_stats(pair.now));
     }
     Ok(())
 }
@@ -100,6 +158,13 @@ fn run_transfer(variant: TcpVariant, case: &Case) -> Result<(), TestCaseError> {
 proptest! {
     // 32 cases by default; PROPTEST_CASES raises it for a longer soak.
     #![proptest_config(ProptestConfig { cases: case_count(), ..ProptestConfig::default() })]
+
+    /// Whatever the notices say and whether the route is really down, an
+    /// ELFN sender neither deadlocks in standby nor corrupts the stream.
+    #[test]
+    fn tcp_newreno_elfn_delivers_every_byte_across_route_outages(case in cases(), outages in outages()) {
+        run_transfer_across(TcpVariant::NewReno, true, &case, &outages)?;
+    }
 
     #[test]
     fn tcp_tahoe_delivers_every_byte_once_in_order(case in cases()) {

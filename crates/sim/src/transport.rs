@@ -110,7 +110,8 @@ pub struct TraceRecord {
     pub t_s: f64,
     pub side: Side,
     /// `d_max_us`, `d_avg_sent_us`, `d_avg_received_us`, `d_s_us`,
-    /// `cwnd_segments`, `retransmit_seq`, or `delivered_bytes` (in-order
+    /// `cwnd_segments`, `retransmit_seq`, `rto_s`, `rtt_s`, `slow_start` and
+    /// `standby` (1 entered, 0 left), or `delivered_bytes` (in-order
     /// bytes handed to the application at `t_s`).
     pub kind: &'static str,
     pub value: f64,
@@ -126,6 +127,10 @@ impl TraceRecord {
             TraceSample::Ds { at, d_s } => (at, "d_s_us", us(d_s)),
             TraceSample::Cwnd { at, cwnd_segments } => (at, "cwnd_segments", cwnd_segments),
             TraceSample::Retransmit { at, seq, .. } => (at, "retransmit_seq", seq as f64),
+            TraceSample::Rto { at, rto } => (at, "rto_s", rto.as_secs_f64()),
+            TraceSample::RttSample { at, rtt } => (at, "rtt_s", rtt.as_secs_f64()),
+            TraceSample::SlowStart { at, entered } => (at, "slow_start", f64::from(u8::from(entered))),
+            TraceSample::Standby { at, entered } => (at, "standby", f64::from(u8::from(entered))),
         };
         TraceRecord { t_s: at.as_secs_f64(), side, kind, value }
     }

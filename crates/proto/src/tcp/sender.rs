@@ -6,7 +6,7 @@ use super::cc::{
 };
 use super::rtt::RttEstimator;
 use super::{TcpConfig, TcpVariant, Timer, TimerTable};
-use crate::engine::{Engine, EngineEvent, FailReason, Stats, TraceSample, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TraceSample, Transmit};
 use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
@@ -39,6 +39,55 @@ struct RttProbe {
     sent_at: Instant,
 }
 
+/// What TCP-ELFN freezes when the route fails, to resume with on its return
+/// (Holland & Vaidya 1999 restore the pre-failure state; seed 002 §2.4: "the
+/// state of the TCP sender is frozen till a new route is computed").
+#[derive(Clone, Debug)]
+struct Standby {
+    entered_at: Instant,
+    /// cwnd, ssthresh and the recovery state.
+    cc: Controller,
+    /// SRTT, RTTVAR and the RTO, with any backoff in force at the failure.
+    rtt: RttEstimator,
+    /// Whether the commit confirmation was awaited: its give-up clock
+    /// restarts with the route.
+    confirm_armed: bool,
+}
+
+/// What the TCP sender reports beyond [`Stats`]: the quantities of seed 002
+/// §2's Figs. 2–3 (timeouts, RTO, slow start) and of TCP-ELFN's standby.
+/// [`TcpSender::tcp_stats`] takes a snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TcpSenderStats {
+    /// Times slow start began (seed 002 §2.2, Fig. 3(a)): when the connection
+    /// is established, at every restart from the loss window (each RTO, and
+    /// Tahoe's fast retransmit) even if cwnd was already below ssthresh, and
+    /// whenever cwnd otherwise drops below ssthresh (NewReno leaving fast
+    /// recovery with little in flight). Fast recovery itself is not slow
+    /// start, even when partial ACKs deflate cwnd below ssthresh.
+    pub slow_start_entries: u64,
+    /// Time spent in slow start (cwnd < ssthresh, RFC 5681 §3.1) since the
+    /// connection was established (seed 002 §2.2, Fig. 3(b)). ELFN standby
+    /// time is included when the frozen window was in slow start; subtract
+    /// `elfn_standby_time` for the time spent probing for bandwidth.
+    pub slow_start_time: Duration,
+    /// Retransmission timer expirations, the SYN's included.
+    pub timeouts: u64,
+    /// RTT measurements fed to the estimator (each also a
+    /// [`TraceSample::RttSample`]).
+    pub rtt_samples: u64,
+    /// The largest RTO computed from RTT samples or backed off (seed 002
+    /// §2.1, Fig. 2(c)): the largest [`TraceSample::Rto`]. The configured
+    /// initial RTO counts only once a timeout has backed it off; zero until
+    /// the first sample or timeout.
+    pub max_rto: Duration,
+    /// TCP-ELFN: standby periods entered, their total length, and the probes
+    /// sent during them.
+    pub elfn_standbys: u64,
+    pub elfn_standby_time: Duration,
+    pub elfn_probes: u64,
+}
+
 /// Sends one application byte stream over one connection: a whole buffer
 /// given at construction ([`TcpSender::new`]), or a bounded window the
 /// application refills through [`SendStream`] ([`TcpSender::streaming`]).
@@ -47,6 +96,36 @@ struct RttProbe {
 /// every `handle_input`/`handle_timeout`, call `poll_transmit` until it
 /// returns `None`, drain `poll_event`, then sleep until `poll_timeout`. The
 /// SYN goes out on the first `poll_transmit`.
+///
+/// # Route failures (TCP-ELFN)
+///
+/// Plain TCP ignores [`Engine::handle_route_notice`]. With
+/// [`TcpConfig::elfn`] the sender follows Holland & Vaidya (MobiCom 1999, as
+/// seed 002 §2.4 describes it: "the state of the TCP sender is frozen till a
+/// new route is computed"):
+/// - [`RouteNotice::Failed`] puts it in *standby*: it saves cwnd, ssthresh
+///   and the RTO, stops the retransmission timer (so no timeout and no
+///   backoff) and the give-up clocks (a route outage is not a dead peer),
+///   and sends nothing but one probe every
+///   [`TcpConfig::elfn_probe_interval`].
+/// - The probe is the first unacknowledged segment (the SYN during the
+///   handshake; the next new segment when nothing is outstanding), as
+///   Holland & Vaidya probed with a packet of the window, rather than a
+///   1-byte zero-window-style probe: whether it fills the hole at `snd_una`
+///   or the receiver already had it, the answer acknowledges new data, which
+///   is what ends standby. A 1-byte probe of new data behind a hole would
+///   only draw a duplicate ACK, indistinguishable from one sent before the
+///   failure. It costs one segment per interval.
+/// - [`RouteNotice::Reestablished`], or an ACK of new data (which proves a
+///   route exists), ends standby: the saved cwnd, ssthresh and RTO are
+///   restored, the retransmission timer and the give-up clock re-armed. On a
+///   notice the first unacknowledged segment is resent at once, as the probe
+///   would have been: what was in flight at the failure was most likely
+///   dropped at the broken link (seed 002 §2.3), and its ACK says what got
+///   through.
+///
+/// Duplicate ACKs during standby change nothing (the state is frozen), and
+/// a second failure notice during standby keeps the first one's saved state.
 #[derive(Debug)]
 pub struct TcpSender {
     config: TcpConfig,
@@ -79,8 +158,17 @@ pub struct TcpSender {
     timers: TimerTable,
     last_heard: Instant,
     last_traced_cwnd: f64,
+    /// `None` until the first RTO is computed, which is always traced.
+    last_traced_rto: Option<Duration>,
+    /// Set while in slow start (see [`TcpSenderStats::slow_start_entries`]).
+    slow_start_since: Option<Instant>,
+    /// TCP-ELFN: set while the route is down.
+    standby: Option<Standby>,
+    /// TCP-ELFN: the probe timer fired and the probe is not sent yet.
+    probe_due: bool,
     events: VecDeque<EngineEvent>,
     stats: Stats,
+    tcp_stats: TcpSenderStats,
 }
 
 impl TcpSender {
@@ -141,8 +229,13 @@ impl TcpSender {
             timers,
             last_heard: now,
             last_traced_cwnd: f64::NAN,
+            last_traced_rto: None,
+            slow_start_since: None,
+            standby: None,
+            probe_due: false,
             events: VecDeque::new(),
             stats: Stats::default(),
+            tcp_stats: TcpSenderStats::default(),
         }
     }
 
@@ -162,6 +255,25 @@ impl TcpSender {
     /// The RTT estimator (SRTT, RTTVAR, current RTO).
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
+    }
+
+    /// Slow starts, timeouts, RTT samples, maximum RTO and ELFN standby so
+    /// far, with the periods still open counted up to `now` (or to the
+    /// connection's close, after which nothing changes).
+    pub fn tcp_stats(&self, now: Instant) -> TcpSenderStats {
+        let mut stats = self.tcp_stats.clone();
+        if let Some(since) = self.slow_start_since {
+            stats.slow_start_time += now.saturating_since(since);
+        }
+        if let Some(standby) = &self.standby {
+            stats.elfn_standby_time += now.saturating_since(standby.entered_at);
+        }
+        stats
+    }
+
+    /// Whether the sender is in TCP-ELFN standby (the route is down).
+    pub fn in_standby(&self) -> bool {
+        self.standby.is_some()
     }
 
     /// Bytes sent and not yet acknowledged (sequence space, incl. SYN/FIN).
@@ -184,18 +296,164 @@ impl TcpSender {
         self.fin_seq().map(|f| f + 1)
     }
 
-    fn fail(&mut self, reason: FailReason) {
+    fn fail(&mut self, now: Instant, reason: FailReason) {
         self.state = State::Failed;
-        self.timers.stop_all();
+        self.close(now);
         self.events.push_back(EngineEvent::Failed(reason));
     }
 
-    fn trace_cwnd(&mut self, now: Instant) {
-        let cwnd = self.cc.metrics().cwnd_segments;
+    /// Stops every timer and closes the open slow-start and standby periods
+    /// at `now`, so that [`TcpSender::tcp_stats`] stops changing.
+    fn close(&mut self, now: Instant) {
+        self.timers.stop_all();
+        if let Some(since) = self.slow_start_since.take() {
+            self.tcp_stats.slow_start_time += now.saturating_since(since);
+        }
+        if let Some(standby) = self.standby.take() {
+            self.tcp_stats.elfn_standby_time += now.saturating_since(standby.entered_at);
+        }
+        self.probe_due = false;
+    }
+
+    fn trace(&mut self, sample: TraceSample) {
+        self.events.push_back(EngineEvent::Trace(sample));
+    }
+
+    /// Traces cwnd if it changed and keeps the slow-start bookkeeping of
+    /// seed 002 §2.2 (Fig. 3). `restart` says that the window was just
+    /// reset to the loss window (an RTO, Tahoe's fast retransmit): slow
+    /// start begins anew even when cwnd was already below ssthresh.
+    fn window_changed(&mut self, now: Instant, restart: bool) {
+        let metrics = self.cc.metrics();
+        let cwnd = metrics.cwnd_segments;
         if cwnd != self.last_traced_cwnd {
             self.last_traced_cwnd = cwnd;
-            self.events.push_back(EngineEvent::Trace(TraceSample::Cwnd { at: now, cwnd_segments: cwnd }));
+            self.trace(TraceSample::Cwnd { at: now, cwnd_segments: cwnd });
         }
+        if self.state != State::Established {
+            // The window means nothing before the handshake completes.
+            return;
+        }
+        // RFC 5681 §3.1: slow start while cwnd < ssthresh. Fast recovery
+        // (Reno, NewReno) is neither phase, even when partial ACKs deflate
+        // cwnd below ssthresh; Tahoe has none (its `in_recovery` only marks
+        // the window that was outstanding at the loss).
+        let fast_recovery = metrics.in_recovery && self.variant != TcpVariant::Tahoe;
+        let in_slow_start = cwnd < metrics.ssthresh_segments && !fast_recovery;
+        match (self.slow_start_since, in_slow_start) {
+            (None, true) => {
+                self.slow_start_since = Some(now);
+                self.tcp_stats.slow_start_entries += 1;
+                self.trace(TraceSample::SlowStart { at: now, entered: true });
+            }
+            (Some(_), true) if restart => {
+                self.tcp_stats.slow_start_entries += 1;
+                self.trace(TraceSample::SlowStart { at: now, entered: true });
+            }
+            (Some(since), false) => {
+                self.slow_start_since = None;
+                self.tcp_stats.slow_start_time += now.saturating_since(since);
+                self.trace(TraceSample::SlowStart { at: now, entered: false });
+            }
+            _ => {}
+        }
+    }
+
+    /// Traces the RTO if it changed and keeps its maximum (seed 002 §2.1).
+    fn rto_changed(&mut self, now: Instant) {
+        let rto = self.rtt.rto();
+        if Some(rto) != self.last_traced_rto {
+            self.last_traced_rto = Some(rto);
+            self.tcp_stats.max_rto = self.tcp_stats.max_rto.max(rto);
+            self.trace(TraceSample::Rto { at: now, rto });
+        }
+    }
+
+    fn on_rtt_sample(&mut self, now: Instant, rtt: Duration) {
+        self.rtt.on_sample(rtt);
+        self.tcp_stats.rtt_samples += 1;
+        self.trace(TraceSample::RttSample { at: now, rtt });
+        self.rto_changed(now);
+    }
+
+    /// TCP-ELFN, [`RouteNotice::Failed`]: freeze (see the type's doc).
+    fn enter_standby(&mut self, now: Instant) {
+        if self.standby.is_some() {
+            return;
+        }
+        self.standby = Some(Standby {
+            entered_at: now,
+            cc: self.cc.clone(),
+            rtt: self.rtt.clone(),
+            confirm_armed: self.timers.get(Timer::Confirm).is_some(),
+        });
+        // No retransmission timer, hence no timeout and no backoff; no
+        // give-up clock either: a route outage is not a dead peer.
+        self.timers.stop(Timer::Retransmit);
+        self.timers.stop(Timer::Idle);
+        self.timers.stop(Timer::Confirm);
+        self.timers.set(Timer::ElfnProbe, now + self.config.elfn_probe_interval);
+        self.probe_due = false;
+        // A sample spanning the outage would measure the outage, not the path.
+        self.rtt_probe = None;
+        self.tcp_stats.elfn_standbys += 1;
+        self.trace(TraceSample::Standby { at: now, entered: true });
+    }
+
+    /// TCP-ELFN: the route is back (a notice, `resend_head`, or an ACK of
+    /// new data): restore the frozen state and re-arm the timers.
+    fn leave_standby(&mut self, now: Instant, resend_head: bool) {
+        let Some(frozen) = self.standby.take() else {
+            return;
+        };
+        self.cc = frozen.cc;
+        self.rtt = frozen.rtt;
+        self.tcp_stats.elfn_standby_time += now.saturating_since(frozen.entered_at);
+        self.timers.stop(Timer::ElfnProbe);
+        self.probe_due = false;
+        // The outage explains the silence: the peer gets a full allowance
+        // of retransmissions on the new route.
+        self.unanswered_rtos = 0;
+        self.timers.set(Timer::Idle, now + self.config.idle_timeout);
+        if frozen.confirm_armed {
+            self.timers.set(Timer::Confirm, now + self.config.idle_timeout);
+        }
+        match self.state {
+            State::SynSent => {
+                self.syn_pending |= resend_head;
+                self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+            }
+            State::Established if self.snd_una < self.snd_max => {
+                self.retransmit_head |= resend_head;
+                self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+            }
+            _ => {}
+        }
+        self.trace(TraceSample::Standby { at: now, entered: false });
+        self.rto_changed(now);
+        self.window_changed(now, false);
+    }
+
+    /// In standby only the probe goes out, once per probe interval.
+    fn poll_probe(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if !self.probe_due {
+            return None;
+        }
+        let sent = match self.state {
+            State::SynSent => Some(self.emit_syn(now, buf)),
+            State::Established => {
+                let seq = self.snd_una;
+                self.emit_segment(now, seq, buf)
+            }
+            State::Finished | State::Failed => None,
+        };
+        // With nothing to send (a stream the application has not written
+        // to yet) the probe stays due until there is.
+        if sent.is_some() {
+            self.probe_due = false;
+            self.tcp_stats.elfn_probes += 1;
+        }
+        sent
     }
 
     fn on_syn_ack(&mut self, now: Instant, repr: &Repr) {
@@ -203,9 +461,8 @@ impl TcpSender {
             self.stats.dropped_datagrams += 1;
             return;
         }
-        if let Some(probe) = self.rtt_probe.take() {
-            self.rtt.on_sample(now.saturating_since(probe.sent_at));
-        }
+        // The SYN-ACK proves a route: an ELFN standby ends.
+        self.leave_standby(now, false);
         self.state = State::Established;
         self.snd_una = DATA_START;
         self.snd_nxt = DATA_START;
@@ -213,7 +470,10 @@ impl TcpSender {
         self.rto_expirations = 0;
         self.timers.stop(Timer::Retransmit);
         self.events.push_back(EngineEvent::Connected);
-        self.trace_cwnd(now);
+        if let Some(probe) = self.rtt_probe.take() {
+            self.on_rtt_sample(now, now.saturating_since(probe.sent_at));
+        }
+        self.window_changed(now, false);
     }
 
     fn on_ack(&mut self, now: Instant, repr: &Repr, payload: &[u8]) {
@@ -250,17 +510,20 @@ impl TcpSender {
         if ack == self.snd_una {
             // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries
             // no data and arrives while data is outstanding.
-            if self.snd_una < self.snd_max && repr.payload_len == 0 {
+            // In ELFN standby the state is frozen: dupacks change nothing.
+            if self.snd_una < self.snd_max && repr.payload_len == 0 && self.standby.is_none() {
                 self.dupacks = self.dupacks.saturating_add(1);
                 let sample = self.ack_sample(ack, 0);
                 let response = self.cc.on_duplicate_ack(now, &sample);
                 self.apply(now, response);
-                self.trace_cwnd(now);
+                self.window_changed(now, response.retransmit == Retransmit::GoBackN);
             }
             return;
         }
 
-        // New data acknowledged.
+        // New data acknowledged, which proves a route exists: an ELFN standby
+        // ends, and the ACK is then taken as usual.
+        self.leave_standby(now, false);
         let acked_bytes = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
@@ -270,7 +533,7 @@ impl TcpSender {
         self.buf.release(ack - DATA_START);
         if let Some(probe) = self.rtt_probe {
             if ack >= probe.end_seq {
-                self.rtt.on_sample(now.saturating_since(probe.sent_at));
+                self.on_rtt_sample(now, now.saturating_since(probe.sent_at));
                 self.rtt_probe = None;
             }
         }
@@ -286,9 +549,9 @@ impl TcpSender {
         let sample = self.ack_sample(ack, acked_bytes);
         let response = self.cc.on_ack(now, &sample);
         if self.fin_end().is_some_and(|fin_end| self.snd_una >= fin_end) {
-            self.trace_cwnd(now);
+            self.window_changed(now, false);
             self.state = State::Finished;
-            self.timers.stop_all();
+            self.close(now);
             self.events.push_back(EngineEvent::Finished);
             return;
         }
@@ -299,7 +562,7 @@ impl TcpSender {
             self.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
         self.apply(now, Response { restart_timer: false, ..response });
-        self.trace_cwnd(now);
+        self.window_changed(now, false);
     }
 
     fn ack_sample(&self, ack: u64, acked_bytes: u64) -> AckSample {
@@ -329,6 +592,8 @@ impl TcpSender {
     fn on_retransmission_timeout(&mut self, now: Instant) {
         // RFC 6298 §5.5–5.6: back off, restart the timer, retransmit.
         self.rtt.back_off();
+        self.tcp_stats.timeouts += 1;
+        self.rto_changed(now);
         self.rto_expirations = self.rto_expirations.saturating_add(1);
         self.unanswered_rtos = self.unanswered_rtos.saturating_add(1);
         self.rtt_probe = None;
@@ -346,7 +611,7 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una;
                 self.retransmit_head = false;
                 self.dupacks = 0;
-                self.trace_cwnd(now);
+                self.window_changed(now, true);
             }
             _ => return,
         }
@@ -412,7 +677,8 @@ impl TcpSender {
                 self.rtt_probe = None;
             }
             self.events.push_back(EngineEvent::Trace(TraceSample::Retransmit { at: now, seq, len }));
-        } else if self.rtt_probe.is_none() {
+        } else if self.rtt_probe.is_none() && self.standby.is_none() {
+            // An ELFN probe is not timed: its answer may come with the route.
             self.rtt_probe = Some(RttProbe { start_seq: seq, end_seq: end, sent_at: now });
         }
         if end > self.snd_max {
@@ -422,8 +688,9 @@ impl TcpSender {
         }
         self.snd_nxt = self.snd_nxt.max(end);
         self.stats.datagrams_sent += 1;
-        // RFC 6298 §5.1: a data segment goes out and the timer is not running.
-        if self.timers.get(Timer::Retransmit).is_none() {
+        // RFC 6298 §5.1: a data segment goes out and the timer is not running
+        // (in ELFN standby it stays off: the probe is not timed out).
+        if self.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
             self.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
         Some(Transmit { len: total })
@@ -453,7 +720,7 @@ impl TcpSender {
         }
         self.snd_max = DATA_START;
         self.stats.datagrams_sent += 1;
-        if self.timers.get(Timer::Retransmit).is_none() {
+        if self.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
             self.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
         Transmit { len: repr.buffer_len() }
@@ -476,9 +743,11 @@ impl Engine for TcpSender {
         }
         self.last_heard = now;
         self.unanswered_rtos = 0;
-        self.timers.set(Timer::Idle, now + self.config.idle_timeout);
+        if self.standby.is_none() {
+            self.timers.set(Timer::Idle, now + self.config.idle_timeout);
+        }
         if repr.control.contains(Control::RST) {
-            self.fail(FailReason::of_reset(datagram));
+            self.fail(now, FailReason::of_reset(datagram));
             return;
         }
         match self.state {
@@ -504,14 +773,18 @@ impl Engine for TcpSender {
                         }
                     }
                     let silent_for: Duration = now.saturating_since(self.last_heard);
-                    self.fail(FailReason::PeerUnreachable { silent_for });
+                    self.fail(now, FailReason::PeerUnreachable { silent_for });
                     return;
                 }
                 Timer::Retransmit => self.on_retransmission_timeout(now),
                 Timer::Confirm => {
                     let waited = self.config.idle_timeout;
-                    self.fail(FailReason::Unconfirmed { waited });
+                    self.fail(now, FailReason::Unconfirmed { waited });
                     return;
+                }
+                Timer::ElfnProbe => {
+                    self.probe_due = true;
+                    self.timers.set(Timer::ElfnProbe, now + self.config.elfn_probe_interval);
                 }
                 Timer::DelayedAck => {}
             }
@@ -521,6 +794,9 @@ impl Engine for TcpSender {
     fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         if buf.len() < HEADER_LEN {
             return None;
+        }
+        if self.standby.is_some() {
+            return self.poll_probe(now, buf);
         }
         match self.state {
             State::SynSent if self.syn_pending => Some(self.emit_syn(now, buf)),
@@ -558,6 +834,17 @@ impl Engine for TcpSender {
 
     fn is_closed(&self) -> bool {
         matches!(self.state, State::Finished | State::Failed)
+    }
+
+    /// TCP-ELFN's reaction (see the type's doc); plain TCP ignores notices.
+    fn handle_route_notice(&mut self, now: Instant, notice: RouteNotice) {
+        if !self.config.elfn || self.is_closed() {
+            return;
+        }
+        match notice {
+            RouteNotice::Failed => self.enter_standby(now),
+            RouteNotice::Reestablished => self.leave_standby(now, true),
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! One test per rule: each drives an engine with hand-made datagrams and
 //! checks what it sends and how its window moves. MSS is 1000 bytes here so
 //! that sequence numbers read easily: segment `k` starts at `1 + 1000 k`.
+//! The helpers are shared with [`super::elfn_tests`].
 
 use super::cc::{AckSample, CongestionControl, NewReno, Retransmit, Tahoe, Window};
 use super::rtt::RttEstimator;
@@ -9,29 +10,29 @@ use crate::engine::{Engine, EngineEvent, FailReason, TraceSample};
 use crate::harness::{Pair, ToyChannel};
 use crate::wire::{parse_datagram, Control, ProtocolId, Repr};
 
-const CONN: u32 = 0x0bad_cafe;
-const MSS: u64 = 1000;
+pub(super) const CONN: u32 = 0x0bad_cafe;
+pub(super) const MSS: u64 = 1000;
 
-fn ms(ms: u64) -> Instant {
+pub(super) fn ms(ms: u64) -> Instant {
     Instant::from_nanos(ms * 1_000_000)
 }
 
-fn config() -> TcpConfig {
+pub(super) fn config() -> TcpConfig {
     TcpConfig { mss_bytes: MSS as usize, ..TcpConfig::default() }
 }
 
 /// Sequence number of segment `k`.
-fn seg(k: u64) -> u64 {
+pub(super) fn seg(k: u64) -> u64 {
     1 + k * MSS
 }
 
-fn datagram(control: u8, seq: u64, ack: u64, payload: &[u8]) -> Vec<u8> {
+pub(super) fn datagram(control: u8, seq: u64, ack: u64, payload: &[u8]) -> Vec<u8> {
     // TCP ignores D_max, which the shared builder sets to 1 ms.
     crate::harness::datagram(ProtocolId::Tcp, control, CONN, seq, ack, payload)
 }
 
 /// Everything the engine sends now: (header, payload).
-fn drain<E: Engine>(engine: &mut E, now: Instant) -> Vec<(Repr, Vec<u8>)> {
+pub(super) fn drain<E: Engine>(engine: &mut E, now: Instant) -> Vec<(Repr, Vec<u8>)> {
     let mut buf = vec![0u8; 1500];
     let mut out = Vec::new();
     while let Some(t) = engine.poll_transmit(now, &mut buf) {
@@ -41,17 +42,17 @@ fn drain<E: Engine>(engine: &mut E, now: Instant) -> Vec<(Repr, Vec<u8>)> {
     out
 }
 
-fn seqs(segments: &[(Repr, Vec<u8>)]) -> Vec<u64> {
+pub(super) fn seqs(segments: &[(Repr, Vec<u8>)]) -> Vec<u64> {
     segments.iter().map(|(r, _)| r.seq).collect()
 }
 
-fn events<E: Engine>(engine: &mut E) -> Vec<EngineEvent> {
+pub(super) fn events<E: Engine>(engine: &mut E) -> Vec<EngineEvent> {
     std::iter::from_fn(|| engine.poll_event()).collect()
 }
 
 /// A sender past the handshake: SYN at 0, SYN-ACK at 100 ms, so SRTT is
 /// 100 ms and the RTO 300 ms. Nothing has been sent yet.
-fn established(variant: TcpVariant, config: TcpConfig, len: usize) -> TcpSender {
+pub(super) fn established(variant: TcpVariant, config: TcpConfig, len: usize) -> TcpSender {
     let data = (0..len).map(|i| i as u8).collect();
     let mut s = TcpSender::new(config, variant, CONN, data, ms(0));
     let syn = drain(&mut s, ms(0));
@@ -62,20 +63,20 @@ fn established(variant: TcpVariant, config: TcpConfig, len: usize) -> TcpSender 
     s
 }
 
-fn ack(s: &mut TcpSender, now: Instant, ack: u64) {
+pub(super) fn ack(s: &mut TcpSender, now: Instant, ack: u64) {
     s.handle_input(now, &datagram(Control::ACK, 1, ack, &[]));
 }
 
-fn cwnd(s: &TcpSender) -> f64 {
+pub(super) fn cwnd(s: &TcpSender) -> f64 {
     s.cc_metrics().cwnd_segments
 }
 
-fn with_cwnd(initial_cwnd_segments: u32) -> TcpConfig {
+pub(super) fn with_cwnd(initial_cwnd_segments: u32) -> TcpConfig {
     TcpConfig { initial_cwnd_segments, ..config() }
 }
 
 /// A receiver past the handshake.
-fn listening(config: TcpConfig) -> TcpReceiver {
+pub(super) fn listening(config: TcpConfig) -> TcpReceiver {
     let mut r = TcpReceiver::new(config, CONN, ms(0));
     r.handle_input(ms(0), &datagram(Control::SYN, 0, 0, &[]));
     let synack = drain(&mut r, ms(0));
@@ -84,12 +85,12 @@ fn listening(config: TcpConfig) -> TcpReceiver {
     r
 }
 
-fn data_segment(k: u64, fin: bool) -> Vec<u8> {
+pub(super) fn data_segment(k: u64, fin: bool) -> Vec<u8> {
     let control = if fin { Control::ACK | Control::FIN } else { Control::ACK };
     datagram(control, seg(k), 1, &[k as u8; MSS as usize])
 }
 
-fn acks_sent(r: &mut TcpReceiver, now: Instant) -> Vec<u64> {
+pub(super) fn acks_sent(r: &mut TcpReceiver, now: Instant) -> Vec<u64> {
     drain(r, now).iter().map(|(repr, _)| repr.ack).collect()
 }
 
@@ -779,4 +780,122 @@ fn by_default_the_sender_outlasts_a_route_outage_of_a_minute() {
         }
     }
     panic!("never gave up");
+}
+
+// ------------------------------------- instrumentation (seed 002 §2, Figs. 2–3)
+
+/// The sender's trace samples other than cwnd and retransmissions.
+fn instrumentation_traces(events: Vec<EngineEvent>) -> Vec<TraceSample> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            EngineEvent::Trace(t @ (TraceSample::Rto { .. } | TraceSample::RttSample { .. })) => Some(t),
+            EngineEvent::Trace(t @ TraceSample::SlowStart { .. }) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn slow_start_entries_and_time_follow_a_scripted_loss_pattern() {
+    let mut s = established(TcpVariant::NewReno, config(), 50_000);
+    assert_eq!(seqs(&drain(&mut s, ms(100))), vec![seg(0)]);
+    ack(&mut s, ms(200), seg(1));
+    assert_eq!(seqs(&drain(&mut s, ms(200))), vec![seg(1), seg(2)]);
+    // Both are lost: the timer (RTO 250 ms after the second sample) fires,
+    // cwnd 1 and ssthresh 2 — slow start begins anew.
+    assert_eq!(s.poll_timeout(), Some(ms(450)));
+    s.handle_timeout(ms(450));
+    assert_eq!(seqs(&drain(&mut s, ms(450))), vec![seg(1)]);
+    // Its ACK brings cwnd to ssthresh: congestion avoidance from 550 ms.
+    ack(&mut s, ms(550), seg(2));
+    assert_eq!((cwnd(&s), s.cc_metrics().ssthresh_segments), (2.0, 2.0));
+    assert_eq!(seqs(&drain(&mut s, ms(550))), vec![seg(2), seg(3)]);
+    // Both lost again: the backed-off RTO (500 ms) expires.
+    assert_eq!(s.poll_timeout(), Some(ms(1_050)));
+    s.handle_timeout(ms(1_050));
+
+    let stats = s.tcp_stats(ms(1_550));
+    assert_eq!(stats.slow_start_entries, 3);
+    assert_eq!(stats.slow_start_time, Duration::from_millis(450 + 500));
+    assert_eq!((stats.timeouts, stats.rtt_samples, stats.max_rto), (2, 2, Duration::from_millis(1_000)));
+    let rto = |at, rto_ms| TraceSample::Rto { at: ms(at), rto: Duration::from_millis(rto_ms) };
+    let rtt = |at| TraceSample::RttSample { at: ms(at), rtt: Duration::from_millis(100) };
+    let slow_start = |at, entered| TraceSample::SlowStart { at: ms(at), entered };
+    assert_eq!(
+        instrumentation_traces(events(&mut s)),
+        // The handshake's (RTT 100 ms, RTO 300 ms, slow start entered at
+        // 100 ms) were drained by `established`; the counters above include them.
+        vec![
+            rtt(200),
+            rto(200, 250),
+            rto(450, 500),
+            slow_start(450, true),
+            slow_start(550, false),
+            rto(1_050, 1_000),
+            slow_start(1_050, true),
+        ]
+    );
+    // The open period stops counting when the connection closes.
+    s.handle_input(ms(1_100), &datagram(Control::RST, 0, 0, &[]));
+    assert_eq!(s.tcp_stats(ms(9_000)).slow_start_time, Duration::from_millis(450 + 50));
+}
+
+#[test]
+fn tahoe_fast_retransmit_restarts_slow_start_and_fast_recovery_is_not_slow_start() {
+    let entries = |s: &TcpSender| s.tcp_stats(ms(200)).slow_start_entries;
+    let mut tahoe = eight_in_flight_then_dupacks(TcpVariant::Tahoe, 3);
+    assert_eq!(entries(&tahoe), 2, "at the handshake, and after the fast retransmit (cwnd 1 < ssthresh 4)");
+    assert!(events(&mut tahoe).contains(&EngineEvent::Trace(TraceSample::SlowStart { at: ms(200), entered: true })));
+    let mut newreno = eight_in_flight_then_dupacks(TcpVariant::NewReno, 3);
+    assert_eq!(entries(&newreno), 1);
+    assert!(events(&mut newreno).contains(&EngineEvent::Trace(TraceSample::SlowStart { at: ms(200), entered: false })));
+    // A partial ACK deflates cwnd (10 − 3 + 1 = 8 ≥ 4 here, but below
+    // ssthresh in general): still recovery, not slow start.
+    let s = two_holes(TcpVariant::NewReno);
+    assert!(s.cc_metrics().in_recovery);
+    assert_eq!(s.tcp_stats(ms(300)).slow_start_time, Duration::from_millis(100));
+}
+
+#[test]
+fn the_handshake_traces_the_first_rtt_sample_and_rto_and_starts_slow_start() {
+    let mut s = TcpSender::new(config(), TcpVariant::NewReno, CONN, vec![0; 10], ms(0));
+    drain(&mut s, ms(0));
+    assert!(events(&mut s).is_empty(), "nothing is traced before the first sample");
+    s.handle_input(ms(100), &datagram(Control::SYN | Control::ACK, 0, 1, &[]));
+    let all = events(&mut s);
+    assert_eq!(all.first(), Some(&EngineEvent::Connected));
+    assert_eq!(
+        instrumentation_traces(all),
+        vec![
+            TraceSample::RttSample { at: ms(100), rtt: Duration::from_millis(100) },
+            TraceSample::Rto { at: ms(100), rto: Duration::from_millis(300) },
+            TraceSample::SlowStart { at: ms(100), entered: true },
+        ]
+    );
+    let stats = s.tcp_stats(ms(100));
+    assert_eq!((stats.slow_start_entries, stats.rtt_samples, stats.max_rto), (1, 1, Duration::from_millis(300)));
+}
+
+#[test]
+fn every_backoff_traces_the_new_rto() {
+    let mut s = established(TcpVariant::Reno, config(), 50_000);
+    drain(&mut s, ms(100));
+    for at in [400, 1_000, 2_200] {
+        assert_eq!(s.poll_timeout(), Some(ms(at)));
+        s.handle_timeout(ms(at));
+        drain(&mut s, ms(at));
+    }
+    let rtos: Vec<_> = events(&mut s)
+        .into_iter()
+        .filter_map(|e| match e {
+            EngineEvent::Trace(TraceSample::Rto { at, rto }) => Some((at, rto.as_nanos() / 1_000_000)),
+            _ => None,
+        })
+        .collect();
+    // The handshake's 300 ms was drained by `established`.
+    assert_eq!(rtos, vec![(ms(400), 600), (ms(1_000), 1_200), (ms(2_200), 2_400)]);
+    let stats = s.tcp_stats(ms(2_200));
+    assert_eq!((stats.timeouts, stats.max_rto), (3, Duration::from_millis(2_400)));
+    assert_eq!(stats.slow_start_entries, 4, "the handshake and every RTO");
 }
