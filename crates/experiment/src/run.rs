@@ -402,6 +402,15 @@ struct FlowCsvRow<'a> {
     drop_ttl_expired: u64,
     drop_queue_overflow: u64,
     drop_retry_limit: u64,
+    /// The sender's protocol-specific counts (empty where they do not
+    /// apply): TCP's slow starts, timeouts and largest RTO (seed 002 §2),
+    /// TCP-ELFN's standbys, ATP's probes after route failures.
+    slow_start_entries: Option<u64>,
+    slow_start_time_s: Option<Decimal>,
+    timeouts: Option<u64>,
+    max_rto_s: Option<Decimal>,
+    elfn_standbys: Option<u64>,
+    route_failure_probes: Option<u64>,
     error: &'a str,
 }
 
@@ -532,6 +541,7 @@ pub fn write_csv(
         let m = &r.report.mac_total;
         let values = axis_values(p, &flow_axes);
         for f in &r.report.flows {
+            let tcp = f.sender.as_ref().and_then(|d| d.tcp.as_ref());
             let row = FlowCsvRow {
                 rep: r.rep,
                 seed: r.seed,
@@ -569,6 +579,12 @@ pub fn write_csv(
                 drop_ttl_expired: f.net.drops.ttl_expired,
                 drop_queue_overflow: f.net.drops.queue_overflow,
                 drop_retry_limit: f.net.drops.retry_limit,
+                slow_start_entries: tcp.map(|t| t.slow_start_entries),
+                slow_start_time_s: tcp.map(|t| Decimal(t.slow_start_time_s)),
+                timeouts: tcp.map(|t| t.timeouts),
+                max_rto_s: tcp.map(|t| Decimal(t.max_rto_s)),
+                elfn_standbys: tcp.map(|t| t.elfn_standbys),
+                route_failure_probes: f.sender.as_ref().and_then(|d| d.route_failure_probes),
                 error: f.error.as_deref().unwrap_or_default(),
             };
             write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row)?;
@@ -671,7 +687,7 @@ mod tests {
         let flow = csv_columns::<FlowCsvRow>();
         assert_eq!(flow[..4], ["rep", "seed", "flow", "protocol"]);
         assert_eq!(flow.last().map(String::as_str), Some("error"));
-        assert_eq!(flow.len(), 37);
+        assert_eq!(flow.len(), 43);
         assert!(flow.contains(&"route_discovery_mean_s".to_string()) && flow.contains(&"drop_retry_limit".to_string()));
         let network = csv_columns::<NetworkCsvRow>();
         assert_eq!(network[..3], ["rep", "seed", "data_packets_delivered"]);

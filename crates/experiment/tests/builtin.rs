@@ -13,6 +13,24 @@ fn every_builtin_experiment_runs_end_to_end() {
         if let Some(h) = e.config.sweep.iter_mut().find(|a| a.key == "hops") {
             h.values = vec![toml::Value::Integer(1), toml::Value::Integer(3)];
         }
+        // The mobile network: 20 m/s, 5 flows, 20 s.
+        for axis in &mut e.config.sweep {
+            match axis.key.as_str() {
+                "mobility.max_speed_mps" => axis.values = vec![toml::Value::Float(20.0)],
+                "random_flows.count" => axis.values = vec![toml::Value::Integer(5)],
+                _ => {}
+            }
+        }
+        if e.base.contains_key("mobility") {
+            e.base.insert("duration_s".into(), toml::Value::Float(20.0));
+            if let Some(toml::Value::Table(r)) = e.base.get_mut("random_flows") {
+                r.insert("flow".into(), {
+                    let mut f = r["flow"].as_table().unwrap().clone();
+                    f.insert("stop_s".into(), toml::Value::Float(20.0));
+                    toml::Value::Table(f)
+                });
+            }
+        }
         let out = dir.path().join(name);
         let outcome = meshbed_experiment::execute(&e, &RunOptions { repetitions: Some(1), ..Default::default() }, &out)
             .unwrap_or_else(|err| panic!("{name}: {err:#}"));
@@ -26,7 +44,7 @@ fn every_builtin_experiment_runs_end_to_end() {
         }
         // One CSV row per flow per run, plus the header.
         let rows = std::fs::read_to_string(out.join("flows.csv")).unwrap().lines().count() - 1;
-        let flows: usize = outcome.results.points.iter().map(|p| p.scenario.flows.len()).sum();
+        let flows: usize = outcome.results.points.iter().map(|p| p.scenario.flow_count()).sum();
         assert_eq!(rows, flows, "{name}");
         // No flow's bytes ever disagree with what was sent.
         assert!(outcome.results.runs.iter().all(|r| r.report.flows.iter().all(|f| f.verified)), "{name}");

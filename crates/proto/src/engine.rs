@@ -114,6 +114,10 @@ pub enum TraceSample {
     /// TCP-ELFN sender: standby began (route failure notice) or ended
     /// (Holland & Vaidya 1999; seed 002 §2.4).
     Standby { at: Instant, entered: bool },
+    /// ATP sender: quick-start probing began again (missed feedback, seed
+    /// 002 §4.3.2, or a "route failed" notice, §4.3.3: `route_failure`) or
+    /// ended with the answer to a probe.
+    Probing { at: Instant, entered: bool, route_failure: bool },
 }
 
 /// Counters every engine keeps.

@@ -285,6 +285,8 @@ fn route_failure_notice_probes_on_the_next_data_packet_every_epoch() {
     s.handle_route_notice(ms(12), RouteNotice::Failed);
     assert_eq!(s.state(), SenderState::Probing);
     assert!(s.route_down());
+    let probing = EngineEvent::Trace(TraceSample::Probing { at: ms(12), entered: true, route_failure: true });
+    assert!(events(&mut s).contains(&probing));
     assert_eq!(s.rate_pps(), rate, "no decrease on a route failure (seed 002 §5.2)");
     let probe = drain(&mut s, ms(12));
     assert_eq!(probe.len(), 1);
@@ -310,6 +312,8 @@ fn route_failure_notice_probes_on_the_next_data_packet_every_epoch() {
     assert_eq!(s.state(), SenderState::Established);
     assert!((s.rate_pps() - 25.0).abs() < 1e-9);
     assert_eq!(s.route_failure_probes(), 1);
+    let ended = EngineEvent::Trace(TraceSample::Probing { at: ms(1_520), entered: false, route_failure: false });
+    assert!(events(&mut s).contains(&ended));
     assert_eq!(drain(&mut s, ms(1_520)).len(), 1, "paced data again");
 }
 

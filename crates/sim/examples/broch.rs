@@ -34,8 +34,12 @@ fn main() {
     // OLSR twice: as olsrd runs it (no link-layer notification, the
     // default) and with RFC 3626 §13's notification.
     let olsr_lln = Routing::Olsr { etx: false, link_layer_notification: true, control_priority: true };
-    let protocols =
-        [("dsr", Routing::dsr()), ("aodv", Routing::aodv(None)), ("olsr", Routing::olsr(false)), ("olsr-lln", olsr_lln)];
+    let protocols = [
+        ("dsr", Routing::dsr()),
+        ("aodv", Routing::aodv(None)),
+        ("olsr", Routing::olsr(false)),
+        ("olsr-lln", olsr_lln),
+    ];
     for (name, routing) in protocols.into_iter().filter(|(n, _)| only.as_deref().is_none_or(|o| o == *n)) {
         for pause_s in [0.0, 900.0] {
             let (mut pdr, mut overhead, mut delay) = (vec![], vec![], vec![]);

@@ -85,6 +85,9 @@ pub struct FlowResult {
     /// The network layer's losses of the flow's packets by cause, and the
     /// route discoveries they waited for.
     pub net: FlowNet,
+    /// What the transport sender did that only its protocol has (`None`
+    /// for UDP).
+    pub sender: Option<SenderDetail>,
     /// Engine trace samples, kept only when the flow sets `trace = true`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TraceRecord>,
@@ -126,9 +129,32 @@ impl FlowResult {
             path_changes: 0,
             delivery_ratio: None,
             net: FlowNet::default(),
+            sender: None,
             trace: Vec::new(),
         }
     }
+}
+
+/// A transport sender's protocol-specific counts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SenderDetail {
+    /// ATP: "route failed" notices that sent it back to probing.
+    pub route_failure_probes: Option<u64>,
+    /// TCP: slow starts, timeouts, RTOs, ELFN standbys.
+    pub tcp: Option<TcpDetail>,
+}
+
+/// A TCP sender's counts for seed 002 §2 (Figs. 2–3) and TCP-ELFN.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TcpDetail {
+    pub slow_start_entries: u64,
+    pub slow_start_time_s: f64,
+    pub timeouts: u64,
+    pub rtt_samples: u64,
+    pub max_rto_s: f64,
+    pub elfn_standbys: u64,
+    pub elfn_standby_time_s: f64,
+    pub elfn_probes: u64,
 }
 
 /// One entry of a flow's route history.
@@ -375,6 +401,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
             };
             r.path = (t.path.datagrams > 0).then(|| t.path.clone());
             r.trace = t.trace.clone();
+            r.sender = Some(t.sender_detail(t.completed_at.unwrap_or(end)));
             r.route_failed_notices = t.route_failed_notices;
             r.route_reestablished_notices = t.route_reestablished_notices;
             r.route_log = t

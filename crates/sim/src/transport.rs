@@ -111,8 +111,9 @@ pub struct TraceRecord {
     pub side: Side,
     /// `d_max_us`, `d_avg_sent_us`, `d_avg_received_us`, `d_s_us`,
     /// `cwnd_segments`, `retransmit_seq`, `rto_s`, `rtt_s`, `slow_start` and
-    /// `standby` (1 entered, 0 left), or `delivered_bytes` (in-order
-    /// bytes handed to the application at `t_s`).
+    /// `standby` (1 entered, 0 left), `probing` (ATP: 1 after missed
+    /// feedback, 2 after a route failure, 0 ended), or `delivered_bytes`
+    /// (in-order bytes handed to the application at `t_s`).
     pub kind: &'static str,
     pub value: f64,
 }
@@ -131,6 +132,18 @@ impl TraceRecord {
             TraceSample::RttSample { at, rtt } => (at, "rtt_s", rtt.as_secs_f64()),
             TraceSample::SlowStart { at, entered } => (at, "slow_start", f64::from(u8::from(entered))),
             TraceSample::Standby { at, entered } => (at, "standby", f64::from(u8::from(entered))),
+            // 1: probing after missed feedback, 2: after a route failure, 0: ended.
+            TraceSample::Probing { at, entered, route_failure } => (
+                at,
+                "probing",
+                if !entered {
+                    0.0
+                } else if route_failure {
+                    2.0
+                } else {
+                    1.0
+                },
+            ),
         };
         TraceRecord { t_s: at.as_secs_f64(), side, kind, value }
     }
@@ -451,6 +464,31 @@ impl Transport {
     }
     pub(crate) fn receiver_stats(&self) -> &meshbed_proto::engine::Stats {
         self.receiver.engine_ref().stats()
+    }
+
+    /// What the sender's engine did that only its protocol has: TCP's slow
+    /// starts, timeouts and RTOs (seed 002 §2), ELFN standbys, ATP's probes
+    /// after route failures.
+    pub(crate) fn sender_detail(&self, now: Instant) -> crate::report::SenderDetail {
+        use meshbed_proto::connection::SenderEngine;
+        match &self.sender {
+            SenderEngine::Atp(a) => {
+                crate::report::SenderDetail { route_failure_probes: Some(a.route_failure_probes()), tcp: None }
+            }
+            SenderEngine::Tcp(_) => crate::report::SenderDetail {
+                route_failure_probes: None,
+                tcp: self.sender.tcp_stats(now).map(|t| crate::report::TcpDetail {
+                    slow_start_entries: t.slow_start_entries,
+                    slow_start_time_s: t.slow_start_time.as_secs_f64(),
+                    timeouts: t.timeouts,
+                    rtt_samples: t.rtt_samples,
+                    max_rto_s: t.max_rto.as_secs_f64(),
+                    elfn_standbys: t.elfn_standbys,
+                    elfn_standby_time_s: t.elfn_standby_time.as_secs_f64(),
+                    elfn_probes: t.elfn_probes,
+                }),
+            },
+        }
     }
 
     /// Takes what the receiver handed up and checks it against the data.

@@ -534,3 +534,62 @@ fn a_saturated_source_over_reactive_routing_neither_hangs_nor_stalls() {
         assert!(lost >= f.sent_packets - 64 && lost <= f.sent_packets, "{routing:?}: {d:?}");
     }
 }
+
+/// Issue 12: a relay walks away mid-transfer over AODV; ATP, NewReno and
+/// TCP-ELFN each complete 4 MB byte for byte, and each one's reaction shows
+/// in its trace: ATP goes back to probing on the "route failed" notice
+/// (seed 002 §4.3.3) and leaves it with the answer on the new route;
+/// TCP-ELFN stands by until the route is back (§2.4); NewReno gets the
+/// notice and ignores it.
+#[test]
+fn each_transport_reacts_to_a_relay_walking_away_and_completes() {
+    use meshbed_proto::Protocol;
+    use meshbed_sim::mobility::{MobilitySpec, ScriptedNode};
+    use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
+    let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None };
+    for protocol in [Protocol::AtpDefault, Protocol::TcpNewReno, Protocol::TcpNewRenoElfn] {
+        let mut reacted = 0;
+        for walker in [1u32, 3] {
+            let mut s = Scenario::chain(2, 200.0, 120.0);
+            s.topology = Topology::Explicit {
+                nodes: vec![node(0.0, 0.0), node(150.0, 40.0), node(300.0, 0.0), node(150.0, -40.0)],
+            };
+            s.routing = Routing::aodv(None);
+            s.flows = vec![FlowSpec { start_s: 1.0, trace: true, ..FlowSpec::transfer(0, 2, protocol, 4_000_000) }];
+            let away = if walker == 1 { 3000.0 } else { -3000.0 };
+            s.mobility = Some(MobilitySpec::Scripted {
+                nodes: vec![ScriptedNode { node: walker, waypoints: vec![[2.0, 150.0, away, 50.0]] }],
+            });
+            let r = meshbed_sim::run(&s).unwrap();
+            let f = &r.flows[0];
+            assert!(f.completed && f.verified && f.bytes_delivered == 4_000_000, "{protocol}, walker {walker}: {f:?}");
+            if !f.route_log.iter().any(|e| e.side == "sender" && e.event == "route-failed") {
+                continue; // this relay did not carry the sender's route
+            }
+            reacted += 1;
+            let kinds = |kind: &str| f.trace.iter().filter(|t| t.kind == kind).map(|t| t.value).collect::<Vec<_>>();
+            let detail = f.sender.as_ref().unwrap();
+            match protocol {
+                Protocol::AtpDefault => {
+                    assert!(detail.route_failure_probes.unwrap() >= 1, "{detail:?} {:?}", f.route_log);
+                    let probing = kinds("probing");
+                    let at = probing.iter().position(|&v| v == 2.0).expect("probing after the route failure");
+                    assert!(probing[at..].contains(&0.0), "and the answer ended it: {probing:?}");
+                }
+                Protocol::TcpNewRenoElfn => {
+                    let tcp = detail.tcp.as_ref().unwrap();
+                    assert!(tcp.elfn_standbys >= 1 && tcp.elfn_standby_time_s > 0.0, "{tcp:?}");
+                    let standby = kinds("standby");
+                    assert_eq!(standby.first(), Some(&1.0), "{standby:?}");
+                    assert_eq!(standby.last(), Some(&0.0), "{standby:?}");
+                }
+                _ => {
+                    let tcp = detail.tcp.as_ref().unwrap();
+                    assert_eq!(tcp.elfn_standbys, 0, "NewReno ignores the notice");
+                    assert!(kinds("standby").is_empty());
+                }
+            }
+        }
+        assert!(reacted >= 1, "{protocol}: some walker carried the route");
+    }
+}

@@ -482,8 +482,10 @@ impl AtpSender {
                 Some(rtt) => Duration::from_nanos((rtt.as_nanos() / 8) * 7 + sample.as_nanos() / 8),
             });
         }
-        if self.state == SenderState::Connecting {
-            self.events.push_back(EngineEvent::Connected);
+        match self.state {
+            SenderState::Connecting => self.events.push_back(EngineEvent::Connected),
+            SenderState::Probing => self.trace(TraceSample::Probing { at: now, entered: false, route_failure: false }),
+            _ => {}
         }
         self.state = SenderState::Established;
         let rate = self.feedback_rate(d_avg);
@@ -583,6 +585,7 @@ impl Engine for AtpSender {
             self.missed_feedback += 1;
             if self.missed_feedback >= self.config.missed_feedback_probe {
                 self.state = SenderState::Probing;
+                self.trace(TraceSample::Probing { at: now, entered: true, route_failure: false });
                 self.probe_next_at = now;
                 self.feedback_deadline = None;
             } else {
@@ -694,10 +697,9 @@ impl Engine for AtpSender {
         match notice {
             RouteNotice::Failed => {
                 self.route_down = true;
-                if self.config.route_failure != RouteFailureReaction::Ignore
-                    && self.state == SenderState::Established
-                {
+                if self.config.route_failure != RouteFailureReaction::Ignore && self.state == SenderState::Established {
                     self.state = SenderState::Probing;
+                    self.trace(TraceSample::Probing { at: now, entered: true, route_failure: true });
                     self.route_failure_probes += 1;
                     self.probe_next_at = now;
                     self.feedback_deadline = None;
