@@ -393,6 +393,12 @@ struct FlowCsvRow<'a> {
     path_changes: u64,
     route_failed_notices: u64,
     route_reestablished_notices: u64,
+    /// Of the "route failed" notices, those at the sender (the data's
+    /// route) and at the receiver (the ACKs' or feedback's route; seed 002
+    /// §2, Fig. 5: "the forward and reverse paths experience the same order
+    /// of magnitude of failures").
+    route_failed_at_sender: u64,
+    route_failed_at_receiver: u64,
     route_discoveries: u64,
     route_discovery_mean_s: Option<Decimal>,
     /// The flow's packets lost in the network layer, by cause.
@@ -542,6 +548,8 @@ pub fn write_csv(
         let values = axis_values(p, &flow_axes);
         for f in &r.report.flows {
             let tcp = f.sender.as_ref().and_then(|d| d.tcp.as_ref());
+            let failed_at =
+                |side: &str| f.route_log.iter().filter(|e| e.side == side && e.event == "route-failed").count() as u64;
             let row = FlowCsvRow {
                 rep: r.rep,
                 seed: r.seed,
@@ -571,6 +579,8 @@ pub fn write_csv(
                 path_changes: f.path_changes,
                 route_failed_notices: f.route_failed_notices,
                 route_reestablished_notices: f.route_reestablished_notices,
+                route_failed_at_sender: failed_at("sender"),
+                route_failed_at_receiver: failed_at("receiver"),
                 route_discoveries: f.net.discoveries.completed,
                 route_discovery_mean_s: f.net.discoveries.mean_s().map(Decimal),
                 drop_no_route: f.net.drops.no_route,
@@ -687,7 +697,7 @@ mod tests {
         let flow = csv_columns::<FlowCsvRow>();
         assert_eq!(flow[..4], ["rep", "seed", "flow", "protocol"]);
         assert_eq!(flow.last().map(String::as_str), Some("error"));
-        assert_eq!(flow.len(), 43);
+        assert_eq!(flow.len(), 45);
         assert!(flow.contains(&"route_discovery_mean_s".to_string()) && flow.contains(&"drop_retry_limit".to_string()));
         let network = csv_columns::<NetworkCsvRow>();
         assert_eq!(network[..3], ["rep", "seed", "data_packets_delivered"]);
