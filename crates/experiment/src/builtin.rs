@@ -26,7 +26,7 @@ use meshbed_sim::scenario::{AtpOverrides, FlowSpec, NodeSpec, RandomFlows, Routi
 use toml::Value;
 
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; 11] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
@@ -37,6 +37,7 @@ pub const NAMES: [&str; 10] = [
     "atp-paper-two-flows",
     "atp-paper-mobile",
     "atp-paper-mobile-aodv",
+    "atp-paper-mobile-traces",
 ];
 
 /// The single-flow comparison on testbed A: what `meshbed` runs by default.
@@ -302,6 +303,27 @@ fn atp_paper_mobile(name: &str, routing: Routing) -> Experiment {
     )
 }
 
+/// Seed 002 §5.2 Figs. 8–9: the rate (ATP) and window (TCP) over time, with
+/// the sender's route failures marked, for 1 and 25 flows at 20 m/s, one
+/// run of the `atp-paper-mobile` network.
+fn atp_paper_mobile_traces() -> Experiment {
+    let mut e = atp_paper_mobile("atp-paper-mobile-traces", Routing::dsr());
+    if let Some(toml::Value::Table(r)) = e.base.get_mut("random_flows") {
+        if let Some(toml::Value::Table(f)) = r.get_mut("flow") {
+            f.insert("trace".into(), Value::Boolean(true));
+        }
+    }
+    e.config.description = "Seed 002 §5.2 Figs. 8-9: rate (ATP) and window (TCP) over time with route failures marked, 1 and 25 flows at 20 m/s over DSR.".into();
+    e.config.repetitions = 1;
+    e.config.sweep = vec![
+        Axis { key: "mobility.max_speed_mps".into(), values: vec![Value::Float(20.0)] },
+        ints("random_flows.count", [1, 25]),
+        protocols(&[Protocol::AtpDefault, Protocol::TcpNewReno, Protocol::TcpNewRenoElfn]),
+    ];
+    e.config.x_axis = None;
+    e
+}
+
 /// A built-in experiment by name.
 pub fn get(name: &str) -> Option<Experiment> {
     Some(match name {
@@ -324,6 +346,7 @@ pub fn get(name: &str) -> Option<Experiment> {
         "atp-paper-two-flows" => atp_paper_two_flows(),
         "atp-paper-mobile" => atp_paper_mobile(name, Routing::dsr()),
         "atp-paper-mobile-aodv" => atp_paper_mobile(name, Routing::aodv(None)),
+        "atp-paper-mobile-traces" => atp_paper_mobile_traces(),
         _ => return None,
     })
 }

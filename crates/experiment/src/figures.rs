@@ -259,6 +259,12 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                     d_avg,
                     cwnd_segments: trace_points(f, "cwnd_segments", 1.0),
                     lower: trace_panel(&f.trace),
+                    route_failures: f
+                        .route_log
+                        .iter()
+                        .filter(|e| e.side == "sender" && e.event == "route-failed")
+                        .map(|e| e.t_s)
+                        .collect(),
                 },
                 &dir.join(format!("trace_{tag}")),
             )?);

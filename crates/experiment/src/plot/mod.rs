@@ -118,6 +118,9 @@ pub struct TraceChart {
     pub cwnd_segments: Vec<(f64, f64)>,
     /// Which of the two the lower panel shows.
     pub lower: TracePanel,
+    /// Times (s) the sender was told its route failed (seed 002 Figs. 8–9
+    /// mark them), drawn on the goodput panel's time axis.
+    pub route_failures: Vec<f64>,
 }
 
 /// Why a figure was not written. Every variant names the file concerned.

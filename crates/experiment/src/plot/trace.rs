@@ -14,6 +14,7 @@ const D_S_COLOR: RGBColor = RGBColor(0x1f, 0x4e, 0xd8);
 const D_AVG_COLOR: RGBColor = RGBColor(0xe0, 0x1e, 0xb4);
 const GOODPUT_COLOR: RGBColor = RGBColor(0x1f, 0x3a, 0x93);
 const CWND_COLOR: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+const ROUTE_FAILURE_COLOR: RGBColor = RGBColor(0xe6, 0x7e, 0x00);
 
 /// Series with at most this many points get markers too.
 const MARKER_MAX_POINTS: usize = 40;
@@ -158,7 +159,7 @@ impl Figure for TraceFigure<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
         let c = self.0;
-        let upper = Panel {
+        let mut upper = Panel {
             x_desc: "Time (s)",
             y_desc: "Goodput (Mbit/s)",
             y_labels: 8,
@@ -170,6 +171,12 @@ impl Figure for TraceFigure<'_> {
                 marker: None,
             }],
         };
+        if !c.route_failures.is_empty() {
+            // On the time axis, as seed 002 Figs. 8–9 mark them.
+            let points = usable_points(&c.route_failures.iter().map(|&t| (t, 0.0)).collect::<Vec<_>>());
+            upper.legend.0.push(Entry::new("Route failure", ROUTE_FAILURE_COLOR, false, Some((Shape::Circle, 5))));
+            upper.layers.push(Layer::Points { points, color: ROUTE_FAILURE_COLOR, radius: 5 });
+        }
         let lower = self.lower_panel();
         // Both panels share the time axis, and so the width of the plots:
         // if either legend has no free corner, both go into one column.
@@ -253,6 +260,24 @@ mod tests {
         let below = (axis + 2..upper.end).map(|y| row(y).filter(|p| is_line(p)).count()).sum::<usize>();
         assert!(above > 1000, "the line is drawn ({above} pixels)");
         assert_eq!(below, 0, "line pixels below the x axis at row {axis}");
+    }
+
+    #[test]
+    fn route_failures_are_marked_on_the_time_axis() {
+        let goodput = (0..100).map(|k| (k as f64 * 0.1, 1.0)).collect::<Vec<_>>();
+        let orange = |p: &[u8]| p.iter().zip([0xe6, 0x7e, 0x00]).all(|(&a, b)| (a as i32 - b).abs() < 30);
+        let count = |route_failures: Vec<f64>| {
+            let chart =
+                TraceChart { title: "t".into(), goodput: goodput.clone(), route_failures, ..Default::default() };
+            let dir = tempfile::tempdir().unwrap();
+            let paths = render(&TraceFigure(&chart), &dir.path().join("t")).unwrap();
+            let (rgb, _) = decode(&paths[0]);
+            rgb.chunks(3).filter(|p| orange(p)).count()
+        };
+        assert_eq!(count(vec![]), 0);
+        let one = count(vec![5.0]);
+        assert!(one > 20, "{one} marker pixels");
+        assert!(count(vec![2.0, 5.0, 8.0]) > one, "three markers draw more than one");
     }
 
     #[test]
