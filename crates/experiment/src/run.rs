@@ -391,6 +391,10 @@ struct FlowCsvRow<'a> {
     /// Routing (issue 11 §4): how often the data's path changed, the ELFN
     /// notices its ends got, the route discoveries its packets waited for.
     path_changes: u64,
+    /// Route failures at the source followed by arrivals, and of those the
+    /// ones over a new path (seed 002 Fig. 4(b)).
+    routes_recomputed: u64,
+    routes_new: u64,
     route_failed_notices: u64,
     route_reestablished_notices: u64,
     /// Of the "route failed" notices, those at the sender (the data's
@@ -577,6 +581,8 @@ pub fn write_csv(
                 delivery_ratio: f.delivery_ratio.map(Decimal),
                 mean_delay_s: Decimal(f.mean_delay_s),
                 path_changes: f.path_changes,
+                routes_recomputed: f.routes_recomputed,
+                routes_new: f.routes_new,
                 route_failed_notices: f.route_failed_notices,
                 route_reestablished_notices: f.route_reestablished_notices,
                 route_failed_at_sender: failed_at("sender"),
@@ -697,7 +703,7 @@ mod tests {
         let flow = csv_columns::<FlowCsvRow>();
         assert_eq!(flow[..4], ["rep", "seed", "flow", "protocol"]);
         assert_eq!(flow.last().map(String::as_str), Some("error"));
-        assert_eq!(flow.len(), 45);
+        assert_eq!(flow.len(), 47);
         assert!(flow.contains(&"route_discovery_mean_s".to_string()) && flow.contains(&"drop_retry_limit".to_string()));
         let network = csv_columns::<NetworkCsvRow>();
         assert_eq!(network[..3], ["rep", "seed", "data_packets_delivered"]);

@@ -542,6 +542,10 @@ impl World {
             };
             for f in &mut self.flows {
                 let (src, fdst) = (f.spec.src, f.spec.dst);
+                if src == *node && fdst == dst && !up {
+                    // Seed 002 Fig. 4(b): is the next route the old one?
+                    f.arrivals.route_failed();
+                }
                 let Some(t) = f.transport_mut() else { continue };
                 if src == *node && fdst == dst {
                     t.route_notice(now, Side::Sender, up);

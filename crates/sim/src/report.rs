@@ -79,6 +79,12 @@ pub struct FlowResult {
     /// from one packet to the next (seed 002 §2.3, Fig. 4b's "different
     /// route").
     pub path_changes: u64,
+    /// Route failures at the source after which packets arrived again, and
+    /// how many of those arrived over another path than before the failure
+    /// (seed 002 §2.3, Fig. 4(b): "about 90% of the time, a different route
+    /// is chosen").
+    pub routes_recomputed: u64,
+    pub routes_new: u64,
     /// UDP: packets received over packets sent; `None` for a transport flow
     /// (whose `received_packets` includes retransmissions).
     pub delivery_ratio: Option<f64>,
@@ -127,6 +133,8 @@ impl FlowResult {
             route_reestablished_notices: 0,
             route_log: Vec::new(),
             path_changes: 0,
+            routes_recomputed: 0,
+            routes_new: 0,
             delivery_ratio: None,
             net: FlowNet::default(),
             sender: None,
@@ -327,6 +335,13 @@ pub(crate) struct Arrivals {
     /// The path fingerprint of the last packet, and when it changed.
     pub last_path: Option<u64>,
     pub path_changed_at: Vec<Instant>,
+    /// The source's route failed: the path packets took before, to compare
+    /// with the next packet's (seed 002 Fig. 4(b)).
+    pub path_before_failure: Option<u64>,
+    /// Routes found again after a failure at the source, and how many of
+    /// them took another path than before.
+    pub routes_recomputed: u64,
+    pub routes_new: u64,
 }
 
 impl Arrivals {
@@ -343,7 +358,20 @@ impl Arrivals {
         if self.last_path.is_some_and(|p| p != pkt.path_hash) {
             self.path_changed_at.push(now);
         }
+        if let Some(before) = self.path_before_failure.take() {
+            self.routes_recomputed += 1;
+            self.routes_new += u64::from(before != pkt.path_hash);
+        }
         self.last_path = Some(pkt.path_hash);
+    }
+
+    /// The flow's source lost its route: the next packet to arrive shows
+    /// which route the recomputation chose. (A second failure before any
+    /// packet arrives keeps the first comparison.)
+    pub(crate) fn route_failed(&mut self) {
+        if self.path_before_failure.is_none() {
+            self.path_before_failure = self.last_path;
+        }
     }
 
     /// A UDP packet reached its sink: counted, and its payload too.
@@ -368,6 +396,8 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     r.out_of_order = a.out_of_order;
     r.bytes_delivered = a.udp_payload_bytes;
     r.path_changes = a.path_changed_at.len() as u64;
+    r.routes_recomputed = a.routes_recomputed;
+    r.routes_new = a.routes_new;
     let path_log = a.path_changed_at.iter().map(|&t| (t, "destination", "path-changed"));
     r.net = world.net.flows[flow as usize].clone();
     match &f.kind {

@@ -567,6 +567,9 @@ fn each_transport_reacts_to_a_relay_walking_away_and_completes() {
                 continue; // this relay did not carry the sender's route
             }
             reacted += 1;
+            // The recomputed route goes through the other relay (Fig. 4(b)).
+            assert!(f.routes_recomputed >= 1 && f.routes_new >= 1, "{protocol}: {f:?}");
+            assert!(f.routes_new <= f.routes_recomputed);
             let kinds = |kind: &str| f.trace.iter().filter(|t| t.kind == kind).map(|t| t.value).collect::<Vec<_>>();
             let detail = f.sender.as_ref().unwrap();
             match protocol {
