@@ -22,7 +22,10 @@
 //!
 //! Sweep keys: `hops` (a chain's length; flows ending at the last node move
 //! with it, and a static path along the chain is extended), `protocol` (every
-//! flow), `flow_count` (copies of the first flow), or any dotted path into the
+//! flow and the `[random_flows]` template; a point keeps only the
+//! `[flows.atp]` or `[flows.tcp]` table of the protocol it runs, so a base
+//! scenario may carry both), `flow_count` (copies of the first flow), or
+//! any dotted path into the
 //! scenario such as `radio.data_rate_kbps`, `flows[*].atp.epoch_s` (every
 //! flow) or `flows[1].start_s`. The points are the Cartesian product of the
 //! axes. Repetition `r` of every point runs with seed `seed + r` (common
