@@ -154,13 +154,14 @@ fn run_experiment(e: &Experiment, dir: Option<PathBuf>, options: RunOptions) -> 
     let outcome = meshbed_experiment::execute(e, &options, &dir)?;
     out(&outcome.table)?;
     // The few summary figures by name; the per-point trace figures (one per
-    // traced point, 36 for the default experiment) as a count.
+    // traced point, 36 for the default experiment; a second, the data
+    // delivered over time, for a point with moving nodes) as a count.
     let pngs = outcome.files.iter().filter(|p| p.extension().is_some_and(|x| x == "png"));
     let (traces, summary): (Vec<&PathBuf>, Vec<&PathBuf>) =
         pngs.partition(|p| meshbed_experiment::figures::is_trace_figure(p));
     let mut figure_list: Vec<String> = summary.iter().map(|p| p.display().to_string()).collect();
     if !traces.is_empty() {
-        figure_list.push(format!("{} trace figures (one per traced point) in {}/", traces.len(), dir.display()));
+        figure_list.push(format!("{} trace figures (per traced point) in {}/", traces.len(), dir.display()));
     }
     out(&format!(
         "\n{} runs in {:.1} s. Results in {}/ (flows.csv, summary.csv, summary.txt); figures (PNG, SVG beside):\n  {}\n",

@@ -81,6 +81,19 @@ pub fn instantaneous_goodput(flow: &FlowResult, end_s: f64) -> Vec<(f64, f64)> {
     .collect()
 }
 
+/// (t in s, kB handed to the application in order so far) of a traced flow.
+pub fn delivered_over_time(flow: &FlowResult) -> Vec<(f64, f64)> {
+    let mut total = 0.0;
+    flow.trace
+        .iter()
+        .filter(|t| t.kind == "delivered_bytes")
+        .map(|t| {
+            total += t.value;
+            (t.t_s, total / 1e3)
+        })
+        .collect()
+}
+
 /// (t in s, value × `scale`) of a flow's trace records of one kind.
 fn trace_points(flow: &FlowResult, kind: &str, scale: f64) -> Vec<(f64, f64)> {
     flow.trace.iter().filter(|t| t.kind == kind).map(|t| (t.t_s, t.value * scale)).collect()
@@ -112,7 +125,7 @@ pub fn every_transfer_incomplete(s: &PointSummary) -> bool {
 const INCOMPLETE_LABEL: &str = "hollow: every transfer incomplete";
 
 /// The file name prefixes of the per-point trace figures.
-const TRACE_PREFIXES: [&str; 2] = ["trace_", "flows_over_time_"];
+const TRACE_PREFIXES: [&str; 3] = ["trace_", "flows_over_time_", "progress_"];
 
 /// Whether `path` is one of the per-point trace figures (one per traced
 /// point), as opposed to the few summary figures of an experiment.
@@ -268,6 +281,18 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 },
                 &dir.join(format!("trace_{tag}")),
             )?);
+            // Seed 002 Fig. 1: the data a flow over moving nodes delivered
+            // as time goes on (stalls and bursts at each route failure).
+            if p.scenario.mobility.is_some() {
+                let series = vec![(format!("flow 1 ({})", f.protocol), delivered_over_time(f))];
+                out.extend(plot::multi_trace_chart(
+                    &format!("{name} [{}]: data delivered in order", p.label()),
+                    &series,
+                    "Time (s)",
+                    "Delivered (kB)",
+                    &dir.join(format!("progress_{tag}")),
+                )?);
+            }
         }
     }
     Ok(out)
@@ -297,6 +322,19 @@ mod tests {
             per_flow_mean_bps: vec![1e4],
             retransmissions: m,
         }
+    }
+
+    #[test]
+    fn delivered_data_accumulates_in_kilobytes() {
+        let mut f = FlowResult::blank(0, &meshbed_sim::scenario::FlowSpec::default(), None, 10.0);
+        let rec = |t_s: f64, kind: &'static str, value: f64| TraceRecord { t_s, side: Side::Receiver, kind, value };
+        f.trace = vec![
+            rec(1.0, "delivered_bytes", 1000.0),
+            rec(1.5, "cwnd_segments", 4.0),
+            rec(2.0, "delivered_bytes", 500.0),
+        ];
+        assert_eq!(delivered_over_time(&f), vec![(1.0, 1.0), (2.0, 1.5)]);
+        assert!(is_trace_figure(Path::new("progress_protocol_tcp-newreno.png")));
     }
 
     #[test]
