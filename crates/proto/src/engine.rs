@@ -164,7 +164,9 @@ pub trait Engine {
     /// Explicit link-failure notification (ELFN; Holland & Vaidya 1999,
     /// seed 002 §2.4, §3.1, §4.3.3): the route to the peer failed or was
     /// re-established. The driver delivers the notice; what a protocol does
-    /// with it is its own rule (none yet: the default ignores it).
+    /// with it is its own rule: ATP's sender probes again and both ATP
+    /// sides wait out the outage, TCP-ELFN's sender stands by, plain TCP
+    /// (this default) ignores it.
     fn handle_route_notice(&mut self, _now: Instant, _notice: RouteNotice) {}
 }
 
