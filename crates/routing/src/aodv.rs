@@ -427,8 +427,7 @@ pub struct Aodv {
 
 impl Aodv {
     /// AODV at `node`; `rng` is the node's routing stream
-    /// (`stream_rng(seed, StreamId::new(StreamKind::Routing, node))`), used
-    /// only for jitter.
+    /// ([`crate::node_rng`]), used only for jitter.
     pub fn new(node: NodeId, config: AodvConfig, mut rng: StreamRng) -> Self {
         // The first HELLO at a random point of the first interval, so that
         // nodes started together do not beacon together.
@@ -1016,11 +1015,10 @@ impl RoutingEngine for Aodv {
 mod tests {
     use super::*;
     use crate::harness::{Fate, Net};
-    use meshbed_core::{stream_rng, StreamId, StreamKind};
     use proptest::prelude::*;
 
     fn engine(node: NodeId, config: &AodvConfig) -> Aodv {
-        Aodv::new(node, config.clone(), stream_rng(1, StreamId::new(StreamKind::Routing, node as u64)))
+        Aodv::new(node, config.clone(), crate::node_rng(1, node))
     }
 
     fn net(n: usize, links: &[(NodeId, NodeId)], config: AodvConfig) -> Net<Aodv> {

@@ -389,8 +389,7 @@ pub struct Dsr {
 }
 
 impl Dsr {
-    /// `rng` is this node's routing stream,
-    /// `stream_rng(seed, StreamId::new(StreamKind::Routing, node))`.
+    /// `rng` is this node's routing stream, [`crate::node_rng`].
     pub fn new(node: NodeId, cfg: DsrConfig, rng: StreamRng) -> Self {
         Dsr {
             node,
@@ -869,13 +868,12 @@ impl RoutingEngine for Dsr {
 mod tests {
     use super::*;
     use crate::harness::{Fate, Net};
-    use meshbed_core::{stream_rng, StreamId, StreamKind};
     use proptest::prelude::*;
 
     const SEED: u64 = 7;
 
     fn dsr(node: NodeId, cfg: &DsrConfig) -> Dsr {
-        Dsr::new(node, cfg.clone(), stream_rng(SEED, StreamId::new(StreamKind::Routing, node as u64)))
+        Dsr::new(node, cfg.clone(), crate::node_rng(SEED, node))
     }
 
     fn net(n: usize, links: &[(NodeId, NodeId)], cfg: DsrConfig) -> Net<Dsr> {

@@ -35,6 +35,14 @@ pub use olsr::{OlsrConfig, OlsrEngine};
 
 pub type NodeId = u32;
 
+/// The random stream of the routing engine at `node` in a run with `seed`
+/// (one stream per component: another node's engine, or any other part of
+/// the run, never shifts its draws). Every driver and test builds engines
+/// with it.
+pub fn node_rng(seed: u64, node: NodeId) -> meshbed_core::rng::StreamRng {
+    meshbed_core::stream_rng(seed, meshbed_core::StreamId::new(meshbed_core::StreamKind::Routing, u64::from(node)))
+}
+
 /// Where a control packet goes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Dest {

@@ -496,8 +496,7 @@ pub struct OlsrEngine {
 }
 
 impl OlsrEngine {
-    /// `rng` is this node's routing stream
-    /// (`stream_rng(seed, StreamId::new(StreamKind::Routing, node))`).
+    /// `rng` is this node's routing stream ([`crate::node_rng`]).
     /// The first HELLO, TC and probe go out after a jitter from time zero.
     pub fn new(node: NodeId, config: OlsrConfig, rng: StreamRng) -> Self {
         let mut e = OlsrEngine {
@@ -1117,7 +1116,7 @@ mod tests {
     const SEED: u64 = 4;
 
     fn make(config: OlsrConfig) -> impl Fn(NodeId) -> OlsrEngine {
-        move |n| OlsrEngine::new(n, config.clone(), stream_rng(SEED, StreamId::new(StreamKind::Routing, n as u64)))
+        move |n| OlsrEngine::new(n, config.clone(), crate::node_rng(SEED, n))
     }
 
     fn grid_links(w: u32, h: u32) -> Vec<(NodeId, NodeId)> {

@@ -188,9 +188,7 @@ impl Sim {
     pub fn new(scenario: &Scenario) -> Result<Sim, ScenarioError> {
         let scenario = &*scenario.with_random_flows_drawn()?;
         let seed = scenario.seed;
-        let stream = |node: NodeId| {
-            meshbed_core::stream_rng(seed, meshbed_core::StreamId::new(meshbed_core::StreamKind::Routing, node as u64))
-        };
+        let stream = |node: NodeId| meshbed_routing::node_rng(seed, node);
         match scenario.routing {
             scenario::Routing::Dsr { .. } => Sim::with_routing(scenario, &|node| {
                 Box::new(meshbed_routing::dsr::Dsr::new(node, meshbed_routing::dsr::DsrConfig::default(), stream(node)))
