@@ -301,11 +301,11 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::MeanSd;
+    use crate::metrics::SampleStats;
     use meshbed_sim::transport::Side;
 
     fn summary(runs: usize, flows: usize, incomplete_flows: usize) -> PointSummary {
-        let m = MeanSd { mean: 1e4, sd: 1e3, n: runs };
+        let m = SampleStats { mean: 1e4, sd: 1e3, n: runs, min: 9e3, median: 1e4, max: 1.1e4, ci95: 1e3 };
         PointSummary {
             point: 0,
             label: "hops=4 protocol=tcp-reno".into(),

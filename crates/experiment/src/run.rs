@@ -1,7 +1,7 @@
 //! Running an experiment: every point × repetition on all cores, then one
 //! row per flow per run, and a summary per point with the documents' metrics.
 
-use crate::metrics::{self, MeanSd};
+use crate::metrics::{self, SampleStats};
 use crate::spec::{value_text, Experiment, ExperimentError, Point};
 use indicatif::{ProgressBar, ProgressStyle};
 use meshbed_sim::{FlowResult, Scenario, ScenarioError, SimReport};
@@ -212,13 +212,13 @@ pub struct PointSummary {
     pub label: String,
     pub runs: usize,
     /// Per-flow goodput, every flow of every run.
-    pub flow_goodput_bps: MeanSd,
+    pub flow_goodput_bps: SampleStats,
     /// Sum over the flows of a run.
-    pub aggregate_goodput_bps: MeanSd,
+    pub aggregate_goodput_bps: SampleStats,
     /// Normalised standard deviation of the flows' goodput in a run.
-    pub unfairness: MeanSd,
-    pub log_utility: MeanSd,
-    pub jain_index: MeanSd,
+    pub unfairness: SampleStats,
+    pub log_utility: SampleStats,
+    pub jain_index: SampleStats,
     pub starved_flows: usize,
     pub flows: usize,
     /// Transport flows that did not complete (failed ones included).
@@ -227,7 +227,7 @@ pub struct PointSummary {
     pub failed_flows: usize,
     /// Mean goodput of flow i (by index) over the repetitions.
     pub per_flow_mean_bps: Vec<f64>,
-    pub retransmissions: MeanSd,
+    pub retransmissions: SampleStats,
 }
 
 pub fn summarize(results: &Results) -> Vec<PointSummary> {
@@ -259,17 +259,17 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
                 point: p.index,
                 label: p.label(),
                 runs: runs.len(),
-                flow_goodput_bps: metrics::mean_sd(&all),
-                aggregate_goodput_bps: metrics::mean_sd(&agg),
-                unfairness: metrics::mean_sd(&unfair),
-                log_utility: metrics::mean_sd(&util),
-                jain_index: metrics::mean_sd(&jain),
+                flow_goodput_bps: metrics::sample_stats(&all),
+                aggregate_goodput_bps: metrics::sample_stats(&agg),
+                unfairness: metrics::sample_stats(&unfair),
+                log_utility: metrics::sample_stats(&util),
+                jain_index: metrics::sample_stats(&jain),
                 starved_flows: metrics::starved_count(&all),
                 flows: all.len(),
                 incomplete_flows: incomplete,
                 failed_flows: failed,
                 per_flow_mean_bps: per_flow,
-                retransmissions: metrics::mean_sd(&retx),
+                retransmissions: metrics::sample_stats(&retx),
             }
         })
         .collect()
@@ -281,26 +281,34 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
     let multi = results.points.iter().any(|p| p.scenario.flow_count() > 1);
     let mut s = String::new();
     let width = summaries.iter().map(|x| x.label.len()).max().unwrap_or(5).max(5);
-    let _ = write!(s, "{:<width$}  {:>4}  {:>17}", "point", "runs", "goodput Mb/s");
+    // Mean ± sd, then the median (seed 003 reports medians; the CSV also
+    // has min, max and the 95% confidence interval).
+    let _ = write!(s, "{:<width$}  {:>4}  {:>17}  {:>7}", "point", "runs", "goodput Mb/s", "median");
     if multi {
-        let _ = write!(s, "  {:>17}  {:>13}  {:>13}  {:>7}", "aggregate Mb/s", "unfairness", "log utility", "starved");
+        let _ = write!(
+            s,
+            "  {:>17}  {:>7}  {:>13}  {:>13}  {:>7}",
+            "aggregate Mb/s", "median", "unfairness", "log utility", "starved"
+        );
     }
     let _ = writeln!(s, "  {:>10}  {:>10}  {:>6}", "retx/run", "incomplete", "failed");
     for x in summaries {
         let _ = write!(
             s,
-            "{:<width$}  {:>4}  {:>8.3} ± {:>6.3}",
+            "{:<width$}  {:>4}  {:>8.3} ± {:>6.3}  {:>7.3}",
             x.label,
             x.runs,
             x.flow_goodput_bps.mean / 1e6,
-            x.flow_goodput_bps.sd / 1e6
+            x.flow_goodput_bps.sd / 1e6,
+            x.flow_goodput_bps.median / 1e6
         );
         if multi {
             let _ = write!(
                 s,
-                "  {:>8.3} ± {:>6.3}  {:>5.3} ± {:>5.3}  {:>5.2} ± {:>5.2}  {:>7}",
+                "  {:>8.3} ± {:>6.3}  {:>7.3}  {:>5.3} ± {:>5.3}  {:>5.2} ± {:>5.2}  {:>7}",
                 x.aggregate_goodput_bps.mean / 1e6,
                 x.aggregate_goodput_bps.sd / 1e6,
+                x.aggregate_goodput_bps.median / 1e6,
                 x.unfairness.mean,
                 x.unfairness.sd,
                 x.log_utility.mean,
@@ -485,6 +493,21 @@ struct SummaryCsvRow {
     log_utility_mean: Decimal,
     log_utility_sd: Decimal,
     jain_mean: Decimal,
+    /// Median, extremes and the 95% confidence interval's half-width
+    /// (empty for one run) of the same quantities (seed 003's tables give
+    /// median, min and max; issue 15).
+    goodput_median_bps: Decimal,
+    goodput_min_bps: Decimal,
+    goodput_max_bps: Decimal,
+    goodput_ci95_bps: Option<Decimal>,
+    aggregate_median_bps: Decimal,
+    aggregate_min_bps: Decimal,
+    aggregate_max_bps: Decimal,
+    aggregate_ci95_bps: Option<Decimal>,
+    unfairness_median: Decimal,
+    unfairness_ci95: Option<Decimal>,
+    log_utility_median: Decimal,
+    log_utility_ci95: Option<Decimal>,
     starved_flows: usize,
     flows: usize,
     incomplete_flows: usize,
@@ -668,6 +691,7 @@ pub fn write_csv(
     }
 
     let path = dir.join("summary.csv");
+    let ci = |m: &SampleStats| m.ci95.is_finite().then_some(Decimal(m.ci95));
     let mut w = csv_with_axes::<SummaryCsvKey, SummaryCsvRow>(&path, &axes)?;
     for x in summaries {
         let row = SummaryCsvRow {
@@ -681,6 +705,18 @@ pub fn write_csv(
             log_utility_mean: Decimal(x.log_utility.mean),
             log_utility_sd: Decimal(x.log_utility.sd),
             jain_mean: Decimal(x.jain_index.mean),
+            goodput_median_bps: Decimal(x.flow_goodput_bps.median),
+            goodput_min_bps: Decimal(x.flow_goodput_bps.min),
+            goodput_max_bps: Decimal(x.flow_goodput_bps.max),
+            goodput_ci95_bps: ci(&x.flow_goodput_bps),
+            aggregate_median_bps: Decimal(x.aggregate_goodput_bps.median),
+            aggregate_min_bps: Decimal(x.aggregate_goodput_bps.min),
+            aggregate_max_bps: Decimal(x.aggregate_goodput_bps.max),
+            aggregate_ci95_bps: ci(&x.aggregate_goodput_bps),
+            unfairness_median: Decimal(x.unfairness.median),
+            unfairness_ci95: ci(&x.unfairness),
+            log_utility_median: Decimal(x.log_utility.median),
+            log_utility_ci95: ci(&x.log_utility),
             starved_flows: x.starved_flows,
             flows: x.flows,
             incomplete_flows: x.incomplete_flows,
@@ -795,6 +831,40 @@ mod tests {
         assert_eq!(counting.runs.load(Ordering::SeqCst), 3);
         assert_eq!(counting.most_at_once.load(Ordering::SeqCst), 1);
         assert!(results.runs.iter().all(|r| r.report.flows[0].bytes_delivered > 0));
+    }
+
+    /// The summary's median, extremes and confidence interval are computed
+    /// over the runs and reach summary.csv: a runner whose flow reports
+    /// 1, 2, 3, 4 kbit/s for seeds 1–4.
+    #[test]
+    fn summaries_give_median_extremes_and_confidence_interval() {
+        #[derive(Debug)]
+        struct BySeed;
+        impl Runner for BySeed {
+            fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
+                let mut r = SimRunner.run(scenario)?;
+                r.flows[0].goodput_bps = scenario.seed as f64 * 1000.0;
+                Ok(r)
+            }
+        }
+        let text = "duration_s = 0.2\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 100.0\n\
+            [[flows]]\nsrc = 0\ndst = 1\n[experiment]\nname = \"t\"\nrepetitions = 4\n";
+        let e = Experiment::from_toml(text, "e.toml").unwrap();
+        let results = run(&e, &RunOptions { runner: Arc::new(BySeed), ..RunOptions::default() }).unwrap();
+        let s = &summarize(&results)[0].flow_goodput_bps;
+        assert_eq!((s.n, s.min, s.median, s.max, s.mean), (4, 1000.0, 2500.0, 4000.0, 2500.0));
+        // sd = √(5/3)·1000; t(0.975, 3) = 3.1824: half-width 3.1824·sd/2.
+        let sd = (5.0f64 / 3.0).sqrt() * 1000.0;
+        assert!((s.ci95 - 3.1824 * sd / 2.0).abs() < 0.5, "{}", s.ci95);
+        let dir = tempfile::tempdir().unwrap();
+        write_csv(&results, &summarize(&results), dir.path()).unwrap();
+        let mut summary = csv::Reader::from_path(dir.path().join("summary.csv")).unwrap();
+        let header = summary.headers().unwrap().clone();
+        let row = summary.records().next().unwrap().unwrap();
+        let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].parse::<f64>().unwrap();
+        assert_eq!(cell("goodput_median_bps"), 2500.0);
+        assert_eq!((cell("goodput_min_bps"), cell("goodput_max_bps")), (1000.0, 4000.0));
+        assert!((cell("goodput_ci95_bps") - s.ci95).abs() < 1e-6);
     }
 
     /// Routing metrics reach the CSVs: a `protocol`-free sweep over AODV
