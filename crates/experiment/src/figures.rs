@@ -146,6 +146,18 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         let mut labels: Vec<String> = Vec::new();
         let mut goodput: Vec<Series> = Vec::new();
         let mut unfair: Vec<Series> = Vec::new();
+        let mut aggregate: Vec<Series> = Vec::new();
+        // Seed 002 §2 over routing that reacts (Figs. 2(c), 3(b), 4(a),
+        // 4(b)): per-point means without error bars, a series only where
+        // its points have the quantity (TCP's, for the first two).
+        const ROUTE_FIGURES: [(&str, &str, &str); 4] = [
+            ("share of time in slow start (TCP, seed 002 Fig. 3)", "Share of time", "slow_start_share"),
+            ("largest RTO per flow (TCP, seed 002 Fig. 2)", "RTO (s)", "max_rto"),
+            ("share of losses that were link failures (seed 002 Fig. 4(a))", "Share of losses", "link_loss_share"),
+            ("share of recomputed routes that are new (seed 002 Fig. 4(b))", "Share of routes", "new_route_share"),
+        ];
+        let route_figures = results.points.iter().any(|p| p.scenario.routing.is_dynamic());
+        let mut routes: [Vec<Series>; 4] = Default::default();
         for s in summaries {
             let p = &results.points[s.point];
             let Some(xv) = p.value(xk).and_then(numeric) else { continue };
@@ -155,18 +167,32 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 None => {
                     labels.push(label.clone());
                     goodput.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
-                    unfair.push(Series { label, error: Some(vec![]), ..Series::default() });
+                    unfair.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
+                    aggregate.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
+                    for r in &mut routes {
+                        r.push(Series { label: label.clone(), ..Series::default() });
+                    }
                     labels.len() - 1
                 }
             };
             let incomplete = every_transfer_incomplete(s);
             // (Goodput in Mbit/s.)
-            for (series, m, scale) in
-                [(&mut goodput[i], &s.flow_goodput_bps, 1e-6), (&mut unfair[i], &s.unfairness, 1.0)]
-            {
+            for (series, m, scale) in [
+                (&mut goodput[i], &s.flow_goodput_bps, 1e-6),
+                (&mut unfair[i], &s.unfairness, 1.0),
+                (&mut aggregate[i], &s.aggregate_goodput_bps, 1e-3),
+            ] {
                 series.points.push((xv, m.mean * scale));
                 series.error.as_mut().expect("set").push(m.sd * scale);
                 series.hollow.push(incomplete);
+            }
+            let r = &s.routes;
+            let values = [r.slow_start_share, r.max_rto_s, r.link_loss_share, r.routes_new_share];
+            for (series, v) in routes.iter_mut().zip(values) {
+                if let Some(v) = v {
+                    series[i].points.push((xv, v));
+                    series[i].hollow.push(false);
+                }
             }
         }
         let integer = results
@@ -194,6 +220,17 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         if multi {
             let what = "unfairness (normalised sd of flow goodput)";
             out.extend(line_chart(what, "Unfairness", unfair, YScale::Linear, "unfairness")?);
+            // Seed 002 Fig. 11: the flows' throughput together, kbit/s.
+            let what = "aggregate goodput (mean ± sd)";
+            out.extend(line_chart(what, "Aggregate goodput (kbit/s)", aggregate, YScale::Linear, "aggregate")?);
+        }
+        if route_figures {
+            for ((what, y_label, stem), series) in ROUTE_FIGURES.into_iter().zip(routes) {
+                let series: Vec<Series> = series.into_iter().filter(|s| !s.points.is_empty()).collect();
+                if !series.is_empty() {
+                    out.extend(line_chart(what, y_label, series, YScale::Linear, stem)?);
+                }
+            }
         }
     }
 
@@ -321,6 +358,7 @@ mod tests {
             failed_flows: 0,
             per_flow_mean_bps: vec![1e4],
             retransmissions: m,
+            routes: Default::default(),
         }
     }
 

@@ -228,6 +228,69 @@ pub struct PointSummary {
     /// Mean goodput of flow i (by index) over the repetitions.
     pub per_flow_mean_bps: Vec<f64>,
     pub retransmissions: SampleStats,
+    /// Seed 002 §2's quantities (Figs. 2–5), per flow over every run.
+    pub routes: RouteSummary,
+}
+
+/// Per-point means of what seed 002 §2 measures (Figs. 2–5): the TCP
+/// senders' slow starts, time in slow start, timeouts and largest RTO;
+/// the share of the flows' network-layer losses that were link failures
+/// (retry-limit drops); routes recomputed after failures and the share of
+/// them over a new path; route failures seen by the data's route (at the
+/// sender) and the reverse route (at the receiver). `None` where no flow of
+/// the point has the quantity (no TCP flow, no loss, no recomputed route).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RouteSummary {
+    /// TCP flows counted (mean over them of the next four).
+    pub tcp_flows: usize,
+    pub slow_starts: Option<f64>,
+    /// Time in slow start over the flow's duration.
+    pub slow_start_share: Option<f64>,
+    pub timeouts: Option<f64>,
+    pub max_rto_s: Option<f64>,
+    /// Σ retry-limit drops / Σ all drops, over the point's flows.
+    pub link_loss_share: Option<f64>,
+    /// Mean per flow.
+    pub routes_recomputed: f64,
+    /// Σ new routes / Σ recomputed routes.
+    pub routes_new_share: Option<f64>,
+    /// Mean "route failed" notices per flow at its sender and receiver.
+    pub route_failed_at_sender: f64,
+    pub route_failed_at_receiver: f64,
+    pub path_changes: f64,
+}
+
+impl RouteSummary {
+    fn of<'a>(flows: impl Iterator<Item = &'a FlowResult> + Clone) -> RouteSummary {
+        let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+        let tcp: Vec<(&FlowResult, &meshbed_sim::report::TcpDetail)> =
+            flows.clone().filter_map(|f| f.sender.as_ref().and_then(|d| d.tcp.as_ref()).map(|t| (f, t))).collect();
+        let n = flows.clone().count().max(1) as f64;
+        let failed_at = |side: &str| {
+            flows.clone().flat_map(|f| &f.route_log).filter(|e| e.side == side && e.event == "route-failed").count()
+                as f64
+                / n
+        };
+        let (link, drops) =
+            flows.clone().fold((0, 0), |(l, d), f| (l + f.net.drops.retry_limit, d + f.net.drops.total()));
+        let (recomputed, new) = flows.clone().fold((0, 0), |(r, w), f| (r + f.routes_recomputed, w + f.routes_new));
+        RouteSummary {
+            tcp_flows: tcp.len(),
+            slow_starts: mean(tcp.iter().map(|(_, t)| t.slow_start_entries as f64).collect()),
+            slow_start_share: mean(
+                tcp.iter().filter(|(f, _)| f.duration_s > 0.0).map(|(f, t)| t.slow_start_time_s / f.duration_s).collect(),
+            ),
+            timeouts: mean(tcp.iter().map(|(_, t)| t.timeouts as f64).collect()),
+            max_rto_s: mean(tcp.iter().map(|(_, t)| t.max_rto_s).collect()),
+            link_loss_share: ratio(link, drops),
+            routes_recomputed: recomputed as f64 / n,
+            routes_new_share: ratio(new, recomputed),
+            route_failed_at_sender: failed_at("sender"),
+            route_failed_at_receiver: failed_at("receiver"),
+            path_changes: flows.map(|f| f.path_changes as f64).sum::<f64>() / n,
+        }
+    }
 }
 
 pub fn summarize(results: &Results) -> Vec<PointSummary> {
@@ -270,6 +333,7 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
                 failed_flows: failed,
                 per_flow_mean_bps: per_flow,
                 retransmissions: metrics::sample_stats(&retx),
+                routes: RouteSummary::of(runs.iter().flat_map(|r| &r.report.flows)),
             }
         })
         .collect()
@@ -317,6 +381,40 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
             );
         }
         let _ = writeln!(s, "  {:>10.1}  {:>10}  {:>6}", x.retransmissions.mean, x.incomplete_flows, x.failed_flows);
+    }
+    // Over routing that reacts: seed 002 §2's quantities per point.
+    if results.points.iter().any(|p| p.scenario.routing.is_dynamic()) {
+        let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+        let _ = writeln!(
+            s,
+            "\nper flow, mean over runs (seed 002 §2): TCP slow starts, share of time in slow start, timeouts, \
+             largest RTO; share of losses that were link failures; routes recomputed after a failure and the share \
+             over a new path; route failures seen at the sender / the receiver; path changes"
+        );
+        let _ = writeln!(
+            s,
+            "{:<width$}  {:>7}  {:>6}  {:>8}  {:>7}  {:>9}  {:>10}  {:>9}  {:>15}  {:>7}",
+            "point", "slow st", "in ss", "timeouts", "max RTO", "link loss", "recomputed", "new route", "failed snd/rcv",
+            "paths"
+        );
+        for x in summaries {
+            let r = &x.routes;
+            let _ = writeln!(
+                s,
+                "{:<width$}  {:>7}  {:>6}  {:>8}  {:>7}  {:>9}  {:>10.2}  {:>9}  {:>7.2}/{:<7.2}  {:>7.2}",
+                x.label,
+                opt(r.slow_starts, 1),
+                opt(r.slow_start_share, 2),
+                opt(r.timeouts, 1),
+                opt(r.max_rto_s, 1),
+                opt(r.link_loss_share, 2),
+                r.routes_recomputed,
+                opt(r.routes_new_share, 2),
+                r.route_failed_at_sender,
+                r.route_failed_at_receiver,
+                r.path_changes
+            );
+        }
     }
     // Flows with different roles (start times, paths): each flow's own mean,
     // as in seed 001 Table 5.1.
@@ -508,6 +606,17 @@ struct SummaryCsvRow {
     unfairness_ci95: Option<Decimal>,
     log_utility_median: Decimal,
     log_utility_ci95: Option<Decimal>,
+    /// Seed 002 §2's quantities ([`RouteSummary`]; empty where none).
+    tcp_slow_starts: Option<Decimal>,
+    tcp_slow_start_share: Option<Decimal>,
+    tcp_timeouts: Option<Decimal>,
+    tcp_max_rto_s: Option<Decimal>,
+    link_loss_share: Option<Decimal>,
+    routes_recomputed: Decimal,
+    routes_new_share: Option<Decimal>,
+    route_failed_at_sender: Decimal,
+    route_failed_at_receiver: Decimal,
+    path_changes: Decimal,
     starved_flows: usize,
     flows: usize,
     incomplete_flows: usize,
@@ -717,6 +826,16 @@ pub fn write_csv(
             unfairness_ci95: ci(&x.unfairness),
             log_utility_median: Decimal(x.log_utility.median),
             log_utility_ci95: ci(&x.log_utility),
+            tcp_slow_starts: x.routes.slow_starts.map(Decimal),
+            tcp_slow_start_share: x.routes.slow_start_share.map(Decimal),
+            tcp_timeouts: x.routes.timeouts.map(Decimal),
+            tcp_max_rto_s: x.routes.max_rto_s.map(Decimal),
+            link_loss_share: x.routes.link_loss_share.map(Decimal),
+            routes_recomputed: Decimal(x.routes.routes_recomputed),
+            routes_new_share: x.routes.routes_new_share.map(Decimal),
+            route_failed_at_sender: Decimal(x.routes.route_failed_at_sender),
+            route_failed_at_receiver: Decimal(x.routes.route_failed_at_receiver),
+            path_changes: Decimal(x.routes.path_changes),
             starved_flows: x.starved_flows,
             flows: x.flows,
             incomplete_flows: x.incomplete_flows,
@@ -865,6 +984,45 @@ mod tests {
         assert_eq!(cell("goodput_median_bps"), 2500.0);
         assert_eq!((cell("goodput_min_bps"), cell("goodput_max_bps")), (1000.0, 4000.0));
         assert!((cell("goodput_ci95_bps") - s.ci95).abs() < 1e-6);
+    }
+
+    /// Seed 002 §2's per-point quantities, against hand-computed numbers
+    /// for two TCP flows and one UDP flow.
+    #[test]
+    fn route_summary_averages_tcp_flows_and_pools_ratios() {
+        use meshbed_sim::report::{RouteLogEntry, SenderDetail, TcpDetail};
+        use meshbed_sim::scenario::FlowSpec;
+        let spec = FlowSpec { src: 0, dst: 1, ..FlowSpec::default() };
+        let failed = |side| RouteLogEntry { t_s: 1.0, side, event: "route-failed" };
+        let tcp = |ss: u64, ss_s: f64, rto: f64| {
+            let mut f = FlowResult::blank(0, &spec, None, 100.0);
+            let tcp = TcpDetail { slow_start_entries: ss, slow_start_time_s: ss_s, max_rto_s: rto, ..Default::default() };
+            f.sender = Some(SenderDetail { tcp: Some(tcp), ..Default::default() });
+            f
+        };
+        let mut a = tcp(2, 50.0, 4.0);
+        a.net.drops.retry_limit = 3;
+        a.net.drops.queue_overflow = 1;
+        a.routes_recomputed = 3;
+        a.routes_new = 1;
+        a.route_log = vec![failed("sender"), failed("sender"), failed("receiver")];
+        let mut b = tcp(4, 10.0, 8.0);
+        b.net.drops.no_route = 4;
+        b.routes_recomputed = 1;
+        b.routes_new = 1;
+        b.path_changes = 6;
+        let udp = FlowResult::blank(2, &spec, None, 100.0);
+        let r = RouteSummary::of([&a, &b, &udp].into_iter());
+        assert_eq!(r.tcp_flows, 2);
+        assert_eq!((r.slow_starts, r.slow_start_share, r.max_rto_s), (Some(3.0), Some(0.3), Some(6.0)));
+        // Pooled: 3 link drops of 8; 2 new of 4 recomputed.
+        assert_eq!((r.link_loss_share, r.routes_new_share), (Some(0.375), Some(0.5)));
+        // Per flow over all three flows.
+        assert_eq!((r.route_failed_at_sender, r.route_failed_at_receiver), (2.0 / 3.0, 1.0 / 3.0));
+        assert_eq!((r.routes_recomputed, r.path_changes), (4.0 / 3.0, 2.0));
+        // No TCP flow, no loss, nothing recomputed: nothing to say.
+        let none = RouteSummary::of([&udp].into_iter());
+        assert_eq!((none.slow_starts, none.link_loss_share, none.routes_new_share), (None, None, None));
     }
 
     /// Routing metrics reach the CSVs: a `protocol`-free sweep over AODV

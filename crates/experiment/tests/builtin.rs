@@ -42,6 +42,15 @@ fn every_builtin_experiment_runs_end_to_end() {
             let p = out.join(file);
             assert!(p.metadata().map(|m| m.len() > 0).unwrap_or(false), "{name}: {file} missing or empty");
         }
+        // Over moving nodes: seed 002's aggregate throughput (Fig. 11) and
+        // §2's TCP and route figures.
+        if e.base.contains_key("mobility") {
+            for file in ["aggregate.png", "slow_start_share.png", "link_loss_share.png"] {
+                assert!(out.join(file).exists(), "{name}: {file} missing");
+            }
+            let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+            assert!(summary.contains("seed 002 §2"), "{name}: {summary}");
+        }
         // One CSV row per flow per run, plus the header.
         let rows = std::fs::read_to_string(out.join("flows.csv")).unwrap().lines().count() - 1;
         let flows: usize = outcome.results.points.iter().map(|p| p.scenario.flow_count()).sum();
