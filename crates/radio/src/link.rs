@@ -9,6 +9,7 @@
 
 use crate::config::{ConfigError, RadioConfig, Resolved};
 use crate::propagation::{dbm_to_mw, standard_normal, Propagation, SPEED_OF_LIGHT_M_PER_S};
+use crate::rate_control::RateControl;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
 use meshbed_mobility::{Point, Trajectory};
 
@@ -21,11 +22,13 @@ pub struct NodeRadio {
     pub y_m: f64,
     pub tx_power_dbm: Option<f64>,
     pub data_rate_kbps: Option<u32>,
+    /// This node's rate control instead of `[radio.mac] rate_control`.
+    pub rate_control: Option<RateControl>,
 }
 
 impl NodeRadio {
     pub fn at(x_m: f64, y_m: f64) -> Self {
-        NodeRadio { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None }
+        NodeRadio { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None }
     }
 }
 
