@@ -47,7 +47,8 @@ pub struct Neighbour {
 pub struct LinkBudget {
     tx_power_dbm: Vec<f64>,
     data_rate_kbps: Vec<u32>,
-    /// SINR threshold (dB) of each node's data rate.
+    /// SINR threshold (dB) of each node's data rate (of the standard's
+    /// lowest rate for a node under rate control).
     decode_threshold_db: Vec<f64>,
     /// `mean_rx_dbm[from][to]`; −∞ on the diagonal.
     mean_rx_dbm: Vec<Vec<f64>>,
@@ -190,7 +191,16 @@ impl LinkBudget {
             neighbours.push(heard_by);
         }
         Ok(LinkBudget {
-            decode_threshold_db: data_rate.iter().map(|&r| config.sinr_threshold_for(r)).collect(),
+            decode_threshold_db: nodes
+                .iter()
+                .zip(&data_rate)
+                .map(|(a, &r)| {
+                    // Under rate control a link works if its lowest rate does.
+                    let adaptive = !a.rate_control.unwrap_or(config.mac.rate_control).is_fixed();
+                    let lowest = standard.rates_kbps()[0];
+                    config.sinr_threshold_for(if adaptive { lowest } else { r })
+                })
+                .collect(),
             tx_power_dbm: tx_power,
             data_rate_kbps: data_rate,
             mean_rx_dbm,
@@ -324,7 +334,8 @@ impl LinkBudget {
         &self.neighbours[from as usize]
     }
     /// Whether `to` can decode `from`'s data frames without interference and
-    /// fading: above the sensitivity and above the SINR threshold of the rate.
+    /// fading: above the sensitivity and above the SINR threshold of the rate
+    /// (of the lowest rate when `from` runs rate control).
     #[inline]
     pub fn can_decode(&self, from: NodeId, to: NodeId) -> bool {
         if from == to {

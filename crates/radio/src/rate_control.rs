@@ -864,4 +864,13 @@ mod tests {
         assert_eq!(RateControl::expected(), "one of \"fixed\", \"arf\", \"aarf\", \"minstrel\"");
         assert_eq!(RateControl::default(), RateControl::Fixed);
     }
+
+    #[test]
+    fn an_unknown_name_in_a_scenario_names_the_key_the_value_and_the_choices() {
+        use serde::de::value::{Error, StrDeserializer};
+        let read = |v: &'static str| RateControl::deserialize(StrDeserializer::<Error>::new(v));
+        assert_eq!(read("aarf").unwrap(), RateControl::Aarf);
+        let e = read("onoe").unwrap_err().to_string();
+        assert!(e.contains("radio.mac.rate_control = \"onoe\"") && e.contains("\"minstrel\""), "{e}");
+    }
 }
