@@ -41,6 +41,8 @@ pub enum StreamKind {
     /// Random source/destination pairs (and start times) of a scenario's
     /// `[random_flows]`.
     FlowPairs = 11,
+    /// One node's rate control (Minstrel's look-around table, issue 13).
+    RateControl = 12,
 }
 
 /// A stream identifier: 16 bits of kind, 48 bits of component index.

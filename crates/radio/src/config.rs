@@ -7,6 +7,7 @@
 
 use crate::phy::Standard;
 use crate::propagation::{Fading, Propagation};
+use crate::rate_control::RateControl;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -73,6 +74,11 @@ pub struct MacConfig {
     pub cw_max: Option<u32>,
     /// Model the driver's batched completion reporting (off by default).
     pub batched_completion: Option<BatchedCompletion>,
+    /// How each node picks the rate of its unicast DATA frames (issue 13):
+    /// `"fixed"` (the configured rate, the default), `"arf"`, `"aarf"` or
+    /// `"minstrel"`; the configured rate is then the highest one used.
+    #[serde(skip_serializing_if = "RateControl::is_fixed")]
+    pub rate_control: RateControl,
 }
 
 impl Default for MacConfig {
@@ -87,6 +93,7 @@ impl Default for MacConfig {
             cw_min: None,
             cw_max: None,
             batched_completion: None,
+            rate_control: RateControl::Fixed,
         }
     }
 }

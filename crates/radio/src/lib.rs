@@ -7,6 +7,8 @@
 //! * [`config`]: the `[radio]` configuration and its validation.
 //! * [`link`]: the link budget and neighbour table (who hears whom), usable
 //!   without a MAC.
+//! * [`rate_control`]: automatic rate selection (ARF, AARF, Minstrel), one
+//!   state machine per link, off by default.
 //! * [`medium`]: every node's PHY (SINR with cumulative interference,
 //!   preamble lock-on, energy carrier sense) and DCF MAC, one module per
 //!   concern behind the [`Medium`] façade.
@@ -20,12 +22,14 @@ pub mod link;
 pub mod medium;
 pub mod phy;
 pub mod propagation;
+pub mod rate_control;
 
 pub use config::{BatchedCompletion, ConfigError, ErrorModel, MacConfig, RadioConfig};
 pub use link::{LinkBudget, Neighbour};
 pub use medium::{
-    Addr, DropCause, Indication, MacCounters, Medium, NodeId, NodeRadio, Payload, RadioEvent, Scheduler, TxOutcome,
-    TxReport,
+    Addr, DropCause, Indication, LinkRates, MacCounters, Medium, NodeId, NodeRadio, Payload, RadioEvent, RateCount,
+    Scheduler, TxOutcome, TxReport,
 };
 pub use phy::Standard;
 pub use propagation::{Fading, Propagation};
+pub use rate_control::RateControl;

@@ -9,6 +9,7 @@
 
 use crate::config::{ConfigError, RadioConfig, Resolved};
 use crate::propagation::{dbm_to_mw, standard_normal, Propagation, SPEED_OF_LIGHT_M_PER_S};
+use crate::rate_control::RateControl;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
 use meshbed_mobility::{Point, Trajectory};
 
@@ -21,11 +22,13 @@ pub struct NodeRadio {
     pub y_m: f64,
     pub tx_power_dbm: Option<f64>,
     pub data_rate_kbps: Option<u32>,
+    /// This node's rate control instead of `[radio.mac] rate_control`.
+    pub rate_control: Option<RateControl>,
 }
 
 impl NodeRadio {
     pub fn at(x_m: f64, y_m: f64) -> Self {
-        NodeRadio { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None }
+        NodeRadio { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None }
     }
 }
 
@@ -44,7 +47,8 @@ pub struct Neighbour {
 pub struct LinkBudget {
     tx_power_dbm: Vec<f64>,
     data_rate_kbps: Vec<u32>,
-    /// SINR threshold (dB) of each node's data rate.
+    /// SINR threshold (dB) of each node's data rate (of the standard's
+    /// lowest rate for a node under rate control).
     decode_threshold_db: Vec<f64>,
     /// `mean_rx_dbm[from][to]`; −∞ on the diagonal.
     mean_rx_dbm: Vec<Vec<f64>>,
@@ -187,7 +191,16 @@ impl LinkBudget {
             neighbours.push(heard_by);
         }
         Ok(LinkBudget {
-            decode_threshold_db: data_rate.iter().map(|&r| config.sinr_threshold_for(r)).collect(),
+            decode_threshold_db: nodes
+                .iter()
+                .zip(&data_rate)
+                .map(|(a, &r)| {
+                    // Under rate control a link works if its lowest rate does.
+                    let adaptive = !a.rate_control.unwrap_or(config.mac.rate_control).is_fixed();
+                    let lowest = standard.rates_kbps()[0];
+                    config.sinr_threshold_for(if adaptive { lowest } else { r })
+                })
+                .collect(),
             tx_power_dbm: tx_power,
             data_rate_kbps: data_rate,
             mean_rx_dbm,
@@ -321,7 +334,8 @@ impl LinkBudget {
         &self.neighbours[from as usize]
     }
     /// Whether `to` can decode `from`'s data frames without interference and
-    /// fading: above the sensitivity and above the SINR threshold of the rate.
+    /// fading: above the sensitivity and above the SINR threshold of the rate
+    /// (of the lowest rate when `from` runs rate control).
     #[inline]
     pub fn can_decode(&self, from: NodeId, to: NodeId) -> bool {
         if from == to {

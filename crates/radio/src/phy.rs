@@ -1,7 +1,8 @@
 //! 802.11a/b/g PHY parameters and frame airtime.
 //!
 //! The testbeds fixed the data rate per node (seed 001 §4.1, rate control
-//! "minstrel" turned off), so a node has one data rate; control responses
+//! "minstrel" turned off), so by default a node has one data rate (with
+//! `rate_control` on it is the highest, see [`crate::rate_control`]); control responses
 //! (ACK, CTS) go at the highest basic rate not above the rate of the frame
 //! they answer (IEEE 802.11-2016 §10.6.6.5), and RTS at the basic rate below
 //! the data rate by the same rule.

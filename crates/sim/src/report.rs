@@ -6,7 +6,7 @@ use crate::scenario::{Scenario, Traffic, IP_UDP_HEADER_BYTES};
 use crate::transport::{PathObservation, TraceRecord};
 use crate::{Flow, FlowKind, NetCounters, Packet, SimEvent, World};
 use meshbed_core::Instant;
-use meshbed_radio::{MacCounters, NodeId};
+use meshbed_radio::{LinkRates, MacCounters, NodeId};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -194,6 +194,10 @@ pub struct SimReport {
     /// Broch et al.'s normalised routing load). `None` without routing
     /// engines or with nothing delivered.
     pub routing_overhead_ratio: Option<f64>,
+    /// Per link, the DATA attempts and successes at each rate (issue 13);
+    /// empty, and left out of the JSON, unless some node runs rate control.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rate_histogram: Vec<LinkRates>,
 }
 
 impl SimReport {
@@ -314,6 +318,17 @@ impl SimReport {
             ];
             for (name, v) in rows {
                 let _ = writeln!(s, "  {:<32} {:>10}", name, v);
+            }
+        }
+        if !self.rate_histogram.is_empty() {
+            let _ = writeln!(s);
+            let _ = writeln!(s, "DATA rates per link (attempts/acked at each rate in Mb/s)");
+            for l in &self.rate_histogram {
+                let _ = write!(s, "  {:>4} -> {:<4} {:<9}", l.tx, l.rx, l.rate_control.name());
+                for c in &l.rates {
+                    let _ = write!(s, " {}: {}/{}", c.rate_kbps as f64 / 1000.0, c.attempts, c.successes);
+                }
+                let _ = writeln!(s);
             }
         }
         s
@@ -487,5 +502,6 @@ pub(crate) fn assemble(
         net_total,
         net_per_node: world.net.nodes.clone(),
         routing_overhead_ratio,
+        rate_histogram: medium.rate_histogram(),
     }
 }

@@ -167,6 +167,10 @@ pub struct NodeSpec {
     pub tx_power_dbm: Option<f64>,
     #[serde(default)]
     pub data_rate_kbps: Option<u32>,
+    /// This node's rate control (`"fixed"`, `"arf"`, `"aarf"`, `"minstrel"`)
+    /// instead of `[radio.mac] rate_control` (issue 13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_control: Option<String>,
 }
 
 /// How next hops are chosen. (Read by [`Tagged`], so that a wrong value names its key.)
@@ -854,6 +858,7 @@ impl Scenario {
                     y_m: n.y_m,
                     tx_power_dbm: n.tx_power_dbm,
                     data_rate_kbps: n.data_rate_kbps,
+                    rate_control: n.rate_control.as_deref().and_then(meshbed_radio::RateControl::from_name),
                 })
                 .collect(),
             Topology::Random { nodes, width_m, height_m } => {
@@ -994,6 +999,12 @@ impl Scenario {
                                 r,
                                 format!("one of the {} rates {:?}", std.name(), std.rates_kbps()),
                             ));
+                        }
+                    }
+                    if let Some(r) = n.rate_control.as_deref() {
+                        if meshbed_radio::RateControl::from_name(r).is_none() {
+                            let key = format!("topology.nodes[{i}].rate_control");
+                            return Err(invalid(key, format!("\"{r}\""), meshbed_radio::RateControl::expected()));
                         }
                     }
                 }

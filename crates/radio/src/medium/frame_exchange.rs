@@ -59,6 +59,12 @@ struct Current<P> {
     short_retries: u32,
     long_retries: u32,
     use_rts: bool,
+    /// The DATA rate of the current attempt (RTS, CTS and ACK follow it).
+    rate_kbps: u32,
+    /// DATA attempts that got no ACK (a missing CTS is not one).
+    data_failures: u32,
+    /// The rate control has been asked for this frame's first attempt.
+    rate_started: bool,
 }
 
 impl<P> Current<P> {
@@ -130,7 +136,17 @@ impl<P: Payload> FrameExchange<P> {
             self.next_seq = (self.next_seq + 1) & 0x0fff;
             let mpdu = q.payload.msdu_bytes() + phy::DATA_OVERHEAD_BYTES;
             let use_rts = matches!(q.dest, Addr::Unicast(_)) && rts_threshold_bytes.is_some_and(|t| mpdu > t);
-            self.cur = Some(Current { q, first_tx_at: None, seq, short_retries: 0, long_retries: 0, use_rts });
+            self.cur = Some(Current {
+                q,
+                first_tx_at: None,
+                seq,
+                short_retries: 0,
+                long_retries: 0,
+                use_rts,
+                rate_kbps: 0,
+                data_failures: 0,
+                rate_started: false,
+            });
             self.state = TxState::Contend;
             true
         } else {
@@ -158,10 +174,27 @@ impl<P: Payload> Medium<P> {
         }
     }
 
+    /// The DATA rate of `node`'s next attempt, kept with the packet so that
+    /// the RTS's NAV, the DATA frame and the ACK all follow it: the rate
+    /// control's choice for a unicast frame, the node's rate otherwise.
+    fn choose_attempt_rate(&mut self, now: Instant, node: NodeId) -> u32 {
+        let fixed_kbps = self.links.data_rate_kbps(node);
+        let n = &mut self.nodes[node as usize];
+        let cur = n.fx.cur.as_mut().expect("contending without a packet");
+        cur.rate_kbps = match (&mut n.rates, cur.q.dest) {
+            (Some(rates), Addr::Unicast(rx)) => {
+                let first = !std::mem::replace(&mut cur.rate_started, true);
+                rates.attempt_rate_kbps(now, rx, cur.data_failures, first)
+            }
+            _ => fixed_kbps,
+        };
+        cur.rate_kbps
+    }
+
     /// `node` won the channel with a packet to send: RTS or DATA.
     pub(super) fn start_attempt(&mut self, now: Instant, node: NodeId, sched: &mut impl Scheduler) {
         let sifs = self.timing.sifs;
-        let data_rate = self.links.data_rate_kbps(node);
+        let data_rate = self.choose_attempt_rate(now, node);
         let ctrl_rate = control_rate_kbps(&self.basic_rates_kbps, data_rate);
         let ack_air = self.standard.frame_duration(phy::ACK_BYTES, ctrl_rate);
         let n = &mut self.nodes[node as usize];
@@ -192,7 +225,7 @@ impl<P: Payload> Medium<P> {
 
     fn send_data(&mut self, now: Instant, node: NodeId, sched: &mut impl Scheduler) {
         let sifs = self.timing.sifs;
-        let data_rate = self.links.data_rate_kbps(node);
+        let data_rate = self.nodes[node as usize].fx.cur.as_ref().expect("sending without a packet").rate_kbps;
         let ctrl_rate = control_rate_kbps(&self.basic_rates_kbps, data_rate);
         let ack_air = self.standard.frame_duration(phy::ACK_BYTES, ctrl_rate);
         let n = &mut self.nodes[node as usize];
@@ -238,6 +271,9 @@ impl<P: Payload> Medium<P> {
         let batched = self.config.mac.batched_completion;
         let n = &mut self.nodes[node as usize];
         let cur = n.fx.cur.take().expect("finishing without a packet");
+        if let (Some(rates), Addr::Unicast(rx), true) = (&mut n.rates, cur.q.dest, cur.rate_started) {
+            rates.end_frame(rx, cur.data_failures);
+        }
         let report = TxReport {
             node,
             enqueued_at: cur.q.enqueued_at,
@@ -282,9 +318,11 @@ impl<P: Payload> Medium<P> {
         n.fx.await_rx_decision = false;
         let waiting_cts = n.fx.state == TxState::WaitCts;
         if waiting_cts {
+            // Not a verdict on the data rate (see crate::rate_control).
             n.counters.cts_timeouts += 1;
         } else {
             n.counters.ack_timeouts += 1;
+            n.data_outcome(false);
         }
         let cur = n.fx.cur.as_mut().expect("failing without a packet");
         // Frames sent without RTS and RTS frames count against the short
@@ -347,6 +385,7 @@ impl<P: Payload> Medium<P> {
             FrameKind::Ack if for_me && n.fx.state == TxState::WaitAck => {
                 n.fx.timeout_gen = n.fx.timeout_gen.wrapping_add(1);
                 n.counters.acked += 1;
+                n.data_outcome(true);
                 self.finish_packet(now, node, TxOutcome::Acked);
             }
             // Answer an RTS only when the NAV is clear (802.11-2016 §10.3.2.7);
@@ -412,5 +451,17 @@ impl<P: Payload> Medium<P> {
             }
         }
         self.mac_update(node, now, sched);
+    }
+}
+
+impl<P: Payload> super::Node<P> {
+    /// The DATA attempt of the packet at the head of the line was
+    /// acknowledged (`success`) or its ACK timed out: tell the rate control.
+    fn data_outcome(&mut self, success: bool) {
+        let Some(cur) = self.fx.cur.as_mut() else { return };
+        if let (Some(rates), Addr::Unicast(rx)) = (&mut self.rates, cur.q.dest) {
+            rates.report(rx, cur.rate_kbps, success);
+        }
+        cur.data_failures += u32::from(!success);
     }
 }

@@ -21,6 +21,8 @@
 //! * `frame_exchange`: queue, RTS/CTS/DATA/ACK, timeouts, retries and the
 //!   reports that end a packet (`FrameExchangeManager`);
 //! * `duplicates`: the receiver's sequence cache (`MacRxMiddle`);
+//! * `rate_selection`: the rate of each unicast DATA attempt when rate
+//!   control is on (`WifiRemoteStationManager`), and its histogram per link;
 //! * `frame`: the frames on the air.
 
 mod channel_access;
@@ -28,6 +30,7 @@ mod duplicates;
 mod frame;
 mod frame_exchange;
 mod interference;
+mod rate_selection;
 
 use crate::config::{ConfigError, RadioConfig};
 use crate::link::LinkBudget;
@@ -38,10 +41,12 @@ use frame::{Frame, FrameTable};
 use frame_exchange::{FrameExchange, TxState};
 use interference::{ArrivalFate, Receiver, RxParams};
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
+use rate_selection::NodeRates;
 use serde::Serialize;
 use std::collections::VecDeque;
 
 pub use crate::link::{NodeId, NodeRadio};
+pub use rate_selection::{LinkRates, RateCount};
 
 /// A link-layer destination.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -225,6 +230,9 @@ struct Node<P> {
     counters: MacCounters,
     /// Fading of the frames arriving at this node.
     rng_fading: StreamRng,
+    /// Rate control and the per-link rate histogram; `None` when no node
+    /// of the medium runs rate control (every frame at the node's rate).
+    rates: Option<NodeRates>,
 }
 
 /// The medium and every node on it.
@@ -258,6 +266,33 @@ impl<P: Payload> Medium<P> {
         // for its end before deciding.
         let ack_timeout = timing.sifs + timing.slot + timing.preamble_header;
         let links = LinkBudget::with_resolved(config, &resolved, nodes, seed)?;
+        let kind_of = |i: usize| nodes[i].rate_control.unwrap_or(config.mac.rate_control);
+        let rate_control_on = (0..nodes.len()).any(|i| !kind_of(i).is_fixed());
+        let node_rates = |i: usize| {
+            let kind = kind_of(i);
+            let top = links.data_rate_kbps(i as NodeId);
+            let rates_kbps: Vec<u32> = standard.rates_kbps().iter().copied().filter(|&r| r <= top).collect();
+            // Minstrel's "perfect" transmission: a 1200-byte DATA frame,
+            // SIFS and its ACK (Linux `minstrel_rate_init`).
+            let perfect_tx_time = rates_kbps
+                .iter()
+                .map(|&r| {
+                    let ack_rate = control_rate_kbps(&resolved.basic_rates_kbps, r);
+                    standard.frame_duration(crate::rate_control::MINSTREL_REFERENCE_BYTES, r)
+                        + timing.sifs
+                        + standard.frame_duration(phy::ACK_BYTES, ack_rate)
+                })
+                .collect();
+            let minstrel = crate::rate_control::MinstrelTiming {
+                perfect_tx_time,
+                ack_timeout,
+                slot: timing.slot,
+                cw_min: resolved.cw_min,
+                cw_max: resolved.cw_max,
+            };
+            let rng = stream_rng(seed, StreamId::new(StreamKind::RateControl, i as u64));
+            NodeRates::new(kind, rates_kbps, minstrel, rng)
+        };
         let built = (0..nodes.len() as u64)
             .map(|idx| Node {
                 tx_frame: None,
@@ -267,6 +302,7 @@ impl<P: Payload> Medium<P> {
                 dups: DuplicateCache::default(),
                 counters: MacCounters::default(),
                 rng_fading: stream_rng(seed, StreamId::new(StreamKind::Fading, idx)),
+                rates: rate_control_on.then(|| node_rates(idx as usize)),
             })
             .collect();
         Ok(Medium {
@@ -318,6 +354,12 @@ impl<P: Payload> Medium<P> {
     }
     pub fn counters(&self, node: NodeId) -> &MacCounters {
         &self.nodes[node as usize].counters
+    }
+    /// Per link (transmitter → receiver, in node order), the DATA attempts
+    /// and successes at each rate; empty unless some node runs rate control.
+    pub fn rate_histogram(&self) -> Vec<LinkRates> {
+        let per_node = self.nodes.iter().enumerate();
+        per_node.filter_map(|(i, n)| Some(n.rates.as_ref()?.histogram(i as NodeId))).flatten().collect()
     }
     pub fn queue_len(&self, node: NodeId) -> usize {
         self.nodes[node as usize].fx.queue_len()
