@@ -188,6 +188,11 @@ pub fn not_emulated(f: &meshbed_sim::scenario::FlowSpec) -> Option<&'static str>
 /// call `meshbed_sim::run`.
 pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuReport> {
     let scenario = &*scenario.with_random_flows_drawn().map_err(|e| crate::EmuError::Other(e.to_string()))?;
+    if let Some(i) = scenario.flows.iter().position(|f| f.protocol.is_none() && f.traffic == Traffic::Echo) {
+        return Err(crate::EmuError::Other(format!(
+            "flows[{i}].traffic = \"echo\": the emulator runs saturated and CBR UDP flows only (echo is simulated)"
+        )));
+    }
     let running = Running::start(scenario, options)?;
     let t0 = std::time::Instant::now();
     let end = std::time::Duration::from_secs_f64(scenario.duration_s);
@@ -233,7 +238,8 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         // Sender, paced.
         let rate_bps = match f.traffic {
             Traffic::Cbr => f.rate_kbps.unwrap_or(0.0) * 1e3,
-            Traffic::Saturated => f64::from(running.data_rate_kbps[f.src as usize]) * 1e3,
+            // Echo flows were refused above.
+            Traffic::Saturated | Traffic::Echo => f64::from(running.data_rate_kbps[f.src as usize]) * 1e3,
         };
         let interval = std::time::Duration::from_secs_f64(f64::from(f.packet_bytes) * 8.0 / rate_bps.max(1.0));
         let payload = (f.packet_bytes - IP_UDP_HEADER_BYTES) as usize;

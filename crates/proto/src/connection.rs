@@ -21,8 +21,8 @@ use crate::wire::ProtocolId;
 use meshbed_core::Instant;
 
 /// Protocol code in a connection id's top four bits: 1 + index in
-/// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno, 7 tcp-newreno-elfn); 0
-/// and 8–15 are unused.
+/// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno, 7 tcp-newreno-elfn,
+/// 8 tcp-reno-paced, 9 tcp-newreno-paced); 0 and 10–15 are unused.
 pub fn protocol_code(protocol: Protocol) -> u32 {
     Protocol::ALL.iter().position(|&p| p == protocol).expect("listed") as u32 + 1
 }
@@ -67,7 +67,8 @@ impl EngineConfig {
     /// `protocol` with the ATP settings `atp` makes from its preset, or the
     /// TCP settings `tcp` gives. For TCP the protocol name decides
     /// [`TcpConfig::elfn`] (on for `tcp-newreno-elfn` only), whatever `tcp`
-    /// set: plain TCP ignores route notices (issue 12).
+    /// set: plain TCP ignores route notices (issue 12); likewise
+    /// [`TcpConfig::pacing`] (on for the `-paced` protocols only, issue 13).
     pub fn new(
         protocol: Protocol,
         atp: impl FnOnce(AtpConfig) -> AtpConfig,
@@ -75,7 +76,8 @@ impl EngineConfig {
     ) -> EngineConfig {
         match TcpVariant::from_protocol(protocol) {
             Some(variant) => {
-                let config = TcpConfig { elfn: protocol == Protocol::TcpNewRenoElfn, ..tcp() };
+                let config =
+                    TcpConfig { elfn: protocol == Protocol::TcpNewRenoElfn, pacing: protocol.is_paced(), ..tcp() };
                 EngineConfig::Tcp { variant, config }
             }
             None => EngineConfig::Atp(atp(AtpConfig::for_protocol(protocol).expect("an ATP protocol"))),
@@ -211,7 +213,8 @@ mod tests {
             }
         }
         assert_eq!(protocol_of(0x0123_4567), None);
-        assert_eq!(protocol_of(0x8123_4567), None);
+        assert_eq!(protocol_of(0x8123_4567), Some(Protocol::TcpRenoPaced));
+        assert_eq!(protocol_of(0xa123_4567), None);
     }
 
     #[test]

@@ -191,12 +191,17 @@ pub enum Protocol {
     /// NewReno with explicit link-failure notification (Holland & Vaidya
     /// 1999): frozen in standby while the route is down (seed 002 §2.4).
     TcpNewRenoElfn,
+    /// Reno with rate-based pacing (seed 003 §6; Visweswaraiah & Heidemann
+    /// 1997): new segments leave SRTT / (V · cwnd) apart.
+    TcpRenoPaced,
+    /// NewReno with the same pacing.
+    TcpNewRenoPaced,
 }
 
 impl Protocol {
     /// Every protocol; new ones go at the end, since a connection id carries
     /// the index ([`crate::connection::protocol_code`]).
-    pub const ALL: [Protocol; 7] = [
+    pub const ALL: [Protocol; 9] = [
         Protocol::AtpDefault,
         Protocol::AtpAggressive,
         Protocol::AtpAdaptive,
@@ -204,6 +209,8 @@ impl Protocol {
         Protocol::TcpReno,
         Protocol::TcpNewReno,
         Protocol::TcpNewRenoElfn,
+        Protocol::TcpRenoPaced,
+        Protocol::TcpNewRenoPaced,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -214,7 +221,13 @@ impl Protocol {
             Protocol::TcpReno => "tcp-reno",
             Protocol::TcpNewReno => "tcp-newreno",
             Protocol::TcpNewRenoElfn => "tcp-newreno-elfn",
+            Protocol::TcpRenoPaced => "tcp-reno-paced",
+            Protocol::TcpNewRenoPaced => "tcp-newreno-paced",
         }
+    }
+    /// Whether the sender paces its segments ([`crate::tcp::TcpConfig::pacing`]).
+    pub fn is_paced(self) -> bool {
+        matches!(self, Protocol::TcpRenoPaced | Protocol::TcpNewRenoPaced)
     }
     pub fn is_atp(self) -> bool {
         matches!(self, Protocol::AtpDefault | Protocol::AtpAggressive | Protocol::AtpAdaptive)

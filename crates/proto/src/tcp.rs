@@ -41,6 +41,8 @@
 pub mod cc;
 #[cfg(test)]
 mod elfn_tests;
+#[cfg(test)]
+mod pacing_tests;
 mod receiver;
 pub mod rtt;
 mod sender;
@@ -75,16 +77,18 @@ impl TcpVariant {
     pub fn from_protocol(protocol: Protocol) -> Option<TcpVariant> {
         match protocol {
             Protocol::TcpTahoe => Some(TcpVariant::Tahoe),
-            Protocol::TcpReno => Some(TcpVariant::Reno),
+            // Pacing is not a loss-recovery algorithm either
+            // ([`TcpConfig::pacing`]); seed 003 §6 paced Reno.
+            Protocol::TcpReno | Protocol::TcpRenoPaced => Some(TcpVariant::Reno),
             // ELFN is not a loss-recovery algorithm but a reaction to route
             // notices on top of one ([`TcpConfig::elfn`]); seed 002 §2: "We
             // use TCP-NewReno for all our simulations".
-            Protocol::TcpNewReno | Protocol::TcpNewRenoElfn => Some(TcpVariant::NewReno),
+            Protocol::TcpNewReno | Protocol::TcpNewRenoElfn | Protocol::TcpNewRenoPaced => Some(TcpVariant::NewReno),
             _ => None,
         }
     }
 
-    /// The plain protocol of this variant (ELFN off).
+    /// The plain protocol of this variant (ELFN and pacing off).
     pub fn protocol(self) -> Protocol {
         match self {
             TcpVariant::Tahoe => Protocol::TcpTahoe,
@@ -168,6 +172,21 @@ pub struct TcpConfig {
     /// How often a sender in ELFN standby probes for a route. Default 2 s,
     /// the interval Holland & Vaidya used.
     pub elfn_probe_interval: Duration,
+    /// Rate-based pacing (seed 003 §6, after Visweswaraiah & Heidemann
+    /// 1997): consecutive segments leave at least
+    /// `SRTT / (pacing_v · cwnd)` apart, so that one window is spread over
+    /// one round trip instead of leaving as a burst. Off by default;
+    /// [`crate::connection::EngineConfig::new`] sets it from the protocol
+    /// name (`tcp-reno-paced`, `tcp-newreno-paced`). See [`TcpSender`]'s
+    /// "Rate-based pacing" for the rule and its choices.
+    pub pacing: bool,
+    /// V, the aggressiveness of pacing: it multiplies the denominator, so
+    /// V > 1 sends faster than one window per RTT and V < 1 slower (seed 003
+    /// §6: "V controls the aggressiveness of the pacing by artificially
+    /// increasing or decreasing the denominator"). Default 1, the paper's
+    /// value in every experiment. Must be finite and positive; another value
+    /// is replaced by 1.
+    pub pacing_v: f64,
 }
 
 impl Default for TcpConfig {
@@ -189,6 +208,8 @@ impl Default for TcpConfig {
             max_reorder_bytes: 256 << 20,
             elfn: false,
             elfn_probe_interval: Duration::from_secs(2),
+            pacing: false,
+            pacing_v: 1.0,
         }
     }
 }
@@ -218,6 +239,8 @@ impl TcpConfig {
             max_reorder_bytes: self.max_reorder_bytes,
             elfn: self.elfn,
             elfn_probe_interval: self.elfn_probe_interval.max(one_ns),
+            pacing: self.pacing,
+            pacing_v: if self.pacing_v.is_finite() && self.pacing_v > 0.0 { self.pacing_v } else { 1.0 },
         }
     }
 
@@ -229,7 +252,7 @@ impl TcpConfig {
 
 /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
 /// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
-/// `Confirm` and `ElfnProbe`, the receiver `DelayedAck` and `Idle`.
+/// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Timer {
     /// Checked first so that a connection that has given up does not also
@@ -241,11 +264,13 @@ enum Timer {
     Confirm = 3,
     /// TCP-ELFN standby: the next route probe is due.
     ElfnProbe = 4,
+    /// Pacing: the next segment, held back by the pacing rule, may leave.
+    Pace = 5,
 }
 
 impl TimerId for Timer {
     const ALL: &'static [Timer] =
-        &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe];
+        &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe, Timer::Pace];
     fn index(self) -> usize {
         self as usize
     }
@@ -253,4 +278,4 @@ impl TimerId for Timer {
 
 /// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
 /// in [`Timer::ALL`] order.
-type TimerTable = engine::TimerTable<Timer, 5>;
+type TimerTable = engine::TimerTable<Timer, 6>;

@@ -17,6 +17,7 @@
 
 pub mod driver;
 pub mod dynamic;
+pub mod echo;
 pub mod mobility;
 pub mod net_stats;
 pub mod report;
@@ -123,6 +124,10 @@ pub(crate) enum SimEvent {
     CbrTick { flow: u32 },
     /// A saturated source starts (fills its queue).
     SaturatedStart { flow: u32 },
+    /// An echo source's start or request timeout: it gives an unanswered
+    /// request up if its time has come and sends the next if none is
+    /// outstanding (a wake-up for a request answered since does nothing).
+    Echo { flow: u32 },
     /// A transport engine's timer (`gen` tells a current timer from one
     /// that was moved since: stale ones are skipped).
     Transport { flow: u32, side: Side, gen: u64 },
@@ -140,10 +145,13 @@ pub(crate) struct Flow {
     pub stop: Instant,
     pub arrivals: Arrivals,
     pub kind: FlowKind,
+    /// An echo flow's RTT samples (`rtt_s`), kept with `trace = true`.
+    pub echo_trace: Vec<transport::TraceRecord>,
 }
 
 pub(crate) enum FlowKind {
     Udp(UdpSource),
+    Echo(echo::Pinger),
     Transport(Box<Transport>),
 }
 
@@ -151,7 +159,7 @@ impl Flow {
     fn transport_mut(&mut self) -> Option<&mut Transport> {
         match &mut self.kind {
             FlowKind::Transport(t) => Some(t),
-            FlowKind::Udp(_) => None,
+            FlowKind::Udp(_) | FlowKind::Echo(_) => None,
         }
     }
 }
@@ -258,9 +266,20 @@ impl Sim {
                     });
                     FlowKind::Transport(Box::new(t))
                 }
+                None if f.traffic == Traffic::Echo => {
+                    let timeout_s = f.echo_timeout_s.unwrap_or(scenario::DEFAULT_ECHO_TIMEOUT_S);
+                    FlowKind::Echo(echo::Pinger::new(Duration::from_secs_f64(timeout_s)))
+                }
                 None => FlowKind::Udp(UdpSource::new(f)),
             };
-            flows.push(Flow { spec: f.clone(), start, stop, arrivals: Arrivals::default(), kind });
+            flows.push(Flow {
+                spec: f.clone(),
+                start,
+                stop,
+                arrivals: Arrivals::default(),
+                kind,
+                echo_trace: Vec::new(),
+            });
         }
         let mut net = Network::new(medium, &relay_classes);
         let mut saturated = udp::SaturatedSources::new(n);
@@ -275,12 +294,14 @@ impl Sim {
                     }
                     schedule_timer(&mut net, f.start, flow, Some(t.start(f.start)));
                 }
+                FlowKind::Echo(_) => net.schedule(f.start, SimEvent::Echo { flow }),
                 FlowKind::Udp(_) => match f.spec.traffic {
                     Traffic::Cbr => net.schedule(f.start, SimEvent::CbrTick { flow }),
                     Traffic::Saturated => {
                         saturated.add(f.spec.src, flow);
                         net.schedule(f.start, SimEvent::SaturatedStart { flow });
                     }
+                    Traffic::Echo => unreachable!("echo flows are FlowKind::Echo"),
                 },
             }
         }
@@ -422,6 +443,7 @@ impl Host<Packet> for SimHost<'_> {
             SimEvent::Transport { flow, side, .. } => 102 << 32 | (flow as u64) << 1 | side as u64,
             SimEvent::TransportStop { flow } => 103 << 32 | flow as u64,
             SimEvent::RoutingTimer { node, .. } => 104 << 32 | node as u64,
+            SimEvent::Echo { flow } => 105 << 32 | flow as u64,
         }
     }
 
@@ -456,6 +478,12 @@ impl Host<Packet> for SimHost<'_> {
             }
             SimEvent::Transport { flow, side, gen } => {
                 w.drive_transport(net, now, flow, side, |t, send| t.on_timeout(now, side, gen, send));
+            }
+            SimEvent::Echo { flow } => {
+                if let FlowKind::Echo(p) = &mut w.flows[flow as usize].kind {
+                    p.handle_timeout(now);
+                }
+                w.ping(net, now, flow);
             }
             SimEvent::TransportStop { flow } => {
                 if let Some(t) = w.flows[flow as usize].transport_mut() {
@@ -563,10 +591,55 @@ impl World {
         route_out(net, &mut self.router, &mut self.net, now, f.spec.src, pkt)
     }
 
-    /// A packet reached its destination node: a UDP sink, or a transport
-    /// datagram for the flow's source or destination.
+    /// Sends echo `flow`'s next request if none is outstanding and the flow
+    /// has not stopped, and schedules the wake-up that gives it up.
+    fn ping(&mut self, net: &mut Net, now: Instant, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        let FlowKind::Echo(p) = &mut f.kind else { unreachable!("an echo event of another flow") };
+        if now >= f.stop {
+            return;
+        }
+        let Some(seq) = p.poll_request(now) else { return };
+        if let Some(at) = p.poll_timeout() {
+            net.schedule(at, SimEvent::Echo { flow });
+        }
+        let pkt = Packet::data(f.spec.src, f.spec.dst, flow, seq, f.spec.packet_bytes, now, Vec::new());
+        let _ = route_out(net, &mut self.router, &mut self.net, now, f.spec.src, pkt);
+    }
+
+    /// An echo packet reached `node`: a request at the destination is
+    /// counted and answered at once with a reply of its size (ICMP echo);
+    /// a reply at the source is matched, and the next request leaves.
+    fn echo_arrive(&mut self, net: &mut Net, now: Instant, node: NodeId, pkt: Packet) {
+        let flow = pkt.flow;
+        let f = &mut self.flows[flow as usize];
+        let FlowKind::Echo(p) = &mut f.kind else { unreachable!("an echo packet of another flow") };
+        if node == f.spec.dst {
+            f.arrivals.record_udp(now, &pkt);
+            let reply = Packet::data(node, f.spec.src, flow, pkt.seq, pkt.size_bytes, now, Vec::new());
+            let _ = route_out(net, &mut self.router, &mut self.net, now, node, reply);
+            return;
+        }
+        if let Some(rtt) = p.on_reply(now, pkt.seq) {
+            if f.spec.trace {
+                f.echo_trace.push(transport::TraceRecord {
+                    t_s: now.as_secs_f64(),
+                    side: Side::Sender,
+                    kind: "rtt_s",
+                    value: rtt.as_secs_f64(),
+                });
+            }
+            self.ping(net, now, flow);
+        }
+    }
+
+    /// A packet reached its destination node: a UDP sink, an echo request
+    /// or reply, or a transport datagram for the flow's source or destination.
     fn arrive(&mut self, net: &mut Net, now: Instant, node: NodeId, pkt: Packet) {
         let f = &mut self.flows[pkt.flow as usize];
+        if matches!(f.kind, FlowKind::Echo(_)) {
+            return self.echo_arrive(net, now, node, pkt);
+        }
         if pkt.datagram.is_empty() {
             f.arrivals.record_udp(now, &pkt);
             return;

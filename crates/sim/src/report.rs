@@ -94,9 +94,28 @@ pub struct FlowResult {
     /// What the transport sender did that only its protocol has (`None`
     /// for UDP).
     pub sender: Option<SenderDetail>,
-    /// Engine trace samples, kept only when the flow sets `trace = true`.
+    /// Engine trace samples (an echo flow's `rtt_s`), kept only when the
+    /// flow sets `trace = true`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TraceRecord>,
+    /// Echo traffic (adaptive ping, seed 003 §5.4): requests, losses and
+    /// the RTT statistics; `None` for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub echo: Option<EchoResult>,
+}
+
+/// An echo flow's requests and round-trip times ([`crate::echo`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EchoResult {
+    /// Requests sent.
+    pub requests: u64,
+    /// Requests given up unanswered after `echo_timeout_s`.
+    pub lost: u64,
+    /// Replies that came after their request was given up (ignored).
+    pub stale_replies: u64,
+    /// RTT count, min, median, mean, max and sd over the answered
+    /// requests; `None` when none was answered.
+    pub rtt: Option<crate::echo::RttSummary>,
 }
 
 impl FlowResult {
@@ -139,6 +158,7 @@ impl FlowResult {
             net: FlowNet::default(),
             sender: None,
             trace: Vec::new(),
+            echo: None,
         }
     }
 }
@@ -231,6 +251,7 @@ impl SimReport {
             let kind = match (f.traffic, f.protocol.as_str()) {
                 (Some(Traffic::Saturated), _) => "udp saturated",
                 (Some(Traffic::Cbr), _) => "udp cbr",
+                (Some(Traffic::Echo), _) => "udp echo",
                 (None, p) => p,
             };
             let (done, time) = match (f.transfer_bytes, f.completed, f.failed) {
@@ -260,6 +281,20 @@ impl SimReport {
         for f in &self.flows {
             if let Some(e) = &f.error {
                 let _ = writeln!(s, "flow {}: {e}", f.flow);
+            }
+            if let Some(e) = &f.echo {
+                let rtt = e.rtt.as_ref().map_or("no replies".to_string(), |r| {
+                    format!(
+                        "{} RTTs, ms min/median/mean/max/sd {:.2}/{:.2}/{:.2}/{:.2}/{:.2}",
+                        r.count,
+                        r.min_s * 1e3,
+                        r.median_s * 1e3,
+                        r.mean_s * 1e3,
+                        r.max_s * 1e3,
+                        r.sd_s * 1e3
+                    )
+                });
+                let _ = writeln!(s, "flow {} echo: {} requests, {} lost; {rtt}", f.flow, e.requests, e.lost);
             }
         }
         let m = &self.mac_total;
@@ -419,6 +454,18 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
         FlowKind::Udp(src) => {
             r.sent_packets = src.sent_packets;
             r.delivery_ratio = (src.sent_packets > 0).then(|| a.packets as f64 / src.sent_packets as f64);
+        }
+        FlowKind::Echo(p) => {
+            // Requests out, requests that reached the destination.
+            r.sent_packets = p.requests;
+            r.delivery_ratio = (p.requests > 0).then(|| a.packets as f64 / p.requests as f64);
+            r.trace = f.echo_trace.clone();
+            r.echo = Some(EchoResult {
+                requests: p.requests,
+                lost: p.lost,
+                stale_replies: p.stale_replies,
+                rtt: crate::echo::RttSummary::of(&p.rtts),
+            });
         }
         FlowKind::Transport(t) => {
             let sender = t.sender_stats();

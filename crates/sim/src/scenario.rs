@@ -25,7 +25,8 @@
 //! [[flows]]
 //! src = 0
 //! dst = 6
-//! traffic = "saturated"        # saturated | cbr
+//! traffic = "saturated"        # saturated | cbr | echo (adaptive ping,
+//!                              #   echo_timeout_s = 1.0)
 //! packet_bytes = 1500          # IP packet size
 //!
 //! [[flows]]                    # a transport transfer
@@ -33,6 +34,8 @@
 //! dst = 6
 //! protocol = "atp-adaptive"    # atp-default | atp-aggressive | atp-adaptive
 //!                              # | tcp-tahoe | tcp-reno | tcp-newreno
+//!                              # | tcp-newreno-elfn | tcp-reno-paced
+//!                              # | tcp-newreno-paced
 //! bytes = 2_000_000            # application bytes to deliver
 //! start_s = 1.0
 //! trace = false                # keep D_max/D_avg/D_s/cwnd samples in the result
@@ -417,6 +420,12 @@ pub enum Traffic {
     Saturated,
     /// Constant bit rate UDP at `rate_kbps`.
     Cbr,
+    /// Adaptive ping (seed 003 §5.4; [`crate::echo`]): a request of
+    /// `packet_bytes`, answered at once by a reply of the same size, the
+    /// next request when the reply arrives or after `echo_timeout_s`.
+    /// `packet_bytes` is the IP packet: ping's `-s` payload plus 28 (the
+    /// ICMP header is as long as the UDP header it stands for).
+    Echo,
 }
 
 /// One flow: UDP traffic (no `protocol`) or a transport transfer.
@@ -449,6 +458,10 @@ pub struct FlowSpec {
     /// transport flow, instead of `bytes`, it runs for a duration.
     #[serde(default)]
     pub stop_s: Option<f64>,
+    /// Echo traffic: seconds after which an unanswered request is given up
+    /// and the next one sent (default 1, [`crate::echo`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_timeout_s: Option<f64>,
     /// Transport protocol: one of `atp-default`, `atp-aggressive`,
     /// `atp-adaptive`, `tcp-tahoe`, `tcp-reno`, `tcp-newreno`. Absent: UDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -457,7 +470,8 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     /// Keep the engines' trace samples (D_max, D_avg, D_s, cwnd,
-    /// retransmissions) in the flow's result. Transport flows only.
+    /// retransmissions) in the flow's result. Transport flows, and echo
+    /// flows (their RTT samples, `rtt_s`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trace: bool,
     /// Overrides of the ATP preset (ATP protocols only).
@@ -479,6 +493,7 @@ impl Default for FlowSpec {
             rate_kbps: None,
             start_s: 0.0,
             stop_s: None,
+            echo_timeout_s: None,
             protocol: None,
             bytes: None,
             trace: false,
@@ -548,7 +563,13 @@ pub struct TcpOverrides {
     pub delayed_acks: Option<bool>,
     /// Silence after which a connection fails, seconds.
     pub idle_timeout_s: Option<f64>,
+    /// Pacing aggressiveness V (paced protocols only; default 1, seed 003 §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_v: Option<f64>,
 }
+
+/// Echo traffic's default `echo_timeout_s` ([`crate::echo`]).
+pub const DEFAULT_ECHO_TIMEOUT_S: f64 = 1.0;
 
 fn default_traffic() -> Traffic {
     Traffic::Saturated
@@ -1091,9 +1112,7 @@ impl Scenario {
                 }
                 continue;
             }
-            for (k, given) in
-                [("bytes", f.bytes.is_some()), ("trace", f.trace), ("atp", f.atp.is_some()), ("tcp", f.tcp.is_some())]
-            {
+            for (k, given) in [("bytes", f.bytes.is_some()), ("atp", f.atp.is_some()), ("tcp", f.tcp.is_some())] {
                 if given {
                     return Err(invalid(
                         key(k),
@@ -1101,6 +1120,14 @@ impl Scenario {
                         "nothing: this key belongs to transport flows (set `protocol`)",
                     ));
                 }
+            }
+            // Echo flows trace their RTT samples.
+            if f.trace && f.traffic != Traffic::Echo {
+                return Err(invalid(
+                    key("trace"),
+                    "(given)",
+                    "nothing: this key belongs to transport and echo flows (set `protocol` or traffic = \"echo\")",
+                ));
             }
             within(
                 key("packet_bytes"),
@@ -1125,6 +1152,20 @@ impl Scenario {
                         r,
                         "no rate: a saturated source sends as fast as the MAC takes packets",
                     ))
+                }
+                (Traffic::Echo, Some(r)) => {
+                    return Err(invalid(
+                        key("rate_kbps"),
+                        r,
+                        "no rate: an echo source sends its next request when the reply arrives",
+                    ))
+                }
+                _ => {}
+            }
+            match (f.traffic, f.echo_timeout_s) {
+                (Traffic::Echo, Some(t)) => within(key("echo_timeout_s"), t, ENGINE_PERIOD_S, "a timeout in seconds")?,
+                (_, Some(t)) => {
+                    return Err(invalid(key("echo_timeout_s"), t, "nothing: this key belongs to echo flows"))
                 }
                 _ => {}
             }
@@ -1184,8 +1225,12 @@ impl FlowSpec {
                 "a full data packet size in bytes (IP, UDP and the {TRANSPORT_HEADER_BYTES}-byte transport header included)"
             ),
         )?;
-        if self.traffic == Traffic::Cbr {
-            return Err(invalid(key("traffic"), "\"cbr\"", format!("no traffic kind: {protocol} paces itself")));
+        if self.traffic != Traffic::Saturated {
+            let kind = if self.traffic == Traffic::Cbr { "\"cbr\"" } else { "\"echo\"" };
+            return Err(invalid(key("traffic"), kind, format!("no traffic kind: {protocol} paces itself")));
+        }
+        if let Some(t) = self.echo_timeout_s {
+            return Err(invalid(key("echo_timeout_s"), t, "nothing: this key belongs to echo flows"));
         }
         if let Some(r) = self.rate_kbps {
             return Err(invalid(key("rate_kbps"), r, format!("no rate: {protocol} chooses its own")));
@@ -1225,6 +1270,18 @@ impl FlowSpec {
             }
             check("tcp.min_rto_s", t.min_rto_s, ENGINE_PERIOD_S, "a minimum RTO in seconds")?;
             check("tcp.idle_timeout_s", t.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
+            if let Some(v) = t.pacing_v {
+                if !protocol.is_paced() {
+                    return Err(invalid(
+                        key("tcp.pacing_v"),
+                        v,
+                        format!("nothing: {protocol} does not pace (tcp-reno-paced and tcp-newreno-paced do)"),
+                    ));
+                }
+                // V scales the rate: 0.01 is a hundredth of a window per
+                // RTT, 100 a hundred windows, both far past any use.
+                check("tcp.pacing_v", Some(v), 0.01..=100.0, "a pacing aggressiveness V")?;
+            }
             for (k, v) in
                 [("tcp.initial_cwnd_segments", t.initial_cwnd_segments), ("tcp.max_cwnd_segments", t.max_cwnd_segments)]
             {

@@ -615,6 +615,9 @@ fn tcp_config(spec: &FlowSpec) -> TcpConfig {
         if let Some(t) = o.idle_timeout_s {
             cfg.idle_timeout = Duration::from_secs_f64(t);
         }
+        if let Some(v) = o.pacing_v {
+            cfg.pacing_v = v;
+        }
     }
     cfg
 }

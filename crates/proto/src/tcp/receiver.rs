@@ -321,7 +321,7 @@ impl Engine for TcpReceiver {
                     return;
                 }
                 Timer::DelayedAck => self.ack_now(),
-                Timer::Retransmit | Timer::Confirm | Timer::ElfnProbe => {}
+                Timer::Retransmit | Timer::Confirm | Timer::ElfnProbe | Timer::Pace => {}
             }
         }
     }

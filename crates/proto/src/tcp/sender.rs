@@ -126,6 +126,35 @@ pub struct TcpSenderStats {
 ///
 /// Duplicate ACKs during standby change nothing (the state is frozen), and
 /// a second failure notice during standby keeps the first one's saved state.
+///
+/// # Rate-based pacing
+///
+/// With [`TcpConfig::pacing`] (`tcp-reno-paced`, `tcp-newreno-paced`; seed
+/// 003 §6) a data segment that the window admits still waits until
+/// `InterPacketDelay = SRTT / (V · cwnd)` has passed since the previous data
+/// segment left, V being [`TcpConfig::pacing_v`]. Seed 003's typesetting of
+/// the formula is lost; this is the rule of its reference [8] (Visweswaraiah
+/// & Heidemann 1997, rate-based pacing: one window per round trip, so
+/// segments at the connection's estimated rate cwnd / RTT), with V in the
+/// denominator as §6 says. Choices the paper leaves open:
+/// - RTT is the smoothed RTT of RFC 6298 (what the sender has; ns-2's
+///   `t_srtt_`). Before the first RTT sample (a retransmitted SYN leaves
+///   none) nothing is paced: there is no rate to pace at, and [8] falls
+///   back to ordinary TCP without an estimate.
+/// - cwnd is the current window, the same (capped) one the window check
+///   uses, read when the next segment is due, not when the previous one
+///   left: a window cut by a loss widens the gap at once.
+/// - A fast retransmission (and NewReno's partial-ACK retransmission) is
+///   not held back: RFC 5681 §3.2 sends it at once, and delaying the repair
+///   of the hole every later segment waits for only lengthens recovery. It
+///   counts as a departure, so the next segment is spaced after it.
+///   Segments resent by go-back-N after a timeout go through the window
+///   check and are paced like new data (cwnd is then one segment, so
+///   they leave one SRTT apart at most, as the window allows anyway).
+/// - The SYN and ELFN probes are not paced.
+///
+/// The held-back segment's time is the `Pace` timer, so a driver that
+/// sleeps until [`Engine::poll_timeout`] paces without knowing about it.
 #[derive(Debug)]
 pub struct TcpSender {
     config: TcpConfig,
@@ -166,6 +195,8 @@ pub struct TcpSender {
     standby: Option<Standby>,
     /// TCP-ELFN: the probe timer fired and the probe is not sent yet.
     probe_due: bool,
+    /// Pacing: when the last data segment left.
+    last_data_sent_at: Option<Instant>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
     tcp_stats: TcpSenderStats,
@@ -233,6 +264,7 @@ impl TcpSender {
             slow_start_since: None,
             standby: None,
             probe_due: false,
+            last_data_sent_at: None,
             events: VecDeque::new(),
             stats: Stats::default(),
             tcp_stats: TcpSenderStats::default(),
@@ -250,6 +282,26 @@ impl TcpSender {
     /// cwnd, ssthresh and whether the sender is recovering from a loss.
     pub fn cc_metrics(&self) -> CcMetrics {
         self.cc.metrics()
+    }
+
+    /// Pacing: the gap the rule puts between two data segments now,
+    /// SRTT / (V · cwnd); `None` without pacing or before the first RTT
+    /// sample (see the type's "Rate-based pacing").
+    pub fn pacing_interval(&self) -> Option<Duration> {
+        if !self.config.pacing {
+            return None;
+        }
+        let srtt = self.rtt.srtt()?;
+        // An empty pipe always admits one segment: the window is never less.
+        let window = self.window_segments().max(1.0);
+        let gap_ns = (srtt.as_nanos() as f64 / (self.config.pacing_v * window)).round();
+        Some(Duration::from_nanos(gap_ns as u64))
+    }
+
+    /// Pacing: the earliest time the next data segment may leave, `None`
+    /// when pacing does not hold it back (off, no RTT sample, nothing sent).
+    pub fn next_paced_send(&self) -> Option<Instant> {
+        Some(self.last_data_sent_at? + self.pacing_interval()?)
     }
 
     /// The RTT estimator (SRTT, RTTVAR, current RTO).
@@ -626,9 +678,13 @@ impl TcpSender {
         if flight == 0 {
             return true;
         }
-        let window_segments = self.cc.window_segments().min(self.config.max_cwnd_segments as f64);
-        let window_bytes = (window_segments * self.config.mss_bytes as f64).floor() as u64;
+        let window_bytes = (self.window_segments() * self.config.mss_bytes as f64).floor() as u64;
         flight + space <= window_bytes
+    }
+
+    /// cwnd in segments, capped by the largest window.
+    fn window_segments(&self) -> f64 {
+        self.cc.window_segments().min(self.config.max_cwnd_segments as f64)
     }
 
     /// The segment starting at `seq`: (data length, whether it carries FIN).
@@ -688,6 +744,9 @@ impl TcpSender {
         }
         self.snd_nxt = self.snd_nxt.max(end);
         self.stats.datagrams_sent += 1;
+        if self.config.pacing {
+            self.last_data_sent_at = Some(now);
+        }
         // RFC 6298 §5.1: a data segment goes out and the timer is not running
         // (in ELFN standby it stays off: the probe is not timed out).
         if self.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
@@ -786,7 +845,9 @@ impl Engine for TcpSender {
                     self.probe_due = true;
                     self.timers.set(Timer::ElfnProbe, now + self.config.elfn_probe_interval);
                 }
-                Timer::DelayedAck => {}
+                // The wake-up itself is the point: the driver now polls
+                // the segment pacing held back.
+                Timer::Pace | Timer::DelayedAck => {}
             }
         }
     }
@@ -812,6 +873,10 @@ impl Engine for TcpSender {
                 }
                 let (len, fin) = self.segment_at(seq, buf.len());
                 if !self.window_allows(len as u64 + fin as u64) {
+                    return None;
+                }
+                if let Some(at) = self.next_paced_send().filter(|&at| at > now) {
+                    self.timers.set(Timer::Pace, at);
                     return None;
                 }
                 self.emit_segment(now, seq, buf)
