@@ -279,7 +279,10 @@ impl RouteSummary {
             tcp_flows: tcp.len(),
             slow_starts: mean(tcp.iter().map(|(_, t)| t.slow_start_entries as f64).collect()),
             slow_start_share: mean(
-                tcp.iter().filter(|(f, _)| f.duration_s > 0.0).map(|(f, t)| t.slow_start_time_s / f.duration_s).collect(),
+                tcp.iter()
+                    .filter(|(f, _)| f.duration_s > 0.0)
+                    .map(|(f, t)| t.slow_start_time_s / f.duration_s)
+                    .collect(),
             ),
             timeouts: mean(tcp.iter().map(|(_, t)| t.timeouts as f64).collect()),
             max_rto_s: mean(tcp.iter().map(|(_, t)| t.max_rto_s).collect()),
@@ -394,7 +397,15 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
         let _ = writeln!(
             s,
             "{:<width$}  {:>7}  {:>6}  {:>8}  {:>7}  {:>9}  {:>10}  {:>9}  {:>15}  {:>7}",
-            "point", "slow st", "in ss", "timeouts", "max RTO", "link loss", "recomputed", "new route", "failed snd/rcv",
+            "point",
+            "slow st",
+            "in ss",
+            "timeouts",
+            "max RTO",
+            "link loss",
+            "recomputed",
+            "new route",
+            "failed snd/rcv",
             "paths"
         );
         for x in summaries {
@@ -996,7 +1007,8 @@ mod tests {
         let failed = |side| RouteLogEntry { t_s: 1.0, side, event: "route-failed" };
         let tcp = |ss: u64, ss_s: f64, rto: f64| {
             let mut f = FlowResult::blank(0, &spec, None, 100.0);
-            let tcp = TcpDetail { slow_start_entries: ss, slow_start_time_s: ss_s, max_rto_s: rto, ..Default::default() };
+            let tcp =
+                TcpDetail { slow_start_entries: ss, slow_start_time_s: ss_s, max_rto_s: rto, ..Default::default() };
             f.sender = Some(SenderDetail { tcp: Some(tcp), ..Default::default() });
             f
         };
