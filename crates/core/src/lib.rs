@@ -10,12 +10,15 @@
 //!   simultaneous events run in the order they were scheduled (ns-3 `scheduler.h`).
 //! * [`trace`]: a stable 64-bit hash of an event trace, for determinism checks.
 //! * [`limits`]: how a value outside its documented bounds is reported.
+//! * [`stats`]: a sample's mean, sd, median, extremes and 95% confidence
+//!   interval, for every report that summarises samples.
 //!
 //! This crate does no I/O and keeps no global state.
 
 pub mod limits;
 pub mod queue;
 pub mod rng;
+pub mod stats;
 pub mod time;
 pub mod trace;
 

@@ -359,6 +359,9 @@ mod tests {
             per_flow_mean_bps: vec![1e4],
             retransmissions: m,
             routes: Default::default(),
+            route_discovery_s: None,
+            routing_overhead_ratio: None,
+            echo_rtt_s: None,
         }
     }
 

@@ -230,6 +230,16 @@ pub struct PointSummary {
     pub retransmissions: SampleStats,
     /// Seed 002 §2's quantities (Figs. 2–5), per flow over every run.
     pub routes: RouteSummary,
+    /// Seed 003 §5.2 Table 2: one sample per run with a completed route
+    /// discovery, the run's mean discovery time (from the first held packet
+    /// to the route; one per run in the discovery experiment). `None`
+    /// without discoveries.
+    pub route_discovery_s: Option<SampleStats>,
+    /// Seed 003 §5.3 Table 3: the run's routing overhead ratio (control
+    /// packets per data packet delivered), one sample per run.
+    pub routing_overhead_ratio: Option<SampleStats>,
+    /// Seed 003 §5.4 Table 4: every echo RTT of every run, pooled.
+    pub echo_rtt_s: Option<SampleStats>,
 }
 
 /// Per-point means of what seed 002 §2 measures (Figs. 2–5): the TCP
@@ -296,6 +306,12 @@ impl RouteSummary {
     }
 }
 
+/// Statistics of the values, `None` for none.
+fn stats_of(values: impl Iterator<Item = f64>) -> Option<SampleStats> {
+    let v: Vec<f64> = values.collect();
+    (!v.is_empty()).then(|| metrics::sample_stats(&v))
+}
+
 pub fn summarize(results: &Results) -> Vec<PointSummary> {
     results
         .points
@@ -337,6 +353,17 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
                 per_flow_mean_bps: per_flow,
                 retransmissions: metrics::sample_stats(&retx),
                 routes: RouteSummary::of(runs.iter().flat_map(|r| &r.report.flows)),
+                route_discovery_s: stats_of(runs.iter().filter_map(|r| {
+                    let d = &r.report.net_total.discoveries;
+                    (d.completed > 0).then(|| d.total_ns as f64 / d.completed as f64 / 1e9)
+                })),
+                routing_overhead_ratio: stats_of(runs.iter().filter_map(|r| r.report.routing_overhead_ratio)),
+                echo_rtt_s: stats_of(
+                    runs.iter()
+                        .flat_map(|r| &r.report.flows)
+                        .filter_map(|f| f.echo.as_ref())
+                        .flat_map(|e| e.rtt_samples_s.iter().copied()),
+                ),
             }
         })
         .collect()
@@ -425,6 +452,41 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
                 r.route_failed_at_receiver,
                 r.path_changes
             );
+        }
+    }
+    // Seed 003 Tables 2–4: min, median, max, mean and sd over runs (or
+    // over every RTT), where the point has them.
+    type Get = fn(&PointSummary) -> Option<SampleStats>;
+    let extra: [(&str, f64, Get); 3] = [
+        ("route discovery time (ms; one sample per run)", 1e3, |x| x.route_discovery_s),
+        ("routing overhead ratio (control packets per data packet delivered; per run)", 1.0, |x| {
+            x.routing_overhead_ratio
+        }),
+        ("echo RTT (ms; every reply of every run)", 1e3, |x| x.echo_rtt_s),
+    ];
+    for (what, scale, get) in extra {
+        if summaries.iter().any(|x| get(x).is_some()) {
+            let _ = writeln!(s, "\n{what}");
+            let _ = writeln!(
+                s,
+                "{:<width$}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
+                "point", "n", "min", "median", "max", "mean", "sd"
+            );
+            for x in summaries {
+                if let Some(m) = get(x) {
+                    let _ = writeln!(
+                        s,
+                        "{:<width$}  {:>6}  {:>9.3}  {:>9.3}  {:>9.3}  {:>9.3}  {:>9.3}",
+                        x.label,
+                        m.n,
+                        m.min * scale,
+                        m.median * scale,
+                        m.max * scale,
+                        m.mean * scale,
+                        m.sd * scale
+                    );
+                }
+            }
         }
     }
     // Flows with different roles (start times, paths): each flow's own mean,
@@ -628,6 +690,20 @@ struct SummaryCsvRow {
     route_failed_at_sender: Decimal,
     route_failed_at_receiver: Decimal,
     path_changes: Decimal,
+    /// Seed 003 Tables 2–4 (empty where the point has none).
+    route_discovery_min_s: Option<Decimal>,
+    route_discovery_median_s: Option<Decimal>,
+    route_discovery_max_s: Option<Decimal>,
+    route_discovery_mean_s: Option<Decimal>,
+    route_discovery_sd_s: Option<Decimal>,
+    routing_overhead_ratio_mean: Option<Decimal>,
+    routing_overhead_ratio_median: Option<Decimal>,
+    routing_overhead_ratio_sd: Option<Decimal>,
+    echo_rtt_min_s: Option<Decimal>,
+    echo_rtt_median_s: Option<Decimal>,
+    echo_rtt_max_s: Option<Decimal>,
+    echo_rtt_mean_s: Option<Decimal>,
+    echo_rtt_sd_s: Option<Decimal>,
     starved_flows: usize,
     flows: usize,
     incomplete_flows: usize,
@@ -847,6 +923,19 @@ pub fn write_csv(
             route_failed_at_sender: Decimal(x.routes.route_failed_at_sender),
             route_failed_at_receiver: Decimal(x.routes.route_failed_at_receiver),
             path_changes: Decimal(x.routes.path_changes),
+            route_discovery_min_s: x.route_discovery_s.map(|m| Decimal(m.min)),
+            route_discovery_median_s: x.route_discovery_s.map(|m| Decimal(m.median)),
+            route_discovery_max_s: x.route_discovery_s.map(|m| Decimal(m.max)),
+            route_discovery_mean_s: x.route_discovery_s.map(|m| Decimal(m.mean)),
+            route_discovery_sd_s: x.route_discovery_s.map(|m| Decimal(m.sd)),
+            routing_overhead_ratio_mean: x.routing_overhead_ratio.map(|m| Decimal(m.mean)),
+            routing_overhead_ratio_median: x.routing_overhead_ratio.map(|m| Decimal(m.median)),
+            routing_overhead_ratio_sd: x.routing_overhead_ratio.map(|m| Decimal(m.sd)),
+            echo_rtt_min_s: x.echo_rtt_s.map(|m| Decimal(m.min)),
+            echo_rtt_median_s: x.echo_rtt_s.map(|m| Decimal(m.median)),
+            echo_rtt_max_s: x.echo_rtt_s.map(|m| Decimal(m.max)),
+            echo_rtt_mean_s: x.echo_rtt_s.map(|m| Decimal(m.mean)),
+            echo_rtt_sd_s: x.echo_rtt_s.map(|m| Decimal(m.sd)),
             starved_flows: x.starved_flows,
             flows: x.flows,
             incomplete_flows: x.incomplete_flows,
@@ -995,6 +1084,39 @@ mod tests {
         assert_eq!(cell("goodput_median_bps"), 2500.0);
         assert_eq!((cell("goodput_min_bps"), cell("goodput_max_bps")), (1000.0, 4000.0));
         assert!((cell("goodput_ci95_bps") - s.ci95).abs() < 1e-6);
+    }
+
+    /// Seed 003's tables: route discovery time and overhead ratio per run,
+    /// echo RTTs pooled over runs, in the summary and its CSV.
+    #[test]
+    fn discovery_overhead_and_echo_rtt_are_summarised_over_runs() {
+        let text = "duration_s = 6.0\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200.0\n\
+            [routing]\nkind = \"aodv\"\n\
+            [[flows]]\nsrc = 0\ndst = 3\ntraffic = \"echo\"\npacket_bytes = 92\nstart_s = 3.0\n\
+            [experiment]\nname = \"t\"\nrepetitions = 3\n";
+        let e = Experiment::from_toml(text, "e.toml").unwrap();
+        let results = run(&e, &RunOptions::default()).unwrap();
+        let x = &summarize(&results)[0];
+        // Three hops: every run discovers its route once.
+        let d = x.route_discovery_s.expect("discoveries");
+        assert_eq!(d.n, 3);
+        assert!(d.min > 0.0 && d.max < 1.0, "{d:?}");
+        assert_eq!(x.routing_overhead_ratio.map(|o| o.n), Some(3));
+        let samples: usize =
+            results.runs.iter().map(|r| r.report.flows[0].echo.as_ref().unwrap().rtt_samples_s.len()).sum();
+        let rtt = x.echo_rtt_s.expect("replies");
+        assert_eq!(rtt.n, samples);
+        assert!(rtt.n > 100 && rtt.min <= rtt.median && rtt.median <= rtt.max, "{rtt:?}");
+        let table = summary_table(&results, &summarize(&results));
+        assert!(table.contains("route discovery time") && table.contains("echo RTT"), "{table}");
+        let dir = tempfile::tempdir().unwrap();
+        write_csv(&results, &summarize(&results), dir.path()).unwrap();
+        let mut summary = csv::Reader::from_path(dir.path().join("summary.csv")).unwrap();
+        let header = summary.headers().unwrap().clone();
+        let row = summary.records().next().unwrap().unwrap();
+        let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].parse::<f64>().unwrap();
+        assert_eq!(cell("echo_rtt_median_s"), rtt.median);
+        assert_eq!(cell("route_discovery_max_s"), d.max);
     }
 
     /// Seed 002 §2's per-point quantities, against hand-computed numbers

@@ -90,37 +90,6 @@ impl Pinger {
     }
 }
 
-/// Summary statistics of RTT samples, seconds (seed 003 Table 4 reports
-/// min, median, max, mean and standard deviation).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct RttSummary {
-    pub count: u64,
-    pub min_s: f64,
-    pub median_s: f64,
-    pub mean_s: f64,
-    pub max_s: f64,
-    /// Sample standard deviation (n − 1); 0 for a single sample.
-    pub sd_s: f64,
-}
-
-impl RttSummary {
-    /// The summary of `rtts`; `None` without samples. The median of an even
-    /// count is the mean of the two middle samples.
-    pub fn of(rtts: &[Duration]) -> Option<RttSummary> {
-        if rtts.is_empty() {
-            return None;
-        }
-        let mut s: Vec<f64> = rtts.iter().map(|d| d.as_secs_f64()).collect();
-        s.sort_by(f64::total_cmp);
-        let n = s.len();
-        let median_s = if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 };
-        let mean_s = s.iter().sum::<f64>() / n as f64;
-        let sd_s =
-            if n > 1 { (s.iter().map(|x| (x - mean_s).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
-        Some(RttSummary { count: n as u64, min_s: s[0], median_s, mean_s, max_s: s[n - 1], sd_s })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,21 +139,5 @@ mod tests {
         // A duplicate of that reply is stale too.
         assert_eq!(p.on_reply(ms(141), 1), None);
         assert_eq!((p.stale_replies, p.lost, p.rtts.len()), (2, 1, 1));
-    }
-
-    #[test]
-    fn the_summary_has_min_median_mean_max_and_sample_sd() {
-        let d = |v: &[u64]| v.iter().map(|&m| Duration::from_millis(m)).collect::<Vec<_>>();
-        assert_eq!(RttSummary::of(&[]), None);
-        let s = RttSummary::of(&d(&[40, 10, 30, 20])).unwrap();
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        assert_eq!(s.count, 4);
-        assert!(close(s.min_s, 0.010) && close(s.max_s, 0.040), "{s:?}");
-        assert!(close(s.median_s, 0.025) && close(s.mean_s, 0.025), "{s:?}");
-        // Squared deviations 225 + 25 + 25 + 225 = 500 ms², over n − 1 = 3.
-        assert!(close(s.sd_s, (500.0f64 / 3.0).sqrt() / 1e3), "{s:?}");
-        let one = RttSummary::of(&d(&[7])).unwrap();
-        assert!(close(one.median_s, 0.007) && one.sd_s == 0.0, "{one:?}");
-        assert!(close(RttSummary::of(&d(&[5, 1, 3])).unwrap().median_s, 0.003));
     }
 }

@@ -113,9 +113,13 @@ pub struct EchoResult {
     pub lost: u64,
     /// Replies that came after their request was given up (ignored).
     pub stale_replies: u64,
-    /// RTT count, min, median, mean, max and sd over the answered
-    /// requests; `None` when none was answered.
-    pub rtt: Option<crate::echo::RttSummary>,
+    /// RTT statistics in seconds over the answered requests (seed 003
+    /// Table 4: min, median, max, mean, sd); `None` when none was answered.
+    pub rtt_s: Option<meshbed_core::stats::SampleStats>,
+    /// Every RTT, seconds, in order (for statistics pooled over runs; not
+    /// in the JSON, where `trace = true` gives them as trace samples).
+    #[serde(skip)]
+    pub rtt_samples_s: Vec<f64>,
 }
 
 impl FlowResult {
@@ -283,15 +287,15 @@ impl SimReport {
                 let _ = writeln!(s, "flow {}: {e}", f.flow);
             }
             if let Some(e) = &f.echo {
-                let rtt = e.rtt.as_ref().map_or("no replies".to_string(), |r| {
+                let rtt = e.rtt_s.as_ref().map_or("no replies".to_string(), |r| {
                     format!(
                         "{} RTTs, ms min/median/mean/max/sd {:.2}/{:.2}/{:.2}/{:.2}/{:.2}",
-                        r.count,
-                        r.min_s * 1e3,
-                        r.median_s * 1e3,
-                        r.mean_s * 1e3,
-                        r.max_s * 1e3,
-                        r.sd_s * 1e3
+                        r.n,
+                        r.min * 1e3,
+                        r.median * 1e3,
+                        r.mean * 1e3,
+                        r.max * 1e3,
+                        r.sd * 1e3
                     )
                 });
                 let _ = writeln!(s, "flow {} echo: {} requests, {} lost; {rtt}", f.flow, e.requests, e.lost);
@@ -460,11 +464,13 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
             r.sent_packets = p.requests;
             r.delivery_ratio = (p.requests > 0).then(|| a.packets as f64 / p.requests as f64);
             r.trace = f.echo_trace.clone();
+            let rtts_s: Vec<f64> = p.rtts.iter().map(|d| d.as_secs_f64()).collect();
             r.echo = Some(EchoResult {
                 requests: p.requests,
                 lost: p.lost,
                 stale_replies: p.stale_replies,
-                rtt: crate::echo::RttSummary::of(&p.rtts),
+                rtt_s: (!p.rtts.is_empty()).then(|| meshbed_core::stats::sample_stats(&rtts_s)),
+                rtt_samples_s: rtts_s,
             });
         }
         FlowKind::Transport(t) => {

@@ -61,17 +61,17 @@ fn echo_rtts_grow_with_payload_and_hop_count() {
         for hops in 1..=3 {
             let f = ping(hops, payload, false);
             let e = f.echo.as_ref().expect("an echo result");
-            let rtt = e.rtt.as_ref().expect("replies");
+            let rtt = e.rtt_s.as_ref().expect("replies");
             // A clean chain loses nothing; every request but the one still
             // outstanding at the end was answered.
             assert_eq!(e.lost, 0, "{hops} hops, {payload} B");
-            assert!(e.requests == rtt.count || e.requests == rtt.count + 1, "{e:?}");
-            assert!(rtt.count > 100, "{e:?}");
-            assert!(rtt.min_s <= rtt.median_s && rtt.median_s <= rtt.max_s && rtt.sd_s >= 0.0, "{rtt:?}");
+            assert!(e.requests == rtt.n as u64 || e.requests == rtt.n as u64 + 1, "{e:?}");
+            assert!(rtt.n > 100, "{e:?}");
+            assert!(rtt.min <= rtt.median && rtt.median <= rtt.max && rtt.sd >= 0.0, "{rtt:?}");
             // Every answered request reached the destination; the last may
             // have reached it without its reply getting back yet.
-            assert!(rtt.count <= f.received_packets && f.received_packets <= e.requests, "{f:?}");
-            row.push(rtt.median_s);
+            assert!(rtt.n as u64 <= f.received_packets && f.received_packets <= e.requests, "{f:?}");
+            row.push(rtt.median);
         }
         assert!(row.windows(2).all(|w| w[0] < w[1]), "{payload} B: medians by hop count {row:?}");
         medians.push(row);
@@ -82,11 +82,11 @@ fn echo_rtts_grow_with_payload_and_hop_count() {
 #[test]
 fn echo_rtt_samples_are_traced_when_asked() {
     let f = ping(2, 64, true);
-    let rtt = f.echo.as_ref().and_then(|e| e.rtt.clone()).expect("replies");
+    let rtt = f.echo.as_ref().and_then(|e| e.rtt_s).expect("replies");
     let samples: Vec<f64> = f.trace.iter().filter(|t| t.kind == "rtt_s").map(|t| t.value).collect();
-    assert_eq!(samples.len() as u64, rtt.count);
+    assert_eq!(samples.len(), rtt.n);
     let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
-    assert_eq!(min, rtt.min_s);
+    assert_eq!(min, rtt.min);
     assert!(ping(2, 64, false).trace.is_empty());
 }
 
