@@ -21,7 +21,8 @@
 //! ```
 //!
 //! Sweep keys: `hops` (a chain's length; flows ending at the last node move
-//! with it, and a static path along the chain is extended), `protocol` (every
+//! with it, so does a walker that is the last node, and a static path along
+//! the chain is extended), `protocol` (every
 //! flow and the `[random_flows]` template; a point keeps only the
 //! `[flows.atp]` or `[flows.tcp]` table of the protocol it runs, so a base
 //! scenario may carry both), `flow_count` (copies of the first flow), or
@@ -400,6 +401,15 @@ fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
                             f.insert(end.into(), Value::Integer(hops as i64));
                         }
                     }
+                }
+            }
+            // A walker (`[mobility] model = "walk"`) that is the last node
+            // stays the last node, walking to the new chain end.
+            if let Some(m) = tree.get_mut("mobility").and_then(Value::as_table_mut) {
+                if m.get("model").and_then(Value::as_str) == Some("walk")
+                    && m.get("node").and_then(Value::as_integer) == Some(old_last)
+                {
+                    m.insert("node".into(), Value::Integer(hops as i64));
                 }
             }
             // A static path along the whole chain follows it.

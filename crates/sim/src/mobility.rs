@@ -63,6 +63,20 @@ pub enum MobilitySpec {
     Scripted {
         nodes: Vec<ScriptedNode>,
     },
+    /// One node starts at (`from_x_m`, `from_y_m`), leaves at `start_s` and
+    /// walks in a straight line at `speed_mps` to its place in the topology,
+    /// where it stays (seed 003 §5.1, Table 1: a client walks from next to
+    /// the server to the far end of the chain). Every other node is static.
+    /// With a `hops` sweep over a chain, a walker that is the last node
+    /// stays the last node.
+    Walk {
+        node: u32,
+        from_x_m: f64,
+        from_y_m: f64,
+        #[serde(default)]
+        start_s: f64,
+        speed_mps: f64,
+    },
     Ns2 {
         file: PathBuf,
     },
@@ -180,6 +194,30 @@ pub fn trajectories(
                 paths[sn.node as usize] =
                     Trajectory::scripted(starts[sn.node as usize], &waypoints).map_err(|e| keyed(&key, e))?;
             }
+            paths
+        }
+        MobilitySpec::Walk { node, from_x_m, from_y_m, start_s, speed_mps } => {
+            if *node as usize >= n {
+                return Err(invalid("mobility.node", node, format!("a node of the topology (0 to {})", n - 1)));
+            }
+            for (key, c) in [("mobility.from_x_m", from_x_m), ("mobility.from_y_m", from_y_m)] {
+                if !(c.is_finite() && c.abs() <= MAX_COORDINATE_M) {
+                    return Err(invalid(key, c, "a coordinate in metres"));
+                }
+            }
+            if !(speed_mps.is_finite() && *speed_mps > 0.0 && *speed_mps <= MAX_SPEED_MPS) {
+                return Err(invalid(
+                    "mobility.speed_mps",
+                    speed_mps,
+                    format!("a speed in m/s, above 0, at most {MAX_SPEED_MPS}"),
+                ));
+            }
+            let leave = Instant::ZERO + seconds("mobility.start_s", *start_s, crate::scenario::MAX_DURATION_S)?;
+            let mut paths: Vec<Trajectory> = starts.iter().map(|&p| Trajectory::stationary(p)).collect();
+            let home = starts[*node as usize];
+            paths[*node as usize] =
+                Trajectory::scripted(Point::new(*from_x_m, *from_y_m), &[(leave, home, *speed_mps)])
+                    .map_err(|e| keyed("mobility", e))?;
             paths
         }
         MobilitySpec::Ns2 { file } | MobilitySpec::Bonnmotion { file, .. } => {

@@ -1,5 +1,6 @@
 //! Built-in experiments, runnable by name, reproducing the source documents'
-//! experiments (seed 001 ch. 5, seed 000 §V, seed 002 §5.3 Fig. 10).
+//! experiments (seed 001 ch. 5, seed 000 §V, seed 002 §5, seed 003 §5–§6 in
+//! [`seed003`]).
 //!
 //! The two testbeds are modelled, not copied: the thesis gives the data rate,
 //! the transmit power, MAC retries off and RTS/CTS off (seed 001 §4.2, §5.1,
@@ -25,8 +26,10 @@ use meshbed_sim::mobility::MobilitySpec;
 use meshbed_sim::scenario::{AtpOverrides, FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology};
 use toml::Value;
 
+pub mod seed003;
+
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 17] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
@@ -38,6 +41,12 @@ pub const NAMES: [&str; 11] = [
     "atp-paper-mobile",
     "atp-paper-mobile-aodv",
     "atp-paper-mobile-traces",
+    "seed003-chain",
+    "seed003-walk",
+    "seed003-discovery",
+    "seed003-rtt",
+    "seed003-pacing-sim",
+    "seed003-pacing-testbed",
 ];
 
 /// The single-flow comparison on testbed A: what `meshbed` runs by default.
@@ -344,6 +353,12 @@ pub fn get(name: &str) -> Option<Experiment> {
         "atp-paper-mobile" => atp_paper_mobile(name, Routing::dsr()),
         "atp-paper-mobile-aodv" => atp_paper_mobile(name, Routing::aodv(None)),
         "atp-paper-mobile-traces" => atp_paper_mobile_traces(),
+        "seed003-chain" => seed003::chain_experiment(name),
+        "seed003-walk" => seed003::walk_experiment(name),
+        "seed003-discovery" => seed003::discovery_experiment(name),
+        "seed003-rtt" => seed003::rtt_experiment(name),
+        "seed003-pacing-sim" => seed003::pacing_sim_experiment(name),
+        "seed003-pacing-testbed" => seed003::pacing_testbed_experiment(name),
         _ => return None,
     })
 }

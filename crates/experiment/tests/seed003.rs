@@ -1,0 +1,56 @@
+//! Seed 003's setting: signal-strength AODV on the testbed chain routes
+//! over neighbour links only, and a client walking down the chain keeps its
+//! TCP transfer going while AODV moves the route.
+
+use meshbed_experiment::builtin;
+use meshbed_sim::scenario::{Routing, Scenario};
+
+/// The scenario of a built-in experiment's point, by label.
+fn point(experiment: &str, label: &str) -> Scenario {
+    let e = builtin::get(experiment).unwrap();
+    let points = e.points(experiment).unwrap();
+    points.into_iter().find(|p| p.label() == label).unwrap_or_else(|| panic!("{experiment}: no point {label}")).scenario
+}
+
+/// Hops traversed by the datagrams that reached the server (ATP carries
+/// the hop count N_h in every packet).
+fn hops_seen(s: &Scenario) -> (u32, u32) {
+    let r = meshbed_sim::run(s).unwrap();
+    let f = &r.flows[0];
+    assert!(f.bytes_delivered > 100_000 && f.verified, "{f:?}");
+    let p = f.path.as_ref().expect("a path observation");
+    (p.hop_count_min, p.hop_count_max)
+}
+
+#[test]
+fn signal_strength_aodv_on_the_seed003_chain_uses_only_neighbour_links() {
+    let mut s = point("seed003-chain", "hops=4 protocol=atp-default");
+    s.duration_s = 20.0;
+    s.flows[0].stop_s = Some(20.0);
+    assert_eq!(hops_seen(&s), (4, 4), "every packet over the four neighbour links");
+    // Without the filter, AODV takes the weak two-hop links its broadcasts
+    // reach at 1 Mbit/s (seed 003 §3.2's reason for the filter).
+    let Routing::Aodv { ss_threshold_dbm, .. } = &mut s.routing else { panic!("AODV") };
+    *ss_threshold_dbm = None;
+    let (min, _) = hops_seen(&s);
+    assert!(min < 4, "without the filter some packets skip a relay ({min} hops)");
+}
+
+#[test]
+fn a_walking_client_keeps_its_tcp_transfer_while_aodv_moves_the_route() {
+    let mut s = point("seed003-walk", "hops=4 mobility.speed_mps=1.0 protocol=tcp-newreno");
+    // A 30 MB transfer instead of 120 s of netperf (longer than the 49 s walk): it must arrive whole.
+    s.flows[0].stop_s = None;
+    s.flows[0].bytes = Some(30_000_000);
+    s.duration_s = 300.0;
+    let r = meshbed_sim::run(&s).unwrap();
+    let f = &r.flows[0];
+    assert!(f.completed && f.verified && !f.failed, "{f:?}");
+    assert_eq!(f.bytes_delivered, 30_000_000);
+    // From the direct link to the four hops of the chain's end, over routes
+    // AODV discovered as the client walked (it may skip a relay on the way).
+    let p = f.path.as_ref().expect("a path observation");
+    assert_eq!((p.hop_count_min, p.hop_count_max), (1, 4), "{p:?}");
+    assert!(f.path_changes >= 2, "{} path changes", f.path_changes);
+    assert!(r.net_total.discoveries.completed >= 2, "{:?}", r.net_total.discoveries);
+}
