@@ -117,6 +117,38 @@ fn mistakes_in_mobility_name_their_key() {
     assert!(e.contains("topology.width_m = -1"), "{e}");
 }
 
+/// `model = "walk"`: the node starts where it is told, leaves at `start_s`
+/// and reaches its place in the topology at the speed given; a 2-node CBR
+/// flow from 300 m away gets nothing until the walker is within the 250 m
+/// decode range (from 3 + 50/10 = 8 s), then nearly everything (AODV
+/// finds the route when the walker comes in range).
+#[test]
+fn a_walker_comes_in_range_when_its_walk_says_and_mistakes_name_their_key() {
+    let base = "duration_s = 12.0\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 100.0\n\
+        [routing]\nkind = \"aodv\"\n\
+        [[flows]]\nsrc = 0\ndst = 1\ntraffic = \"cbr\"\nrate_kbps = 400.0\npacket_bytes = 500\n";
+    let walk = |extra: &str| {
+        format!("{base}[mobility]\nmodel = \"walk\"\nnode = 1\nfrom_x_m = 300.0\nfrom_y_m = 0.0\n{extra}")
+    };
+    let s = Scenario::from_toml(&walk("start_s = 3.0\nspeed_mps = 10.0\n")).unwrap();
+    let r = run(&s);
+    // 100 packets/s from 8 s (in range, 250 m) to 12 s.
+    let got = r.flows[0].received_packets;
+    // (Plus the packets AODV held for the discovery that succeeded.)
+    assert!((300..=470).contains(&got), "{got} received");
+    let mut still = s.clone();
+    still.mobility = None;
+    assert!(run(&still).flows[0].received_packets > 1100, "static at 100 m: all but the first discovery's");
+    let e = error_of(&walk("speed_mps = 0.0\n"));
+    assert!(e.contains("mobility.speed_mps = 0: expected a speed in m/s, above 0"), "{e}");
+    let e = error_of(&walk("speed_mps = 1.0\nstart_s = -1.0\n"));
+    assert!(e.contains("mobility.start_s = -1"), "{e}");
+    let e = error_of(&format!(
+        "{base}[mobility]\nmodel = \"walk\"\nnode = 5\nfrom_x_m = 0.0\nfrom_y_m = 0.0\nspeed_mps = 1.0\n"
+    ));
+    assert!(e.contains("mobility.node = 5: expected a node of the topology (0 to 1)"), "{e}");
+}
+
 /// An ns-2 movement file gives the start positions and the moves.
 #[test]
 fn an_ns2_movement_file_moves_the_nodes() {
