@@ -632,6 +632,21 @@ struct NetworkCsvRow {
     drop_retry_limit: u64,
 }
 
+/// One row of `rates.csv`: the DATA frames one link sent at one rate in
+/// one run (issue 13: rate selection's histogram per link).
+#[derive(Serialize, Default)]
+struct RateCsvRow<'a> {
+    rep: u32,
+    seed: u64,
+    tx: u32,
+    rx: u32,
+    rate_control: &'a str,
+    rate_kbps: u32,
+    /// DATA attempts with a known outcome, and the acknowledged ones.
+    attempts: u64,
+    successes: u64,
+}
+
 /// One row of `traces.csv`: one sample of a traced flow.
 #[derive(Serialize, Default)]
 struct TraceCsvRow<'a> {
@@ -860,6 +875,33 @@ pub fn write_csv(
     }
     w.flush()?;
     written.push(network_path);
+
+    // Rate selection's histogram, per link per rate, where a node ran it.
+    if results.runs.iter().any(|r| !r.report.rate_histogram.is_empty()) {
+        let path = dir.join("rates.csv");
+        let mut w = csv_with_axes::<FlowCsvKey, RateCsvRow>(&path, &axes)?;
+        for r in &results.runs {
+            let p = &results.points[r.point];
+            let values = axis_values(p, &axes);
+            for link in &r.report.rate_histogram {
+                for c in &link.rates {
+                    let row = RateCsvRow {
+                        rep: r.rep,
+                        seed: r.seed,
+                        tx: link.tx,
+                        rx: link.rx,
+                        rate_control: link.rate_control.name(),
+                        rate_kbps: c.rate_kbps,
+                        attempts: c.attempts,
+                        successes: c.successes,
+                    };
+                    write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row)?;
+                }
+            }
+        }
+        w.flush()?;
+        written.push(path);
+    }
 
     // Per-packet traces of the first repetition of each point only: every
     // repetition's would make the file hundreds of megabytes.

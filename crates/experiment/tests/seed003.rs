@@ -54,3 +54,32 @@ fn a_walking_client_keeps_its_tcp_transfer_while_aodv_moves_the_route() {
     assert!(f.path_changes >= 2, "{} path changes", f.path_changes);
     assert!(r.net_total.discoveries.completed >= 2, "{:?}", r.net_total.discoveries);
 }
+
+/// The chain runs ARF: `rates.csv` gives each link's DATA frames per rate,
+/// only between neighbours, mostly at 11 Mbit/s (a neighbour is 17 dB
+/// above the noise), and the fixed-rate testbed pacing runs write none.
+#[test]
+fn the_chain_reports_its_rates_per_link() {
+    let mut e = builtin::get("seed003-chain").unwrap();
+    e.config.sweep = vec![
+        meshbed_experiment::spec::Axis { key: "hops".into(), values: vec![toml::Value::Integer(2)] },
+        meshbed_experiment::spec::Axis {
+            key: "protocol".into(),
+            values: vec![toml::Value::String("tcp-newreno".into())],
+        },
+    ];
+    e.base.insert("duration_s".into(), toml::Value::Float(12.0));
+    let dir = tempfile::tempdir().unwrap();
+    let options = meshbed_experiment::RunOptions { repetitions: Some(1), ..Default::default() };
+    meshbed_experiment::execute(&e, &options, dir.path()).unwrap();
+    let mut rates = csv::Reader::from_path(dir.path().join("rates.csv")).unwrap();
+    let header = rates.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rates.records().map(Result::unwrap).collect();
+    let num = |r: &csv::StringRecord, c: &str| r[col(c)].parse::<u64>().unwrap();
+    assert!(rows.iter().all(|r| num(r, "tx").abs_diff(num(r, "rx")) == 1), "neighbours only");
+    assert!(rows.iter().all(|r| &r[col("rate_control")] == "arf" && num(r, "successes") <= num(r, "attempts")));
+    let at = |rate: u64| rows.iter().filter(|r| num(r, "rate_kbps") == rate).map(|r| num(r, "successes")).sum::<u64>();
+    let all: u64 = rows.iter().map(|r| num(r, "successes")).sum();
+    assert!(at(11_000) * 10 > all * 9, "{} of {all} frames at 11 Mbit/s", at(11_000));
+}
