@@ -500,7 +500,7 @@ fn run_attempt(
                 EngineEvent::Failed(reason) => {
                     break 'run Ending::Failed(describe_failure(&reason, peer, options.timeout))
                 }
-                EngineEvent::Connected | EngineEvent::Trace(_) => {}
+                EngineEvent::Connected | EngineEvent::Trace(_) | EngineEvent::PeerUnresponsive => {}
             }
         }
         let real_now = std::time::Instant::now();

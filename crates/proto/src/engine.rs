@@ -82,6 +82,10 @@ pub enum EngineEvent {
     Failed(FailReason),
     /// A trace sample for the experiment layer's per-packet traces.
     Trace(TraceSample),
+    /// The peer stopped answering, but the connection goes on: the routing
+    /// module labels it inaccessible until its TC messages settle it (MTL,
+    /// seed 004 §III.B). Drivers without such a routing module ignore it.
+    PeerUnresponsive,
 }
 
 /// Per-packet and per-feedback samples (issue 4's traces: D_max at the
@@ -168,6 +172,23 @@ pub trait Engine {
     /// sides wait out the outage, TCP-ELFN's sender stands by, plain TCP
     /// (this default) ignores it.
     fn handle_route_notice(&mut self, _now: Instant, _notice: RouteNotice) {}
+    /// What the routing module knows about the path to the peer (MTL's
+    /// cross-layer input, seed 004 §III.A–C): delivered whenever the route
+    /// or its link qualities change. Only MTL uses it; the default ignores it.
+    fn handle_path_info(&mut self, _now: Instant, _info: PathInfo) {}
+}
+
+/// The routing module's view of the path to the peer
+/// ([`Engine::handle_path_info`]; seed 004 §III.C.2).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct PathInfo {
+    /// Links on the route, h (eqs. 5–8).
+    pub hop_count: u32,
+    /// The route's bottleneck loss probability, P_max = max over its links
+    /// of 1 − 1/ETX (eqs. 2–4); 0 where link quality is not measured.
+    pub max_link_loss: f64,
+    /// The interface bandwidth b of eqs. 7–8, bit/s.
+    pub link_rate_bps: u64,
 }
 
 /// What routing tells a transport about its path ([`Engine::handle_route_notice`]).

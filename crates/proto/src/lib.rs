@@ -36,5 +36,5 @@ pub mod stream;
 pub mod tcp;
 pub mod wire;
 
-pub use engine::{Engine, EngineEvent, FailReason, Protocol, RouteNotice, Transmit};
+pub use engine::{Engine, EngineEvent, FailReason, PathInfo, Protocol, RouteNotice, Transmit};
 pub use stream::{CommitToken, ReceiveStream, SendStream, COMMIT_TOKEN_LEN};

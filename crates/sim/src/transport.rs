@@ -399,7 +399,7 @@ impl Transport {
                         self.trace.push(TraceRecord::new(side, &sample));
                     }
                 }
-                EngineEvent::Connected => {}
+                EngineEvent::Connected | EngineEvent::PeerUnresponsive => {}
             }
         }
         if side == Side::Receiver {
