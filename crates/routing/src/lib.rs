@@ -19,7 +19,11 @@
 //!   ([`RoutingEngine::on_link_failure`]); every frame heard carries its
 //!   signal strength ([`RoutingEngine::on_frame_heard`]);
 //! * events out ([`RoutingEngine::poll_event`]): route found, changed, lost,
-//!   link broken — the plumbing of link-failure notification (ELFN).
+//!   link broken — the plumbing of link-failure notification (ELFN);
+//! * cross-layer exchange with a transport on the same node (MTL, seed 004
+//!   §III.A–B): the quality of the path to a peer out
+//!   ([`RoutingEngine::path_info`]), peers that stopped answering in
+//!   ([`RoutingEngine::peer_unresponsive`]).
 
 #![forbid(unsafe_code)]
 
@@ -98,6 +102,10 @@ pub enum DropReason {
     DiscoveryTimeout,
     /// The discovery buffer was full.
     BufferOverflow,
+    /// The destination is labelled inaccessible for data exchange: the
+    /// transport said it stopped answering and no message of its own has
+    /// validated it since (seed 004 §III.B).
+    PeerInaccessible,
 }
 
 /// What an engine reports.
@@ -129,6 +137,32 @@ pub struct RoutingStats {
     pub link_failures: u64,
 }
 
+/// What routing knows of its current route to a destination (seed 004
+/// §III.B–C): its length and the ETX of each of its links, from this node
+/// to the destination.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathQuality {
+    /// Links on the route.
+    pub hop_count: u32,
+    /// ETX of each link in route order (1 is a loss-free link; engines that
+    /// do not measure link quality report 1 for every link).
+    pub link_etx: Vec<f64>,
+}
+
+impl PathQuality {
+    /// A route of `hop_count` links whose quality is not measured (ETX 1 each).
+    pub fn unmeasured(hop_count: u32) -> Self {
+        PathQuality { hop_count, link_etx: vec![1.0; hop_count as usize] }
+    }
+
+    /// P_max, the loss probability of the route's worst link: the maximum
+    /// over its links of p_link = 1 − 1/ETX (seed 004 eqs. 2–4); 0 for a
+    /// route of loss-free links.
+    pub fn max_link_loss(&self) -> f64 {
+        self.link_etx.iter().map(|&etx| 1.0 - 1.0 / etx.max(1.0)).fold(0.0, f64::max)
+    }
+}
+
 /// A routing protocol at one node.
 pub trait RoutingEngine {
     /// The node this engine runs on.
@@ -153,4 +187,16 @@ pub trait RoutingEngine {
     /// The next event, if any.
     fn poll_event(&mut self) -> Option<RouteEvent>;
     fn stats(&self) -> &RoutingStats;
+    /// The quality of the current route to `dst` (MTL's routing module hands
+    /// it to the transport module, seed 004 §III.B); `None` without a route.
+    /// The default knows no route: engines that keep a routing table
+    /// override it.
+    fn path_info(&self, _dst: NodeId) -> Option<PathQuality> {
+        None
+    }
+    /// A transport on this node says `peer` stopped answering (seed 004
+    /// §III.B): the engine may label it inaccessible for data exchange
+    /// until its own control messages settle whether it is still part of
+    /// the network. The default ignores it.
+    fn peer_unresponsive(&mut self, _now: Instant, _peer: NodeId) {}
 }

@@ -24,6 +24,20 @@
 //! selectors, so that every node knows the ETX of every link and Dijkstra
 //! can find the best-ETX path, which need not run through MPRs.
 //!
+//! MTL's routing module (seed 004 §III.B) is this engine with ETX: it hands
+//! the transport the hop count and the link ETX of a route
+//! ([`RoutingEngine::path_info`], walking the route back from the
+//! destination through the last link Dijkstra chose, so the first hop's ETX
+//! comes from this node's link set and the others' from the 2-hop and
+//! topology sets, as HELLOs and TCs advertised them), and takes from it the
+//! peers that stopped answering ([`RoutingEngine::peer_unresponsive`]). Such
+//! a peer is labelled inaccessible: data this node originates for it is
+//! dropped ([`DropReason::PeerInaccessible`]) until a HELLO or TC that the
+//! peer originated arrives (it is still part of the network); if none
+//! arrives within `top_hold_time` (the time a TC's information lasts), the
+//! peer is taken to have left and is deleted from the routing table until
+//! one does.
+//!
 //! Left out: multiple interfaces (MID), HNA, link hysteresis (§14; the
 //! link-layer notification of §13 is in), the optional MPR optimisation
 //! step, TCs sent early on a change (§9.3 allows them), forwarding of
@@ -36,7 +50,9 @@
 //! [`RoutingEngine::poll_timeout`]; after every `handle_*`/`on_*` call do
 //! the same. `route` never holds: OLSR is proactive.
 
-use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
+use crate::{
+    DataPacket, Decision, Dest, DropReason, NodeId, PathQuality, RouteEvent, RoutingEngine, RoutingStats, Transmit,
+};
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::Rng;
 use std::cmp::Reverse;
@@ -477,6 +493,12 @@ pub struct OlsrEngine {
     duplicates: BTreeMap<(NodeId, u16), Duplicate>,
     probes: BTreeMap<NodeId, ProbeRecord>,
     routes: BTreeMap<NodeId, Route>,
+    /// Per destination, the last link of its route: the node before it and
+    /// the link's cost (walked back by `path_info`).
+    last_links: BTreeMap<NodeId, (NodeId, u32)>,
+    /// Peers a transport reported unresponsive, with when (seed 004
+    /// §III.B); cleared by a HELLO or TC the peer originated.
+    inaccessible: BTreeMap<NodeId, Instant>,
     /// RFC 3626 §9: the advertised neighbour set and its sequence number.
     advertised: BTreeSet<NodeId>,
     ansn: u16,
@@ -513,6 +535,8 @@ impl OlsrEngine {
             duplicates: BTreeMap::new(),
             probes: BTreeMap::new(),
             routes: BTreeMap::new(),
+            last_links: BTreeMap::new(),
+            inaccessible: BTreeMap::new(),
             advertised: BTreeSet::new(),
             ansn: 0,
             advertised_nonempty_at: None,
@@ -741,6 +765,7 @@ impl OlsrEngine {
             // that does not come from its originator is not ours to use.
             Body::Hello { .. } | Body::Probe { .. } if m.originator != from => return,
             Body::Hello { willingness, neighbours, .. } => {
+                self.inaccessible.remove(&m.originator);
                 self.process_hello(from, vtime, *willingness, neighbours);
                 return;
             }
@@ -759,6 +784,8 @@ impl OlsrEngine {
         let seen = self.duplicates.get(&key).cloned();
         if seen.is_none() {
             if let Body::Tc { ansn, advertised } = &m.body {
+                // A TC the peer originated validates it (seed 004 §III.B).
+                self.inaccessible.remove(&m.originator);
                 self.process_tc(m.originator, vtime, *ansn, advertised);
             }
         }
@@ -905,9 +932,18 @@ impl OlsrEngine {
         mprs
     }
 
+    /// Whether `peer` was labelled inaccessible longer than a TC's
+    /// information lasts without a message of its own: it has left the
+    /// network and is deleted from the routing table (seed 004 §III.B).
+    fn has_left(&self, peer: NodeId) -> bool {
+        self.inaccessible.get(&peer).is_some_and(|&at| self.now >= at + self.config.top_hold_time)
+    }
+
     /// Dijkstra over symmetric links, 2-hop links and the topology set
-    /// (RFC 3626 §10 with link costs: 256 per hop, or link ETX).
-    fn compute_routes(&self) -> BTreeMap<NodeId, Route> {
+    /// (RFC 3626 §10 with link costs: 256 per hop, or link ETX), with each
+    /// route's last link (the node before the destination, the link's cost).
+    #[allow(clippy::type_complexity)]
+    fn compute_routes(&self) -> (BTreeMap<NodeId, Route>, BTreeMap<NodeId, (NodeId, u32)>) {
         let now = self.now;
         let hop = matches!(self.config.metric, Metric::HopCount);
         let edge_cost = |m: u16| -> Option<u32> {
@@ -934,27 +970,32 @@ impl OlsrEngine {
         for (&n, l) in &self.links {
             if l.is_sym(now) {
                 if let Some(c) = self.link_cost(n) {
-                    heap.push(Reverse((c, 1u32, n, n)));
+                    heap.push(Reverse((c, 1u32, n, n, self.node, c)));
                 }
             }
         }
+        // The last two fields only break ties between equal routes, so the
+        // routes themselves do not depend on them.
         let mut routes = BTreeMap::new();
-        while let Some(Reverse((metric, hop_count, n, next_hop))) = heap.pop() {
-            if n == self.node || routes.contains_key(&n) {
+        let mut last_links = BTreeMap::new();
+        while let Some(Reverse((metric, hop_count, n, next_hop, prev, cost))) = heap.pop() {
+            if n == self.node || routes.contains_key(&n) || self.has_left(n) {
                 continue;
             }
             routes.insert(n, Route { next_hop, hop_count, metric });
+            last_links.insert(n, (prev, cost));
             for &(m, c) in edges.get(&n).into_iter().flatten() {
                 if m != self.node && !routes.contains_key(&m) {
-                    heap.push(Reverse((metric.saturating_add(c), hop_count + 1, m, next_hop)));
+                    heap.push(Reverse((metric.saturating_add(c), hop_count + 1, m, next_hop, n, c)));
                 }
             }
         }
-        routes
+        (routes, last_links)
     }
 
     fn update_routes(&mut self) {
-        let new = self.compute_routes();
+        let (new, last_links) = self.compute_routes();
+        self.last_links = last_links;
         for (&dst, r) in &new {
             match self.routes.get(&dst) {
                 None => self.events.push_back(RouteEvent::Found { dst, next_hop: r.next_hop, hop_count: r.hop_count }),
@@ -983,6 +1024,7 @@ impl OlsrEngine {
             .chain(self.two_hop.values().map(|t| t.until))
             .chain(self.mpr_selectors.values().copied())
             .chain(self.topology.values().map(|t| t.until))
+            .chain(self.inaccessible.values().map(|&at| at + self.config.top_hold_time))
             .filter(|&t| t > now)
             .min()
     }
@@ -1064,7 +1106,13 @@ impl RoutingEngine for OlsrEngine {
         self.recompute();
     }
 
+    /// Data this node originates for a peer labelled inaccessible is
+    /// dropped (seed 004 §III.B: inaccessible "for data exchange"); packets
+    /// it forwards for others are not its transport's business.
     fn route(&mut self, _now: Instant, packet: DataPacket<'_>) -> Decision {
+        if packet.prev_hop.is_none() && self.inaccessible.contains_key(&packet.dst) {
+            return Decision::Drop(DropReason::PeerInaccessible);
+        }
         match self.routes.get(&packet.dst) {
             Some(r) => Decision::Forward { next_hop: r.next_hop, header: None },
             None => Decision::Drop(DropReason::NoRoute),
@@ -1103,6 +1151,38 @@ impl RoutingEngine for OlsrEngine {
 
     fn stats(&self) -> &RoutingStats {
         &self.stats
+    }
+
+    /// Walks the route back from `dst` through each destination's last
+    /// link: the first hop's cost is this node's own link ETX, the others'
+    /// what their HELLOs and TCs advertised (with hop count, 1 per link).
+    fn path_info(&self, dst: NodeId) -> Option<PathQuality> {
+        let route = self.routes.get(&dst)?;
+        let mut link_etx = Vec::with_capacity(route.hop_count as usize);
+        let mut at = dst;
+        while at != self.node {
+            // A route's last links lead back here in hop_count steps; the
+            // bound only guards against a table that says otherwise.
+            if link_etx.len() >= route.hop_count as usize {
+                return None;
+            }
+            let &(prev, cost) = self.last_links.get(&at)?;
+            link_etx.push(f64::from(cost) / f64::from(METRIC_UNIT));
+            at = prev;
+        }
+        link_etx.reverse();
+        Some(PathQuality { hop_count: route.hop_count, link_etx })
+    }
+
+    /// Seed 004 §III.B: labels `peer` inaccessible (from the first notice
+    /// until it is validated) and wakes up when TCs should have settled it.
+    fn peer_unresponsive(&mut self, now: Instant, peer: NodeId) {
+        self.now = self.now.max(now);
+        if peer == self.node {
+            return;
+        }
+        self.inaccessible.entry(peer).or_insert(self.now);
+        self.timers[Timer::Expiry as usize] = self.next_expiry();
     }
 }
 
@@ -1530,6 +1610,135 @@ mod tests {
         assert!(!e.routes().contains_key(&11));
         e.handle_timeout(t + MAXJITTER * 3);
         assert_eq!(forwarded(&mut e).0, 0);
+    }
+
+    /// What node 0 of the chain 0 – 1 – 2 – 3 hears in one second at `t`:
+    /// node 1's probe reporting `probes_from_0` of node 0's probes (if
+    /// `probe`), node 1's HELLO (0 and 2 symmetric, link 1 – 2 at
+    /// `metric_1_2`) and node 2's TC (links 2 – 1 at `metric_1_2`, 2 – 3 at
+    /// ETX 1), relayed by node 1; `seq` numbers the TC message.
+    fn hear_chain(e: &mut OlsrEngine, t: Instant, seq: u16, metric_1_2: u16, probe: Option<u8>) {
+        if let Some(probes_from_0) = probe {
+            e.handle_control(t, 1, -60.0, &packet(1, 1, seq, Body::Probe { received: vec![(0, probes_from_0)] }));
+        }
+        let entry = |neighbour, metric| HelloEntry { neighbour, link_code: (SYM_NEIGH << 2) | SYM_LINK, metric };
+        let hello = Body::Hello {
+            htime: encode_vtime(HELLO_INTERVAL),
+            willingness: WILL_DEFAULT,
+            neighbours: vec![entry(0, METRIC_UNIT as u16), entry(2, metric_1_2)],
+        };
+        e.handle_control(t, 1, -60.0, &packet(1, 1, seq, hello));
+        let tc = Body::Tc { ansn: 1, advertised: vec![(1, metric_1_2), (3, METRIC_UNIT as u16)] };
+        e.handle_control(t, 1, -60.0, &packet(2, 254, seq, tc));
+    }
+
+    /// Node 0 after one ETX window (10 probes of node 1, one a second) of
+    /// which it received `probes_from_1`, node 1 reporting `probes_from_0`
+    /// of node 0's.
+    fn chain_seen_from_0(config: OlsrConfig, probes_from_1: u16, probes_from_0: u8, metric_1_2: u16) -> OlsrEngine {
+        let mut e = make(config)(0);
+        for k in 0..10u16 {
+            let t = Instant::ZERO + Duration::from_millis(500 + 1000 * u64::from(k));
+            hear_chain(&mut e, t, k, metric_1_2, (k < probes_from_1).then_some(probes_from_0));
+        }
+        e
+    }
+
+    /// ETX 1/(0.8 · 0.9) in METRIC_UNITs: 256 · 100 / 72, rounded down
+    /// as `link_etx` does.
+    const ETX_0_8_0_9: u16 = 355;
+
+    #[test]
+    fn path_info_gives_the_hop_count_and_each_links_etx_from_the_link_and_topology_sets() {
+        // The lossy link is the first hop, measured by node 0's own probes:
+        // d_r = 8/10, d_f = 9/10 (seed 004 eq. 1).
+        let e = chain_seen_from_0(OlsrConfig::etx(), 8, 9, METRIC_UNIT as u16);
+        assert_eq!(e.link_etx(1), Some(u32::from(ETX_0_8_0_9)));
+        let q = e.path_info(3).expect("a route to 3");
+        let etx = f64::from(ETX_0_8_0_9) / 256.0;
+        assert_eq!(q, PathQuality { hop_count: 3, link_etx: vec![etx, 1.0, 1.0] });
+        // P_max = 1 − 1/ETX of the worst link (eqs. 2–4): 1 − 0.72.
+        assert!((q.max_link_loss() - 0.28).abs() < 0.002, "{}", q.max_link_loss());
+        // The lossy link in the middle, as node 1's HELLO and node 2's TC
+        // advertise it; node 0's own link is clean.
+        let e = chain_seen_from_0(OlsrConfig::etx(), 10, 10, ETX_0_8_0_9);
+        assert_eq!(e.link_etx(1), Some(METRIC_UNIT));
+        assert_eq!(e.path_info(3).expect("a route to 3").link_etx, vec![1.0, etx, 1.0]);
+        assert_eq!(e.path_info(2).expect("a route to 2").link_etx, vec![1.0, etx]);
+        assert_eq!(e.path_info(1), Some(PathQuality { hop_count: 1, link_etx: vec![1.0] }));
+        assert!((e.path_info(3).unwrap().max_link_loss() - 0.28).abs() < 0.002);
+        // No route, no path.
+        assert_eq!(e.path_info(7), None);
+        // With hop count nothing is measured: every link counts as ETX 1.
+        let e = chain_seen_from_0(OlsrConfig::default(), 8, 9, ETX_0_8_0_9);
+        let q = e.path_info(3).expect("a route to 3");
+        assert_eq!(q, PathQuality::unmeasured(3));
+        assert_eq!(q.max_link_loss(), 0.0);
+    }
+
+    fn data(src: NodeId, dst: NodeId, prev_hop: Option<NodeId>) -> DataPacket<'static> {
+        DataPacket { id: 1, src, dst, prev_hop, header: &[] }
+    }
+
+    #[test]
+    fn an_unresponsive_peer_is_inaccessible_until_a_tc_of_its_own_arrives() {
+        let mut e = chain_seen_from_0(OlsrConfig::etx(), 10, 10, METRIC_UNIT as u16);
+        let t = Instant::ZERO + Duration::from_secs(10);
+        let forward = Decision::Forward { next_hop: 1, header: None };
+        assert_eq!(e.route(t, data(0, 3, None)), forward);
+        e.peer_unresponsive(t, 3);
+        assert_eq!(e.route(t, data(0, 3, None)), Decision::Drop(DropReason::PeerInaccessible));
+        // Only this node's own data: what it forwards for others goes on.
+        assert_eq!(e.route(t, data(5, 3, Some(1))), forward);
+        // The route itself stays, and so does its quality.
+        assert_eq!(e.path_info(3).map(|q| q.hop_count), Some(3));
+        // Node 2's TCs do not speak for node 3; node 3's own TC does.
+        hear_chain(&mut e, t, 100, METRIC_UNIT as u16, Some(10));
+        assert_eq!(e.route(t, data(0, 3, None)), Decision::Drop(DropReason::PeerInaccessible));
+        let tc = Body::Tc { ansn: 1, advertised: vec![(2, METRIC_UNIT as u16)] };
+        e.handle_control(t, 1, -60.0, &packet(3, 253, 0, tc));
+        assert_eq!(e.route(t, data(0, 3, None)), forward);
+    }
+
+    #[test]
+    fn an_unresponsive_peer_silent_for_a_tc_hold_time_is_deleted_from_the_routing_table() {
+        let mut e = chain_seen_from_0(OlsrConfig::etx(), 10, 10, METRIC_UNIT as u16);
+        while e.poll_event().is_some() {}
+        let labelled_at = Instant::ZERO + Duration::from_secs(10);
+        e.peer_unresponsive(labelled_at, 3);
+        // The engine asks to wake up when the label's time is up.
+        assert!(e.poll_timeout().is_some_and(|t| t <= labelled_at + TOP_HOLD_TIME));
+        // Nodes 1 and 2 keep talking (node 2 keeps advertising node 3);
+        // node 3 originates nothing.
+        let mut seq = 200;
+        let mut t = labelled_at;
+        let mut lost_at = None;
+        while t < labelled_at + TOP_HOLD_TIME + Duration::from_secs(2) {
+            t += Duration::from_millis(250);
+            while let Some(due) = e.poll_timeout().filter(|&d| d <= t) {
+                e.handle_timeout(due);
+                while e.poll_transmit(due).is_some() {}
+            }
+            if seq % 4 == 0 {
+                hear_chain(&mut e, t, seq, METRIC_UNIT as u16, Some(10));
+            }
+            seq += 1;
+            if lost_at.is_none() && std::iter::from_fn(|| e.poll_event()).any(|ev| ev == RouteEvent::Lost { dst: 3 }) {
+                lost_at = Some(t);
+            }
+            if t < labelled_at + TOP_HOLD_TIME {
+                assert!(e.routes().contains_key(&3), "deleted early, at {t}");
+            }
+        }
+        assert!(lost_at.is_some_and(|at| at >= labelled_at + TOP_HOLD_TIME), "{lost_at:?}");
+        assert!(!e.routes().contains_key(&3));
+        assert_eq!(e.path_info(3), None);
+        assert!(e.routes().contains_key(&2));
+        // Node 3 speaks again: validated, routed again.
+        let tc = Body::Tc { ansn: 1, advertised: vec![(2, METRIC_UNIT as u16)] };
+        e.handle_control(t, 1, -60.0, &packet(3, 253, 0, tc));
+        assert_eq!(e.routes()[&3].hop_count, 3);
+        assert_eq!(e.route(t, data(0, 3, None)), Decision::Forward { next_hop: 1, header: None });
     }
 
     #[test]

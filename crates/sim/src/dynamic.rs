@@ -223,6 +223,9 @@ fn loss(reason: DropReason) -> Loss {
         DropReason::NoRoute => Loss::NoRoute,
         DropReason::DiscoveryTimeout => Loss::DiscoveryTimeout,
         DropReason::BufferOverflow => Loss::DiscoveryOverflow,
+        // A peer labelled inaccessible has no usable route for this node's
+        // data (seed 004 §III.B): counted with the no-route drops.
+        DropReason::PeerInaccessible => Loss::NoRoute,
     }
 }
 
