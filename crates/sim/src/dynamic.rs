@@ -6,12 +6,18 @@
 //! their received power, every frame heard, and a frame that reached the
 //! MAC's retry limit (a link failure; the packet is then offered to routing
 //! again, which may salvage it). The rules themselves live in the engines.
+//!
+//! It also carries the cross-layer exchange of MTL (seed 004 §III.A–B)
+//! between a node's engine and the transports on that node: the quality of
+//! the path to a peer out ([`Dynamic::path_info`], read again whenever the
+//! engine may have changed its view, [`Dynamic::take_path_changed`]) and a
+//! peer that stopped answering in ([`Dynamic::peer_unresponsive`]).
 
 use crate::net_stats::{Loss, NetStats};
 use crate::{Net, Packet, Routed, SimEvent};
 use meshbed_core::Instant;
 use meshbed_radio::{Addr, NodeId};
-use meshbed_routing::{DataPacket, Decision, Dest, DropReason, RouteEvent, RoutingEngine};
+use meshbed_routing::{DataPacket, Decision, Dest, DropReason, PathQuality, RouteEvent, RoutingEngine};
 use std::collections::HashMap;
 
 /// The flow number control packets carry (they belong to no flow).
@@ -39,6 +45,11 @@ pub struct Dynamic {
     /// Control packets go ahead of data in the interface queue (ns-2's CMU
     /// priority queue, which the documents' ns-2 runs used).
     pub control_priority: bool,
+    /// An engine heard a control packet, fired a timer, lost a link, was
+    /// told of an unresponsive peer or reported an event since the last
+    /// [`Dynamic::take_path_changed`]: its routes or link qualities may
+    /// have changed.
+    path_changed: bool,
 }
 
 impl Dynamic {
@@ -52,6 +63,7 @@ impl Dynamic {
             next_id: 1,
             events: Vec::new(),
             control_priority: true,
+            path_changed: false,
         }
     }
 
@@ -64,6 +76,32 @@ impl Dynamic {
         for node in 0..self.engines.len() as NodeId {
             self.flush(net, stats, now, node);
         }
+    }
+
+    /// What `node`'s engine knows of its route to `dst` (seed 004 §III.B).
+    pub(crate) fn path_info(&self, node: NodeId, dst: NodeId) -> Option<PathQuality> {
+        self.engines[node as usize].path_info(dst)
+    }
+
+    /// Whether any engine's routes or link qualities may have changed since
+    /// the last call (then path information is worth reading again).
+    pub(crate) fn take_path_changed(&mut self) -> bool {
+        std::mem::take(&mut self.path_changed)
+    }
+
+    /// A transport at `node` says `peer` stopped answering (MTL's transport
+    /// module to its routing module, seed 004 §III.B).
+    pub(crate) fn peer_unresponsive(
+        &mut self,
+        net: &mut Net,
+        stats: &mut NetStats,
+        now: Instant,
+        node: NodeId,
+        peer: NodeId,
+    ) {
+        self.engines[node as usize].peer_unresponsive(now, peer);
+        self.path_changed = true;
+        self.flush(net, stats, now, node);
     }
 
     /// A data packet at `node` (its source or a forwarder): where it goes.
@@ -106,6 +144,7 @@ impl Dynamic {
     pub(crate) fn control(&mut self, net: &mut Net, stats: &mut NetStats, now: Instant, frame: Heard<'_>) {
         let Heard { node, from, rx_power_mw, bytes } = frame;
         self.engines[node as usize].handle_control(now, from, mw_to_dbm(rx_power_mw), bytes);
+        self.path_changed = true;
         self.flush(net, stats, now, node);
     }
 
@@ -126,6 +165,7 @@ impl Dynamic {
             self.held.insert(key, pkt);
         }
         self.engines[node as usize].on_link_failure(now, neighbour);
+        self.path_changed = true;
         self.flush(net, stats, now, node);
         if let Some(pkt) = self.held.remove(&key) {
             stats.lost(node, &pkt, Loss::RetryLimit);
@@ -140,6 +180,7 @@ impl Dynamic {
         self.timer_at[node as usize] = None;
         if self.engines[node as usize].poll_timeout().is_some_and(|t| t <= now) {
             self.engines[node as usize].handle_timeout(now);
+            self.path_changed = true;
         }
         self.flush(net, stats, now, node);
     }
@@ -170,6 +211,7 @@ impl Dynamic {
             net.enqueue(now, node, addr, pkt);
         }
         while let Some(ev) = self.engines[node as usize].poll_event() {
+            self.path_changed = true;
             match &ev {
                 RouteEvent::Release { id, next_hop, header } => {
                     if let Some(pkt) = self.held.remove(&(node, *id)) {
@@ -231,4 +273,78 @@ fn loss(reason: DropReason) -> Loss {
 
 fn mw_to_dbm(mw: f64) -> f64 {
     meshbed_radio::propagation::mw_to_dbm(mw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+    use meshbed_routing::{PathQuality, RoutingStats, Transmit};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// Who was told which peer stopped answering, and when.
+    type Told = Rc<RefCell<Vec<(Instant, NodeId, NodeId)>>>;
+
+    /// An engine that knows a one-hop route to every other node and
+    /// records what it is told of unresponsive peers.
+    struct Recorder {
+        node: NodeId,
+        told: Told,
+        stats: RoutingStats,
+    }
+
+    impl RoutingEngine for Recorder {
+        fn node(&self) -> NodeId {
+            self.node
+        }
+        fn handle_control(&mut self, _: Instant, _: NodeId, _: f64, _: &[u8]) {}
+        fn handle_timeout(&mut self, _: Instant) {}
+        fn route(&mut self, _: Instant, packet: DataPacket<'_>) -> Decision {
+            Decision::Forward { next_hop: packet.dst, header: None }
+        }
+        fn on_link_failure(&mut self, _: Instant, _: NodeId) {}
+        fn poll_transmit(&mut self, _: Instant) -> Option<Transmit> {
+            None
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            None
+        }
+        fn poll_event(&mut self) -> Option<RouteEvent> {
+            None
+        }
+        fn stats(&self) -> &RoutingStats {
+            &self.stats
+        }
+        fn path_info(&self, dst: NodeId) -> Option<PathQuality> {
+            (dst != self.node).then(|| PathQuality::unmeasured(1))
+        }
+        fn peer_unresponsive(&mut self, now: Instant, peer: NodeId) {
+            self.told.borrow_mut().push((now, self.node, peer));
+        }
+    }
+
+    #[test]
+    fn an_unresponsive_peer_reaches_the_nodes_routing_and_path_info_is_read_again() {
+        let (medium, _) = crate::build_network(&Scenario::chain(2, 200.0, 1.0), false).expect("a valid chain");
+        let mut net: Net = crate::Network::new(medium, &[]);
+        let mut stats = NetStats::new(3, 1);
+        let told = Told::default();
+        let engines = (0..3)
+            .map(|node| {
+                Box::new(Recorder { node, told: told.clone(), stats: RoutingStats::default() })
+                    as Box<dyn RoutingEngine>
+            })
+            .collect();
+        let mut d = Dynamic::new(engines);
+        assert!(!d.take_path_changed());
+        let now = Instant::ZERO + meshbed_core::Duration::from_secs(3);
+        d.peer_unresponsive(&mut net, &mut stats, now, 2, 0);
+        assert_eq!(*told.borrow(), vec![(now, 2, 0)]);
+        // Told once, read once.
+        assert!(d.take_path_changed());
+        assert!(!d.take_path_changed());
+        assert_eq!(d.path_info(2, 0), Some(PathQuality::unmeasured(1)));
+        assert_eq!(d.path_info(1, 1), None);
+    }
 }

@@ -178,6 +178,9 @@ struct World {
     flows: Vec<Flow>,
     saturated: udp::SaturatedSources,
     net: NetStats,
+    /// Each node's PHY data rate, bit/s: the interface bandwidth that path
+    /// information carries (seed 004 eqs. 7–8).
+    node_rate_bps: Vec<u64>,
 }
 
 type Net = Network<Packet, SimEvent>;
@@ -316,6 +319,7 @@ impl Sim {
             flows,
             saturated,
             net: NetStats::new(n, scenario.flows.len()),
+            node_rate_bps: (0..n as NodeId).map(|node| u64::from(scenario.data_rate_kbps(node)) * 1000).collect(),
         };
         if let Some(d) = &mut world.router.dynamic {
             d.start(&mut net, &mut world.net, Instant::ZERO);
@@ -497,6 +501,7 @@ impl Host<Packet> for SimHost<'_> {
             }
         }
         w.notify_route_events(now);
+        w.update_path_info(net, now);
         Ok(())
     }
 
@@ -509,6 +514,7 @@ impl Host<Packet> for SimHost<'_> {
                     if payload.control {
                         let frame = dynamic::Heard { node, from, rx_power_mw, bytes: &payload.datagram };
                         d.control(net, &mut w.net, now, frame);
+                        w.update_path_info(net, now);
                         return Ok(());
                     }
                     payload.prev_hop = Some(from);
@@ -544,6 +550,7 @@ impl Host<Packet> for SimHost<'_> {
             Indication::TxReport(_) => unreachable!("the driver feeds tx reports to the relays"),
         }
         w.notify_route_events(now);
+        w.update_path_info(net, now);
         Ok(())
     }
 
@@ -578,6 +585,35 @@ impl World {
                 } else if fdst == *node && src == dst {
                     t.route_notice(now, Side::Receiver, up);
                 }
+            }
+        }
+    }
+
+    /// Hands each started transport flow's ends what routing at their node
+    /// now knows of the path to the peer (MTL's cross-layer input, seed 004
+    /// §III.B), when any routing engine may have changed its view: after
+    /// every control packet heard, routing timer, link failure or route
+    /// event. With OLSR-ETX that is at least once per probe interval (1 s)
+    /// while the node has neighbours. Each end gets only changes; the
+    /// interface bandwidth is its own node's data rate.
+    fn update_path_info(&mut self, net: &mut Net, now: Instant) {
+        let Some(d) = &mut self.router.dynamic else { return };
+        if !d.take_path_changed() {
+            return;
+        }
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let (src, dst, start) = (f.spec.src, f.spec.dst, f.start);
+            let Some(t) = f.transport_mut() else { continue };
+            if now < start {
+                continue;
+            }
+            for (side, node, peer) in [(Side::Sender, src, dst), (Side::Receiver, dst, src)] {
+                let info = d.path_info(node, peer).map(|q| meshbed_proto::PathInfo {
+                    hop_count: q.hop_count,
+                    max_link_loss: q.max_link_loss(),
+                    link_rate_bps: self.node_rate_bps[node as usize],
+                });
+                schedule_timer(net, now, i as u32, t.path_info(now, side, info));
             }
         }
     }
@@ -682,6 +718,13 @@ impl World {
         };
         let timer = step(t, &mut send);
         schedule_timer(net, now, flow, timer);
+        // MTL's transport module tells its routing module of a peer that
+        // stopped answering (seed 004 §III.B).
+        if t.take_peer_unresponsive() {
+            if let Some(d) = &mut router.dynamic {
+                d.peer_unresponsive(net, counters, now, node, peer);
+            }
+        }
     }
 }
 

@@ -102,6 +102,39 @@ pub struct FlowResult {
     /// the RTT statistics; `None` for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub echo: Option<EchoResult>,
+    /// What routing told the transport ends of their paths and what they
+    /// told routing (MTL's cross-layer exchange, seed 004 §III.B); `None`
+    /// when nothing was exchanged (static routing, UDP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_info: Option<PathInfoResult>,
+}
+
+/// A transport flow's cross-layer exchange with routing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PathInfoResult {
+    /// Path information delivered to either end (each a change).
+    pub updates: u64,
+    /// The last delivered to the sender (path to the receiver) and to the
+    /// receiver (path back), if any.
+    pub sender: Option<PathInfoSample>,
+    pub receiver: Option<PathInfoSample>,
+    /// `PeerUnresponsive` events the ends passed to their node's routing.
+    pub peer_unresponsive_events: u64,
+}
+
+/// One delivery of path information (`meshbed_proto::PathInfo`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PathInfoSample {
+    pub hop_count: u32,
+    /// P_max = max over the route's links of 1 − 1/ETX (seed 004 eq. 4).
+    pub max_link_loss: f64,
+    pub link_rate_bps: u64,
+}
+
+impl From<meshbed_proto::PathInfo> for PathInfoSample {
+    fn from(p: meshbed_proto::PathInfo) -> Self {
+        PathInfoSample { hop_count: p.hop_count, max_link_loss: p.max_link_loss, link_rate_bps: p.link_rate_bps }
+    }
 }
 
 /// An echo flow's requests and round-trip times ([`crate::echo`]).
@@ -163,6 +196,7 @@ impl FlowResult {
             sender: None,
             trace: Vec::new(),
             echo: None,
+            path_info: None,
         }
     }
 }
@@ -500,6 +534,12 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
             r.path = (t.path.datagrams > 0).then(|| t.path.clone());
             r.trace = t.trace.clone();
             r.sender = Some(t.sender_detail(t.completed_at.unwrap_or(end)));
+            r.path_info = (t.path_info_updates > 0 || t.peer_unresponsive_events > 0).then(|| PathInfoResult {
+                updates: t.path_info_updates,
+                sender: t.path_info[0].map(PathInfoSample::from),
+                receiver: t.path_info[1].map(PathInfoSample::from),
+                peer_unresponsive_events: t.peer_unresponsive_events,
+            });
             r.route_failed_notices = t.route_failed_notices;
             r.route_reestablished_notices = t.route_reestablished_notices;
             r.route_log = t

@@ -242,10 +242,29 @@ impl Routing {
         }
     }
 
+    /// The `kind` this routing has in a scenario file.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Routing::ShortestPath => "shortest-path",
+            Routing::Static { .. } => "static",
+            Routing::Dsr { .. } => "dsr",
+            Routing::Aodv { .. } => "aodv",
+            Routing::Olsr { .. } => "olsr",
+        }
+    }
+
     /// OLSR with its defaults (no link-layer notification), hop count or ETX.
     pub fn olsr(etx: bool) -> Routing {
         Routing::Olsr { etx, link_layer_notification: false, control_priority: true }
     }
+}
+
+/// Whether the transport `protocol` (a scenario name) takes path
+/// information from routing (`meshbed_proto::Engine::handle_path_info`) and
+/// so needs a routing module that measures links: MTL (seed 004 §III).
+/// Keyed on the name so that it holds before the protocol is parsed.
+pub fn needs_path_info(protocol: &str) -> bool {
+    protocol == "mtl"
 }
 
 /// Reads a table tagged with `kind = "..."` key by key. Serde's tagged
@@ -1090,6 +1109,7 @@ impl Scenario {
                 }
             }
             if let Some(name) = &f.protocol {
+                self.check_path_info_source(i, name)?;
                 let protocol = name.parse::<Protocol>().map_err(|_| {
                     let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
                     invalid(key("protocol"), format!("{name:?}"), format!("one of {}", names.join(", ")))
@@ -1171,6 +1191,30 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// A transport that takes its rate from the routing module's path
+    /// information needs that module: MTL's is OLSR with ETX (seed 004
+    /// §III.B), the only engine here whose path information measures link
+    /// quality. Names the routing key that must change.
+    fn check_path_info_source(&self, i: usize, protocol: &str) -> Result<(), ScenarioError> {
+        if !needs_path_info(protocol) {
+            return Ok(());
+        }
+        let why = format!(
+            "because flows[{i}].protocol = \"{protocol}\" takes its rate from the link ETX of its route: its routing module is OLSR with the ETX metric (seed 004 §III.B)"
+        );
+        match &self.routing {
+            Routing::Olsr { etx: true, .. } => Ok(()),
+            Routing::Olsr { etx: false, .. } => {
+                Err(invalid("routing.metric", "\"hop-count\"", format!("\"etx\" {why}")))
+            }
+            other => Err(invalid(
+                "routing.kind",
+                format!("\"{}\"", other.kind_name()),
+                format!("\"olsr\" with metric = \"etx\" {why}"),
+            )),
+        }
     }
 
     /// The built-in default: one saturated 1500-byte UDP flow along a 4-hop
@@ -1300,6 +1344,34 @@ mod tests {
 
     fn err_of(text: &str) -> String {
         Scenario::from_toml(text).unwrap_err().in_file("s.toml").to_string()
+    }
+
+    #[test]
+    fn a_transport_that_needs_path_info_needs_olsr_with_etx() {
+        let file = |routing: &str, protocol: &str| {
+            format!("duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n{routing}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"{protocol}\"\nbytes = 1000\n")
+        };
+        assert!(needs_path_info("mtl"));
+        assert!(Protocol::ALL.iter().all(|p| !needs_path_info(p.name())));
+        let e = err_of(&file("", "mtl"));
+        assert!(
+            e.contains("routing.kind = \"shortest-path\"") && e.contains("expected \"olsr\" with metric = \"etx\""),
+            "{e}"
+        );
+        assert!(e.contains("flows[0].protocol = \"mtl\""), "{e}");
+        let e = err_of(&file("[routing]\nkind = \"aodv\"\n", "mtl"));
+        assert!(e.contains("routing.kind = \"aodv\""), "{e}");
+        let e = err_of(&file("[routing]\nkind = \"olsr\"\n", "mtl"));
+        assert!(e.contains("routing.metric = \"hop-count\"") && e.contains("expected \"etx\""), "{e}");
+        // With OLSR-ETX the routing check passes (what follows is the
+        // protocol's own); other transports run over any routing.
+        let e = Scenario::from_toml(&file("[routing]\nkind = \"olsr\"\nmetric = \"etx\"\n", "mtl"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.as_deref().is_none_or(|e| !e.contains("routing.")), "{e:?}");
+        for routing in ["", "[routing]\nkind = \"olsr\"\n", "[routing]\nkind = \"aodv\"\n"] {
+            assert!(Scenario::from_toml(&file(routing, "tcp-newreno")).is_ok(), "{routing}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::scenario::{FlowSpec, IP_UDP_HEADER_BYTES};
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::connection::{EngineConfig, ReceiverEngine, SenderEngine};
-use meshbed_proto::engine::{Engine, EngineEvent, TraceSample};
+use meshbed_proto::engine::{Engine, EngineEvent, PathInfo, TraceSample};
 use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
 use meshbed_proto::Protocol;
@@ -217,6 +217,15 @@ pub(crate) struct Transport {
     /// Every notice delivered: when, to which side, and whether the route
     /// came back (`true`) or failed.
     pub route_log: Vec<(Instant, Side, bool)>,
+    /// Per side: the path information last delivered (`None` before any,
+    /// or after the route was lost), and how many deliveries in all (MTL's
+    /// cross-layer input, seed 004 §III.B).
+    pub path_info: [Option<PathInfo>; 2],
+    pub path_info_updates: u64,
+    /// `PeerUnresponsive` events of either side, and whether the side being
+    /// driven raised one that routing has not heard of yet.
+    pub peer_unresponsive_events: u64,
+    peer_unresponsive_pending: bool,
 }
 
 /// The IP packet size of a datagram (IP and UDP headers added).
@@ -274,7 +283,40 @@ impl Transport {
             route_failed_notices: 0,
             route_reestablished_notices: 0,
             route_log: Vec::new(),
+            path_info: [None; 2],
+            path_info_updates: 0,
+            peer_unresponsive_events: 0,
+            peer_unresponsive_pending: false,
         }
+    }
+
+    /// What routing at `side`'s node now knows of the path to the peer:
+    /// delivered to the engine only when it differs from what it last got
+    /// (a lost route is remembered as `None` and not delivered: the route
+    /// notice tells of it). The engine's deadline is read again, as after
+    /// any input, and a timer returned if it moved: a new rate takes effect
+    /// at once. An engine that ignores path information (the default)
+    /// keeps its deadline, so nothing is scheduled for it.
+    pub(crate) fn path_info(&mut self, now: Instant, side: Side, info: Option<PathInfo>) -> Option<Timer> {
+        let i = side as usize;
+        if self.done || self.path_info[i] == info {
+            return None;
+        }
+        self.path_info[i] = info;
+        let info = info?;
+        self.path_info_updates += 1;
+        let before = self.engine(side).poll_timeout();
+        self.engine(side).handle_path_info(now, info);
+        if self.engine(side).poll_timeout() == before {
+            return None;
+        }
+        self.rearm(side)
+    }
+
+    /// Whether the side just driven reported its peer unresponsive (the
+    /// caller tells that side's routing; taken once).
+    pub(crate) fn take_peer_unresponsive(&mut self) -> bool {
+        std::mem::take(&mut self.peer_unresponsive_pending)
     }
 
     /// Routing at `side`'s node lost (`up = false`) or found again the route
@@ -399,7 +441,11 @@ impl Transport {
                         self.trace.push(TraceRecord::new(side, &sample));
                     }
                 }
-                EngineEvent::Connected | EngineEvent::PeerUnresponsive => {}
+                EngineEvent::PeerUnresponsive => {
+                    self.peer_unresponsive_events += 1;
+                    self.peer_unresponsive_pending = true;
+                }
+                EngineEvent::Connected => {}
             }
         }
         if side == Side::Receiver {
@@ -625,6 +671,33 @@ fn tcp_config(spec: &FlowSpec) -> TcpConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_info_is_delivered_only_when_it_changes() {
+        let protocol = Protocol::TcpNewReno;
+        let spec = FlowSpec::transfer(0, 3, protocol, 1000);
+        let mut t = Transport::new(7, 0, &spec, protocol, Instant::ZERO, 1000);
+        let info = |hop_count, max_link_loss| PathInfo { hop_count, max_link_loss, link_rate_bps: 24_000_000 };
+        let now = Instant::ZERO + Duration::from_secs(1);
+        // TCP ignores path information: its deadline stays, no timer.
+        assert_eq!(t.path_info(now, Side::Sender, Some(info(3, 0.28))), None);
+        assert_eq!(t.path_info(now, Side::Sender, Some(info(3, 0.28))), None);
+        assert_eq!(t.path_info_updates, 1);
+        t.path_info(now, Side::Receiver, Some(info(3, 0.28)));
+        t.path_info(now, Side::Sender, Some(info(3, 0.1)));
+        assert_eq!(t.path_info_updates, 3);
+        // A lost route is remembered, not delivered; the same path after
+        // it is news again.
+        t.path_info(now, Side::Sender, None);
+        assert_eq!((t.path_info_updates, t.path_info[Side::Sender as usize]), (3, None));
+        t.path_info(now, Side::Sender, Some(info(3, 0.1)));
+        assert_eq!(t.path_info_updates, 4);
+        assert_eq!(t.path_info[Side::Receiver as usize], Some(info(3, 0.28)));
+        // A finished flow gets nothing.
+        t.finish();
+        t.path_info(now, Side::Sender, Some(info(4, 0.1)));
+        assert_eq!(t.path_info_updates, 4);
+    }
 
     #[test]
     fn verifier_regenerates_the_data_in_any_chunking() {
