@@ -77,8 +77,8 @@ pub struct MtlReceiver {
     /// known_end)` not held is a gap.
     known_end: u64,
     fin_seq: Option<u64>,
-    /// Requested EGNs and FIN answers, sent at the next `poll_transmit`.
-    answers: VecDeque<PendingEgn>,
+    /// A requested EGN or FIN answer, sent at the next `poll_transmit`.
+    answer: Option<PendingEgn>,
     /// An unsolicited EGN is due (at the Egn timer).
     gap_egn_due: Option<Instant>,
     last_egn_sent: Option<Instant>,
@@ -104,7 +104,7 @@ impl MtlReceiver {
             delivered: ReceiveBuffer::default(),
             known_end: 0,
             fin_seq: None,
-            answers: VecDeque::new(),
+            answer: None,
             gap_egn_due: None,
             last_egn_sent: None,
             last_gap_egn_sent: None,
@@ -164,7 +164,7 @@ impl MtlReceiver {
     fn fail(&mut self, reason: FailReason) {
         self.state = MtlReceiverState::Failed;
         self.events.push_back(EngineEvent::Failed(reason));
-        self.answers.clear();
+        self.answer = None;
         self.gap_egn_due = None;
         self.timers.stop_all();
     }
@@ -255,10 +255,15 @@ impl Engine for MtlReceiver {
         }
         self.check_finished();
         if fin || repr.control.contains(Control::SACK_REQ) || repr.control.contains(Control::SYN) {
-            self.answers.push_back(PendingEgn {
+            let answer = PendingEgn {
                 echo_seq: repr.seq,
                 requested: repr.control.contains(Control::SACK_REQ) || repr.control.contains(Control::SYN),
-            });
+            };
+            // One answer says everything (EGNs are cumulative): requests
+            // arriving before it leaves share it, echoing the latest, so a
+            // flood of requests cannot queue a flood of answers.
+            let requested = answer.requested || self.answer.is_some_and(|a| a.requested);
+            self.answer = Some(PendingEgn { requested, ..answer });
         }
         self.refresh_timers();
     }
@@ -288,7 +293,7 @@ impl Engine for MtlReceiver {
         if matches!(self.state, MtlReceiverState::Closed | MtlReceiverState::Failed) {
             return None;
         }
-        let (echo_seq, requested) = match self.answers.front() {
+        let (echo_seq, requested) = match self.answer {
             Some(a) => (a.echo_seq, a.requested),
             None => {
                 let due = self.gap_egn_due.is_some_and(|t| t <= now)
@@ -341,7 +346,7 @@ impl Engine for MtlReceiver {
         if let Some(t) = token {
             buf[repr.header_len()..len].copy_from_slice(&t);
         }
-        if self.answers.pop_front().is_none() {
+        if self.answer.take().is_none() {
             self.gap_egn_due = None;
             self.last_gap_egn_sent = Some(now);
         }

@@ -321,3 +321,14 @@ fn an_egn_about_bytes_never_sent_is_a_violation() {
     s.handle_input(ms(11), &egn(0, 0, 900, &[]));
     assert_eq!((s.bytes_acked(), s.stats().protocol_violations), (0, 1));
 }
+
+#[test]
+fn requests_before_the_answer_leaves_share_one_answer() {
+    let mut r = MtlReceiver::new(config(), CONN, ms(0));
+    for seq in [0, 100, 200] {
+        r.handle_input(ms(1), &sender_packet(Control::SACK_REQ, seq, &[1; 100]));
+    }
+    let out = drain(&mut r, ms(1));
+    assert_eq!(out.len(), 1, "one cumulative answer");
+    assert_eq!((out[0].0.seq, out[0].0.ack), (200, 300), "echoing the latest request");
+}
