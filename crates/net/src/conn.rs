@@ -80,7 +80,8 @@ impl EngineOptions {
     pub fn sender(&self, protocol: Protocol, connection_id: u32, now: Instant) -> SenderEngine {
         let config = self.config(protocol);
         let window = match &config {
-            EngineConfig::Tcp { .. } => SEND_WINDOW_BYTES,
+            // MTL's own sending buffer (200 KB) lives inside that window.
+            EngineConfig::Tcp { .. } | EngineConfig::Mtl(_) => SEND_WINDOW_BYTES,
             EngineConfig::Atp(c) => usize::try_from(c.send_window_bytes())
                 .unwrap_or(usize::MAX)
                 .clamp(SEND_WINDOW_BYTES, MAX_SEND_WINDOW_BYTES),

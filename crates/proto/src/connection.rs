@@ -15,6 +15,7 @@
 
 use crate::atp::{AtpConfig, AtpReceiver, AtpSender};
 use crate::engine::{Engine, Protocol};
+use crate::mtl::{MtlConfig, MtlReceiver, MtlSender};
 use crate::stream::{ReceiveStream, SendStream};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpSenderStats, TcpVariant};
 use crate::wire::ProtocolId;
@@ -22,7 +23,7 @@ use meshbed_core::Instant;
 
 /// Protocol code in a connection id's top four bits: 1 + index in
 /// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno, 7 tcp-newreno-elfn,
-/// 8 tcp-reno-paced, 9 tcp-newreno-paced); 0 and 10–15 are unused.
+/// 8 tcp-reno-paced, 9 tcp-newreno-paced, 10 mtl); 0 and 11–15 are unused.
 pub fn protocol_code(protocol: Protocol) -> u32 {
     Protocol::ALL.iter().position(|&p| p == protocol).expect("listed") as u32 + 1
 }
@@ -38,7 +39,9 @@ pub fn protocol_of(connection_id: u32) -> Option<Protocol> {
     code.checked_sub(1).and_then(|i| Protocol::ALL.get(i).copied())
 }
 
-/// The protocol id the wire header carries for `protocol`'s family.
+/// The protocol id the wire header carries for `protocol`'s family. MTL
+/// rides TCP's id: relays stamp ATP's D_max on ATP's id only, and MTL has
+/// no use for it; the connection id tells an MTL receiver from a TCP one.
 pub fn wire_id(protocol: Protocol) -> ProtocolId {
     if protocol.is_atp() {
         ProtocolId::Atp
@@ -61,6 +64,8 @@ pub enum EngineConfig {
         variant: TcpVariant,
         config: TcpConfig,
     },
+    /// MTL's transport module.
+    Mtl(MtlConfig),
 }
 
 impl EngineConfig {
@@ -69,11 +74,17 @@ impl EngineConfig {
     /// [`TcpConfig::elfn`] (on for `tcp-newreno-elfn` only), whatever `tcp`
     /// set: plain TCP ignores route notices (issue 12); likewise
     /// [`TcpConfig::pacing`] (on for the `-paced` protocols only, issue 13).
+    /// MTL takes its segment size, idle timeout and reorder limit from the
+    /// TCP settings ([`MtlConfig::from_tcp`]), everything else from its
+    /// defaults; a driver wanting more builds [`EngineConfig::Mtl`] itself.
     pub fn new(
         protocol: Protocol,
         atp: impl FnOnce(AtpConfig) -> AtpConfig,
         tcp: impl FnOnce() -> TcpConfig,
     ) -> EngineConfig {
+        if protocol == Protocol::Mtl {
+            return EngineConfig::Mtl(MtlConfig::from_tcp(&tcp()));
+        }
         match TcpVariant::from_protocol(protocol) {
             Some(variant) => {
                 let config =
@@ -89,6 +100,7 @@ impl EngineConfig {
 pub enum SenderEngine {
     Atp(AtpSender),
     Tcp(TcpSender),
+    Mtl(MtlSender),
 }
 
 impl SenderEngine {
@@ -99,6 +111,7 @@ impl SenderEngine {
             EngineConfig::Tcp { variant, config } => {
                 SenderEngine::Tcp(TcpSender::new(config.clone(), *variant, connection_id, data, now))
             }
+            EngineConfig::Mtl(c) => SenderEngine::Mtl(MtlSender::new(c.clone(), connection_id, data, now)),
         }
     }
     /// A sender the application writes into through [`SendStream`], holding
@@ -111,6 +124,9 @@ impl SenderEngine {
             EngineConfig::Tcp { variant, config } => {
                 SenderEngine::Tcp(TcpSender::streaming(config.clone(), *variant, connection_id, window_bytes, now))
             }
+            EngineConfig::Mtl(c) => {
+                SenderEngine::Mtl(MtlSender::streaming(c.clone(), connection_id, window_bytes, now))
+            }
         }
     }
     /// The engine with its application side (writing the stream).
@@ -118,6 +134,7 @@ impl SenderEngine {
         match self {
             SenderEngine::Atp(e) => e,
             SenderEngine::Tcp(e) => e,
+            SenderEngine::Mtl(e) => e,
         }
     }
     /// The bare engine surface, for a driver that keeps `&mut dyn Engine`.
@@ -125,19 +142,21 @@ impl SenderEngine {
         match self {
             SenderEngine::Atp(e) => e,
             SenderEngine::Tcp(e) => e,
+            SenderEngine::Mtl(e) => e,
         }
     }
     pub fn engine_ref(&self) -> &dyn Engine {
         match self {
             SenderEngine::Atp(e) => e,
             SenderEngine::Tcp(e) => e,
+            SenderEngine::Mtl(e) => e,
         }
     }
     /// The TCP sender's own counters (slow starts, RTO, ELFN standby) up to
-    /// `now`; `None` for ATP.
+    /// `now`; `None` for ATP and MTL.
     pub fn tcp_stats(&self, now: Instant) -> Option<TcpSenderStats> {
         match self {
-            SenderEngine::Atp(_) => None,
+            SenderEngine::Atp(_) | SenderEngine::Mtl(_) => None,
             SenderEngine::Tcp(e) => Some(e.tcp_stats(now)),
         }
     }
@@ -149,6 +168,7 @@ impl SenderEngine {
 pub enum ReceiverEngine {
     Atp(AtpReceiver),
     Tcp(TcpReceiver),
+    Mtl(MtlReceiver),
 }
 
 impl ReceiverEngine {
@@ -158,6 +178,7 @@ impl ReceiverEngine {
             EngineConfig::Tcp { config, .. } => {
                 ReceiverEngine::Tcp(TcpReceiver::new(config.clone(), connection_id, now))
             }
+            EngineConfig::Mtl(c) => ReceiverEngine::Mtl(MtlReceiver::new(c.clone(), connection_id, now)),
         }
     }
     /// The engine with its application side (reading the stream, the
@@ -166,6 +187,7 @@ impl ReceiverEngine {
         match self {
             ReceiverEngine::Atp(e) => e,
             ReceiverEngine::Tcp(e) => e,
+            ReceiverEngine::Mtl(e) => e,
         }
     }
     /// The bare engine surface, for a driver that keeps `&mut dyn Engine`.
@@ -173,12 +195,14 @@ impl ReceiverEngine {
         match self {
             ReceiverEngine::Atp(e) => e,
             ReceiverEngine::Tcp(e) => e,
+            ReceiverEngine::Mtl(e) => e,
         }
     }
     pub fn engine_ref(&self) -> &dyn Engine {
         match self {
             ReceiverEngine::Atp(e) => e,
             ReceiverEngine::Tcp(e) => e,
+            ReceiverEngine::Mtl(e) => e,
         }
     }
     /// In-order bytes not yet taken.
@@ -190,6 +214,7 @@ impl ReceiverEngine {
         match self {
             ReceiverEngine::Atp(e) => e.reorder_charge(),
             ReceiverEngine::Tcp(e) => e.reorder_charge(),
+            ReceiverEngine::Mtl(e) => e.reorder_charge(),
         }
     }
     /// The most its out-of-order bytes may be charged from now on.
@@ -197,6 +222,7 @@ impl ReceiverEngine {
         match self {
             ReceiverEngine::Atp(e) => e.set_reorder_limit(bytes),
             ReceiverEngine::Tcp(e) => e.set_reorder_limit(bytes),
+            ReceiverEngine::Mtl(e) => e.set_reorder_limit(bytes),
         }
     }
 }
@@ -214,7 +240,8 @@ mod tests {
         }
         assert_eq!(protocol_of(0x0123_4567), None);
         assert_eq!(protocol_of(0x8123_4567), Some(Protocol::TcpRenoPaced));
-        assert_eq!(protocol_of(0xa123_4567), None);
+        assert_eq!(protocol_of(0xa123_4567), Some(Protocol::Mtl));
+        assert_eq!(protocol_of(0xb123_4567), None);
     }
 
     #[test]
@@ -225,6 +252,8 @@ mod tests {
             let sender = SenderEngine::with_data(&config, connection_id(p, 1), vec![1; 10], Instant::ZERO);
             assert_eq!(matches!(receiver, ReceiverEngine::Atp(_)), p.is_atp(), "{p}");
             assert_eq!(matches!(sender, SenderEngine::Atp(_)), p.is_atp(), "{p}");
+            assert_eq!(matches!(receiver, ReceiverEngine::Mtl(_)), p == Protocol::Mtl, "{p}");
+            assert_eq!(matches!(sender, SenderEngine::Mtl(_)), p == Protocol::Mtl, "{p}");
             assert!(
                 wire_matches(p, wire_id(p))
                     && !wire_matches(p, if p.is_atp() { ProtocolId::Tcp } else { ProtocolId::Atp })

@@ -122,6 +122,10 @@ pub enum TraceSample {
     /// 002 §4.3.2, or a "route failed" notice, §4.3.3: `route_failure`) or
     /// ended with the answer to a probe.
     Probing { at: Instant, entered: bool, route_failure: bool },
+    /// MTL sender: the rate R of seed 004 eq. 9 now in use, packets per second.
+    MtlRate { at: Instant, rate_pps: f64 },
+    /// MTL sender: FHD̄, the averaged 4-hop delay of seed 004 eq. 10.
+    Fhd { at: Instant, fhd: Duration },
 }
 
 /// Counters every engine keeps.
@@ -217,12 +221,15 @@ pub enum Protocol {
     TcpRenoPaced,
     /// NewReno with the same pacing.
     TcpNewRenoPaced,
+    /// MTL's transport module (seed 004 §III.C): Explicit Gap Notifications
+    /// and the four-hop-delay rate ([`crate::mtl`]).
+    Mtl,
 }
 
 impl Protocol {
     /// Every protocol; new ones go at the end, since a connection id carries
     /// the index ([`crate::connection::protocol_code`]).
-    pub const ALL: [Protocol; 9] = [
+    pub const ALL: [Protocol; 10] = [
         Protocol::AtpDefault,
         Protocol::AtpAggressive,
         Protocol::AtpAdaptive,
@@ -232,6 +239,7 @@ impl Protocol {
         Protocol::TcpNewRenoElfn,
         Protocol::TcpRenoPaced,
         Protocol::TcpNewRenoPaced,
+        Protocol::Mtl,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -244,6 +252,7 @@ impl Protocol {
             Protocol::TcpNewRenoElfn => "tcp-newreno-elfn",
             Protocol::TcpRenoPaced => "tcp-reno-paced",
             Protocol::TcpNewRenoPaced => "tcp-newreno-paced",
+            Protocol::Mtl => "mtl",
         }
     }
     /// Whether the sender paces its segments ([`crate::tcp::TcpConfig::pacing`]).

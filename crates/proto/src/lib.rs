@@ -12,6 +12,8 @@
 //! * [`atp`]: the ATP sender and receiver with default, aggressive and adaptive
 //!   presets (seed 002 §4.2–4.3, seed 001 §2–3, seed 000 §V.A).
 //! * [`tcp`]: TCP Tahoe, Reno and NewReno over the same encapsulation.
+//! * [`mtl`]: MTL's transport module: Explicit Gap Notifications, a 200 KB
+//!   sending buffer and the four-hop-delay rate (seed 004 §III.C).
 //! * [`stream`]: the application side of the engines: a sender's bounded
 //!   window refilled as data is acknowledged, and the commit confirmation.
 //! * [`reorder`]: the out-of-order store both receivers share, charged for
@@ -30,6 +32,7 @@ pub mod engine;
 /// with the `harness` feature (dev-dependencies turn it on).
 #[cfg(any(test, feature = "harness"))]
 pub mod harness;
+pub mod mtl;
 pub mod relay;
 pub mod reorder;
 pub mod stream;

@@ -132,6 +132,8 @@ impl TraceRecord {
             TraceSample::RttSample { at, rtt } => (at, "rtt_s", rtt.as_secs_f64()),
             TraceSample::SlowStart { at, entered } => (at, "slow_start", f64::from(u8::from(entered))),
             TraceSample::Standby { at, entered } => (at, "standby", f64::from(u8::from(entered))),
+            TraceSample::MtlRate { at, rate_pps } => (at, "rate_pps", rate_pps),
+            TraceSample::Fhd { at, fhd } => (at, "fhd_s", fhd.as_secs_f64()),
             // 1: probing after missed feedback, 2: after a route failure, 0: ended.
             TraceSample::Probing { at, entered, route_failure } => (
                 at,
@@ -521,6 +523,7 @@ impl Transport {
             SenderEngine::Atp(a) => {
                 crate::report::SenderDetail { route_failure_probes: Some(a.route_failure_probes()), tcp: None }
             }
+            SenderEngine::Mtl(_) => crate::report::SenderDetail { route_failure_probes: None, tcp: None },
             SenderEngine::Tcp(_) => crate::report::SenderDetail {
                 route_failure_probes: None,
                 tcp: self.sender.tcp_stats(now).map(|t| crate::report::TcpDetail {

@@ -102,9 +102,13 @@ fn ints(key: &str, v: impl IntoIterator<Item = i64>) -> Axis {
 
 /// The protocols the thesis compares, plus Reno and NewReno: every protocol
 /// but TCP-ELFN, which needs routing that reacts (these built-ins' routes
-/// are static), and the paced TCPs of seed 003 §6, run by their own study.
+/// are static), the paced TCPs of seed 003 §6, run by their own study,
+/// and MTL (seed 004), whose experiments are its own (issue 14).
 pub fn compared() -> Vec<Protocol> {
-    Protocol::ALL.into_iter().filter(|p| *p != Protocol::TcpNewRenoElfn && !p.is_paced()).collect()
+    Protocol::ALL
+        .into_iter()
+        .filter(|p| *p != Protocol::TcpNewRenoElfn && !p.is_paced() && *p != Protocol::Mtl)
+        .collect()
 }
 
 /// A 6-hop static chain on a testbed with `flows` 2 MB transfers from the

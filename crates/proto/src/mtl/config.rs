@@ -1,0 +1,152 @@
+//! MTL transport settings (seed 004 §III.C). Every value the paper gives is
+//! its default; every value it leaves open is a field with the reason for
+//! its default (also listed in docs/PROTOCOLS.md, "MTL's transport module").
+
+use crate::tcp::TcpConfig;
+use crate::wire::HEADER_LEN;
+use meshbed_core::Duration;
+
+/// Parameters shared by the MTL sender and receiver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MtlConfig {
+    /// Application bytes per data packet. Default 1436, TCP's: a 1500-byte
+    /// IP packet (the paper's 1,460-byte transport packets, §IV, are set by
+    /// the scenario's packet size).
+    pub max_payload: usize,
+    /// Bytes below the meshbed header that count in s_data and s_EGN of eq. 7
+    /// (IPv4 + UDP: 28), so that the sizes are what the interface sends.
+    pub lower_header_bytes: usize,
+    /// The sending buffer: bytes sent and not yet known received (§III.C.1:
+    /// "200 kbytes by default").
+    pub send_buffer_bytes: u64,
+    /// The interface bandwidth b of eqs. 7–8 while no routing module says
+    /// otherwise ([`crate::PathInfo::link_rate_bps`]). Default 54 Mbit/s,
+    /// the 802.11g rate of §IV.
+    pub link_rate_bps: u64,
+    /// EWMA weight α of the old FHD̄ (eq. 10: 0.7).
+    pub alpha: f64,
+    /// Inter-packet gap before the first FHD sample. The paper is silent on
+    /// start-up; one packet per 10 ms (≈ 1.2 Mbit/s at 1460 bytes) lasts one
+    /// round trip, until the first probe is answered.
+    pub initial_interval: Duration,
+    /// At most one RTT probe (an explicit EGN request on a first-transmission
+    /// data packet) per this interval. §III.C.2.b takes FHD from RTT
+    /// measurements without saying which packets; 100 ms gives a few
+    /// samples per second at little feedback cost.
+    pub rtt_probe_interval: Duration,
+    /// A gap is retransmitted again only after this many smoothed RTTs since
+    /// its last copy (the retransmission could not have arrived earlier).
+    pub retransmit_guard_rtts: f64,
+    /// The receiver sends an unsolicited EGN for a new gap at most once per
+    /// this interval (a burst of losses makes one EGN, not one per packet).
+    /// Requested EGNs and FIN answers are never delayed.
+    pub egn_min_interval: Duration,
+    /// While a gap stays unfilled the receiver repeats its EGN this long
+    /// after the last one (a lost EGN or a lost retransmission is recovered
+    /// without waiting for the buffer to fill).
+    pub egn_repeat_interval: Duration,
+    /// The most gaps one EGN names (≤ [`crate::wire::MAX_SACK_BLOCKS`], 20).
+    pub max_gaps_per_egn: usize,
+    /// An unanswered explicit EGN request (buffer full, or nothing new to
+    /// send) is repeated after max(this, 2·SRTT).
+    pub min_request_interval: Duration,
+    /// SYN probes repeat this often until answered.
+    pub syn_interval: Duration,
+    /// The sender reports [`crate::EngineEvent::PeerUnresponsive`] once the
+    /// receiver has been silent this long while something waits for an
+    /// answer (§III.B: "in case a peer is not responding, the routing
+    /// module is notified"). Shorter than `idle_timeout`.
+    pub unresponsive_after: Duration,
+    /// Silence after which a side gives up with `PeerUnreachable`.
+    pub idle_timeout: Duration,
+    /// A finished receiver answers repeated FINs this long after the last
+    /// packet from the sender, then closes.
+    pub linger: Duration,
+    /// The receiver's memory guard for out-of-order data ([`crate::reorder`]).
+    pub max_reorder_bytes: u64,
+    /// Emit trace samples (rate, FHD, RTT, retransmissions).
+    pub trace: bool,
+}
+
+impl Default for MtlConfig {
+    fn default() -> Self {
+        MtlConfig {
+            max_payload: 1500 - 20 - 8 - HEADER_LEN,
+            lower_header_bytes: 28,
+            send_buffer_bytes: 200_000,
+            link_rate_bps: 54_000_000,
+            alpha: 0.7,
+            initial_interval: Duration::from_millis(10),
+            rtt_probe_interval: Duration::from_millis(100),
+            retransmit_guard_rtts: 1.0,
+            egn_min_interval: Duration::from_millis(5),
+            egn_repeat_interval: Duration::from_millis(100),
+            max_gaps_per_egn: crate::wire::MAX_SACK_BLOCKS,
+            min_request_interval: Duration::from_millis(20),
+            syn_interval: Duration::from_millis(500),
+            unresponsive_after: Duration::from_secs(2),
+            idle_timeout: Duration::from_secs(100),
+            linger: Duration::from_secs(5),
+            max_reorder_bytes: 256 << 20,
+            trace: false,
+        }
+    }
+}
+
+impl MtlConfig {
+    /// The settings a driver that only knows TCP's gives MTL: the segment
+    /// size, the idle timeout and the reorder limit are the transport's, not
+    /// TCP's own ([`crate::connection::EngineConfig::new`]).
+    pub fn from_tcp(tcp: &TcpConfig) -> MtlConfig {
+        MtlConfig {
+            max_payload: tcp.mss_bytes,
+            idle_timeout: tcp.idle_timeout,
+            max_reorder_bytes: tcp.max_reorder_bytes,
+            unresponsive_after: MtlConfig::default()
+                .unresponsive_after
+                .min(Duration::from_nanos(tcp.idle_timeout.as_nanos() / 2)),
+            ..MtlConfig::default()
+        }
+    }
+
+    /// Replaces values that would stall or loop an engine (zero sizes and
+    /// intervals, α outside [0, 1)) with the smallest workable ones.
+    pub(crate) fn sanitized(&self) -> MtlConfig {
+        let one_ns = Duration::from_nanos(1);
+        let default = MtlConfig::default();
+        MtlConfig {
+            max_payload: self.max_payload.max(1),
+            lower_header_bytes: self.lower_header_bytes,
+            send_buffer_bytes: self.send_buffer_bytes.max(1),
+            link_rate_bps: if self.link_rate_bps == 0 { default.link_rate_bps } else { self.link_rate_bps },
+            alpha: if (0.0..1.0).contains(&self.alpha) { self.alpha } else { default.alpha },
+            initial_interval: self.initial_interval.max(one_ns),
+            rtt_probe_interval: self.rtt_probe_interval.max(one_ns),
+            retransmit_guard_rtts: if self.retransmit_guard_rtts.is_finite() {
+                self.retransmit_guard_rtts.max(0.0)
+            } else {
+                default.retransmit_guard_rtts
+            },
+            egn_min_interval: self.egn_min_interval,
+            egn_repeat_interval: self.egn_repeat_interval.max(one_ns),
+            max_gaps_per_egn: self.max_gaps_per_egn.clamp(1, crate::wire::MAX_SACK_BLOCKS),
+            min_request_interval: self.min_request_interval.max(one_ns),
+            syn_interval: self.syn_interval.max(one_ns),
+            unresponsive_after: self.unresponsive_after.max(one_ns),
+            idle_timeout: self.idle_timeout.max(one_ns),
+            linger: self.linger,
+            max_reorder_bytes: self.max_reorder_bytes,
+            trace: self.trace,
+        }
+    }
+
+    /// s_data of eq. 7: a full data packet as the interface sends it, bytes.
+    pub fn data_packet_bytes(&self) -> u64 {
+        (self.max_payload + HEADER_LEN + self.lower_header_bytes) as u64
+    }
+
+    /// s_EGN of eq. 7: an EGN naming no gap (what answers a probe), bytes.
+    pub fn egn_packet_bytes(&self) -> u64 {
+        (HEADER_LEN + self.lower_header_bytes) as u64
+    }
+}

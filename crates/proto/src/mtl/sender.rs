@@ -1,0 +1,654 @@
+//! The MTL sender: the sending buffer, EGN-driven retransmission, the
+//! explicit EGN request and the rate of eqs. 6–10 (seed 004 §III.C).
+
+use super::config::MtlConfig;
+use super::{fhd_average_s, fhd_s, rate_pps};
+use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TimerId, TimerTable, TraceSample, Transmit};
+use crate::stream::{CommitToken, SendBuffer, SendStream};
+use crate::wire::{self, Control, ProtocolId, Repr};
+use meshbed_core::{Duration, Instant};
+use std::collections::{BTreeSet, VecDeque};
+
+/// Where the sender is in its life.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MtlSenderState {
+    /// Sending a SYN (with SACK-REQ) every `syn_interval` until any EGN
+    /// answers.
+    Connecting,
+    Established,
+    /// Every byte and the FIN confirmed received.
+    Finished,
+    Failed,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// Nothing heard for `idle_timeout` while waiting for an answer.
+    Idle = 0,
+    /// Every byte acknowledged: the commit confirmation is due by now.
+    Confirm = 1,
+    /// Nothing heard for `unresponsive_after`: tell the routing module.
+    Unresponsive = 2,
+    /// The next datagram may leave (pacing, SYN, request or FIN repeat);
+    /// served by `poll_transmit`.
+    Send = 3,
+}
+const TIMERS: usize = 4;
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Confirm, Timer::Unresponsive, Timer::Send];
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One `max_payload`-sized packet of the sending buffer.
+#[derive(Copy, Clone, Debug, Default)]
+struct Segment {
+    first_sent: Option<Instant>,
+    last_sent: Option<Instant>,
+    /// Waits in the retransmission queue.
+    queued: bool,
+}
+
+/// What the next datagram carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Next {
+    Syn,
+    Segment(usize),
+    /// The explicit EGN request (header only, SACK-REQ), the held packet
+    /// kept back.
+    Request,
+    Fin,
+}
+
+/// The sending side of one MTL connection.
+///
+/// Created with all the data ([`MtlSender::new`]) or with a window the
+/// application refills ([`MtlSender::streaming`]). The driver calls the
+/// [`Engine`] methods in the order of [`crate::engine`], and
+/// [`Engine::handle_path_info`] whenever the routing module's view of the
+/// path changes. Reports `Connected` when the SYN is answered, `Finished`
+/// when an EGN answering the FIN acknowledges every byte,
+/// `PeerUnresponsive` once per silence of `unresponsive_after`, and
+/// `Failed(PeerUnreachable)` after `idle_timeout` of silence.
+///
+/// * Sending buffer (§III.C.1): bytes sent and not covered by the
+///   cumulative ack, at most `send_buffer_bytes`. The packet that would
+///   overflow it is held back.
+/// * Lifetime of the current buffer: the time since its oldest packet (the
+///   first not cumulatively acknowledged) was first sent. If the buffer is
+///   full (or everything written is sent and the stream is not finished)
+///   and no EGN arrived within that lifetime, the sender sends an explicit
+///   EGN request at once; after an EGN, or an unanswered request, it asks
+///   again `max(min_request_interval, 2·SRTT)` later. The answer releases
+///   the buffer up to its ack, and the held packet goes at once.
+/// * Retransmission: exactly the gaps an EGN names, each packet at most
+///   once per `retransmit_guard_rtts` × SRTT, before new data, paced.
+/// * RTT samples (Karn): from an RTT probe — SACK-REQ on a first
+///   transmission, at most one per `rtt_probe_interval` — to the EGN that
+///   echoes its sequence number, and from the SYN to its answer when only
+///   one SYN was sent. Each sample gives an FHD (eqs. 7–8) averaged into
+///   FHD̄ (eq. 10), and the inter-packet gap is 1/R = FHD̄ · (1 + P_max)
+///   (eq. 9); before the first sample it is `initial_interval`.
+/// * Path: h, P_max and b from [`PathInfo`]; without one (no routing
+///   module, e.g. real UDP) h = 1, P_max = 0 and b = `link_rate_bps`.
+#[derive(Debug)]
+pub struct MtlSender {
+    config: MtlConfig,
+    connection_id: u32,
+    buf: SendBuffer,
+    state: MtlSenderState,
+    /// Segment `seg_base + k` is `segments[k]`; earlier ones are acked.
+    segments: VecDeque<Segment>,
+    seg_base: usize,
+    next_new: usize,
+    retx: BTreeSet<usize>,
+    /// Cumulative ack: bytes `[0, acked)` are received.
+    acked: u64,
+    next_send: Instant,
+    hop_count: u32,
+    max_link_loss: f64,
+    link_rate_bps: u64,
+    fhd_avg_s: Option<f64>,
+    srtt: Option<Duration>,
+    /// The outstanding RTT probe: sequence number and send time.
+    probe: Option<(u64, Instant)>,
+    last_probe_at: Option<Instant>,
+    syn_next_at: Instant,
+    syn_sent_at: Option<Instant>,
+    syns_sent: u32,
+    fin_sent_at: Option<Instant>,
+    request_sent_at: Option<Instant>,
+    last_egn_at: Option<Instant>,
+    last_heard: Instant,
+    /// When the sender last began waiting for an answer after having none
+    /// outstanding: silence is counted from the later of this and `last_heard`.
+    waiting_since: Instant,
+    unresponsive_reported: bool,
+    commit_token: Option<CommitToken>,
+    confirm_deadline: Option<Instant>,
+    timers: TimerTable<Timer, TIMERS>,
+    events: VecDeque<EngineEvent>,
+    stats: Stats,
+}
+
+impl MtlSender {
+    /// A sender that will deliver `data` to the receiver of `connection_id`.
+    pub fn new(config: MtlConfig, connection_id: u32, data: Vec<u8>, now: Instant) -> Self {
+        Self::with_buffer(config, connection_id, SendBuffer::complete(data), now)
+    }
+
+    /// A sender whose application writes the stream through [`SendStream`],
+    /// holding at most `window_bytes` unacknowledged and unsent bytes.
+    pub fn streaming(config: MtlConfig, connection_id: u32, window_bytes: usize, now: Instant) -> Self {
+        Self::with_buffer(config, connection_id, SendBuffer::new(window_bytes), now)
+    }
+
+    fn with_buffer(config: MtlConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
+        let config = config.sanitized();
+        let mut sender = MtlSender {
+            link_rate_bps: config.link_rate_bps,
+            config,
+            connection_id,
+            buf,
+            state: MtlSenderState::Connecting,
+            segments: VecDeque::new(),
+            seg_base: 0,
+            next_new: 0,
+            retx: BTreeSet::new(),
+            acked: 0,
+            next_send: now,
+            hop_count: 1,
+            max_link_loss: 0.0,
+            fhd_avg_s: None,
+            srtt: None,
+            probe: None,
+            last_probe_at: None,
+            syn_next_at: now,
+            syn_sent_at: None,
+            syns_sent: 0,
+            fin_sent_at: None,
+            request_sent_at: None,
+            last_egn_at: None,
+            last_heard: now,
+            waiting_since: now,
+            unresponsive_reported: false,
+            commit_token: None,
+            confirm_deadline: None,
+            timers: TimerTable::default(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        };
+        sender.refresh_timers();
+        sender
+    }
+
+    pub fn config(&self) -> &MtlConfig {
+        &self.config
+    }
+    pub fn state(&self) -> MtlSenderState {
+        self.state
+    }
+    /// Bytes the receiver acknowledged cumulatively.
+    pub fn bytes_acked(&self) -> u64 {
+        self.acked
+    }
+    /// Bytes in the sending buffer: sent and not known received.
+    pub fn buffered_bytes(&self) -> u64 {
+        self.sent_end() - self.acked
+    }
+    /// FHD̄ of eq. 10, once measured.
+    pub fn fhd_avg(&self) -> Option<Duration> {
+        self.fhd_avg_s.map(Duration::from_secs_f64)
+    }
+    /// The smoothed RTT, once measured.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+    /// The inter-packet gap in use: FHD̄ · (1 + P_max) (eq. 9), or
+    /// `initial_interval` before the first sample.
+    pub fn interval(&self) -> Duration {
+        match self.fhd_avg_s {
+            Some(fhd) => Duration::from_secs_f64(1.0 / rate_pps(fhd, self.max_link_loss)).max(Duration::from_nanos(1)),
+            None => self.config.initial_interval,
+        }
+    }
+    /// The rate R in packets per second (eq. 9).
+    pub fn rate_pps(&self) -> f64 {
+        1.0 / self.interval().as_secs_f64()
+    }
+    /// Packets waiting for retransmission.
+    pub fn retransmit_queue_len(&self) -> usize {
+        self.retx.len()
+    }
+    /// Whether a packet is held back because the sending buffer is full.
+    pub fn is_holding(&self) -> bool {
+        self.state == MtlSenderState::Established
+            && self.next_new < self.sendable_segments()
+            && !self.fits(self.next_new)
+    }
+
+    fn len(&self) -> u64 {
+        self.buf.written_end()
+    }
+    fn mp(&self) -> u64 {
+        self.config.max_payload as u64
+    }
+    /// Every full segment written, and the last partial one once finished.
+    fn sendable_segments(&self) -> usize {
+        let n = match self.buf.end() {
+            Some(end) => end.div_ceil(self.mp()),
+            None => self.len() / self.mp(),
+        };
+        usize::try_from(n).unwrap_or(usize::MAX)
+    }
+    fn seg_start(&self, i: usize) -> u64 {
+        (i as u64).saturating_mul(self.mp())
+    }
+    fn seg_end(&self, i: usize) -> u64 {
+        self.seg_start(i + 1).min(self.len())
+    }
+    fn seg_of(&self, offset: u64) -> usize {
+        usize::try_from(offset / self.mp()).unwrap_or(usize::MAX)
+    }
+    fn seg(&mut self, i: usize) -> &mut Segment {
+        &mut self.segments[i - self.seg_base]
+    }
+    fn sent_end(&self) -> u64 {
+        if self.next_new == 0 {
+            0
+        } else {
+            self.seg_end(self.next_new - 1)
+        }
+    }
+    /// Whether segment `i`, sent now, stays within the sending buffer (one
+    /// packet always fits an empty buffer).
+    fn fits(&self, i: usize) -> bool {
+        let in_buffer = self.sent_end() - self.acked;
+        in_buffer == 0 || in_buffer + (self.seg_end(i) - self.seg_start(i)) <= self.config.send_buffer_bytes
+    }
+    fn is_closed_state(&self) -> bool {
+        matches!(self.state, MtlSenderState::Finished | MtlSenderState::Failed)
+    }
+    /// Whether the sender waits for an answer (silence then counts).
+    fn waiting(&self) -> bool {
+        match self.state {
+            MtlSenderState::Connecting => self.syns_sent > 0,
+            MtlSenderState::Established => self.acked < self.sent_end() || self.fin_sent_at.is_some(),
+            _ => false,
+        }
+    }
+    fn silence_since(&self) -> Instant {
+        self.last_heard.max(self.waiting_since)
+    }
+    /// Unanswered requests and FINs repeat this often.
+    fn request_interval(&self) -> Duration {
+        self.config.min_request_interval.max(self.srtt.unwrap_or(Duration::ZERO) * 2)
+    }
+    fn retransmit_guard(&self) -> Duration {
+        let rtt = self.srtt.unwrap_or(Duration::ZERO).as_secs_f64();
+        Duration::from_secs_f64(rtt * self.config.retransmit_guard_rtts)
+    }
+
+    fn trace(&mut self, sample: TraceSample) {
+        if self.config.trace {
+            self.events.push_back(EngineEvent::Trace(sample));
+        }
+    }
+
+    fn fail(&mut self, reason: FailReason) {
+        self.state = MtlSenderState::Failed;
+        self.events.push_back(EngineEvent::Failed(reason));
+        self.timers.stop_all();
+    }
+
+    /// When the explicit EGN request is due, if the sender is blocked (the
+    /// buffer full, or everything written sent with the stream open) with
+    /// data not known received. See the type's doc for the rule.
+    fn request_due_at(&self) -> Option<Instant> {
+        let all_sent = self.next_new >= self.sendable_segments();
+        let blocked = (all_sent && self.buf.end().is_none()) || (!all_sent && !self.fits(self.next_new));
+        if !blocked || self.acked >= self.sent_end() {
+            return None;
+        }
+        let oldest_sent = self.segments.front().and_then(|s| s.first_sent)?;
+        let unanswered = self.request_sent_at.filter(|&r| self.last_egn_at.is_none_or(|e| e < r));
+        if let Some(r) = unanswered {
+            return Some(r + self.request_interval());
+        }
+        match self.last_egn_at {
+            // An EGN within the buffer's lifetime: give the next one time.
+            // (One that came at the instant the oldest packet left knew
+            // nothing of it.)
+            Some(e) if e > oldest_sent => Some(e + self.request_interval()),
+            _ => Some(oldest_sent),
+        }
+    }
+
+    /// The next datagram and the earliest time it may leave.
+    fn next_packet(&self) -> Option<(Next, Instant)> {
+        match self.state {
+            MtlSenderState::Connecting => Some((Next::Syn, self.syn_next_at)),
+            MtlSenderState::Established => {
+                if let Some(&i) = self.retx.first() {
+                    return Some((Next::Segment(i), self.next_send));
+                }
+                if self.next_new < self.sendable_segments() && self.fits(self.next_new) {
+                    return Some((Next::Segment(self.next_new), self.next_send));
+                }
+                if self.next_new >= self.sendable_segments() && self.buf.end().is_some() {
+                    let at = self.fin_sent_at.map_or(self.next_send, |t| t + self.request_interval());
+                    return Some((Next::Fin, at));
+                }
+                self.request_due_at().map(|at| (Next::Request, at))
+            }
+            MtlSenderState::Finished | MtlSenderState::Failed => None,
+        }
+    }
+
+    fn refresh_timers(&mut self) {
+        if self.is_closed_state() {
+            self.timers.stop_all();
+            return;
+        }
+        self.timers.set(Timer::Send, self.next_packet().map(|(_, at)| at));
+        let waiting = self.waiting();
+        let silence = self.silence_since();
+        self.timers.set(Timer::Idle, waiting.then(|| silence + self.config.idle_timeout));
+        let unresponsive = waiting && !self.unresponsive_reported;
+        self.timers.set(Timer::Unresponsive, unresponsive.then(|| silence + self.config.unresponsive_after));
+        self.timers.set(Timer::Confirm, self.confirm_deadline);
+    }
+
+    /// One RTT sample: SRTT for the guard, and FHD (eqs. 7–8) into FHD̄ (eq. 10).
+    fn on_rtt_sample(&mut self, now: Instant, rtt: Duration) {
+        self.srtt = Some(match self.srtt {
+            None => rtt,
+            // RFC 6298's 7/8 smoothing, for the retransmission guard only.
+            Some(s) => Duration::from_nanos(s.as_nanos() / 8 * 7 + rtt.as_nanos() / 8),
+        });
+        let sample = fhd_s(
+            rtt.as_secs_f64(),
+            self.hop_count,
+            self.link_rate_bps,
+            self.config.data_packet_bytes(),
+            self.config.egn_packet_bytes(),
+        );
+        let fhd = fhd_average_s(self.fhd_avg_s, sample, self.config.alpha);
+        self.fhd_avg_s = Some(fhd);
+        self.trace(TraceSample::RttSample { at: now, rtt });
+        self.trace(TraceSample::Fhd { at: now, fhd: Duration::from_secs_f64(fhd) });
+        let rate_pps = self.rate_pps();
+        self.trace(TraceSample::MtlRate { at: now, rate_pps });
+    }
+
+    /// Queues the packets of gap `[start, end)` whose last copy is older than
+    /// the guard.
+    fn queue_gap(&mut self, now: Instant, start: u64, end: u64) {
+        let start = start.max(self.acked);
+        let end = end.min(self.sent_end());
+        if end <= start {
+            return;
+        }
+        let guard = self.retransmit_guard();
+        let first = self.seg_of(start).max(self.seg_base);
+        let last = self.seg_of(end - 1).min(self.next_new - 1);
+        for i in first..=last {
+            let seg = self.seg(i);
+            if !seg.queued && seg.last_sent.is_some_and(|t| t + guard <= now) {
+                seg.queued = true;
+                self.retx.insert(i);
+            }
+        }
+    }
+
+    /// Applies an EGN: the cumulative ack releases the buffer, the gaps are
+    /// retransmitted.
+    fn on_egn(&mut self, now: Instant, repr: &Repr) {
+        let had_request = self.request_sent_at.is_some_and(|r| self.last_egn_at.is_none_or(|e| e < r));
+        self.last_egn_at = Some(now);
+        let ack = repr.ack.min(self.len());
+        if ack > self.acked {
+            self.acked = ack;
+            self.stats.bytes_delivered = ack;
+            let first =
+                if self.buf.end().is_some_and(|end| ack >= end) { self.sendable_segments() } else { self.seg_of(ack) };
+            self.retx = self.retx.split_off(&first);
+            let done = first.min(self.next_new).saturating_sub(self.seg_base).min(self.segments.len());
+            self.segments.drain(..done);
+            self.seg_base += done;
+            let base = self.seg_start(self.seg_base);
+            self.buf.release(base);
+        }
+        for &(start, end) in &repr.sack_blocks {
+            self.queue_gap(now, start, end);
+        }
+        if had_request {
+            // §III.C.1: "once the requested EGN has been received, the sender
+            // transmits the held packet".
+            self.next_send = self.next_send.min(now);
+        }
+    }
+}
+
+impl Engine for MtlSender {
+    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
+        self.stats.datagrams_received += 1;
+        let Ok((repr, payload)) = wire::parse_datagram(datagram) else {
+            self.stats.dropped_datagrams += 1;
+            return;
+        };
+        let ours = repr.protocol == ProtocolId::Tcp && repr.connection_id == self.connection_id;
+        let egn = repr.control.contains(Control::SACK_OPT);
+        if !ours || self.is_closed_state() || !(egn || repr.control.contains(Control::RST)) {
+            self.stats.dropped_datagrams += 1;
+            return;
+        }
+        // An EGN about bytes never sent did not come from our receiver.
+        let sent_end = self.sent_end();
+        if egn && (repr.ack > sent_end || repr.sack_blocks.iter().any(|&(_, end)| end > sent_end)) {
+            self.stats.dropped_datagrams += 1;
+            self.stats.protocol_violations += 1;
+            return;
+        }
+        self.last_heard = now;
+        self.unresponsive_reported = false;
+        if repr.control.contains(Control::RST) {
+            self.fail(FailReason::of_reset(datagram));
+            return;
+        }
+        self.stats.feedback_packets += 1;
+        let answers_request = repr.control.contains(Control::SACK_REQ);
+        if self.state == MtlSenderState::Connecting {
+            self.state = MtlSenderState::Established;
+            self.events.push_back(EngineEvent::Connected);
+            self.next_send = now;
+            // Karn: only an unambiguous SYN gives a sample.
+            if let (true, 1, Some(sent)) = (answers_request, self.syns_sent, self.syn_sent_at) {
+                self.on_rtt_sample(now, now.saturating_since(sent));
+            }
+        } else if let Some((_, sent)) = self.probe.filter(|&(seq, _)| answers_request && repr.seq == seq) {
+            self.probe = None;
+            self.on_rtt_sample(now, now.saturating_since(sent));
+        }
+        self.on_egn(now, &repr);
+        let all_acked = repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.acked == self.len();
+        let confirmed = self.commit_token.as_ref().is_none_or(|t| payload == t.as_slice());
+        if all_acked && !confirmed && !payload.is_empty() {
+            self.stats.protocol_violations += 1;
+        }
+        if all_acked && confirmed {
+            self.state = MtlSenderState::Finished;
+            self.events.push_back(EngineEvent::Finished);
+        } else if self.commit_token.is_some()
+            && self.buf.end().is_some_and(|end| self.acked >= end)
+            && self.confirm_deadline.is_none()
+        {
+            self.confirm_deadline = Some(now + self.config.idle_timeout);
+        }
+        self.refresh_timers();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.is_closed_state() {
+            return;
+        }
+        if self.timers.is_expired(Timer::Idle, now) {
+            let silent_for = now.saturating_since(self.silence_since());
+            self.fail(FailReason::PeerUnreachable { silent_for });
+            return;
+        }
+        if self.timers.is_expired(Timer::Confirm, now) {
+            self.fail(FailReason::Unconfirmed { waited: self.config.idle_timeout });
+            return;
+        }
+        if self.timers.is_expired(Timer::Unresponsive, now) {
+            // §III.B: the routing module labels the peer inaccessible.
+            self.unresponsive_reported = true;
+            self.events.push_back(EngineEvent::PeerUnresponsive);
+        }
+        // The Send deadline is served by poll_transmit.
+        self.refresh_timers();
+    }
+
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let (next, at) = self.next_packet()?;
+        if at > now {
+            return None;
+        }
+        let probe = match next {
+            Next::Segment(i) => {
+                i == self.next_new && self.last_probe_at.is_none_or(|t| t + self.config.rtt_probe_interval <= now)
+            }
+            _ => false,
+        };
+        let (seq, payload_len, control) = match next {
+            Next::Syn => (0, 0, Control(Control::SYN | Control::SACK_REQ)),
+            Next::Segment(i) => {
+                let s = self.seg_start(i);
+                let control = if probe { Control(Control::SACK_REQ) } else { Control(0) };
+                (s, (self.seg_end(i) - s) as usize, control)
+            }
+            Next::Request => (self.sent_end(), 0, Control(Control::SACK_REQ)),
+            Next::Fin => (self.len(), 0, Control(Control::FIN)),
+        };
+        let repr = Repr {
+            protocol: ProtocolId::Tcp,
+            control,
+            hop_count: 0,
+            connection_id: self.connection_id,
+            seq,
+            ack: 0,
+            d_max_us: 0,
+            d_s_us: 0,
+            sack_blocks: Vec::new(),
+            payload_len,
+        };
+        let len = repr.buffer_len();
+        if buf.len() < len {
+            return None;
+        }
+        repr.emit(buf);
+        if payload_len > 0 {
+            self.buf.copy_out(seq, &mut buf[repr.header_len()..len]);
+        }
+        let was_waiting = self.waiting();
+        self.stats.datagrams_sent += 1;
+        match next {
+            Next::Syn => {
+                self.syns_sent += 1;
+                self.syn_sent_at = Some(now);
+                self.syn_next_at = now + self.config.syn_interval;
+            }
+            Next::Segment(i) => {
+                if i == self.next_new {
+                    self.segments.push_back(Segment { first_sent: Some(now), ..Segment::default() });
+                    self.next_new += 1;
+                    self.stats.bytes_sent += payload_len as u64;
+                } else {
+                    self.stats.retransmissions += 1;
+                    self.stats.retransmitted_bytes += payload_len as u64;
+                    self.trace(TraceSample::Retransmit { at: now, seq, len: payload_len });
+                }
+                let seg = self.seg(i);
+                seg.last_sent = Some(now);
+                if seg.queued {
+                    seg.queued = false;
+                    self.retx.remove(&i);
+                }
+                if probe {
+                    self.probe = Some((seq, now));
+                    self.last_probe_at = Some(now);
+                }
+                // Pace: keep the schedule when a little late, restart it when
+                // more than one gap late (no bursts after a pause).
+                let gap = self.interval();
+                let scheduled = self.next_send + gap;
+                self.next_send = if scheduled <= now { now + gap } else { scheduled };
+            }
+            Next::Request => self.request_sent_at = Some(now),
+            Next::Fin => {
+                self.fin_sent_at = Some(now);
+                // The FIN asks for an answer as a request does.
+                self.request_sent_at = Some(now);
+            }
+        }
+        if !was_waiting {
+            self.waiting_since = now;
+        }
+        self.refresh_timers();
+        Some(Transmit { len })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    /// The routing module's h, P_max and b (seed 004 §III.C.2): P_max takes
+    /// effect at once (eq. 9), h and b with the next RTT sample (eqs. 7–8).
+    /// A hop count of 0 counts as 1; a loss outside [0, 1] is clamped (not
+    /// a number: 0); a rate of 0 keeps the configured b.
+    fn handle_path_info(&mut self, now: Instant, info: PathInfo) {
+        self.hop_count = info.hop_count.max(1);
+        self.max_link_loss = if info.max_link_loss.is_nan() { 0.0 } else { info.max_link_loss.clamp(0.0, 1.0) };
+        if info.link_rate_bps > 0 {
+            self.link_rate_bps = info.link_rate_bps;
+        }
+        if self.fhd_avg_s.is_some() {
+            let rate_pps = self.rate_pps();
+            self.trace(TraceSample::MtlRate { at: now, rate_pps });
+        }
+        self.refresh_timers();
+    }
+
+    fn poll_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    fn is_closed(&self) -> bool {
+        self.is_closed_state()
+    }
+}
+
+impl SendStream for MtlSender {
+    fn write(&mut self, data: &[u8]) -> usize {
+        let n = self.buf.write(data);
+        if n > 0 {
+            self.refresh_timers();
+        }
+        n
+    }
+    fn finish(&mut self) {
+        self.buf.finish();
+        self.refresh_timers();
+    }
+    fn write_room(&self) -> usize {
+        self.buf.room()
+    }
+    fn require_commit_token(&mut self, token: CommitToken) {
+        self.commit_token = Some(token);
+    }
+}
