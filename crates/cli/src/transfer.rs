@@ -67,7 +67,8 @@ pub struct SendArgs {
     /// The receiver, HOST:PORT.
     pub target: String,
     /// Any transport: atp-default, atp-aggressive, atp-adaptive, tcp-tahoe, tcp-reno, tcp-newreno,
-    /// tcp-newreno-elfn (no route notices over UDP: behaves as NewReno), tcp-reno-paced or tcp-newreno-paced.
+    /// tcp-newreno-elfn (no route notices over UDP: behaves as NewReno), tcp-reno-paced, tcp-newreno-paced
+    /// or mtl (without a routing module: one hop, no link loss assumed).
     #[arg(long, default_value = "atp-adaptive", value_parser = parse_protocol)]
     pub protocol: meshbed_proto::Protocol,
     /// This node's delay D for ATP: `e2e` (end-to-end estimate), `fixed:2ms`, or `file:PATH` (µs, like /proc/ath5k/Da).
