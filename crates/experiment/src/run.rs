@@ -612,7 +612,8 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
             s,
             "\ngoodput by batch means (seed 004 §IV: {} batches of {} packets, the first {} discarded; Mb/s): \
              mean estimate ± the batches' 95% half-width, the CI across runs, aggregate, Jain, per flow; \
-             flows short of {} packets are counted, not averaged",
+             flows without an estimate (short of {} packets, or a batch handed up in one delivery) are counted, \
+             not averaged",
             b.batches,
             b.batch_packets,
             b.discard,
@@ -621,7 +622,7 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
         let _ = writeln!(
             s,
             "{:<width$}  {:>17}  {:>9}  {:>9}  {:>6}  {:>5}  per flow",
-            "point", "goodput ± batch", "runs CI", "aggregate", "Jain", "short"
+            "point", "goodput ± batch", "runs CI", "aggregate", "Jain", "none"
         );
         let mbps = |v: Option<f64>| v.filter(|x| x.is_finite()).map_or("-".to_string(), |x| format!("{:.3}", x / 1e6));
         for x in summaries {

@@ -181,7 +181,9 @@ fn ns2_54g_reaches_250_m_and_not_beyond() {
 fn the_seed004_builtins_run_the_papers_setting() {
     for name in ["seed004-chain", "seed004-parallel", "seed004-grid"] {
         let e = builtin::get(name).unwrap();
-        assert!(e.config.batch_means.is_some(), "{name}");
+        let b = e.config.batch_means.expect("batch means on");
+        let (batches, discard) = (b.batches, b.discard);
+        assert_eq!((batches, discard), (11, 1), "{name}: §IV's 11 batches, the first discarded");
         let protocols = &e.config.sweep.iter().find(|a| a.key == "protocol").unwrap().values;
         assert_eq!(protocols.len(), builtin::seed004::PROTOCOLS.len(), "{name}");
         for p in e.points(name).unwrap() {
@@ -190,7 +192,8 @@ fn the_seed004_builtins_run_the_papers_setting() {
             assert_eq!(s.routing, Routing::olsr(true), "{name}");
             for f in &s.flows {
                 assert_eq!(f.payload_bytes(), 1460, "{name}: 1460 bytes of data per packet");
-                assert_eq!(f.batch_packets, Some(builtin::seed004::BUILTIN_BATCH_PACKETS), "{name}");
+                assert_eq!(f.batch_packets, Some(b.batch_packets), "{name}");
+                assert_eq!(f.bytes, Some(b.packets() * 1460), "{name}: exactly the packets batch means needs");
             }
         }
     }

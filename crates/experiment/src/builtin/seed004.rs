@@ -9,12 +9,12 @@
 //! batch discarded (§IV: "55,000 packets ... 11 batches, each 5,000
 //! packets ... The first batch is discarded as initial transient").
 //!
-//! The paper's 5,000-packet batches make a transfer 80 MB; the built-ins
-//! use [`BUILTIN_BATCH_MEANS`] (11 batches of [`BUILTIN_BATCH_PACKETS`]) so
-//! that each experiment takes minutes on 2 cores. The paper's batches are
-//! one line away: `[experiment] batch_means = { batch_packets = 5000 }`
-//! in the file `meshbed experiment show` prints, with `flows[*].bytes` (or
-//! `random_flows.flow.bytes`) raised to 55,000 × 1,460 bytes.
+//! The chain and the parallel chains use the paper's batches
+//! ([`PAPER_BATCH_MEANS`]: a transfer is 55,000 packets, 80 MB). The grid
+//! uses [`GRID_BATCH_MEANS`], 11 batches of 1,000 packets, so that a sample
+//! of pairs takes minutes on 2 cores; `batch_means = { batch_packets =
+//! 5000 }` with `random_flows.flow.bytes` raised to 55,000 × 1,460 in the
+//! file `meshbed experiment show seed004-grid` prints gives the paper's.
 //!
 //! The protocols of each experiment are [`PROTOCOLS`]: TCP NewReno, the
 //! paper's baseline, and the three ATP variants; MTL joins the list there.
@@ -39,13 +39,9 @@ pub const PACKET_BYTES: u32 = DATA_BYTES + 36 + 28;
 /// The paper's batch means: 11 batches of 5,000 packets, the first discarded.
 pub const PAPER_BATCH_MEANS: BatchMeans = BatchMeans { batch_packets: 5_000, batches: 11, discard: 1 };
 
-/// Packets per batch in the built-ins (the paper's 5,000 would make each
-/// experiment take hours on 2 cores; docs/PROTOCOLS.md gives the wall times).
-pub const BUILTIN_BATCH_PACKETS: u32 = 500;
-
-/// The built-ins' batch means: the paper's 11 batches, the first
-/// discarded, of [`BUILTIN_BATCH_PACKETS`] packets.
-pub const BUILTIN_BATCH_MEANS: BatchMeans = BatchMeans { batch_packets: BUILTIN_BATCH_PACKETS, ..PAPER_BATCH_MEANS };
+/// The grid's batch means: the paper's 11 batches, the first discarded, of
+/// 1,000 packets (docs/PROTOCOLS.md gives the wall times).
+pub const GRID_BATCH_MEANS: BatchMeans = BatchMeans { batch_packets: 1_000, ..PAPER_BATCH_MEANS };
 
 /// Transfers start once OLSR has converged: ETX needs a window of probes
 /// (10 s) and TCs must cross the grid's ten hops ("steady-state simulations
@@ -64,7 +60,7 @@ pub const SPACING_M: f64 = 200.0;
 pub const CHAIN_HOPS: std::ops::RangeInclusive<i64> = 1..=8;
 
 /// The pairs the grid experiment samples (one pair per repetition).
-pub const GRID_PAIRS: u32 = 30;
+pub const GRID_PAIRS: u32 = 12;
 
 /// A transfer of every packet `b` needs, from `START_S`.
 fn transfer(src: u32, dst: u32, b: &BatchMeans) -> FlowSpec {
@@ -97,7 +93,14 @@ fn scenario(topology: Topology, flows: Vec<FlowSpec>, b: &BatchMeans) -> Scenari
     }
 }
 
-fn config(name: &str, description: &str, repetitions: u32, sweep: Vec<Axis>, x_axis: Option<&str>) -> ExperimentConfig {
+fn config(
+    name: &str,
+    description: &str,
+    repetitions: u32,
+    sweep: Vec<Axis>,
+    x_axis: Option<&str>,
+    b: BatchMeans,
+) -> ExperimentConfig {
     ExperimentConfig {
         name: name.into(),
         description: description.into(),
@@ -106,7 +109,7 @@ fn config(name: &str, description: &str, repetitions: u32, sweep: Vec<Axis>, x_a
         x_axis: x_axis.map(Into::into),
         series_axis: Some("protocol".into()),
         window_s: None,
-        batch_means: Some(BUILTIN_BATCH_MEANS),
+        batch_means: Some(b),
     }
 }
 
@@ -114,7 +117,7 @@ fn config(name: &str, description: &str, repetitions: u32, sweep: Vec<Axis>, x_a
 /// goodput (by batch means) and link-layer drops (flows.csv's MAC drop
 /// columns) against h.
 pub fn chain_experiment(name: &str) -> Experiment {
-    let b = BUILTIN_BATCH_MEANS;
+    let b = PAPER_BATCH_MEANS;
     let hops = 4;
     let s = scenario(Topology::Chain { nodes: hops + 1, spacing_m: SPACING_M }, vec![transfer(0, hops, &b)], &b);
     Experiment::new(
@@ -122,9 +125,10 @@ pub fn chain_experiment(name: &str) -> Experiment {
         config(
             name,
             "Seed 004 §IV.A Figs. 2-3: one transfer along a 1-8 hop chain, 802.11g 54 Mbit/s (ns-2), OLSR-ETX, 1460-byte packets, goodput by batch means.",
-            3,
+            2,
             vec![ints("hops", CHAIN_HOPS), protocols(&PROTOCOLS)],
             Some("hops"),
+            b,
         ),
     )
 }
@@ -134,7 +138,7 @@ pub fn chain_experiment(name: &str) -> Experiment {
 /// from left to right; per-flow and aggregate goodput and fairness, and
 /// goodput over time (traced; the paper looks at 100 s to 150 s).
 pub fn parallel_experiment(name: &str) -> Experiment {
-    let b = BUILTIN_BATCH_MEANS;
+    let b = PAPER_BATCH_MEANS;
     let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
     let chain = |y_m: f64| (0..6).map(move |i| node(f64::from(i) * SPACING_M, y_m));
     let nodes = chain(0.0).chain(chain(2.0 * SPACING_M)).collect();
@@ -148,6 +152,7 @@ pub fn parallel_experiment(name: &str) -> Experiment {
             3,
             vec![protocols(&PROTOCOLS)],
             None,
+            b,
         ),
     )
 }
@@ -160,7 +165,7 @@ pub fn parallel_experiment(name: &str) -> Experiment {
 /// `--repetitions`) are a random sample of the pairs. Fig. 7's CDF is
 /// goodput_cdf.png, its averages the summary's batch-means mean.
 pub fn grid_experiment(name: &str) -> Experiment {
-    let b = BUILTIN_BATCH_MEANS;
+    let b = GRID_BATCH_MEANS;
     let mut s = scenario(Topology::Grid { rows: 6, cols: 6, spacing_m: SPACING_M }, Vec::new(), &b);
     s.random_flows = Some(RandomFlows::like(1, None, &transfer(0, 1, &b)));
     Experiment::new(
@@ -171,6 +176,7 @@ pub fn grid_experiment(name: &str) -> Experiment {
             GRID_PAIRS,
             vec![protocols(&PROTOCOLS)],
             None,
+            b,
         ),
     )
 }
