@@ -12,29 +12,40 @@ use std::sync::Arc;
 
 const B: BatchMeans = BatchMeans { batch_packets: 1000, batches: 4, discard: 1 };
 
+/// t(0.975, 2), for three kept batches.
+const T_2: f64 = 4.302_652_7;
+
 #[test]
 fn batch_goodputs_from_hand_made_milestones_drop_the_first_batch() {
     // Batches of 1000 bytes = 8000 bits, the flow starting at 2 s: the
-    // first batch (2 → 3 s) is dropped; the others last 2, 4 and 1 s.
+    // first batch (2 → 3 s) is dropped; the others take 2, 4 and 1 s.
     let milestones_s = [3.0, 5.0, 9.0, 10.0];
-    let BatchGoodput::Estimate { batches_bps, stats } = batch_goodput(2.0, &milestones_s, Some(1000), &B) else {
+    let BatchGoodput::Estimate { batch_durations_s, goodput_bps, ci95_bps } =
+        batch_goodput(2.0, &milestones_s, Some(1000), &B)
+    else {
         panic!("four batches delivered")
     };
-    assert_eq!(batches_bps, vec![4000.0, 2000.0, 8000.0]);
-    assert!((stats.mean - 14_000.0 / 3.0).abs() < 1e-9);
-    // sd of (4000, 2000, 8000) = 3055.05; t(0.975, 2) = 4.3027; √3.
-    assert!((stats.ci95 - 4.302_652_7 * 3_055.050_5 / 3f64.sqrt()).abs() < 0.1, "{}", stats.ci95);
+    assert_eq!(batch_durations_s, vec![2.0, 4.0, 1.0]);
+    // 3 × 8000 bits in 7 s, not the mean of 4000, 2000 and 8000 bit/s.
+    assert!((goodput_bps - 24_000.0 / 7.0).abs() < 1e-9, "{goodput_bps}");
+    // The mean time's half-width: sd(2, 4, 1) = 1.527525, × t / √3; as a
+    // share of the mean time (7/3 s), the same share of the goodput.
+    let time_ci_s = T_2 * 1.527_525_2 / 3f64.sqrt();
+    assert!((ci95_bps - goodput_bps * time_ci_s / (7.0 / 3.0)).abs() < 0.01, "{ci95_bps}");
     // Milestones past the needed batches (a longer transfer) are not used.
     let longer = [3.0, 5.0, 9.0, 10.0, 100.0];
-    assert_eq!(batch_goodput(2.0, &longer, Some(1000), &B).estimate_bps(), Some(stats.mean));
+    assert_eq!(batch_goodput(2.0, &longer, Some(1000), &B).estimate_bps(), Some(goodput_bps));
 }
 
 #[test]
-fn a_flow_short_of_its_batches_is_reported_and_a_zero_length_batch_refused() {
+fn a_flow_short_of_its_batches_is_reported_and_a_burst_still_counts() {
     assert_eq!(batch_goodput(0.0, &[1.0, 2.0, 3.0], Some(1000), &B), BatchGoodput::Short { reached: 3, needed: 4 });
     assert_eq!(batch_goodput(0.0, &[], None, &B), BatchGoodput::Short { reached: 0, needed: 4 });
-    // One delivery crossed two boundaries at 2 s: batch 2 lasts no time.
-    assert_eq!(batch_goodput(0.0, &[1.0, 2.0, 2.0, 3.0], Some(1000), &B), BatchGoodput::ZeroLengthBatch { batch: 2 });
+    // One delivery crossed two boundaries at 2 s: that batch took no time,
+    // and the estimate is still the bytes over the time.
+    let burst = batch_goodput(0.0, &[1.0, 2.0, 2.0, 4.0], Some(1000), &B).estimate_bps();
+    assert!(burst.is_some_and(|g| (g - 24_000.0 / 3.0).abs() < 1e-9), "{burst:?}");
+    assert_eq!(batch_goodput(0.0, &[1.0, 1.0, 1.0, 1.0], Some(1000), &B), BatchGoodput::NoTime);
     // The discarded first batch may be anything.
     assert!(batch_goodput(0.0, &[0.0, 2.0, 3.0, 4.0], Some(1000), &B).estimate_bps().is_some());
 }
@@ -110,7 +121,7 @@ fn batch_means_keys_are_checked_with_their_names() {
 }
 
 /// The simulator, with flow 0's milestones replaced by hand-made ones:
-/// seed 1 every batch (goodputs 4, 2, 8 kbit/s after the discarded one),
+/// seed 1 every batch (taking 2, 4 and 1 s after the discarded one),
 /// seed 2 one batch short.
 #[derive(Debug)]
 struct HandMade;
@@ -137,8 +148,10 @@ fn the_summary_reports_the_batch_means_estimate_and_the_short_flows() {
     let summaries = summarize(&results);
     let m = summaries[0].batch_means.as_ref().expect("batch means on");
     assert_eq!((m.flows, m.short_flows, m.goodput_bps.n), (2, 1, 1), "the short flow is counted, not averaged");
-    assert!((m.goodput_bps.mean - 14_000.0 / 3.0).abs() < 1e-9, "{}", m.goodput_bps.mean);
-    assert!((m.batch_ci95_bps - 4.302_652_7 * 3_055.050_5 / 3f64.sqrt()).abs() < 0.1);
+    let goodput_bps = 24_000.0 / 7.0;
+    assert!((m.goodput_bps.mean - goodput_bps).abs() < 1e-9, "{}", m.goodput_bps.mean);
+    let time_ci_s = T_2 * 1.527_525_2 / 3f64.sqrt();
+    assert!((m.batch_ci95_bps - goodput_bps * time_ci_s / (7.0 / 3.0)).abs() < 0.01);
     assert!(m.aggregate_bps.is_some_and(|a| a.n == 1), "only the run whose flows all have an estimate");
     let table = summary_table(&results, &summaries);
     assert!(table.contains("goodput by batch means") && table.contains("1/2"), "{table}");
@@ -150,7 +163,7 @@ fn the_summary_reports_the_batch_means_estimate_and_the_short_flows() {
     let col = |name: &str| &row[header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}"))];
     assert_eq!(col("batch_short_flows"), "1");
     assert_eq!(col("batch_flows"), "2");
-    assert!((col("batch_goodput_mean_bps").parse::<f64>().unwrap() - 14_000.0 / 3.0).abs() < 1e-6);
+    assert!((col("batch_goodput_mean_bps").parse::<f64>().unwrap() - goodput_bps).abs() < 1e-6);
     // Without batch means, summary.csv has no batch columns.
     let plain = Experiment::from_toml(
         "duration_s = 1.0\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 200.0\n[[flows]]\nsrc = 0\ndst = 1\n\
