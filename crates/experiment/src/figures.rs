@@ -10,7 +10,7 @@
 
 use crate::metrics::{self, INSTANT_WINDOW};
 use crate::plot::{self, LineChart, PlotError, Series, TraceChart, TracePanel, YScale};
-use crate::run::{flow_goodput_bps, PointSummary, Results};
+use crate::run::{flow_batch_goodput, flow_goodput_bps, PointSummary, Results};
 use crate::spec::value_text;
 use meshbed_core::{Duration, Instant};
 use meshbed_sim::transport::TraceRecord;
@@ -147,6 +147,8 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         let mut goodput: Vec<Series> = Vec::new();
         let mut unfair: Vec<Series> = Vec::new();
         let mut aggregate: Vec<Series> = Vec::new();
+        // Seed 004 Figs. 2 and 4: goodput by batch means ± its 95% interval.
+        let mut batch: Vec<Series> = Vec::new();
         // Seed 002 §2 over routing that reacts (Figs. 2(c), 3(b), 4(a),
         // 4(b)): per-point means without error bars, a series only where
         // its points have the quantity (TCP's, for the first two).
@@ -169,6 +171,7 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                     goodput.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
                     unfair.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
                     aggregate.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
+                    batch.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
                     for r in &mut routes {
                         r.push(Series { label: label.clone(), ..Series::default() });
                     }
@@ -185,6 +188,12 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 series.points.push((xv, m.mean * scale));
                 series.error.as_mut().expect("set").push(m.sd * scale);
                 series.hollow.push(incomplete);
+            }
+            if let Some(m) = s.batch_means.as_ref().filter(|m| m.goodput_bps.n > 0) {
+                let ci = if m.batch_ci95_bps.is_finite() { m.batch_ci95_bps } else { 0.0 };
+                batch[i].points.push((xv, m.goodput_bps.mean * 1e-6));
+                batch[i].error.as_mut().expect("set").push(ci * 1e-6);
+                batch[i].hollow.push(m.short_flows > 0);
             }
             let r = &s.routes;
             let values = [r.slow_start_share, r.max_rto_s, r.link_loss_share, r.routes_new_share];
@@ -217,6 +226,11 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         // Goodput over many hops spans decades (ATP's Mbit/s next to TCP's
         // kbit/s): a log axis then, so that no curve lies flat on zero.
         out.extend(line_chart("goodput per flow (mean ± sd)", "Goodput (Mbit/s)", goodput, YScale::Auto, "goodput")?);
+        let batch: Vec<Series> = batch.into_iter().filter(|s| !s.points.is_empty()).collect();
+        if !batch.is_empty() {
+            let what = "goodput by batch means (mean ± 95% CI of the batches)";
+            out.extend(line_chart(what, "Goodput (Mbit/s)", batch, YScale::Auto, "goodput_batch_means")?);
+        }
         if multi {
             let what = "unfairness (normalised sd of flow goodput)";
             out.extend(line_chart(what, "Unfairness", unfair, YScale::Linear, "unfairness")?);
@@ -258,7 +272,13 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 &mut cdf.last_mut().expect("pushed").1
             }
         };
-        entry.extend(r.report.flows.iter().map(|f| flow_goodput_bps(results, f) / 1e6));
+        // With batch means (seed 004 Fig. 7), each flow's estimate; a flow
+        // short of the packet count has none and is left out.
+        match &results.experiment.config.batch_means {
+            Some(b) => entry
+                .extend(r.report.flows.iter().filter_map(|f| flow_batch_goodput(f, b).estimate_bps()).map(|g| g / 1e6)),
+            None => entry.extend(r.report.flows.iter().map(|f| flow_goodput_bps(results, f) / 1e6)),
+        }
     }
     let at = match (&x, x_max) {
         (Some(xk), Some(xm)) => format!(" at {xk} = {xm}"),
@@ -362,6 +382,7 @@ mod tests {
             route_discovery_s: None,
             routing_overhead_ratio: None,
             echo_rtt_s: None,
+            batch_means: None,
         }
     }
 

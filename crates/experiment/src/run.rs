@@ -2,7 +2,7 @@
 //! row per flow per run, and a summary per point with the documents' metrics.
 
 use crate::metrics::{self, SampleStats};
-use crate::spec::{value_text, Experiment, ExperimentError, Point};
+use crate::spec::{value_text, BatchMeans, Experiment, ExperimentError, Point};
 use indicatif::{ProgressBar, ProgressStyle};
 use meshbed_sim::{FlowResult, Scenario, ScenarioError, SimReport};
 use serde::Serialize;
@@ -205,6 +205,128 @@ pub fn flow_goodput_bps(results: &Results, flow: &FlowResult) -> f64 {
     }
 }
 
+/// A flow's goodput by the batch-means method (seed 004 §IV).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BatchGoodput {
+    /// `batch_durations_s`: how long each kept batch took to deliver, in
+    /// order; `goodput_bps`: a batch's bits over their mean; `ci95_bps`: the
+    /// 95% half-width of that goodput (NaN when the batches took no time).
+    Estimate { batch_durations_s: Vec<f64>, goodput_bps: f64, ci95_bps: f64 },
+    /// The flow delivered `reached` of the `needed` batches when the run
+    /// ended (or recorded none: `batch_bytes` unset).
+    Short { reached: usize, needed: usize },
+    /// Every kept batch was handed up at one instant: no time to divide by.
+    NoTime,
+}
+
+impl BatchGoodput {
+    /// The estimate in bit/s, `None` for a flow without one.
+    pub fn estimate_bps(&self) -> Option<f64> {
+        match self {
+            BatchGoodput::Estimate { goodput_bps, .. } => Some(*goodput_bps),
+            _ => None,
+        }
+    }
+}
+
+/// The batch-means goodput of a flow that started at `start_s` and
+/// delivered batch k (of `batch_bytes` bytes) at `milestones_s[k]`: batch k
+/// lasts from the previous milestone (the start for the first) to its own;
+/// the first `discard` batches are dropped and the next `batches − discard`
+/// kept (later milestones, from a longer transfer, are not used).
+///
+/// The batch means are of the time a batch takes (the per-packet delivery
+/// time summed over a batch), the measure that adds up: the goodput is
+/// `batch_bytes · 8` over their mean, i.e. the kept batches' bytes over
+/// their time, and its interval is the mean time's Student-t interval
+/// carried over by the delta method (half-width = goodput × half-width of
+/// the time / mean time). Averaging the batches' rates instead would
+/// overweight short batches (Jensen): a receiver that hands up a batch in
+/// one burst after a hole is filled gives a batch of almost no time and an
+/// enormous rate (seen with ATP at 54 Mbit/s, docs/PROTOCOLS.md).
+pub fn batch_goodput(start_s: f64, milestones_s: &[f64], batch_bytes: Option<u64>, b: &BatchMeans) -> BatchGoodput {
+    let needed = b.batches as usize;
+    let Some(batch_bytes) = batch_bytes.filter(|_| milestones_s.len() >= needed) else {
+        return BatchGoodput::Short { reached: milestones_s.len().min(needed), needed };
+    };
+    let batch_durations_s: Vec<f64> = (b.discard as usize..needed)
+        .map(|k| milestones_s[k] - if k == 0 { start_s } else { milestones_s[k - 1] })
+        .collect();
+    let time = metrics::sample_stats(&batch_durations_s);
+    if time.mean <= 0.0 {
+        return BatchGoodput::NoTime;
+    }
+    let goodput_bps = batch_bytes as f64 * 8.0 / time.mean;
+    BatchGoodput::Estimate { batch_durations_s, goodput_bps, ci95_bps: goodput_bps * time.ci95 / time.mean }
+}
+
+/// A flow's [`batch_goodput`] under the experiment's `batch_means`.
+pub fn flow_batch_goodput(flow: &FlowResult, b: &BatchMeans) -> BatchGoodput {
+    batch_goodput(flow.start_s, &flow.delivery_milestones_s, flow.batch_bytes, b)
+}
+
+/// A point's batch-means goodput (seed 004 §IV), over its runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct BatchSummary {
+    /// The batch-means estimate of every flow of every run that has one:
+    /// their mean, and the spread and confidence interval across them.
+    pub goodput_bps: SampleStats,
+    /// The batch-means 95% half-width (within a run, across its batches),
+    /// averaged over those flows: with one run and one flow, the paper's
+    /// interval.
+    pub batch_ci95_bps: f64,
+    /// Per run whose flows all have an estimate: their sum, and Jain's index.
+    pub aggregate_bps: Option<SampleStats>,
+    pub jain_index: Option<SampleStats>,
+    /// Mean estimate of flow i (by index) over the runs where it has one.
+    pub per_flow_mean_bps: Vec<Option<f64>>,
+    /// Flows of all runs, and those without an estimate (short of the
+    /// packet count, or a zero-length batch): reported, never averaged in.
+    pub flows: usize,
+    pub short_flows: usize,
+}
+
+impl BatchSummary {
+    fn of(runs: &[&RunOutcome], nflows: usize, b: &BatchMeans) -> BatchSummary {
+        let (mut all, mut cis, mut agg, mut jain) = (vec![], vec![], vec![], vec![]);
+        let mut per_flow: Vec<Vec<f64>> = vec![Vec::new(); nflows];
+        let (mut flows, mut short) = (0, 0);
+        for r in runs {
+            let mut run_estimates = Vec::new();
+            for (i, f) in r.report.flows.iter().enumerate() {
+                flows += 1;
+                match flow_batch_goodput(f, b) {
+                    BatchGoodput::Estimate { goodput_bps, ci95_bps, .. } => {
+                        all.push(goodput_bps);
+                        if ci95_bps.is_finite() {
+                            cis.push(ci95_bps);
+                        }
+                        if let Some(v) = per_flow.get_mut(i) {
+                            v.push(goodput_bps);
+                        }
+                        run_estimates.push(goodput_bps);
+                    }
+                    _ => short += 1,
+                }
+            }
+            if !run_estimates.is_empty() && run_estimates.len() == r.report.flows.len() {
+                agg.push(run_estimates.iter().sum());
+                jain.push(metrics::jain_index(&run_estimates));
+            }
+        }
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        BatchSummary {
+            goodput_bps: metrics::sample_stats(&all),
+            batch_ci95_bps: mean(&cis).unwrap_or(f64::NAN),
+            aggregate_bps: stats_of(agg.into_iter()),
+            jain_index: stats_of(jain.into_iter()),
+            per_flow_mean_bps: per_flow.iter().map(|v| mean(v)).collect(),
+            flows,
+            short_flows: short,
+        }
+    }
+}
+
 /// Per-point summary over its repetitions.
 #[derive(Clone, Debug, Serialize)]
 pub struct PointSummary {
@@ -240,6 +362,8 @@ pub struct PointSummary {
     pub routing_overhead_ratio: Option<SampleStats>,
     /// Seed 003 §5.4 Table 4: every echo RTT of every run, pooled.
     pub echo_rtt_s: Option<SampleStats>,
+    /// Goodput by batch means, with `[experiment] batch_means` only.
+    pub batch_means: Option<BatchSummary>,
 }
 
 /// Per-point means of what seed 002 §2 measures (Figs. 2–5): the TCP
@@ -364,6 +488,7 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
                         .filter_map(|f| f.echo.as_ref())
                         .flat_map(|e| e.rtt_samples_s.iter().copied()),
                 ),
+                batch_means: results.experiment.config.batch_means.map(|b| BatchSummary::of(&runs, nflows, &b)),
             }
         })
         .collect()
@@ -487,6 +612,42 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
                     );
                 }
             }
+        }
+    }
+    if let Some(b) = results.experiment.config.batch_means {
+        let _ = writeln!(
+            s,
+            "\ngoodput by batch means (seed 004 §IV: {} batches of {} packets, the first {} discarded; Mb/s): \
+             mean estimate ± the batches' 95% half-width, the CI across runs, aggregate, Jain, per flow; \
+             flows without an estimate (short of {} packets) are counted, not averaged",
+            b.batches,
+            b.batch_packets,
+            b.discard,
+            b.packets()
+        );
+        let _ = writeln!(
+            s,
+            "{:<width$}  {:>17}  {:>9}  {:>9}  {:>6}  {:>5}  per flow",
+            "point", "goodput ± batch", "runs CI", "aggregate", "Jain", "none"
+        );
+        let mbps = |v: Option<f64>| v.filter(|x| x.is_finite()).map_or("-".to_string(), |x| format!("{:.3}", x / 1e6));
+        for x in summaries {
+            let Some(m) = &x.batch_means else { continue };
+            let has = m.goodput_bps.n > 0;
+            let flows: Vec<String> =
+                m.per_flow_mean_bps.iter().enumerate().map(|(i, g)| format!("{}: {}", i + 1, mbps(*g))).collect();
+            let _ = writeln!(
+                s,
+                "{:<width$}  {:>8} ± {:>6}  {:>9}  {:>9}  {:>6}  {:>5}  {}",
+                x.label,
+                mbps(has.then_some(m.goodput_bps.mean)),
+                mbps(has.then_some(m.batch_ci95_bps)),
+                mbps(has.then_some(m.goodput_bps.ci95)),
+                mbps(m.aggregate_bps.map(|a| a.mean)),
+                m.jain_index.map_or("-".to_string(), |j| format!("{:.3}", j.mean)),
+                format!("{}/{}", m.short_flows, m.flows),
+                flows.join("  ")
+            );
         }
     }
     // Flows with different roles (start times, paths): each flow's own mean,
@@ -725,6 +886,40 @@ struct SummaryCsvRow {
     failed_flows: usize,
 }
 
+/// The columns of `summary.csv` after [`SummaryCsvRow`]'s, only with
+/// `[experiment] batch_means` ([`BatchSummary`]; empty where the point has
+/// no flow with an estimate).
+#[derive(Serialize, Default)]
+struct BatchCsvRow {
+    batch_goodput_mean_bps: Option<Decimal>,
+    /// The batches' 95% half-width, averaged over the flows.
+    batch_goodput_ci95_bps: Option<Decimal>,
+    /// The 95% half-width across the flows' estimates (over runs).
+    batch_goodput_runs_ci95_bps: Option<Decimal>,
+    batch_aggregate_mean_bps: Option<Decimal>,
+    batch_aggregate_ci95_bps: Option<Decimal>,
+    batch_jain_mean: Option<Decimal>,
+    batch_flows: usize,
+    batch_short_flows: usize,
+}
+
+impl BatchCsvRow {
+    fn of(m: &BatchSummary) -> BatchCsvRow {
+        let finite = |x: f64| x.is_finite().then_some(Decimal(x));
+        let has = m.goodput_bps.n > 0;
+        BatchCsvRow {
+            batch_goodput_mean_bps: has.then_some(Decimal(m.goodput_bps.mean)),
+            batch_goodput_ci95_bps: finite(m.batch_ci95_bps),
+            batch_goodput_runs_ci95_bps: finite(m.goodput_bps.ci95),
+            batch_aggregate_mean_bps: m.aggregate_bps.map(|a| Decimal(a.mean)),
+            batch_aggregate_ci95_bps: m.aggregate_bps.and_then(|a| finite(a.ci95)),
+            batch_jain_mean: m.jain_index.map(|j| Decimal(j.mean)),
+            batch_flows: m.flows,
+            batch_short_flows: m.short_flows,
+        }
+    }
+}
+
 /// The column names serde gives a row struct, in order. (The csv crate
 /// writes them only as the header of a first row: one default row is
 /// written to memory and its header kept. Field names never need quoting.)
@@ -741,10 +936,20 @@ fn csv_with_axes<K: Serialize + Default, R: Serialize + Default>(
     path: &std::path::Path,
     axes: &[&str],
 ) -> csv::Result<csv::Writer<std::fs::File>> {
+    csv_with_axes_and::<K, R>(path, axes, Vec::new())
+}
+
+/// [`csv_with_axes`] with `more` columns after `R`'s.
+fn csv_with_axes_and<K: Serialize + Default, R: Serialize + Default>(
+    path: &std::path::Path,
+    axes: &[&str],
+    more: Vec<String>,
+) -> csv::Result<csv::Writer<std::fs::File>> {
     let mut w = csv::WriterBuilder::new().has_headers(false).from_path(path)?;
     let mut header = csv_columns::<K>();
     header.extend(axes.iter().map(|a| a.to_string()));
     header.extend(csv_columns::<R>());
+    header.extend(more);
     w.write_record(&header)?;
     Ok(w)
 }
@@ -930,7 +1135,13 @@ pub fn write_csv(
 
     let path = dir.join("summary.csv");
     let ci = |m: &SampleStats| m.ci95.is_finite().then_some(Decimal(m.ci95));
-    let mut w = csv_with_axes::<SummaryCsvKey, SummaryCsvRow>(&path, &axes)?;
+    // Batch-means columns only when the experiment asks for them, so that
+    // other experiments' summary.csv keeps its columns.
+    let batch_columns = match results.experiment.config.batch_means {
+        Some(_) => csv_columns::<BatchCsvRow>(),
+        None => Vec::new(),
+    };
+    let mut w = csv_with_axes_and::<SummaryCsvKey, SummaryCsvRow>(&path, &axes, batch_columns)?;
     for x in summaries {
         let row = SummaryCsvRow {
             runs: x.runs,
@@ -983,7 +1194,12 @@ pub fn write_csv(
             incomplete_flows: x.incomplete_flows,
             failed_flows: x.failed_flows,
         };
-        write_row(&mut w, SummaryCsvKey { point: x.point }, &axis_values(&results.points[x.point], &axes), row)?;
+        let key = SummaryCsvKey { point: x.point };
+        let values = axis_values(&results.points[x.point], &axes);
+        match &x.batch_means {
+            Some(m) => w.serialize((key, &values, row, BatchCsvRow::of(m)))?,
+            None => write_row(&mut w, key, &values, row)?,
+        }
     }
     w.flush()?;
     written.push(path);

@@ -56,10 +56,94 @@ pub struct ExperimentConfig {
     /// deliveries inside [from, to] seconds count (needs `trace = true`).
     #[serde(default)]
     pub window_s: Option<[f64; 2]>,
+    /// Goodput by the batch-means method (seed 004 §IV): every transport
+    /// flow records when each batch of `batch_packets` packets was
+    /// delivered; the first `discard` batches are dropped and the rest give
+    /// the estimate and its 95% confidence interval ([`BatchMeans`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_means: Option<BatchMeans>,
 }
 
 fn default_repetitions() -> u32 {
     10
+}
+
+/// `[experiment] batch_means = { batch_packets = 5000, batches = 11,
+/// discard = 1 }`: seed 004 §IV's "FTP connections until 55,000 packets are
+/// successfully transmitted, ... split ... in 11 batches, each 5,000
+/// packets in size. The first batch is discarded as initial transient ...
+/// 95% confidence intervals by the batch means method". Each key defaults
+/// to the paper's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchMeans {
+    /// Full data packets per batch.
+    #[serde(default = "default_batch_packets")]
+    pub batch_packets: u32,
+    /// Batches in all, the discarded ones included.
+    #[serde(default = "default_batches")]
+    pub batches: u32,
+    /// Leading batches dropped as the initial transient.
+    #[serde(default = "default_discard")]
+    pub discard: u32,
+}
+
+fn default_batch_packets() -> u32 {
+    5_000
+}
+fn default_batches() -> u32 {
+    11
+}
+fn default_discard() -> u32 {
+    1
+}
+
+impl Default for BatchMeans {
+    /// Seed 004 §IV's: 11 batches of 5,000 packets, the first discarded.
+    fn default() -> Self {
+        BatchMeans { batch_packets: default_batch_packets(), batches: default_batches(), discard: default_discard() }
+    }
+}
+
+/// Most batches an experiment may ask for: the per-flow record is one
+/// time per batch, and ten thousand are far past any confidence interval's need.
+pub const MAX_BATCHES: u32 = 10_000;
+
+impl BatchMeans {
+    /// Packets a flow must deliver for a full estimate.
+    pub fn packets(&self) -> u64 {
+        u64::from(self.batch_packets) * u64::from(self.batches)
+    }
+
+    /// Checks the three keys; errors name `experiment.batch_means.<key>`.
+    fn validate(&self, file: &str) -> Result<(), ExperimentError> {
+        let key = |k: &str| format!("experiment.batch_means.{k}");
+        let max_packets = meshbed_sim::scenario::MAX_BATCH_PACKETS;
+        if !(1..=max_packets).contains(&self.batch_packets) {
+            return Err(invalid(
+                file,
+                key("batch_packets"),
+                self.batch_packets,
+                format!("1 to {max_packets} packets per batch"),
+            ));
+        }
+        if !(2..=MAX_BATCHES).contains(&self.batches) {
+            return Err(invalid(file, key("batches"), self.batches, format!("2 to {MAX_BATCHES} batches")));
+        }
+        // A confidence interval needs two kept batches.
+        if self.discard + 2 > self.batches {
+            return Err(invalid(
+                file,
+                key("discard"),
+                self.discard,
+                format!(
+                    "at most {} (batches − 2): two batches must remain for a confidence interval",
+                    self.batches - 2
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One sweep axis.
@@ -197,6 +281,9 @@ impl Experiment {
                 ));
             }
         }
+        if let Some(b) = &c.batch_means {
+            b.validate(file)?;
+        }
         // Every point must give a valid scenario whose flows have routes;
         // building them checks that. A sweep too large to build at once is
         // checked by `run` once --force allows it (see `plan`).
@@ -315,6 +402,9 @@ impl Experiment {
             })?;
             values.push((a.key.clone(), v));
         }
+        if let Some(b) = &self.config.batch_means {
+            set_batch_packets(&mut tree, b.batch_packets);
+        }
         let label = Point { index, values: values.clone(), scenario: Scenario::builtin_default() }.label();
         let point_error =
             |error| ExperimentError::Point { file: file.into(), point: label.clone(), error: Box::new(error) };
@@ -322,6 +412,9 @@ impl Experiment {
             point_error(ScenarioError::Parse { file: String::new(), message: e.to_string() })
         })?;
         meshbed_sim::check_routes(&scenario).map_err(point_error)?;
+        if let Some(b) = &self.config.batch_means {
+            check_batch_transfers(&scenario, b).map_err(point_error)?;
+        }
         Ok(Point { index, values, scenario })
     }
 
@@ -377,6 +470,47 @@ fn traced_bytes(s: &Scenario) -> u64 {
 
 fn as_u32(v: &Value) -> Result<u32, String> {
     v.as_integer().and_then(|i| u32::try_from(i).ok()).ok_or_else(|| "a non-negative integer".to_string())
+}
+
+/// `batch_packets` on every listed flow and the `[random_flows]` template,
+/// from `[experiment] batch_means` (the scenario's check refuses it on a
+/// UDP flow, naming the flow).
+fn set_batch_packets(tree: &mut toml::Table, batch_packets: u32) {
+    let v = Value::Integer(i64::from(batch_packets));
+    for f in tree.get_mut("flows").and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(f) = f.as_table_mut() {
+            f.insert("batch_packets".into(), v.clone());
+        }
+    }
+    let template = tree.get_mut("random_flows").and_then(|r| r.get_mut("flow")).and_then(Value::as_table_mut);
+    if let Some(f) = template {
+        f.insert("batch_packets".into(), v);
+    }
+}
+
+/// A transport flow that moves `bytes` must move at least the packets
+/// batch means needs; one that runs until `stop_s` is judged when it ends
+/// (a flow short of the count is reported, never averaged).
+fn check_batch_transfers(scenario: &Scenario, b: &BatchMeans) -> Result<(), ScenarioError> {
+    let drawn = scenario.with_random_flows_drawn()?;
+    for (i, f) in drawn.flows.iter().enumerate() {
+        let (Some(bytes), Some(_)) = (f.bytes, f.protocol.as_ref()) else { continue };
+        let needed = b.packets() * f.payload_bytes();
+        if bytes < needed {
+            return Err(ScenarioError::Invalid {
+                file: String::new(),
+                key: format!("flows[{i}].bytes"),
+                value: bytes.to_string(),
+                expected: format!(
+                    "at least {needed} bytes: experiment.batch_means needs {} batches × {} packets of {} bytes",
+                    b.batches,
+                    b.batch_packets,
+                    f.payload_bytes()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Applies one sweep assignment to the scenario tree.

@@ -44,7 +44,7 @@ fn every_builtin_experiment_runs_end_to_end() {
         }
         // Seed 002's mobile network: its aggregate throughput (Fig. 11) and
         // §2's TCP and route figures.
-        if e.base.contains_key("random_flows") {
+        if e.base.contains_key("random_flows") && e.base.contains_key("mobility") {
             for file in ["aggregate.png", "slow_start_share.png", "link_loss_share.png"] {
                 assert!(out.join(file).exists(), "{name}: {file} missing");
             }

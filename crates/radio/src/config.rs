@@ -154,8 +154,12 @@ impl Default for RadioConfig {
     }
 }
 
+/// ns-2's capture threshold `CPThresh_`, dB: a frame survives interference
+/// this much weaker than it (the ns-2 presets' SINR threshold at every rate).
+pub const NS2_CAPTURE_DB: f64 = 10.0;
+
 /// The named presets a scenario can start from (`[radio] preset = "…"`).
-pub const PRESETS: [&str; 1] = ["ns2"];
+pub const PRESETS: [&str; 2] = ["ns2", "ns2-54g"];
 
 impl RadioConfig {
     /// ns-2's 802.11 as the ATP paper ran it (seed 002 §5.1) and as CMU's
@@ -175,7 +179,9 @@ impl RadioConfig {
             tx_range_m: Some(250.0),
             cs_range_m: Some(550.0),
             error_model: ErrorModel::Threshold,
-            sinr_threshold_db: [("1000".to_string(), 10.0), ("2000".to_string(), 10.0)].into_iter().collect(),
+            sinr_threshold_db: [("1000".to_string(), NS2_CAPTURE_DB), ("2000".to_string(), NS2_CAPTURE_DB)]
+                .into_iter()
+                .collect(),
             mac: MacConfig {
                 queue_packets: 50,
                 short_retry_limit: 6,
@@ -187,10 +193,35 @@ impl RadioConfig {
         }
     }
 
+    /// ns-2's 802.11 as seed 004 §IV ran it: "ns-2, 802.11g at 54 Mbit/s,
+    /// 250 m transmission, 550 m carrier-sense and interference range,
+    /// RTS/CTS off". Everything else is [`RadioConfig::ns2`]'s (two-ray
+    /// ground, threshold reception, retry limits, 50-packet queue); the
+    /// basic rates are 802.11g's mandatory OFDM rates (the paper does not
+    /// give them), so ACKs of 54 Mbit/s frames go at 24 Mbit/s. ns-2's
+    /// threshold model decodes any frame above `RXThresh_` (the 250 m range)
+    /// whose power is `CPThresh_` (10 dB) above the interference, whatever
+    /// the rate: every OFDM rate gets that 10 dB, so the 250 m range holds
+    /// at 54 Mbit/s (with two-ray ground and 1.5 m antennas a frame from
+    /// 250 m is about 25 dB above thermal noise, above 802.11g's own
+    /// 22 dB for 54 Mbit/s too).
+    pub fn ns2_54g() -> RadioConfig {
+        let ns2 = RadioConfig::ns2();
+        RadioConfig {
+            standard: Standard::G,
+            data_rate_kbps: 54_000,
+            basic_rates_kbps: None,
+            sinr_threshold_db: Standard::G.rates_kbps().iter().map(|r| (r.to_string(), NS2_CAPTURE_DB)).collect(),
+            mac: MacConfig { rts_threshold_bytes: None, ..ns2.mac.clone() },
+            ..ns2
+        }
+    }
+
     /// The preset called `name` (one of [`PRESETS`]).
     pub fn preset(name: &str) -> Option<RadioConfig> {
         match name {
             "ns2" => Some(RadioConfig::ns2()),
+            "ns2-54g" => Some(RadioConfig::ns2_54g()),
             _ => None,
         }
     }
@@ -409,6 +440,18 @@ impl RadioConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ns2_54g_is_ns2_at_54_mbit_without_rts_and_ns2_is_unchanged() {
+        let g = RadioConfig::preset("ns2-54g").unwrap();
+        assert_eq!((g.standard, g.data_rate_kbps, g.mac.rts_threshold_bytes), (Standard::G, 54_000, None));
+        assert_eq!((g.tx_range_m, g.cs_range_m, g.error_model), (Some(250.0), Some(550.0), ErrorModel::Threshold));
+        assert_eq!(g.sinr_threshold_db.get("54000"), Some(&NS2_CAPTURE_DB));
+        let ns2 = RadioConfig::ns2();
+        assert_eq!((&g.propagation, g.mac.queue_packets), (&ns2.propagation, ns2.mac.queue_packets));
+        assert_eq!((ns2.standard, ns2.mac.rts_threshold_bytes), (Standard::B, Some(0)));
+        assert!(g.resolve().is_ok());
+    }
 
     #[test]
     fn classic_ranges_give_ordered_thresholds() {

@@ -147,6 +147,8 @@ pub(crate) struct Flow {
     pub kind: FlowKind,
     /// An echo flow's RTT samples (`rtt_s`), kept with `trace = true`.
     pub echo_trace: Vec<transport::TraceRecord>,
+    /// A transport flow with `batch_packets`: when each batch was delivered.
+    pub milestones: Option<report::DeliveryMilestones>,
 }
 
 pub(crate) enum FlowKind {
@@ -156,6 +158,13 @@ pub(crate) enum FlowKind {
 }
 
 impl Flow {
+    /// Batch boundaries the transport's delivered data crossed by `now`.
+    fn record_milestones(&mut self, now: Instant, delivered_bytes: u64) {
+        if let Some(m) = &mut self.milestones {
+            m.record(now, delivered_bytes);
+        }
+    }
+
     fn transport_mut(&mut self) -> Option<&mut Transport> {
         match &mut self.kind {
             FlowKind::Transport(t) => Some(t),
@@ -282,6 +291,7 @@ impl Sim {
                 arrivals: Arrivals::default(),
                 kind,
                 echo_trace: Vec::new(),
+                milestones: f.batch_bytes().and_then(report::DeliveryMilestones::new),
             });
         }
         let mut net = Network::new(medium, &relay_classes);
@@ -490,8 +500,11 @@ impl Host<Packet> for SimHost<'_> {
                 w.ping(net, now, flow);
             }
             SimEvent::TransportStop { flow } => {
-                if let Some(t) = w.flows[flow as usize].transport_mut() {
+                let f = &mut w.flows[flow as usize];
+                if let Some(t) = f.transport_mut() {
                     t.on_stop(now);
+                    let delivered = t.bytes_delivered;
+                    f.record_milestones(now, delivered);
                 }
             }
             SimEvent::RoutingTimer { node, gen } => {
@@ -717,6 +730,8 @@ impl World {
             stamped
         };
         let timer = step(t, &mut send);
+        let delivered = t.bytes_delivered;
+        f.record_milestones(now, delivered);
         schedule_timer(net, now, flow, timer);
         // MTL's transport module tells its routing module of a peer that
         // stopped answering (seed 004 §III.B).

@@ -94,6 +94,13 @@ pub struct FlowResult {
     /// What the transport sender did that only its protocol has (`None`
     /// for UDP).
     pub sender: Option<SenderDetail>,
+    /// With `batch_packets` set on the flow: the bytes of one batch, and the
+    /// times, seconds, at which the data handed up first reached 1, 2, ...
+    /// batches (seed 004 §IV's batch-means method); empty otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delivery_milestones_s: Vec<f64>,
     /// Engine trace samples (an echo flow's `rtt_s`), kept only when the
     /// flow sets `trace = true`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -194,6 +201,8 @@ impl FlowResult {
             delivery_ratio: None,
             net: FlowNet::default(),
             sender: None,
+            batch_bytes: spec.batch_bytes(),
+            delivery_milestones_s: Vec::new(),
             trace: Vec::new(),
             echo: None,
             path_info: None,
@@ -469,6 +478,32 @@ impl Arrivals {
     }
 }
 
+/// When a flow's delivered data reached each whole number of batches
+/// (seed 004 §IV: "split the output ... in 11 batches, each 5,000 packets").
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DeliveryMilestones {
+    /// Bytes per batch (never zero).
+    batch_bytes: u64,
+    /// `at[k]`: the first instant with at least (k + 1) batches delivered.
+    pub at: Vec<Instant>,
+}
+
+impl DeliveryMilestones {
+    /// `None` for a batch of zero bytes (a flow without full data packets).
+    pub(crate) fn new(batch_bytes: u64) -> Option<DeliveryMilestones> {
+        (batch_bytes > 0).then(|| DeliveryMilestones { batch_bytes, at: Vec::new() })
+    }
+
+    /// The flow has handed up `delivered_bytes` in all by `now`: every batch
+    /// boundary crossed since the last call is stamped `now`.
+    pub(crate) fn record(&mut self, now: Instant, delivered_bytes: u64) {
+        let reached = delivered_bytes / self.batch_bytes;
+        while (self.at.len() as u64) < reached {
+            self.at.push(now);
+        }
+    }
+}
+
 /// One flow's result at the end of a run that ended at `end`.
 fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     let a = &f.arrivals;
@@ -532,6 +567,9 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
                 (None, Some(_)) => None,
             };
             r.path = (t.path.datagrams > 0).then(|| t.path.clone());
+            if let Some(m) = &f.milestones {
+                r.delivery_milestones_s = m.at.iter().map(|at| at.as_secs_f64()).collect();
+            }
             r.trace = t.trace.clone();
             r.sender = Some(t.sender_detail(t.completed_at.unwrap_or(end)));
             r.path_info = (t.path_info_updates > 0 || t.peer_unresponsive_events > 0).then(|| PathInfoResult {
@@ -596,5 +634,24 @@ pub(crate) fn assemble(
         net_per_node: world.net.nodes.clone(),
         routing_overhead_ratio,
         rate_histogram: medium.rate_histogram(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milestones_stamp_each_batch_boundary_once_at_the_delivery_that_crossed_it() {
+        assert_eq!(DeliveryMilestones::new(0), None);
+        let mut m = DeliveryMilestones::new(100).unwrap();
+        let t = |s: u64| Instant::ZERO + meshbed_core::Duration::from_secs(s);
+        m.record(t(1), 99);
+        assert!(m.at.is_empty(), "one byte short of a batch");
+        m.record(t(2), 100);
+        m.record(t(3), 150);
+        // One delivery crossing two boundaries stamps both.
+        m.record(t(4), 310);
+        assert_eq!(m.at, vec![t(2), t(4), t(4)]);
     }
 }

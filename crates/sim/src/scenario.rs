@@ -204,7 +204,19 @@ pub enum Routing {
     /// OLSR (RFC 3626), proactive; `metric = "etx"` (seed 004 §III.B) or
     /// `"hop-count"` (the default); `link_layer_notification` (RFC 3626 §13,
     /// default false).
-    Olsr { etx: bool, link_layer_notification: bool, control_priority: bool },
+    Olsr {
+        // Written as the key it is read from, so that a scenario written
+        // out (an experiment's base) reads back.
+        #[serde(rename = "metric", serialize_with = "olsr_metric")]
+        etx: bool,
+        link_layer_notification: bool,
+        control_priority: bool,
+    },
+}
+
+/// `[routing] metric` of OLSR: `"etx"` or `"hop-count"`.
+fn olsr_metric<S: serde::Serializer>(etx: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if *etx { "etx" } else { "hop-count" })
 }
 
 impl Routing {
@@ -493,6 +505,12 @@ pub struct FlowSpec {
     /// flows (their RTT samples, `rtt_s`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trace: bool,
+    /// Record the times at which the data handed up crossed each multiple
+    /// of this many full data packets (`FlowResult::delivery_milestones_s`),
+    /// for the batch-means method (seed 004 §IV: batches of 5,000 packets).
+    /// Transport flows only; set by an experiment's `batch_means`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_packets: Option<u32>,
     /// Overrides of the ATP preset (ATP protocols only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atp: Option<AtpOverrides>,
@@ -516,6 +534,7 @@ impl Default for FlowSpec {
             protocol: None,
             bytes: None,
             trace: false,
+            batch_packets: None,
             atp: None,
             tcp: None,
         }
@@ -526,6 +545,17 @@ impl FlowSpec {
     /// A transport transfer of `bytes` from `src` to `dst` starting at 0.
     pub fn transfer(src: u32, dst: u32, protocol: Protocol, bytes: u64) -> Self {
         FlowSpec { src, dst, protocol: Some(protocol.name().to_string()), bytes: Some(bytes), ..FlowSpec::default() }
+    }
+
+    /// Application bytes in one full data packet of a transport flow.
+    pub fn payload_bytes(&self) -> u64 {
+        u64::from(self.packet_bytes.saturating_sub(IP_UDP_HEADER_BYTES + TRANSPORT_HEADER_BYTES as u32))
+    }
+
+    /// The bytes of one batch of `batch_packets` full data packets, `None`
+    /// when the flow records no delivery milestones.
+    pub fn batch_bytes(&self) -> Option<u64> {
+        self.batch_packets.map(|n| u64::from(n) * self.payload_bytes())
     }
 
     /// The transport protocol, `None` for UDP. Call on a validated scenario
@@ -628,6 +658,10 @@ pub const MIN_CBR_RATE_KBPS: f64 = 0.001;
 /// they send), summed over a scenario's flows: `bytes`, or for a flow that
 /// runs for a duration its source's PHY rate × its running time. 4 GiB.
 pub const MAX_SENDER_DATA_BYTES: u64 = 1 << 32;
+/// `batch_packets`: seed 004 §IV's batches are 5,000 packets; ten million
+/// packets of even 100 bytes are more than all senders may hold
+/// ([`MAX_SENDER_DATA_BYTES`]), so no batch could complete.
+pub const MAX_BATCH_PACKETS: u32 = 10_000_000;
 /// Timer-like durations of the engines (ATP's epoch, TCP's minimum RTO):
 /// at least 1 ms, else a timer fires millions of times per simulated
 /// second; at most a minute (TCP's maximum RTO).
@@ -1132,7 +1166,12 @@ impl Scenario {
                 }
                 continue;
             }
-            for (k, given) in [("bytes", f.bytes.is_some()), ("atp", f.atp.is_some()), ("tcp", f.tcp.is_some())] {
+            for (k, given) in [
+                ("bytes", f.bytes.is_some()),
+                ("atp", f.atp.is_some()),
+                ("tcp", f.tcp.is_some()),
+                ("batch_packets", f.batch_packets.is_some()),
+            ] {
                 if given {
                     return Err(invalid(
                         key(k),
@@ -1259,6 +1298,9 @@ impl FlowSpec {
             }
             (Some(0), None) => return Err(invalid(key("bytes"), 0, "a transfer of at least one byte")),
             _ => {}
+        }
+        if let Some(n) = self.batch_packets {
+            within(key("batch_packets"), n, 1..=MAX_BATCH_PACKETS, "full data packets per batch")?;
         }
         let min_packet = IP_UDP_HEADER_BYTES + TRANSPORT_HEADER_BYTES as u32 + 1;
         within(

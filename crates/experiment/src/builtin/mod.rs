@@ -27,9 +27,10 @@ use meshbed_sim::scenario::{AtpOverrides, FlowSpec, NodeSpec, RandomFlows, Routi
 use toml::Value;
 
 pub mod seed003;
+pub mod seed004;
 
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 17] = [
+pub const NAMES: [&str; 20] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
@@ -47,6 +48,9 @@ pub const NAMES: [&str; 17] = [
     "seed003-rtt",
     "seed003-pacing-sim",
     "seed003-pacing-testbed",
+    "seed004-chain",
+    "seed004-parallel",
+    "seed004-grid",
 ];
 
 /// The single-flow comparison on testbed A: what `meshbed` runs by default.
@@ -146,6 +150,7 @@ fn testbed(name: &str, description: &str, radio: RadioConfig, flows: u32) -> Exp
             x_axis: Some("hops".into()),
             series_axis: Some("protocol".into()),
             window_s: None,
+            batch_means: None,
         },
     )
 }
@@ -198,6 +203,7 @@ fn stack() -> Experiment {
             x_axis: None,
             series_axis: Some("protocol".into()),
             window_s: Some([6.0, 40.0]),
+            batch_means: None,
         },
     )
 }
@@ -241,6 +247,7 @@ fn atp_paper_two_flows() -> Experiment {
             x_axis: None,
             series_axis: Some("protocol".into()),
             window_s: Some([30.0, 90.0]),
+            batch_means: None,
         },
     )
 }
@@ -309,6 +316,7 @@ fn atp_paper_mobile(name: &str, routing: Routing) -> Experiment {
             x_axis: Some("random_flows.count".into()),
             series_axis: Some("protocol".into()),
             window_s: None,
+            batch_means: None,
         },
     )
 }
@@ -363,6 +371,9 @@ pub fn get(name: &str) -> Option<Experiment> {
         "seed003-rtt" => seed003::rtt_experiment(name),
         "seed003-pacing-sim" => seed003::pacing_sim_experiment(name),
         "seed003-pacing-testbed" => seed003::pacing_testbed_experiment(name),
+        "seed004-chain" => seed004::chain_experiment(name),
+        "seed004-parallel" => seed004::parallel_experiment(name),
+        "seed004-grid" => seed004::grid_experiment(name),
         _ => return None,
     })
 }

@@ -125,6 +125,7 @@ fn config(name: &str, description: &str, repetitions: u32, sweep: Vec<Axis>, x_a
         x_axis: Some(x_axis.into()),
         series_axis: Some("protocol".into()),
         window_s: None,
+        batch_means: None,
     }
 }
 
