@@ -731,11 +731,12 @@ impl World {
         };
         let timer = step(t, &mut send);
         let delivered = t.bytes_delivered;
-        f.record_milestones(now, delivered);
-        schedule_timer(net, now, flow, timer);
         // MTL's transport module tells its routing module of a peer that
         // stopped answering (seed 004 §III.B).
-        if t.take_peer_unresponsive() {
+        let unresponsive = t.take_peer_unresponsive();
+        f.record_milestones(now, delivered);
+        schedule_timer(net, now, flow, timer);
+        if unresponsive {
             if let Some(d) = &mut router.dynamic {
                 d.peer_unresponsive(net, counters, now, node, peer);
             }
