@@ -30,7 +30,7 @@ impl Segment {
     /// Whether its last copy left at least `guard` before `now` (a segment
     /// never sent is not old enough): a copy younger than the guard may
     /// still be on its way, so it is not sent again yet.
-    pub(crate) fn sent_at_least(&self, guard: Duration, now: Instant) -> bool {
+    pub(crate) fn sent_at_least_ago(&self, guard: Duration, now: Instant) -> bool {
         self.last_sent.is_some_and(|t| t + guard <= now)
     }
 }
@@ -131,9 +131,13 @@ impl Segments {
             self.seg_end(self.next_new - 1)
         }
     }
+    /// Whether the stream is finished and every byte of it acknowledged.
+    pub(crate) fn all_acked(&self) -> bool {
+        self.buf.end().is_some_and(|end| self.acked >= end)
+    }
     /// First segment not fully covered by the cumulative ack.
     pub(crate) fn first_unacked(&self) -> usize {
-        if self.buf.end().is_some_and(|end| self.acked >= end) {
+        if self.all_acked() {
             self.sendable_segments()
         } else {
             self.seg_of(self.acked)
@@ -245,8 +249,8 @@ mod tests {
         assert_eq!(s.retransmit_queue_len(), 0);
         let seg = s.segment(0);
         assert_eq!((seg.first_sent, seg.last_sent), (Some(at(1)), Some(at(5))));
-        assert!(seg.sent_at_least(Duration::from_millis(2), at(7)));
-        assert!(!seg.sent_at_least(Duration::from_millis(3), at(7)));
+        assert!(seg.sent_at_least_ago(Duration::from_millis(2), at(7)));
+        assert!(!seg.sent_at_least_ago(Duration::from_millis(3), at(7)));
         s.queue_retransmission(1);
         s.mark_sacked(1);
         assert!(s.segment(1).sacked);
@@ -265,11 +269,13 @@ mod tests {
         assert!(s.ack_to(15));
         assert!(!s.ack_to(12), "an older ack changes nothing");
         assert_eq!((s.acked(), s.base(), s.first_unacked()), (15, 1, 1));
+        assert!(!s.all_acked());
         assert_eq!(s.oldest_first_sent(), Some(at(1)));
         assert_eq!((s.retransmit_queue_len(), s.next_retransmission()), (1, Some(2)));
         // An ack past the end is clamped to it; everything goes.
         assert!(s.ack_to(99));
         assert_eq!((s.acked(), s.base(), s.first_unacked()), (30, 3, 3));
+        assert!(s.all_acked());
         assert_eq!((s.oldest_first_sent(), s.retransmit_queue_len()), (None, 0));
     }
 }

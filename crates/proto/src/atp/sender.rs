@@ -341,7 +341,7 @@ impl AtpSender {
         }
         for i in first..=last {
             let seg = self.segs.segment(i);
-            if !seg.sacked && !seg.queued && seg.sent_at_least(guard, now) {
+            if !seg.sacked && !seg.queued && seg.sent_at_least_ago(guard, now) {
                 self.segs.queue_retransmission(i);
             }
         }
@@ -473,10 +473,7 @@ impl Engine for AtpSender {
         if all_acked && confirmed {
             self.state = SenderState::Finished;
             self.events.push_back(EngineEvent::Finished);
-        } else if self.commit_token.is_some()
-            && self.segs.buf().end().is_some_and(|end| self.segs.acked() >= end)
-            && self.confirm_deadline.is_none()
-        {
+        } else if self.commit_token.is_some() && self.segs.all_acked() && self.confirm_deadline.is_none() {
             // Every byte is acknowledged and released: the confirmation must
             // follow within the idle time, or a forged ack would leave the
             // sender repeating its FIN forever.
