@@ -14,6 +14,8 @@
 //! * [`tcp`]: TCP Tahoe, Reno and NewReno over the same encapsulation.
 //! * [`mtl`]: MTL's transport module: Explicit Gap Notifications, a 200 KB
 //!   sending buffer and the four-hop-delay rate (seed 004 §III.C).
+//! * [`segments`]: the per-segment bookkeeping ATP's and MTL's senders
+//!   share: the scoreboard, the cumulative ack, the retransmission queue.
 //! * [`stream`]: the application side of the engines: a sender's bounded
 //!   window refilled as data is acknowledged, and the commit confirmation.
 //! * [`reorder`]: the out-of-order store both receivers share, charged for
@@ -35,6 +37,7 @@ pub mod harness;
 pub mod mtl;
 pub mod relay;
 pub mod reorder;
+pub mod segments;
 pub mod stream;
 pub mod tcp;
 pub mod wire;

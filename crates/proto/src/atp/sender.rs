@@ -4,10 +4,11 @@ use super::config::{AtpConfig, RouteFailureReaction};
 use super::rate_adjustment;
 use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TimerId, TimerTable, TraceSample, Transmit};
 use crate::relay::duration_to_us;
+use crate::segments::Segments;
 use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// Where the sender is in its life.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -50,17 +51,6 @@ impl TimerId for Timer {
     }
 }
 
-/// Scoreboard entry of one `max_payload`-sized segment.
-#[derive(Copy, Clone, Debug, Default)]
-struct Segment {
-    /// Last time it was sent; `None` if never.
-    last_sent: Option<Instant>,
-    /// The receiver holds it (a SACK block covers it).
-    sacked: bool,
-    /// It waits in the retransmission queue.
-    queued: bool,
-}
-
 /// What the next datagram carries.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Next {
@@ -88,22 +78,12 @@ enum Next {
 pub struct AtpSender {
     config: AtpConfig,
     connection_id: u32,
-    /// The bytes not yet acknowledged, and what the application wrote.
-    buf: SendBuffer,
     state: SenderState,
     /// S in packets per second.
     rate_pps: f64,
-    /// Scoreboard of the segments sent and not yet cumulatively acked:
-    /// segment `seg_base + k` is `segments[k]`.
-    segments: VecDeque<Segment>,
-    seg_base: usize,
-    /// Cumulative ack: bytes `[0, acked)` are delivered.
-    acked: u64,
-    /// Index of the first segment never sent.
-    next_new: usize,
-    /// Segments to send again, lowest first (seed 002 §4.3.3: retransmissions
-    /// go before new data).
-    retx: BTreeSet<usize>,
+    /// The send buffer cut into `payload_per_packet` segments: scoreboard,
+    /// cumulative ack and retransmission queue.
+    segs: Segments,
     /// Earliest time of the next paced transmission.
     next_send: Instant,
     /// When the next SYN/probe may go.
@@ -144,15 +124,10 @@ impl AtpSender {
     fn with_buffer(config: AtpConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
         let mut sender = AtpSender {
             rate_pps: 1.0 / config.max_delay.as_secs_f64().max(1e-9),
+            segs: Segments::new(buf, config.payload_per_packet()),
             config,
             connection_id,
-            buf,
             state: SenderState::Connecting,
-            segments: VecDeque::new(),
-            seg_base: 0,
-            acked: 0,
-            next_new: 0,
-            retx: BTreeSet::new(),
             next_send: now,
             probe_next_at: now,
             probe_sent_at: None,
@@ -192,12 +167,12 @@ impl AtpSender {
     }
     /// Bytes the receiver has acknowledged cumulatively.
     pub fn bytes_acked(&self) -> u64 {
-        self.acked
+        self.segs.acked()
     }
     /// The stream's length once the application finished it, else the bytes
     /// written so far.
     pub fn total_bytes(&self) -> u64 {
-        self.len()
+        self.segs.len()
     }
     /// Consecutive epochs without feedback so far.
     pub fn missed_feedback(&self) -> u32 {
@@ -217,53 +192,9 @@ impl AtpSender {
     }
     /// Segments waiting for retransmission.
     pub fn retransmit_queue_len(&self) -> usize {
-        self.retx.len()
+        self.segs.retransmit_queue_len()
     }
 
-    /// Bytes written (the stream's length once finished).
-    fn len(&self) -> u64 {
-        self.buf.written_end()
-    }
-    /// Segments that may be sent: every full one written, and the last
-    /// partial one only once the stream is finished (so segment boundaries
-    /// do not depend on how the application's writes were cut).
-    fn sendable_segments(&self) -> usize {
-        let mp = self.config.payload_per_packet() as u64;
-        let n = match self.buf.end() {
-            Some(end) => end.div_ceil(mp),
-            None => self.len() / mp,
-        };
-        usize::try_from(n).unwrap_or(usize::MAX)
-    }
-    /// One past the last byte ever sent.
-    fn sent_end(&self) -> u64 {
-        if self.next_new == 0 {
-            0
-        } else {
-            self.seg_end(self.next_new - 1)
-        }
-    }
-    fn seg(&mut self, i: usize) -> &mut Segment {
-        &mut self.segments[i - self.seg_base]
-    }
-    fn seg_start(&self, i: usize) -> u64 {
-        (i as u64).saturating_mul(self.config.payload_per_packet() as u64)
-    }
-    fn seg_end(&self, i: usize) -> u64 {
-        self.seg_start(i + 1).min(self.len())
-    }
-    /// Index of the segment holding byte `offset` (may be past the end).
-    fn seg_of(&self, offset: u64) -> usize {
-        usize::try_from(offset / self.config.payload_per_packet() as u64).unwrap_or(usize::MAX)
-    }
-    /// First segment not fully covered by the cumulative ack.
-    fn first_unacked(&self) -> usize {
-        if self.buf.end().is_some_and(|end| self.acked >= end) {
-            self.sendable_segments()
-        } else {
-            self.seg_of(self.acked)
-        }
-    }
     fn is_closed_state(&self) -> bool {
         matches!(self.state, SenderState::Finished | SenderState::Failed)
     }
@@ -325,9 +256,10 @@ impl AtpSender {
                 // packet; with everything already sent, on the FIN, or, while
                 // the application has not finished the stream, on the first
                 // unacknowledged segment.
+                let first_unacked = self.segs.first_unacked();
                 self.next_in_sequence()
-                    .or_else(|| self.buf.end().is_some().then_some(Next::Fin))
-                    .or_else(|| (self.first_unacked() < self.next_new).then(|| Next::Segment(self.first_unacked())))
+                    .or_else(|| self.segs.buf().end().is_some().then_some(Next::Fin))
+                    .or_else(|| (first_unacked < self.segs.next_new()).then_some(Next::Segment(first_unacked)))
             }
             SenderState::Established => {
                 if self.next_send > now {
@@ -338,7 +270,7 @@ impl AtpSender {
                 }
                 // Everything written is sent; without the stream's end the
                 // application owes more.
-                self.buf.end()?;
+                self.segs.buf().end()?;
                 let fin_due = match self.fin_sent_at {
                     None => true,
                     Some(sent) => sent + self.fin_interval() <= now,
@@ -351,10 +283,11 @@ impl AtpSender {
 
     /// A queued retransmission, else new data.
     fn next_in_sequence(&self) -> Option<Next> {
-        if let Some(&i) = self.retx.first() {
+        if let Some(i) = self.segs.next_retransmission() {
             return Some(Next::Segment(i));
         }
-        (self.next_new < self.sendable_segments()).then_some(Next::Segment(self.next_new))
+        let next_new = self.segs.next_new();
+        (next_new < self.segs.sendable_segments()).then_some(Next::Segment(next_new))
     }
 
     /// When the pacing timer should fire, if anything waits to be sent.
@@ -365,7 +298,7 @@ impl AtpSender {
         if self.next_in_sequence().is_some() {
             return Some(self.next_send);
         }
-        self.buf.end()?;
+        self.segs.buf().end()?;
         match self.fin_sent_at {
             None => Some(self.next_send),
             Some(t) => Some(self.next_send.max(t + self.fin_interval())),
@@ -400,17 +333,16 @@ impl AtpSender {
             return;
         }
         let guard = self.retransmit_guard();
-        let first = self.seg_of(start).max(self.first_unacked());
-        let last = self.seg_of(end - 1).min(self.next_new.saturating_sub(1));
-        if self.next_new == 0 || first > last {
+        let next_new = self.segs.next_new();
+        let first = self.segs.seg_of(start).max(self.segs.first_unacked());
+        let last = self.segs.seg_of(end - 1).min(next_new.saturating_sub(1));
+        if next_new == 0 || first > last {
             return;
         }
         for i in first..=last {
-            let seg = self.seg(i);
-            let old_enough = seg.last_sent.is_some_and(|t| t + guard <= now);
-            if !seg.sacked && !seg.queued && old_enough {
-                seg.queued = true;
-                self.retx.insert(i);
+            let seg = self.segs.segment(i);
+            if !seg.sacked && !seg.queued && seg.sent_at_least_ago(guard, now) {
+                self.segs.queue_retransmission(i);
             }
         }
     }
@@ -419,19 +351,10 @@ impl AtpSender {
     /// seed 001 §3.3): cumulative ack, SACK blocks (ranges the receiver
     /// holds), holes between them, and SACK-MORE.
     fn on_reliability(&mut self, now: Instant, repr: &Repr) {
-        let ack = repr.ack.min(self.len());
-        if ack > self.acked {
-            self.acked = ack;
-            self.stats.bytes_delivered = ack;
-            let first = self.first_unacked();
-            self.retx = self.retx.split_off(&first);
-            // Cumulatively acknowledged segments are never sent again.
-            let done = first.min(self.next_new).saturating_sub(self.seg_base);
-            self.segments.drain(..done.min(self.segments.len()));
-            self.seg_base += done;
-            self.buf.release(self.seg_start(self.seg_base));
+        if self.segs.ack_to(repr.ack) {
+            self.stats.bytes_delivered = self.segs.acked();
         }
-        let mut prev = self.acked;
+        let mut prev = self.segs.acked();
         let mut blocks = repr.sack_blocks.clone();
         blocks.sort_unstable();
         for &(start, end) in &blocks {
@@ -441,16 +364,11 @@ impl AtpSender {
             let start = start.max(prev);
             self.mark_hole(now, prev, start);
             // Segments wholly inside the block are held by the receiver.
-            let first = self.seg_of(start).max(self.first_unacked());
-            let stop = self.seg_of(end).min(self.next_new);
+            let first = self.segs.seg_of(start).max(self.segs.first_unacked());
+            let stop = self.segs.seg_of(end).min(self.segs.next_new());
             for i in first..stop {
-                if self.seg_start(i) >= start && self.seg_end(i) <= end {
-                    let seg = self.seg(i);
-                    seg.sacked = true;
-                    if seg.queued {
-                        seg.queued = false;
-                        self.retx.remove(&i);
-                    }
+                if self.segs.seg_start(i) >= start && self.segs.seg_end(i) <= end {
+                    self.segs.mark_sacked(i);
                 }
             }
             prev = prev.max(end);
@@ -463,11 +381,11 @@ impl AtpSender {
             && self.fin_sent_at.is_some()
             && blocks.len() < wire::MAX_SACK_BLOCKS.min(self.config.max_sack_blocks.max(1))
         {
-            self.mark_hole(now, prev, self.len());
+            self.mark_hole(now, prev, self.segs.len());
         }
         // seed 001 §3.3: SACK-MORE asks for everything not yet acknowledged.
         if control.contains(Control::SACK_MORE) {
-            self.mark_hole(now, self.acked, self.sent_end());
+            self.mark_hole(now, self.segs.acked(), self.segs.sent_end());
         }
     }
 
@@ -509,7 +427,7 @@ impl Engine for AtpSender {
         let ours = repr.protocol == ProtocolId::Atp && repr.connection_id == self.connection_id;
         // Feedback about bytes never sent did not come from our receiver:
         // ignore all of it (issue 9: a forged ack must not end a transfer).
-        let sent_end = self.sent_end();
+        let sent_end = self.segs.sent_end();
         let beyond_sent = repr.ack > sent_end || repr.sack_blocks.iter().any(|&(_, end)| end > sent_end);
         if ours && repr.control.contains(Control::SACK_OPT) && beyond_sent {
             self.stats.dropped_datagrams += 1;
@@ -543,7 +461,8 @@ impl Engine for AtpSender {
             }
         }
         self.on_reliability(now, &repr);
-        let all_acked = repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.acked == self.len();
+        let all_acked =
+            repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.segs.acked() == self.segs.len();
         let confirmed = match &self.commit_token {
             None => true,
             Some(token) => payload == token.as_slice(),
@@ -554,10 +473,7 @@ impl Engine for AtpSender {
         if all_acked && confirmed {
             self.state = SenderState::Finished;
             self.events.push_back(EngineEvent::Finished);
-        } else if self.commit_token.is_some()
-            && self.buf.end().is_some_and(|end| self.acked >= end)
-            && self.confirm_deadline.is_none()
-        {
+        } else if self.commit_token.is_some() && self.segs.all_acked() && self.confirm_deadline.is_none() {
             // Every byte is acknowledged and released: the confirmation must
             // follow within the idle time, or a forged ack would leave the
             // sender repeating its FIN forever.
@@ -606,10 +522,10 @@ impl Engine for AtpSender {
         let (seq, payload, mut control) = match next {
             Next::Syn => (0, 0..0, Control(Control::SYN)),
             Next::Segment(i) => {
-                let (s, e) = (self.seg_start(i), self.seg_end(i));
+                let (s, e) = (self.segs.seg_start(i), self.segs.seg_end(i));
                 (s, s as usize..e as usize, Control(0))
             }
-            Next::Fin => (self.len(), 0..0, Control(Control::FIN)),
+            Next::Fin => (self.segs.len(), 0..0, Control(Control::FIN)),
         };
         if probing {
             // seed 001 §3.3: SACK-REQ asks for feedback at once.
@@ -634,32 +550,20 @@ impl Engine for AtpSender {
         }
         repr.emit(buf);
         if !payload.is_empty() {
-            self.buf.copy_out(seq, &mut buf[HEADER_LEN..len]);
+            self.segs.buf().copy_out(seq, &mut buf[HEADER_LEN..len]);
         }
 
         self.stats.datagrams_sent += 1;
         match next {
             Next::Syn => {}
             Next::Segment(i) => {
-                if i == self.next_new {
-                    self.segments.push_back(Segment::default());
-                }
-                if self.seg(i).last_sent.is_some() {
+                if self.segs.record_send(i, now) {
+                    self.stats.bytes_sent += payload.len() as u64;
+                } else {
                     self.stats.retransmissions += 1;
                     self.stats.retransmitted_bytes += payload.len() as u64;
                     let sample = TraceSample::Retransmit { at: now, seq, len: payload.len() };
                     self.trace(sample);
-                } else {
-                    self.stats.bytes_sent += payload.len() as u64;
-                }
-                let seg = self.seg(i);
-                seg.last_sent = Some(now);
-                if seg.queued {
-                    seg.queued = false;
-                    self.retx.remove(&i);
-                }
-                if i == self.next_new {
-                    self.next_new += 1;
                 }
             }
             Next::Fin => self.fin_sent_at = Some(now),
@@ -731,7 +635,7 @@ impl Engine for AtpSender {
 
 impl SendStream for AtpSender {
     fn write(&mut self, data: &[u8]) -> usize {
-        let n = self.buf.write(data);
+        let n = self.segs.write(data);
         if n > 0 {
             // New data may re-arm pacing.
             self.refresh_timers();
@@ -739,11 +643,11 @@ impl SendStream for AtpSender {
         n
     }
     fn finish(&mut self) {
-        self.buf.finish();
+        self.segs.finish();
         self.refresh_timers();
     }
     fn write_room(&self) -> usize {
-        self.buf.room()
+        self.segs.buf().room()
     }
     fn require_commit_token(&mut self, token: CommitToken) {
         self.commit_token = Some(token);

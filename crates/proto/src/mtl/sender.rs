@@ -4,10 +4,11 @@
 use super::config::MtlConfig;
 use super::{fhd_average_s, fhd_s, rate_pps};
 use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TimerId, TimerTable, TraceSample, Transmit};
+use crate::segments::Segments;
 use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// Where the sender is in its life.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -40,15 +41,6 @@ impl TimerId for Timer {
     fn index(self) -> usize {
         self as usize
     }
-}
-
-/// One `max_payload`-sized packet of the sending buffer.
-#[derive(Copy, Clone, Debug, Default)]
-struct Segment {
-    first_sent: Option<Instant>,
-    last_sent: Option<Instant>,
-    /// Waits in the retransmission queue.
-    queued: bool,
 }
 
 /// What the next datagram carries.
@@ -97,15 +89,10 @@ enum Next {
 pub struct MtlSender {
     config: MtlConfig,
     connection_id: u32,
-    buf: SendBuffer,
     state: MtlSenderState,
-    /// Segment `seg_base + k` is `segments[k]`; earlier ones are acked.
-    segments: VecDeque<Segment>,
-    seg_base: usize,
-    next_new: usize,
-    retx: BTreeSet<usize>,
-    /// Cumulative ack: bytes `[0, acked)` are received.
-    acked: u64,
+    /// The sending buffer cut into `max_payload` packets: scoreboard,
+    /// cumulative ack and retransmission queue.
+    segs: Segments,
     next_send: Instant,
     hop_count: u32,
     max_link_loss: f64,
@@ -149,15 +136,10 @@ impl MtlSender {
         let config = config.sanitized();
         let mut sender = MtlSender {
             link_rate_bps: config.link_rate_bps,
+            segs: Segments::new(buf, config.max_payload),
             config,
             connection_id,
-            buf,
             state: MtlSenderState::Connecting,
-            segments: VecDeque::new(),
-            seg_base: 0,
-            next_new: 0,
-            retx: BTreeSet::new(),
-            acked: 0,
             next_send: now,
             hop_count: 1,
             max_link_loss: 0.0,
@@ -192,11 +174,11 @@ impl MtlSender {
     }
     /// Bytes the receiver acknowledged cumulatively.
     pub fn bytes_acked(&self) -> u64 {
-        self.acked
+        self.segs.acked()
     }
     /// Bytes in the sending buffer: sent and not known received.
     pub fn buffered_bytes(&self) -> u64 {
-        self.sent_end() - self.acked
+        self.segs.sent_end() - self.segs.acked()
     }
     /// FHD̄ of eq. 10, once measured.
     pub fn fhd_avg(&self) -> Option<Duration> {
@@ -220,53 +202,20 @@ impl MtlSender {
     }
     /// Packets waiting for retransmission.
     pub fn retransmit_queue_len(&self) -> usize {
-        self.retx.len()
+        self.segs.retransmit_queue_len()
     }
     /// Whether a packet is held back because the sending buffer is full.
     pub fn is_holding(&self) -> bool {
         self.state == MtlSenderState::Established
-            && self.next_new < self.sendable_segments()
-            && !self.fits(self.next_new)
+            && self.segs.next_new() < self.segs.sendable_segments()
+            && !self.fits(self.segs.next_new())
     }
 
-    fn len(&self) -> u64 {
-        self.buf.written_end()
-    }
-    fn mp(&self) -> u64 {
-        self.config.max_payload as u64
-    }
-    /// Every full segment written, and the last partial one once finished.
-    fn sendable_segments(&self) -> usize {
-        let n = match self.buf.end() {
-            Some(end) => end.div_ceil(self.mp()),
-            None => self.len() / self.mp(),
-        };
-        usize::try_from(n).unwrap_or(usize::MAX)
-    }
-    fn seg_start(&self, i: usize) -> u64 {
-        (i as u64).saturating_mul(self.mp())
-    }
-    fn seg_end(&self, i: usize) -> u64 {
-        self.seg_start(i + 1).min(self.len())
-    }
-    fn seg_of(&self, offset: u64) -> usize {
-        usize::try_from(offset / self.mp()).unwrap_or(usize::MAX)
-    }
-    fn seg(&mut self, i: usize) -> &mut Segment {
-        &mut self.segments[i - self.seg_base]
-    }
-    fn sent_end(&self) -> u64 {
-        if self.next_new == 0 {
-            0
-        } else {
-            self.seg_end(self.next_new - 1)
-        }
-    }
     /// Whether segment `i`, sent now, stays within the sending buffer (one
     /// packet always fits an empty buffer).
     fn fits(&self, i: usize) -> bool {
-        let in_buffer = self.sent_end() - self.acked;
-        in_buffer == 0 || in_buffer + (self.seg_end(i) - self.seg_start(i)) <= self.config.send_buffer_bytes
+        let in_buffer = self.buffered_bytes();
+        in_buffer == 0 || in_buffer + (self.segs.seg_end(i) - self.segs.seg_start(i)) <= self.config.send_buffer_bytes
     }
     fn is_closed_state(&self) -> bool {
         matches!(self.state, MtlSenderState::Finished | MtlSenderState::Failed)
@@ -275,7 +224,7 @@ impl MtlSender {
     fn waiting(&self) -> bool {
         match self.state {
             MtlSenderState::Connecting => self.syns_sent > 0,
-            MtlSenderState::Established => self.acked < self.sent_end() || self.fin_sent_at.is_some(),
+            MtlSenderState::Established => self.segs.acked() < self.segs.sent_end() || self.fin_sent_at.is_some(),
             _ => false,
         }
     }
@@ -307,12 +256,13 @@ impl MtlSender {
     /// buffer full, or everything written sent with the stream open) with
     /// data not known received. See the type's doc for the rule.
     fn request_due_at(&self) -> Option<Instant> {
-        let all_sent = self.next_new >= self.sendable_segments();
-        let blocked = (all_sent && self.buf.end().is_none()) || (!all_sent && !self.fits(self.next_new));
-        if !blocked || self.acked >= self.sent_end() {
+        let next_new = self.segs.next_new();
+        let all_sent = next_new >= self.segs.sendable_segments();
+        let blocked = (all_sent && self.segs.buf().end().is_none()) || (!all_sent && !self.fits(next_new));
+        if !blocked || self.segs.acked() >= self.segs.sent_end() {
             return None;
         }
-        let oldest_sent = self.segments.front().and_then(|s| s.first_sent)?;
+        let oldest_sent = self.segs.oldest_first_sent()?;
         let unanswered = self.request_sent_at.filter(|&r| self.last_egn_at.is_none_or(|e| e < r));
         if let Some(r) = unanswered {
             return Some(r + self.request_interval());
@@ -331,13 +281,14 @@ impl MtlSender {
         match self.state {
             MtlSenderState::Connecting => Some((Next::Syn, self.syn_next_at)),
             MtlSenderState::Established => {
-                if let Some(&i) = self.retx.first() {
+                if let Some(i) = self.segs.next_retransmission() {
                     return Some((Next::Segment(i), self.next_send));
                 }
-                if self.next_new < self.sendable_segments() && self.fits(self.next_new) {
-                    return Some((Next::Segment(self.next_new), self.next_send));
+                let next_new = self.segs.next_new();
+                if next_new < self.segs.sendable_segments() && self.fits(next_new) {
+                    return Some((Next::Segment(next_new), self.next_send));
                 }
-                if self.next_new >= self.sendable_segments() && self.buf.end().is_some() {
+                if next_new >= self.segs.sendable_segments() && self.segs.buf().end().is_some() {
                     let at = self.fin_sent_at.map_or(self.next_send, |t| t + self.request_interval());
                     return Some((Next::Fin, at));
                 }
@@ -386,19 +337,18 @@ impl MtlSender {
     /// Queues the packets of gap `[start, end)` whose last copy is older than
     /// the guard.
     fn queue_gap(&mut self, now: Instant, start: u64, end: u64) {
-        let start = start.max(self.acked);
-        let end = end.min(self.sent_end());
+        let start = start.max(self.segs.acked());
+        let end = end.min(self.segs.sent_end());
         if end <= start {
             return;
         }
         let guard = self.retransmit_guard();
-        let first = self.seg_of(start).max(self.seg_base);
-        let last = self.seg_of(end - 1).min(self.next_new - 1);
+        let first = self.segs.seg_of(start).max(self.segs.base());
+        let last = self.segs.seg_of(end - 1).min(self.segs.next_new() - 1);
         for i in first..=last {
-            let seg = self.seg(i);
-            if !seg.queued && seg.last_sent.is_some_and(|t| t + guard <= now) {
-                seg.queued = true;
-                self.retx.insert(i);
+            let seg = self.segs.segment(i);
+            if !seg.queued && seg.sent_at_least_ago(guard, now) {
+                self.segs.queue_retransmission(i);
             }
         }
     }
@@ -408,18 +358,8 @@ impl MtlSender {
     fn on_egn(&mut self, now: Instant, repr: &Repr) {
         let had_request = self.request_sent_at.is_some_and(|r| self.last_egn_at.is_none_or(|e| e < r));
         self.last_egn_at = Some(now);
-        let ack = repr.ack.min(self.len());
-        if ack > self.acked {
-            self.acked = ack;
-            self.stats.bytes_delivered = ack;
-            let first =
-                if self.buf.end().is_some_and(|end| ack >= end) { self.sendable_segments() } else { self.seg_of(ack) };
-            self.retx = self.retx.split_off(&first);
-            let done = first.min(self.next_new).saturating_sub(self.seg_base).min(self.segments.len());
-            self.segments.drain(..done);
-            self.seg_base += done;
-            let base = self.seg_start(self.seg_base);
-            self.buf.release(base);
+        if self.segs.ack_to(repr.ack) {
+            self.stats.bytes_delivered = self.segs.acked();
         }
         for &(start, end) in &repr.sack_blocks {
             self.queue_gap(now, start, end);
@@ -446,7 +386,7 @@ impl Engine for MtlSender {
             return;
         }
         // An EGN about bytes never sent did not come from our receiver.
-        let sent_end = self.sent_end();
+        let sent_end = self.segs.sent_end();
         if egn && (repr.ack > sent_end || repr.sack_blocks.iter().any(|&(_, end)| end > sent_end)) {
             self.stats.dropped_datagrams += 1;
             self.stats.protocol_violations += 1;
@@ -473,7 +413,8 @@ impl Engine for MtlSender {
             self.on_rtt_sample(now, now.saturating_since(sent));
         }
         self.on_egn(now, &repr);
-        let all_acked = repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.acked == self.len();
+        let all_acked =
+            repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.segs.acked() == self.segs.len();
         let confirmed = self.commit_token.as_ref().is_none_or(|t| payload == t.as_slice());
         if all_acked && !confirmed && !payload.is_empty() {
             self.stats.protocol_violations += 1;
@@ -481,10 +422,7 @@ impl Engine for MtlSender {
         if all_acked && confirmed {
             self.state = MtlSenderState::Finished;
             self.events.push_back(EngineEvent::Finished);
-        } else if self.commit_token.is_some()
-            && self.buf.end().is_some_and(|end| self.acked >= end)
-            && self.confirm_deadline.is_none()
-        {
+        } else if self.commit_token.is_some() && self.segs.all_acked() && self.confirm_deadline.is_none() {
             self.confirm_deadline = Some(now + self.config.idle_timeout);
         }
         self.refresh_timers();
@@ -519,19 +457,20 @@ impl Engine for MtlSender {
         }
         let probe = match next {
             Next::Segment(i) => {
-                i == self.next_new && self.last_probe_at.is_none_or(|t| t + self.config.rtt_probe_interval <= now)
+                i == self.segs.next_new()
+                    && self.last_probe_at.is_none_or(|t| t + self.config.rtt_probe_interval <= now)
             }
             _ => false,
         };
         let (seq, payload_len, control) = match next {
             Next::Syn => (0, 0, Control(Control::SYN | Control::SACK_REQ)),
             Next::Segment(i) => {
-                let s = self.seg_start(i);
+                let s = self.segs.seg_start(i);
                 let control = if probe { Control(Control::SACK_REQ) } else { Control(0) };
-                (s, (self.seg_end(i) - s) as usize, control)
+                (s, (self.segs.seg_end(i) - s) as usize, control)
             }
-            Next::Request => (self.sent_end(), 0, Control(Control::SACK_REQ)),
-            Next::Fin => (self.len(), 0, Control(Control::FIN)),
+            Next::Request => (self.segs.sent_end(), 0, Control(Control::SACK_REQ)),
+            Next::Fin => (self.segs.len(), 0, Control(Control::FIN)),
         };
         let repr = Repr {
             protocol: ProtocolId::Tcp,
@@ -551,7 +490,7 @@ impl Engine for MtlSender {
         }
         repr.emit(buf);
         if payload_len > 0 {
-            self.buf.copy_out(seq, &mut buf[repr.header_len()..len]);
+            self.segs.buf().copy_out(seq, &mut buf[repr.header_len()..len]);
         }
         let was_waiting = self.waiting();
         self.stats.datagrams_sent += 1;
@@ -562,20 +501,12 @@ impl Engine for MtlSender {
                 self.syn_next_at = now + self.config.syn_interval;
             }
             Next::Segment(i) => {
-                if i == self.next_new {
-                    self.segments.push_back(Segment { first_sent: Some(now), ..Segment::default() });
-                    self.next_new += 1;
+                if self.segs.record_send(i, now) {
                     self.stats.bytes_sent += payload_len as u64;
                 } else {
                     self.stats.retransmissions += 1;
                     self.stats.retransmitted_bytes += payload_len as u64;
                     self.trace(TraceSample::Retransmit { at: now, seq, len: payload_len });
-                }
-                let seg = self.seg(i);
-                seg.last_sent = Some(now);
-                if seg.queued {
-                    seg.queued = false;
-                    self.retx.remove(&i);
                 }
                 if probe {
                     self.probe = Some((seq, now));
@@ -635,18 +566,18 @@ impl Engine for MtlSender {
 
 impl SendStream for MtlSender {
     fn write(&mut self, data: &[u8]) -> usize {
-        let n = self.buf.write(data);
+        let n = self.segs.write(data);
         if n > 0 {
             self.refresh_timers();
         }
         n
     }
     fn finish(&mut self) {
-        self.buf.finish();
+        self.segs.finish();
         self.refresh_timers();
     }
     fn write_room(&self) -> usize {
-        self.buf.room()
+        self.segs.buf().room()
     }
     fn require_commit_token(&mut self, token: CommitToken) {
         self.commit_token = Some(token);
