@@ -35,6 +35,19 @@ pub fn corpus_files(dir: &std::path::Path, at_least: usize) -> Vec<std::path::Pa
     files
 }
 
+/// Everything `engine` wants to send at `now`, parsed (a test panics on a
+/// datagram the wire format rejects, or on an engine that never stops).
+pub fn drain(engine: &mut impl Engine, now: Instant) -> Vec<(crate::wire::Repr, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 2048];
+    while let Some(t) = engine.poll_transmit(now, &mut buf) {
+        let (repr, data) = crate::wire::parse_datagram(&buf[..t.len]).expect("engine emits valid datagrams");
+        out.push((repr, data.to_vec()));
+        assert!(out.len() < 10_000, "poll_transmit never returns None");
+    }
+    out
+}
+
 /// `ms` milliseconds after the start of virtual time.
 pub fn at_ms(ms: u64) -> Instant {
     Instant::from_nanos(ms * 1_000_000)
@@ -235,5 +248,53 @@ impl<A: Engine, B: Engine> Pair<A, B> {
         self.flush(Side::A);
         self.flush(Side::B);
         self.a.is_closed() && self.b.is_closed()
+    }
+}
+
+impl<A: Engine, B: Engine + crate::stream::ReceiveStream> Pair<A, B> {
+    /// Runs until both engines are closed (or `limit`, or `max_steps`)
+    /// while the application at `b` reads as data arrives, so that delivery
+    /// order is observed; then a few more steps for the last exchanges.
+    /// Returns everything `b` handed up, in order, and the steps taken.
+    pub fn transfer(&mut self, limit: Instant, max_steps: u64) -> (Vec<u8>, u64) {
+        let mut delivered = Vec::new();
+        let mut steps = 0u64;
+        while !(self.a.is_closed() && self.b.is_closed()) && steps < max_steps {
+            if !self.step(limit) {
+                break;
+            }
+            delivered.extend(self.b.take_delivered());
+            steps += 1;
+        }
+        self.run(limit, 10);
+        delivered.extend(self.b.take_delivered());
+        (delivered, steps)
+    }
+
+    /// Moves `data` from `a` to `b` over the channel ([`Pair::transfer`]) and
+    /// checks what every reliable transport must do: both ends closed, every
+    /// byte handed up once and in order, the sender finished, the receiver
+    /// finished exactly once, and both ends counting every byte. The error
+    /// says which rule broke.
+    pub fn transfer_exactly_once(&mut self, data: &[u8], limit: Instant, max_steps: u64) -> Result<(), String> {
+        let (delivered, steps) = self.transfer(limit, max_steps);
+        let len = data.len() as u64;
+        let finished_b = self.events_b.iter().filter(|e| **e == EngineEvent::Finished).count();
+        let checks = [
+            (self.a.is_closed() && self.b.is_closed(), format!("not closed after {steps} steps")),
+            (delivered.len() == data.len(), format!("{} bytes handed up of {}", delivered.len(), data.len())),
+            (delivered == data, "delivered bytes differ from the data sent".into()),
+            (self.events_a.contains(&EngineEvent::Finished), "sender did not finish".into()),
+            (finished_b == 1, format!("receiver finished {finished_b} times")),
+            (self.a.stats().bytes_delivered == len, format!("sender counts {} bytes", self.a.stats().bytes_delivered)),
+            (
+                self.b.stats().bytes_delivered == len,
+                format!("receiver counts {} bytes", self.b.stats().bytes_delivered),
+            ),
+        ];
+        match checks.into_iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(why),
+            None => Ok(()),
+        }
     }
 }

@@ -5,7 +5,6 @@
 use meshbed_core::{Duration, Instant};
 use meshbed_proto::atp::{AtpConfig, AtpReceiver, AtpSender};
 use meshbed_proto::harness::{Pair, ToyChannel};
-use meshbed_proto::{Engine, EngineEvent};
 use proptest::prelude::*;
 
 fn preset(which: u8) -> AtpConfig {
@@ -47,28 +46,8 @@ fn run_transfer(
         max_datagram: 1500,
     };
     let mut pair = Pair::new(sender, receiver, channel, seed);
-    let mut delivered = Vec::new();
-    let limit = Instant::from_nanos(600_000_000_000);
-    let mut steps = 0u64;
-    while !(pair.a.is_closed() && pair.b.is_closed()) && steps < 2_000_000 {
-        if !pair.step(limit) {
-            break;
-        }
-        // The application reads as it goes, so delivery order is observed.
-        delivered.extend(pair.b.take_delivered());
-        steps += 1;
-    }
-    pair.run(limit, 10);
-    delivered.extend(pair.b.take_delivered());
-    prop_assert!(pair.a.is_closed() && pair.b.is_closed(), "not closed after {steps} steps");
-    prop_assert_eq!(delivered.len(), data.len());
-    prop_assert!(delivered == data, "delivered bytes differ from the data sent");
-    prop_assert!(pair.events_a.contains(&EngineEvent::Finished), "sender did not finish");
-    prop_assert!(pair.events_b.contains(&EngineEvent::Finished), "receiver did not finish");
-    let finished_b = pair.events_b.iter().filter(|e| **e == EngineEvent::Finished).count();
-    prop_assert_eq!(finished_b, 1);
-    prop_assert_eq!(pair.a.stats().bytes_delivered, len as u64);
-    prop_assert_eq!(pair.b.stats().bytes_delivered, len as u64);
+    let outcome = pair.transfer_exactly_once(&data, Instant::from_nanos(600_000_000_000), 2_000_000);
+    prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 use meshbed_core::{Duration, Instant};
 use meshbed_proto::atp::{rate_adjustment, AtpConfig, AtpReceiver, AtpSender, RatePhase, ReceiverState, SenderState};
 use meshbed_proto::engine::TraceSample;
+use meshbed_proto::harness::drain;
 use meshbed_proto::relay::{EtaRule, Relay, RelayConfig};
 use meshbed_proto::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_proto::{Engine, EngineEvent, FailReason};
@@ -17,18 +18,6 @@ fn ms(x: u64) -> Instant {
 }
 fn us(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000)
-}
-
-/// Everything the engine wants to send at `now`, parsed.
-fn drain(engine: &mut impl Engine, now: Instant) -> Vec<(Repr, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 2048];
-    while let Some(t) = engine.poll_transmit(now, &mut buf) {
-        let (repr, data) = wire::parse_datagram(&buf[..t.len]).expect("engine emits valid datagrams");
-        out.push((repr, data.to_vec()));
-        assert!(out.len() < 10_000, "poll_transmit never returns None");
-    }
-    out
 }
 
 fn events(engine: &mut impl Engine) -> Vec<EngineEvent> {

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::engine::{Engine, EngineEvent, FailReason, PathInfo};
-use crate::wire::{self, Control, ProtocolId, Repr};
+use crate::harness::drain;
+use crate::wire::{Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
 
 const CONN: u32 = 0xa000_0001;
@@ -91,17 +92,6 @@ fn eq10_ewma_sequence() {
 
 fn config() -> MtlConfig {
     MtlConfig { max_payload: 100, trace: true, ..MtlConfig::default() }
-}
-
-fn drain(engine: &mut impl Engine, now: Instant) -> Vec<(Repr, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 2048];
-    while let Some(t) = engine.poll_transmit(now, &mut buf) {
-        let (repr, data) = wire::parse_datagram(&buf[..t.len]).expect("engine emits valid datagrams");
-        out.push((repr, data.to_vec()));
-        assert!(out.len() < 10_000, "poll_transmit never returns None");
-    }
-    out
 }
 
 /// Runs the engine's own timers from `from` up to `until`, collecting what
