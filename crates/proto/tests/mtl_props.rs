@@ -37,13 +37,7 @@ fn run_transfer(
         sender.handle_path_info(now, PathInfo { hop_count: hops, max_link_loss: loss, link_rate_bps: 11_000_000 });
     }
     let receiver = MtlReceiver::new(config(send_buffer_bytes), 7, now);
-    let channel = ToyChannel {
-        delay: Duration::from_millis(5),
-        jitter: Duration::from_millis(jitter_ms),
-        loss,
-        duplicate,
-        max_datagram: 1500,
-    };
+    let channel = ToyChannel { jitter: Duration::from_millis(jitter_ms), loss, duplicate, ..ToyChannel::default() };
     let mut pair = Pair::new(sender, receiver, channel, seed);
     let outcome = pair.transfer_exactly_once(&data, Instant::from_nanos(600_000_000_000), 2_000_000);
     prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
