@@ -425,7 +425,7 @@ pub fn parallel_links(pairs: u32, bytes: u32, seconds: f64) -> Scenario {
     use meshbed_sim::scenario::{FlowSpec, NodeSpec, Topology};
     let mut s = Scenario::chain(1, 50.0, seconds);
     s.radio.data_rate_kbps = 54_000;
-    let node = |x_m: f64| NodeSpec { x_m, y_m: 0.0, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+    let node = |x_m: f64| NodeSpec::at(x_m, 0.0);
     s.topology = Topology::Explicit {
         nodes: (0..pairs).flat_map(|k| [node(k as f64 * 5_000.0), node(k as f64 * 5_000.0 + 50.0)]).collect(),
     };

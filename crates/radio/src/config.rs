@@ -6,7 +6,7 @@
 //! power. Thresholds may also be given directly in dBm.
 
 use crate::phy::Standard;
-use crate::propagation::{Fading, Propagation};
+use crate::propagation::{Fading, Floors, Propagation};
 use crate::rate_control::RateControl;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -110,6 +110,10 @@ pub struct RadioConfig {
     pub basic_rates_kbps: Option<Vec<u32>>,
     pub tx_power_dbm: f64,
     pub propagation: Propagation,
+    /// A building's floors (`[radio.floors] height_m, loss_db`): nodes then
+    /// say their `floor` (issue 15). `None`: every node on one plane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floors: Option<Floors>,
     /// Distance at which a frame is just decodable: sets the receiver
     /// sensitivity (preamble lock-on threshold) at `tx_power_dbm`.
     pub tx_range_m: Option<f64>,
@@ -139,6 +143,7 @@ impl Default for RadioConfig {
             basic_rates_kbps: None,
             tx_power_dbm: 20.0,
             propagation: Propagation::default(),
+            floors: None,
             tx_range_m: Some(250.0),
             cs_range_m: Some(550.0),
             rx_sensitivity_dbm: None,
@@ -332,6 +337,13 @@ impl RadioConfig {
                 }
             }
             Propagation::Friis => {}
+        }
+        if let Some(f) = self.floors {
+            // Above 0: two floors at one height would be one floor.
+            if !(f.height_m > 0.0 && f.height_m <= 100.0) {
+                return Err(err("floors.height_m", f.height_m, "a positive floor-to-floor height in metres, at most 100"));
+            }
+            within("floors.loss_db", f.loss_db, 0.0..=100.0, "a loss per floor slab in dB")?;
         }
         let f = std.frequency_hz();
         // Each threshold comes from a range (through the propagation model)

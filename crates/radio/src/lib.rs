@@ -31,5 +31,5 @@ pub use medium::{
     Scheduler, TxOutcome, TxReport,
 };
 pub use phy::Standard;
-pub use propagation::{Fading, Propagation};
+pub use propagation::{Fading, Floors, Propagation};
 pub use rate_control::RateControl;

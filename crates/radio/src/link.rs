@@ -8,7 +8,10 @@
 //! (the [`Medium`](crate::Medium) builds one and keeps it).
 
 use crate::config::{ConfigError, RadioConfig, Resolved};
-use crate::propagation::{dbm_to_mw, standard_normal, Propagation, SPEED_OF_LIGHT_M_PER_S};
+use crate::propagation::{dbm_to_mw, link_loss, standard_normal, Floors, Place, Propagation, SPEED_OF_LIGHT_M_PER_S};
+
+/// The highest floor a node may be on: taller than any building.
+pub const MAX_FLOOR: u32 = 200;
 use crate::rate_control::RateControl;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
 use meshbed_mobility::{Point, Trajectory};
@@ -24,12 +27,31 @@ pub struct NodeRadio {
     pub data_rate_kbps: Option<u32>,
     /// This node's rate control instead of `[radio.mac] rate_control`.
     pub rate_control: Option<RateControl>,
+    /// The building floor the node is on (0 without `RadioConfig::floors`).
+    pub floor: u32,
 }
 
 impl NodeRadio {
     pub fn at(x_m: f64, y_m: f64) -> Self {
-        NodeRadio { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None }
+        NodeRadio { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None, floor: 0 }
     }
+
+    fn place(&self) -> Place {
+        Place { x_m: self.x_m, y_m: self.y_m, floor: self.floor }
+    }
+}
+
+/// Whether a node may be on `floor` under the radio's `floors`: only the
+/// ground floor without a floor model, and no higher than [`MAX_FLOOR`].
+/// `Err` holds what was expected.
+pub fn check_floor(floor: u32, floors: Option<&Floors>) -> Result<(), String> {
+    if floor > 0 && floors.is_none() {
+        return Err("0, or a building's floors given as [radio.floors] height_m and loss_db".into());
+    }
+    if floor > MAX_FLOOR {
+        return Err(format!("a floor number from 0 to {MAX_FLOOR}"));
+    }
+    Ok(())
 }
 
 /// A node that receives a transmitter's energy above the interference floor.
@@ -46,6 +68,8 @@ pub struct Neighbour {
 #[derive(Clone, Debug)]
 pub struct LinkBudget {
     tx_power_dbm: Vec<f64>,
+    /// Each node's floor (all 0 without `RadioConfig::floors`).
+    floor: Vec<u32>,
     data_rate_kbps: Vec<u32>,
     /// SINR threshold (dB) of each node's data rate (of the standard's
     /// lowest rate for a node under rate control).
@@ -73,6 +97,9 @@ const GRID_REFRESH: Duration = Duration::from_millis(100);
 #[derive(Clone, Debug)]
 struct Moving {
     trajectories: Vec<Trajectory>,
+    /// Each node's floor: nodes move within their floor.
+    floors_of: Vec<u32>,
+    floors: Option<Floors>,
     propagation: Propagation,
     frequency_hz: f64,
     interference_floor_dbm: f64,
@@ -156,6 +183,9 @@ impl LinkBudget {
                     });
                 }
             }
+            if let Err(expected) = check_floor(n.floor, config.floors.as_ref()) {
+                return Err(ConfigError { key: format!("nodes[{i}].floor"), value: n.floor.to_string(), expected });
+            }
             if !(n.x_m.is_finite() && n.y_m.is_finite()) {
                 return Err(ConfigError {
                     key: format!("nodes[{i}].position"),
@@ -178,8 +208,8 @@ impl LinkBudget {
                 if i == j {
                     continue;
                 }
-                let d = libm::hypot(a.x_m - b.x_m, a.y_m - b.y_m);
-                let rx_dbm = tx_power_dbm - config.propagation.loss_db(d, f) - shadow_db[i][j];
+                let (d, loss_db) = link_loss(&config.propagation, config.floors.as_ref(), a.place(), b.place(), f);
+                let rx_dbm = tx_power_dbm - loss_db - shadow_db[i][j];
                 mean_rx_dbm[i][j] = rx_dbm;
                 if rx_dbm >= config.interference_floor_dbm {
                     let propagation_delay = Duration::from_nanos(libm::round(d / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64);
@@ -202,6 +232,7 @@ impl LinkBudget {
                 })
                 .collect(),
             tx_power_dbm: tx_power,
+            floor: nodes.iter().map(|n| n.floor).collect(),
             data_rate_kbps: data_rate,
             mean_rx_dbm,
             neighbours,
@@ -247,6 +278,8 @@ impl LinkBudget {
             .fold(0.0, f64::max);
         let moving = Moving {
             trajectories,
+            floors_of: self.floor.clone(),
+            floors: config.floors,
             propagation: config.propagation.clone(),
             frequency_hz,
             interference_floor_dbm: config.interference_floor_dbm,
@@ -300,9 +333,16 @@ impl LinkBudget {
             if dx * dx + dy * dy > skip_beyond_sq_m2 {
                 continue;
             }
-            let d = here.distance_m(there);
+            let (a, b) = (m.floors_of[from as usize], m.floors_of[j as usize]);
+            let (d, loss_db) = link_loss(
+                &m.propagation,
+                m.floors.as_ref(),
+                Place { x_m: here.x_m, y_m: here.y_m, floor: a },
+                Place { x_m: there.x_m, y_m: there.y_m, floor: b },
+                m.frequency_hz,
+            );
             let shadow = m.shadow_db.as_ref().map_or(0.0, |s| s[from as usize][j as usize]);
-            let rx_dbm = tx_power_dbm - m.propagation.loss_db(d, m.frequency_hz) - shadow;
+            let rx_dbm = tx_power_dbm - loss_db - shadow;
             if rx_dbm >= m.interference_floor_dbm {
                 let propagation_delay = Duration::from_nanos(libm::round(d / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64);
                 m.scratch.push(Neighbour { node: j, mean_power_mw: dbm_to_mw(rx_dbm), propagation_delay });

@@ -94,6 +94,43 @@ impl Propagation {
     }
 }
 
+/// The floors of a building: nodes on different floors are `height_m` apart
+/// vertically per floor, and every floor slab between them costs `loss_db`
+/// on top of the distance loss — the floor penetration loss factor L_f of
+/// ITU-R P.1238's indoor model (§3 there: about 16 dB through one floor of an
+/// office at 5.2 GHz). Issue 15 models the thesis' two-floor testbed with it
+/// (seed 001 §5.5: flows "in both the 1st and 2nd floors").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Floors {
+    pub height_m: f64,
+    pub loss_db: f64,
+}
+
+/// Where a node is, for the path loss between two nodes: its position in
+/// the plane and its floor (0 when the model has no floors).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Place {
+    pub x_m: f64,
+    pub y_m: f64,
+    pub floor: u32,
+}
+
+/// The distance and the path loss between two places: the one rule both the
+/// static link budget and moving nodes use. Across floors the distance is
+/// three-dimensional and each slab crossed adds `Floors::loss_db`.
+pub fn link_loss(propagation: &Propagation, floors: Option<&Floors>, a: Place, b: Place, frequency_hz: f64) -> (f64, f64) {
+    let horizontal_m = libm::hypot(a.x_m - b.x_m, a.y_m - b.y_m);
+    let slabs = a.floor.abs_diff(b.floor);
+    match floors {
+        Some(f) if slabs > 0 => {
+            let d = libm::hypot(horizontal_m, f.height_m * slabs as f64);
+            (d, propagation.loss_db(d, frequency_hz) + f.loss_db * slabs as f64)
+        }
+        _ => (horizontal_m, propagation.loss_db(horizontal_m, frequency_hz)),
+    }
+}
+
 /// Per-frame small-scale fading of received power.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
@@ -166,6 +203,28 @@ pub fn mw_to_dbm(mw: f64) -> f64 {
 mod tests {
     use super::*;
     use meshbed_core::{stream_rng, StreamId, StreamKind};
+
+    #[test]
+    fn a_floor_adds_its_height_and_its_slab_loss() {
+        let p = Propagation::LogDistance { exponent: 3.0, reference_distance_m: 1.0, reference_loss_db: Some(40.0) };
+        let floors = Floors { height_m: 4.0, loss_db: 16.0 };
+        let at = |x_m, y_m, floor| Place { x_m, y_m, floor };
+        // Same floor: the plane distance, no slab.
+        let (d, l) = link_loss(&p, Some(&floors), at(0.0, 0.0, 1), at(3.0, 4.0, 1), 5e9);
+        assert_eq!(d, 5.0);
+        assert!((l - (40.0 + 30.0 * 5f64.log10())).abs() < 1e-9);
+        // One floor apart, 3 m across: 5 m in 3-D (3-4-5), plus 16 dB.
+        let (d, l) = link_loss(&p, Some(&floors), at(0.0, 0.0, 0), at(3.0, 0.0, 1), 5e9);
+        assert!((d - 5.0).abs() < 1e-12);
+        assert!((l - (40.0 + 30.0 * 5f64.log10() + 16.0)).abs() < 1e-9);
+        // Two floors straight up: 8 m and two slabs, either direction.
+        let (d, l) = link_loss(&p, Some(&floors), at(0.0, 0.0, 2), at(0.0, 0.0, 0), 5e9);
+        assert!((d - 8.0).abs() < 1e-12);
+        assert!((l - (40.0 + 30.0 * 8f64.log10() + 32.0)).abs() < 1e-9);
+        // Without a floor model the floor numbers are ignored.
+        let (d, l) = link_loss(&p, None, at(0.0, 0.0, 0), at(3.0, 4.0, 1), 5e9);
+        assert_eq!((d, l), (5.0, p.loss_db(5.0, 5e9)));
+    }
 
     #[test]
     fn two_ray_switches_at_crossover() {

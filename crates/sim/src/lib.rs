@@ -890,13 +890,7 @@ mod tests {
         let mut s = Scenario::chain(2, 200.0, 1.0);
         s.topology = Topology::Explicit {
             nodes: [(0.0, 0.0), (200.0, 0.0), (5200.0, 0.0)]
-                .map(|(x_m, y_m)| scenario::NodeSpec {
-                    x_m,
-                    y_m,
-                    tx_power_dbm: None,
-                    data_rate_kbps: None,
-                    rate_control: None,
-                })
+                .map(|(x_m, y_m)| scenario::NodeSpec::at(x_m, y_m))
                 .to_vec(),
         };
         s.routing = Routing::Static { paths: vec![vec![0, 1, 2]] };

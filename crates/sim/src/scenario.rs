@@ -174,6 +174,21 @@ pub struct NodeSpec {
     /// instead of `[radio.mac] rate_control` (issue 13).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_control: Option<String>,
+    /// The building floor the node is on, counted from 0; needs
+    /// `[radio.floors]` (issue 15: the thesis' two-floor testbed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub floor: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+impl NodeSpec {
+    /// A node at (`x_m`, `y_m`) on the ground floor, with the radio's settings.
+    pub fn at(x_m: f64, y_m: f64) -> NodeSpec {
+        NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None, floor: 0 }
+    }
 }
 
 /// How next hops are chosen. (Read by [`Tagged`], so that a wrong value names its key.)
@@ -933,6 +948,7 @@ impl Scenario {
                     tx_power_dbm: n.tx_power_dbm,
                     data_rate_kbps: n.data_rate_kbps,
                     rate_control: n.rate_control.as_deref().and_then(meshbed_radio::RateControl::from_name),
+                    floor: n.floor,
                 })
                 .collect(),
             Topology::Random { nodes, width_m, height_m } => {
@@ -1060,6 +1076,9 @@ impl Scenario {
                             -MAX_COORDINATE_M..=MAX_COORDINATE_M,
                             "a coordinate in metres",
                         )?;
+                    }
+                    if let Err(expected) = meshbed_radio::link::check_floor(n.floor, self.radio.floors.as_ref()) {
+                        return Err(invalid(format!("topology.nodes[{i}].floor"), n.floor, expected));
                     }
                     if let Some(p) = n.tx_power_dbm {
                         let key = format!("topology.nodes[{i}].tx_power_dbm");
@@ -1591,5 +1610,36 @@ mod tests {
         assert!(e.contains("radio.preset = \"ns3\": expected one of \"ns2\""), "{e}");
         let e = Scenario::from_toml(&text("preset = \"ns2\"\ncolour = 1")).unwrap_err().to_string();
         assert!(e.contains("unknown field `colour`"), "{e}");
+    }
+
+    #[test]
+    fn nodes_on_floors_need_the_radio_s_floors_and_each_floor_costs_its_slab() {
+        let building = |floors: &str, floor: &str| {
+            format!(
+                "duration_s = 1\n[radio]\nstandard = \"802.11a\"\ndata_rate_kbps = 6000\ntx_power_dbm = 2\n{floors}\n\
+                 [radio.propagation]\nmodel = \"log-distance\"\nexponent = 3.3\n\
+                 [topology]\nkind = \"explicit\"\nnodes = [{{ x_m = 0, y_m = 0 }}, {{ x_m = 3, y_m = 0, floor = {floor} }}]\n"
+            )
+        };
+        let floors = "[radio.floors]\nheight_m = 4\nloss_db = 16";
+        let e = err_of(&building("", "1"));
+        assert!(e.contains("topology.nodes[1].floor = 1: expected 0, or a building's floors"), "{e}");
+        let e = err_of(&building(&floors.replace("height_m = 4", "height_m = 0"), "1"));
+        assert!(e.contains("floors.height_m = 0") && e.contains("floor-to-floor height"), "{e}");
+        let e = err_of(&building(&floors.replace("loss_db = 16", "loss_db = -3"), "1"));
+        assert!(e.contains("floors.loss_db = -3"), "{e}");
+        // The same pair on one floor and one floor apart: the slab and the
+        // 3-D distance (5 m instead of 3 m) are the only difference.
+        let received_dbm = |floor: &str| {
+            let s = Scenario::from_toml(&building(floors, floor)).unwrap();
+            let b = meshbed_radio::LinkBudget::new(&s.radio, &s.node_radios(), s.seed).unwrap();
+            b.mean_rx_dbm(0, 1)
+        };
+        let (same, above) = (received_dbm("0"), received_dbm("1"));
+        let expected_db = 16.0 + 33.0 * (5f64 / 3.0).log10();
+        assert!((same - above - expected_db).abs() < 1e-9, "{same} {above}");
+        // A scenario file round-trips with its floors.
+        let s = Scenario::from_toml(&building(floors, "1")).unwrap();
+        assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
     }
 }

@@ -125,16 +125,10 @@ fn saturation_goodput_matches_bianchi() {
     for n in [2u32, 5, 10, 20] {
         // Node 0 receives at the centre; senders 1..=n on a circle.
         let mut nodes =
-            vec![NodeSpec { x_m: 0.0, y_m: 0.0, tx_power_dbm: None, data_rate_kbps: None, rate_control: None }];
+            vec![NodeSpec::at(0.0, 0.0)];
         for i in 0..n {
             let ang = 2.0 * std::f64::consts::PI * i as f64 / n as f64;
-            nodes.push(NodeSpec {
-                x_m: radius_m * ang.cos(),
-                y_m: radius_m * ang.sin(),
-                tx_power_dbm: None,
-                data_rate_kbps: None,
-                rate_control: None,
-            });
+            nodes.push(NodeSpec::at(radius_m * ang.cos(), radius_m * ang.sin()));
         }
         let mut s = Scenario::chain(1, 1.0, 20.0);
         s.radio.data_rate_kbps = rate_kbps;
@@ -164,7 +158,7 @@ fn saturation_goodput_matches_bianchi() {
 #[test]
 fn hidden_terminals_lose_most_frames_and_rts_cts_helps() {
     let hidden = |rts: Option<u32>| {
-        let node = |x_m: f64| NodeSpec { x_m, y_m: 0.0, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+        let node = |x_m: f64| NodeSpec::at(x_m, 0.0);
         let mut s = Scenario::chain(1, 1.0, 10.0);
         s.radio.data_rate_kbps = 6_000;
         // Carrier sense reaches no further than decoding: the senders at 0 m

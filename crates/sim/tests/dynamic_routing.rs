@@ -303,7 +303,7 @@ fn aodv_carries_a_tcp_transfer_over_a_chain() {
 #[test]
 fn signal_strength_aodv_avoids_a_weak_long_link() {
     use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
-    let node = |x_m: f64| NodeSpec { x_m, y_m: 0.0, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+    let node = |x_m: f64| NodeSpec::at(x_m, 0.0);
     let base = |routing: Routing| {
         let mut s = Scenario::chain(2, 200.0, 30.0);
         s.radio.fading = meshbed_radio::Fading::Rayleigh;
@@ -362,7 +362,7 @@ fn signal_strength_aodv_avoids_a_weak_long_link() {
 fn a_relay_walking_away_mid_transfer_is_routed_around() {
     use meshbed_sim::mobility::{MobilitySpec, ScriptedNode};
     use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
-    let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+    let node = |x_m: f64, y_m: f64| NodeSpec::at(x_m, y_m);
     for routing in [Routing::aodv(None), Routing::dsr(), Routing::olsr(false)] {
         let olsr = matches!(routing, Routing::Olsr { .. });
         // OLSR needs its routes before traffic starts.
@@ -518,7 +518,7 @@ fn a_saturated_source_over_reactive_routing_neither_hangs_nor_stalls() {
         assert!(f.received_packets > 1000, "{routing:?}: {f:?}");
         assert!(r.net_per_node[0].held >= 1 && r.net_per_node[0].held < 200, "{routing:?}: {:?}", r.net_per_node[0]);
 
-        let node = |x_m: f64| NodeSpec { x_m, y_m: 0.0, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+        let node = |x_m: f64| NodeSpec::at(x_m, 0.0);
         s.topology = Topology::Explicit { nodes: vec![node(0.0), node(200.0), node(400.0), node(5000.0)] };
         s.duration_s = 40.0;
         let r = meshbed_sim::run(&s).unwrap();
@@ -546,7 +546,7 @@ fn each_transport_reacts_to_a_relay_walking_away_and_completes() {
     use meshbed_proto::Protocol;
     use meshbed_sim::mobility::{MobilitySpec, ScriptedNode};
     use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
-    let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+    let node = |x_m: f64, y_m: f64| NodeSpec::at(x_m, y_m);
     for protocol in [Protocol::AtpDefault, Protocol::TcpNewReno, Protocol::TcpNewRenoElfn] {
         let mut reacted = 0;
         for walker in [1u32, 3] {

@@ -162,7 +162,7 @@ fn testbed(name: &str, description: &str, radio: RadioConfig, flows: u32) -> Exp
 /// flow 3 is the middle one, as in the thesis. Goodput is counted while all
 /// three are active (6 s to 40 s).
 fn stack() -> Experiment {
-    let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+    let node = |x_m: f64, y_m: f64| NodeSpec::at(x_m, y_m);
     let flow = |src: u32, dst: u32, start_s: f64| FlowSpec {
         src,
         dst,

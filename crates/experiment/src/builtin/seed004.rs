@@ -140,7 +140,7 @@ pub fn chain_experiment(name: &str) -> Experiment {
 /// goodput over time (traced; the paper looks at 100 s to 150 s).
 pub fn parallel_experiment(name: &str) -> Experiment {
     let b = PAPER_BATCH_MEANS;
-    let node = |x_m: f64, y_m: f64| NodeSpec { x_m, y_m, tx_power_dbm: None, data_rate_kbps: None, rate_control: None };
+    let node = |x_m: f64, y_m: f64| NodeSpec::at(x_m, y_m);
     let chain = |y_m: f64| (0..6).map(move |i| node(f64::from(i) * SPACING_M, y_m));
     let nodes = chain(0.0).chain(chain(2.0 * SPACING_M)).collect();
     let flows = [(0, 5), (6, 11)].map(|(src, dst)| FlowSpec { trace: true, ..transfer(src, dst, &b) }).to_vec();
