@@ -115,13 +115,20 @@ pub struct RadioConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub floors: Option<Floors>,
     /// Distance at which a frame is just decodable: sets the receiver
-    /// sensitivity (preamble lock-on threshold) at `tx_power_dbm`.
+    /// sensitivity (preamble lock-on threshold) at `tx_power_dbm`. Give
+    /// this or `rx_sensitivity_dbm`, not both; with neither,
+    /// [`DEFAULT_TX_RANGE_M`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tx_range_m: Option<f64>,
     /// Distance up to which a transmission is sensed: sets the energy
-    /// carrier-sense threshold at `tx_power_dbm`.
+    /// carrier-sense threshold at `tx_power_dbm`. Give this or
+    /// `cs_threshold_dbm`, not both; with neither, [`DEFAULT_CS_RANGE_M`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cs_range_m: Option<f64>,
-    /// Direct thresholds; used when the matching range is not given.
+    /// Direct thresholds, instead of the matching range.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rx_sensitivity_dbm: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cs_threshold_dbm: Option<f64>,
     pub noise_figure_db: f64,
     /// Standard deviation of static per-link log-normal shadowing (0 = off).
@@ -144,8 +151,11 @@ impl Default for RadioConfig {
             tx_power_dbm: 20.0,
             propagation: Propagation::default(),
             floors: None,
-            tx_range_m: Some(250.0),
-            cs_range_m: Some(550.0),
+            // Neither a range nor a threshold: DEFAULT_TX_RANGE_M and
+            // DEFAULT_CS_RANGE_M. (A default range here would come back on
+            // every file read and override a threshold the file gives.)
+            tx_range_m: None,
+            cs_range_m: None,
             rx_sensitivity_dbm: None,
             cs_threshold_dbm: None,
             noise_figure_db: 7.0,
@@ -158,6 +168,14 @@ impl Default for RadioConfig {
         }
     }
 }
+
+/// The transmission range when neither `tx_range_m` nor
+/// `rx_sensitivity_dbm` is given: the classic 250 m of ns-2's 802.11.
+pub const DEFAULT_TX_RANGE_M: f64 = 250.0;
+
+/// The carrier-sense range when neither `cs_range_m` nor
+/// `cs_threshold_dbm` is given: ns-2's 550 m.
+pub const DEFAULT_CS_RANGE_M: f64 = 550.0;
 
 /// ns-2's capture threshold `CPThresh_`, dB: a frame survives interference
 /// this much weaker than it (the ns-2 presets' SINR threshold at every rate).
@@ -341,7 +359,11 @@ impl RadioConfig {
         if let Some(f) = self.floors {
             // Above 0: two floors at one height would be one floor.
             if !(f.height_m > 0.0 && f.height_m <= 100.0) {
-                return Err(err("floors.height_m", f.height_m, "a positive floor-to-floor height in metres, at most 100"));
+                return Err(err(
+                    "floors.height_m",
+                    f.height_m,
+                    "a positive floor-to-floor height in metres, at most 100",
+                ));
             }
             within("floors.loss_db", f.loss_db, 0.0..=100.0, "a loss per floor slab in dB")?;
         }
@@ -351,24 +373,37 @@ impl RadioConfig {
         let threshold_at = |range_key: &'static str,
                             range: Option<f64>,
                             direct_key: &'static str,
-                            direct: Option<f64>|
+                            direct: Option<f64>,
+                            default_range_m: f64|
          -> Result<Threshold, ConfigError> {
             match (range, direct) {
-                (Some(r), _) if !(r > 0.0 && r <= MAX_RANGE_M) => {
+                (Some(r), Some(d)) => Err(err(
+                    direct_key,
+                    d,
+                    format!("either radio.{range_key} or radio.{direct_key}, not both (radio.{range_key} = {r})"),
+                )),
+                (Some(r), None) if !(r > 0.0 && r <= MAX_RANGE_M) => {
                     Err(err(range_key, r, format!("a positive distance in metres, at most {MAX_RANGE_M}")))
-                }
-                (Some(r), _) => {
-                    Ok(Threshold { key: range_key, value: r, dbm: self.tx_power_dbm - self.propagation.loss_db(r, f) })
                 }
                 (None, Some(d)) => {
                     within(direct_key, d, POWER_LEVEL_DBM, "a power in dBm")?;
                     Ok(Threshold { key: direct_key, value: d, dbm: d })
                 }
-                (None, None) => Err(err(range_key, "(missing)", "a range in metres or a threshold in dBm")),
+                (r, None) => {
+                    let r = r.unwrap_or(default_range_m);
+                    Ok(Threshold { key: range_key, value: r, dbm: self.tx_power_dbm - self.propagation.loss_db(r, f) })
+                }
             }
         };
-        let rx = threshold_at("tx_range_m", self.tx_range_m, "rx_sensitivity_dbm", self.rx_sensitivity_dbm)?;
-        let cs = threshold_at("cs_range_m", self.cs_range_m, "cs_threshold_dbm", self.cs_threshold_dbm)?;
+        let rx = threshold_at(
+            "tx_range_m",
+            self.tx_range_m,
+            "rx_sensitivity_dbm",
+            self.rx_sensitivity_dbm,
+            DEFAULT_TX_RANGE_M,
+        )?;
+        let cs =
+            threshold_at("cs_range_m", self.cs_range_m, "cs_threshold_dbm", self.cs_threshold_dbm, DEFAULT_CS_RANGE_M)?;
         // A node that decodes a frame it does not sense would transmit over
         // it: carrier sense must reach at least as far as reception.
         if cs.dbm > rx.dbm {

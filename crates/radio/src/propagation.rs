@@ -119,7 +119,13 @@ pub struct Place {
 /// The distance and the path loss between two places: the one rule both the
 /// static link budget and moving nodes use. Across floors the distance is
 /// three-dimensional and each slab crossed adds `Floors::loss_db`.
-pub fn link_loss(propagation: &Propagation, floors: Option<&Floors>, a: Place, b: Place, frequency_hz: f64) -> (f64, f64) {
+pub fn link_loss(
+    propagation: &Propagation,
+    floors: Option<&Floors>,
+    a: Place,
+    b: Place,
+    frequency_hz: f64,
+) -> (f64, f64) {
     let horizontal_m = libm::hypot(a.x_m - b.x_m, a.y_m - b.y_m);
     let slabs = a.floor.abs_diff(b.floor);
     match floors {

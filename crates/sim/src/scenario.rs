@@ -128,6 +128,13 @@ fn radio_with_preset<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RadioConf
 /// other value (a propagation or error model, whose kind decides its keys)
 /// whole.
 fn overlay(base: &mut toml::Table, over: toml::Table) {
+    // A threshold the table gives replaces the preset's range for it (a
+    // range and a threshold together are refused).
+    for (direct, range) in [("rx_sensitivity_dbm", "tx_range_m"), ("cs_threshold_dbm", "cs_range_m")] {
+        if over.contains_key(direct) {
+            base.remove(range);
+        }
+    }
     for (k, v) in over {
         match (base.get_mut(&k), v) {
             (Some(toml::Value::Table(b)), toml::Value::Table(o)) if k == "mac" => {
@@ -1641,5 +1648,30 @@ mod tests {
         // A scenario file round-trips with its floors.
         let s = Scenario::from_toml(&building(floors, "1")).unwrap();
         assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
+    }
+
+    #[test]
+    fn a_threshold_in_the_file_is_the_threshold_used_and_a_range_with_it_is_refused() {
+        let text = |radio: &str| {
+            format!("duration_s = 1\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 10\n[radio]\n{radio}\n")
+        };
+        let resolved = |radio: &str| Scenario::from_toml(&text(radio)).unwrap().radio.resolve().unwrap();
+        // Regression: a default range used to come back on reading and
+        // override the thresholds a file (or a built-in) gave.
+        let r = resolved("rx_sensitivity_dbm = -70.0\ncs_threshold_dbm = -72.0");
+        assert_eq!((r.rx_sensitivity_dbm, r.cs_threshold_dbm), (-70.0, -72.0));
+        // Neither: the default ranges; a written-out scenario reads back the same.
+        let s = Scenario::from_toml(&text("cs_threshold_dbm = -80.0")).unwrap();
+        let back = Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.radio.resolve().unwrap().cs_threshold_dbm, -80.0);
+        let r = resolved("");
+        let at_250_m = s.radio.tx_power_dbm - s.radio.propagation.loss_db(250.0, s.radio.standard.frequency_hz());
+        assert!((r.rx_sensitivity_dbm - at_250_m).abs() < 1e-9);
+        // Both for one threshold: refused, naming both.
+        let e = err_of(&text("tx_range_m = 200.0\nrx_sensitivity_dbm = -80.0"));
+        assert!(e.contains("radio.rx_sensitivity_dbm = -80: expected either radio.tx_range_m or radio.rx_sensitivity_dbm, not both (radio.tx_range_m = 200)"), "{e}");
+        // A preset's range gives way to the file's threshold.
+        let r = resolved("preset = \"ns2\"\nrx_sensitivity_dbm = -70.0");
+        assert_eq!(r.rx_sensitivity_dbm, -70.0);
     }
 }

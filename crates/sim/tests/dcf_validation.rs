@@ -124,8 +124,7 @@ fn saturation_goodput_matches_bianchi() {
     let tc = t_data + eifs + prop;
     for n in [2u32, 5, 10, 20] {
         // Node 0 receives at the centre; senders 1..=n on a circle.
-        let mut nodes =
-            vec![NodeSpec::at(0.0, 0.0)];
+        let mut nodes = vec![NodeSpec::at(0.0, 0.0)];
         for i in 0..n {
             let ang = 2.0 * std::f64::consts::PI * i as f64 / n as f64;
             nodes.push(NodeSpec::at(radius_m * ang.cos(), radius_m * ang.sin()));

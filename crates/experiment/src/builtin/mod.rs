@@ -26,11 +26,12 @@ use meshbed_sim::mobility::MobilitySpec;
 use meshbed_sim::scenario::{AtpOverrides, FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology};
 use toml::Value;
 
+pub mod building;
 pub mod seed003;
 pub mod seed004;
 
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 20] = [
+pub const NAMES: [&str; 22] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
@@ -38,6 +39,8 @@ pub const NAMES: [&str; 20] = [
     "testbed-b-two",
     "testbed-b-five",
     "stack",
+    "testbed-random-transfer",
+    "testbed-random-streaming",
     "atp-paper-two-flows",
     "atp-paper-mobile",
     "atp-paper-mobile-aodv",
@@ -361,6 +364,8 @@ pub fn get(name: &str) -> Option<Experiment> {
         "testbed-b-two" => testbed(name, "Seed 001 Fig. 5.6/5.7: two flows, testbed B.", testbed_b_radio(), 2),
         "testbed-b-five" => testbed(name, "Seed 001 Fig. 5.6/5.7: five flows, testbed B.", testbed_b_radio(), 5),
         "stack" => stack(),
+        "testbed-random-transfer" => building::transfer_experiment(name),
+        "testbed-random-streaming" => building::streaming_experiment(name),
         "atp-paper-two-flows" => atp_paper_two_flows(),
         "atp-paper-mobile" => atp_paper_mobile(name, Routing::dsr()),
         "atp-paper-mobile-aodv" => atp_paper_mobile(name, Routing::aodv(None)),
