@@ -147,6 +147,10 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         let mut goodput: Vec<Series> = Vec::new();
         let mut unfair: Vec<Series> = Vec::new();
         let mut aggregate: Vec<Series> = Vec::new();
+        // Seed 001 Figs. 5.11–5.12 / seed 000 Figs. 15–16: log utility, and
+        // Fig. 5.10's starvation as the share of flows below 1 kbit/s.
+        let mut utility: Vec<Series> = Vec::new();
+        let mut starved: Vec<Series> = Vec::new();
         // Seed 004 Figs. 2 and 4: goodput by batch means ± its 95% interval.
         let mut batch: Vec<Series> = Vec::new();
         // Seed 002 §2 over routing that reacts (Figs. 2(c), 3(b), 4(a),
@@ -171,6 +175,8 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                     goodput.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
                     unfair.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
                     aggregate.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
+                    utility.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
+                    starved.push(Series { label: label.clone(), ..Series::default() });
                     batch.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
                     for r in &mut routes {
                         r.push(Series { label: label.clone(), ..Series::default() });
@@ -184,10 +190,15 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 (&mut goodput[i], &s.flow_goodput_bps, 1e-6),
                 (&mut unfair[i], &s.unfairness, 1.0),
                 (&mut aggregate[i], &s.aggregate_goodput_bps, 1e-3),
+                (&mut utility[i], &s.log_utility, 1.0),
             ] {
                 series.points.push((xv, m.mean * scale));
                 series.error.as_mut().expect("set").push(m.sd * scale);
                 series.hollow.push(incomplete);
+            }
+            if s.flows > 0 {
+                starved[i].points.push((xv, s.starved_flows as f64 / s.flows as f64));
+                starved[i].hollow.push(incomplete);
             }
             if let Some(m) = s.batch_means.as_ref().filter(|m| m.goodput_bps.n > 0) {
                 let ci = if m.batch_ci95_bps.is_finite() { m.batch_ci95_bps } else { 0.0 };
@@ -237,6 +248,10 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
             // Seed 002 Fig. 11: the flows' throughput together, kbit/s.
             let what = "aggregate goodput (mean ± sd)";
             out.extend(line_chart(what, "Aggregate goodput (kbit/s)", aggregate, YScale::Linear, "aggregate")?);
+            let what = "log utility (sum of log10 kbit/s per flow, a starved flow 0; mean ± sd)";
+            out.extend(line_chart(what, "Log utility", utility, YScale::Linear, "log_utility")?);
+            let what = "share of flows starved (below 1 kbit/s)";
+            out.extend(line_chart(what, "Share of flows", starved, YScale::Linear, "starved_share")?);
         }
         if route_figures {
             for ((what, y_label, stem), series) in ROUTE_FIGURES.into_iter().zip(routes) {
@@ -248,48 +263,23 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         }
     }
 
-    // CDF of per-flow goodput per series, at the largest x (or every point).
-    let x_max = x.as_deref().and_then(|xk| {
-        results
-            .points
-            .iter()
-            .filter_map(|p| p.value(xk).and_then(numeric))
-            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
-    });
-    let mut cdf: Vec<(String, Vec<f64>)> = Vec::new();
-    for r in &results.runs {
-        let p = &results.points[r.point];
-        if let (Some(xk), Some(xm)) = (&x, x_max) {
-            if p.value(xk).and_then(numeric) != Some(xm) {
-                continue;
-            }
-        }
-        let label = series_label(results, r.point, x.as_deref());
-        let entry = match cdf.iter().position(|(l, _)| *l == label) {
-            Some(i) => &mut cdf[i].1,
-            None => {
-                cdf.push((label, vec![]));
-                &mut cdf.last_mut().expect("pushed").1
-            }
-        };
-        // With batch means (seed 004 Fig. 7), each flow's estimate; a flow
-        // short of the packet count has none and is left out.
-        match &results.experiment.config.batch_means {
-            Some(b) => entry
-                .extend(r.report.flows.iter().filter_map(|f| flow_batch_goodput(f, b).estimate_bps()).map(|g| g / 1e6)),
-            None => entry.extend(r.report.flows.iter().map(|f| flow_goodput_bps(results, f) / 1e6)),
+    // CDF of per-flow goodput per series, at the largest x (or every point
+    // without an x axis), and with a few x values one per value as well
+    // (seed 001 Fig. 5.10: a CDF per number of flows).
+    let mut xs: Vec<f64> = x
+        .as_deref()
+        .map(|xk| results.points.iter().filter_map(|p| p.value(xk).and_then(numeric)).collect())
+        .unwrap_or_default();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let x_max = xs.last().copied();
+    out.extend(goodput_cdf(results, x.as_deref(), x_max, &dir.join("goodput_cdf"))?);
+    if xs.len() > 1 && xs.len() <= CDF_PER_X_MAX {
+        for &xv in &xs {
+            let stem = format!("goodput_cdf_{}", format!("{xv}").replace('.', "_"));
+            out.extend(goodput_cdf(results, x.as_deref(), Some(xv), &dir.join(stem))?);
         }
     }
-    let at = match (&x, x_max) {
-        (Some(xk), Some(xm)) => format!(" at {xk} = {xm}"),
-        _ => String::new(),
-    };
-    out.extend(plot::cdf_chart(
-        &format!("{name}: CDF of per-flow goodput{at}"),
-        "Goodput (Mbit/s)",
-        &cdf,
-        &dir.join("goodput_cdf"),
-    )?);
 
     // Traces of the first repetition of every point whose flows were traced.
     for r in results.runs.iter().filter(|r| r.rep == 0) {
@@ -353,6 +343,44 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         }
     }
     Ok(out)
+}
+
+/// Up to this many x values, a CDF of per-flow goodput for each.
+const CDF_PER_X_MAX: usize = 8;
+
+/// The CDF of per-flow goodput of every series, over the runs of the
+/// points at `at_x` on the x axis `x` (every run without an x axis).
+fn goodput_cdf(results: &Results, x: Option<&str>, at_x: Option<f64>, stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let name = &results.experiment.config.name;
+    let mut cdf: Vec<(String, Vec<f64>)> = Vec::new();
+    for r in &results.runs {
+        let p = &results.points[r.point];
+        if let (Some(xk), Some(xv)) = (x, at_x) {
+            if p.value(xk).and_then(numeric) != Some(xv) {
+                continue;
+            }
+        }
+        let label = series_label(results, r.point, x);
+        let entry = match cdf.iter().position(|(l, _)| *l == label) {
+            Some(i) => &mut cdf[i].1,
+            None => {
+                cdf.push((label, vec![]));
+                &mut cdf.last_mut().expect("pushed").1
+            }
+        };
+        // With batch means (seed 004 Fig. 7), each flow's estimate; a flow
+        // short of the packet count has none and is left out.
+        match &results.experiment.config.batch_means {
+            Some(b) => entry
+                .extend(r.report.flows.iter().filter_map(|f| flow_batch_goodput(f, b).estimate_bps()).map(|g| g / 1e6)),
+            None => entry.extend(r.report.flows.iter().map(|f| flow_goodput_bps(results, f) / 1e6)),
+        }
+    }
+    let at = match (x, at_x) {
+        (Some(xk), Some(xm)) => format!(" at {xk} = {xm}"),
+        _ => String::new(),
+    };
+    plot::cdf_chart(&format!("{name}: CDF of per-flow goodput{at}"), "Goodput (Mbit/s)", &cdf, stem)
 }
 
 #[cfg(test)]

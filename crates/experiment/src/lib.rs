@@ -47,6 +47,25 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
         experiment.config.description
     );
     table.push_str(&run::summary_table(&results, &summaries));
+    if let Some(p) = run::random_pairs(&results) {
+        use std::fmt::Write;
+        let hops: Vec<String> = p
+            .hops
+            .iter()
+            .map(|(h, n)| format!("{}: {n}", h.map_or("no route".to_string(), |h| format!("{h} hops"))))
+            .collect();
+        let _ = writeln!(
+            table,
+            "\nRandom pairs: {} drawn (flow index × seed), {}; route length at the start: {}",
+            p.pairs,
+            if p.same_in_every_point {
+                "the same pair for a flow index in every point of a repetition"
+            } else {
+                "NOT the same in every point of a repetition (an axis changes the draw)"
+            },
+            hops.join(", ")
+        );
+    }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let mut files = Vec::new();
     let spec_path = out_dir.join("experiment.toml");

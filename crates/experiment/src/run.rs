@@ -495,6 +495,49 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
 }
 
 /// The per-point summary as a plain-text table.
+/// The random pairs an experiment's runs drew (`[random_flows]`): whether
+/// every point of a repetition drew the same pair for each flow index (what
+/// comparing protocols on identical pairs needs), and the hop counts of the
+/// distinct pairs (seed 001 §5.5: "a maximum path length of 4 hops").
+#[derive(Clone, Debug, PartialEq)]
+pub struct RandomPairs {
+    /// Distinct (seed, flow index) pairs drawn.
+    pub pairs: usize,
+    /// Whether every point of a repetition drew the same pair for a flow index.
+    pub same_in_every_point: bool,
+    /// `(hops, pairs)`, by hops; `None` hops: no route at time zero.
+    pub hops: Vec<(Option<u32>, usize)>,
+}
+
+/// The random pairs of `results`, if any point draws them.
+pub fn random_pairs(results: &Results) -> Option<RandomPairs> {
+    use std::collections::BTreeMap;
+    if !results.points.iter().any(|p| p.scenario.random_flows.is_some()) {
+        return None;
+    }
+    let mut drawn: BTreeMap<(u64, u32), (u32, u32, Option<u32>)> = BTreeMap::new();
+    let mut same = true;
+    for r in &results.runs {
+        let Some(rf) = &results.points[r.point].scenario.random_flows else { continue };
+        // The drawn flows are the last `count` of the run's flows.
+        let first = r.report.flows.len().saturating_sub(rf.count as usize);
+        for (i, f) in r.report.flows[first..].iter().enumerate() {
+            let pair = (f.src, f.dst, f.hops);
+            match drawn.entry((r.seed, i as u32)) {
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(pair);
+                }
+                std::collections::btree_map::Entry::Occupied(o) => same &= *o.get() == pair,
+            }
+        }
+    }
+    let mut hops: BTreeMap<Option<u32>, usize> = BTreeMap::new();
+    for &(_, _, h) in drawn.values() {
+        *hops.entry(h).or_default() += 1;
+    }
+    Some(RandomPairs { pairs: drawn.len(), same_in_every_point: same, hops: hops.into_iter().collect() })
+}
+
 pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
     use std::fmt::Write;
     let multi = results.points.iter().any(|p| p.scenario.flow_count() > 1);

@@ -31,6 +31,16 @@ fn every_builtin_experiment_runs_end_to_end() {
                 });
             }
         }
+        // The building's random transfers: 100 kB, a minute.
+        if !e.base.contains_key("mobility") {
+            if let Some(toml::Value::Table(r)) = e.base.get_mut("random_flows") {
+                let f = r.get_mut("flow").and_then(toml::Value::as_table_mut).unwrap();
+                if f.contains_key("bytes") {
+                    f.insert("bytes".into(), toml::Value::Integer(100_000));
+                    e.base.insert("duration_s".into(), toml::Value::Float(60.0));
+                }
+            }
+        }
         let out = dir.path().join(name);
         let outcome = meshbed_experiment::execute(&e, &RunOptions { repetitions: Some(1), ..Default::default() }, &out)
             .unwrap_or_else(|err| panic!("{name}: {err:#}"));
