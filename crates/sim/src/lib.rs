@@ -69,7 +69,8 @@ pub struct Packet {
     /// A routing control packet rather than data.
     pub control: bool,
     /// Queued ahead of data at the MAC (routing control packets, unless the
-    /// scenario says `[routing] control_priority = false`).
+    /// scenario says `[routing] control_priority = false`; transport
+    /// feedback with `[radio.mac] feedback_priority = true`).
     pub priority: bool,
     /// A fingerprint of the nodes it went through so far (its source
     /// first), so that a flow's destination can tell when its packets
