@@ -99,8 +99,10 @@ fn trace_points(flow: &FlowResult, kind: &str, scale: f64) -> Vec<(f64, f64)> {
     flow.trace.iter().filter(|t| t.kind == kind).map(|t| (t.t_s, t.value * scale)).collect()
 }
 
-/// The delay feedback an ATP flow traces (µs).
-const DELAY_KINDS: [&str; 3] = ["d_max_us", "d_s_us", "d_avg_sent_us"];
+/// The delay feedback an ATP flow traces (µs): D_max at the receiver, D_s,
+/// D_avg as the receiver sent it and as the sender received it (seed 000
+/// Fig. 7b).
+const DELAY_KINDS: [&str; 4] = ["d_max_us", "d_s_us", "d_avg_sent_us", "d_avg_received_us"];
 
 /// The lower panel of a flow's trace figure, from its trace records: the
 /// delay feedback if the flow traced any (ATP), else the congestion window
@@ -111,6 +113,27 @@ pub fn trace_panel(trace: &[TraceRecord]) -> TracePanel {
         TracePanel::Cwnd
     } else {
         TracePanel::Delay
+    }
+}
+
+/// The trace figure of one traced flow of a run that ended at `end_s`.
+pub fn trace_chart_of(f: &FlowResult, title: String, end_s: f64) -> TraceChart {
+    let [d_max, d_s, d_avg, d_avg_received] = DELAY_KINDS.map(|k| trace_points(f, k, 1e-3));
+    TraceChart {
+        title,
+        goodput: instantaneous_goodput(f, f.completion_time_s.unwrap_or(end_s)),
+        d_max,
+        d_s,
+        d_avg,
+        d_avg_received,
+        cwnd_segments: trace_points(f, "cwnd_segments", 1.0),
+        lower: trace_panel(&f.trace),
+        route_failures: f
+            .route_log
+            .iter()
+            .filter(|e| e.side == "sender" && e.event == "route-failed")
+            .map(|e| e.t_s)
+            .collect(),
     }
 }
 
@@ -308,26 +331,8 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 &dir.join(format!("flows_over_time_{tag}")),
             )?);
         } else if let Some(f) = r.report.flows.first() {
-            let end = f.completion_time_s.unwrap_or(end_s);
-            let [d_max, d_s, d_avg] = DELAY_KINDS.map(|k| trace_points(f, k, 1e-3));
-            out.extend(plot::trace_chart(
-                &TraceChart {
-                    title: format!("{name} [{}], repetition 0", p.label()),
-                    goodput: instantaneous_goodput(f, end),
-                    d_max,
-                    d_s,
-                    d_avg,
-                    cwnd_segments: trace_points(f, "cwnd_segments", 1.0),
-                    lower: trace_panel(&f.trace),
-                    route_failures: f
-                        .route_log
-                        .iter()
-                        .filter(|e| e.side == "sender" && e.event == "route-failed")
-                        .map(|e| e.t_s)
-                        .collect(),
-                },
-                &dir.join(format!("trace_{tag}")),
-            )?);
+            let title = format!("{name} [{}], repetition 0", p.label());
+            out.extend(plot::trace_chart(&trace_chart_of(f, title, end_s), &dir.join(format!("trace_{tag}")))?);
             // Seed 002 Fig. 1: the data a flow over moving nodes delivered
             // as time goes on (stalls and bursts at each route failure).
             if p.scenario.mobility.is_some() {
@@ -411,6 +416,7 @@ mod tests {
             routing_overhead_ratio: None,
             echo_rtt_s: None,
             batch_means: None,
+            delays: Default::default(),
         }
     }
 
@@ -454,6 +460,29 @@ mod tests {
         // Both traced: the delay feedback, ATP's own figure.
         assert_eq!(trace_panel(&[record("cwnd_segments"), record("d_s_us")]), TracePanel::Delay);
         assert_eq!(trace_panel(&[record("delivered_bytes")]), TracePanel::Delay);
+    }
+
+    #[test]
+    fn an_atp_trace_draws_d_avg_as_sent_and_as_received() {
+        // Seed 000 Fig. 7b: the receiver sends D_avg at 0.10 s and 0.14 s;
+        // both reach the sender together at 0.15 s.
+        let mut f = FlowResult::blank(0, &meshbed_sim::scenario::FlowSpec::default(), None, 1.0);
+        let rec = |t_s: f64, side: Side, kind: &'static str, value: f64| TraceRecord { t_s, side, kind, value };
+        f.trace = vec![
+            rec(0.10, Side::Receiver, "d_avg_sent_us", 3000.0),
+            rec(0.14, Side::Receiver, "d_avg_sent_us", 2500.0),
+            rec(0.15, Side::Sender, "d_avg_received_us", 3000.0),
+            rec(0.15, Side::Sender, "d_avg_received_us", 2500.0),
+            rec(0.16, Side::Sender, "d_s_us", 2000.0),
+        ];
+        let c = trace_chart_of(&f, "t".into(), 1.0);
+        assert_eq!(c.lower, TracePanel::Delay);
+        assert_eq!(c.d_avg, vec![(0.10, 3.0), (0.14, 2.5)]);
+        assert_eq!(c.d_avg_received, vec![(0.15, 3.0), (0.15, 2.5)]);
+        assert_eq!(c.d_s, vec![(0.16, 2.0)]);
+        assert!(c.d_max.is_empty());
+        // A trace of D_avg′ alone is still ATP's delay panel.
+        assert_eq!(trace_panel(&[record("d_avg_received_us"), record("cwnd_segments")]), TracePanel::Delay);
     }
 
     #[test]

@@ -117,6 +117,13 @@ pub fn jain_index(x: &[f64]) -> f64 {
 
 pub use meshbed_core::stats::{ci95_half_width, sample_stats, SampleStats};
 
+/// The median of a flow's trace records of one kind (e.g. `d_max_us`),
+/// `None` if it has none.
+pub fn trace_median(trace: &[meshbed_sim::transport::TraceRecord], kind: &str) -> Option<f64> {
+    let v: Vec<f64> = trace.iter().filter(|t| t.kind == kind).map(|t| t.value).collect();
+    (!v.is_empty()).then(|| sample_stats(&v).median)
+}
+
 /// Empirical CDF points (value, fraction ≤ value), sorted by value.
 pub fn empirical_cdf(values: &[f64]) -> Vec<(f64, f64)> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
@@ -131,6 +138,15 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn a_trace_median_takes_only_its_own_kind() {
+        use meshbed_sim::transport::{Side, TraceRecord};
+        let rec = |kind: &'static str, value: f64| TraceRecord { t_s: 0.0, side: Side::Receiver, kind, value };
+        let trace = [rec("d_max_us", 900.0), rec("d_s_us", 1.0), rec("d_max_us", 100.0), rec("d_max_us", 300.0)];
+        assert_eq!(trace_median(&trace, "d_max_us"), Some(300.0));
+        assert_eq!(trace_median(&trace, "d_avg_sent_us"), None);
     }
 
     #[test]

@@ -364,6 +364,46 @@ pub struct PointSummary {
     pub echo_rtt_s: Option<SampleStats>,
     /// Goodput by batch means, with `[experiment] batch_means` only.
     pub batch_means: Option<BatchSummary>,
+    /// How feedback reached the senders and what D_max the relays stamped.
+    pub delays: DelaySummary,
+}
+
+/// Per flow over every run of a point: how the transport feedback reached
+/// the sender (seed 000 §V.A.2, Fig. 7b; [`meshbed_sim::report::FeedbackTiming`])
+/// and the D_max the relays stamped on ATP's data (seed 001 §3.1, appendix
+/// A.6: what batched completion interrupts bias). `None` where no flow of
+/// the point has the quantity.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DelaySummary {
+    /// Mean time from the receiver to the sender of a flow's feedback, s.
+    pub feedback_delay_s: Option<SampleStats>,
+    /// Coefficient of variation of the gaps between feedback packets as
+    /// sent and as received, and the share of arrivals clustered.
+    pub feedback_sent_gap_cv: Option<SampleStats>,
+    pub feedback_arrival_gap_cv: Option<SampleStats>,
+    pub feedback_clustered_share: Option<SampleStats>,
+    /// A flow's mean D_max over the ATP data packets that reached the
+    /// receiver, µs.
+    pub d_max_mean_us: Option<SampleStats>,
+    /// A traced flow's median D_max over the same packets, µs.
+    pub d_max_median_us: Option<SampleStats>,
+}
+
+impl DelaySummary {
+    fn of<'a>(flows: impl Iterator<Item = &'a FlowResult> + Clone) -> DelaySummary {
+        let feedback = |get: fn(&meshbed_sim::report::FeedbackTiming) -> Option<f64>| {
+            stats_of(flows.clone().filter_map(|f| f.feedback.as_ref()).filter_map(get))
+        };
+        let atp_data = flows.clone().filter_map(|f| f.path.as_ref()).filter(|p| p.data_packets > 0);
+        DelaySummary {
+            feedback_delay_s: feedback(|t| Some(t.mean_delay_s)),
+            feedback_sent_gap_cv: feedback(|t| t.sent_gap_cv),
+            feedback_arrival_gap_cv: feedback(|t| t.arrival_gap_cv),
+            feedback_clustered_share: feedback(|t| Some(t.clustered_share)),
+            d_max_mean_us: stats_of(atp_data.map(|p| p.d_max_mean_us)),
+            d_max_median_us: stats_of(flows.filter_map(|f| metrics::trace_median(&f.trace, "d_max_us"))),
+        }
+    }
 }
 
 /// Per-point means of what seed 002 §2 measures (Figs. 2–5): the TCP
@@ -489,6 +529,7 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
                         .flat_map(|e| e.rtt_samples_s.iter().copied()),
                 ),
                 batch_means: results.experiment.config.batch_means.map(|b| BatchSummary::of(&runs, nflows, &b)),
+                delays: DelaySummary::of(runs.iter().flat_map(|r| &r.report.flows)),
             }
         })
         .collect()
@@ -625,12 +666,22 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
     // Seed 003 Tables 2–4: min, median, max, mean and sd over runs (or
     // over every RTT), where the point has them.
     type Get = fn(&PointSummary) -> Option<SampleStats>;
-    let extra: [(&str, f64, Get); 3] = [
+    let extra: [(&str, f64, Get); 9] = [
         ("route discovery time (ms; one sample per run)", 1e3, |x| x.route_discovery_s),
         ("routing overhead ratio (control packets per data packet delivered; per run)", 1.0, |x| {
             x.routing_overhead_ratio
         }),
         ("echo RTT (ms; every reply of every run)", 1e3, |x| x.echo_rtt_s),
+        ("feedback delay, receiver to sender (ms; per flow)", 1e3, |x| x.delays.feedback_delay_s),
+        ("feedback gaps as sent: coefficient of variation (per flow)", 1.0, |x| x.delays.feedback_sent_gap_cv),
+        ("feedback gaps at the sender: coefficient of variation (per flow)", 1.0, |x| x.delays.feedback_arrival_gap_cv),
+        ("feedback clustered at the sender: share of arrival gaps under 1/4 of the sending gap (per flow)", 1.0, |x| {
+            x.delays.feedback_clustered_share
+        }),
+        ("D_max at the receiver, mean over a flow's ATP data (ms; per flow)", 1e-3, |x| x.delays.d_max_mean_us),
+        ("D_max at the receiver, median over a traced flow's ATP data (ms; per flow)", 1e-3, |x| {
+            x.delays.d_max_median_us
+        }),
     ];
     for (what, scale, get) in extra {
         if summaries.iter().any(|x| get(x).is_some()) {
@@ -923,6 +974,13 @@ struct SummaryCsvRow {
     echo_rtt_max_s: Option<Decimal>,
     echo_rtt_mean_s: Option<Decimal>,
     echo_rtt_sd_s: Option<Decimal>,
+    /// [`DelaySummary`], means over the flows (empty where none).
+    feedback_delay_mean_s: Option<Decimal>,
+    feedback_sent_gap_cv_mean: Option<Decimal>,
+    feedback_arrival_gap_cv_mean: Option<Decimal>,
+    feedback_clustered_share_mean: Option<Decimal>,
+    d_max_mean_us: Option<Decimal>,
+    d_max_median_us: Option<Decimal>,
     starved_flows: usize,
     flows: usize,
     incomplete_flows: usize,
@@ -1232,6 +1290,13 @@ pub fn write_csv(
             echo_rtt_max_s: x.echo_rtt_s.map(|m| Decimal(m.max)),
             echo_rtt_mean_s: x.echo_rtt_s.map(|m| Decimal(m.mean)),
             echo_rtt_sd_s: x.echo_rtt_s.map(|m| Decimal(m.sd)),
+            feedback_delay_mean_s: x.delays.feedback_delay_s.map(|m| Decimal(m.mean)),
+            feedback_sent_gap_cv_mean: x.delays.feedback_sent_gap_cv.map(|m| Decimal(m.mean)),
+            feedback_arrival_gap_cv_mean: x.delays.feedback_arrival_gap_cv.map(|m| Decimal(m.mean)),
+            feedback_clustered_share_mean: x.delays.feedback_clustered_share.map(|m| Decimal(m.mean)),
+            // The mean of the flows' means, and the median of their medians.
+            d_max_mean_us: x.delays.d_max_mean_us.map(|m| Decimal(m.mean)),
+            d_max_median_us: x.delays.d_max_median_us.map(|m| Decimal(m.median)),
             starved_flows: x.starved_flows,
             flows: x.flows,
             incomplete_flows: x.incomplete_flows,

@@ -199,6 +199,21 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[HEADER_LEN + self.sack_len()..]
     }
+
+    /// Whether the datagram is transport feedback, what a receiver sends
+    /// back to its sender: ATP's and MTL's SACK-OPT feedback (seed 001 Fig.
+    /// 3.2(c)), or a pure TCP acknowledgement (ACK without data, SYN, FIN or
+    /// RST). The one rule a queue that favours feedback asks (seed 000
+    /// §V.A.2: clustering "occurs because we do not use a priority queue for
+    /// feedback packets").
+    pub fn is_feedback(&self) -> bool {
+        let c = self.control();
+        let pure_tcp_ack = self.protocol_raw() == ProtocolId::Tcp as u8
+            && c.contains(Control::ACK)
+            && c.0 & (Control::SYN | Control::FIN | Control::RST) == 0
+            && self.payload().is_empty();
+        c.contains(Control::SACK_OPT) || pure_tcp_ack
+    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
@@ -524,5 +539,45 @@ mod tests {
         repr.emit(&mut buf);
         let (parsed, _) = parse_datagram(&buf).unwrap();
         assert_eq!(parsed.sack_blocks.len(), MAX_SACK_BLOCKS);
+    }
+
+    #[test]
+    fn feedback_is_sack_opt_or_a_pure_tcp_ack() {
+        let is_feedback = |b: &[u8]| Packet::new_checked(b).unwrap().is_feedback();
+        // ATP's feedback (SACK-OPT|ACK) is feedback; the same header as ATP
+        // data (no SACK-OPT, no SACK blocks) is not.
+        assert!(is_feedback(&FEEDBACK));
+        let mut data = FEEDBACK[..HEADER_LEN].to_vec();
+        data[2] = 0;
+        data[5] = 0;
+        data.extend_from_slice(b"abc");
+        assert!(!is_feedback(&data));
+        // TCP: an ACK without data is feedback; with one byte of data, or
+        // with SYN, FIN or RST, it is not.
+        let tcp = |control: u8, payload_len: usize| {
+            let repr = Repr {
+                protocol: ProtocolId::Tcp,
+                control: Control(control),
+                hop_count: 0,
+                connection_id: 1,
+                seq: 1,
+                ack: 1,
+                d_max_us: 0,
+                d_s_us: 0,
+                sack_blocks: vec![],
+                payload_len,
+            };
+            let mut buf = vec![0u8; repr.buffer_len()];
+            repr.emit(&mut buf);
+            buf
+        };
+        assert!(is_feedback(&tcp(Control::ACK, 0)));
+        assert!(!is_feedback(&tcp(Control::ACK, 1)));
+        for extra in [Control::SYN, Control::FIN, Control::RST] {
+            assert!(!is_feedback(&tcp(Control::ACK | extra, 0)), "{extra:#x}");
+        }
+        // MTL rides on TCP's id: its SACK-OPT feedback counts, its data not.
+        assert!(is_feedback(&tcp(Control::SACK_OPT, 0)));
+        assert!(!is_feedback(&tcp(0, 10)));
     }
 }

@@ -74,6 +74,14 @@ pub struct MacConfig {
     pub cw_max: Option<u32>,
     /// Model the driver's batched completion reporting (off by default).
     pub batched_completion: Option<BatchedCompletion>,
+    /// Transport feedback (ATP's feedback, TCP's pure ACKs) goes ahead of
+    /// data in the interface queue, behind earlier priority packets, as
+    /// routing control packets do. Off by default, as on the testbed (seed
+    /// 000 §V.A.2: "we do not use a priority queue for feedback packets").
+    /// The MAC only sees `Payload::priority`; the host says which packets
+    /// are feedback.
+    #[serde(skip_serializing_if = "is_false")]
+    pub feedback_priority: bool,
     /// How each node picks the rate of its unicast DATA frames (issue 13):
     /// `"fixed"` (the configured rate, the default), `"arf"`, `"aarf"` or
     /// `"minstrel"`; the configured rate is then the highest one used.
@@ -93,9 +101,14 @@ impl Default for MacConfig {
             cw_min: None,
             cw_max: None,
             batched_completion: None,
+            feedback_priority: false,
             rate_control: RateControl::Fixed,
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Everything about the radio that is the same for all nodes unless a node

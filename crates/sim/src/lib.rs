@@ -69,7 +69,8 @@ pub struct Packet {
     /// A routing control packet rather than data.
     pub control: bool,
     /// Queued ahead of data at the MAC (routing control packets, unless the
-    /// scenario says `[routing] control_priority = false`).
+    /// scenario says `[routing] control_priority = false`; transport
+    /// feedback with `[radio.mac] feedback_priority = true`).
     pub priority: bool,
     /// A fingerprint of the nodes it went through so far (its source
     /// first), so that a flow's destination can tell when its packets
@@ -414,6 +415,11 @@ fn route_out(
     }
 }
 
+/// Whether a transport datagram is feedback (`proto::wire`'s rule).
+fn is_feedback(datagram: &[u8]) -> bool {
+    meshbed_proto::wire::Packet::new_checked(datagram).is_ok_and(|p| p.is_feedback())
+}
+
 /// Stamps a transport datagram that `node` is about to queue, with the
 /// node's relay of the flow's class (seed 002 §4.1). The node's other
 /// relays only learn that the channel is in use.
@@ -696,6 +702,8 @@ impl World {
         let side = if node == f.spec.dst { Side::Receiver } else { Side::Sender };
         if side == Side::Receiver {
             f.arrivals.record(now, &pkt);
+        } else if is_feedback(&pkt.datagram) {
+            f.arrivals.feedback.record(pkt.created_at, now);
         }
         let datagram = pkt.datagram;
         self.drive_transport(net, now, pkt.flow, side, |t, send| t.on_input(now, side, &datagram, send));
@@ -725,7 +733,12 @@ impl World {
             // one-hop path carries the first hop's delay (meshbed_proto::relay).
             let stamped = stamp(net, now, node, class, &mut datagram);
             let size_bytes = transport::datagram_packet_bytes(datagram.len());
-            let pkt = Packet::data(node, peer, flow, seq, size_bytes, now, datagram);
+            // `[radio.mac] feedback_priority`: feedback goes ahead of data
+            // at every node's queue (seed 000 §V.A.2); the wire view says
+            // what feedback is.
+            let priority = net.medium().config().mac.feedback_priority && is_feedback(&datagram);
+            let mut pkt = Packet::data(node, peer, flow, seq, size_bytes, now, datagram);
+            pkt.priority = priority;
             let _ = route_out(net, router, counters, now, node, pkt);
             stamped
         };

@@ -101,6 +101,12 @@ pub struct FlowResult {
     pub batch_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub delivery_milestones_s: Vec<f64>,
+    /// When the transport feedback (ATP's feedback, TCP's ACKs) left the
+    /// receiver and reached the sender, summarised (seed 000 §V.A.2, Fig.
+    /// 7b: feedback arriving in clusters); `None` for UDP or with fewer than
+    /// three feedback packets arrived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<FeedbackTiming>,
     /// Engine trace samples (an echo flow's `rtt_s`), kept only when the
     /// flow sets `trace = true`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -141,6 +147,64 @@ pub struct PathInfoSample {
 impl From<meshbed_proto::PathInfo> for PathInfoSample {
     fn from(p: meshbed_proto::PathInfo) -> Self {
         PathInfoSample { hop_count: p.hop_count, max_link_loss: p.max_link_loss, link_rate_bps: p.link_rate_bps }
+    }
+}
+
+/// How a flow's feedback packets were spaced when the receiver sent them
+/// and when they reached the sender (seed 000 §V.A.2, Fig. 7b: "a cluster
+/// of feedback packets received at 0.15 seconds ... occurs because we do
+/// not use a priority queue for feedback packets"). Gaps are between
+/// consecutive arrivals, each with the gap between the same two packets'
+/// departures, so the two sides compare the same packets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FeedbackTiming {
+    /// Feedback packets that reached the sender.
+    pub packets: u64,
+    /// Mean time from the receiver to the sender, seconds.
+    pub mean_delay_s: f64,
+    /// Coefficient of variation (sd / mean) of the gaps between
+    /// consecutive feedback packets as the receiver sent them, and as they
+    /// reached the sender: the network clusters feedback when the second is
+    /// larger. `None` when the gaps' mean is zero.
+    pub sent_gap_cv: Option<f64>,
+    pub arrival_gap_cv: Option<f64>,
+    /// Share of consecutive arrivals less than [`CLUSTER_GAP_FRACTION`] of
+    /// their sending gap apart: feedback held back on the reverse path and
+    /// then delivered together with the next one (ack compression).
+    pub clustered_share: f64,
+}
+
+/// An arrival gap below this fraction of its sending gap counts as
+/// clustered: a quarter keeps the epoch-driven spacing of ATP's feedback
+/// (E = 40 ms for the aggressive and adaptive variants) clear of
+/// contention jitter of a frame or two (~1 ms per 1500-byte frame at 24
+/// Mbit/s) while catching Fig. 7b's pile-ups.
+pub const CLUSTER_GAP_FRACTION: f64 = 0.25;
+
+impl FeedbackTiming {
+    /// The timing of feedback packets, each `(sent_at, arrived_at)`, in
+    /// arrival order; `None` for fewer than three (two gaps).
+    pub fn of(feedback: &[(Instant, Instant)]) -> Option<FeedbackTiming> {
+        if feedback.len() < 3 {
+            return None;
+        }
+        // Whole nanoseconds, exact in an f64 (2^53 ns is 104 days).
+        let ns = |later: Instant, earlier: Instant| later.saturating_since(earlier).as_nanos() as f64;
+        let (sent, arrived): (Vec<f64>, Vec<f64>) =
+            feedback.windows(2).map(|w| (ns(w[1].0, w[0].0), ns(w[1].1, w[0].1))).unzip();
+        let cv = |gaps: &[f64]| {
+            let m = meshbed_core::stats::sample_stats(gaps);
+            (m.mean > 0.0).then(|| m.sd / m.mean)
+        };
+        let clustered = sent.iter().zip(&arrived).filter(|(s, a)| **a < CLUSTER_GAP_FRACTION * **s).count();
+        let delays: Vec<f64> = feedback.iter().map(|&(s, a)| ns(a, s) / 1e9).collect();
+        Some(FeedbackTiming {
+            packets: feedback.len() as u64,
+            mean_delay_s: meshbed_core::stats::sample_stats(&delays).mean,
+            sent_gap_cv: cv(&sent),
+            arrival_gap_cv: cv(&arrived),
+            clustered_share: clustered as f64 / sent.len() as f64,
+        })
     }
 }
 
@@ -203,6 +267,7 @@ impl FlowResult {
             sender: None,
             batch_bytes: spec.batch_bytes(),
             delivery_milestones_s: Vec::new(),
+            feedback: None,
             trace: Vec::new(),
             echo: None,
             path_info: None,
@@ -439,6 +504,21 @@ pub(crate) struct Arrivals {
     /// them took another path than before.
     pub routes_recomputed: u64,
     pub routes_new: u64,
+    /// Transport feedback that reached the flow's sender.
+    pub feedback: FeedbackArrivals,
+}
+
+/// When each feedback packet left the receiver and reached the sender, in
+/// arrival order (for [`FeedbackTiming`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FeedbackArrivals {
+    pub times: Vec<(Instant, Instant)>,
+}
+
+impl FeedbackArrivals {
+    pub(crate) fn record(&mut self, sent_at: Instant, arrived_at: Instant) {
+        self.times.push((sent_at, arrived_at));
+    }
 }
 
 impl Arrivals {
@@ -571,6 +651,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
                 r.delivery_milestones_s = m.at.iter().map(|at| at.as_secs_f64()).collect();
             }
             r.trace = t.trace.clone();
+            r.feedback = FeedbackTiming::of(&a.feedback.times);
             r.sender = Some(t.sender_detail(t.completed_at.unwrap_or(end)));
             r.path_info = (t.path_info_updates > 0 || t.peer_unresponsive_events > 0).then(|| PathInfoResult {
                 updates: t.path_info_updates,
@@ -653,5 +734,30 @@ mod tests {
         // One delivery crossing two boundaries stamps both.
         m.record(t(4), 310);
         assert_eq!(m.at, vec![t(2), t(4), t(4)]);
+    }
+
+    #[test]
+    fn feedback_timing_tells_clustered_arrivals_from_evenly_spaced_ones() {
+        let ms = |v: u64| Instant::ZERO + meshbed_core::Duration::from_millis(v);
+        // Sent every 40 ms (one epoch). Evenly delayed by 5 ms: no cluster.
+        let even: Vec<_> = (0..5).map(|k| (ms(40 * k), ms(40 * k + 5))).collect();
+        let t = FeedbackTiming::of(&even).unwrap();
+        assert_eq!((t.packets, t.clustered_share), (5, 0.0));
+        assert!((t.mean_delay_s - 0.005).abs() < 1e-12);
+        assert_eq!((t.sent_gap_cv, t.arrival_gap_cv), (Some(0.0), Some(0.0)));
+        // The second and third held back until just after the fourth was
+        // sent: arrival gaps 115, 1, 1, 43 ms against 40 ms sending gaps.
+        let held = [(ms(0), ms(5)), (ms(40), ms(120)), (ms(80), ms(121)), (ms(120), ms(122)), (ms(160), ms(165))];
+        let t = FeedbackTiming::of(&held).unwrap();
+        assert_eq!(t.clustered_share, 0.5, "2 of 4 gaps under 10 ms");
+        assert_eq!(t.sent_gap_cv, Some(0.0));
+        assert!(t.arrival_gap_cv.unwrap() > 1.0, "{:?}", t.arrival_gap_cv);
+        assert!(t.mean_delay_s > 0.005);
+        // A gap of exactly a quarter is not clustered; one just under is.
+        let at = |a: u64| FeedbackTiming::of(&[(ms(0), ms(0)), (ms(40), ms(40)), (ms(80), ms(40 + a))]).unwrap();
+        assert_eq!(at(10).clustered_share, 0.0);
+        assert_eq!(at(9).clustered_share, 0.5);
+        // Two packets give one gap: no statistic.
+        assert_eq!(FeedbackTiming::of(&held[..2]), None);
     }
 }

@@ -54,6 +54,8 @@ pub const NAMES: [&str; 22] = [
     "seed004-chain",
     "seed004-parallel",
     "seed004-grid",
+    "testbed-a-feedback",
+    "testbed-a-batching",
 ];
 
 /// The single-flow comparison on testbed A: what `meshbed` runs by default.
@@ -345,6 +347,62 @@ fn atp_paper_mobile_traces() -> Experiment {
     e
 }
 
+/// The three ATP variants of the testbed study (seed 000 §V.A).
+const ATP_VARIANTS: [Protocol; 3] = [Protocol::AtpDefault, Protocol::AtpAdaptive, Protocol::AtpAggressive];
+
+/// Testbed A's one- and two-flow chains (seed 001 Figs. 5.1 and 5.4) with
+/// `switch` as one more axis, every flow traced.
+fn testbed_a_with(name: &str, description: &str, switch: Axis, protocols_compared: &[Protocol]) -> Experiment {
+    let mut scenario = testbed_chain(testbed_a_radio(), TESTBED_A_SPACING_M, 1);
+    scenario.flows[0].trace = true;
+    Experiment::new(
+        &scenario,
+        ExperimentConfig {
+            name: name.into(),
+            description: description.into(),
+            repetitions: 10,
+            sweep: vec![ints("flow_count", [1, 2]), ints("hops", 1..=6), switch, protocols(protocols_compared)],
+            x_axis: Some("hops".into()),
+            series_axis: Some("protocol".into()),
+            window_s: None,
+            batch_means: None,
+        },
+    )
+}
+
+/// Seed 000 §V.A.2, Fig. 7b: feedback reaching the sender in clusters
+/// "because we do not use a priority queue for feedback packets" — testbed
+/// A's single- and two-flow ATP runs without and with one
+/// (`radio.mac.feedback_priority`).
+fn testbed_a_feedback(name: &str) -> Experiment {
+    let switch = Axis { key: "radio.mac.feedback_priority".into(), values: vec![false.into(), true.into()] };
+    testbed_a_with(
+        name,
+        "Seed 000 §V.A.2 Fig. 7b: feedback clustering at the sender, testbed A, 1 and 2 flows, without and with a priority queue for feedback.",
+        switch,
+        &ATP_VARIANTS,
+    )
+}
+
+/// Seed 001 §3.1 and appendix A.6: ath5k's batched completion interrupts
+/// (only the last frame of a batch gets a completion time) on testbed A's
+/// single- and two-flow runs. One frame per interrupt is the unbatched
+/// driver (every frame timed; the same run as no batching, which the
+/// `batching_of_one_frame_is_no_batching` test checks); 4 is the model's
+/// default batch, 16 a deep one. TCP Tahoe, whose packets are not stamped,
+/// for reference.
+fn testbed_a_batching(name: &str) -> Experiment {
+    let switch = ints("radio.mac.batched_completion.max_frames", [1, 4, 16]);
+    let mut compared = ATP_VARIANTS.to_vec();
+    compared.push(Protocol::TcpTahoe);
+    testbed_a_with(
+        name,
+        "Seed 001 §3.1 / A.6: batched TX completion interrupts (1 = every frame timed, 4, 16 frames per interrupt), testbed A, 1 and 2 flows.",
+        switch,
+        &compared,
+    )
+}
+
 /// A built-in experiment by name.
 pub fn get(name: &str) -> Option<Experiment> {
     Some(match name {
@@ -379,6 +437,8 @@ pub fn get(name: &str) -> Option<Experiment> {
         "seed004-chain" => seed004::chain_experiment(name),
         "seed004-parallel" => seed004::parallel_experiment(name),
         "seed004-grid" => seed004::grid_experiment(name),
+        "testbed-a-feedback" => testbed_a_feedback(name),
+        "testbed-a-batching" => testbed_a_batching(name),
         _ => return None,
     })
 }

@@ -111,8 +111,11 @@ pub struct TraceChart {
     pub d_max: Vec<(f64, f64)>,
     /// (time in s, D_s in ms).
     pub d_s: Vec<(f64, f64)>,
-    /// (time in s, D_avg in ms).
+    /// (time in s, D_avg in ms) as the receiver sent it.
     pub d_avg: Vec<(f64, f64)>,
+    /// (time in s, D_avg in ms) as it reached the sender (seed 000 Fig. 7b's
+    /// D_avg′).
+    pub d_avg_received: Vec<(f64, f64)>,
     /// (time in s, congestion window in segments), each a new value that
     /// holds until the next.
     pub cwnd_segments: Vec<(f64, f64)>,
@@ -163,8 +166,9 @@ pub fn cdf_chart(
 
 /// Writes `stem.png` and `stem.svg` with the two stacked panels of a trace
 /// figure: goodput (Mbit/s) over time above; below, per [`TraceChart::lower`],
-/// delay (ms) over time with D_max (green), D_s (blue) and D_avg (magenta)
-/// as points, or the congestion window (segments) as a step line.
+/// delay (ms) over time with D_max (green), D_s (blue), D_avg as sent
+/// (magenta) and as received (light blue) as points, or the congestion
+/// window (segments) as a step line.
 pub fn trace_chart(chart: &TraceChart, path_stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
     render(&TraceFigure(chart), path_stem)
 }

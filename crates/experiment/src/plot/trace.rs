@@ -12,6 +12,8 @@ use super::{TraceChart, TracePanel, W};
 const D_MAX_COLOR: RGBColor = RGBColor(0x1a, 0x9e, 0x1a);
 const D_S_COLOR: RGBColor = RGBColor(0x1f, 0x4e, 0xd8);
 const D_AVG_COLOR: RGBColor = RGBColor(0xe0, 0x1e, 0xb4);
+/// Light blue, as seed 000 Fig. 7b draws D_avg′.
+const D_AVG_RECEIVED_COLOR: RGBColor = RGBColor(0x3c, 0xc8, 0xf0);
 const GOODPUT_COLOR: RGBColor = RGBColor(0x1f, 0x3a, 0x93);
 const CWND_COLOR: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 const ROUTE_FAILURE_COLOR: RGBColor = RGBColor(0xe6, 0x7e, 0x00);
@@ -122,6 +124,7 @@ impl TraceFigure<'_> {
                     ("D_max", usable_points(&c.d_max), D_MAX_COLOR),
                     ("D_s", usable_points(&c.d_s), D_S_COLOR),
                     ("D_avg", usable_points(&c.d_avg), D_AVG_COLOR),
+                    ("D_avg' (at sender)", usable_points(&c.d_avg_received), D_AVG_RECEIVED_COLOR),
                 ];
                 let dense = delays.iter().map(|d| d.1.len()).max().unwrap_or(0) > 400;
                 let radius = if dense { 2 } else { 3 };
@@ -278,6 +281,22 @@ mod tests {
         let one = count(vec![5.0]);
         assert!(one > 20, "{one} marker pixels");
         assert!(count(vec![2.0, 5.0, 8.0]) > one, "three markers draw more than one");
+    }
+
+    #[test]
+    fn d_avg_at_the_sender_is_drawn_in_its_own_colour() {
+        let light_blue = |p: &[u8]| p.iter().zip([0x3c, 0xc8, 0xf0]).all(|(&a, b)| (a as i32 - b).abs() < 20);
+        let count = |d_avg_received: Vec<(f64, f64)>| {
+            let d_avg = vec![(0.1, 3.0), (0.5, 2.0)];
+            let chart = TraceChart { title: "t".into(), d_avg, d_avg_received, ..Default::default() };
+            let dir = tempfile::tempdir().unwrap();
+            let paths = render(&TraceFigure(&chart), &dir.path().join("t")).unwrap();
+            let (rgb, _) = decode(&paths[0]);
+            rgb.chunks(3).filter(|p| light_blue(p)).count()
+        };
+        // The legend entry alone, then the legend and two points.
+        let legend_only = count(vec![]);
+        assert!(count(vec![(0.2, 3.0), (0.3, 1.0)]) > legend_only + 20);
     }
 
     #[test]
