@@ -31,7 +31,7 @@ pub mod seed003;
 pub mod seed004;
 
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 22] = [
+pub const NAMES: [&str; 24] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
