@@ -7,6 +7,7 @@
 //! | unfairness: standard deviation of per-flow goodput / its mean | seed 002 §5.1 ("normalized standard deviation") |
 //! | log utility: Σ log₁₀(goodput in kbit/s), a starved flow counted as one unit (log 0) | seed 001 §5.5.1, Table 5.1 |
 //! | starvation: below 1 kbit/s | issue 4 |
+//! | the stack topology's two observations ([`stack`]) | seed 001 §5.4, Table 5.1 |
 //! | Jain's fairness index (Σx)²/(n·Σx²) | Jain, Chiu & Hawe 1984 |
 //! | mean ± standard deviation over runs (error bars) | seed 001 ch. 5 intro |
 //! | median, min, max over runs | seed 003 Tables 1–4 |
@@ -130,6 +131,63 @@ pub fn empirical_cdf(values: &[f64]) -> Vec<(f64, f64)> {
     v.sort_by(f64::total_cmp);
     let n = v.len() as f64;
     v.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n)).collect()
+}
+
+/// Seed 001 §5.4's two observations on the stack topology, as predicates
+/// on measured goodput (docs/PROTOCOLS.md gives the reasoning).
+pub mod stack {
+    use super::is_starved;
+
+    /// "Default ATP ... does provide the middle flow with only 1/5 the
+    /// throughput of the other two flows" (seed 001 §5.4).
+    pub const ATP_MIDDLE_SHARE: f64 = 0.2;
+    /// How far from 1/5 still counts as "about 1/5": a factor 1.5 either
+    /// way, [0.133, 0.3]. Table 5.1's own numbers give 546 / ((2246 + 2483)
+    /// / 2) = 0.23, 15% above the text's rounded 1/5; the band holds both
+    /// and still tells a fifth from a third or a tenth.
+    pub const ATP_MIDDLE_SHARE_FACTOR: f64 = 1.5;
+    /// "Tahoe periodically starves the flow in the middle" (seed 001 §5.4,
+    /// Fig. 5.9): Table 5.1 still gives that flow 480 kbit/s on average, so
+    /// the starvation is in the instantaneous goodput (200 ms window, §5.1.1)
+    /// dropping below the 1 kbit/s threshold (§5.5.1). "Periodically" is
+    /// read as at least a tenth of the time the three flows run together...
+    pub const TAHOE_STARVED_TIME_SHARE: f64 = 0.1;
+    /// ...and "the flow in the middle" as singled out: starved at least
+    /// twice as much of the time as the outer flows (with MAC retries off
+    /// every Tahoe flow idles through timeouts).
+    pub const TAHOE_STARVED_OVER_OUTER: f64 = 2.0;
+
+    /// The middle flow's goodput over the outer flows' mean: the last of
+    /// `goodputs_bps` is the middle flow (the stack numbers it last). `None`
+    /// without two flows or when the outer flows carried nothing.
+    pub fn middle_share(goodputs_bps: &[f64]) -> Option<f64> {
+        let (middle, outer) = goodputs_bps.split_last()?;
+        let outer_mean = outer.iter().sum::<f64>() / outer.len() as f64;
+        (outer_mean > 0.0).then(|| middle / outer_mean)
+    }
+
+    /// The share of instantaneous-goodput samples below the starvation
+    /// threshold; 0 for no samples.
+    pub fn starved_time_share(instantaneous_bps: &[f64]) -> f64 {
+        if instantaneous_bps.is_empty() {
+            return 0.0;
+        }
+        instantaneous_bps.iter().filter(|&&g| is_starved(g)).count() as f64 / instantaneous_bps.len() as f64
+    }
+
+    /// "Tahoe periodically starves the flow in the middle", from the share
+    /// of time the middle flow and the outer flows (their mean) starved.
+    pub fn middle_periodically_starved(middle_starved_time_share: f64, outer_starved_time_share: f64) -> bool {
+        middle_starved_time_share >= TAHOE_STARVED_TIME_SHARE
+            && middle_starved_time_share >= TAHOE_STARVED_OVER_OUTER * outer_starved_time_share
+    }
+
+    /// "Only 1/5 the throughput of the other two flows", within
+    /// [`ATP_MIDDLE_SHARE_FACTOR`].
+    pub fn middle_gets_a_fifth(middle_share: f64) -> bool {
+        let (low, high) = (ATP_MIDDLE_SHARE / ATP_MIDDLE_SHARE_FACTOR, ATP_MIDDLE_SHARE * ATP_MIDDLE_SHARE_FACTOR);
+        (low..=high).contains(&middle_share)
+    }
 }
 
 #[cfg(test)]

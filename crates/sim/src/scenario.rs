@@ -12,6 +12,7 @@
 //!
 //! [topology]
 //! kind = "chain"               # chain | grid | explicit | random (nodes, width_m, height_m)
+//!                              # | stack (flows, row_spacing_m, link_m)
 //! nodes = 7
 //! spacing_m = 200.0
 //!
@@ -166,6 +167,22 @@ pub enum Topology {
     /// `nodes` nodes placed uniformly at random in `width_m` × `height_m`,
     /// each from its own stream of the seed.
     Random { nodes: u32, width_m: f64, height_m: f64 },
+    /// The stack topology (seed 001 §5.4, Fig. 5.8): `flows` one-hop links
+    /// of `link_m` in parallel rows `row_spacing_m` apart, senders at x = 0
+    /// and receivers at x = `link_m`. Flow i's sender is node 2i, its
+    /// receiver node 2i + 1. The outer rows come first, from y = 0 up, and
+    /// the middle row's flow last, as the thesis numbers them ("flow 3" is
+    /// the middle one of three). [`stack_rows`] gives the order.
+    Stack { flows: u32, row_spacing_m: f64, link_m: f64 },
+}
+
+/// The row of each flow of a stack of `flows` rows (an odd number): the
+/// rows other than the middle one in order, then the middle one, so that
+/// the middle flow is numbered last (seed 001 §5.4: "the flow in the middle
+/// (flow 3)").
+pub fn stack_rows(flows: u32) -> impl Iterator<Item = u32> {
+    let middle = flows / 2;
+    (0..flows).filter(move |&r| r != middle).chain((flows > 0).then_some(middle))
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -371,7 +388,7 @@ impl<'de> Deserialize<'de> for Topology {
         let table = toml::Table::deserialize(d)?;
         let t = Tagged { section: "topology", table: &table };
         let read = || -> Result<Topology, String> {
-            let topology = match t.kind(&["chain", "grid", "explicit", "random"])? {
+            let topology = match t.kind(&["chain", "grid", "explicit", "random", "stack"])? {
                 "chain" => Topology::Chain {
                     nodes: t.get("nodes", "a whole number of nodes")?,
                     spacing_m: t.get("spacing_m", "a distance in metres")?,
@@ -386,6 +403,11 @@ impl<'de> Deserialize<'de> for Topology {
                     width_m: t.get("width_m", "a size in metres")?,
                     height_m: t.get("height_m", "a size in metres")?,
                 },
+                "stack" => Topology::Stack {
+                    flows: t.get("flows", "a whole, odd number of flows")?,
+                    row_spacing_m: t.get("row_spacing_m", "a distance in metres")?,
+                    link_m: t.get("link_m", "a distance in metres")?,
+                },
                 _ => Topology::Explicit { nodes: t.get("nodes", "an array of { x_m, y_m } tables")? },
             };
             t.only(match topology {
@@ -393,6 +415,7 @@ impl<'de> Deserialize<'de> for Topology {
                 Topology::Grid { .. } => &["rows", "cols", "spacing_m"],
                 Topology::Explicit { .. } => &["nodes"],
                 Topology::Random { .. } => &["nodes", "width_m", "height_m"],
+                Topology::Stack { .. } => &["flows", "row_spacing_m", "link_m"],
             })?;
             Ok(topology)
         };
@@ -966,6 +989,12 @@ impl Scenario {
                     .map(|p| NodeRadio::at(p.x_m, p.y_m))
                     .collect()
             }
+            Topology::Stack { flows, row_spacing_m, link_m } => stack_rows(*flows)
+                .flat_map(|row| {
+                    let y_m = row as f64 * row_spacing_m;
+                    [NodeRadio::at(0.0, y_m), NodeRadio::at(*link_m, y_m)]
+                })
+                .collect(),
         }
     }
 
@@ -977,6 +1006,7 @@ impl Scenario {
             Topology::Grid { rows, cols, .. } => rows.saturating_mul(*cols),
             Topology::Explicit { nodes } => u32::try_from(nodes.len()).unwrap_or(u32::MAX),
             Topology::Random { nodes, .. } => *nodes,
+            Topology::Stack { flows, .. } => flows.saturating_mul(2),
         }
     }
 
@@ -1113,6 +1143,19 @@ impl Scenario {
                 within("topology.nodes", *nodes, 2..=MAX_NODES, "a number of nodes")?;
                 within("topology.width_m", *width_m, f64::MIN_POSITIVE..=MAX_COORDINATE_M, "a size in metres")?;
                 within("topology.height_m", *height_m, f64::MIN_POSITIVE..=MAX_COORDINATE_M, "a size in metres")?;
+            }
+            Topology::Stack { flows, row_spacing_m, link_m } => {
+                // An odd count, so that one row is the middle one.
+                if !(flows % 2 == 1 && (3..=MAX_NODES / 2).contains(flows)) {
+                    return Err(invalid(
+                        "topology.flows",
+                        flows,
+                        format!("an odd number of flows from 3 to {} (two nodes each)", MAX_NODES / 2),
+                    ));
+                }
+                let distance = "a positive distance in metres";
+                within("topology.row_spacing_m", *row_spacing_m, f64::MIN_POSITIVE..=MAX_SPACING_M, distance)?;
+                within("topology.link_m", *link_m, f64::MIN_POSITIVE..=MAX_SPACING_M, distance)?;
             }
         }
         let n = self.node_count();

@@ -23,15 +23,16 @@ use crate::spec::{Axis, Experiment, ExperimentConfig};
 use meshbed_proto::Protocol;
 use meshbed_radio::{ErrorModel, Fading, Propagation, RadioConfig, Standard};
 use meshbed_sim::mobility::MobilitySpec;
-use meshbed_sim::scenario::{AtpOverrides, FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology};
+use meshbed_sim::scenario::{AtpOverrides, FlowSpec, RandomFlows, Routing, Scenario, Topology};
 use toml::Value;
 
 pub mod building;
 pub mod seed003;
 pub mod seed004;
+pub mod stack_sensitivity;
 
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 24] = [
+pub const NAMES: [&str; 27] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
@@ -56,6 +57,9 @@ pub const NAMES: [&str; 24] = [
     "seed004-grid",
     "testbed-a-feedback",
     "testbed-a-batching",
+    "stack-sensitivity-geometry",
+    "stack-sensitivity-geometry-retries",
+    "stack-sensitivity-radio",
 ];
 
 /// The single-flow comparison on testbed A: what `meshbed` runs by default.
@@ -166,8 +170,7 @@ fn testbed(name: &str, description: &str, radio: RadioConfig, flows: u32) -> Exp
 /// both outer ones, which cannot sense each other. Flows start 3 s apart;
 /// flow 3 is the middle one, as in the thesis. Goodput is counted while all
 /// three are active (6 s to 40 s).
-fn stack() -> Experiment {
-    let node = |x_m: f64, y_m: f64| NodeSpec::at(x_m, y_m);
+fn stack_scenario() -> Scenario {
     let flow = |src: u32, dst: u32, start_s: f64| FlowSpec {
         src,
         dst,
@@ -177,28 +180,32 @@ fn stack() -> Experiment {
         trace: true,
         ..FlowSpec::default()
     };
-    let scenario = Scenario {
+    Scenario {
         seed: 1,
         duration_s: 40.0,
-        radio: RadioConfig { tx_power_dbm: 10.0, ..testbed_b_radio() },
-        // Senders at x = 0, receivers at x = 15 m; rows at y = 0, 30, 60 m.
-        topology: Topology::Explicit {
-            nodes: vec![
-                node(0.0, 0.0),
-                node(15.0, 0.0),
-                node(0.0, 60.0),
-                node(15.0, 60.0),
-                node(0.0, 30.0),
-                node(15.0, 30.0),
-            ],
-        },
+        radio: RadioConfig { tx_power_dbm: STACK_TX_POWER_DBM, ..testbed_b_radio() },
+        // Senders at x = 0, receivers at x = 15 m; rows at y = 0, 60, 30 m.
+        topology: Topology::Stack { flows: 3, row_spacing_m: STACK_ROW_SPACING_M, link_m: STACK_LINK_M },
         routing: Routing::ShortestPath,
         flows: vec![flow(0, 1, 0.0), flow(2, 3, 3.0), flow(4, 5, 6.0)],
         mobility: None,
         random_flows: None,
-    };
+    }
+}
+
+/// The `stack` built-in's geometry and power (invented: the thesis gives
+/// neither, seed 001 §5.4; docs/PROTOCOLS.md).
+pub const STACK_ROW_SPACING_M: f64 = 30.0;
+pub const STACK_LINK_M: f64 = 15.0;
+pub const STACK_TX_POWER_DBM: f64 = 10.0;
+
+/// The goodput window of the stack experiments: while all three flows are
+/// active (seed 001 §5.4: Table 5.1 "when all three flows are active").
+pub const STACK_WINDOW_S: [f64; 2] = [6.0, 40.0];
+
+fn stack() -> Experiment {
     Experiment::new(
-        &scenario,
+        &stack_scenario(),
         ExperimentConfig {
             name: "stack".into(),
             description: "Seed 001 §5.4: three stacked flows started 3 s apart on testbed B; flow 3 is in the middle."
@@ -207,7 +214,7 @@ fn stack() -> Experiment {
             sweep: vec![protocols(&compared())],
             x_axis: None,
             series_axis: Some("protocol".into()),
-            window_s: Some([6.0, 40.0]),
+            window_s: Some(STACK_WINDOW_S),
             batch_means: None,
         },
     )
@@ -439,6 +446,9 @@ pub fn get(name: &str) -> Option<Experiment> {
         "seed004-grid" => seed004::grid_experiment(name),
         "testbed-a-feedback" => testbed_a_feedback(name),
         "testbed-a-batching" => testbed_a_batching(name),
+        stack_sensitivity::GEOMETRY => stack_sensitivity::geometry_experiment(name, 0),
+        stack_sensitivity::GEOMETRY_RETRIES => stack_sensitivity::geometry_experiment(name, 6),
+        stack_sensitivity::RADIO => stack_sensitivity::radio_experiment(name),
         _ => return None,
     })
 }
