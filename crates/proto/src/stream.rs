@@ -45,6 +45,10 @@ pub trait SendStream: Engine {
 pub trait ReceiveStream: Engine {
     /// Takes every in-order byte not yet read.
     fn take_delivered(&mut self) -> Vec<u8>;
+    /// Copies up to `buf.len()` in-order bytes into `buf`, returning how
+    /// many: an application that reads at its own pace (unread bytes count
+    /// against the receiver's buffer, and ATP feeds the read rate back).
+    fn read(&mut self, buf: &mut [u8]) -> usize;
     /// Holds back the acknowledgement of the FIN until [`Self::set_commit_token`].
     fn hold_fin_ack_for_commit(&mut self);
     /// The token every acknowledgement of the FIN carries from now on.
