@@ -125,6 +125,12 @@ impl TcpReceiver {
         self.receive_buffer_bytes = bytes.max(1);
     }
 
+    /// The window: how far past the last in-order byte a conforming
+    /// sender sends (`TcpConfig::max_cwnd_segments` segments).
+    pub fn receive_window_bytes(&self) -> u64 {
+        self.config.receive_window_bytes()
+    }
+
     /// Out-of-order pieces held for reassembly (a segment that continues
     /// the piece before it joins that piece).
     pub fn buffered_segments(&self) -> usize {
