@@ -225,22 +225,27 @@ impl ReceiverEngine {
             ReceiverEngine::Mtl(e) => e.reorder_charge(),
         }
     }
-    /// Bounds what an application reading at its own pace leaves unread
-    /// (with what is held out of order) to `bytes`, or by default to
-    /// [`ATP_READER_BUFFER_BYTES`] for ATP and to the window for TCP: ATP's
-    /// and TCP's `set_receive_buffer`. Returns false for MTL, whose receiver
-    /// has no flow control: its application must read everything as it
-    /// arrives.
-    pub fn set_receive_buffer(&mut self, bytes: Option<u64>) -> bool {
+    /// The receive buffer for an application that reads at its own pace:
+    /// [`ATP_READER_BUFFER_BYTES`] for ATP, the window for TCP; `None` for
+    /// MTL, whose receiver has no flow control (its application must read
+    /// everything as it arrives).
+    pub fn reader_receive_buffer(&self) -> Option<u64> {
         match self {
-            ReceiverEngine::Atp(e) => e.set_receive_buffer(bytes.unwrap_or(ATP_READER_BUFFER_BYTES)),
-            ReceiverEngine::Tcp(e) => {
-                let window = e.receive_window_bytes();
-                e.set_receive_buffer(bytes.unwrap_or(window))
-            }
-            ReceiverEngine::Mtl(_) => return false,
+            ReceiverEngine::Atp(_) => Some(ATP_READER_BUFFER_BYTES),
+            ReceiverEngine::Tcp(e) => Some(e.receive_window_bytes()),
+            ReceiverEngine::Mtl(_) => None,
         }
-        true
+    }
+
+    /// Bounds what the application leaves unread (with what is held out of
+    /// order) to `bytes`: ATP's and TCP's `set_receive_buffer`; MTL has no
+    /// such bound ([`ReceiverEngine::reader_receive_buffer`] says `None`).
+    pub fn set_receive_buffer(&mut self, bytes: u64) {
+        match self {
+            ReceiverEngine::Atp(e) => e.set_receive_buffer(bytes),
+            ReceiverEngine::Tcp(e) => e.set_receive_buffer(bytes),
+            ReceiverEngine::Mtl(_) => {}
+        }
     }
     /// The most its out-of-order bytes may be charged from now on.
     pub fn set_reorder_limit(&mut self, bytes: u64) {

@@ -184,6 +184,10 @@ impl SendBuffer {
 /// per second (a rate in bit/s times nanoseconds, divided by 10⁹ per bit).
 const ALLOWANCE_PER_BYTE: u128 = 8 * 1_000_000_000;
 
+/// The burst of a [`ReadLimit`] that reads smoothly: never more than 100 ms
+/// of reading at once after it found nothing to read.
+pub const READ_BURST: Duration = Duration::from_millis(100);
+
 /// An application that reads at most a given rate, in the caller's time:
 /// the slow reader of seed 002 §4.2.3's flow control. The rate may change at
 /// given instants (a schedule of steps); the allowance accrues at the rate

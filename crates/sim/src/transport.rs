@@ -17,7 +17,7 @@ use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRn
 use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::connection::{EngineConfig, ReceiverEngine, SenderEngine};
 use meshbed_proto::engine::{Engine, EngineEvent, PathInfo, TraceSample};
-use meshbed_proto::stream::ReadLimit;
+use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
 use meshbed_proto::Protocol;
@@ -237,10 +237,6 @@ pub(crate) struct Transport {
     read_wake_bytes: u64,
 }
 
-/// A slow reader's allowance holds at most this much reading: it reads
-/// smoothly, never more than 100 ms' worth at once after finding nothing.
-const READ_BURST: Duration = Duration::from_millis(100);
-
 /// The IP packet size of a datagram (IP and UDP headers added).
 pub(crate) const fn datagram_packet_bytes(datagram_len: usize) -> u32 {
     IP_UDP_HEADER_BYTES + datagram_len as u32
@@ -270,12 +266,13 @@ impl Transport {
         let mut receiver = ReceiverEngine::new(&config, connection_id, start);
         // seed 002 §4.2.3: a slow reader, with a bounded receive buffer
         // (validation refuses one for a receiver without flow control).
-        let reader =
-            spec.read_rate_bps.filter(|_| receiver.set_receive_buffer(spec.receive_buffer_bytes)).map(|rate| {
-                let at = |t_s: f64| Instant::ZERO + Duration::from_secs_f64(t_s);
-                let steps: Vec<_> = spec.read_rate_steps.iter().map(|s| (at(s.at_s), s.rate_bps)).collect();
-                ReadLimit::new(start, rate, &steps, READ_BURST)
-            });
+        let buffer = receiver.reader_receive_buffer().map(|default| spec.receive_buffer_bytes.unwrap_or(default));
+        let reader = spec.read_rate_bps.zip(buffer).map(|(rate, buffer)| {
+            receiver.set_receive_buffer(buffer);
+            let at = |t_s: f64| Instant::ZERO + Duration::from_secs_f64(t_s);
+            let steps: Vec<_> = spec.read_rate_steps.iter().map(|s| (at(s.at_s), s.rate_bps)).collect();
+            ReadLimit::new(start, rate, &steps, READ_BURST)
+        });
         Transport {
             protocol,
             bytes,
