@@ -649,6 +649,23 @@ fn a_reader_that_keeps_up_leaves_d_avg_unchanged() {
 }
 
 #[test]
+fn a_reader_that_kept_up_early_but_fell_behind_is_behind() {
+    // Its first read empties the buffer; then the sender's burst arrives
+    // (13 packets) and its last read in the epoch leaves 9 of them: what
+    // counts is where the reader stands at the feedback. It read 5 packets
+    // in the epoch, 7 180 bytes/s: a 200 ms delay.
+    let mut r = established_receiver(AtpConfig::default());
+    r.set_receive_buffer(20 * MSS);
+    feed(&mut r, 0, 1, 10, 0);
+    assert_eq!(r.take_delivered().len() as u64, MSS);
+    feed(&mut r, MSS, 13, 500, 10);
+    let mut buf = vec![0u8; 4 * MSS as usize];
+    assert_eq!(r.read(&mut buf), 4 * MSS as usize);
+    r.handle_timeout(ms(1_000));
+    assert_eq!(drain(&mut r, ms(1_000))[0].0.d_max_us, 200_000);
+}
+
+#[test]
 fn a_stalled_reader_bounds_what_the_receiver_holds() {
     let mut r = established_receiver(AtpConfig::default());
     r.set_receive_buffer(10 * MSS);

@@ -50,19 +50,28 @@ impl TimerId for Timer {
 /// fill before the application's read rate limits the sender.
 pub const FLOW_CONTROL_SHARE: u64 = 4;
 
+/// R_app is averaged over at least this long even when the epoch is shorter
+/// (aggressive ATP's 40 ms): a reader takes data in pieces, and at
+/// 200 kbit/s one 1436-byte piece every 57 ms makes 40 ms samples swing
+/// between 0 and twice the rate.
+pub const MIN_READ_WINDOW: Duration = Duration::from_millis(500);
+
 /// The application's read rate R_app (seed 002 §4.2.3), measured by the
 /// receiver from what the application takes, in the engine's own time: the
-/// bytes read between two feedback instants at least one epoch E apart.
+/// bytes read between two feedback instants at least one epoch E (and
+/// [`MIN_READ_WINDOW`]) apart.
 ///
 /// An application that reads whatever is there reads at the arrival rate,
 /// which says nothing of how fast it could read; feeding that back would pin
 /// the sender to its current rate. So R_app limits the feedback only when
-/// the application was the bottleneck over the window: no read in it
-/// emptied the buffer (every read left bytes behind, or it did not read at
-/// all) and the bytes waiting at the window's end fill at least
-/// 1/[`FLOW_CONTROL_SHARE`] of the receive buffer. A reader that keeps up
-/// leaves the buffer empty at some read, and one that lags a little leaves
-/// less than that share: the feedback is D_avg, as without flow control.
+/// the application was the bottleneck at the window's end: its last read
+/// in the window left bytes behind (or it did not read at all) and the
+/// bytes waiting fill at least 1/[`FLOW_CONTROL_SHARE`] of the receive
+/// buffer. A reader that keeps up empties the buffer at each read, and one
+/// that lags a little leaves less than that share: the feedback is D_avg,
+/// as without flow control. (The last read, not any read: a reader that
+/// emptied the buffer while data trickled in at the start and fell behind
+/// once the sender's quick-start arrived is behind.)
 /// With the default buffer (`max_reorder_bytes`, 256 MiB) only a reader
 /// hundreds of megabytes behind limits the sender: flow control protects a
 /// buffer, and a driver that bounds one sets it
@@ -73,7 +82,7 @@ struct ReadMeter {
     read_at_window_start: u64,
     /// Bytes the application took, in all.
     read_total: u64,
-    /// A read in this window left the buffer empty.
+    /// The application's last read in this window left the buffer empty.
     caught_up: bool,
     /// R_app in bytes per second over the last window, if the application
     /// was the bottleneck in it.
@@ -94,17 +103,16 @@ impl ReadMeter {
     /// The application took `n` bytes and left `unread`.
     fn on_read(&mut self, n: usize, unread: usize) {
         self.read_total += n as u64;
-        if unread == 0 {
-            self.caught_up = true;
-        }
+        self.caught_up = unread == 0;
     }
 
-    /// At a feedback instant: once the window is at least `epoch` long,
+    /// At a feedback instant: once the window is at least `epoch` (and
+    /// [`MIN_READ_WINDOW`]) long,
     /// measures R_app over it, decides whether it limits the next feedbacks,
     /// and opens the next window.
     fn close_window(&mut self, now: Instant, epoch: Duration, unread: usize, receive_buffer_bytes: u64) {
         let elapsed = now.saturating_since(self.window_start);
-        if elapsed < epoch || elapsed.is_zero() {
+        if elapsed < epoch.max(MIN_READ_WINDOW) {
             return;
         }
         let read = self.read_total - self.read_at_window_start;
@@ -114,7 +122,8 @@ impl ReadMeter {
         self.window_start = now;
         self.read_at_window_start = self.read_total;
         // Only a read that empties the buffer shows the application keeps
-        // up; an empty buffer at the start says nothing of the reader.
+        // up; an empty buffer at the start says nothing of the reader, and
+        // no read in a whole window while bytes wait is a stalled one.
         self.caught_up = false;
     }
 }
@@ -283,8 +292,9 @@ impl AtpReceiver {
     }
 
     /// The application's read rate R_app in bytes per second, when the
-    /// application was the bottleneck over the last measured window (it never
-    /// emptied the buffer); `None` when it kept up (seed 002 §4.2.3).
+    /// application was the bottleneck at the end of the last measured window
+    /// (its last read left bytes behind); `None` when it kept up (seed 002
+    /// §4.2.3).
     pub fn app_read_limit(&self) -> Option<f64> {
         self.reads.limit_bytes_per_s
     }
