@@ -9,7 +9,9 @@
 //! * `meshbed scenario default` prints the built-in default scenario as TOML.
 //! * `meshbed bench` measures simulator speed.
 //! * `meshbed send FILE HOST:PORT` / `meshbed recv` move files over UDP with
-//!   any protocol; `meshbed bench-transfer` compares ATP with kernel TCP.
+//!   any protocol (`recv --rate LIMIT`: a slow application, seed 002
+//!   §4.2.3's flow control); `meshbed bench-transfer` compares ATP with
+//!   kernel TCP.
 
 mod bench;
 mod emu;

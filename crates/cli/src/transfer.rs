@@ -202,6 +202,36 @@ pub struct RecvArgs {
     /// Accept only datagrams sealed with the pre-shared key in this file; default: the key in $MESHBED_PSK, if set.
     #[arg(long, value_name = "FILE")]
     pub psk: Option<PathBuf>,
+    /// Read each transfer at most LIMIT bits per second (e.g. 200k, 1.5M, 2000000; k, M, G are powers of
+    /// 1000), a slow application: ATP's sender is told the read rate, TCP's finds the receive buffer full.
+    /// MTL transfers have no flow control and are read as they arrive.
+    #[arg(long, value_name = "LIMIT", value_parser = parse_rate_bps)]
+    pub rate: Option<u64>,
+}
+
+/// A rate in bits per second: a number with an optional k, M or G (powers
+/// of 1000), e.g. `200k`, `1.5M`, `2000000`; more than zero.
+pub fn parse_rate_bps(s: &str) -> Result<u64, String> {
+    let expected =
+        "expected a rate in bits per second above zero, like 200k, 1.5M or 2000000 (k, M, G: powers of 1000)";
+    let (number, scale) = match s.strip_suffix(['k', 'K']) {
+        Some(n) => (n, 1e3),
+        None => match s.strip_suffix('M') {
+            Some(n) => (n, 1e6),
+            None => match s.strip_suffix('G') {
+                Some(n) => (n, 1e9),
+                None => (s, 1.0),
+            },
+        },
+    };
+    let value = number
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && number.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(|v| (v * scale).round())
+        .filter(|&bps| (1.0..=1e12).contains(&bps))
+        .ok_or_else(|| format!("`{s}`: {expected}"))?;
+    Ok(value as u64)
 }
 
 pub fn run_recv(a: RecvArgs) -> Result<()> {
@@ -213,6 +243,7 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.linger = a.linger;
     options.max_transfers = a.count;
     options.psk = load_psk(&a.psk)?;
+    options.read_rate_bps = a.rate;
     options.max_connections = a.max_active;
     options.max_connections_per_peer = a.max_per_peer;
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
@@ -434,4 +465,22 @@ pub fn run_bench(
         ));
     }
     out(&s)
+}
+
+#[cfg(test)]
+mod rate_tests {
+    use super::parse_rate_bps;
+
+    #[test]
+    fn rates_take_k_m_g_suffixes_and_bad_ones_say_what_is_expected() {
+        assert_eq!(parse_rate_bps("200k"), Ok(200_000));
+        assert_eq!(parse_rate_bps("1.5M"), Ok(1_500_000));
+        assert_eq!(parse_rate_bps("2000000"), Ok(2_000_000));
+        assert_eq!(parse_rate_bps("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_rate_bps("1"), Ok(1));
+        for bad in ["", "0", "0.4", "-5k", "fast", "1.5m", "2 M", "1e6", "inf", "2000G"] {
+            let e = parse_rate_bps(bad).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`")) && e.contains("bits per second"), "{bad}: {e}");
+        }
+    }
 }

@@ -34,6 +34,7 @@ use crate::framing::{hex, remove_stale_temporaries, Sink, SinkKind};
 use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
 use meshbed_core::Instant;
 use meshbed_proto::endpoint::{Connection, Endpoint, EndpointConfig, Incoming, Route};
+use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::wire::{parse_datagram, ResetReason};
 use meshbed_proto::EngineEvent;
 use serde::Serialize;
@@ -80,6 +81,12 @@ pub struct ReceiveOptions {
     /// Accept only datagrams sealed with this pre-shared key, and seal every
     /// answer (`--psk`; docs/PROTOCOLS.md §6).
     pub psk: Option<Psk>,
+    /// A slow application (`--rate`): each transfer's bytes are taken from
+    /// its engine at most this many bits per second, and unread bytes count
+    /// against the engine's receive buffer, so ATP's feedback carries the
+    /// read rate (seed 002 §4.2.3) and TCP drops what does not fit. MTL
+    /// transfers have no flow control and are read as they arrive.
+    pub read_rate_bps: Option<u64>,
 }
 
 impl ReceiveOptions {
@@ -100,6 +107,7 @@ impl ReceiveOptions {
             max_reorder_bytes: limits.max_reorder_bytes,
             reset_unknown: limits.reset_unknown,
             psk: None,
+            read_rate_bps: None,
         }
     }
 }
@@ -266,11 +274,22 @@ impl Transmitter for DatagramList {
     }
 }
 
+/// A slow application wakes when it may read a datagram's worth again.
+const READ_WAKE_BYTES: u64 = 1400;
+/// The smallest receive buffer a slow application gets: a few datagrams.
+const MIN_READER_BUFFER_BYTES: u64 = 16 * 1024;
+
 /// What the receiver keeps per transfer beyond the endpoint's bookkeeping.
 struct Transfer {
     sink: Sink,
     /// Opens the sender's datagrams and seals the answers.
     protection: Protection,
+    /// With `--rate`: how fast the application reads, and when it next
+    /// wants to (bytes are waiting).
+    reader: Option<ReadLimit>,
+    read_wake: Option<Instant>,
+    /// The engine reported `Finished` (every byte is in).
+    engine_finished: bool,
 }
 
 /// The receiver without its socket and clock. See the module doc for the
@@ -409,7 +428,21 @@ impl ReceiverCore {
             // The sender finishes only on a commit confirmation.
             engine.engine().hold_fin_ack_for_commit();
         }
-        let transfer = Transfer { sink: Sink::new(self.options.sink.clone()), protection };
+        let reader = self.options.read_rate_bps.zip(engine.reader_receive_buffer()).map(|(rate, buffer)| {
+            // Once every byte is in, the sender waits for the commit
+            // confirmation, i.e. for the application to read the buffer:
+            // at most half the timeout's worth of reading.
+            let half_timeout_bytes = (rate as f64 / 8.0 * self.options.timeout.as_secs_f64() / 2.0) as u64;
+            engine.set_receive_buffer(buffer.min(half_timeout_bytes.max(MIN_READER_BUFFER_BYTES)));
+            ReadLimit::new(now, rate, &[], READ_BURST)
+        });
+        let transfer = Transfer {
+            sink: Sink::new(self.options.sink.clone()),
+            protection,
+            reader,
+            read_wake: None,
+            engine_finished: false,
+        };
         self.endpoint.insert(now, id, peer, protocol, engine, transfer);
         self.endpoint.handle_input(now, id, bytes);
     }
@@ -480,7 +513,14 @@ impl ReceiverCore {
             }
             // Deliver before anything is transmitted: the file is committed
             // before its last byte is acknowledged.
-            let delivered = conn.engine.take_delivered();
+            let delivered = match &mut conn.app.reader {
+                None => conn.engine.take_delivered(),
+                Some(reader) => {
+                    let (got, more) = reader.read(now, conn.engine.engine());
+                    conn.app.read_wake = if more { reader.when_allowed(READ_WAKE_BYTES) } else { None };
+                    got
+                }
+            };
             let sink = &mut conn.app.sink;
             // (message, whether to tell the sender with RST)
             let mut failure: Option<(String, bool)> = None;
@@ -497,16 +537,18 @@ impl ReceiverCore {
                     Err(e) => failure = Some((e.to_string(), true)),
                 }
             }
-            let mut finished = false;
             while let Some(event) = conn.engine.engine().poll_event() {
                 match event {
-                    EngineEvent::Finished => finished = true,
+                    EngineEvent::Finished => conn.app.engine_finished = true,
                     EngineEvent::Failed(reason) => {
                         failure.get_or_insert((reason.to_string(), false));
                     }
                     _ => {}
                 }
             }
+            // A slow application may still be reading what the engine has:
+            // the transfer ends once it read everything.
+            let mut finished = conn.app.engine_finished && conn.app.read_wake.is_none();
             let sink = &mut conn.app.sink;
             if finished && failure.is_none() {
                 if let Err(e) = sink.finish() {
@@ -571,7 +613,8 @@ impl ReceiverCore {
     /// When [`ReceiverCore::poll`] must run next at the latest (an engine
     /// timer or a linger's end), if anything is waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.endpoint.next_deadline()
+        let readers = self.endpoint.active().filter_map(|(_, c)| c.app.read_wake);
+        self.endpoint.next_deadline().into_iter().chain(readers).min()
     }
 
     /// The transfers in progress.

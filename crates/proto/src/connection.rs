@@ -162,6 +162,14 @@ impl SenderEngine {
     }
 }
 
+/// ATP's receive buffer for an application that reads at its own pace,
+/// unless its driver chooses one: 1 MiB. ATP's feedback comes once per epoch,
+/// so the buffer must hold an epoch's data at the rate the sender probed
+/// (seed 002 §4.3.1's quick-start): on a 3-hop 802.11a chain the first epoch
+/// alone brings about 700 kB, and a 92 kB buffer (TCP's window) drops so
+/// much of it that even a reader that keeps up loses half the goodput.
+pub const ATP_READER_BUFFER_BYTES: u64 = 1 << 20;
+
 /// The receiving engine of one connection. Few exist at once, so the size
 /// difference between the variants does not matter.
 #[allow(clippy::large_enum_variant)]
@@ -215,6 +223,28 @@ impl ReceiverEngine {
             ReceiverEngine::Atp(e) => e.reorder_charge(),
             ReceiverEngine::Tcp(e) => e.reorder_charge(),
             ReceiverEngine::Mtl(e) => e.reorder_charge(),
+        }
+    }
+    /// The receive buffer for an application that reads at its own pace:
+    /// [`ATP_READER_BUFFER_BYTES`] for ATP, the window for TCP; `None` for
+    /// MTL, whose receiver has no flow control (its application must read
+    /// everything as it arrives).
+    pub fn reader_receive_buffer(&self) -> Option<u64> {
+        match self {
+            ReceiverEngine::Atp(_) => Some(ATP_READER_BUFFER_BYTES),
+            ReceiverEngine::Tcp(e) => Some(e.receive_window_bytes()),
+            ReceiverEngine::Mtl(_) => None,
+        }
+    }
+
+    /// Bounds what the application leaves unread (with what is held out of
+    /// order) to `bytes`: ATP's and TCP's `set_receive_buffer`; MTL has no
+    /// such bound ([`ReceiverEngine::reader_receive_buffer`] says `None`).
+    pub fn set_receive_buffer(&mut self, bytes: u64) {
+        match self {
+            ReceiverEngine::Atp(e) => e.set_receive_buffer(bytes),
+            ReceiverEngine::Tcp(e) => e.set_receive_buffer(bytes),
+            ReceiverEngine::Mtl(_) => {}
         }
     }
     /// The most its out-of-order bytes may be charged from now on.

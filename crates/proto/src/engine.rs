@@ -149,7 +149,9 @@ pub struct Stats {
     /// ignored; a transfer never succeeds on their account.
     pub protocol_violations: u64,
     /// Receiver: data datagrams dropped because holding them out of order
-    /// would exceed the reorder limit ([`crate::reorder`]).
+    /// would exceed the reorder limit ([`crate::reorder`]), or because the
+    /// receive buffer is full of bytes the application has not read yet (a
+    /// slow reader; ATP's `set_receive_buffer`, TCP's window).
     pub dropped_over_buffer_limit: u64,
 }
 

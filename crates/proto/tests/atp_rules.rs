@@ -574,18 +574,123 @@ fn sack_more_after_half_an_epoch_without_data() {
     assert!(drain(&mut r, ms(1_150)).is_empty());
 }
 
+/// `n` full packets from `seq`, one every `gap_ms` from `from_ms`, each with D_max 5 ms.
+fn feed(r: &mut AtpReceiver, seq: u64, n: u64, from_ms: u64, gap_ms: u64) {
+    for k in 0..n {
+        r.handle_input(ms(from_ms + k * gap_ms), &data_packet(0, seq + k * MSS, MSS as usize, 5_000, 5_000));
+    }
+}
+
 #[test]
-fn flow_control_replaces_d_avg_with_the_read_rate() {
-    let mut r = established_receiver(AtpConfig::default()); // D_avg 5 ms = 200 pkt/s
-    r.handle_input(ms(10), &data_packet(0, 0, 1436, 5_000, 5_000));
-    // 14 360 bytes/s is 10 packets/s: a 100 ms delay, longer than D_avg.
-    r.set_read_rate(Some(14_360.0));
+fn flow_control_feeds_back_the_read_rate_of_a_reader_that_falls_behind() {
+    // seed 002 §4.2.3. D_avg is 5 ms (200 packets/s); 20 packets arrive in
+    // the first epoch and the application reads 10 of them (14 360 bytes)
+    // in pieces, never emptying the buffer. The buffer holds 20 packets; a
+    // backlog of a quarter of it (5 packets) makes the reader the bottleneck.
+    let mut r = established_receiver(AtpConfig::default());
+    r.set_receive_buffer(20 * MSS);
+    let mut buf = vec![0u8; MSS as usize];
+    for k in 0..20 {
+        feed(&mut r, k * MSS, 1, 10 + 40 * k, 0);
+        if k % 2 == 1 {
+            assert_eq!(r.read(&mut buf), MSS as usize);
+        }
+    }
+    assert_eq!(r.readable() as u64, 10 * MSS);
+    // The window [0, 1 s]: R_app = 14 360 bytes/s = 10 packets/s, a 100 ms
+    // delay per packet, longer than D_avg: the feedback carries it.
     r.handle_timeout(ms(1_000));
     assert_eq!(drain(&mut r, ms(1_000))[0].0.d_max_us, 100_000);
-    // A faster application does not change D_avg.
-    r.set_read_rate(Some(1e9));
+    assert_eq!(r.app_read_limit(), Some(14_360.0));
+    // Next epoch: the reader takes 5 packets a second (7 180 bytes/s) and is
+    // still 5 packets behind, exactly the share: 200 ms.
+    for _ in 0..5 {
+        r.read(&mut buf);
+    }
+    r.handle_timeout(ms(2_000));
+    assert_eq!(drain(&mut r, ms(2_000))[0].0.d_max_us, 200_000);
+    // One byte less than the share behind: D_avg again.
+    r.read(&mut buf[..1]);
+    r.handle_timeout(ms(3_000));
+    assert_eq!(drain(&mut r, ms(3_000))[0].0.d_max_us, 5_000);
+    assert_eq!(r.app_read_limit(), None);
+    // Nothing read for an epoch with 5 packets waiting: behind again; then
+    // it empties the buffer: it kept up.
+    feed(&mut r, 20 * MSS, 1, 3_100, 0);
+    r.handle_timeout(ms(4_000));
+    assert_eq!(drain(&mut r, ms(4_000))[0].0.d_max_us, (AtpConfig::default().max_delay.as_nanos() / 1_000) as u32);
+    r.take_delivered();
+    r.handle_timeout(ms(5_000));
+    assert_eq!(drain(&mut r, ms(5_000))[0].0.d_max_us, 5_000);
+}
+
+#[test]
+fn a_reader_that_keeps_up_leaves_d_avg_unchanged() {
+    // It takes everything that arrives, one packet per 40 ms (35 900
+    // bytes/s, a 40 ms delay per packet, far longer than D_avg): the network
+    // is the bottleneck, not the application, and feedback stays D_avg. A
+    // buffer of two packets: one unread packet is past the share.
+    let mut r = established_receiver(AtpConfig::default());
+    r.set_receive_buffer(2 * MSS);
+    for k in 0..50 {
+        feed(&mut r, k * MSS, 1, 10 + 40 * k, 0);
+        assert_eq!(r.take_delivered().len() as u64, MSS);
+        if k == 24 {
+            r.handle_timeout(ms(1_000));
+            assert_eq!(drain(&mut r, ms(1_000))[0].0.d_max_us, 5_000);
+        }
+    }
+    // A packet delivered just before the feedback is not yet read when it
+    // goes out: that is not falling behind.
+    feed(&mut r, 50 * MSS, 1, 2_000, 0);
     r.handle_timeout(ms(2_000));
     assert_eq!(drain(&mut r, ms(2_000))[0].0.d_max_us, 5_000);
+    assert_eq!(r.app_read_limit(), None);
+}
+
+#[test]
+fn a_reader_that_kept_up_early_but_fell_behind_is_behind() {
+    // Its first read empties the buffer; then the sender's burst arrives
+    // (13 packets) and its last read in the epoch leaves 9 of them: what
+    // counts is where the reader stands at the feedback. It read 5 packets
+    // in the epoch, 7 180 bytes/s: a 200 ms delay.
+    let mut r = established_receiver(AtpConfig::default());
+    r.set_receive_buffer(20 * MSS);
+    feed(&mut r, 0, 1, 10, 0);
+    assert_eq!(r.take_delivered().len() as u64, MSS);
+    feed(&mut r, MSS, 13, 500, 10);
+    let mut buf = vec![0u8; 4 * MSS as usize];
+    assert_eq!(r.read(&mut buf), 4 * MSS as usize);
+    r.handle_timeout(ms(1_000));
+    assert_eq!(drain(&mut r, ms(1_000))[0].0.d_max_us, 200_000);
+}
+
+#[test]
+fn a_stalled_reader_bounds_what_the_receiver_holds() {
+    let mut r = established_receiver(AtpConfig::default());
+    r.set_receive_buffer(10 * MSS);
+    // 30 packets, nothing read: the first 10 fill the buffer, the rest are
+    // dropped and counted.
+    feed(&mut r, 0, 30, 10, 10);
+    assert_eq!(r.readable() as u64, 10 * MSS);
+    assert_eq!(r.held_bytes(), 0);
+    assert_eq!(r.stats().dropped_over_buffer_limit, 20);
+    // Out of order beyond the buffer's end is dropped too; just inside is held.
+    let mut r2 = established_receiver(AtpConfig::default());
+    r2.set_receive_buffer(10 * MSS);
+    feed(&mut r2, 9 * MSS, 1, 10, 0);
+    feed(&mut r2, 10 * MSS, 1, 11, 0);
+    assert_eq!((r2.held_bytes(), r2.stats().dropped_over_buffer_limit), (MSS, 1));
+    // R_app = 0: the feedback asks for the sender's slowest rate.
+    r.handle_timeout(ms(1_000));
+    let max_delay_us = (AtpConfig::default().max_delay.as_nanos() / 1_000) as u32;
+    assert_eq!(drain(&mut r, ms(1_000))[0].0.d_max_us, max_delay_us);
+    // Reading one packet makes room for exactly one more.
+    let mut buf = vec![0u8; MSS as usize];
+    r.read(&mut buf);
+    feed(&mut r, 10 * MSS, 2, 1_100, 1);
+    assert_eq!(r.readable() as u64, 10 * MSS);
+    assert_eq!(r.stats().dropped_over_buffer_limit, 21);
 }
 
 #[test]

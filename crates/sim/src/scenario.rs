@@ -562,8 +562,37 @@ pub struct FlowSpec {
     /// Overrides of the TCP defaults (TCP protocols only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpOverrides>,
+    /// A slow reader (seed 002 §4.2.3): the application at the destination
+    /// reads at most this many bits per second from the flow's start.
+    /// Absent: it takes everything as it arrives. ATP and TCP flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rate_bps: Option<u64>,
+    /// Changes of the reader's rate during the run, `{ at_s, rate_bps }`
+    /// (simulated seconds; rate 0 stalls the reader). Needs `read_rate_bps`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_rate_steps: Vec<ReadRateStep>,
+    /// With a reader rate: the bytes the receiver holds unread or out of
+    /// order at most (ATP's and TCP's receive buffer; beyond it data is
+    /// dropped). Default: 1 MiB for ATP (an epoch of quick-start,
+    /// `meshbed_proto::connection::ATP_READER_BUFFER_BYTES`), the window
+    /// for TCP (`tcp.max_cwnd_segments` segments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_buffer_bytes: Option<u64>,
 }
 
+/// One change of a slow reader's rate ([`FlowSpec::read_rate_steps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadRateStep {
+    /// When the rate changes, seconds of simulated time.
+    pub at_s: f64,
+    pub rate_bps: u64,
+}
+
+/// Fastest reader rate, bit/s: 10 Gbit/s, beyond any radio's.
+pub const MAX_READ_RATE_BPS: u64 = 10_000_000_000;
+/// Largest receive buffer: ATP's and TCP's memory guard (`max_reorder_bytes`).
+pub const MAX_RECEIVE_BUFFER_BYTES: u64 = 256 << 20;
 impl Default for FlowSpec {
     /// A saturated 1500-byte UDP flow from node 0 to node 1 for the whole run.
     fn default() -> Self {
@@ -582,6 +611,9 @@ impl Default for FlowSpec {
             batch_packets: None,
             atp: None,
             tcp: None,
+            read_rate_bps: None,
+            read_rate_steps: Vec::new(),
+            receive_buffer_bytes: None,
         }
     }
 }
@@ -1240,6 +1272,9 @@ impl Scenario {
                 ("atp", f.atp.is_some()),
                 ("tcp", f.tcp.is_some()),
                 ("batch_packets", f.batch_packets.is_some()),
+                ("read_rate_bps", f.read_rate_bps.is_some()),
+                ("read_rate_steps", !f.read_rate_steps.is_empty()),
+                ("receive_buffer_bytes", f.receive_buffer_bytes.is_some()),
             ] {
                 if given {
                     return Err(invalid(
@@ -1347,6 +1382,58 @@ impl Scenario {
 }
 
 impl FlowSpec {
+    /// Checks of a slow reader's keys (`read_rate_bps`, `read_rate_steps`,
+    /// `receive_buffer_bytes`) on transport flow `i`.
+    fn validate_reader(&self, i: usize, protocol: Protocol) -> Result<(), ScenarioError> {
+        let key = |k: &str| format!("flows[{i}].{k}");
+        let Some(rate) = self.read_rate_bps else {
+            for (k, given) in [
+                ("read_rate_steps", !self.read_rate_steps.is_empty()),
+                ("receive_buffer_bytes", self.receive_buffer_bytes.is_some()),
+            ] {
+                if given {
+                    return Err(invalid(
+                        key(k),
+                        "(given)",
+                        "nothing without read_rate_bps (the reader's rate from the flow's start)",
+                    ));
+                }
+            }
+            return Ok(());
+        };
+        if protocol == Protocol::Mtl {
+            return Err(invalid(
+                key("read_rate_bps"),
+                rate,
+                "no reader rate: mtl's receiver has no flow control (ATP and TCP flows take one)",
+            ));
+        }
+        let rates = "a reader rate in bit/s (0 stalls the reader)";
+        within(key("read_rate_bps"), rate, 0..=MAX_READ_RATE_BPS, rates)?;
+        let mut previous_s = self.start_s;
+        for (k, step) in self.read_rate_steps.iter().enumerate() {
+            let k = |field: &str| key(&format!("read_rate_steps[{k}].{field}"));
+            if !(step.at_s.is_finite() && step.at_s > previous_s && step.at_s <= MAX_DURATION_S) {
+                return Err(invalid(
+                    k("at_s"),
+                    step.at_s,
+                    format!("a time in seconds after the flow's start and the step before ({previous_s})"),
+                ));
+            }
+            previous_s = step.at_s;
+            within(k("rate_bps"), step.rate_bps, 0..=MAX_READ_RATE_BPS, rates)?;
+        }
+        if let Some(b) = self.receive_buffer_bytes {
+            within(
+                key("receive_buffer_bytes"),
+                b,
+                self.payload_bytes().max(1)..=MAX_RECEIVE_BUFFER_BYTES,
+                "a receive buffer in bytes, at least one full packet's payload",
+            )?;
+        }
+        Ok(())
+    }
+
     /// Checks of a transport flow (index `i`, protocol already parsed;
     /// endpoints, start and stop times already checked).
     fn validate_transport(&self, i: usize, protocol: Protocol) -> Result<(), ScenarioError> {
@@ -1399,6 +1486,7 @@ impl FlowSpec {
             Some(x) if !(0.0..1.0).contains(&x) => Err(invalid(key(k), x, "a weight in [0, 1)")),
             _ => Ok(()),
         };
+        self.validate_reader(i, protocol)?;
         if let Some(a) = &self.atp {
             if !protocol.is_atp() {
                 return Err(invalid(key("atp"), "(given)", format!("no [flows.atp] table: {protocol} is not ATP")));

@@ -17,6 +17,7 @@ use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRn
 use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::connection::{EngineConfig, ReceiverEngine, SenderEngine};
 use meshbed_proto::engine::{Engine, EngineEvent, PathInfo, TraceSample};
+use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
 use meshbed_proto::Protocol;
@@ -228,6 +229,12 @@ pub(crate) struct Transport {
     /// driven raised one that routing has not heard of yet.
     pub peer_unresponsive_events: u64,
     peer_unresponsive_pending: bool,
+    /// A slow reader at the destination ([`FlowSpec::read_rate_bps`]): what
+    /// it may read when, and when it next wants to read (more is waiting).
+    reader: Option<ReadLimit>,
+    read_wake: Option<Instant>,
+    /// The slow reader wakes when this much may be read: one full packet.
+    read_wake_bytes: u64,
 }
 
 /// The IP packet size of a datagram (IP and UDP headers added).
@@ -256,7 +263,16 @@ impl Transport {
         let verifier = ByteStream::new(rng);
         let config = EngineConfig::new(protocol, |_| atp_config(spec, protocol), || tcp_config(spec));
         let sender = SenderEngine::with_data(&config, connection_id, data, start);
-        let receiver = ReceiverEngine::new(&config, connection_id, start);
+        let mut receiver = ReceiverEngine::new(&config, connection_id, start);
+        // seed 002 §4.2.3: a slow reader, with a bounded receive buffer
+        // (validation refuses one for a receiver without flow control).
+        let buffer = receiver.reader_receive_buffer().map(|default| spec.receive_buffer_bytes.unwrap_or(default));
+        let reader = spec.read_rate_bps.zip(buffer).map(|(rate, buffer)| {
+            receiver.set_receive_buffer(buffer);
+            let at = |t_s: f64| Instant::ZERO + Duration::from_secs_f64(t_s);
+            let steps: Vec<_> = spec.read_rate_steps.iter().map(|s| (at(s.at_s), s.rate_bps)).collect();
+            ReadLimit::new(start, rate, &steps, READ_BURST)
+        });
         Transport {
             protocol,
             bytes,
@@ -289,6 +305,9 @@ impl Transport {
             path_info_updates: 0,
             peer_unresponsive_events: 0,
             peer_unresponsive_pending: false,
+            reader,
+            read_wake: None,
+            read_wake_bytes: spec.payload_bytes().max(1),
         }
     }
 
@@ -465,6 +484,9 @@ impl Transport {
         } else if self.sender_finished_at.is_some() && self.error.is_none() {
             if self.bytes_delivered == self.bytes {
                 self.completed_at = Some(now);
+            } else if self.reader.is_some() {
+                // Every byte is at the receiver; a slow reader is still
+                // reading it (its wake-ups drive the receiver).
             } else {
                 self.error = Some(format!(
                     "sender finished at {now} but the receiver delivered {} of {} bytes",
@@ -482,7 +504,12 @@ impl Transport {
     /// The timer to schedule for one side at its engine's next deadline,
     /// unless it is already scheduled there.
     pub(crate) fn rearm(&mut self, side: Side) -> Option<Timer> {
-        let want = self.engine(side).poll_timeout();
+        let mut want = self.engine(side).poll_timeout();
+        if side == Side::Receiver {
+            // A slow reader wakes the receiver when it may read again (an
+            // early wake-up is a no-op for the engine).
+            want = want.into_iter().chain(self.read_wake).min();
+        }
         let i = side as usize;
         if want == self.timer_at[i] {
             return None;
@@ -544,7 +571,14 @@ impl Transport {
     /// Hands the receiver's in-order bytes to the verifier; with tracing on,
     /// records the delivery (`delivered_bytes`) for goodput-over-time plots.
     pub(crate) fn take_delivered(&mut self, now: Instant) {
-        let got = self.receiver.take_delivered();
+        let got = match &mut self.reader {
+            None => self.receiver.take_delivered(),
+            Some(reader) => {
+                let (got, more) = reader.read(now, self.receiver.engine());
+                self.read_wake = if more { reader.when_allowed(self.read_wake_bytes) } else { None };
+                got
+            }
+        };
         if got.is_empty() {
             return;
         }

@@ -46,6 +46,88 @@ impl TimerId for Timer {
     }
 }
 
+/// The share of the receive buffer (one in this many) that unread bytes must
+/// fill before the application's read rate limits the sender.
+pub const FLOW_CONTROL_SHARE: u64 = 4;
+
+/// R_app is averaged over at least this long even when the epoch is shorter
+/// (aggressive ATP's 40 ms): a reader takes data in pieces, and at
+/// 200 kbit/s one 1436-byte piece every 57 ms makes 40 ms samples swing
+/// between 0 and twice the rate.
+pub const MIN_READ_WINDOW: Duration = Duration::from_millis(500);
+
+/// The application's read rate R_app (seed 002 §4.2.3), measured by the
+/// receiver from what the application takes, in the engine's own time: the
+/// bytes read between two feedback instants at least one epoch E (and
+/// [`MIN_READ_WINDOW`]) apart.
+///
+/// An application that reads whatever is there reads at the arrival rate,
+/// which says nothing of how fast it could read; feeding that back would pin
+/// the sender to its current rate. So R_app limits the feedback only when
+/// the application was the bottleneck at the window's end: its last read
+/// in the window left bytes behind (or it did not read at all) and the
+/// bytes waiting fill at least 1/[`FLOW_CONTROL_SHARE`] of the receive
+/// buffer. A reader that keeps up empties the buffer at each read, and one
+/// that lags a little leaves less than that share: the feedback is D_avg,
+/// as without flow control. (The last read, not any read: a reader that
+/// emptied the buffer while data trickled in at the start and fell behind
+/// once the sender's quick-start arrived is behind.)
+/// With the default buffer (`max_reorder_bytes`, 256 MiB) only a reader
+/// hundreds of megabytes behind limits the sender: flow control protects a
+/// buffer, and a driver that bounds one sets it
+/// ([`AtpReceiver::set_receive_buffer`]).
+#[derive(Debug)]
+struct ReadMeter {
+    window_start: Instant,
+    read_at_window_start: u64,
+    /// Bytes the application took, in all.
+    read_total: u64,
+    /// The application's last read in this window left the buffer empty.
+    caught_up: bool,
+    /// R_app in bytes per second over the last window, if the application
+    /// was the bottleneck in it.
+    limit_bytes_per_s: Option<f64>,
+}
+
+impl ReadMeter {
+    fn new(now: Instant) -> Self {
+        ReadMeter {
+            window_start: now,
+            read_at_window_start: 0,
+            read_total: 0,
+            caught_up: false,
+            limit_bytes_per_s: None,
+        }
+    }
+
+    /// The application took `n` bytes and left `unread`.
+    fn on_read(&mut self, n: usize, unread: usize) {
+        self.read_total += n as u64;
+        self.caught_up = unread == 0;
+    }
+
+    /// At a feedback instant: once the window is at least `epoch` (and
+    /// [`MIN_READ_WINDOW`]) long,
+    /// measures R_app over it, decides whether it limits the next feedbacks,
+    /// and opens the next window.
+    fn close_window(&mut self, now: Instant, epoch: Duration, unread: usize, receive_buffer_bytes: u64) {
+        let elapsed = now.saturating_since(self.window_start);
+        if elapsed < epoch.max(MIN_READ_WINDOW) {
+            return;
+        }
+        let read = self.read_total - self.read_at_window_start;
+        let filling = unread as u64 >= (receive_buffer_bytes / FLOW_CONTROL_SHARE).max(1);
+        let bottleneck = !self.caught_up && filling;
+        self.limit_bytes_per_s = bottleneck.then(|| read as f64 / elapsed.as_secs_f64());
+        self.window_start = now;
+        self.read_at_window_start = self.read_total;
+        // Only a read that empties the buffer shows the application keeps
+        // up; an empty buffer at the start says nothing of the reader, and
+        // no read in a whole window while bytes wait is a stalled one.
+        self.caught_up = false;
+    }
+}
+
 /// The receiving side of one ATP connection.
 ///
 /// Create it with [`AtpReceiver::new`] for a known connection id (it then
@@ -86,8 +168,12 @@ pub struct AtpReceiver {
     drops_since_feedback: u64,
     too_fast_run: u32,
     too_slow_run: u32,
-    /// Application read rate in bytes per second (seed 002 §4.2.3).
-    read_rate_bps: Option<f64>,
+    /// The application's read rate R_app and whether it limits the flow
+    /// (seed 002 §4.2.3).
+    reads: ReadMeter,
+    /// In-order bytes not yet read plus out-of-order bytes may span at most
+    /// this many bytes past what the application has read.
+    receive_buffer_bytes: u64,
     last_heard: Instant,
     /// A "route failed" notice not yet followed by "re-established": the
     /// sender's silence is an outage (`AtpConfig::silence_allowed`).
@@ -105,6 +191,7 @@ impl AtpReceiver {
     pub fn new(config: AtpConfig, connection_id: u32, now: Instant) -> Self {
         let packet_size = config.payload_per_packet();
         let out_of_order = ReorderBuffer::new(config.max_reorder_bytes);
+        let receive_buffer_bytes = config.max_reorder_bytes;
         AtpReceiver {
             config,
             connection_id,
@@ -124,7 +211,8 @@ impl AtpReceiver {
             drops_since_feedback: 0,
             too_fast_run: 0,
             too_slow_run: 0,
-            read_rate_bps: None,
+            reads: ReadMeter::new(now),
+            receive_buffer_bytes,
             last_heard: now,
             route_down: false,
             commit: CommitConfirmation::default(),
@@ -187,22 +275,44 @@ impl AtpReceiver {
         self.out_of_order.set_limit(bytes.min(self.config.max_reorder_bytes));
     }
 
-    /// The application's read rate in bytes per second, or `None` for an
-    /// application that keeps up with anything. When the delay equivalent of
-    /// this rate (one `max_payload` packet per `max_payload / rate` seconds)
-    /// is longer than D_avg, feedback carries it instead (seed 002 §4.2.3).
-    pub fn set_read_rate(&mut self, bytes_per_sec: Option<f64>) {
-        self.read_rate_bps = bytes_per_sec;
+    /// Sets the receive buffer: the bytes the application has not read
+    /// (in order) and those held out of order together span at most `bytes`
+    /// past the last byte read; data beyond it is dropped and counted in
+    /// `Stats::dropped_over_buffer_limit`, and the sender sends it again
+    /// after a SACK shows the hole. So a slow or stalled reader cannot make
+    /// the receiver hold more than this. Default `config.max_reorder_bytes`
+    /// (what an application that reads everything at once always had).
+    pub fn set_receive_buffer(&mut self, bytes: u64) {
+        self.receive_buffer_bytes = bytes.max(1);
     }
 
-    /// Copies in-order bytes into `buf`; returns how many.
+    /// The receive buffer ([`AtpReceiver::set_receive_buffer`]).
+    pub fn receive_buffer(&self) -> u64 {
+        self.receive_buffer_bytes
+    }
+
+    /// The application's read rate R_app in bytes per second, when the
+    /// application was the bottleneck at the end of the last measured window
+    /// (its last read left bytes behind); `None` when it kept up (seed 002
+    /// §4.2.3).
+    pub fn app_read_limit(&self) -> Option<f64> {
+        self.reads.limit_bytes_per_s
+    }
+
+    /// Copies in-order bytes into `buf`; returns how many. What the
+    /// application reads, and whether it empties the buffer, is its read
+    /// rate R_app (seed 002 §4.2.3).
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        self.delivered.read(buf)
+        let n = self.delivered.read(buf);
+        self.reads.on_read(n, self.delivered.len());
+        n
     }
 
     /// Takes every in-order byte not yet read.
     pub fn take_delivered(&mut self) -> Vec<u8> {
-        self.delivered.take_all()
+        let all = self.delivered.take_all();
+        self.reads.on_read(all.len(), 0);
+        all
     }
 
     /// Bytes delivered in order but not yet read.
@@ -224,14 +334,22 @@ impl AtpReceiver {
     }
 
     /// The delay the feedback carries: D_avg, or the application's read rate
-    /// as a delay when that is longer (seed 002 §4.2.1 and §4.2.3).
+    /// as a delay (one packet per `packet_size / R_app`) when the
+    /// application is the bottleneck and that is longer (seed 002 §4.2.1
+    /// and §4.2.3). A stalled reader (R_app = 0) asks for `max_delay`, the
+    /// slowest the sender goes: its packets keep the connection alive and
+    /// the next feedback tells it when the reader is back.
     fn feedback_delay(&self) -> Duration {
         let d_avg = self.d_avg();
-        match self.read_rate_bps {
+        match self.reads.limit_bytes_per_s {
             None => d_avg,
             Some(rate) => {
-                let app_delay =
-                    if rate > 0.0 { Duration::from_secs_f64(self.packet_size as f64 / rate) } else { Duration::MAX };
+                let slowest = self.config.max_delay;
+                let app_delay = if rate > 0.0 {
+                    Duration::from_secs_f64(self.packet_size as f64 / rate).min(slowest)
+                } else {
+                    slowest
+                };
                 d_avg.max(app_delay)
             }
         }
@@ -397,6 +515,7 @@ impl Engine for AtpReceiver {
         {
             control = control.with(Control::SACK_MORE);
         }
+        self.reads.close_window(now, self.config.epoch, self.delivered.len(), self.receive_buffer_bytes);
         let d = self.feedback_delay();
         // seed 002 §4.2.2: the blocks always describe the first holes.
         let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
@@ -515,6 +634,14 @@ impl AtpReceiver {
             self.stats.dropped_datagrams += 1;
             return;
         }
+        // The receive buffer starts at the first byte the application has
+        // not read: unread bytes count against it, so a reader that falls
+        // behind shrinks what the receiver accepts (memory stays bounded).
+        let read_upto = self.ack - self.delivered.len() as u64;
+        if end > read_upto.saturating_add(self.receive_buffer_bytes) {
+            self.stats.dropped_over_buffer_limit += 1;
+            return;
+        }
         self.adaptive_triggers(d_max, d_s, repr.seq, end);
         self.highest_end = self.highest_end.max(end);
         match self.insert_data(repr.seq, payload) {
@@ -528,6 +655,9 @@ impl AtpReceiver {
 impl ReceiveStream for AtpReceiver {
     fn take_delivered(&mut self) -> Vec<u8> {
         AtpReceiver::take_delivered(self)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        AtpReceiver::read(self, buf)
     }
     fn hold_fin_ack_for_commit(&mut self) {
         self.commit.hold();

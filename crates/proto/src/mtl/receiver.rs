@@ -375,6 +375,9 @@ impl ReceiveStream for MtlReceiver {
     fn take_delivered(&mut self) -> Vec<u8> {
         self.delivered.take_all()
     }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        self.delivered.read(buf)
+    }
     fn hold_fin_ack_for_commit(&mut self) {
         self.commit.hold();
     }

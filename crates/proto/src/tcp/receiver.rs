@@ -47,6 +47,9 @@ pub struct TcpReceiver {
     fin_seq: Option<u64>,
     /// In-order bytes the application has not read yet.
     delivered: ReceiveBuffer,
+    /// Unread in-order bytes plus what is held out of order span at most
+    /// this many bytes past the last byte read ([`TcpReceiver::set_receive_buffer`]).
+    receive_buffer_bytes: u64,
     synack_pending: bool,
     pending_acks: VecDeque<u64>,
     /// In-order segments received since the last ACK (delayed ACKs only).
@@ -80,6 +83,7 @@ impl TcpReceiver {
             rcv_nxt: DATA_START,
             fin_seq: None,
             delivered: ReceiveBuffer::default(),
+            receive_buffer_bytes: config.max_reorder_bytes,
             synack_pending: false,
             pending_acks: VecDeque::new(),
             unacked_segments: 0,
@@ -103,6 +107,34 @@ impl TcpReceiver {
     /// All delivered bytes not yet read.
     pub fn take_delivered(&mut self) -> Vec<u8> {
         self.delivered.take_all()
+    }
+
+    /// Sets the receive buffer: the bytes the application has not read and
+    /// those held out of order together span at most `bytes` past the last
+    /// byte read (RFC 9293 §3.8.6: the window is the buffer space left), on
+    /// top of the window a conforming sender keeps to. The header has no
+    /// advertised-window field (see `TcpConfig::max_cwnd_segments`), so a
+    /// sender that runs ahead of a slow reader is not told to stop: segments
+    /// beyond the buffer are dropped without an answer and counted in
+    /// `Stats::dropped_over_buffer_limit`. Unanswered, the sender times out
+    /// and backs off, and its retransmissions after each timeout probe the
+    /// buffer as a zero-window probe would (RFC 9293 §3.8.6.1). An answer
+    /// would be worse: without a window field the ACK of a zero window reads
+    /// as a duplicate ACK, whose fast retransmits and window inflation send
+    /// more into the full buffer (on loopback: 16 000 retransmissions of a
+    /// 600 kB transfer instead of 180). The receiver never holds more than
+    /// this.
+    /// Default `config.max_reorder_bytes` (what an application that reads
+    /// everything at once always had); a driver whose application reads at
+    /// its own pace sets it, e.g. to the window.
+    pub fn set_receive_buffer(&mut self, bytes: u64) {
+        self.receive_buffer_bytes = bytes.max(1);
+    }
+
+    /// The window: how far past the last in-order byte a conforming
+    /// sender sends (`TcpConfig::max_cwnd_segments` segments).
+    pub fn receive_window_bytes(&self) -> u64 {
+        self.config.receive_window_bytes()
     }
 
     /// Out-of-order pieces held for reassembly (a segment that continues
@@ -188,6 +220,15 @@ impl TcpReceiver {
             // Beyond anything a conforming sender sends: refuse to buffer it.
             self.stats.dropped_datagrams += 1;
             self.ack_now();
+            return;
+        }
+        // Unread bytes count against the receive buffer: a sender ahead of
+        // a slow reader finds it full, and is not answered (see
+        // `set_receive_buffer`).
+        let read_upto = self.rcv_nxt - self.delivered.len() as u64;
+        let window_end = window_end.min(read_upto.saturating_add(self.receive_buffer_bytes));
+        if seq >= window_end {
+            self.stats.dropped_over_buffer_limit += 1;
             return;
         }
         if fin && self.fin_seq.is_none() {
@@ -365,6 +406,9 @@ impl ReceiveStream for TcpReceiver {
     fn take_delivered(&mut self) -> Vec<u8> {
         TcpReceiver::take_delivered(self)
     }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        TcpReceiver::read(self, buf)
+    }
     fn hold_fin_ack_for_commit(&mut self) {
         self.commit.hold();
     }
@@ -374,5 +418,42 @@ impl ReceiveStream for TcpReceiver {
         if self.state == State::Finished {
             self.ack_now();
         }
+    }
+}
+
+#[cfg(test)]
+mod slow_reader_tests {
+    use super::super::tests::{acks_sent, config, data_segment, listening, ms, seg, MSS};
+    use crate::engine::Engine;
+
+    #[test]
+    fn unread_bytes_count_against_the_receive_buffer() {
+        let mut r = listening(config());
+        r.set_receive_buffer(3 * MSS);
+        // Three segments fill it; the fourth is dropped, counted and not
+        // answered (the sender times out and backs off).
+        for k in 0..4 {
+            r.handle_input(ms(10 + k), &data_segment(k, false));
+        }
+        assert_eq!(acks_sent(&mut r, ms(13)), vec![seg(1), seg(2), seg(3)]);
+        assert_eq!(r.stats().dropped_over_buffer_limit, 1);
+        assert_eq!(r.stats().bytes_delivered, 3 * MSS);
+        // Out of order past the buffer's end is refused too.
+        r.handle_input(ms(14), &data_segment(5, false));
+        assert_eq!((r.buffered_segments(), r.stats().dropped_over_buffer_limit), (0, 2));
+        assert!(acks_sent(&mut r, ms(14)).is_empty());
+        // Reading one segment makes room for exactly one more.
+        let mut buf = vec![0u8; MSS as usize];
+        assert_eq!(r.read(&mut buf), MSS as usize);
+        r.handle_input(ms(20), &data_segment(3, false));
+        r.handle_input(ms(21), &data_segment(4, false));
+        assert_eq!(acks_sent(&mut r, ms(21)), vec![seg(4)]);
+        assert_eq!(r.stats().dropped_over_buffer_limit, 3);
+        // The default buffer (max_reorder_bytes) never binds a window's worth.
+        let mut r = listening(config());
+        for k in 0..64 {
+            r.handle_input(ms(10), &data_segment(k, false));
+        }
+        assert_eq!((r.stats().bytes_delivered, r.stats().dropped_over_buffer_limit), (64 * MSS, 0));
     }
 }
