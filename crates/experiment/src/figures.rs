@@ -288,7 +288,8 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
 
     // CDF of per-flow goodput per series, at the largest x (or every point
     // without an x axis), and with a few x values one per value as well
-    // (seed 001 Fig. 5.10: a CDF per number of flows).
+    // when runs have several flows (seed 001 Fig. 5.10: a CDF per number of
+    // flows).
     let mut xs: Vec<f64> = x
         .as_deref()
         .map(|xk| results.points.iter().filter_map(|p| p.value(xk).and_then(numeric)).collect())
@@ -297,7 +298,7 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
     xs.dedup();
     let x_max = xs.last().copied();
     out.extend(goodput_cdf(results, x.as_deref(), x_max, &dir.join("goodput_cdf"))?);
-    if xs.len() > 1 && xs.len() <= CDF_PER_X_MAX {
+    if multi && xs.len() > 1 && xs.len() <= CDF_PER_X_MAX {
         for &xv in &xs {
             let stem = format!("goodput_cdf_{}", format!("{xv}").replace('.', "_"));
             out.extend(goodput_cdf(results, x.as_deref(), Some(xv), &dir.join(stem))?);
