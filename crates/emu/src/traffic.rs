@@ -70,10 +70,41 @@ pub struct Running {
 /// Builds the scenario's medium and routes, as the simulator does.
 pub fn build_medium(scenario: &Scenario) -> Result<(Medium<EthFrame>, RouteTable)> {
     scenario.validate().map_err(|e| plumbing::EmuError::Other(e.to_string()))?;
+    if let Some(refusal) = simulator_only(scenario) {
+        return Err(plumbing::EmuError::Other(refusal));
+    }
     let medium = Medium::new(&scenario.radio, &scenario.node_radios(), scenario.seed)
         .map_err(|e| plumbing::EmuError::Other(format!("radio.{} = {}: expected {}", e.key, e.value, e.expected)))?;
     let routes = RouteTable::build(&scenario.routing, &medium);
     Ok((medium, routes))
+}
+
+/// What a scenario asks of the simulator that the emulator cannot do,
+/// named by key: the emulator's frames come from TAP devices and carry no
+/// transport marks, so no feedback priority; its transfers are real
+/// `meshbed-net` ones whose application reads at full speed (a slow reader
+/// on real hosts is `meshbed recv --rate`).
+pub fn simulator_only(scenario: &Scenario) -> Option<String> {
+    if scenario.radio.mac.feedback_priority {
+        return Some(
+            "radio.mac.feedback_priority = true: the emulator cannot tell transport feedback in its frames (simulator only)"
+                .into(),
+        );
+    }
+    scenario.flows.iter().enumerate().find_map(|(i, f)| {
+        let key = if f.read_rate_bps.is_some() {
+            "read_rate_bps"
+        } else if !f.read_rate_steps.is_empty() {
+            "read_rate_steps"
+        } else if f.receive_buffer_bytes.is_some() {
+            "receive_buffer_bytes"
+        } else {
+            return None;
+        };
+        Some(format!(
+            "flows[{i}].{key}: the emulator's receivers read at full speed (simulator only; on real hosts use meshbed recv --rate)"
+        ))
+    })
 }
 
 impl Running {
@@ -567,4 +598,25 @@ fn start_transfer(
         let _ = std::fs::remove_dir_all(&scratch);
         outcome.unwrap_or_else(TransferOutcome::failed)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulator_only_settings_are_refused_by_key() {
+        let plain = Scenario::chain(3, 100.0, 1.0);
+        assert_eq!(simulator_only(&plain), None);
+        let mut s = plain.clone();
+        s.radio.mac.feedback_priority = true;
+        assert!(simulator_only(&s).unwrap().starts_with("radio.mac.feedback_priority = true"));
+        let mut s = plain.clone();
+        s.flows[0].read_rate_bps = Some(200_000);
+        assert!(simulator_only(&s).unwrap().starts_with("flows[0].read_rate_bps"));
+        let mut s = plain;
+        s.flows[0].receive_buffer_bytes = Some(100_000);
+        assert!(simulator_only(&s).unwrap().contains("receive_buffer_bytes"));
+        assert!(build_medium(&s).is_err());
+    }
 }
