@@ -4,6 +4,10 @@
 //!
 //! * [`spec`]: the experiment file (a scenario plus `[experiment]`) and its sweep.
 //! * [`run`]: every point × repetition on all cores; rows, summaries, CSV.
+//! * [`store`]: finished runs kept on disk, keyed by scenario, seed and
+//!   model revision, so that a rerun or an extended sweep runs only what is
+//!   missing.
+//! * [`table`]: each result table as CSV and as Parquet, from one row struct.
 //! * [`metrics`]: the documents' metrics (goodput, sliding-window goodput,
 //!   unfairness, log utility, starvation, Jain's index, mean ± sd).
 //! * [`figures`] and [`plot`]: the figures, as PNG and SVG.
@@ -15,9 +19,12 @@ pub mod metrics;
 pub mod plot;
 pub mod run;
 pub mod spec;
+pub mod store;
+pub mod table;
 
 pub use run::{PointSummary, Results, RunError, RunOptions, Runner, SimRunner};
 pub use spec::{Experiment, ExperimentError};
+pub use store::{Provenance, Store, StoreTally};
 
 use std::path::{Path, PathBuf};
 
