@@ -11,7 +11,7 @@
 //! column with no value in any row (an optional quantity no run had) is a
 //! DOUBLE of nulls, which is what pandas makes of it anyway. A sweep's axis
 //! values, text in the CSV, become INT64 or DOUBLE when every value of the
-//! column reads back to the same text as a number.
+//! column is a number written out (`2`, `150.0`).
 
 use parquet::basic::{Compression, IntType, LogicalType, Repetition, Type as PhysicalType};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
@@ -294,6 +294,12 @@ fn text(c: &Cell) -> Option<String> {
     }
 }
 
+/// Text that is an f64 written out: as `Display` writes it (`150`), or as
+/// TOML and `Debug` write it (`150.0`).
+fn reads_as_f64(s: &str) -> bool {
+    s.parse::<f64>().is_ok_and(|v| v.to_string() == s || format!("{v:?}") == s)
+}
+
 /// The kind of a column's cells.
 fn kind(cells: &[&Cell], typed_text: bool) -> Kind {
     let values: Vec<&Cell> = cells.iter().copied().filter(|c| **c != Cell::Null).collect();
@@ -311,7 +317,7 @@ fn kind(cells: &[&Cell], typed_text: bool) -> Kind {
         Kind::F64
     } else if typed_text && all(|c| matches!(c, Cell::Str(s) if s.parse::<i64>().is_ok_and(|v| v.to_string() == *s))) {
         Kind::I64
-    } else if typed_text && all(|c| matches!(c, Cell::Str(s) if s.parse::<f64>().is_ok_and(|v| v.to_string() == *s))) {
+    } else if typed_text && all(|c| matches!(c, Cell::Str(s) if reads_as_f64(s))) {
         Kind::F64
     } else {
         Kind::Str
