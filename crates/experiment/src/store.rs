@@ -125,13 +125,16 @@ fn hex(digest: &[u8]) -> String {
 }
 
 impl Store {
-    /// Opens (creating it if need be) the store in `dir`.
+    /// The store in `dir`, created with its first run (so that an
+    /// experiment refused before it runs leaves nothing behind).
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|err| StoreError {
-            path: dir.display().to_string(),
-            what: "creating the directory",
-            err,
-        })?;
+        if dir.exists() && !dir.is_dir() {
+            return Err(StoreError {
+                path: dir.display().to_string(),
+                what: "opening",
+                err: std::io::Error::other("expected a directory, found a file"),
+            });
+        }
         Ok(Store {
             dir: dir.to_path_buf(),
             meshbed_version: MESHBED_VERSION.into(),

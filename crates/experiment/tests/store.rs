@@ -265,3 +265,17 @@ fn parquet_reads_back_as_the_csv() {
         ["INT64", "DOUBLE", "DOUBLE", "BYTE_ARRAY", "BOOLEAN"]
     );
 }
+
+#[test]
+fn a_store_where_a_file_is_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("store");
+    std::fs::write(&file, "not a store").unwrap();
+    let err = Store::open(&file).unwrap_err().to_string();
+    assert!(err.contains(&file.display().to_string()) && err.contains("expected a directory"), "{err}");
+    // A directory that does not exist yet is made by the first run kept.
+    let store = Store::open(&dir.path().join("new")).unwrap();
+    assert!(!store.dir().exists());
+    run_with(&experiment(&[150.0], 1), &store, Counting::default()).0.unwrap();
+    assert_eq!(walk(store.dir()).len(), 1);
+}
