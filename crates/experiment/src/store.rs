@@ -5,8 +5,8 @@
 //! A run is addressed by its scenario after the sweep's substitution (as
 //! canonical TOML), its seed and the backend that ran it; it is *keyed* by
 //! that address plus the meshbed version and [`MODEL_REVISION`]. One file
-//! per address, `DIR/ab/abcd….cbor`, holds the run's [`SimReport`] with its
-//! key and provenance. A file whose key does not match this build (another
+//! per address, `DIR/ab/abcd….cbor.sz` (CBOR in Snappy's framing format),
+//! holds the run's [`SimReport`] with its key and provenance. A file whose key does not match this build (another
 //! version or model revision) is stale: never reused, reported, run again
 //! and replaced. A file that does not decode is reported and run again. The
 //! git revision is recorded with each run but is not part of the key: a
@@ -176,10 +176,10 @@ impl Store {
         RunKey { address, key: hex(&key.finalize()), runner: runner.into(), seed: scenario.seed, scenario_toml }
     }
 
-    /// The file of a run: `DIR/ab/abcd….cbor` (256 subdirectories keep a
-    /// store of a million runs listable).
+    /// The file of a run: `DIR/ab/abcd….cbor.sz` (256 subdirectories keep
+    /// a store of a million runs listable).
     pub fn path(&self, key: &RunKey) -> PathBuf {
-        self.dir.join(&key.address[..2]).join(format!("{}.cbor", key.address))
+        self.dir.join(&key.address[..2]).join(format!("{}.cbor.sz", key.address))
     }
 
     /// What the store holds for `key`.
@@ -190,10 +190,11 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Missing,
             Err(e) => return Lookup::Corrupt(format!("{}: cannot read: {e}", path.display())),
         };
-        let stored: StoredRun = match ciborium::from_reader(std::io::BufReader::new(file)) {
-            Ok(s) => s,
-            Err(e) => return Lookup::Corrupt(format!("{}: cannot decode: {e}", path.display())),
-        };
+        let stored: StoredRun =
+            match ciborium::from_reader(snap::read::FrameDecoder::new(std::io::BufReader::new(file))) {
+                Ok(s) => s,
+                Err(e) => return Lookup::Corrupt(format!("{}: cannot decode: {e}", path.display())),
+            };
         if stored.format != FORMAT || stored.key != key.key {
             return Lookup::Stale(format!(
                 "{}: built by meshbed {} (model revision {}, git {}, file format {}); \
@@ -259,10 +260,10 @@ impl Store {
             TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let written = (|| {
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&temp)?);
+            let mut w = snap::write::FrameEncoder::new(std::io::BufWriter::new(std::fs::File::create(&temp)?));
             ciborium::into_writer(&stored, &mut w).map_err(|e| std::io::Error::other(e.to_string()))?;
-            let file = w.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()
+            let buffered = w.into_inner().map_err(|e| e.into_error())?;
+            buffered.into_inner().map_err(|e| e.into_error())?.sync_all()
         })();
         if let Err(e) = written.and_then(|()| std::fs::rename(&temp, &path)) {
             let _ = std::fs::remove_file(&temp);

@@ -153,7 +153,7 @@ fn a_sweep_stopped_halfway_resumes_where_it_stopped() {
     let tally = results.unwrap().store.unwrap();
     assert_eq!((executed, tally.executed, tally.reused), (2, 2, 4));
     // No temporary file is left behind.
-    let leftovers = walk(dir.path()).into_iter().filter(|p| p.extension().is_none_or(|x| x != "cbor")).count();
+    let leftovers = walk(dir.path()).into_iter().filter(|p| p.extension().is_none_or(|x| x != "sz")).count();
     assert_eq!(leftovers, 0);
 }
 
