@@ -36,9 +36,10 @@ pub struct Outcome {
     pub files: Vec<PathBuf>,
 }
 
-/// Runs an experiment and writes `experiment.toml`, `flows.csv`,
-/// `traces.csv` (if any flow is traced), `summary.csv`, `summary.txt` and the
-/// figures into `out_dir`.
+/// Runs an experiment (reusing the runs of `options.store`, if set) and
+/// writes `experiment.toml`, `flows.csv`, `traces.csv` (if any flow is
+/// traced), `summary.csv` (each table also as `.parquet`), `summary.txt`
+/// and the figures into `out_dir`.
 pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) -> anyhow::Result<Outcome> {
     use anyhow::Context;
     let results = run::run(experiment, options)?;
@@ -83,7 +84,7 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
     files.push(table_path);
     files.extend(
         run::write_csv(&results, &summaries, out_dir)
-            .with_context(|| format!("writing CSV into {}", out_dir.display()))?,
+            .with_context(|| format!("writing CSV and Parquet into {}", out_dir.display()))?,
     );
     files.extend(figures::draw(&results, &summaries, out_dir)?);
     Ok(Outcome { results, summaries, table, files })

@@ -1175,7 +1175,7 @@ fn axis_values(p: &Point, axes: &[&str]) -> Vec<String> {
 /// Writes `flows.csv` (one row per flow per run), `network.csv` (one row
 /// per run: the network layer's totals), `traces.csv` (per-packet
 /// samples of the traced flows of each point's first repetition) and
-/// `summary.csv` into `dir`.
+/// `summary.csv` into `dir`, each with a `.parquet` twin beside it.
 pub fn write_csv(
     results: &Results,
     summaries: &[PointSummary],
