@@ -122,6 +122,14 @@ enum ExperimentCommand {
         /// runs or about 4 GiB of estimated memory).
         #[arg(long)]
         force: bool,
+        /// The result store: finished runs are kept here and reused, so a
+        /// rerun or an extended sweep runs only what is missing and a sweep
+        /// killed halfway resumes (default: OUT/store; the simulator only).
+        #[arg(long, conflicts_with = "no_store")]
+        store: Option<PathBuf>,
+        /// Run every point again, neither reading nor writing a store.
+        #[arg(long)]
+        no_store: bool,
     },
     /// List the built-in experiments.
     List,
@@ -150,8 +158,32 @@ pub(crate) fn out(text: &str) -> Result<()> {
     }
 }
 
-fn run_experiment(e: &Experiment, dir: Option<PathBuf>, options: RunOptions) -> Result<()> {
+/// Where the experiment's finished runs are kept: `--store`, or `OUT/store`.
+enum StoreChoice {
+    Default,
+    At(PathBuf),
+    Off,
+}
+
+fn run_experiment(e: &Experiment, dir: Option<PathBuf>, mut options: RunOptions, store: StoreChoice) -> Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("results").join(&e.config.name));
+    let store_dir = match &store {
+        StoreChoice::Default => Some(dir.join("store")),
+        StoreChoice::At(path) => Some(path.clone()),
+        StoreChoice::Off => None,
+    };
+    match (options.runner.store_name(), store_dir) {
+        (Some(_), Some(store_dir)) => {
+            options.store = Some(std::sync::Arc::new(meshbed_experiment::Store::open(&store_dir)?))
+        }
+        // Emulated runs depend on the machine and the wall clock, not on
+        // the scenario alone: nothing to key them by.
+        (None, Some(store_dir)) if matches!(store, StoreChoice::At(_)) => anyhow::bail!(
+            "--store {}: this backend's runs are not kept in a result store (only the simulator's are)",
+            store_dir.display()
+        ),
+        _ => {}
+    }
     let t0 = std::time::Instant::now();
     let outcome = meshbed_experiment::execute(e, &options, &dir)?;
     out(&outcome.table)?;
@@ -165,9 +197,12 @@ fn run_experiment(e: &Experiment, dir: Option<PathBuf>, options: RunOptions) -> 
     if !traces.is_empty() {
         figure_list.push(format!("{} trace figures (per traced point) in {}/", traces.len(), dir.display()));
     }
+    let runs = match &outcome.results.store {
+        Some(tally) => tally.summary_line(),
+        None => format!("{} runs executed (no result store)", outcome.results.runs.len()),
+    };
     out(&format!(
-        "\n{} runs in {:.1} s. Results in {}/ (flows.csv, summary.csv, summary.txt); figures (PNG, SVG beside):\n  {}\n",
-        outcome.results.runs.len(),
+        "\n{runs}; {:.1} s. Results in {}/ (flows.csv, summary.csv, summary.txt; Parquet beside the CSV); figures (PNG, SVG beside):\n  {}\n",
         t0.elapsed().as_secs_f64(),
         dir.display(),
         figure_list.join("\n  ")
@@ -204,7 +239,12 @@ fn run(cli: Cli) -> Result<()> {
                 builtin::DEFAULT
             ))?;
             let e = builtin::get(builtin::DEFAULT).expect("the default exists");
-            run_experiment(&e, None, RunOptions { progress: stderr_is_terminal(), ..RunOptions::default() })
+            run_experiment(
+                &e,
+                None,
+                RunOptions { progress: stderr_is_terminal(), ..RunOptions::default() },
+                StoreChoice::Default,
+            )
         }
         Some(Command::Experiment { command }) => match command {
             ExperimentCommand::List => {
@@ -221,7 +261,7 @@ fn run(cli: Cli) -> Result<()> {
                 })?;
                 out(&e.to_toml())
             }
-            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend, force } => {
+            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend, force, store, no_store } => {
                 let runner: std::sync::Arc<dyn meshbed_experiment::Runner> = match backend.as_str() {
                     "emu" => std::sync::Arc::new(emu_runner::EmuRunner { relay_exe: std::env::current_exe().ok() }),
                     _ => std::sync::Arc::new(meshbed_experiment::SimRunner),
@@ -237,7 +277,14 @@ fn run(cli: Cli) -> Result<()> {
                         builtin::NAMES.join(", ")
                     ),
                 };
-                run_experiment(&e, dir, RunOptions { repetitions, jobs, progress: stderr_is_terminal(), runner, force })
+                let store = match (store, no_store) {
+                    (_, true) => StoreChoice::Off,
+                    (Some(path), false) => StoreChoice::At(path),
+                    (None, false) => StoreChoice::Default,
+                };
+                let options =
+                    RunOptions { repetitions, jobs, progress: stderr_is_terminal(), runner, force, store: None };
+                run_experiment(&e, dir, options, store)
             }
         },
         Some(Command::Sim { scenario, json, seed }) => {

@@ -1,14 +1,14 @@
 //! Statistics of a sample, the kinds the documents report (used by the
 //! simulator's echo RTTs and the experiment layer's summaries alike).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A sample's statistics, the kinds the documents report: mean ± sample
 /// standard deviation (seed 001 ch. 5's error bars), median, min and max
 /// (seed 003 Tables 1–4 report median, min, max, mean and sd over runs), and
 /// the half-width of the 95% confidence interval of the mean (Student's t
 /// with n − 1 degrees of freedom; seed 004 §IV's intervals; issue 15).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SampleStats {
     pub n: usize,
     pub mean: f64,

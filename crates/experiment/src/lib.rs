@@ -4,6 +4,10 @@
 //!
 //! * [`spec`]: the experiment file (a scenario plus `[experiment]`) and its sweep.
 //! * [`run`]: every point × repetition on all cores; rows, summaries, CSV.
+//! * [`store`]: finished runs kept on disk, keyed by scenario, seed and
+//!   model revision, so that a rerun or an extended sweep runs only what is
+//!   missing.
+//! * [`table`]: each result table as CSV and as Parquet, from one row struct.
 //! * [`metrics`]: the documents' metrics (goodput, sliding-window goodput,
 //!   unfairness, log utility, starvation, Jain's index, mean ± sd).
 //! * [`figures`] and [`plot`]: the figures, as PNG and SVG.
@@ -15,9 +19,12 @@ pub mod metrics;
 pub mod plot;
 pub mod run;
 pub mod spec;
+pub mod store;
+pub mod table;
 
 pub use run::{PointSummary, Results, RunError, RunOptions, Runner, SimRunner};
 pub use spec::{Experiment, ExperimentError};
+pub use store::{Provenance, Store, StoreTally};
 
 use std::path::{Path, PathBuf};
 
@@ -29,9 +36,10 @@ pub struct Outcome {
     pub files: Vec<PathBuf>,
 }
 
-/// Runs an experiment and writes `experiment.toml`, `flows.csv`,
-/// `traces.csv` (if any flow is traced), `summary.csv`, `summary.txt` and the
-/// figures into `out_dir`.
+/// Runs an experiment (reusing the runs of `options.store`, if set) and
+/// writes `experiment.toml`, `flows.csv`, `traces.csv` (if any flow is
+/// traced), `summary.csv` (each table also as `.parquet`), `summary.txt`
+/// and the figures into `out_dir`.
 pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) -> anyhow::Result<Outcome> {
     use anyhow::Context;
     let results = run::run(experiment, options)?;
@@ -76,7 +84,7 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
     files.push(table_path);
     files.extend(
         run::write_csv(&results, &summaries, out_dir)
-            .with_context(|| format!("writing CSV into {}", out_dir.display()))?,
+            .with_context(|| format!("writing CSV and Parquet into {}", out_dir.display()))?,
     );
     files.extend(figures::draw(&results, &summaries, out_dir)?);
     Ok(Outcome { results, summaries, table, files })

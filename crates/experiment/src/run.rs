@@ -3,6 +3,8 @@
 
 use crate::metrics::{self, SampleStats};
 use crate::spec::{value_text, BatchMeans, Experiment, ExperimentError, Point};
+use crate::store::{Lookup, Provenance, Store, StoreTally};
+use crate::table::TableWriter;
 use indicatif::{ProgressBar, ProgressStyle};
 use meshbed_sim::{FlowResult, Scenario, ScenarioError, SimReport};
 use serde::Serialize;
@@ -16,6 +18,8 @@ pub struct RunOutcome {
     pub rep: u32,
     pub seed: u64,
     pub report: SimReport,
+    /// The build that ran it (this one, or the one that stored it).
+    pub provenance: Provenance,
 }
 
 /// Everything an experiment produced.
@@ -25,6 +29,8 @@ pub struct Results {
     pub points: Vec<Point>,
     /// Ordered by (point, repetition) whatever order the threads finished in.
     pub runs: Vec<RunOutcome>,
+    /// With a result store: what ran, what was reused, what was not usable.
+    pub store: Option<StoreTally>,
 }
 
 /// Where the points run: the simulator ([`SimRunner`]), or any backend that
@@ -44,6 +50,12 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
     /// Runs one repetition of one point (the scenario's seed is the
     /// repetition's).
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError>;
+    /// The name its runs are kept under in a result store ([`Store`]), for
+    /// a backend whose report is a function of the scenario alone; `None`
+    /// (the default): its runs are neither stored nor reused.
+    fn store_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Why a [`Runner`] could not run a point.
@@ -63,6 +75,9 @@ impl Runner for SimRunner {
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
         meshbed_sim::run(scenario).map_err(RunError::Scenario)
     }
+    fn store_name(&self) -> Option<&str> {
+        Some("sim")
+    }
 }
 
 /// How to run.
@@ -76,11 +91,21 @@ pub struct RunOptions {
     pub runner: Arc<dyn Runner>,
     /// Run an experiment larger than the bounds of [`Experiment::plan`].
     pub force: bool,
+    /// Reuse the finished runs kept here and keep the new ones (a runner
+    /// without a [`Runner::store_name`] ignores it). `None`: run everything.
+    pub store: Option<Arc<Store>>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { repetitions: None, jobs: 0, progress: false, runner: Arc::new(SimRunner), force: false }
+        RunOptions {
+            repetitions: None,
+            jobs: 0,
+            progress: false,
+            runner: Arc::new(SimRunner),
+            force: false,
+            store: None,
+        }
     }
 }
 
@@ -137,6 +162,11 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; job_count]);
     let failure: Mutex<Option<ExperimentError>> = Mutex::new(None);
+    let store = options.store.as_deref().zip(options.runner.store_name());
+    let tally = Mutex::new(StoreTally {
+        dir: store.map(|(s, _)| s.dir().to_path_buf()).unwrap_or_default(),
+        ..StoreTally::default()
+    });
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -149,6 +179,26 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
                 // Common random numbers: repetition r of every point uses the same seed.
                 scenario.seed = scenario.seed.wrapping_add(rep as u64);
                 let seed = scenario.seed;
+                let key = store.map(|(store, runner)| store.key(runner, &scenario));
+                if let (Some((store, _)), Some(key)) = (store, &key) {
+                    let lookup = store.load(key);
+                    let mut t = tally.lock().expect("no thread panics while holding the lock");
+                    match lookup {
+                        Lookup::Hit(report, provenance) => {
+                            t.reused += 1;
+                            t.reused_from_other_revisions +=
+                                usize::from(provenance.git_revision != crate::store::GIT_REVISION);
+                            drop(t);
+                            slots.lock().expect("no thread panics while holding the lock")[i] =
+                                Some(RunOutcome { point: p, rep, seed, report: *report, provenance });
+                            bar.inc(1);
+                            continue;
+                        }
+                        Lookup::Missing => {}
+                        Lookup::Stale(why) => t.stale.push(why),
+                        Lookup::Corrupt(why) => t.corrupt.push(why),
+                    }
+                }
                 let run = options.runner.run(&scenario).map_err(|e| match e {
                     RunError::Scenario(error) => ExperimentError::Point {
                         file: file.clone(),
@@ -157,10 +207,19 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
                     },
                     RunError::Backend(why) => ExperimentError::Backend(why),
                 });
+                // A finished run is kept at once, so that a sweep killed
+                // later resumes after it.
+                let run = run.and_then(|report| match (store, &key) {
+                    (Some((store, _)), Some(key)) => {
+                        store.save(key, &report).map(|()| report).map_err(|e| ExperimentError::Backend(e.to_string()))
+                    }
+                    _ => Ok(report),
+                });
                 match run {
                     Ok(report) => {
+                        tally.lock().expect("no thread panics while holding the lock").executed += 1;
                         slots.lock().expect("no thread panics while holding the lock")[i] =
-                            Some(RunOutcome { point: p, rep, seed, report })
+                            Some(RunOutcome { point: p, rep, seed, report, provenance: Provenance::this_build() })
                     }
                     Err(e) => {
                         failure.lock().expect("no thread panics while holding the lock").get_or_insert(e);
@@ -178,7 +237,12 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
         return Err(e);
     }
     let runs = slots.into_inner().expect("threads joined").into_iter().map(|o| o.expect("every job ran")).collect();
-    Ok(Results { experiment: experiment.clone(), points, runs })
+    let mut tally = tally.into_inner().expect("threads joined");
+    // Threads finish in any order: the reasons sorted, so that the report
+    // does not depend on which finished first.
+    tally.stale.sort();
+    tally.corrupt.sort();
+    Ok(Results { experiment: experiment.clone(), points, runs, store: store.map(|_| tally) })
 }
 
 /// Goodput of a flow inside `[from, to]` seconds from its delivery trace,
@@ -773,13 +837,31 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
 /// decimal that reads back to the same value, without an exponent and
 /// without a trailing `.0` (`0`, `2.746248449`), as the CSVs have always
 /// been written. (The csv crate's own float format would write `0.0` and
-/// `1e16`.)
+/// `1e16`.) A format that is not for people (Parquet's cells) gets the f64.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Decimal(f64);
 
 impl Serialize for Decimal {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0)
+        match s.is_human_readable() {
+            true => s.collect_str(&self.0),
+            false => s.serialize_f64(self.0),
+        }
+    }
+}
+
+/// The last columns of every row of `flows`, `network`, `rates` and
+/// `summary`: the build that produced the row's run(s) (issue 16, like
+/// SEM's commit pinning).
+#[derive(Serialize, Default)]
+struct ProvenanceCsv<'a> {
+    meshbed_version: &'a str,
+    git_revision: &'a str,
+}
+
+impl<'a> ProvenanceCsv<'a> {
+    fn of(p: &'a Provenance) -> ProvenanceCsv<'a> {
+        ProvenanceCsv { meshbed_version: &p.meshbed_version, git_revision: &p.git_revision }
     }
 }
 
@@ -1031,37 +1113,58 @@ fn csv_columns<T: Serialize + Default>() -> Vec<String> {
     text.lines().next().unwrap_or_default().split(',').map(String::from).collect()
 }
 
-/// A CSV writer whose header is `K`'s columns, then the sweep's axes, then
-/// `R`'s columns; [`write_row`] writes one row in the same order.
+/// A table (CSV, and Parquet beside it) whose header is `K`'s columns, then
+/// the sweep's axes, then `R`'s columns, then the provenance's;
+/// [`write_row`] writes one row in the same order.
 fn csv_with_axes<K: Serialize + Default, R: Serialize + Default>(
     path: &std::path::Path,
     axes: &[&str],
-) -> csv::Result<csv::Writer<std::fs::File>> {
+) -> csv::Result<TableWriter> {
     csv_with_axes_and::<K, R>(path, axes, Vec::new())
 }
 
-/// [`csv_with_axes`] with `more` columns after `R`'s.
+/// [`csv_with_axes`] with `more` columns between `R`'s and the provenance's.
 fn csv_with_axes_and<K: Serialize + Default, R: Serialize + Default>(
     path: &std::path::Path,
     axes: &[&str],
     more: Vec<String>,
-) -> csv::Result<csv::Writer<std::fs::File>> {
-    let mut w = csv::WriterBuilder::new().has_headers(false).from_path(path)?;
+) -> csv::Result<TableWriter> {
     let mut header = csv_columns::<K>();
+    let first_axis = header.len();
     header.extend(axes.iter().map(|a| a.to_string()));
     header.extend(csv_columns::<R>());
     header.extend(more);
-    w.write_record(&header)?;
-    Ok(w)
+    header.extend(csv_columns::<ProvenanceCsv>());
+    TableWriter::create(path, header, first_axis..first_axis + axes.len())
 }
 
 fn write_row<K: Serialize, R: Serialize>(
-    w: &mut csv::Writer<std::fs::File>,
+    w: &mut TableWriter,
     key: K,
     axis_values: &[String],
     row: R,
+    provenance: &Provenance,
 ) -> csv::Result<()> {
-    w.serialize((key, axis_values, row))
+    w.serialize((key, axis_values, row, ProvenanceCsv::of(provenance)))
+}
+
+/// The builds that produced a point's runs: each of the versions and of
+/// the git revisions once, in order, joined by `+` (more than one only when
+/// runs of the same model revision came from the store).
+fn point_provenance(results: &Results, point: usize) -> Provenance {
+    let mut versions: Vec<&str> = Vec::new();
+    let mut revisions: Vec<&str> = Vec::new();
+    for r in results.runs.iter().filter(|r| r.point == point) {
+        if !versions.contains(&r.provenance.meshbed_version.as_str()) {
+            versions.push(&r.provenance.meshbed_version);
+        }
+        if !revisions.contains(&r.provenance.git_revision.as_str()) {
+            revisions.push(&r.provenance.git_revision);
+        }
+    }
+    versions.sort_unstable();
+    revisions.sort_unstable();
+    Provenance { meshbed_version: versions.join("+"), git_revision: revisions.join("+") }
 }
 
 /// The point's values on the given axes, as CSV text.
@@ -1072,7 +1175,7 @@ fn axis_values(p: &Point, axes: &[&str]) -> Vec<String> {
 /// Writes `flows.csv` (one row per flow per run), `network.csv` (one row
 /// per run: the network layer's totals), `traces.csv` (per-packet
 /// samples of the traced flows of each point's first repetition) and
-/// `summary.csv` into `dir`.
+/// `summary.csv` into `dir`, each with a `.parquet` twin beside it.
 pub fn write_csv(
     results: &Results,
     summaries: &[PointSummary],
@@ -1143,11 +1246,10 @@ pub fn write_csv(
                 route_failure_probes: f.sender.as_ref().and_then(|d| d.route_failure_probes),
                 error: f.error.as_deref().unwrap_or_default(),
             };
-            write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row)?;
+            write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row, &r.provenance)?;
         }
     }
-    w.flush()?;
-    let mut written = vec![flows_path];
+    let mut written = w.finish()?;
 
     let network_path = dir.join("network.csv");
     let mut w = csv_with_axes::<FlowCsvKey, NetworkCsvRow>(&network_path, &axes)?;
@@ -1177,10 +1279,9 @@ pub fn write_csv(
             drop_queue_overflow: n.drops.queue_overflow,
             drop_retry_limit: n.drops.retry_limit,
         };
-        write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &axis_values(p, &axes), row)?;
+        write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &axis_values(p, &axes), row, &r.provenance)?;
     }
-    w.flush()?;
-    written.push(network_path);
+    written.extend(w.finish()?);
 
     // Rate selection's histogram, per link per rate, where a node ran it.
     if results.runs.iter().any(|r| !r.report.rate_histogram.is_empty()) {
@@ -1201,19 +1302,18 @@ pub fn write_csv(
                         attempts: c.attempts,
                         successes: c.successes,
                     };
-                    write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row)?;
+                    write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row, &r.provenance)?;
                 }
             }
         }
-        w.flush()?;
-        written.push(path);
+        written.extend(w.finish()?);
     }
 
     // Per-packet traces of the first repetition of each point only: every
     // repetition's would make the file hundreds of megabytes.
     if results.runs.iter().any(|r| r.rep == 0 && r.report.flows.iter().any(|f| !f.trace.is_empty())) {
         let path = dir.join("traces.csv");
-        let mut w = csv::Writer::from_path(&path)?;
+        let mut w = TableWriter::create(&path, csv_columns::<TraceCsvRow>(), 0..0)?;
         for r in results.runs.iter().filter(|r| r.rep == 0) {
             for f in &r.report.flows {
                 for t in &f.trace {
@@ -1230,8 +1330,7 @@ pub fn write_csv(
                 }
             }
         }
-        w.flush()?;
-        written.push(path);
+        written.extend(w.finish()?);
     }
 
     let path = dir.join("summary.csv");
@@ -1304,13 +1403,13 @@ pub fn write_csv(
         };
         let key = SummaryCsvKey { point: x.point };
         let values = axis_values(&results.points[x.point], &axes);
+        let provenance = point_provenance(results, x.point);
         match &x.batch_means {
-            Some(m) => w.serialize((key, &values, row, BatchCsvRow::of(m)))?,
-            None => write_row(&mut w, key, &values, row)?,
+            Some(m) => w.serialize((key, &values, row, BatchCsvRow::of(m), ProvenanceCsv::of(&provenance)))?,
+            None => write_row(&mut w, key, &values, row, &provenance)?,
         }
     }
-    w.flush()?;
-    written.push(path);
+    written.extend(w.finish()?);
     Ok(written)
 }
 
@@ -1346,7 +1445,9 @@ mod tests {
             unfairness_sd: Decimal(0.25),
             ..Default::default()
         };
-        write_row(&mut w, SummaryCsvKey { point: 7 }, &["2".to_string(), "tcp-reno".to_string()], row).unwrap();
+        let provenance = Provenance::this_build();
+        write_row(&mut w, SummaryCsvKey { point: 7 }, &["2".to_string(), "tcp-reno".to_string()], row, &provenance)
+            .unwrap();
         drop(w);
         let text = std::fs::read_to_string(&path).unwrap();
         let mut lines = text.lines();

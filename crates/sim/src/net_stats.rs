@@ -6,7 +6,7 @@ use crate::dynamic::CONTROL_FLOW;
 use crate::Packet;
 use meshbed_core::Instant;
 use meshbed_radio::NodeId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// The fingerprint of an empty path (FNV-1a's offset basis).
@@ -38,7 +38,7 @@ pub enum Loss {
 }
 
 /// Data packets lost, by cause.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drops {
     pub no_route: u64,
     pub discovery_timeout: u64,
@@ -83,7 +83,7 @@ impl Drops {
 /// Route discoveries timed as seed 003 §5.2 times them, from the driver's
 /// side so that every reactive protocol is timed alike: from the first
 /// packet held for a destination to the release of a packet for it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Discoveries {
     /// Discoveries that ended with a route.
     pub completed: u64,
@@ -114,7 +114,7 @@ impl Discoveries {
 }
 
 /// Network-layer counters of one node.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct NetCounters {
     pub forwarded: u64,
     /// Data packets this node lost, by cause (`retry_limit`: the MAC gave
@@ -151,7 +151,7 @@ impl NetCounters {
 }
 
 /// What the network layer did to one flow's packets.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FlowNet {
     /// Its data packets (both directions) lost, by cause.
     pub drops: Drops,

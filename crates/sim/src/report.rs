@@ -7,10 +7,10 @@ use crate::transport::{PathObservation, TraceRecord};
 use crate::{Flow, FlowKind, NetCounters, Packet, SimEvent, World};
 use meshbed_core::Instant;
 use meshbed_radio::{LinkRates, MacCounters, NodeId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FlowResult {
     pub flow: u32,
     pub src: u32,
@@ -73,7 +73,7 @@ pub struct FlowResult {
     /// The flow's route history in time order: notices to either end
     /// (`route-failed`, `route-reestablished`) and the moments its packets
     /// reached the destination over a new path (`path-changed`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub route_log: Vec<RouteLogEntry>,
     /// How often the path of the packets reaching the destination changed
     /// from one packet to the next (seed 002 §2.3, Fig. 4b's "different
@@ -99,7 +99,7 @@ pub struct FlowResult {
     /// batches (seed 004 §IV's batch-means method); empty otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delivery_milestones_s: Vec<f64>,
     /// When the transport feedback (ATP's feedback, TCP's ACKs) left the
     /// receiver and reached the sender, summarised (seed 000 §V.A.2, Fig.
@@ -109,7 +109,7 @@ pub struct FlowResult {
     pub feedback: Option<FeedbackTiming>,
     /// Engine trace samples (an echo flow's `rtt_s`), kept only when the
     /// flow sets `trace = true`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TraceRecord>,
     /// Echo traffic (adaptive ping, seed 003 §5.4): requests, losses and
     /// the RTT statistics; `None` for other flows.
@@ -123,7 +123,7 @@ pub struct FlowResult {
 }
 
 /// A transport flow's cross-layer exchange with routing.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathInfoResult {
     /// Path information delivered to either end (each a change).
     pub updates: u64,
@@ -136,7 +136,7 @@ pub struct PathInfoResult {
 }
 
 /// One delivery of path information (`meshbed_proto::PathInfo`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathInfoSample {
     pub hop_count: u32,
     /// P_max = max over the route's links of 1 − 1/ETX (seed 004 eq. 4).
@@ -156,7 +156,7 @@ impl From<meshbed_proto::PathInfo> for PathInfoSample {
 /// not use a priority queue for feedback packets"). Gaps are between
 /// consecutive arrivals, each with the gap between the same two packets'
 /// departures, so the two sides compare the same packets.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FeedbackTiming {
     /// Feedback packets that reached the sender.
     pub packets: u64,
@@ -209,7 +209,7 @@ impl FeedbackTiming {
 }
 
 /// An echo flow's requests and round-trip times ([`crate::echo`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EchoResult {
     /// Requests sent.
     pub requests: u64,
@@ -276,7 +276,7 @@ impl FlowResult {
 }
 
 /// A transport sender's protocol-specific counts.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SenderDetail {
     /// ATP: "route failed" notices that sent it back to probing.
     pub route_failure_probes: Option<u64>,
@@ -285,7 +285,7 @@ pub struct SenderDetail {
 }
 
 /// A TCP sender's counts for seed 002 §2 (Figs. 2–3) and TCP-ELFN.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpDetail {
     pub slow_start_entries: u64,
     pub slow_start_time_s: f64,
@@ -298,16 +298,52 @@ pub struct TcpDetail {
 }
 
 /// One entry of a flow's route history.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RouteLogEntry {
     pub t_s: f64,
     /// `sender`, `receiver`, or `destination` (where a path change is seen).
-    pub side: &'static str,
+    #[serde(deserialize_with = "static_name")]
+    pub side: StaticName,
     /// `route-failed`, `route-reestablished` or `path-changed`.
-    pub event: &'static str,
+    #[serde(deserialize_with = "static_name")]
+    pub event: StaticName,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// A name from a fixed set the simulator writes (a trace sample's kind, a
+/// route log's side and event). An alias, because serde takes a field
+/// spelled `&str` for text borrowed from the input, which a report read
+/// from a file cannot be.
+pub type StaticName = &'static str;
+
+/// Most distinct names [`static_name`] keeps.
+const MAX_STATIC_NAMES: usize = 1024;
+
+/// Reads back a name the report holds as a `&'static str` (a route log's
+/// side and event, a trace sample's kind), for a report read from a file
+/// (the experiment layer's result store): each distinct name is allocated
+/// once and kept for the life of the process, at most
+/// [`MAX_STATIC_NAMES`] of them, so that a damaged file cannot grow the set
+/// without bound.
+pub fn static_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let name = String::deserialize(d)?;
+    let mut names = NAMES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(known) = names.get(name.as_str()) {
+        return Ok(known);
+    }
+    if names.len() >= MAX_STATIC_NAMES {
+        return Err(serde::de::Error::custom(format!(
+            "name `{name}`: expected one of the {MAX_STATIC_NAMES} names already read"
+        )));
+    }
+    let kept: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(kept);
+    Ok(kept)
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SimReport {
     /// The run seed: the same seed reproduces the run bit for bit.
     pub seed: u64,
@@ -328,7 +364,7 @@ pub struct SimReport {
     pub routing_overhead_ratio: Option<f64>,
     /// Per link, the DATA attempts and successes at each rate (issue 13);
     /// empty, and left out of the JSON, unless some node runs rate control.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_histogram: Vec<LinkRates>,
 }
 

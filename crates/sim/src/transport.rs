@@ -22,10 +22,10 @@ use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
 use meshbed_proto::Protocol;
 use rand::RngCore;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which end of a transport flow.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Side {
     Sender = 0,
@@ -90,7 +90,7 @@ impl ByteStream {
 
 /// What the destination node saw of the sender's datagrams as they arrived:
 /// the header fields the relays wrote on the way.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathObservation {
     /// Sender datagrams that reached the destination node.
     pub datagrams: u64,
@@ -106,7 +106,7 @@ pub struct PathObservation {
 }
 
 /// One engine trace sample, flattened for the report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord {
     pub t_s: f64,
     pub side: Side,
@@ -115,7 +115,8 @@ pub struct TraceRecord {
     /// `standby` (1 entered, 0 left), `probing` (ATP: 1 after missed
     /// feedback, 2 after a route failure, 0 ended), or `delivered_bytes`
     /// (in-order bytes handed to the application at `t_s`).
-    pub kind: &'static str,
+    #[serde(deserialize_with = "crate::report::static_name")]
+    pub kind: crate::report::StaticName,
     pub value: f64,
 }
 

@@ -42,7 +42,7 @@ use frame_exchange::{FrameExchange, TxState};
 use interference::{ArrivalFate, Receiver, RxParams};
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use rate_selection::NodeRates;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 pub use crate::link::{NodeId, NodeRadio};
@@ -170,7 +170,7 @@ pub enum Indication<P> {
 
 /// Counters of one node. Frame-level reception failures count frames
 /// addressed to this node; packet drops count packets this node gave up.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MacCounters {
     pub enqueued: u64,
     pub drop_queue_overflow: u64,

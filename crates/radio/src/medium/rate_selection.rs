@@ -11,11 +11,11 @@
 use super::NodeId;
 use crate::rate_control::{Controller, MinstrelTiming, RateControl};
 use meshbed_core::{Instant, StreamRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// DATA attempts of one link at one rate, and how many were acknowledged.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateCount {
     pub rate_kbps: u32,
     pub attempts: u64,
@@ -23,7 +23,7 @@ pub struct RateCount {
 }
 
 /// The rates one link's DATA frames went at (transmitter → receiver).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkRates {
     pub tx: NodeId,
     pub rx: NodeId,
