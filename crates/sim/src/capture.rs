@@ -42,8 +42,9 @@ const IPPROTO_UDP: u8 = 17;
 const IPPROTO_DSR: u8 = 48;
 const IPV4_HEADER_BYTES: usize = 20;
 const UDP_HEADER_BYTES: usize = 8;
-/// RFC 1042 encapsulation of an IPv4 packet in an 802.11 DATA frame.
-const LLC_SNAP_IPV4: [u8; 8] = [0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00];
+/// RFC 1042 encapsulation in an 802.11 DATA frame: LLC/SNAP, then the EtherType.
+const LLC_SNAP: [u8; 6] = [0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00];
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
 
 /// Radiotap flags (radiotap.org, "Flags"): the frame ends with its FCS; the
 /// FCS failed.
@@ -172,9 +173,17 @@ pub fn node_ipv4(node: NodeId) -> [u8; 4] {
     [10, 0, (node / 250) as u8, (node % 250 + 1) as u8]
 }
 
-/// The 802.11 MPDU of `frame` (FCS included) around `body` (the MSDU of a
-/// DATA frame, nothing for the others); the FCS is wrong when `fcs_bad`.
-pub fn ieee80211_mpdu<P: Payload>(network_id: u16, frame: &AirFrame<P>, body: &[u8], fcs_bad: bool, out: &mut Vec<u8>) {
+/// The 802.11 MPDU of `frame` (FCS included) around `body` of `ethertype`
+/// (the MSDU of a DATA frame, nothing for the others); the FCS is wrong
+/// when `fcs_bad`.
+pub fn ieee80211_mpdu<P: Payload>(
+    network_id: u16,
+    frame: &AirFrame<P>,
+    ethertype: u16,
+    body: &[u8],
+    fcs_bad: bool,
+    out: &mut Vec<u8>,
+) {
     let start = out.len();
     let ra = match frame.rx {
         Addr::Unicast(n) => node_mac(network_id, n),
@@ -200,7 +209,8 @@ pub fn ieee80211_mpdu<P: Payload>(network_id: u16, frame: &AirFrame<P>, body: &[
             // An IBSS's BSSID: the network's, locally administered.
             out.extend_from_slice(&node_mac(network_id, 0xffff));
             out.extend_from_slice(&((frame.seq & 0x0fff) << 4).to_le_bytes());
-            out.extend_from_slice(&LLC_SNAP_IPV4);
+            out.extend_from_slice(&LLC_SNAP);
+            out.extend_from_slice(&ethertype.to_be_bytes());
             out.extend_from_slice(body);
         }
         FrameKind::Rts => out.extend_from_slice(&ta),
@@ -228,9 +238,13 @@ pub fn emit_ipv4_header(src: [u8; 4], dst: [u8; 4], ttl: u8, protocol: u8, id: u
     out.extend_from_slice(&h);
 }
 
-/// Turns a carried packet into the IPv4 packet a capture shows.
+/// Turns a carried packet into the packet a capture shows after LLC/SNAP.
 pub trait IpEncoder<P> {
     fn ip_packet(&self, payload: &P, out: &mut Vec<u8>);
+    /// The EtherType of what [`IpEncoder::ip_packet`] writes.
+    fn ethertype(&self, _payload: &P) -> u16 {
+        ETHERTYPE_IPV4
+    }
 }
 
 /// How routing control packets travel: in UDP to a port (AODV, OLSR) or
@@ -294,11 +308,18 @@ pub struct CaptureCounts {
 /// Whatever takes the frames sent and heard of an observed run.
 pub trait AirObserver<P> {
     fn observe(&mut self, event: &AirEvent<P>) -> io::Result<()>;
+    /// Puts out whatever is buffered (the run ended).
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl<P: Payload, W: Write, E: IpEncoder<P>> AirObserver<P> for Capture<W, E> {
     fn observe(&mut self, event: &AirEvent<P>) -> io::Result<()> {
         self.record(event)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Capture::flush(self)
     }
 }
 
@@ -353,8 +374,10 @@ impl<W: Write, E> Capture<W, E> {
             }
         };
         self.body.clear();
+        let mut ethertype = ETHERTYPE_IPV4;
         if let Some(p) = &frame.payload {
             self.encoder.ip_packet(p, &mut self.body);
+            ethertype = self.encoder.ethertype(p);
         }
         self.buf.clear();
         let (channel_mhz, channel_flags) = self.channel;
@@ -367,7 +390,7 @@ impl<W: Write, E> Capture<W, E> {
             dbm,
         };
         rt.emit(&mut self.buf);
-        ieee80211_mpdu(self.network_id, frame, &self.body, fcs_bad, &mut self.buf);
+        ieee80211_mpdu(self.network_id, frame, ethertype, &self.body, fcs_bad, &mut self.buf);
         self.writers[node as usize].write_record(at, &self.buf)
     }
 
@@ -465,12 +488,12 @@ mod tests {
             payload: None,
         };
         let mut good = Vec::new();
-        ieee80211_mpdu(0, &ack, &[], false, &mut good);
+        ieee80211_mpdu(0, &ack, ETHERTYPE_IPV4, &[], false, &mut good);
         assert_eq!(good.len(), ack.mpdu_bytes() as usize);
         assert_eq!(&good[4..10], &node_mac(0, 0));
         assert_eq!(u32::from_le_bytes(good[10..14].try_into().unwrap()), crc32fast::hash(&good[..10]));
         let mut bad = Vec::new();
-        ieee80211_mpdu(0, &ack, &[], true, &mut bad);
+        ieee80211_mpdu(0, &ack, ETHERTYPE_IPV4, &[], true, &mut bad);
         assert_ne!(bad[10..], good[10..]);
     }
 }
