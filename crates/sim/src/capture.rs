@@ -496,4 +496,36 @@ mod tests {
         ieee80211_mpdu(0, &ack, ETHERTYPE_IPV4, &[], true, &mut bad);
         assert_ne!(bad[10..], good[10..]);
     }
+
+    #[test]
+    fn sim_packets_become_ip_packets_of_the_msdu_size() {
+        let udp = SimEncoder { control: ControlCarrier::Udp(AODV_UDP_PORT) };
+        let dsr = SimEncoder { control: ControlCarrier::Dsr };
+        // A broadcast AODV control packet: UDP 654 to the broadcast address.
+        let mut hello = Packet::data(4, 4, 0, 0, 28 + 20, Instant::ZERO, vec![7; 20]);
+        hello.control = true;
+        let mut b = Vec::new();
+        udp.ip_packet(&hello, &mut b);
+        assert_eq!(b.len(), 48);
+        assert_eq!((b[9], &b[12..16], &b[16..20]), (17, &[10, 0, 0, 5][..], &[255, 255, 255, 255][..]));
+        assert_eq!(u16::from_be_bytes([b[22], b[23]]), AODV_UDP_PORT);
+        assert_eq!(u16::from_be_bytes([b[24], b[25]]), 28, "UDP length");
+        assert_eq!(&b[28..], &[7; 20]);
+        // UDP traffic without bytes: the discard port, zeros to the size.
+        let cbr = Packet::data(0, 300, 1, 9, 512, Instant::ZERO, Vec::new());
+        b.clear();
+        udp.ip_packet(&cbr, &mut b);
+        assert_eq!((b.len(), &b[16..20]), (512, &[10, 0, 1, 51][..]));
+        assert_eq!(u16::from_be_bytes([b[22], b[23]]), DISCARD_UDP_PORT);
+        assert!(b[28..].iter().all(|&x| x == 0));
+        // A DSR data packet: protocol 48, its source route, then UDP 7411.
+        let mut routed = Packet::data(0, 2, 1, 9, 28 + 6 + 40, Instant::ZERO, vec![1; 40]);
+        routed.routing_header = vec![9; 6];
+        b.clear();
+        dsr.ip_packet(&routed, &mut b);
+        assert_eq!((b.len(), b[9]), (74, IPPROTO_DSR));
+        assert_eq!(&b[20..26], &[9; 6]);
+        assert_eq!(u16::from_be_bytes([b[26], b[27]]), MESHBED_UDP_PORT);
+        assert_eq!(&b[34..], &[1; 40]);
+    }
 }
