@@ -293,7 +293,7 @@ fn tshark_opens_the_capture_and_the_dissector_decodes_every_field() {
 #[ignore = "needs tshark (Debian package tshark)"]
 fn the_dissector_decodes_a_known_feedback_packet_with_sack_blocks() {
     use meshbed_radio::{Addr, AirEvent, AirFrame, FrameKind, Standard};
-    use meshbed_sim::capture::{Capture, ControlCarrier, SimEncoder, AODV_UDP_PORT};
+    use meshbed_sim::capture::{emit_ipv4_header, Capture, ControlCarrier, IpEncoder, SimEncoder, AODV_UDP_PORT};
     let repr = wire::Repr {
         protocol: wire::ProtocolId::Atp,
         control: wire::Control(wire::Control::SACK_OPT | wire::Control::ACK),
@@ -328,6 +328,23 @@ fn the_dissector_decodes_a_known_feedback_packet_with_sack_blocks() {
     let mut cap = Capture::new(vec![out], encoder, 0, Standard::A).unwrap();
     let at = meshbed_core::Instant::from_nanos(1_500_000_000);
     let airtime = meshbed_core::Duration::from_micros(100);
+    cap.record(&AirEvent::Sent { node: 0, at, frame: frame.clone(), airtime, tx_power_dbm: 20.0 }).unwrap();
+    cap.flush().unwrap();
+    drop(cap);
+    // The same datagram on another UDP port: only the heuristic finds it.
+    struct OtherPort;
+    impl IpEncoder<meshbed_sim::Packet> for OtherPort {
+        fn ip_packet(&self, pkt: &meshbed_sim::Packet, out: &mut Vec<u8>) {
+            let total = 28 + pkt.datagram.len() as u16;
+            emit_ipv4_header([10, 0, 0, 3], [10, 0, 0, 1], 64, 17, 0, total, out);
+            out.extend_from_slice(&[0x9c, 0x40, 0x9c, 0x41]); // 40000 → 40001
+            out.extend_from_slice(&(total - 20).to_be_bytes());
+            out.extend_from_slice(&[0, 0]);
+            out.extend_from_slice(&pkt.datagram);
+        }
+    }
+    let other = dir.join("other-port.pcap");
+    let mut cap = Capture::new(vec![std::fs::File::create(&other).unwrap()], OtherPort, 0, Standard::A).unwrap();
     cap.record(&AirEvent::Sent { node: 0, at, frame, airtime, tx_power_dbm: 20.0 }).unwrap();
     cap.flush().unwrap();
     drop(cap);
@@ -381,5 +398,7 @@ fn the_dissector_decodes_a_known_feedback_packet_with_sack_blocks() {
         "7411",
     ];
     assert_eq!(got, vec![want.map(String::from).to_vec()]);
+    let heuristic = tshark_fields(&other, &["meshbed.sack_block.end", "meshbed.d_avg_us", "udp.dstport"]);
+    assert_eq!(heuristic, vec![vec!["10000,15500".to_string(), "4321".into(), "40001".into()]]);
     let _ = std::fs::remove_dir_all(&dir);
 }
