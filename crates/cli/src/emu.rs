@@ -36,6 +36,9 @@ struct RunArgs {
     /// Do not start `meshbed relay` in the nodes.
     #[arg(long)]
     no_relays: bool,
+    /// Write what the radio carried into DIR, one pcap per node (`n<i>.pcap`, 802.11 with radiotap, the model's time).
+    #[arg(long, value_name = "DIR")]
+    pcap: Option<PathBuf>,
     #[command(flatten)]
     medium: MediumArgs,
 }
@@ -222,9 +225,21 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     let scenario = Scenario::from_file(path)?;
     sys::install_stop_handlers();
     let (medium, routes) = traffic::build_medium(&scenario)?;
+    let pcap_error = |dir: &std::path::Path| {
+        format!("--pcap {}: expected a directory that can be created and written to", dir.display())
+    };
+    if let Some(dir) = &a.pcap {
+        std::fs::create_dir_all(dir).with_context(|| pcap_error(dir))?;
+    }
     let mut emulation = Emulation::create(&medium, &routes)?;
     let mut medium_loop =
         MediumLoop::new(medium, emulation.id(), Some(emulation.dir())).context("writing the nodes' delay files")?;
+    if let Some(dir) = &a.pcap {
+        if let Err(e) = medium_loop.capture_to(dir) {
+            emulation.teardown();
+            return Err(e).with_context(|| pcap_error(dir));
+        }
+    }
     let mut backend = TapBackend::new(emulation.take_taps());
     backend.set_spin(Duration::from_micros(a.medium.spin_us));
     if !a.no_relays {

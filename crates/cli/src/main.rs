@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use meshbed_experiment::{builtin, Experiment, RunOptions};
 use meshbed_sim::Scenario;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -48,6 +48,11 @@ enum Command {
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Write what the radio carried into DIR, one pcap per node
+        /// (`n<i>.pcap`: 802.11 with radiotap, simulated time; for Wireshark
+        /// with contrib/wireshark/meshbed.lua). DIR is created if missing.
+        #[arg(long, value_name = "DIR")]
+        pcap: Option<PathBuf>,
     },
     /// Print a built-in scenario as TOML, to copy and edit.
     Scenario {
@@ -214,13 +219,30 @@ fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }
 
-/// Runs a scenario, with a progress bar in simulated seconds if `progress`.
-fn simulate(s: &Scenario, progress: bool) -> Result<meshbed_sim::SimReport, meshbed_sim::ScenarioError> {
+/// Runs a scenario, with a progress bar in simulated seconds if `progress`,
+/// and a capture into `pcap` if given. Scenario errors name `file`.
+fn simulate(s: &Scenario, progress: bool, pcap: Option<&Path>, file: Option<&Path>) -> Result<meshbed_sim::SimReport> {
+    let in_file = |e: meshbed_sim::ScenarioError| match file {
+        Some(path) => e.in_file(&path.display().to_string()),
+        None => e,
+    };
     let bar =
         meshbed_experiment::run::progress_bar(progress, s.duration_s.ceil() as u64, "simulated s", "simulating".into());
-    let report = meshbed_sim::run_with_progress(s, &mut |now| bar.set_position(now.as_secs_f64() as u64));
+    let mut tick = |now: meshbed_core::Instant| bar.set_position(now.as_secs_f64() as u64);
+    let report = match pcap {
+        None => meshbed_sim::run_with_progress(s, &mut tick).map_err(in_file)?,
+        Some(dir) => {
+            let sim = meshbed_sim::Sim::new(s).map_err(in_file)?;
+            let (report, counts) = sim.run_with_pcap_dir(dir, &mut tick).with_context(|| {
+                format!("--pcap {}: expected a directory that can be created and written to", dir.display())
+            })?;
+            let frames: u64 = counts.sent.iter().chain(&counts.heard).sum();
+            eprintln!("wrote {} pcap files ({frames} frames) to {}", counts.sent.len(), dir.display());
+            report
+        }
+    };
     bar.finish_and_clear();
-    report
+    Ok(report)
 }
 
 fn builtin(name: &str) -> Result<Scenario> {
@@ -287,7 +309,7 @@ fn run(cli: Cli) -> Result<()> {
                 run_experiment(&e, dir, options, store)
             }
         },
-        Some(Command::Sim { scenario, json, seed }) => {
+        Some(Command::Sim { scenario, json, seed, pcap }) => {
             let mut s = match &scenario {
                 Some(path) => Scenario::from_file(path)?,
                 None => Scenario::builtin_default(),
@@ -296,10 +318,7 @@ fn run(cli: Cli) -> Result<()> {
                 s.seed = seed;
             }
             // A --seed can change the links (shadowing): errors name the file too.
-            let report = simulate(&s, !json && stderr_is_terminal()).map_err(|e| match &scenario {
-                Some(path) => e.in_file(&path.display().to_string()),
-                None => e,
-            })?;
+            let report = simulate(&s, !json && stderr_is_terminal(), pcap.as_deref(), scenario.as_deref())?;
             if json {
                 out(&(serde_json::to_string_pretty(&report).context("serialising the report")? + "\n"))
             } else {

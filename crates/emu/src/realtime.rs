@@ -21,13 +21,14 @@
 use crate::sys;
 use meshbed_core::{Duration, Instant};
 use meshbed_proto::relay::{Relay, RelayConfig};
-use meshbed_radio::{Addr, DropCause, Indication, Medium, NodeId, Payload};
+use meshbed_radio::{Addr, AirEvent, DropCause, Indication, Medium, NodeId, Payload};
+use meshbed_sim::capture::{self, AirObserver, IpEncoder, ETHERTYPE_IPV4};
 use meshbed_sim::driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock};
 use serde::Serialize;
 use std::convert::Infallible;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Ethernet header bytes: what a TAP frame has on top of the IP packet.
@@ -50,8 +51,20 @@ impl Payload for EthFrame {
 /// The MAC address of `node` in emulation `emu_id`: locally administered
 /// unicast `02:6d:ID:ID:NN:NN`, so a frame's destination names its node.
 pub fn node_mac(emu_id: u16, node: NodeId) -> [u8; 6] {
-    let id = emu_id.to_be_bytes();
-    [0x02, 0x6d, id[0], id[1], (node >> 8) as u8, node as u8]
+    meshbed_sim::capture::node_mac(emu_id, node)
+}
+
+/// An Ethernet frame in a capture: the 802.11 frame carries what followed
+/// the Ethernet header, under its EtherType.
+struct EthEncoder;
+
+impl IpEncoder<EthFrame> for EthEncoder {
+    fn ip_packet(&self, frame: &EthFrame, out: &mut Vec<u8>) {
+        out.extend_from_slice(frame.0.get(ETH_HEADER_BYTES..).unwrap_or_default());
+    }
+    fn ethertype(&self, frame: &EthFrame) -> u16 {
+        frame.0.get(12..14).map_or(ETHERTYPE_IPV4, |t| u16::from_be_bytes([t[0], t[1]]))
+    }
 }
 
 /// The link-layer destination of an Ethernet frame: broadcast and
@@ -262,6 +275,8 @@ pub struct MediumLoop {
     driver: Driver<EthFrame, Infallible>,
     emu_id: u16,
     export: Option<DelayExport>,
+    /// Where frames sent and heard go (`--pcap`).
+    air: Option<Box<dyn AirObserver<EthFrame> + Send>>,
     pub stats: LoopStats,
 }
 
@@ -278,7 +293,18 @@ impl MediumLoop {
         if let Some(e) = &mut export {
             e.export(Instant::ZERO, &net, true)?;
         }
-        Ok(MediumLoop { driver: Driver::new(net), emu_id, export, stats: LoopStats::default() })
+        Ok(MediumLoop { driver: Driver::new(net), emu_id, export, air: None, stats: LoopStats::default() })
+    }
+
+    /// Writes what the radio carries into `dir`, one pcap per node
+    /// (`n<i>.pcap`, 802.11 + radiotap, the model's time), as the
+    /// simulator's `--pcap` does.
+    pub fn capture_to(&mut self, dir: &Path) -> io::Result<()> {
+        let files = capture::create_files(dir, self.medium().node_count())?;
+        let standard = self.medium().standard();
+        self.air = Some(Box::new(capture::Capture::new(files, EthEncoder, self.emu_id, standard)?));
+        self.driver.net.set_observing(true);
+        Ok(())
     }
 
     pub fn medium(&self) -> &Medium<EthFrame> {
@@ -302,8 +328,13 @@ impl MediumLoop {
             export: &mut self.export,
             stop,
             frames: Vec::new(),
+            air: self.air.as_deref_mut(),
         };
-        self.driver.run(&mut host, until)?;
+        let ran = self.driver.run(&mut host, until);
+        if let Some(air) = &mut self.air {
+            air.flush()?;
+        }
+        ran?;
         let now = b.now();
         if let Some(e) = &mut self.export {
             e.export(now, &self.driver.net, true)?;
@@ -323,6 +354,7 @@ struct EmuHost<'a, B: Backend> {
     export: &'a mut Option<DelayExport>,
     stop: &'a dyn Fn() -> bool,
     frames: Vec<(NodeId, Vec<u8>)>,
+    air: Option<&'a mut (dyn AirObserver<EthFrame> + Send + 'static)>,
 }
 
 impl<B: Backend> Clock for EmuHost<'_, B> {
@@ -343,6 +375,13 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
 
     fn on_event(&mut self, _net: &mut Net, _now: Instant, event: Infallible) -> io::Result<()> {
         match event {}
+    }
+
+    fn on_air(&mut self, event: AirEvent<EthFrame>) -> io::Result<()> {
+        match &mut self.air {
+            Some(air) => air.observe(&event),
+            None => Ok(()),
+        }
     }
 
     fn on_indication(&mut self, _net: &mut Net, at: Instant, ind: Indication<EthFrame>) -> io::Result<()> {
@@ -550,6 +589,43 @@ mod tests {
         assert_eq!(h.quantile_us(0.99), 99.0);
         h.record(Duration::from_secs(1));
         assert_eq!(h.quantile_us(1.0), 1e6);
+    }
+
+    /// `--pcap` on the emulator: each node's file holds its DATA frames
+    /// (as many as the MAC sent) carrying the Ethernet payload under its
+    /// EtherType, and the frames it heard.
+    #[test]
+    fn a_capture_of_the_emulated_medium_holds_the_stacks_frames() {
+        let radios: Vec<NodeRadio> = (0..2).map(|i| NodeRadio::at(i as f64 * 200.0, 0.0)).collect();
+        let medium = Medium::new(&RadioConfig::default(), &radios, 1).unwrap();
+        let dir = std::env::temp_dir().join(format!("meshbed-emu-pcap-{}", std::process::id()));
+        let mut lp = MediumLoop::new(medium, 7, None).unwrap();
+        lp.capture_to(&dir).unwrap();
+        let mut b = VirtualBackend::default();
+        for k in 0..5u8 {
+            b.script.push_back((Instant::from_nanos(k as u64 * 1_000_000), 0, frame(7, 0, 1, 300, k)));
+        }
+        lp.run(&mut b, Some(Instant::from_nanos(20_000_000)), &|| false).unwrap();
+        let file = std::fs::read(capture::node_file(&dir, 0)).unwrap();
+        // Records: 24-byte file header, then 16-byte record headers.
+        let mut at = 24;
+        let mut data_bodies = Vec::new();
+        let mut records = 0;
+        while at < file.len() {
+            let len = u32::from_le_bytes(file[at + 8..at + 12].try_into().unwrap()) as usize;
+            let mpdu = &file[at + 16 + capture::RADIOTAP_BYTES..at + 16 + len];
+            if mpdu[0] == 0x08 {
+                assert_eq!(&mpdu[10..16], &node_mac(7, 0), "transmitter");
+                assert_eq!(&mpdu[30..32], &[0x08, 0x00], "the frame's EtherType");
+                data_bodies.push(mpdu[32..mpdu.len() - 4].to_vec());
+            }
+            records += 1;
+            at += 16 + len;
+        }
+        assert_eq!(data_bodies.len() as u64, lp.medium().counters(0).data_tx_attempts);
+        assert_eq!(data_bodies[0], frame(7, 0, 1, 300, 0)[ETH_HEADER_BYTES..]);
+        assert_eq!(records, data_bodies.len() as u64 + lp.medium().counters(0).acked, "DATA sent, ACKs heard");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Frames between neighbours arrive after DIFS + backoff + airtime, in

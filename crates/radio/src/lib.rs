@@ -27,8 +27,8 @@ pub mod rate_control;
 pub use config::{BatchedCompletion, ConfigError, ErrorModel, MacConfig, RadioConfig};
 pub use link::{LinkBudget, Neighbour};
 pub use medium::{
-    Addr, DropCause, Indication, LinkRates, MacCounters, Medium, NodeId, NodeRadio, Payload, RadioEvent, RateCount,
-    Scheduler, TxOutcome, TxReport,
+    Addr, AirEvent, AirFrame, DropCause, FrameKind, Indication, LinkRates, MacCounters, Medium, NodeId, NodeRadio,
+    Payload, RadioEvent, RateCount, Scheduler, TxOutcome, TxReport,
 };
 pub use phy::Standard;
 pub use propagation::{Fading, Floors, Propagation};

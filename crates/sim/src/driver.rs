@@ -22,7 +22,7 @@
 
 use meshbed_core::{EventQueue, Instant, TraceHash};
 use meshbed_proto::relay::{Relay, RelayConfig};
-use meshbed_radio::{Addr, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
+use meshbed_radio::{Addr, AirEvent, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
 use std::io;
 
 /// How often [`Host::progress`] is called: a few times per wall second at
@@ -131,6 +131,12 @@ impl<P: Payload, A> Network<P, A> {
         &self.medium
     }
 
+    /// Has the medium report every frame sent and heard to
+    /// [`Host::on_air`] (a capture); off by default.
+    pub fn set_observing(&mut self, on: bool) {
+        self.medium.set_observing(on);
+    }
+
     /// Schedules a host event (never before the queue's current time).
     pub fn schedule(&mut self, at: Instant, event: A) {
         self.queue.schedule(at, Event::Host(event));
@@ -169,6 +175,11 @@ pub trait Host<P: Payload>: Clock {
     /// The medium delivered, dequeued or dropped a frame (tx reports go to
     /// the relays and are not passed on).
     fn on_indication(&mut self, net: &mut Network<P, Self::Event>, now: Instant, ind: Indication<P>) -> io::Result<()>;
+    /// A frame was sent or heard (only while the network is observing:
+    /// [`Network::set_observing`]).
+    fn on_air(&mut self, _event: AirEvent<P>) -> io::Result<()> {
+        Ok(())
+    }
     /// Whether [`Host::on_turn`] brings input from outside the model. A host
     /// without any, on a virtual clock, has nothing to do between events:
     /// the driver then runs every event up to the end in one go, which is
@@ -263,6 +274,11 @@ impl<P: Payload, A: Copy> Driver<P, A> {
     }
 
     fn drain<H: Host<P, Event = A>>(&mut self, host: &mut H, at: Instant) -> io::Result<()> {
+        if self.net.medium.observing() {
+            while let Some(ev) = self.net.medium.poll_air_event() {
+                host.on_air(ev)?;
+            }
+        }
         while let Some(ind) = self.net.medium.poll_indication() {
             match ind {
                 // seed 001 §3.1: the node's delay average is fed by every

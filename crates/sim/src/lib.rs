@@ -15,6 +15,7 @@
 //! and stamps each ATP/TCP datagram the node puts into its transmit queue,
 //! the source's own included.
 
+pub mod capture;
 pub mod driver;
 pub mod dynamic;
 pub mod echo;
@@ -354,11 +355,51 @@ impl Sim {
     /// every [`PROGRESS_EVERY_EVENTS`] events (for a progress bar on long
     /// runs; it cannot change the run).
     pub fn run_with_progress(mut self, progress: &mut dyn FnMut(Instant)) -> SimReport {
-        let mut host = SimHost { world: &mut self.world, clock: VirtualClock::default(), progress };
+        let mut host = SimHost { world: &mut self.world, clock: VirtualClock::default(), progress, air: None };
         self.driver
             .run(&mut host, Some(self.end))
             .expect("the simulator's clock and hosts cannot fail: they do no I/O and the run has an end");
         report::assemble(&self.scenario, &self.world, &self.driver, self.end)
+    }
+
+    /// How this run's packets look in a capture (routing control packets on
+    /// their protocol's UDP port, or DSR's IP protocol).
+    pub fn capture_encoder(&self) -> capture::SimEncoder {
+        let control = match self.scenario.routing {
+            scenario::Routing::Dsr { .. } => capture::ControlCarrier::Dsr,
+            scenario::Routing::Olsr { .. } => capture::ControlCarrier::Udp(capture::OLSR_UDP_PORT),
+            _ => capture::ControlCarrier::Udp(capture::AODV_UDP_PORT),
+        };
+        capture::SimEncoder { control }
+    }
+
+    /// Runs like [`Sim::run_with_progress`] and hands every frame sent and
+    /// heard to `air` (a capture). The run is the same as without: the
+    /// observation draws nothing and schedules nothing. An error from
+    /// `air` ends the run.
+    pub fn run_observed(
+        mut self,
+        progress: &mut dyn FnMut(Instant),
+        air: &mut dyn capture::AirObserver<Packet>,
+    ) -> io::Result<SimReport> {
+        self.driver.net.set_observing(true);
+        let mut host = SimHost { world: &mut self.world, clock: VirtualClock::default(), progress, air: Some(air) };
+        self.driver.run(&mut host, Some(self.end))?;
+        Ok(report::assemble(&self.scenario, &self.world, &self.driver, self.end))
+    }
+
+    /// Runs and writes one pcap per node into `dir` (`n<i>.pcap`, created
+    /// with its parents), as [`capture`] describes.
+    pub fn run_with_pcap_dir(
+        self,
+        dir: &std::path::Path,
+        progress: &mut dyn FnMut(Instant),
+    ) -> io::Result<(SimReport, capture::CaptureCounts)> {
+        let files = capture::create_files(dir, self.medium().node_count())?;
+        let mut cap = capture::Capture::new(files, self.capture_encoder(), 0, self.medium().standard())?;
+        let report = self.run_observed(progress, &mut cap)?;
+        cap.flush()?;
+        Ok((report, cap.counts().clone()))
     }
 }
 
@@ -440,6 +481,8 @@ struct SimHost<'a> {
     world: &'a mut World,
     clock: VirtualClock,
     progress: &'a mut dyn FnMut(Instant),
+    /// Where frames sent and heard go, when the run is observed.
+    air: Option<&'a mut dyn capture::AirObserver<Packet>>,
 }
 
 impl Clock for SimHost<'_> {
@@ -522,6 +565,13 @@ impl Host<Packet> for SimHost<'_> {
         w.notify_route_events(now);
         w.update_path_info(net, now);
         Ok(())
+    }
+
+    fn on_air(&mut self, event: meshbed_radio::AirEvent<Packet>) -> io::Result<()> {
+        match &mut self.air {
+            Some(air) => air.observe(&event),
+            None => Ok(()),
+        }
     }
 
     fn on_indication(&mut self, net: &mut Net, now: Instant, ind: Indication<Packet>) -> io::Result<()> {

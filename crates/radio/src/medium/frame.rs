@@ -5,16 +5,18 @@ use super::{Addr, FrameId, NodeId, Payload};
 use crate::phy;
 use meshbed_core::Duration;
 
+/// The four frame types of the DCF exchange.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) enum FrameKind {
+pub enum FrameKind {
     Data,
     Ack,
     Rts,
     Cts,
 }
 
-/// One MAC frame as sent.
-pub(super) struct Frame<P> {
+/// One MAC frame as sent (what a capture sees of it: [`super::AirEvent`]).
+#[derive(Clone, Debug)]
+pub struct Frame<P> {
     pub kind: FrameKind,
     pub tx: NodeId,
     pub rx: Addr,
@@ -28,7 +30,7 @@ pub(super) struct Frame<P> {
 
 impl<P: Payload> Frame<P> {
     /// An ACK or CTS from `tx` to `to`: no sequence number, never a retry.
-    pub fn control(kind: FrameKind, tx: NodeId, to: NodeId, nav: Duration, rate_kbps: u32) -> Self {
+    pub(super) fn control(kind: FrameKind, tx: NodeId, to: NodeId, nav: Duration, rate_kbps: u32) -> Self {
         Frame { kind, tx, rx: Addr::Unicast(to), nav, seq: 0, retry: false, rate_kbps, payload: None }
     }
 

@@ -37,6 +37,7 @@ use crate::link::LinkBudget;
 use crate::phy::{self, control_rate_kbps, Standard, Timing};
 use channel_access::{AccessParams, ChannelAccess};
 use duplicates::DuplicateCache;
+pub use frame::{Frame as AirFrame, FrameKind};
 use frame::{Frame, FrameTable};
 use frame_exchange::{FrameExchange, TxState};
 use interference::{ArrivalFate, Receiver, RxParams};
@@ -168,6 +169,22 @@ pub enum Indication<P> {
     Dequeued { node: NodeId },
 }
 
+/// What the radio carried, frame by frame, as each node saw it: the
+/// observation a capture is made of (STYLE.md: capture wraps the model,
+/// so the model only reports; it is off unless
+/// [`Medium::set_observing`] turned it on, and costs one branch per frame
+/// when off).
+#[derive(Clone, Debug)]
+pub enum AirEvent<P> {
+    /// `node` put `frame` on the air at `at` (the first bit).
+    Sent { node: NodeId, at: Instant, frame: AirFrame<P>, airtime: Duration, tx_power_dbm: f64 },
+    /// `node`'s PHY locked onto `frame`, whose first bit arrived at `at`:
+    /// `decoded` says whether it was received or lost to interference or
+    /// noise (SINR). Frames the PHY never followed (too weak, or arriving
+    /// while it was sending or following another) are not reported.
+    Heard { node: NodeId, at: Instant, frame: AirFrame<P>, airtime: Duration, rx_power_mw: f64, decoded: bool },
+}
+
 /// Counters of one node. Frame-level reception failures count frames
 /// addressed to this node; packet drops count packets this node gave up.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,6 +265,9 @@ pub struct Medium<P> {
     nodes: Vec<Node<P>>,
     frames: FrameTable<P>,
     out: VecDeque<Indication<P>>,
+    /// Frames sent and heard, kept only while observing.
+    observing: bool,
+    air: VecDeque<AirEvent<P>>,
 }
 
 impl<P: Payload> Medium<P> {
@@ -323,6 +343,8 @@ impl<P: Payload> Medium<P> {
             nodes: built,
             frames: FrameTable::new(),
             out: VecDeque::new(),
+            observing: false,
+            air: VecDeque::new(),
         })
     }
 
@@ -405,6 +427,23 @@ impl<P: Payload> Medium<P> {
         self.out.pop_front()
     }
 
+    /// Turns the report of every frame sent and heard ([`AirEvent`]) on or
+    /// off; off by default.
+    pub fn set_observing(&mut self, on: bool) {
+        self.observing = on;
+        if !on {
+            self.air.clear();
+        }
+    }
+    pub fn observing(&self) -> bool {
+        self.observing
+    }
+
+    /// The next frame sent or heard, while observing.
+    pub fn poll_air_event(&mut self) -> Option<AirEvent<P>> {
+        self.air.pop_front()
+    }
+
     /// Hands a packet to `node`'s MAC for `dest`. Returns `false` (and
     /// reports a drop) when the queue is full.
     pub fn enqueue(&mut self, now: Instant, node: NodeId, dest: Addr, payload: P, sched: &mut impl Scheduler) -> bool {
@@ -471,6 +510,10 @@ impl<P: Payload> Medium<P> {
     fn transmit(&mut self, now: Instant, frame: Frame<P>, sched: &mut impl Scheduler) {
         let node = frame.tx;
         let airtime = self.standard.frame_duration(frame.mpdu_bytes(), frame.rate_kbps);
+        if self.observing {
+            let tx_power_dbm = self.tx_power_dbm(node);
+            self.air.push_back(AirEvent::Sent { node, at: now, frame: frame.clone(), airtime, tx_power_dbm });
+        }
         let neighbours = self.links.neighbours_at(node, now);
         let id = self.frames.insert(frame, neighbours.len() as u32 + 1);
         let n = &mut self.nodes[node as usize];
@@ -526,7 +569,14 @@ impl<P: Payload> Medium<P> {
 
     fn rx_end(&mut self, now: Instant, node: NodeId, frame: FrameId, sched: &mut impl Scheduler) {
         let power_mw = self.nodes[node as usize].rx.locked_power_mw().unwrap_or(0.0);
-        match self.nodes[node as usize].rx.signal_end(now, frame, &self.rx_params) {
+        let decision = self.nodes[node as usize].rx.signal_end(now, frame, &self.rx_params);
+        if let (true, Some(decoded)) = (self.observing, decision) {
+            let f = self.frames.get(frame).clone();
+            let airtime = self.standard.frame_duration(f.mpdu_bytes(), f.rate_kbps);
+            let at = Instant::from_nanos(now.as_nanos().saturating_sub(airtime.as_nanos()));
+            self.air.push_back(AirEvent::Heard { node, at, frame: f, airtime, rx_power_mw: power_mw, decoded });
+        }
+        match decision {
             Some(true) => self.mac_rx_ok(now, node, frame, power_mw, sched),
             Some(false) => {
                 let for_me = self.frames.get(frame).rx == Addr::Unicast(node);
