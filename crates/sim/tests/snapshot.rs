@@ -8,7 +8,9 @@
 //! the event ordering or an engine fails loudly, naming the scenario and the
 //! first line that differs. After an intended model change, regenerate the
 //! file with `MESHBED_UPDATE_SNAPSHOTS=1 cargo test -p meshbed-sim --test
-//! snapshot` and say in the commit why the numbers moved.
+//! snapshot` and say in the commit why the numbers moved; then bump the
+//! result store's `MODEL_REVISION` (crates/experiment/tests/model_revision.rs
+//! fails until you do), so that stored runs of the old model are not reused.
 
 use meshbed_proto::Protocol;
 use meshbed_sim::scenario::{FlowSpec, Scenario, Topology, Traffic};
