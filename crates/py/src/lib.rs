@@ -192,6 +192,9 @@ fn run_point(py: Python<'_>, toml_text: &str, file: &str, point: usize, rep: u32
     .map_err(to_py)
 }
 
+/// (point, repetition, trace hash) of one run.
+type RunHash = (usize, u32, String);
+
 /// The trace hash of every run of the experiment's Rust runner, ordered by
 /// (point, repetition), and its `flows.csv` text: the reference the Python
 /// sweeps are checked against.
@@ -202,7 +205,7 @@ fn run_experiment(
     toml_text: &str,
     file: &str,
     repetitions: Option<u32>,
-) -> PyResult<(String, Vec<(usize, u32, String)>)> {
+) -> PyResult<(String, Vec<RunHash>)> {
     py.detach(|| {
         let p = prepared(toml_text, file)?;
         let options = meshbed_experiment::RunOptions { repetitions, ..Default::default() };
