@@ -13,14 +13,9 @@ import time
 
 import pandas as pd
 import ray
-from ray.cluster_utils import Cluster
 
 import meshbed
-
-# Every node of the test cluster on loopback: no traffic leaves this machine.
-# (Ray otherwise takes the address of the interface with the default route.)
-LOOPBACK = "127.0.0.1"
-ray._private.services.get_node_ip_address = lambda *args, **kwargs: LOOPBACK
+from meshbed import ray_local
 
 name = sys.argv[1] if len(sys.argv) > 1 else "testbed-a-single"
 reps = int(sys.argv[2]) if len(sys.argv) > 2 else 2
@@ -31,15 +26,7 @@ local_s = time.perf_counter() - t
 runs = len(local.attrs["trace_hashes"])
 
 t = time.perf_counter()
-c = Cluster(initialize_head=True, head_node_args={
-            "num_cpus": 1,
-            "object_store_memory": 100 << 20,
-            "include_dashboard": False,
-            "node_ip_address": LOOPBACK,
-        })
-c.add_node(num_cpus=1, object_store_memory=100 << 20, node_ip_address=LOOPBACK)
-ray.init(address=c.address, log_to_driver=False)
-c.wait_for_nodes()
+c = ray_local.start(nodes=2, num_cpus=1)
 start_s = time.perf_counter() - t
 
 t = time.perf_counter()

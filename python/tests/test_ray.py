@@ -14,12 +14,7 @@ import pytest
 import meshbed
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster  # noqa: E402
-
-# Every node of the test cluster on loopback: no traffic leaves this machine.
-# (Ray otherwise takes the address of the interface with the default route.)
-LOOPBACK = "127.0.0.1"
-ray._private.services.get_node_ip_address = lambda *args, **kwargs: LOOPBACK
+from meshbed import ray_local  # noqa: E402
 
 # Ray names a worker process after the task it is running.
 TASK_TITLE = "ray::_run_point_task"
@@ -27,18 +22,7 @@ TASK_TITLE = "ray::_run_point_task"
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(
-        initialize_head=True,
-        head_node_args={
-            "num_cpus": 1,
-            "object_store_memory": 100 << 20,
-            "include_dashboard": False,
-            "node_ip_address": LOOPBACK,
-        },
-    )
-    c.add_node(num_cpus=1, object_store_memory=100 << 20, node_ip_address=LOOPBACK)
-    ray.init(address=c.address, log_to_driver=False)
-    c.wait_for_nodes()
+    c = ray_local.start(nodes=2, num_cpus=1)
     yield c
     ray.shutdown()
     c.shutdown()
