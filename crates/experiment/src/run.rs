@@ -1413,6 +1413,29 @@ pub fn write_csv(
     Ok(written)
 }
 
+/// `flows.csv` of `results` as text (header, then one row per flow per
+/// run, in the order of `results.runs`): the per-run rows that the Python
+/// package fans out over threads or a Ray cluster, byte for byte what
+/// [`write_csv`] writes. It goes through [`write_csv`] in a scratch
+/// directory so that the columns and their formatting have one home.
+/// `results.points` must hold every point a run names (rows carry the
+/// point's index and axis values).
+pub fn flows_csv_text(results: &Results) -> std::io::Result<String> {
+    static SCRATCH: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "meshbed-flows-{}-{}",
+        std::process::id(),
+        SCRATCH.fetch_add(1, Ordering::Relaxed)
+    ));
+    // No summaries: summary.csv keeps only its header; flows.csv is read back.
+    let text = write_csv(results, &[], &dir)
+        .map_err(std::io::Error::other)
+        .and_then(|_| std::fs::read_to_string(dir.join("flows.csv")))
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.join("flows.csv").display())));
+    let _ = std::fs::remove_dir_all(&dir);
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
