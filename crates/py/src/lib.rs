@@ -13,6 +13,7 @@
 
 use meshbed_experiment::run::{flows_csv_text, Results, RunOutcome};
 use meshbed_experiment::spec::Point;
+use meshbed_experiment::store::Provenance;
 use meshbed_experiment::{builtin, Experiment, ExperimentError};
 use meshbed_sim::Scenario;
 use pyo3::create_exception;
@@ -185,7 +186,8 @@ fn run_point(py: Python<'_>, toml_text: &str, file: &str, point: usize, rep: u32
         let results = Results {
             experiment: p.experiment.clone(),
             points: p.points.clone(),
-            runs: vec![RunOutcome { point, rep, seed, report }],
+            runs: vec![RunOutcome { point, rep, seed, report, provenance: Provenance::this_build() }],
+            store: None,
         };
         Ok((flows_csv_text(&results)?, trace_hash))
     })
