@@ -91,6 +91,12 @@ def test_local_sweep_gives_the_cli_flows_csv(cli, small_experiment, tmp_path):
     e = meshbed.Experiment.load(small_experiment)
     _, hashes = _meshbed.run_experiment(e.toml, e.file, None)
     assert df.attrs["trace_hashes"] == {(p, r): h for p, r, h in hashes}
+    # The Parquet beside the CSV reads back in pandas (pyarrow) as the same
+    # table, with the version pinning columns on every row.
+    parquet = pd.read_parquet(out / "flows.parquet")
+    assert list(parquet.columns) == list(expected.columns)
+    pd.testing.assert_frame_equal(parquet, expected, check_dtype=False)
+    assert parquet["meshbed_version"].notna().all() and parquet["git_revision"].notna().all()
 
 
 def test_sweep_repetitions_override_and_one_thread_agree(small_experiment):
