@@ -282,6 +282,27 @@ impl FromStr for Protocol {
     }
 }
 
+/// Declares an engine's timer enum (its variants numbered 0, 1, … in the
+/// order written), its [`TimerId`] impl with `ALL` in that order, and
+/// `TIMERS`, how many there are: the one place these are written.
+macro_rules! timer_ids {
+    ($(#[$attr:meta])* enum $name:ident { $($(#[$vattr:meta])* $variant:ident,)+ }) => {
+        $(#[$attr])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+        enum $name {
+            $($(#[$vattr])* $variant,)+
+        }
+        const TIMERS: usize = [$($name::$variant),+].len();
+        impl $crate::engine::TimerId for $name {
+            const ALL: &'static [$name] = &[$($name::$variant),+];
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+pub(crate) use timer_ids;
+
 /// An engine's timer enum, indexing a [`TimerTable`].
 pub(crate) trait TimerId: Copy + 'static {
     /// Every timer, in the order [`TimerTable::take_expired`] hands them out.

@@ -338,8 +338,8 @@ mod tests {
         b.copy_out(1, &mut out);
     }
 
-    /// A stream of `len` readable bytes.
-    struct Readable(usize);
+    /// A stream of `len` readable bytes (and an engine's empty counters).
+    struct Readable(usize, crate::engine::Stats);
     impl ReceiveStream for Readable {
         fn take_delivered(&mut self) -> Vec<u8> {
             vec![0; std::mem::take(&mut self.0)]
@@ -365,7 +365,7 @@ mod tests {
             None
         }
         fn stats(&self) -> &crate::engine::Stats {
-            unimplemented!()
+            &self.1
         }
         fn is_closed(&self) -> bool {
             false
@@ -381,7 +381,7 @@ mod tests {
         // 80 kbit/s = 10 000 bytes/s, a 100 ms burst (1 000 bytes), then
         // 800 kbit/s from 2 s and nothing from 3 s.
         let mut l = ReadLimit::new(ms(0), 80_000, &[(ms(2_000), 800_000), (ms(3_000), 0)], Duration::from_millis(100));
-        let mut s = Readable(1_000_000);
+        let mut s = Readable(1_000_000, Default::default());
         // A full burst at the start, then 10 bytes per millisecond.
         assert_eq!(l.read(ms(0), &mut s), (vec![0; 1_000], true));
         assert_eq!(l.read(ms(50), &mut s).0.len(), 500);
@@ -402,7 +402,7 @@ mod tests {
         assert_eq!(l.allowance(ms(9_000)), 0);
         // A stream with less than the allowance is read empty.
         let mut l = ReadLimit::new(ms(0), 80_000, &[], Duration::from_millis(100));
-        assert_eq!(l.read(ms(0), &mut Readable(300)), (vec![0; 300], false));
+        assert_eq!(l.read(ms(0), &mut Readable(300, Default::default())), (vec![0; 300], false));
         assert_eq!(l.allowance(ms(0)), 700);
     }
 }

@@ -52,7 +52,7 @@ mod tests;
 pub use receiver::TcpReceiver;
 pub use sender::{TcpSender, TcpSenderStats};
 
-use crate::engine::{self, Protocol, TimerId};
+use crate::engine::{self, Protocol};
 use crate::wire::HEADER_LEN;
 use meshbed_core::Duration;
 #[cfg(test)]
@@ -250,32 +250,25 @@ impl TcpConfig {
     }
 }
 
-/// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
-/// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
-/// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Timer {
-    /// Checked first so that a connection that has given up does not also
-    /// retransmit at the same instant.
-    Idle = 0,
-    Retransmit = 1,
-    DelayedAck = 2,
-    /// Everything acknowledged: the commit confirmation is due by now.
-    Confirm = 3,
-    /// TCP-ELFN standby: the next route probe is due.
-    ElfnProbe = 4,
-    /// Pacing: the next segment, held back by the pacing rule, may leave.
-    Pace = 5,
-}
-
-impl TimerId for Timer {
-    const ALL: &'static [Timer] =
-        &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe, Timer::Pace];
-    fn index(self) -> usize {
-        self as usize
+crate::engine::timer_ids! {
+    /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
+    /// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
+    /// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
+    enum Timer {
+        /// Checked first so that a connection that has given up does not also
+        /// retransmit at the same instant.
+        Idle,
+        Retransmit,
+        DelayedAck,
+        /// Everything acknowledged: the commit confirmation is due by now.
+        Confirm,
+        /// TCP-ELFN standby: the next route probe is due.
+        ElfnProbe,
+        /// Pacing: the next segment, held back by the pacing rule, may leave.
+        Pace,
     }
 }
 
 /// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
 /// in [`Timer::ALL`] order.
-type TimerTable = engine::TimerTable<Timer, 6>;
+type TimerTable = engine::TimerTable<Timer, TIMERS>;

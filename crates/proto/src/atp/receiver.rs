@@ -3,7 +3,7 @@
 
 use super::config::AtpConfig;
 use crate::engine::{
-    Engine, EngineEvent, FailReason, ReceiveBuffer, RouteNotice, Stats, TimerId, TimerTable, TraceSample, Transmit,
+    Engine, EngineEvent, FailReason, ReceiveBuffer, RouteNotice, Stats, TimerTable, TraceSample, Transmit,
 };
 use crate::relay::duration_to_us;
 use crate::reorder::{Offer, ReorderBuffer};
@@ -25,24 +25,17 @@ pub enum ReceiverState {
     Failed,
 }
 
-/// Timers, indexing the receiver's [`TimerTable`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Timer {
-    /// Periodic feedback every E (seed 002 §4.2).
-    Epoch = 0,
-    /// No data for E/2: SACK-MORE (seed 001 §3.3).
-    SackMore = 1,
-    /// Nothing heard from the sender for `idle_timeout`.
-    Idle = 2,
-    /// A finished receiver closes after `linger` without hearing the sender.
-    Linger = 3,
-}
-const TIMERS: usize = 4;
-
-impl TimerId for Timer {
-    const ALL: &'static [Timer] = &[Timer::Epoch, Timer::SackMore, Timer::Idle, Timer::Linger];
-    fn index(self) -> usize {
-        self as usize
+crate::engine::timer_ids! {
+    /// Timers, indexing the receiver's [`TimerTable`].
+    enum Timer {
+        /// Periodic feedback every E (seed 002 §4.2).
+        Epoch,
+        /// No data for E/2: SACK-MORE (seed 001 §3.3).
+        SackMore,
+        /// Nothing heard from the sender for `idle_timeout`.
+        Idle,
+        /// A finished receiver closes after `linger` without hearing the sender.
+        Linger,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::config::{AtpConfig, RouteFailureReaction};
 use super::rate_adjustment;
-use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TimerId, TimerTable, TraceSample, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TimerTable, TraceSample, Transmit};
 use crate::relay::duration_to_us;
 use crate::segments::Segments;
 use crate::stream::{CommitToken, SendBuffer, SendStream};
@@ -28,26 +28,19 @@ pub enum SenderState {
     Failed,
 }
 
-/// Timers, indexing the sender's [`TimerTable`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Timer {
-    /// The next paced transmission (only while something can be sent).
-    Pacing = 0,
-    /// The next SYN or quick-start probe.
-    Probe = 1,
-    /// Feedback expected by now (1.1·E after the last one).
-    Feedback = 2,
-    /// Nothing heard from the receiver for `idle_timeout`.
-    Idle = 3,
-    /// Everything acknowledged: the commit confirmation is due by now.
-    Confirm = 4,
-}
-const TIMERS: usize = 5;
-
-impl TimerId for Timer {
-    const ALL: &'static [Timer] = &[Timer::Pacing, Timer::Probe, Timer::Feedback, Timer::Idle, Timer::Confirm];
-    fn index(self) -> usize {
-        self as usize
+crate::engine::timer_ids! {
+    /// Timers, indexing the sender's [`TimerTable`].
+    enum Timer {
+        /// The next paced transmission (only while something can be sent).
+        Pacing,
+        /// The next SYN or quick-start probe.
+        Probe,
+        /// Feedback expected by now (1.1·E after the last one).
+        Feedback,
+        /// Nothing heard from the receiver for `idle_timeout`.
+        Idle,
+        /// Everything acknowledged: the commit confirmation is due by now.
+        Confirm,
     }
 }
 

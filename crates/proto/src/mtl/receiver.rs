@@ -2,7 +2,7 @@
 //! (seed 004 §III.C.1).
 
 use super::config::MtlConfig;
-use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, TimerId, TimerTable, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, TimerTable, Transmit};
 use crate::reorder::{Offer, ReorderBuffer};
 use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
 use crate::wire::{self, Control, ProtocolId, Repr};
@@ -21,21 +21,14 @@ pub enum MtlReceiverState {
     Failed,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Timer {
-    /// A rate-limited EGN for a new gap, or the repeat of an open gap's EGN.
-    Egn = 0,
-    /// Nothing heard from the sender for `idle_timeout`.
-    Idle = 1,
-    /// A finished receiver closes `linger` after the last packet.
-    Linger = 2,
-}
-const TIMERS: usize = 3;
-
-impl TimerId for Timer {
-    const ALL: &'static [Timer] = &[Timer::Egn, Timer::Idle, Timer::Linger];
-    fn index(self) -> usize {
-        self as usize
+crate::engine::timer_ids! {
+    enum Timer {
+        /// A rate-limited EGN for a new gap, or the repeat of an open gap's EGN.
+        Egn,
+        /// Nothing heard from the sender for `idle_timeout`.
+        Idle,
+        /// A finished receiver closes `linger` after the last packet.
+        Linger,
     }
 }
 

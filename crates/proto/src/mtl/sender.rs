@@ -3,7 +3,7 @@
 
 use super::config::MtlConfig;
 use super::{fhd_average_s, fhd_s, rate_pps};
-use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TimerId, TimerTable, TraceSample, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TimerTable, TraceSample, Transmit};
 use crate::segments::Segments;
 use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::wire::{self, Control, ProtocolId, Repr};
@@ -22,24 +22,17 @@ pub enum MtlSenderState {
     Failed,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Timer {
-    /// Nothing heard for `idle_timeout` while waiting for an answer.
-    Idle = 0,
-    /// Every byte acknowledged: the commit confirmation is due by now.
-    Confirm = 1,
-    /// Nothing heard for `unresponsive_after`: tell the routing module.
-    Unresponsive = 2,
-    /// The next datagram may leave (pacing, SYN, request or FIN repeat);
-    /// served by `poll_transmit`.
-    Send = 3,
-}
-const TIMERS: usize = 4;
-
-impl TimerId for Timer {
-    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Confirm, Timer::Unresponsive, Timer::Send];
-    fn index(self) -> usize {
-        self as usize
+crate::engine::timer_ids! {
+    enum Timer {
+        /// Nothing heard for `idle_timeout` while waiting for an answer.
+        Idle,
+        /// Every byte acknowledged: the commit confirmation is due by now.
+        Confirm,
+        /// Nothing heard for `unresponsive_after`: tell the routing module.
+        Unresponsive,
+        /// The next datagram may leave (pacing, SYN, request or FIN repeat);
+        /// served by `poll_transmit`.
+        Send,
     }
 }
 
