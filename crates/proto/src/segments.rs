@@ -10,7 +10,37 @@
 //! stays in its sender.
 
 use crate::stream::SendBuffer;
+
+/// The [`SendStream`](crate::stream::SendStream) of a sender whose data
+/// lives in [`Segments`] (ATP, MTL): it needs fields `segs` and
+/// `commit_token` and a `refresh_timers` that re-arms pacing when new data
+/// or the end of the stream arrives. One impl, not one per engine.
+macro_rules! segments_send_stream {
+    ($sender:ty) => {
+        impl $crate::stream::SendStream for $sender {
+            fn write(&mut self, data: &[u8]) -> usize {
+                let n = self.segs.write(data);
+                if n > 0 {
+                    // New data may re-arm pacing.
+                    self.refresh_timers();
+                }
+                n
+            }
+            fn finish(&mut self) {
+                self.segs.finish();
+                self.refresh_timers();
+            }
+            fn write_room(&self) -> usize {
+                self.segs.buf().room()
+            }
+            fn require_commit_token(&mut self, token: $crate::stream::CommitToken) {
+                self.commit_token = Some(token);
+            }
+        }
+    };
+}
 use meshbed_core::{Duration, Instant};
+pub(crate) use segments_send_stream;
 use std::collections::{BTreeSet, VecDeque};
 
 /// Scoreboard entry of one sent, not yet cumulatively acknowledged segment.

@@ -5,7 +5,7 @@ use super::rate_adjustment;
 use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TimerTable, TraceSample, Transmit};
 use crate::relay::duration_to_us;
 use crate::segments::Segments;
-use crate::stream::{CommitToken, SendBuffer, SendStream};
+use crate::stream::{CommitToken, SendBuffer};
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
@@ -626,23 +626,4 @@ impl Engine for AtpSender {
     }
 }
 
-impl SendStream for AtpSender {
-    fn write(&mut self, data: &[u8]) -> usize {
-        let n = self.segs.write(data);
-        if n > 0 {
-            // New data may re-arm pacing.
-            self.refresh_timers();
-        }
-        n
-    }
-    fn finish(&mut self) {
-        self.segs.finish();
-        self.refresh_timers();
-    }
-    fn write_room(&self) -> usize {
-        self.segs.buf().room()
-    }
-    fn require_commit_token(&mut self, token: CommitToken) {
-        self.commit_token = Some(token);
-    }
-}
+crate::segments::segments_send_stream!(AtpSender);

@@ -5,7 +5,7 @@ use super::config::MtlConfig;
 use super::{fhd_average_s, fhd_s, rate_pps};
 use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TimerTable, TraceSample, Transmit};
 use crate::segments::Segments;
-use crate::stream::{CommitToken, SendBuffer, SendStream};
+use crate::stream::{CommitToken, SendBuffer};
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
@@ -557,22 +557,4 @@ impl Engine for MtlSender {
     }
 }
 
-impl SendStream for MtlSender {
-    fn write(&mut self, data: &[u8]) -> usize {
-        let n = self.segs.write(data);
-        if n > 0 {
-            self.refresh_timers();
-        }
-        n
-    }
-    fn finish(&mut self) {
-        self.segs.finish();
-        self.refresh_timers();
-    }
-    fn write_room(&self) -> usize {
-        self.segs.buf().room()
-    }
-    fn require_commit_token(&mut self, token: CommitToken) {
-        self.commit_token = Some(token);
-    }
-}
+crate::segments::segments_send_stream!(MtlSender);
