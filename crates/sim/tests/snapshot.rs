@@ -54,6 +54,77 @@ fn scenarios() -> Vec<(&'static str, Scenario)> {
         FlowSpec { src: 3, dst: 5, traffic: Traffic::Cbr, rate_kbps: Some(1000.0), ..FlowSpec::default() },
     ];
     v.push(("3x3 grid, shadowing 4 dB, seed 3: ATP + TCP crossing, UDP", s));
+    v.extend(cross_layer());
+    v
+}
+
+/// Routing engines, moving nodes, route notices, MTL's path information and
+/// echo traffic: written as scenario files, the interface users write, so
+/// that they read the same whatever the structs behind them become.
+fn cross_layer() -> Vec<(&'static str, Scenario)> {
+    let chain = |nodes: u32| format!("[topology]\nkind = \"chain\"\nnodes = {nodes}\nspacing_m = 200.0\n");
+    let files: Vec<(&'static str, String)> = vec![
+        (
+            "aodv (signal filter -80 dBm), 30 nodes random waypoint 1-5 m/s, tcp-newreno 1 MB, seed 2",
+            "seed = 2\nduration_s = 40.0\n[topology]\nkind = \"random\"\nnodes = 30\nwidth_m = 800.0\nheight_m = 300.0\n\
+             [routing]\nkind = \"aodv\"\nss_threshold_dbm = -80.0\n\
+             [[flows]]\nsrc = 0\ndst = 1\nprotocol = \"tcp-newreno\"\nbytes = 1_000_000\nstart_s = 1.0\n\
+             [mobility]\nmodel = \"random-waypoint\"\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\npause_s = 10.0\n"
+                .into(),
+        ),
+        (
+            "dsr, 3-hop chain, tcp-reno 300 kB and atp-default 300 kB back",
+            format!(
+                "seed = 5\nduration_s = 30.0\n{}[routing]\nkind = \"dsr\"\n\
+                 [[flows]]\nsrc = 0\ndst = 3\nprotocol = \"tcp-reno\"\nbytes = 300_000\nstart_s = 1.0\n\
+                 [[flows]]\nsrc = 3\ndst = 0\nprotocol = \"atp-default\"\nbytes = 300_000\nstart_s = 1.5\n",
+                chain(4)
+            ),
+        ),
+        (
+            "olsr-etx, 4-hop chain: mtl 300 kB after convergence",
+            format!(
+                "seed = 3\nduration_s = 40.0\n{}[routing]\nkind = \"olsr\"\nmetric = \"etx\"\n\
+                 [[flows]]\nsrc = 0\ndst = 4\nprotocol = \"mtl\"\nbytes = 300_000\nstart_s = 12.0\n",
+                chain(5)
+            ),
+        ),
+        (
+            "olsr hop count, relay 1 walks away at 50 m/s: tcp-newreno-elfn and atp-adaptive",
+            "seed = 4\nduration_s = 40.0\n[topology]\nkind = \"explicit\"\nnodes = [\n\
+             { x_m = 0.0, y_m = 0.0 }, { x_m = 150.0, y_m = 40.0 }, { x_m = 300.0, y_m = 0.0 }, { x_m = 150.0, y_m = -40.0 }]\n\
+             [routing]\nkind = \"olsr\"\n\
+             [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-newreno-elfn\"\nbytes = 2_000_000\nstart_s = 15.0\n\
+             [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"atp-adaptive\"\nbytes = 2_000_000\nstart_s = 15.5\n\
+             [mobility]\nmodel = \"scripted\"\n[[mobility.nodes]]\nnode = 1\nwaypoints = [[16.0, 150.0, 3000.0, 50.0]]\n\
+             [[mobility.nodes]]\nnode = 3\nwaypoints = [[25.0, 150.0, -3000.0, 50.0]]\n"
+                .into(),
+        ),
+        (
+            "aodv, client walking away along a 3-relay chain at 10 m/s: tcp-newreno-paced for 60 s",
+            "seed = 1\nduration_s = 60.0\n[topology]\nkind = \"explicit\"\nnodes = [\n\
+             { x_m = 0.0, y_m = 0.0 }, { x_m = 200.0, y_m = 0.0 }, { x_m = 400.0, y_m = 0.0 }, { x_m = 600.0, y_m = 0.0 },\n\
+             { x_m = 10.0, y_m = 20.0 }]\n[routing]\nkind = \"aodv\"\nss_threshold_dbm = -80.0\n\
+             [[flows]]\nsrc = 4\ndst = 0\nprotocol = \"tcp-newreno-paced\"\nstop_s = 58.0\nstart_s = 1.0\n\
+             [mobility]\nmodel = \"scripted\"\n[[mobility.nodes]]\nnode = 4\nwaypoints = [[2.0, 700.0, 20.0, 10.0]]\n"
+                .into(),
+        ),
+        (
+            "echo 1052 B over a 3-hop chain, shortest path, 10 s",
+            format!(
+                "seed = 6\nduration_s = 10.0\n{}[[flows]]\nsrc = 0\ndst = 3\ntraffic = \"echo\"\npacket_bytes = 1052\n",
+                chain(4)
+            ),
+        ),
+    ];
+    let mut v: Vec<(&'static str, Scenario)> = files
+        .into_iter()
+        .map(|(name, text)| (name, Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{name}: {e}"))))
+        .collect();
+    // ns-2 movement, read from the shipped example and its .tcl file.
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ns2-movement.toml");
+    let s = Scenario::from_file(&example).unwrap_or_else(|e| panic!("{}: {e}", example.display()));
+    v.push(("examples/ns2-movement.toml: 3 nodes from an ns-2 file, CBR 200 kb/s", s));
     v
 }
 
