@@ -224,7 +224,9 @@ fn relay_exe() -> Result<PathBuf> {
 fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     let scenario = Scenario::from_file(path)?;
     sys::install_stop_handlers();
-    let (medium, routes) = traffic::build_medium(&scenario)?;
+    // Programs run in this network, not the file's flows: only the network
+    // itself must be what the file says.
+    let (medium, routes) = traffic::build_medium(&scenario, false)?;
     let pcap_error = |dir: &std::path::Path| {
         format!("--pcap {}: expected a directory that can be created and written to", dir.display())
     };

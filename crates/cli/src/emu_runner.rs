@@ -3,9 +3,9 @@
 //! this one in for `meshbed experiment run --backend emu`.
 
 use meshbed_emu::traffic::{self, EmuOptions};
+use meshbed_emu::Emulator;
 use meshbed_experiment::run::{RunError, Runner};
-use meshbed_experiment::spec::Point;
-use meshbed_experiment::ExperimentError;
+use meshbed_sim::backend::{Refusal, ScenarioBackend};
 use meshbed_sim::{Scenario, SimReport};
 use std::path::PathBuf;
 
@@ -21,32 +21,10 @@ impl Runner for EmuRunner {
         Some(1)
     }
 
-    /// Refuses, before anything runs, flows the emulator cannot run as
-    /// written ([`traffic::not_emulated`]), naming each once.
-    fn check(&self, file: &str, points: &[Point]) -> Result<(), ExperimentError> {
-        let mut refused: Vec<String> = Vec::new();
-        for p in points {
-            let scenario = p.scenario.with_random_flows_drawn().map_err(|error| ExperimentError::Point {
-                file: file.into(),
-                point: p.label(),
-                error: Box::new(error),
-            })?;
-            for (i, f) in scenario.flows.iter().enumerate() {
-                if let Some(why) = traffic::not_emulated(f) {
-                    let line = format!("flows[{i}] ({why})");
-                    if !refused.contains(&line) {
-                        refused.push(line);
-                    }
-                }
-            }
-        }
-        if refused.is_empty() {
-            return Ok(());
-        }
-        Err(ExperimentError::Backend(format!(
-            "{file}: the emulator cannot run {}; nothing was started (give such flows `bytes` instead of `stop_s`, or use --backend sim)",
-            refused.join(", ")
-        )))
+    /// The emulator's one check ([`Emulator`]): routing engines, moving
+    /// nodes and every per-flow setting it would ignore are refused by key.
+    fn supports(&self, scenario: &Scenario) -> Result<(), Refusal> {
+        Emulator.supports(scenario)
     }
 
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
@@ -60,26 +38,30 @@ impl Runner for EmuRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use meshbed_experiment::{Experiment, RunOptions};
+    use meshbed_experiment::{Experiment, ExperimentError, RunOptions};
     use std::sync::Arc;
 
+    /// `meshbed experiment run FILE --backend emu` refuses, before anything
+    /// runs (no root needed: no namespace is made), every key any point
+    /// asks for that the emulator would run as something else.
     #[test]
-    fn the_emulator_refuses_flows_it_cannot_run_before_starting() {
+    fn the_emulator_refuses_an_experiment_naming_every_key_once() {
         let text = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
+            [routing]\nkind = \"aodv\"\n\
             [[flows]]\nsrc = 0\ndst = 2\n\
             [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nstop_s = 2.0\n\
             [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"tcp-reno\"\nstop_s = 2.0\n\
-            [experiment]\nname = \"t\"\nrepetitions = 1\n";
+            [mobility]\nmodel = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n\
+            [experiment]\nname = \"t\"\nrepetitions = 1\n[[experiment.sweep]]\nkey = \"hops\"\nvalues = [2, 3]\n";
         let e = Experiment::from_toml(text, "e.toml").unwrap();
         let options = RunOptions { runner: Arc::new(EmuRunner { relay_exe: None }), ..RunOptions::default() };
-        let err = meshbed_experiment::run::run(&e, &options).unwrap_err().to_string();
-        assert!(
-            err.starts_with("e.toml: the emulator cannot run flows[1] (a transport flow that runs for a duration"),
-            "{err}"
-        );
-        assert!(
-            err.contains(", flows[2] (") && !err.contains("flows[0]") && err.contains("nothing was started"),
-            "{err}"
-        );
+        let err = meshbed_experiment::run::run(&e, &options).unwrap_err();
+        let ExperimentError::Refused { file, refusal } = &err else { panic!("{err}") };
+        assert_eq!(file, "e.toml");
+        let keys: Vec<&str> = refusal.unsupported.iter().map(|u| u.key.as_str()).collect();
+        assert_eq!(keys, ["mobility.model", "routing.kind", "flows[1].stop_s", "flows[2].stop_s"]);
+        let msg = err.to_string();
+        assert!(msg.starts_with("e.toml: the emulator cannot run mobility.model = \"random-waypoint\" ("), "{msg}");
+        assert!(msg.ends_with("; nothing was started"), "{msg}");
     }
 }

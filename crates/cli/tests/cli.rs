@@ -302,3 +302,48 @@ fn a_duration_without_its_unit_is_refused_naming_the_argument_the_value_and_the_
     let o = meshbed(&["emu", "/definitely/not/here.toml", "--duration", "30s"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("--duration"));
 }
+
+/// The emulator refuses, before it makes a namespace (so as any user), what
+/// it would otherwise run as something else: routing engines, moving nodes,
+/// per-flow settings its transfers ignore. Each key is named; exit non-zero.
+#[test]
+fn the_emulator_refuses_routing_mobility_and_ignored_flow_keys_naming_each() {
+    let chain = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n";
+    let cases = [
+        ("aodv.toml", format!("{chain}[routing]\nkind = \"aodv\"\n[[flows]]\nsrc = 0\ndst = 2\n"), "routing.kind = \"aodv\""),
+        (
+            "rwp.toml",
+            format!(
+                "{chain}[[flows]]\nsrc = 0\ndst = 2\n[mobility]\nmodel = \"random-waypoint\"\nwidth_m = 400.0\n\
+                 height_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 2.0\n"
+            ),
+            "mobility.model = \"random-waypoint\"",
+        ),
+        (
+            "atp.toml",
+            format!("{chain}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5\n"),
+            "flows[0].atp",
+        ),
+    ];
+    for (name, text, key) in cases {
+        let file = tmp(name, &text);
+        for args in [vec!["emu", "run", file.to_str().unwrap()], vec!["emu", file.to_str().unwrap()]] {
+            if name == "atp.toml" && args.len() == 2 {
+                continue; // `meshbed emu FILE` runs programs, not the file's flows
+            }
+            let o = meshbed(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{args:?}: exit 0");
+            assert!(err.contains(&format!("the emulator cannot run {key}")), "{args:?}: {err}");
+            assert!(err.contains("nothing was started"), "{args:?}: {err}");
+        }
+    }
+    // Through the experiment layer as well.
+    let file = tmp(
+        "aodv-exp.toml",
+        &format!("{chain}[routing]\nkind = \"dsr\"\n[[flows]]\nsrc = 0\ndst = 2\n[experiment]\nname = \"x\"\nrepetitions = 1\n"),
+    );
+    let o = meshbed(&["experiment", "run", file.to_str().unwrap(), "--backend", "emu", "--out", "/nonexistent/x"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("the emulator cannot run routing.kind = \"dsr\""), "{err}");
+}

@@ -17,6 +17,7 @@
 //! * [`relay`]: the delay-collection daemon on NFQUEUE (seed 001 §3.2).
 //! * [`traffic`]: running a scenario's flows on the emulator (the
 //!   experiment layer's hook) and the speed bench.
+//! * [`support`]: what the emulator can run, and the refusal of the rest.
 //! * [`sys`]: the Linux calls underneath.
 //!
 //! The emulator needs root: namespaces, TAP devices and netfilter.
@@ -24,9 +25,11 @@
 pub mod plumbing;
 pub mod realtime;
 pub mod relay;
+pub mod support;
 pub mod sys;
 pub mod traffic;
 
 pub use plumbing::{clean, EmuError, EmuState, Emulation};
 pub use realtime::{Backend, LoopSummary, MediumLoop, TapBackend, VirtualBackend};
+pub use support::Emulator;
 pub use traffic::{run_scenario, EmuOptions, EmuReport};

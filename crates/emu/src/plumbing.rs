@@ -44,6 +44,13 @@ pub enum EmuError {
     Io { what: String, err: std::io::Error },
     #[error("`{cmd}` failed: {stderr}")]
     Command { cmd: String, stderr: String },
+    /// The scenario asks for something the emulator cannot run
+    /// ([`crate::support::Emulator`]); nothing was started.
+    #[error(transparent)]
+    Refused(#[from] meshbed_sim::backend::Refusal),
+    /// The scenario is invalid, or a flow has no route.
+    #[error(transparent)]
+    Scenario(#[from] meshbed_sim::ScenarioError),
     #[error("{0}")]
     Other(String),
 }

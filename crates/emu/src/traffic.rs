@@ -2,8 +2,9 @@
 //! same file: the experiment layer's hook ([`run_scenario`]), and the
 //! emulator's speed and accuracy bench ([`bench`]).
 //!
-//! The emulation is built from the scenario exactly as the simulator builds
-//! its run: the same `Medium::new(radio, nodes, seed)`, the same route table.
+//! The emulation is built from the scenario by the simulator's own network
+//! builder (`meshbed_sim::build_network`): the same medium, positions and
+//! route table, the same refusal of a flow without a route.
 //! UDP flows (saturated and CBR) run as a paced sender thread inside the
 //! source's namespace and a counting receiver thread inside the
 //! destination's, real sockets on the real stacks. A saturated source sends
@@ -15,8 +16,10 @@
 //! A transport flow that moves `bytes` runs as a real transfer
 //! ([`start_transfer`]: `meshbed-net`'s sender and receiver in the two
 //! namespaces, the relays stamping on the way) and counts only if the file
-//! that arrived equals the data; one that runs for a duration is refused
-//! ([`not_emulated`]).
+//! that arrived equals the data. What the emulator cannot run as written
+//! (a transport flow that runs for a duration, per-flow engine settings,
+//! routing engines, moving nodes...) is refused before anything starts
+//! ([`Emulator`], `crate::support`).
 //!
 //! The report is the simulator's ([`SimReport`], one [`FlowResult`] per
 //! flow), so that tables, experiment rows and figures treat both backends
@@ -24,9 +27,11 @@
 
 use crate::plumbing::{self, Emulation, Result};
 use crate::realtime::{EthFrame, LoopSummary, MediumLoop, TapBackend};
+use crate::support::Emulator;
 use crate::sys;
 use meshbed_core::{Duration, Instant};
 use meshbed_radio::{MacCounters, Medium, NodeId};
+use meshbed_sim::backend::ScenarioBackend;
 use meshbed_sim::routing::RouteTable;
 use meshbed_sim::scenario::IP_UDP_HEADER_BYTES;
 use meshbed_sim::{FlowResult, Scenario, SimReport, Traffic};
@@ -67,50 +72,26 @@ pub struct Running {
     thread: Option<std::thread::JoinHandle<std::io::Result<MediumOutcome>>>,
 }
 
-/// Builds the scenario's medium and routes, as the simulator does.
-pub fn build_medium(scenario: &Scenario) -> Result<(Medium<EthFrame>, RouteTable)> {
-    scenario.validate().map_err(|e| plumbing::EmuError::Other(e.to_string()))?;
-    if let Some(refusal) = simulator_only(scenario) {
-        return Err(plumbing::EmuError::Other(refusal));
+/// Builds the scenario's medium and routes through the simulator's one
+/// network builder ([`meshbed_sim::build_network`]: the same positions,
+/// radio and route checks), after the emulator's check of what it can run
+/// ([`Emulator`]): the network alone for `meshbed emu SCENARIO`, which runs
+/// programs rather than the file's flows (`with_flows` false), or the
+/// network and its flows, each of which must have a route.
+pub fn build_medium(scenario: &Scenario, with_flows: bool) -> Result<(Medium<EthFrame>, RouteTable)> {
+    scenario.validate()?;
+    if with_flows {
+        Emulator.supports(scenario)?;
+    } else {
+        Emulator.supports_network(scenario)?;
     }
-    let medium = Medium::new(&scenario.radio, &scenario.node_radios(), scenario.seed)
-        .map_err(|e| plumbing::EmuError::Other(format!("radio.{} = {}: expected {}", e.key, e.value, e.expected)))?;
-    let routes = RouteTable::build(&scenario.routing, &medium);
-    Ok((medium, routes))
-}
-
-/// What a scenario asks of the simulator that the emulator cannot do,
-/// named by key: the emulator's frames come from TAP devices and carry no
-/// transport marks, so no feedback priority; its transfers are real
-/// `meshbed-net` ones whose application reads at full speed (a slow reader
-/// on real hosts is `meshbed recv --rate`).
-pub fn simulator_only(scenario: &Scenario) -> Option<String> {
-    if scenario.radio.mac.feedback_priority {
-        return Some(
-            "radio.mac.feedback_priority = true: the emulator cannot tell transport feedback in its frames (simulator only)"
-                .into(),
-        );
-    }
-    scenario.flows.iter().enumerate().find_map(|(i, f)| {
-        let key = if f.read_rate_bps.is_some() {
-            "read_rate_bps"
-        } else if !f.read_rate_steps.is_empty() {
-            "read_rate_steps"
-        } else if f.receive_buffer_bytes.is_some() {
-            "receive_buffer_bytes"
-        } else {
-            return None;
-        };
-        Some(format!(
-            "flows[{i}].{key}: the emulator's receivers read at full speed (simulator only; on real hosts use meshbed recv --rate)"
-        ))
-    })
+    Ok(meshbed_sim::build_network(scenario, with_flows)?)
 }
 
 impl Running {
     /// Creates the emulation and starts its medium (and relays, if asked).
     pub fn start(scenario: &Scenario, options: &EmuOptions) -> Result<Running> {
-        let (medium, routes) = build_medium(scenario)?;
+        let (medium, routes) = build_medium(scenario, true)?;
         let mut emulation = Emulation::create(&medium, &routes)?;
         let data_rate_kbps = (0..medium.node_count() as NodeId).map(|n| medium.data_rate_kbps(n)).collect();
         let mut medium_loop = MediumLoop::new(medium, emulation.id(), Some(emulation.dir()))
@@ -206,24 +187,16 @@ struct FlowCounters {
     bytes: AtomicU64,
 }
 
-/// Why [`run_scenario`] cannot run a flow, if it cannot: only transport
-/// flows that move `bytes` run as real transfers.
-pub fn not_emulated(f: &meshbed_sim::scenario::FlowSpec) -> Option<&'static str> {
-    (f.protocol.is_some() && f.bytes.is_none())
-        .then_some("a transport flow that runs for a duration (stop_s) is not run on the emulator")
-}
-
 /// Runs `scenario` on the emulator for its `duration_s` of wall-clock time
 /// and reports per-flow goodput, the medium's timing error and the MAC
 /// counters. Needs root. The experiment layer calls this where it would
 /// call `meshbed_sim::run`.
 pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuReport> {
-    let scenario = &*scenario.with_random_flows_drawn().map_err(|e| crate::EmuError::Other(e.to_string()))?;
-    if let Some(i) = scenario.flows.iter().position(|f| f.protocol.is_none() && f.traffic == Traffic::Echo) {
-        return Err(crate::EmuError::Other(format!(
-            "flows[{i}].traffic = \"echo\": the emulator runs saturated and CBR UDP flows only (echo is simulated)"
-        )));
-    }
+    // Refused before the random flows are drawn, so that a drawn flow's
+    // key is its template's (`random_flows.flow.trace`).
+    scenario.validate()?;
+    Emulator.supports(scenario)?;
+    let scenario = &*scenario.with_random_flows_drawn()?;
     let running = Running::start(scenario, options)?;
     let t0 = std::time::Instant::now();
     let end = std::time::Duration::from_secs_f64(scenario.duration_s);
@@ -269,7 +242,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         // Sender, paced.
         let rate_bps = match f.traffic {
             Traffic::Cbr => f.rate_kbps.unwrap_or(0.0) * 1e3,
-            // Echo flows were refused above.
+            // Echo flows were refused (`Emulator::supports`).
             Traffic::Saturated | Traffic::Echo => f64::from(running.data_rate_kbps[f.src as usize]) * 1e3,
         };
         let interval = std::time::Duration::from_secs_f64(f64::from(f.packet_bytes) * 8.0 / rate_bps.max(1.0));
@@ -348,23 +321,21 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             // Not measured on the emulator: the stacks' packets carry no send time.
             r.mean_delay_s = 0.0;
             r.goodput_bps = if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 };
-            match (&outcomes[i], f.protocol.is_some()) {
-                (Some(o), _) => {
-                    r.sent_packets = o.datagrams_sent;
-                    r.received_packets = o.datagrams_received;
-                    r.received_payload_bytes = o.bytes_delivered;
-                    r.bytes_delivered = o.bytes_delivered;
-                    r.goodput_bps = o.goodput_bps;
-                    r.duration_s = o.duration_s;
-                    r.completed = o.verified;
-                    r.verified = o.verified;
-                    r.failed = !o.verified;
-                    r.error = o.error.clone();
-                    r.retransmissions = o.retransmissions;
-                    r.completion_time_s = o.verified.then_some(o.duration_s);
-                }
-                (None, true) => r.error = not_emulated(f).map(|why| format!("not run on the emulator: {why}")),
-                (None, false) => {}
+            // Every transport flow moves `bytes` (`Emulator::supports`), so
+            // every one has an outcome; UDP flows have none.
+            if let Some(o) = &outcomes[i] {
+                r.sent_packets = o.datagrams_sent;
+                r.received_packets = o.datagrams_received;
+                r.received_payload_bytes = o.bytes_delivered;
+                r.bytes_delivered = o.bytes_delivered;
+                r.goodput_bps = o.goodput_bps;
+                r.duration_s = o.duration_s;
+                r.completed = o.verified;
+                r.verified = o.verified;
+                r.failed = !o.verified;
+                r.error = o.error.clone();
+                r.retransmissions = o.retransmissions;
+                r.completion_time_s = o.verified.then_some(o.duration_s);
             }
             r
         })
@@ -604,19 +575,104 @@ fn start_transfer(
 mod tests {
     use super::*;
 
+    /// Every key the emulator cannot run is refused by name, together, before
+    /// anything is built (no namespace is made: these run without root).
+    fn refused_keys(text: &str) -> Vec<String> {
+        let s = Scenario::from_toml(text).unwrap();
+        match build_medium(&s, true) {
+            Err(crate::EmuError::Refused(r)) => r.unsupported.into_iter().map(|u| u.key).collect(),
+            Err(e) => panic!("refused for another reason: {e}"),
+            Ok(_) => Vec::new(),
+        }
+    }
+
+    const CHAIN: &str = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n";
+
     #[test]
-    fn simulator_only_settings_are_refused_by_key() {
-        let plain = Scenario::chain(3, 100.0, 1.0);
-        assert_eq!(simulator_only(&plain), None);
-        let mut s = plain.clone();
-        s.radio.mac.feedback_priority = true;
-        assert!(simulator_only(&s).unwrap().starts_with("radio.mac.feedback_priority = true"));
-        let mut s = plain.clone();
-        s.flows[0].read_rate_bps = Some(200_000);
-        assert!(simulator_only(&s).unwrap().starts_with("flows[0].read_rate_bps"));
-        let mut s = plain;
-        s.flows[0].receive_buffer_bytes = Some(100_000);
-        assert!(simulator_only(&s).unwrap().contains("receive_buffer_bytes"));
-        assert!(build_medium(&s).is_err());
+    fn aodv_dsr_and_olsr_are_refused_naming_routing_kind() {
+        for kind in ["aodv", "dsr", "olsr"] {
+            let text = format!("{CHAIN}[routing]\nkind = \"{kind}\"\n[[flows]]\nsrc = 0\ndst = 2\n");
+            assert_eq!(refused_keys(&text), ["routing.kind"], "{kind}");
+            let err = run_scenario(&Scenario::from_toml(&text).unwrap(), &EmuOptions::default()).err().unwrap();
+            let msg = err.to_string();
+            assert!(msg.starts_with(&format!("the emulator cannot run routing.kind = \"{kind}\" (")), "{msg}");
+            assert!(msg.ends_with("nothing was started"), "{msg}");
+        }
+        // Tables computed at time zero run.
+        assert!(refused_keys(&format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\n")).is_empty());
+    }
+
+    #[test]
+    fn every_mobility_model_is_refused_naming_mobility_model() {
+        for table in [
+            "model = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n",
+            "model = \"walk\"\nnode = 2\nfrom_x_m = 0.0\nfrom_y_m = 10.0\nspeed_mps = 1.0\n",
+            "model = \"scripted\"\n[[mobility.nodes]]\nnode = 1\nwaypoints = [[1.0, 100.0, 50.0, 2.0]]\n",
+        ] {
+            let text = format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\n[mobility]\n{table}");
+            assert_eq!(refused_keys(&text), ["mobility.model"], "{table}");
+        }
+    }
+
+    #[test]
+    fn each_ignored_flow_key_is_refused_by_name_and_all_are_listed() {
+        let cases = [
+            ("protocol = \"atp-default\"\nstop_s = 2.0", "flows[0].stop_s"),
+            ("protocol = \"tcp-reno\"\nbytes = 1000\npacket_bytes = 600", "flows[0].packet_bytes"),
+            ("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5", "flows[0].atp"),
+            ("protocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\nmax_cwnd_segments = 8", "flows[0].tcp"),
+            ("protocol = \"atp-adaptive\"\nbytes = 1000\ntrace = true", "flows[0].trace"),
+            ("protocol = \"tcp-tahoe\"\nbytes = 100000\nbatch_packets = 10", "flows[0].batch_packets"),
+            ("protocol = \"tcp-tahoe\"\nbytes = 1000\nread_rate_bps = 200000", "flows[0].read_rate_bps"),
+            (
+                "protocol = \"tcp-tahoe\"\nbytes = 1000\nread_rate_bps = 200000\nreceive_buffer_bytes = 100000",
+                "flows[0].receive_buffer_bytes",
+            ),
+            ("traffic = \"echo\"", "flows[0].traffic"),
+        ];
+        for (keys, want) in cases {
+            let text = format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\n{keys}\n");
+            let got = refused_keys(&text);
+            assert!(got.iter().any(|k| k == want), "{keys}: refused {got:?}, expected {want}");
+        }
+        // Several at once: every one is named, in the file's order, each once.
+        let text = format!(
+            "{CHAIN}[routing]\nkind = \"aodv\"\n[radio.mac]\nfeedback_priority = true\n\
+             [[flows]]\nsrc = 0\ndst = 2\ntraffic = \"echo\"\n\
+             [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"atp-default\"\nbytes = 1000\ntrace = true\n\
+             [mobility]\nmodel = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n"
+        );
+        assert_eq!(
+            refused_keys(&text),
+            ["mobility.model", "routing.kind", "radio.mac.feedback_priority", "flows[0].traffic", "flows[1].trace"]
+        );
+    }
+
+    #[test]
+    fn a_drawn_flow_is_refused_by_its_template_key() {
+        let text = format!(
+            "{CHAIN}[random_flows]\ncount = 3\n[random_flows.flow]\nprotocol = \"tcp-reno\"\nbytes = 1000\ntrace = true\n"
+        );
+        assert_eq!(refused_keys(&text), ["random_flows.flow.trace"]);
+    }
+
+    #[test]
+    fn the_network_alone_ignores_flow_keys_but_not_routing_or_mobility() {
+        let s = Scenario::from_toml(&format!(
+            "{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 1000\ntrace = true\n"
+        ))
+        .unwrap();
+        assert!(build_medium(&s, false).is_ok());
+        let mut moving = s.clone();
+        moving.routing = meshbed_sim::scenario::Routing::olsr(true);
+        assert!(matches!(build_medium(&moving, false), Err(crate::EmuError::Refused(_))));
+    }
+
+    #[test]
+    fn a_flow_without_a_route_is_refused_as_the_simulator_refuses_it() {
+        let far = Scenario::chain(2, 5000.0, 1.0);
+        let err = build_medium(&far, true).err().unwrap().to_string();
+        assert_eq!(err, meshbed_sim::check_routes(&far).unwrap_err().to_string());
+        assert!(err.starts_with("flows[0].dst = 2: expected a node with a route"), "{err}");
     }
 }

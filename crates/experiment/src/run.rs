@@ -6,6 +6,7 @@ use crate::spec::{value_text, BatchMeans, Experiment, ExperimentError, Point};
 use crate::store::{Lookup, Provenance, Store, StoreTally};
 use crate::table::TableWriter;
 use indicatif::{ProgressBar, ProgressStyle};
+use meshbed_sim::backend::{Refusal, ScenarioBackend, Simulator};
 use meshbed_sim::{FlowResult, Scenario, ScenarioError, SimReport};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,11 +43,10 @@ pub trait Runner: Send + Sync + std::fmt::Debug {
     fn max_parallel(&self) -> Option<usize> {
         None
     }
-    /// Refuses, before anything runs, points this backend cannot run as
-    /// written (it would spend wall-clock time and report zeros).
-    fn check(&self, _file: &str, _points: &[Point]) -> Result<(), ExperimentError> {
-        Ok(())
-    }
+    /// Whether this backend can run `scenario` as written (its
+    /// [`ScenarioBackend::supports`]); [`run`] asks it of every point before
+    /// anything runs and refuses the experiment naming every refused key.
+    fn supports(&self, scenario: &Scenario) -> Result<(), Refusal>;
     /// Runs one repetition of one point (the scenario's seed is the
     /// repetition's).
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError>;
@@ -72,6 +72,9 @@ pub enum RunError {
 pub struct SimRunner;
 
 impl Runner for SimRunner {
+    fn supports(&self, scenario: &Scenario) -> Result<(), Refusal> {
+        Simulator.supports(scenario)
+    }
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
         meshbed_sim::run(scenario).map_err(RunError::Scenario)
     }
@@ -142,6 +145,21 @@ fn check_routes_for_every_seed(file: &str, points: &[Point], reps: u32) -> Resul
     Ok(())
 }
 
+/// Asks the runner about every point before anything runs: a refusal names
+/// each key any point asked for, once.
+fn refuse_unsupported(file: &str, points: &[Point], runner: &dyn Runner) -> Result<(), ExperimentError> {
+    let mut refused: Option<Refusal> = None;
+    for p in points {
+        if let Err(r) = runner.supports(&p.scenario) {
+            refused.get_or_insert_with(|| Refusal::new(r.backend)).merge(r);
+        }
+    }
+    match refused {
+        Some(refusal) => Err(ExperimentError::Refused { file: file.into(), refusal }),
+        None => Ok(()),
+    }
+}
+
 /// Runs every point and repetition.
 pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, ExperimentError> {
     let file = &experiment.file;
@@ -153,7 +171,7 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
     let threads = options.runner.max_parallel().map_or(threads, |m| threads.min(m.max(1)));
     let plan = experiment.plan(file, reps, threads, options.force)?;
     let points = plan.points;
-    options.runner.check(file, &points)?;
+    refuse_unsupported(file, &points, &*options.runner)?;
     check_routes_for_every_seed(file, &points, reps)?;
     // Job i is repetition i % reps of point i / reps.
     let job_count = points.len() * reps as usize;
@@ -1509,11 +1527,12 @@ mod tests {
             fn max_parallel(&self) -> Option<usize> {
                 Some(1)
             }
-            fn check(&self, file: &str, _points: &[Point]) -> Result<(), ExperimentError> {
-                match self.refuse {
-                    true => Err(ExperimentError::Backend(format!("{file}: refused"))),
-                    false => Ok(()),
+            fn supports(&self, _scenario: &Scenario) -> Result<(), Refusal> {
+                let mut r = Refusal::new("the counting backend");
+                if self.refuse {
+                    r.add("topology.nodes", "3", "it counts only");
                 }
+                r.into_result()
             }
             fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
                 let now = self.at_once.fetch_add(1, Ordering::SeqCst) + 1;
@@ -1530,7 +1549,10 @@ mod tests {
         let e = Experiment::from_toml(text, "e.toml").unwrap();
         let refusing = Arc::new(Counting { refuse: true, ..Counting::default() });
         let options = RunOptions { runner: refusing.clone(), jobs: 4, ..RunOptions::default() };
-        assert_eq!(run(&e, &options).unwrap_err().to_string(), "e.toml: refused");
+        assert_eq!(
+            run(&e, &options).unwrap_err().to_string(),
+            "e.toml: the counting backend cannot run topology.nodes = 3 (it counts only); nothing was started"
+        );
         assert_eq!(refusing.runs.load(Ordering::SeqCst), 0, "nothing ran");
 
         let counting = Arc::new(Counting::default());
@@ -1550,6 +1572,9 @@ mod tests {
         #[derive(Debug)]
         struct BySeed;
         impl Runner for BySeed {
+            fn supports(&self, scenario: &Scenario) -> Result<(), Refusal> {
+                SimRunner.supports(scenario)
+            }
             fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
                 let mut r = SimRunner.run(scenario)?;
                 r.flows[0].goodput_bps = scenario.seed as f64 * 1000.0;

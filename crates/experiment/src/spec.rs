@@ -207,6 +207,10 @@ pub enum ExperimentError {
     Point { file: String, point: String, error: Box<ScenarioError> },
     #[error("{file}: {message}")]
     TooLarge { file: String, message: String },
+    /// The backend cannot run part of the experiment (every point's refused
+    /// keys, each once); nothing was started.
+    #[error("{file}: {refusal}")]
+    Refused { file: String, refusal: meshbed_sim::backend::Refusal },
     #[error("{0}")]
     Backend(String),
 }

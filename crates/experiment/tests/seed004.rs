@@ -127,6 +127,9 @@ fn batch_means_keys_are_checked_with_their_names() {
 struct HandMade;
 
 impl Runner for HandMade {
+    fn supports(&self, scenario: &Scenario) -> Result<(), meshbed_sim::backend::Refusal> {
+        SimRunner.supports(scenario)
+    }
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
         let mut r = SimRunner.run(scenario)?;
         let f = &mut r.flows[0];

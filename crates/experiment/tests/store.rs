@@ -21,6 +21,9 @@ struct Counting {
 }
 
 impl Runner for Counting {
+    fn supports(&self, scenario: &Scenario) -> Result<(), meshbed_sim::backend::Refusal> {
+        SimRunner.supports(scenario)
+    }
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
         let done = self.runs.fetch_add(1, Ordering::SeqCst);
         if self.fail_after.is_some_and(|n| done >= n) {

@@ -326,7 +326,8 @@ mod tests {
 
     #[test]
     fn an_unresponsive_peer_reaches_the_nodes_routing_and_path_info_is_read_again() {
-        let (medium, _) = crate::build_network(&Scenario::chain(2, 200.0, 1.0), false).expect("a valid chain");
+        let (medium, _) =
+            crate::build_network::<crate::Packet>(&Scenario::chain(2, 200.0, 1.0), false).expect("a valid chain");
         let mut net: Net = crate::Network::new(medium, &[]);
         let mut stats = NetStats::new(3, 1);
         let told = Told::default();

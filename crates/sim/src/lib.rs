@@ -15,6 +15,7 @@
 //! and stamps each ATP/TCP datagram the node puts into its transmit queue,
 //! the source's own included.
 
+pub mod backend;
 pub mod capture;
 pub mod driver;
 pub mod dynamic;
@@ -822,13 +823,18 @@ pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(Instant))
 /// routes carry every flow. Costs one radio model and route table, not a run.
 pub fn check_routes(scenario: &Scenario) -> Result<(), ScenarioError> {
     let scenario = &*scenario.with_random_flows_drawn()?;
-    build_network(scenario, !scenario.routing.is_dynamic()).map(|_| ())
+    build_network::<Packet>(scenario, !scenario.routing.is_dynamic()).map(|_| ())
 }
 
 /// The radio model and the routes of a valid scenario, with every flow
 /// routable: a scenario that cannot carry a flow is refused here rather than
-/// reported as a flow with zero goodput.
-fn build_network(scenario: &Scenario, refuse_unroutable: bool) -> Result<(Medium<Packet>, RouteTable), ScenarioError> {
+/// reported as a flow with zero goodput. The one network builder: the
+/// simulator's medium carries [`Packet`]s, the emulator's Ethernet frames,
+/// and both start from the same positions, trajectories and route checks.
+pub fn build_network<P: Payload>(
+    scenario: &Scenario,
+    refuse_unroutable: bool,
+) -> Result<(Medium<P>, RouteTable), ScenarioError> {
     scenario.validate()?;
     let radios = scenario.node_radios();
     let invalid = |key: String, value: String, expected: String| ScenarioError::Invalid {

@@ -88,6 +88,16 @@ pub enum MobilitySpec {
 }
 
 impl MobilitySpec {
+    /// The `model` this table has in a scenario file.
+    pub fn model_name(&self) -> &'static str {
+        match self {
+            MobilitySpec::RandomWaypoint { .. } => "random-waypoint",
+            MobilitySpec::Scripted { .. } => "scripted",
+            MobilitySpec::Walk { .. } => "walk",
+            MobilitySpec::Ns2 { .. } => "ns2",
+            MobilitySpec::Bonnmotion { .. } => "bonnmotion",
+        }
+    }
     /// Random waypoint over the random topology's area, no warm-up.
     pub fn random_waypoint(min_speed_mps: f64, max_speed_mps: f64, pause_s: f64) -> Self {
         MobilitySpec::RandomWaypoint {

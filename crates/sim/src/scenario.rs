@@ -700,8 +700,12 @@ pub const DEFAULT_ECHO_TIMEOUT_S: f64 = 1.0;
 fn default_traffic() -> Traffic {
     Traffic::Saturated
 }
+/// A flow's IP packet size when the file gives none: Ethernet's MTU, which
+/// gives the engines' 1436-byte segments (and the UDP runtime's).
+pub const DEFAULT_PACKET_BYTES: u32 = 1500;
+
 fn default_packet_bytes() -> u32 {
-    1500
+    DEFAULT_PACKET_BYTES
 }
 
 /// IP + UDP header bytes: the part of a packet that is not goodput.

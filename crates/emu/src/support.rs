@@ -1,0 +1,166 @@
+//! What the emulator runs, decided in one place ([`Emulator::supports`]):
+//! the parts of a scenario it would otherwise silently run as something
+//! else are refused before a namespace is made, each named by its key.
+//!
+//! The emulator's network is the simulator's (`meshbed_sim::build_network`:
+//! the same positions, radio and route checks) but for now its nodes stand
+//! still and its kernels get one static route table at start; its flows are
+//! real UDP sockets and `meshbed-net` transfers, with the runtime's own
+//! transport settings. docs/ARCHITECTURE.md ("What the emulator refuses")
+//! lists every refusal; routing daemons and real-time mobility (issue 24)
+//! will take theirs away.
+
+use meshbed_sim::backend::{flow_key, Refusal, ScenarioBackend};
+use meshbed_sim::scenario::{FlowSpec, DEFAULT_PACKET_BYTES};
+use meshbed_sim::{Scenario, Traffic};
+
+/// The real-time emulator as a [`ScenarioBackend`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Emulator;
+
+impl ScenarioBackend for Emulator {
+    fn name(&self) -> &'static str {
+        "the emulator"
+    }
+    fn supports(&self, scenario: &Scenario) -> Result<(), Refusal> {
+        let mut refusal = Refusal::new(self.name());
+        network(scenario, &mut refusal);
+        match scenario.with_random_flows_drawn() {
+            Ok(drawn) => {
+                for (i, f) in drawn.flows.iter().enumerate() {
+                    flow(&flow_key(&drawn, i), f, &mut refusal);
+                }
+            }
+            // An invalid scenario is the validation's to report.
+            Err(_) => {
+                for (i, f) in scenario.flows.iter().enumerate() {
+                    flow(&format!("flows[{i}]"), f, &mut refusal);
+                }
+            }
+        }
+        refusal.into_result()
+    }
+}
+
+impl Emulator {
+    /// Whether the emulator can build the scenario's network as written
+    /// (`meshbed emu SCENARIO`, which runs no flows: programs run in it).
+    pub fn supports_network(&self, scenario: &Scenario) -> Result<(), Refusal> {
+        let mut refusal = Refusal::new(self.name());
+        network(scenario, &mut refusal);
+        refusal.into_result()
+    }
+}
+
+/// The network: routing, mobility, the MAC's queue discipline.
+fn network(scenario: &Scenario, refusal: &mut Refusal) {
+    if let Some(m) = &scenario.mobility {
+        refusal.add(
+            "mobility.model",
+            format!("\"{}\"", m.model_name()),
+            "the emulator's nodes do not move yet: it would run the scenario with every node frozen at its start; \
+             use --backend sim",
+        );
+    }
+    if scenario.routing.is_dynamic() {
+        let kind = scenario.routing.kind_name();
+        refusal.add(
+            "routing.kind",
+            format!("\"{kind}\""),
+            format!(
+                "the emulator installs one static shortest-path table at start and runs no {} daemon yet; \
+                 use --backend sim, or kind = \"shortest-path\" or \"static\"",
+                kind.to_uppercase()
+            ),
+        );
+    }
+    if scenario.radio.mac.feedback_priority {
+        refusal.add(
+            "radio.mac.feedback_priority",
+            "true",
+            "the emulator cannot tell transport feedback in the TAP frames it carries (simulator only)",
+        );
+    }
+}
+
+/// One flow, named by `key`.
+fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
+    let transport = f.protocol.is_some();
+    if !transport && f.traffic == Traffic::Echo {
+        refusal.add(
+            format!("{key}.traffic"),
+            "\"echo\"",
+            "the emulator runs saturated and CBR UDP flows and transport transfers; echo is simulated only \
+             (run ping inside `meshbed emu` instead)",
+        );
+    }
+    if transport && f.bytes.is_none() {
+        refusal.add(
+            format!("{key}.stop_s"),
+            f.stop_s.map_or("(absent)".into(), |s| s.to_string()),
+            "a transport flow that runs for a duration: the emulator's transfers move a file; give `bytes` instead",
+        );
+    }
+    if transport && f.packet_bytes != DEFAULT_PACKET_BYTES {
+        refusal.add(
+            format!("{key}.packet_bytes"),
+            f.packet_bytes.to_string(),
+            format!(
+                "the emulator's transfers use the UDP runtime's segment size ({DEFAULT_PACKET_BYTES}-byte packets); \
+                 simulator only"
+            ),
+        );
+    }
+    if f.atp.is_some() {
+        refusal.add(
+            format!("{key}.atp"),
+            "(a table)",
+            "the emulator's transfers run the UDP runtime's ATP settings (meshbed send); per-flow overrides are \
+             simulator only",
+        );
+    }
+    if f.tcp.is_some() {
+        refusal.add(
+            format!("{key}.tcp"),
+            "(a table)",
+            "the emulator's transfers run the UDP runtime's TCP settings (meshbed send); per-flow overrides are \
+             simulator only",
+        );
+    }
+    if f.trace {
+        refusal.add(
+            format!("{key}.trace"),
+            "true",
+            "the emulator's transfers keep no engine trace samples (simulator only; experiments with trace \
+             figures set it)",
+        );
+    }
+    if let Some(b) = f.batch_packets {
+        refusal.add(
+            format!("{key}.batch_packets"),
+            b.to_string(),
+            "the emulator records no delivery milestones (batch means are simulator only)",
+        );
+    }
+    if let Some(r) = f.read_rate_bps {
+        refusal.add(
+            format!("{key}.read_rate_bps"),
+            r.to_string(),
+            "the emulator's receivers read at full speed (simulator only; on real hosts use meshbed recv --rate)",
+        );
+    }
+    if !f.read_rate_steps.is_empty() {
+        refusal.add(
+            format!("{key}.read_rate_steps"),
+            "(a list)",
+            "the emulator's receivers read at full speed (simulator only)",
+        );
+    }
+    if let Some(b) = f.receive_buffer_bytes {
+        refusal.add(
+            format!("{key}.receive_buffer_bytes"),
+            b.to_string(),
+            "the emulator's receivers use the UDP runtime's buffers (simulator only)",
+        );
+    }
+}
