@@ -90,7 +90,7 @@ enum Command {
         #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=transfer::MAX_BENCH_MIB))]
         size_mib: u64,
         /// Engine protocols to run (comma-separated).
-        #[arg(long, value_delimiter = ',', default_value = "atp-adaptive,atp-default", value_parser = transfer::parse_protocol)]
+        #[arg(long, value_delimiter = ',', default_value = "atp-adaptive,atp-default", value_enum)]
         protocols: Vec<meshbed_proto::Protocol>,
         /// Also run each ATP protocol with this rate cap (e.g. 5us), besides the preset's 100us.
         #[arg(long, value_parser = transfer::parse_min_delay)]

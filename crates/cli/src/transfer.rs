@@ -28,10 +28,6 @@ pub fn parse_min_delay(s: &str) -> Result<DelaySpec, String> {
     meshbed_core::time::parse_duration(s).map(DelaySpec::Fixed)
 }
 
-pub fn parse_protocol(s: &str) -> Result<Protocol, String> {
-    s.parse()
-}
-
 pub fn parse_delay(s: &str) -> Result<DelaySpec, String> {
     s.parse()
 }
@@ -69,7 +65,7 @@ pub struct SendArgs {
     /// Any transport: atp-default, atp-aggressive, atp-adaptive, tcp-tahoe, tcp-reno, tcp-newreno,
     /// tcp-newreno-elfn (no route notices over UDP: behaves as NewReno), tcp-reno-paced, tcp-newreno-paced
     /// or mtl (without a routing module: one hop, no link loss assumed).
-    #[arg(long, default_value = "atp-adaptive", value_parser = parse_protocol)]
+    #[arg(long, value_enum, default_value_t = Protocol::AtpAdaptive)]
     pub protocol: meshbed_proto::Protocol,
     /// This node's delay D for ATP: `e2e` (end-to-end estimate), `fixed:2ms`, or `file:PATH` (µs, like /proc/ath5k/Da).
     #[arg(long, default_value = "e2e", value_parser = parse_delay)]

@@ -190,7 +190,7 @@ fn scenarios_that_cannot_work_say_so() {
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("the emulator cannot run flows[1] (a transport flow that runs for a duration (stop_s)"),
+        err.contains("the emulator cannot run flows[1].stop_s = 1.0 (a transport flow that runs for a duration"),
         "{err}"
     );
     assert!(!out.exists());

@@ -9,12 +9,14 @@
 //! * [`queue`]: the event queue ordered by `(time, insertion sequence)` so that
 //!   simultaneous events run in the order they were scheduled (ns-3 `scheduler.h`).
 //! * [`trace`]: a stable 64-bit hash of an event trace, for determinism checks.
+//! * [`invalid`]: [`InvalidValue`], the one "key = value: expected …" error.
 //! * [`limits`]: how a value outside its documented bounds is reported.
 //! * [`stats`]: a sample's mean, sd, median, extremes and 95% confidence
 //!   interval, for every report that summarises samples.
 //!
 //! This crate does no I/O and keeps no global state.
 
+pub mod invalid;
 pub mod limits;
 pub mod queue;
 pub mod rng;
@@ -22,6 +24,7 @@ pub mod stats;
 pub mod time;
 pub mod trace;
 
+pub use invalid::InvalidValue;
 pub use queue::EventQueue;
 pub use rng::{stream_rng, StreamId, StreamKind, StreamRng};
 pub use time::{Duration, Instant};

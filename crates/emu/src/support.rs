@@ -97,7 +97,7 @@ fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
     if transport && f.bytes.is_none() {
         refusal.add(
             format!("{key}.stop_s"),
-            f.stop_s.map_or("(absent)".into(), |s| s.to_string()),
+            f.stop_s.map_or("(absent)".into(), |s| format!("{s:?}")),
             "a transport flow that runs for a duration: the emulator's transfers move a file; give `bytes` instead",
         );
     }

@@ -144,8 +144,8 @@ impl Drop for Running {
     }
 }
 
-/// What [`run_scenario`] returns: the simulator's report of the run (its
-/// trace hash is `emulated`: wall-clock runs do not repeat bit for bit) and
+/// What [`run_scenario`] returns: the simulator's report of the run (with no
+/// trace hash: wall-clock runs do not repeat bit for bit) and
 /// the medium's timing.
 #[derive(Clone, Debug, Serialize)]
 pub struct EmuReport {
@@ -208,7 +208,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         .flows
         .iter()
         .enumerate()
-        .map(|(i, f)| match (f.transport(), f.bytes) {
+        .map(|(i, f)| match (f.protocol, f.bytes) {
             (Some(protocol), Some(bytes)) => Some(start_transfer(&running, scenario, i, protocol, bytes, t0)),
             _ => None,
         })
@@ -344,7 +344,8 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         seed: scenario.seed,
         duration_s: scenario.duration_s,
         events: medium.counters.events,
-        trace_hash: "emulated".into(),
+        // Wall-clock runs do not repeat bit for bit.
+        trace_hash: None,
         flows,
         mac_total,
         mac_per_node: per_node,

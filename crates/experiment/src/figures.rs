@@ -14,7 +14,7 @@ use crate::run::{flow_batch_goodput, flow_goodput_bps, PointSummary, Results};
 use crate::spec::value_text;
 use meshbed_core::{Duration, Instant};
 use meshbed_sim::transport::TraceRecord;
-use meshbed_sim::FlowResult;
+use meshbed_sim::{FlowResult, RouteLogEvent, RouteLogSide, TraceKind};
 use std::path::{Path, PathBuf};
 
 fn numeric(v: &toml::Value) -> Option<f64> {
@@ -66,7 +66,7 @@ pub fn instantaneous_goodput(flow: &FlowResult, end_s: f64) -> Vec<(f64, f64)> {
     let deliveries: Vec<(Instant, u64)> = flow
         .trace
         .iter()
-        .filter(|t| t.kind == "delivered_bytes")
+        .filter(|t| t.kind == TraceKind::DeliveredBytes)
         .map(|t| (Instant::ZERO + Duration::from_secs_f64(t.t_s), t.value as u64))
         .collect();
     metrics::sliding_window_goodput(
@@ -86,7 +86,7 @@ pub fn delivered_over_time(flow: &FlowResult) -> Vec<(f64, f64)> {
     let mut total = 0.0;
     flow.trace
         .iter()
-        .filter(|t| t.kind == "delivered_bytes")
+        .filter(|t| t.kind == TraceKind::DeliveredBytes)
         .map(|t| {
             total += t.value;
             (t.t_s, total / 1e3)
@@ -95,21 +95,22 @@ pub fn delivered_over_time(flow: &FlowResult) -> Vec<(f64, f64)> {
 }
 
 /// (t in s, value × `scale`) of a flow's trace records of one kind.
-fn trace_points(flow: &FlowResult, kind: &str, scale: f64) -> Vec<(f64, f64)> {
+fn trace_points(flow: &FlowResult, kind: TraceKind, scale: f64) -> Vec<(f64, f64)> {
     flow.trace.iter().filter(|t| t.kind == kind).map(|t| (t.t_s, t.value * scale)).collect()
 }
 
 /// The delay feedback an ATP flow traces (µs): D_max at the receiver, D_s,
 /// D_avg as the receiver sent it and as the sender received it (seed 000
 /// Fig. 7b).
-const DELAY_KINDS: [&str; 4] = ["d_max_us", "d_s_us", "d_avg_sent_us", "d_avg_received_us"];
+const DELAY_KINDS: [TraceKind; 4] =
+    [TraceKind::DMaxUs, TraceKind::DSUs, TraceKind::DAvgSentUs, TraceKind::DAvgReceivedUs];
 
 /// The lower panel of a flow's trace figure, from its trace records: the
 /// delay feedback if the flow traced any (ATP), else the congestion window
 /// if it traced one (TCP), else the (empty) delay panel.
 pub fn trace_panel(trace: &[TraceRecord]) -> TracePanel {
-    let traced = |kind: &str| trace.iter().any(|t| t.kind == kind);
-    if !DELAY_KINDS.iter().any(|k| traced(k)) && traced("cwnd_segments") {
+    let traced = |kind: TraceKind| trace.iter().any(|t| t.kind == kind);
+    if !DELAY_KINDS.iter().any(|&k| traced(k)) && traced(TraceKind::CwndSegments) {
         TracePanel::Cwnd
     } else {
         TracePanel::Delay
@@ -126,12 +127,12 @@ pub fn trace_chart_of(f: &FlowResult, title: String, end_s: f64) -> TraceChart {
         d_s,
         d_avg,
         d_avg_received,
-        cwnd_segments: trace_points(f, "cwnd_segments", 1.0),
+        cwnd_segments: trace_points(f, TraceKind::CwndSegments, 1.0),
         lower: trace_panel(&f.trace),
         route_failures: f
             .route_log
             .iter()
-            .filter(|e| e.side == "sender" && e.event == "route-failed")
+            .filter(|e| e.side == RouteLogSide::Sender && e.event == RouteLogEvent::RouteFailed)
             .map(|e| e.t_s)
             .collect(),
     }
@@ -322,7 +323,7 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
                 .report
                 .flows
                 .iter()
-                .map(|f| (format!("flow {} ({})", f.flow + 1, f.protocol), instantaneous_goodput(f, end_s)))
+                .map(|f| (format!("flow {} ({})", f.flow + 1, f.protocol_name()), instantaneous_goodput(f, end_s)))
                 .collect();
             out.extend(plot::multi_trace_chart(
                 &format!("{name} [{}]: goodput over 200 ms windows", p.label()),
@@ -337,7 +338,7 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
             // Seed 002 Fig. 1: the data a flow over moving nodes delivered
             // as time goes on (stalls and bursts at each route failure).
             if p.scenario.mobility.is_some() {
-                let series = vec![(format!("flow 1 ({})", f.protocol), delivered_over_time(f))];
+                let series = vec![(format!("flow 1 ({})", f.protocol_name()), delivered_over_time(f))];
                 out.extend(plot::multi_trace_chart(
                     &format!("{name} [{}]: data delivered in order", p.label()),
                     &series,
@@ -424,11 +425,11 @@ mod tests {
     #[test]
     fn delivered_data_accumulates_in_kilobytes() {
         let mut f = FlowResult::blank(0, &meshbed_sim::scenario::FlowSpec::default(), None, 10.0);
-        let rec = |t_s: f64, kind: &'static str, value: f64| TraceRecord { t_s, side: Side::Receiver, kind, value };
+        let rec = |t_s: f64, kind: TraceKind, value: f64| TraceRecord { t_s, side: Side::Receiver, kind, value };
         f.trace = vec![
-            rec(1.0, "delivered_bytes", 1000.0),
-            rec(1.5, "cwnd_segments", 4.0),
-            rec(2.0, "delivered_bytes", 500.0),
+            rec(1.0, TraceKind::DeliveredBytes, 1000.0),
+            rec(1.5, TraceKind::CwndSegments, 4.0),
+            rec(2.0, TraceKind::DeliveredBytes, 500.0),
         ];
         assert_eq!(delivered_over_time(&f), vec![(1.0, 1.0), (2.0, 1.5)]);
         assert!(is_trace_figure(Path::new("progress_protocol_tcp-newreno.png")));
@@ -448,19 +449,20 @@ mod tests {
         assert!(!every_transfer_incomplete(&summary(0, 0, 0)));
     }
 
-    fn record(kind: &'static str) -> TraceRecord {
+    fn record(kind: TraceKind) -> TraceRecord {
         TraceRecord { t_s: 0.5, side: Side::Sender, kind, value: 2.0 }
     }
 
     #[test]
     fn a_tcp_trace_gets_a_cwnd_panel_and_an_atp_trace_the_delays() {
-        let tcp = [record("cwnd_segments"), record("delivered_bytes"), record("retransmit_seq")];
+        let tcp =
+            [record(TraceKind::CwndSegments), record(TraceKind::DeliveredBytes), record(TraceKind::RetransmitSeq)];
         assert_eq!(trace_panel(&tcp), TracePanel::Cwnd);
-        let atp = [record("d_max_us"), record("d_avg_sent_us"), record("delivered_bytes")];
+        let atp = [record(TraceKind::DMaxUs), record(TraceKind::DAvgSentUs), record(TraceKind::DeliveredBytes)];
         assert_eq!(trace_panel(&atp), TracePanel::Delay);
         // Both traced: the delay feedback, ATP's own figure.
-        assert_eq!(trace_panel(&[record("cwnd_segments"), record("d_s_us")]), TracePanel::Delay);
-        assert_eq!(trace_panel(&[record("delivered_bytes")]), TracePanel::Delay);
+        assert_eq!(trace_panel(&[record(TraceKind::CwndSegments), record(TraceKind::DSUs)]), TracePanel::Delay);
+        assert_eq!(trace_panel(&[record(TraceKind::DeliveredBytes)]), TracePanel::Delay);
     }
 
     #[test]
@@ -468,13 +470,13 @@ mod tests {
         // Seed 000 Fig. 7b: the receiver sends D_avg at 0.10 s and 0.14 s;
         // both reach the sender together at 0.15 s.
         let mut f = FlowResult::blank(0, &meshbed_sim::scenario::FlowSpec::default(), None, 1.0);
-        let rec = |t_s: f64, side: Side, kind: &'static str, value: f64| TraceRecord { t_s, side, kind, value };
+        let rec = |t_s: f64, side: Side, kind: TraceKind, value: f64| TraceRecord { t_s, side, kind, value };
         f.trace = vec![
-            rec(0.10, Side::Receiver, "d_avg_sent_us", 3000.0),
-            rec(0.14, Side::Receiver, "d_avg_sent_us", 2500.0),
-            rec(0.15, Side::Sender, "d_avg_received_us", 3000.0),
-            rec(0.15, Side::Sender, "d_avg_received_us", 2500.0),
-            rec(0.16, Side::Sender, "d_s_us", 2000.0),
+            rec(0.10, Side::Receiver, TraceKind::DAvgSentUs, 3000.0),
+            rec(0.14, Side::Receiver, TraceKind::DAvgSentUs, 2500.0),
+            rec(0.15, Side::Sender, TraceKind::DAvgReceivedUs, 3000.0),
+            rec(0.15, Side::Sender, TraceKind::DAvgReceivedUs, 2500.0),
+            rec(0.16, Side::Sender, TraceKind::DSUs, 2000.0),
         ];
         let c = trace_chart_of(&f, "t".into(), 1.0);
         assert_eq!(c.lower, TracePanel::Delay);
@@ -483,7 +485,10 @@ mod tests {
         assert_eq!(c.d_s, vec![(0.16, 2.0)]);
         assert!(c.d_max.is_empty());
         // A trace of D_avg′ alone is still ATP's delay panel.
-        assert_eq!(trace_panel(&[record("d_avg_received_us"), record("cwnd_segments")]), TracePanel::Delay);
+        assert_eq!(
+            trace_panel(&[record(TraceKind::DAvgReceivedUs), record(TraceKind::CwndSegments)]),
+            TracePanel::Delay
+        );
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub use meshbed_core::stats::{ci95_half_width, sample_stats, SampleStats};
 
 /// The median of a flow's trace records of one kind (e.g. `d_max_us`),
 /// `None` if it has none.
-pub fn trace_median(trace: &[meshbed_sim::transport::TraceRecord], kind: &str) -> Option<f64> {
+pub fn trace_median(trace: &[meshbed_sim::transport::TraceRecord], kind: meshbed_sim::TraceKind) -> Option<f64> {
     let v: Vec<f64> = trace.iter().filter(|t| t.kind == kind).map(|t| t.value).collect();
     (!v.is_empty()).then(|| sample_stats(&v).median)
 }
@@ -193,6 +193,7 @@ pub mod stack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use meshbed_sim::TraceKind;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9 * b.abs().max(1.0)
@@ -201,10 +202,15 @@ mod tests {
     #[test]
     fn a_trace_median_takes_only_its_own_kind() {
         use meshbed_sim::transport::{Side, TraceRecord};
-        let rec = |kind: &'static str, value: f64| TraceRecord { t_s: 0.0, side: Side::Receiver, kind, value };
-        let trace = [rec("d_max_us", 900.0), rec("d_s_us", 1.0), rec("d_max_us", 100.0), rec("d_max_us", 300.0)];
-        assert_eq!(trace_median(&trace, "d_max_us"), Some(300.0));
-        assert_eq!(trace_median(&trace, "d_avg_sent_us"), None);
+        let rec = |kind: TraceKind, value: f64| TraceRecord { t_s: 0.0, side: Side::Receiver, kind, value };
+        let trace = [
+            rec(TraceKind::DMaxUs, 900.0),
+            rec(TraceKind::DSUs, 1.0),
+            rec(TraceKind::DMaxUs, 100.0),
+            rec(TraceKind::DMaxUs, 300.0),
+        ];
+        assert_eq!(trace_median(&trace, TraceKind::DMaxUs), Some(300.0));
+        assert_eq!(trace_median(&trace, TraceKind::DAvgSentUs), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::store::{Lookup, Provenance, Store, StoreTally};
 use crate::table::TableWriter;
 use indicatif::{ProgressBar, ProgressStyle};
 use meshbed_sim::backend::{Refusal, ScenarioBackend, Simulator};
-use meshbed_sim::{FlowResult, Scenario, ScenarioError, SimReport};
+use meshbed_sim::{FlowResult, RouteLogEvent, RouteLogSide, Scenario, ScenarioError, SimReport, TraceKind};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -269,7 +269,7 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
 pub fn windowed_goodput_bps(flow: &FlowResult, from_s: f64, to_s: f64) -> Option<f64> {
     let mut any = false;
     let mut bytes = 0.0;
-    for t in flow.trace.iter().filter(|t| t.kind == "delivered_bytes") {
+    for t in flow.trace.iter().filter(|t| t.kind == TraceKind::DeliveredBytes) {
         any = true;
         if t.t_s > from_s && t.t_s <= to_s {
             bytes += t.value;
@@ -483,7 +483,7 @@ impl DelaySummary {
             feedback_arrival_gap_cv: feedback(|t| t.arrival_gap_cv),
             feedback_clustered_share: feedback(|t| Some(t.clustered_share)),
             d_max_mean_us: stats_of(atp_data.map(|p| p.d_max_mean_us)),
-            d_max_median_us: stats_of(flows.filter_map(|f| metrics::trace_median(&f.trace, "d_max_us"))),
+            d_max_median_us: stats_of(flows.filter_map(|f| metrics::trace_median(&f.trace, TraceKind::DMaxUs))),
         }
     }
 }
@@ -523,9 +523,12 @@ impl RouteSummary {
         let tcp: Vec<(&FlowResult, &meshbed_sim::report::TcpDetail)> =
             flows.clone().filter_map(|f| f.sender.as_ref().and_then(|d| d.tcp.as_ref()).map(|t| (f, t))).collect();
         let n = flows.clone().count().max(1) as f64;
-        let failed_at = |side: &str| {
-            flows.clone().flat_map(|f| &f.route_log).filter(|e| e.side == side && e.event == "route-failed").count()
-                as f64
+        let failed_at = |side: RouteLogSide| {
+            flows
+                .clone()
+                .flat_map(|f| &f.route_log)
+                .filter(|e| e.side == side && e.event == RouteLogEvent::RouteFailed)
+                .count() as f64
                 / n
         };
         let (link, drops) =
@@ -545,8 +548,8 @@ impl RouteSummary {
             link_loss_share: ratio(link, drops),
             routes_recomputed: recomputed as f64 / n,
             routes_new_share: ratio(new, recomputed),
-            route_failed_at_sender: failed_at("sender"),
-            route_failed_at_receiver: failed_at("receiver"),
+            route_failed_at_sender: failed_at(RouteLogSide::Sender),
+            route_failed_at_receiver: failed_at(RouteLogSide::Receiver),
             path_changes: flows.map(|f| f.path_changes as f64).sum::<f64>() / n,
         }
     }
@@ -580,7 +583,7 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
                 util.push(metrics::log_utility(&g));
                 jain.push(metrics::jain_index(&g));
                 retx.push(r.report.flows.iter().map(|f| f.retransmissions as f64).sum());
-                incomplete += r.report.flows.iter().filter(|f| f.protocol != "udp" && !f.completed).count();
+                incomplete += r.report.flows.iter().filter(|f| f.protocol.is_some() && !f.completed).count();
                 failed += r.report.flows.iter().filter(|f| f.failed).count();
             }
             PointSummary {
@@ -1213,13 +1216,14 @@ pub fn write_csv(
         let values = axis_values(p, &flow_axes);
         for f in &r.report.flows {
             let tcp = f.sender.as_ref().and_then(|d| d.tcp.as_ref());
-            let failed_at =
-                |side: &str| f.route_log.iter().filter(|e| e.side == side && e.event == "route-failed").count() as u64;
+            let failed_at = |side: RouteLogSide| {
+                f.route_log.iter().filter(|e| e.side == side && e.event == RouteLogEvent::RouteFailed).count() as u64
+            };
             let row = FlowCsvRow {
                 rep: r.rep,
                 seed: r.seed,
                 flow: f.flow,
-                protocol: &f.protocol,
+                protocol: f.protocol_name(),
                 src: f.src,
                 dst: f.dst,
                 route_hops: f.hops,
@@ -1246,8 +1250,8 @@ pub fn write_csv(
                 routes_new: f.routes_new,
                 route_failed_notices: f.route_failed_notices,
                 route_reestablished_notices: f.route_reestablished_notices,
-                route_failed_at_sender: failed_at("sender"),
-                route_failed_at_receiver: failed_at("receiver"),
+                route_failed_at_sender: failed_at(RouteLogSide::Sender),
+                route_failed_at_receiver: failed_at(RouteLogSide::Receiver),
                 route_discoveries: f.net.discoveries.completed,
                 route_discovery_mean_s: f.net.discoveries.mean_s().map(Decimal),
                 drop_no_route: f.net.drops.no_route,
@@ -1339,10 +1343,10 @@ pub fn write_csv(
                         point: r.point,
                         rep: r.rep,
                         flow: f.flow,
-                        protocol: &f.protocol,
+                        protocol: f.protocol_name(),
                         t_s: Decimal(t.t_s),
                         side: t.side.name(),
-                        kind: t.kind,
+                        kind: t.kind.name(),
                         value: Decimal(t.value),
                     })?;
                 }
@@ -1641,7 +1645,7 @@ mod tests {
         use meshbed_sim::report::{RouteLogEntry, SenderDetail, TcpDetail};
         use meshbed_sim::scenario::FlowSpec;
         let spec = FlowSpec { src: 0, dst: 1, ..FlowSpec::default() };
-        let failed = |side| RouteLogEntry { t_s: 1.0, side, event: "route-failed" };
+        let failed = |side| RouteLogEntry { t_s: 1.0, side, event: RouteLogEvent::RouteFailed };
         let tcp = |ss: u64, ss_s: f64, rto: f64| {
             let mut f = FlowResult::blank(0, &spec, None, 100.0);
             let tcp =
@@ -1654,7 +1658,7 @@ mod tests {
         a.net.drops.queue_overflow = 1;
         a.routes_recomputed = 3;
         a.routes_new = 1;
-        a.route_log = vec![failed("sender"), failed("sender"), failed("receiver")];
+        a.route_log = vec![failed(RouteLogSide::Sender), failed(RouteLogSide::Sender), failed(RouteLogSide::Receiver)];
         let mut b = tcp(4, 10.0, 8.0);
         b.net.drops.no_route = 4;
         b.routes_recomputed = 1;

@@ -199,8 +199,9 @@ pub enum ExperimentError {
     Io { file: String, err: std::io::Error },
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
-    #[error("{file}: {key} = {value}: expected {expected}")]
-    Invalid { file: String, key: String, value: String, expected: String },
+    /// The one error value ([`meshbed_core::InvalidValue`]), in a file.
+    #[error("{file}: {invalid}")]
+    Invalid { file: String, invalid: meshbed_core::InvalidValue },
     /// `error` carries no file of its own (and is not a `source`, so that
     /// an error chain does not print it twice).
     #[error("{file}: sweep point `{point}`: {error}")]
@@ -216,7 +217,7 @@ pub enum ExperimentError {
 }
 
 fn invalid(file: &str, key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ExperimentError {
-    ExperimentError::Invalid { file: file.into(), key: key.into(), value: value.to_string(), expected: expected.into() }
+    ExperimentError::Invalid { file: file.into(), invalid: meshbed_core::InvalidValue::new(key, value, expected) }
 }
 
 impl Experiment {
@@ -412,9 +413,7 @@ impl Experiment {
         let label = Point { index, values: values.clone(), scenario: Scenario::builtin_default() }.label();
         let point_error =
             |error| ExperimentError::Point { file: file.into(), point: label.clone(), error: Box::new(error) };
-        let scenario: Scenario = Value::Table(tree).try_into().map_err(|e: toml::de::Error| {
-            point_error(ScenarioError::Parse { file: String::new(), message: e.to_string() })
-        })?;
+        let scenario = Scenario::from_tree(tree).map_err(point_error)?;
         meshbed_sim::check_routes(&scenario).map_err(point_error)?;
         if let Some(b) = &self.config.batch_means {
             check_batch_transfers(&scenario, b).map_err(point_error)?;
@@ -501,17 +500,16 @@ fn check_batch_transfers(scenario: &Scenario, b: &BatchMeans) -> Result<(), Scen
         let (Some(bytes), Some(_)) = (f.bytes, f.protocol.as_ref()) else { continue };
         let needed = b.packets() * f.payload_bytes();
         if bytes < needed {
-            return Err(ScenarioError::Invalid {
-                file: String::new(),
-                key: format!("flows[{i}].bytes"),
-                value: bytes.to_string(),
-                expected: format!(
+            return Err(ScenarioError::from(meshbed_core::InvalidValue::new(
+                format!("flows[{i}].bytes"),
+                bytes,
+                format!(
                     "at least {needed} bytes: experiment.batch_means needs {} batches × {} packets of {} bytes",
                     b.batches,
                     b.batch_packets,
                     f.payload_bytes()
                 ),
-            });
+            )));
         }
     }
     Ok(())
@@ -704,7 +702,7 @@ bytes = 100000
         // `hops` resizes the chain and moves the flow's far end with it.
         assert_eq!(pts[4].scenario.node_count(), 3);
         assert_eq!(pts[4].scenario.flows[0].dst, 2);
-        assert_eq!(pts[4].scenario.flows[0].protocol.as_deref(), Some("tcp-tahoe"));
+        assert_eq!(pts[4].scenario.flows[0].protocol, Some(meshbed_proto::Protocol::TcpTahoe));
     }
 
     #[test]

@@ -61,12 +61,15 @@ pub struct Leg {
 /// Why a movement description was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MobilityError {
-    #[error("{what} = {value}: expected {expected}")]
-    Invalid { what: String, value: String, expected: String },
+    /// The one error value; its key is relative to the movement
+    /// description (`waypoints[2].speed_mps`, `line 7`), and the scenario
+    /// puts it under its own key ([`meshbed_core::InvalidValue::under`]).
+    #[error(transparent)]
+    Invalid(#[from] meshbed_core::InvalidValue),
 }
 
 fn invalid(what: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> MobilityError {
-    MobilityError::Invalid { what: what.into(), value: value.to_string(), expected: expected.into() }
+    MobilityError::Invalid(meshbed_core::InvalidValue::new(what, value, expected))
 }
 
 /// A node's path: where it starts, then its legs in time order.
@@ -130,11 +133,8 @@ impl Trajectory {
     pub fn scripted(start: Point, waypoints: &[(Instant, Point, f64)]) -> Result<Self, MobilityError> {
         let mut t = Trajectory::stationary(start);
         for (i, &(at, to, speed)) in waypoints.iter().enumerate() {
-            t.set_destination(at, to, speed).map_err(|e| match e {
-                MobilityError::Invalid { what, value, expected } => {
-                    MobilityError::Invalid { what: format!("waypoints[{i}].{what}"), value, expected }
-                }
-            })?;
+            t.set_destination(at, to, speed)
+                .map_err(|MobilityError::Invalid(e)| MobilityError::Invalid(e.under(&format!("waypoints[{i}]"))))?;
         }
         Ok(t)
     }

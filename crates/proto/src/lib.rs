@@ -35,6 +35,7 @@ pub mod engine;
 #[cfg(any(test, feature = "harness"))]
 pub mod harness;
 pub mod mtl;
+mod protocol_names;
 pub mod relay;
 pub mod reorder;
 pub mod segments;

@@ -182,7 +182,7 @@ fn run_point(py: Python<'_>, toml_text: &str, file: &str, point: usize, rep: u32
             point: format!("{} (repetition {rep}, seed {seed})", at.label()),
             error: Box::new(error),
         })?;
-        let trace_hash = report.trace_hash.clone();
+        let trace_hash = report.trace_hash_text();
         let results = Results {
             experiment: p.experiment.clone(),
             points: p.points.clone(),
@@ -212,7 +212,7 @@ fn run_experiment(
         let p = prepared(toml_text, file)?;
         let options = meshbed_experiment::RunOptions { repetitions, ..Default::default() };
         let results = meshbed_experiment::run::run(&p.experiment, &options)?;
-        let hashes = results.runs.iter().map(|r| (r.point, r.rep, r.report.trace_hash.clone())).collect();
+        let hashes = results.runs.iter().map(|r| (r.point, r.rep, r.report.trace_hash_text())).collect();
         Ok::<_, anyhow::Error>((flows_csv_text(&results)?, hashes))
     })
     .map_err(to_py)

@@ -10,7 +10,6 @@ use crate::propagation::{Fading, Floors, Propagation};
 use crate::rate_control::RateControl;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use thiserror::Error;
 
 /// How a frame's fate is decided from the SINR it saw.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -263,17 +262,12 @@ impl RadioConfig {
     }
 }
 
-/// A configuration value that makes no sense.
-#[derive(Clone, Debug, PartialEq, Error)]
-#[error("radio.{key} = {value}: expected {expected}")]
-pub struct ConfigError {
-    pub key: String,
-    pub value: String,
-    pub expected: String,
-}
+/// A configuration value that makes no sense: the one error value, its key
+/// under `radio` (a node's own radio setting under `topology.nodes[i]`).
+pub type ConfigError = meshbed_core::InvalidValue;
 
 fn err(key: &str, value: impl ToString, expected: impl ToString) -> ConfigError {
-    ConfigError { key: key.into(), value: value.to_string(), expected: expected.to_string() }
+    ConfigError::new(key, value, expected.to_string()).under("radio")
 }
 
 /// `value` must lie in `range` (docs/PROTOCOLS.md, "Scenario limits").
@@ -524,7 +518,7 @@ mod tests {
     fn bad_values_name_their_key() {
         let c = RadioConfig { data_rate_kbps: 25_000, ..Default::default() };
         let e = c.resolve().unwrap_err();
-        assert_eq!(e.key, "data_rate_kbps");
+        assert_eq!(e.key, "radio.data_rate_kbps");
         assert!(e.to_string().contains("24000"), "{e}");
 
         let c = RadioConfig { cs_range_m: Some(100.0), ..Default::default() };
@@ -555,7 +549,7 @@ mod tests {
         assert!(mac(MAX_QUEUE_PACKETS).resolve().is_ok());
         for q in [MAX_QUEUE_PACKETS + 1, u32::MAX] {
             let e = mac(q).resolve().unwrap_err();
-            assert_eq!(e.key, "mac.queue_packets");
+            assert_eq!(e.key, "radio.mac.queue_packets");
             assert!(e.expected.contains("1 to 10000"), "{e}");
         }
         let retry = |short_retry_limit| MacConfig { short_retry_limit, ..Default::default() };

@@ -176,22 +176,22 @@ impl LinkBudget {
         for (i, n) in nodes.iter().enumerate() {
             if let Some(r) = n.data_rate_kbps {
                 if !standard.rates_kbps().contains(&r) {
-                    return Err(ConfigError {
-                        key: format!("nodes[{i}].data_rate_kbps"),
-                        value: r.to_string(),
-                        expected: format!("one of the {} rates {:?}", standard.name(), standard.rates_kbps()),
-                    });
+                    return Err(ConfigError::new(
+                        format!("topology.nodes[{i}].data_rate_kbps"),
+                        r,
+                        format!("one of the {} rates {:?}", standard.name(), standard.rates_kbps()),
+                    ));
                 }
             }
             if let Err(expected) = check_floor(n.floor, config.floors.as_ref()) {
-                return Err(ConfigError { key: format!("nodes[{i}].floor"), value: n.floor.to_string(), expected });
+                return Err(ConfigError::new(format!("topology.nodes[{i}].floor"), n.floor, expected));
             }
             if !(n.x_m.is_finite() && n.y_m.is_finite()) {
-                return Err(ConfigError {
-                    key: format!("nodes[{i}].position"),
-                    value: format!("({}, {})", n.x_m, n.y_m),
-                    expected: "finite coordinates in metres".into(),
-                });
+                return Err(ConfigError::new(
+                    format!("topology.nodes[{i}].position"),
+                    format!("({}, {})", n.x_m, n.y_m),
+                    "finite coordinates in metres",
+                ));
             }
         }
         let f = standard.frequency_hz();
@@ -256,11 +256,11 @@ impl LinkBudget {
         seed: u64,
     ) -> Result<(), ConfigError> {
         if trajectories.len() != self.node_count() {
-            return Err(ConfigError {
-                key: "mobility".into(),
-                value: format!("{} trajectories", trajectories.len()),
-                expected: format!("one per node ({})", self.node_count()),
-            });
+            return Err(ConfigError::new(
+                "mobility",
+                format!("{} trajectories", trajectories.len()),
+                format!("one per node ({})", self.node_count()),
+            ));
         }
         let n = trajectories.len();
         // The same draws as the static links get.

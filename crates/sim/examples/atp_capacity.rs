@@ -36,6 +36,7 @@ use meshbed_proto::wire::{self, Control, ProtocolId, HEADER_LEN};
 use meshbed_proto::Protocol;
 use meshbed_radio::{Addr, Indication, Medium, NodeId, NodeRadio, Payload, RadioConfig, RadioEvent, Scheduler};
 use meshbed_sim::scenario::{FlowSpec, Routing, Scenario, Topology, Traffic, IP_UDP_HEADER_BYTES};
+use meshbed_sim::TraceKind;
 
 /// Seconds at the start of every run that are not counted (quick-start,
 /// the first epochs).
@@ -103,11 +104,12 @@ struct Part1 {
 
 /// Packets/s delivered after the warm-up, from the flow's trace.
 fn traced_pps(trace: &[meshbed_sim::transport::TraceRecord], payload: f64, seconds: f64) -> f64 {
-    let bytes: f64 = trace.iter().filter(|r| r.kind == "delivered_bytes" && r.t_s >= WARMUP_S).map(|r| r.value).sum();
+    let bytes: f64 =
+        trace.iter().filter(|r| r.kind == TraceKind::DeliveredBytes && r.t_s >= WARMUP_S).map(|r| r.value).sum();
     bytes / payload / (seconds - WARMUP_S)
 }
 
-fn mean_of(trace: &[meshbed_sim::transport::TraceRecord], kind: &str, f: impl Fn(f64) -> f64) -> f64 {
+fn mean_of(trace: &[meshbed_sim::transport::TraceRecord], kind: TraceKind, f: impl Fn(f64) -> f64) -> f64 {
     let v: Vec<f64> = trace.iter().filter(|r| r.kind == kind && r.t_s >= WARMUP_S).map(|r| f(r.value)).collect();
     if v.is_empty() {
         f64::NAN
@@ -122,7 +124,7 @@ fn time_mean_rate(trace: &[meshbed_sim::transport::TraceRecord], seconds: f64) -
     let mut rate = 0.0;
     let mut at = WARMUP_S;
     let mut sum = 0.0;
-    for r in trace.iter().filter(|r| r.kind == "d_s_us") {
+    for r in trace.iter().filter(|r| r.kind == TraceKind::DSUs) {
         if r.t_s > at {
             sum += rate * (r.t_s.min(seconds) - at);
             at = r.t_s;
@@ -147,10 +149,10 @@ fn part1(setting: &Setting, hops: u32, seconds: f64, seed: u64) -> Part1 {
     Part1 {
         capacity_pps: udp.flows[0].received_packets as f64 / seconds,
         atp_pps: traced_pps(&atp.trace, payload, seconds),
-        atp_feedback_pps: mean_of(&atp.trace, "d_avg_received_us", |us| 1e6 / us),
-        atp_d_avg_ms: mean_of(&atp.trace, "d_avg_received_us", |us| us / 1e3),
+        atp_feedback_pps: mean_of(&atp.trace, TraceKind::DAvgReceivedUs, |us| 1e6 / us),
+        atp_d_avg_ms: mean_of(&atp.trace, TraceKind::DAvgReceivedUs, |us| us / 1e3),
         atp_rate_pps: time_mean_rate(&atp.trace, seconds),
-        atp_d_max_ms: mean_of(&atp.trace, "d_max_us", |us| us / 1e3),
+        atp_d_max_ms: mean_of(&atp.trace, TraceKind::DMaxUs, |us| us / 1e3),
         tcp_pps: traced_pps(&tcp.trace, payload, seconds),
     }
 }

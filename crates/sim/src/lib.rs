@@ -25,6 +25,7 @@ pub mod net_stats;
 pub mod report;
 pub mod routing;
 pub mod scenario;
+pub mod trace_kind;
 pub mod transport;
 pub mod udp;
 
@@ -38,6 +39,7 @@ pub use report::{FlowResult, SimReport};
 use routing::RouteTable;
 pub use scenario::{Scenario, ScenarioError, Traffic};
 use std::io;
+pub use trace_kind::{RouteLogEvent, RouteLogSide, TraceKind};
 use transport::{Side, Timer, Transport};
 use udp::UdpSource;
 
@@ -270,7 +272,7 @@ impl Sim {
         for (i, f) in scenario.flows.iter().enumerate() {
             let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
             let stop = f.stop_s.map_or(end, |s| Instant::ZERO + Duration::from_secs_f64(s)).min(end);
-            let kind = match f.transport() {
+            let kind = match f.protocol {
                 Some(protocol) => {
                     let bytes = scenario.sender_data_bytes(i);
                     let mut t = Transport::new(scenario.seed, i as u32, f, protocol, start, bytes);
@@ -731,7 +733,7 @@ impl World {
                 f.echo_trace.push(transport::TraceRecord {
                     t_s: now.as_secs_f64(),
                     side: Side::Sender,
-                    kind: "rtt_s",
+                    kind: trace_kind::TraceKind::RttS,
                     value: rtt.as_secs_f64(),
                 });
             }
@@ -837,11 +839,8 @@ pub fn build_network<P: Payload>(
 ) -> Result<(Medium<P>, RouteTable), ScenarioError> {
     scenario.validate()?;
     let radios = scenario.node_radios();
-    let invalid = |key: String, value: String, expected: String| ScenarioError::Invalid {
-        file: String::new(),
-        key,
-        value,
-        expected,
+    let invalid = |key: String, value: String, expected: String| -> ScenarioError {
+        meshbed_core::InvalidValue::new(key, value, expected).into()
     };
     // Moving nodes: the radio model and the routes start from where the
     // trajectories have the nodes at time zero (a movement file's own start).
@@ -858,10 +857,9 @@ pub fn build_network<P: Payload>(
         }
         None => None,
     };
-    let mut medium = Medium::new(&scenario.radio, &radios, scenario.seed)
-        .map_err(|e| invalid(format!("radio.{}", e.key), e.value, e.expected))?;
+    let mut medium = Medium::new(&scenario.radio, &radios, scenario.seed).map_err(ScenarioError::from)?;
     if let Some(paths) = paths {
-        medium.set_trajectories(paths, scenario.seed).map_err(|e| invalid(e.key, e.value, e.expected))?;
+        medium.set_trajectories(paths, scenario.seed).map_err(ScenarioError::from)?;
     }
     let distance = |a: NodeId, b: NodeId| {
         let (a, b) = (&radios[a as usize], &radios[b as usize]);

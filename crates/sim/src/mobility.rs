@@ -116,7 +116,7 @@ fn two() -> usize {
 }
 
 fn invalid(key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ScenarioError {
-    ScenarioError::Invalid { file: String::new(), key: key.into(), value: value.to_string(), expected: expected.into() }
+    ScenarioError::Invalid { file: String::new(), invalid: meshbed_core::InvalidValue::new(key, value, expected) }
 }
 
 fn seconds(key: &str, s: f64, max_s: f64) -> Result<Duration, ScenarioError> {
@@ -257,6 +257,6 @@ pub fn trajectories(
 
 /// A mobility error under the scenario key `section`.
 fn keyed(section: &str, e: MobilityError) -> ScenarioError {
-    let MobilityError::Invalid { what, value, expected } = e;
-    invalid(format!("{section}.{what}"), value, expected)
+    let MobilityError::Invalid(e) = e;
+    e.under(section).into()
 }

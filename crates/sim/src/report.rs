@@ -3,9 +3,11 @@
 use crate::driver::Driver;
 use crate::net_stats::FlowNet;
 use crate::scenario::{Scenario, Traffic, IP_UDP_HEADER_BYTES};
+use crate::trace_kind::{RouteLogEvent, RouteLogSide};
 use crate::transport::{PathObservation, TraceRecord};
 use crate::{Flow, FlowKind, NetCounters, Packet, SimEvent, World};
 use meshbed_core::Instant;
+use meshbed_proto::Protocol;
 use meshbed_radio::{LinkRates, MacCounters, NodeId};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -19,8 +21,10 @@ pub struct FlowResult {
     pub hops: Option<u32>,
     /// When the flow starts, seconds.
     pub start_s: f64,
-    /// `udp`, or the transport protocol's scenario name (`atp-default`, ...).
-    pub protocol: String,
+    /// The transport protocol; `None` for UDP traffic. Written as its
+    /// scenario name (`atp-default`, ...) or `udp`, as files always had it.
+    #[serde(with = "protocol_or_udp")]
+    pub protocol: Option<Protocol>,
     /// The UDP traffic kind; `None` for a transport flow.
     pub traffic: Option<Traffic>,
     /// UDP packets, or datagrams the transport sender sent (retransmissions
@@ -227,6 +231,11 @@ pub struct EchoResult {
 }
 
 impl FlowResult {
+    /// Its protocol as files name it ([`protocol_name`]: `udp` for UDP).
+    pub fn protocol_name(&self) -> &'static str {
+        protocol_name(self.protocol)
+    }
+
     /// Flow `flow` of `spec` before anything is measured: the scenario's
     /// description (protocol or UDP traffic, transfer size), `hops` and
     /// `duration_s`, every count zero.
@@ -237,7 +246,7 @@ impl FlowResult {
             dst: spec.dst,
             hops,
             start_s: spec.start_s,
-            protocol: spec.protocol.clone().unwrap_or_else(|| "udp".into()),
+            protocol: spec.protocol,
             traffic: spec.protocol.is_none().then_some(spec.traffic),
             sent_packets: 0,
             received_packets: 0,
@@ -298,49 +307,11 @@ pub struct TcpDetail {
 }
 
 /// One entry of a flow's route history.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RouteLogEntry {
     pub t_s: f64,
-    /// `sender`, `receiver`, or `destination` (where a path change is seen).
-    #[serde(deserialize_with = "static_name")]
-    pub side: StaticName,
-    /// `route-failed`, `route-reestablished` or `path-changed`.
-    #[serde(deserialize_with = "static_name")]
-    pub event: StaticName,
-}
-
-/// A name from a fixed set the simulator writes (a trace sample's kind, a
-/// route log's side and event). An alias, because serde takes a field
-/// spelled `&str` for text borrowed from the input, which a report read
-/// from a file cannot be.
-pub type StaticName = &'static str;
-
-/// Most distinct names [`static_name`] keeps.
-const MAX_STATIC_NAMES: usize = 1024;
-
-/// Reads back a name the report holds as a `&'static str` (a route log's
-/// side and event, a trace sample's kind), for a report read from a file
-/// (the experiment layer's result store): each distinct name is allocated
-/// once and kept for the life of the process, at most
-/// [`MAX_STATIC_NAMES`] of them, so that a damaged file cannot grow the set
-/// without bound.
-pub fn static_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-    use std::collections::BTreeSet;
-    use std::sync::Mutex;
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let name = String::deserialize(d)?;
-    let mut names = NAMES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(known) = names.get(name.as_str()) {
-        return Ok(known);
-    }
-    if names.len() >= MAX_STATIC_NAMES {
-        return Err(serde::de::Error::custom(format!(
-            "name `{name}`: expected one of the {MAX_STATIC_NAMES} names already read"
-        )));
-    }
-    let kept: &'static str = Box::leak(name.into_boxed_str());
-    names.insert(kept);
-    Ok(kept)
+    pub side: RouteLogSide,
+    pub event: RouteLogEvent,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -350,8 +321,11 @@ pub struct SimReport {
     pub duration_s: f64,
     /// Events executed.
     pub events: u64,
-    /// FNV-1a hash of the event trace (time, kind, node of every event).
-    pub trace_hash: String,
+    /// FNV-1a hash of the event trace (time, kind, node of every event);
+    /// `None` for a run that does not repeat bit for bit (the emulator's,
+    /// in wall-clock time). Written as 16 hex digits, or null.
+    #[serde(with = "hex_hash")]
+    pub trace_hash: Option<u64>,
     pub flows: Vec<FlowResult>,
     pub mac_total: MacCounters,
     pub mac_per_node: Vec<MacCounters>,
@@ -368,14 +342,68 @@ pub struct SimReport {
     pub rate_histogram: Vec<LinkRates>,
 }
 
+/// A flow's protocol as files name it: the transport's scenario name, or
+/// `udp` for UDP traffic (saturated, CBR or echo: [`FlowResult::traffic`]).
+pub fn protocol_name(protocol: Option<Protocol>) -> &'static str {
+    protocol.map_or("udp", Protocol::name)
+}
+
+/// [`FlowResult::protocol`] in files: [`protocol_name`], read back the same.
+mod protocol_or_udp {
+    use meshbed_proto::Protocol;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(p: &Option<Protocol>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(super::protocol_name(*p))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Protocol>, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "udp" => Ok(None),
+            other => other.parse().map(Some).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A trace hash as people and files read it: 16 hex digits (as the result
+/// store, the CSV files and Python have always had it), or null.
+mod hex_hash {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(hash: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match hash {
+            Some(h) => s.serialize_str(&format!("{h:016x}")),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(text) => u64::from_str_radix(&text, 16)
+                .map(Some)
+                .map_err(|_| D::Error::custom(format!("trace_hash = {text:?}: expected 16 hex digits"))),
+            None => Ok(None),
+        }
+    }
+}
+
 impl SimReport {
+    /// The trace hash as 16 hex digits, or `-` for a run without one.
+    pub fn trace_hash_text(&self) -> String {
+        self.trace_hash.map_or_else(|| "-".into(), |h| format!("{h:016x}"))
+    }
+
     /// A plain-text table: flows, then MAC counters.
     pub fn to_table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
             "seed {}  simulated {:.3} s  events {}  trace {}",
-            self.seed, self.duration_s, self.events, self.trace_hash
+            self.seed,
+            self.duration_s,
+            self.events,
+            self.trace_hash_text()
         );
         let _ = writeln!(s);
         let _ = writeln!(
@@ -396,11 +424,11 @@ impl SimReport {
         );
         for f in &self.flows {
             let hops = f.hops.map_or("-".to_string(), |h| h.to_string());
-            let kind = match (f.traffic, f.protocol.as_str()) {
+            let kind = match (f.traffic, f.protocol) {
                 (Some(Traffic::Saturated), _) => "udp saturated",
                 (Some(Traffic::Cbr), _) => "udp cbr",
                 (Some(Traffic::Echo), _) => "udp echo",
-                (None, p) => p,
+                (None, p) => protocol_name(p),
             };
             let (done, time) = match (f.transfer_bytes, f.completed, f.failed) {
                 (None, ..) => ("-", "-".to_string()),
@@ -626,7 +654,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     let mean_delay_s = if a.packets > 0 { (a.delay_sum_ns / a.packets as u128) as f64 / 1e9 } else { 0.0 };
     let hops = world.router.table.hop_count(f.spec.src, f.spec.dst);
     let mut r = FlowResult::blank(flow, &f.spec, hops, f.stop.saturating_since(f.start).as_secs_f64());
-    r.protocol = "udp".to_string();
+    r.protocol = None;
     r.traffic = Some(f.spec.traffic);
     r.transfer_bytes = None;
     r.received_packets = a.packets;
@@ -637,7 +665,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     r.path_changes = a.path_changed_at.len() as u64;
     r.routes_recomputed = a.routes_recomputed;
     r.routes_new = a.routes_new;
-    let path_log = a.path_changed_at.iter().map(|&t| (t, "destination", "path-changed"));
+    let path_log = a.path_changed_at.iter().map(|&t| (t, RouteLogSide::Destination, RouteLogEvent::PathChanged));
     r.net = world.net.flows[flow as usize].clone();
     match &f.kind {
         FlowKind::Udp(src) => {
@@ -660,7 +688,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
         }
         FlowKind::Transport(t) => {
             let sender = t.sender_stats();
-            r.protocol = t.protocol.name().to_string();
+            r.protocol = Some(t.protocol);
             r.traffic = None;
             r.sent_packets = sender.datagrams_sent;
             r.received_payload_bytes = t.bytes_delivered;
@@ -701,8 +729,11 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
                 .route_log
                 .iter()
                 .map(|&(at, side, up)| {
-                    let side = if side == crate::transport::Side::Sender { "sender" } else { "receiver" };
-                    (at, side, if up { "route-reestablished" } else { "route-failed" })
+                    let side = match side {
+                        crate::transport::Side::Sender => RouteLogSide::Sender,
+                        crate::transport::Side::Receiver => RouteLogSide::Receiver,
+                    };
+                    (at, side, if up { RouteLogEvent::RouteReestablished } else { RouteLogEvent::RouteFailed })
                 })
                 .map(|(at, side, event)| RouteLogEntry { t_s: at.as_secs_f64(), side, event })
                 .collect();
@@ -743,7 +774,7 @@ pub(crate) fn assemble(
         seed: scenario.seed,
         duration_s: scenario.duration_s,
         events: driver.events(),
-        trace_hash: format!("{:016x}", driver.trace_hash()),
+        trace_hash: Some(driver.trace_hash()),
         flows,
         mac_total,
         mac_per_node: per_node,

@@ -48,6 +48,7 @@
 //! Every mistake is reported with the key, the value and what was expected.
 
 use meshbed_core::limits::Bounded;
+use meshbed_core::InvalidValue;
 use meshbed_proto::wire::HEADER_LEN as TRANSPORT_HEADER_BYTES;
 use meshbed_proto::Protocol;
 use meshbed_radio::{NodeRadio, RadioConfig};
@@ -310,12 +311,11 @@ impl Routing {
     }
 }
 
-/// Whether the transport `protocol` (a scenario name) takes path
-/// information from routing (`meshbed_proto::Engine::handle_path_info`) and
-/// so needs a routing module that measures links: MTL (seed 004 §III).
-/// Keyed on the name so that it holds before the protocol is parsed.
-pub fn needs_path_info(protocol: &str) -> bool {
-    protocol == "mtl"
+/// Whether the transport `protocol` takes path information from routing
+/// (`meshbed_proto::Engine::handle_path_info`) and so needs a routing module
+/// that measures links: MTL (seed 004 §III).
+pub fn needs_path_info(protocol: Protocol) -> bool {
+    protocol == Protocol::Mtl
 }
 
 /// Reads a table tagged with `kind = "..."` key by key. Serde's tagged
@@ -538,10 +538,10 @@ pub struct FlowSpec {
     /// and the next one sent (default 1, [`crate::echo`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub echo_timeout_s: Option<f64>,
-    /// Transport protocol: one of `atp-default`, `atp-aggressive`,
-    /// `atp-adaptive`, `tcp-tahoe`, `tcp-reno`, `tcp-newreno`. Absent: UDP.
+    /// Transport protocol (one of [`Protocol::ALL`], by its scenario name,
+    /// `atp-default` … `mtl`). Absent: UDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<String>,
+    pub protocol: Option<Protocol>,
     /// Application bytes a transport flow transfers (required with `protocol`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
@@ -621,7 +621,7 @@ impl Default for FlowSpec {
 impl FlowSpec {
     /// A transport transfer of `bytes` from `src` to `dst` starting at 0.
     pub fn transfer(src: u32, dst: u32, protocol: Protocol, bytes: u64) -> Self {
-        FlowSpec { src, dst, protocol: Some(protocol.name().to_string()), bytes: Some(bytes), ..FlowSpec::default() }
+        FlowSpec { src, dst, protocol: Some(protocol), bytes: Some(bytes), ..FlowSpec::default() }
     }
 
     /// Application bytes in one full data packet of a transport flow.
@@ -633,12 +633,6 @@ impl FlowSpec {
     /// when the flow records no delivery milestones.
     pub fn batch_bytes(&self) -> Option<u64> {
         self.batch_packets.map(|n| u64::from(n) * self.payload_bytes())
-    }
-
-    /// The transport protocol, `None` for UDP. Call on a validated scenario
-    /// (an unknown name is a validation error).
-    pub fn transport(&self) -> Option<Protocol> {
-        self.protocol.as_deref().and_then(|p| p.parse().ok())
     }
 }
 
@@ -764,8 +758,15 @@ pub enum ScenarioError {
     Io { file: String, err: std::io::Error },
     #[error("{}{message}", prefix(file))]
     Parse { file: String, message: String },
-    #[error("{}{key} = {value}: expected {expected}", prefix(file))]
-    Invalid { file: String, key: String, value: String, expected: String },
+    /// The one error value ([`InvalidValue`]), in a file.
+    #[error("{}{invalid}", prefix(file))]
+    Invalid { file: String, invalid: InvalidValue },
+}
+
+impl From<InvalidValue> for ScenarioError {
+    fn from(invalid: InvalidValue) -> Self {
+        ScenarioError::Invalid { file: String::new(), invalid }
+    }
 }
 
 fn prefix(file: &str) -> String {
@@ -777,7 +778,7 @@ fn prefix(file: &str) -> String {
 }
 
 fn invalid(key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ScenarioError {
-    ScenarioError::Invalid { file: String::new(), key: key.into(), value: value.to_string(), expected: expected.into() }
+    ScenarioError::Invalid { file: String::new(), invalid: InvalidValue::new(key, value, expected) }
 }
 
 /// `value` must lie in `range`; the error names `key`.
@@ -794,13 +795,53 @@ impl ScenarioError {
     /// Names the file the error came from.
     pub fn in_file(self, name: &str) -> Self {
         match self {
-            ScenarioError::Invalid { key, value, expected, .. } => {
-                ScenarioError::Invalid { file: name.into(), key, value, expected }
-            }
+            ScenarioError::Invalid { invalid, .. } => ScenarioError::Invalid { file: name.into(), invalid },
             ScenarioError::Parse { message, .. } => ScenarioError::Parse { file: name.into(), message },
             other => other,
         }
     }
+}
+
+/// A value of the wrong form for a typed key (a protocol, a traffic kind, a
+/// rate controller: serde's `invalid value … expected …` and `unknown
+/// variant … expected …`), as the one error value: `key = value: expected
+/// …`, with the key's path from the top of the file. `None` for anything
+/// else (a syntax error, a missing key), which the parser's own message
+/// reports with its line.
+fn typed_value_error(key: &str, value: Option<&str>, message: &str) -> Option<ScenarioError> {
+    let typed = message.starts_with("invalid value:") || message.starts_with("unknown variant");
+    let (_, expected) = message.split_once(", expected ")?;
+    (typed && !key.is_empty() && key != ".").then(|| invalid(key, value.unwrap_or("(given)"), expected))
+}
+
+/// The segments of a path as serde_path_to_error writes it (`flows[0].protocol`).
+fn e_path_segments(path: &str) -> Vec<String> {
+    path.split('.')
+        .flat_map(|part| {
+            let mut v = Vec::new();
+            let mut rest = part;
+            if let Some(i) = rest.find('[') {
+                v.push(rest[..i].to_string());
+                rest = &rest[i..];
+                while let Some(end) = rest.find(']') {
+                    v.push(rest[..=end].to_string());
+                    rest = &rest[end + 1..];
+                }
+            } else {
+                v.push(rest.to_string());
+            }
+            v
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The value at `path` in a TOML tree, if there is one.
+fn lookup(value: &toml::Value, path: Vec<String>) -> Option<&toml::Value> {
+    path.iter().try_fold(value, |v, seg| match seg.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+        Some(i) => v.as_array()?.get(i.parse::<usize>().ok()?),
+        None => v.as_table()?.get(seg),
+    })
 }
 
 /// Reads a scenario or experiment file: a regular file of at most
@@ -904,7 +945,27 @@ impl Scenario {
     }
 
     fn parse(text: &str) -> Result<Scenario, ScenarioError> {
-        toml::from_str(text).map_err(|e| ScenarioError::Parse { file: String::new(), message: e.to_string() })
+        serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            let value = inner.span().and_then(|span| text.get(span)).map(str::trim);
+            typed_value_error(&key, value, inner.message())
+                .unwrap_or_else(|| ScenarioError::Parse { file: String::new(), message: inner.to_string() })
+        })
+    }
+
+    /// Reads a scenario from a TOML tree (an experiment's point), as
+    /// [`Scenario::parse`] reads text: a value of the wrong form names its
+    /// key.
+    pub fn from_tree(tree: toml::Table) -> Result<Scenario, ScenarioError> {
+        let value = toml::Value::Table(tree);
+        serde_path_to_error::deserialize(value.clone()).map_err(|e: serde_path_to_error::Error<toml::de::Error>| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            let found = lookup(&value, e_path_segments(&key)).map(|v| v.to_string());
+            typed_value_error(&key, found.as_deref(), inner.message())
+                .unwrap_or_else(|| ScenarioError::Parse { file: String::new(), message: inner.message().to_string() })
+        })
     }
 
     /// The flow `[random_flows]` describes, between `src` and `dst`.
@@ -1076,16 +1137,16 @@ impl Scenario {
         let listed = self.flows.len() - self.random_flows.as_ref().map_or(0, |r| r.drawn.min(self.flows.len()));
         self.check_random_flows(listed)?;
         self.validate_flows_as_listed().map_err(|e| match e {
-            ScenarioError::Invalid { file, key, value, expected } => {
-                let drawn = key
+            ScenarioError::Invalid { file, mut invalid } => {
+                let drawn = invalid
+                    .key
                     .strip_prefix("flows[")
                     .and_then(|k| k.split_once("]."))
                     .filter(|(i, _)| i.parse::<usize>().is_ok_and(|i| i >= listed));
-                let key = match drawn {
-                    Some((_, k)) => format!("random_flows.flow.{k}"),
-                    None => key,
-                };
-                ScenarioError::Invalid { file, key, value, expected }
+                if let Some((_, k)) = drawn {
+                    invalid.key = format!("random_flows.flow.{k}");
+                }
+                ScenarioError::Invalid { file, invalid }
             }
             e => e,
         })
@@ -1099,7 +1160,7 @@ impl Scenario {
                 format!("a positive number of simulated seconds, at most {MAX_DURATION_S} (one day)"),
             ));
         }
-        self.radio.resolve().map_err(|e| invalid(format!("radio.{}", e.key), e.value, e.expected))?;
+        self.radio.resolve()?;
         let spacing = |spacing_m: f64| {
             if spacing_m > 0.0 && spacing_m <= MAX_SPACING_M {
                 Ok(())
@@ -1247,12 +1308,8 @@ impl Scenario {
                     return Err(invalid(key("stop_s"), stop, "a stop time after start_s"));
                 }
             }
-            if let Some(name) = &f.protocol {
-                self.check_path_info_source(i, name)?;
-                let protocol = name.parse::<Protocol>().map_err(|_| {
-                    let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
-                    invalid(key("protocol"), format!("{name:?}"), format!("one of {}", names.join(", ")))
-                })?;
+            if let Some(protocol) = f.protocol {
+                self.check_path_info_source(i, protocol)?;
                 f.validate_transport(i, protocol)?;
                 sender_data = sender_data.saturating_add(self.sender_data_bytes(i));
                 if sender_data > MAX_SENDER_DATA_BYTES {
@@ -1344,7 +1401,7 @@ impl Scenario {
     /// information needs that module: MTL's is OLSR with ETX (seed 004
     /// §III.B), the only engine here whose path information measures link
     /// quality. Names the routing key that must change.
-    fn check_path_info_source(&self, i: usize, protocol: &str) -> Result<(), ScenarioError> {
+    fn check_path_info_source(&self, i: usize, protocol: Protocol) -> Result<(), ScenarioError> {
         if !needs_path_info(protocol) {
             return Ok(());
         }
@@ -1554,8 +1611,8 @@ mod tests {
         let file = |routing: &str, protocol: &str| {
             format!("duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n{routing}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"{protocol}\"\nbytes = 1000\n")
         };
-        assert!(needs_path_info("mtl"));
-        assert!(Protocol::ALL.iter().all(|p| needs_path_info(p.name()) == (*p == Protocol::Mtl)));
+        assert!(needs_path_info(Protocol::Mtl));
+        assert!(Protocol::ALL.iter().all(|&p| needs_path_info(p) == (p == Protocol::Mtl)));
         let e = err_of(&file("", "mtl"));
         assert!(
             e.contains("routing.kind = \"shortest-path\"") && e.contains("expected \"olsr\" with metric = \"etx\""),

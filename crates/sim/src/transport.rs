@@ -13,6 +13,7 @@
 
 use crate::driver::RelayClass;
 use crate::scenario::{FlowSpec, IP_UDP_HEADER_BYTES};
+use crate::trace_kind::TraceKind;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::connection::{EngineConfig, ReceiverEngine, SenderEngine};
@@ -110,13 +111,8 @@ pub struct PathObservation {
 pub struct TraceRecord {
     pub t_s: f64,
     pub side: Side,
-    /// `d_max_us`, `d_avg_sent_us`, `d_avg_received_us`, `d_s_us`,
-    /// `cwnd_segments`, `retransmit_seq`, `rto_s`, `rtt_s`, `slow_start` and
-    /// `standby` (1 entered, 0 left), `probing` (ATP: 1 after missed
-    /// feedback, 2 after a route failure, 0 ended), or `delivered_bytes`
-    /// (in-order bytes handed to the application at `t_s`).
-    #[serde(deserialize_with = "crate::report::static_name")]
-    pub kind: crate::report::StaticName,
+    /// What the sample measures ([`TraceKind`], its unit in the name).
+    pub kind: TraceKind,
     pub value: f64,
 }
 
@@ -124,22 +120,22 @@ impl TraceRecord {
     pub(crate) fn new(side: Side, sample: &TraceSample) -> Self {
         let us = |d: Duration| d.as_nanos() as f64 / 1e3;
         let (at, kind, value) = match *sample {
-            TraceSample::DMax { at, d_max } => (at, "d_max_us", us(d_max)),
-            TraceSample::DAvgSent { at, d_avg } => (at, "d_avg_sent_us", us(d_avg)),
-            TraceSample::DAvgReceived { at, d_avg } => (at, "d_avg_received_us", us(d_avg)),
-            TraceSample::Ds { at, d_s } => (at, "d_s_us", us(d_s)),
-            TraceSample::Cwnd { at, cwnd_segments } => (at, "cwnd_segments", cwnd_segments),
-            TraceSample::Retransmit { at, seq, .. } => (at, "retransmit_seq", seq as f64),
-            TraceSample::Rto { at, rto } => (at, "rto_s", rto.as_secs_f64()),
-            TraceSample::RttSample { at, rtt } => (at, "rtt_s", rtt.as_secs_f64()),
-            TraceSample::SlowStart { at, entered } => (at, "slow_start", f64::from(u8::from(entered))),
-            TraceSample::Standby { at, entered } => (at, "standby", f64::from(u8::from(entered))),
-            TraceSample::MtlRate { at, rate_pps } => (at, "rate_pps", rate_pps),
-            TraceSample::Fhd { at, fhd } => (at, "fhd_s", fhd.as_secs_f64()),
+            TraceSample::DMax { at, d_max } => (at, TraceKind::DMaxUs, us(d_max)),
+            TraceSample::DAvgSent { at, d_avg } => (at, TraceKind::DAvgSentUs, us(d_avg)),
+            TraceSample::DAvgReceived { at, d_avg } => (at, TraceKind::DAvgReceivedUs, us(d_avg)),
+            TraceSample::Ds { at, d_s } => (at, TraceKind::DSUs, us(d_s)),
+            TraceSample::Cwnd { at, cwnd_segments } => (at, TraceKind::CwndSegments, cwnd_segments),
+            TraceSample::Retransmit { at, seq, .. } => (at, TraceKind::RetransmitSeq, seq as f64),
+            TraceSample::Rto { at, rto } => (at, TraceKind::RtoS, rto.as_secs_f64()),
+            TraceSample::RttSample { at, rtt } => (at, TraceKind::RttS, rtt.as_secs_f64()),
+            TraceSample::SlowStart { at, entered } => (at, TraceKind::SlowStart, f64::from(u8::from(entered))),
+            TraceSample::Standby { at, entered } => (at, TraceKind::Standby, f64::from(u8::from(entered))),
+            TraceSample::MtlRate { at, rate_pps } => (at, TraceKind::RatePps, rate_pps),
+            TraceSample::Fhd { at, fhd } => (at, TraceKind::FhdS, fhd.as_secs_f64()),
             // 1: probing after missed feedback, 2: after a route failure, 0: ended.
             TraceSample::Probing { at, entered, route_failure } => (
                 at,
-                "probing",
+                TraceKind::Probing,
                 if !entered {
                     0.0
                 } else if route_failure {
@@ -587,7 +583,7 @@ impl Transport {
             self.trace.push(TraceRecord {
                 t_s: now.as_secs_f64(),
                 side: Side::Receiver,
-                kind: "delivered_bytes",
+                kind: TraceKind::DeliveredBytes,
                 value: got.len() as f64,
             });
         }

@@ -8,6 +8,7 @@ use meshbed_core::{Duration, Instant};
 use meshbed_routing::{DataPacket, Decision, Dest, RouteEvent, RoutingEngine, RoutingStats, Transmit};
 use meshbed_sim::scenario::{FlowSpec, Scenario, Traffic};
 use meshbed_sim::Sim;
+use meshbed_sim::{RouteLogEvent, RouteLogSide, TraceKind};
 
 const HELLO: Duration = Duration::from_millis(100);
 
@@ -397,13 +398,13 @@ fn a_relay_walking_away_mid_transfer_is_routed_around() {
             // whose route it was lose and regain it, or the data's new path.
             let log = &f.route_log;
             let after = |e: &&meshbed_sim::report::RouteLogEntry| e.t_s > walk_s;
-            let renotified = ["sender", "receiver"].iter().any(|side| {
+            let renotified = [RouteLogSide::Sender, RouteLogSide::Receiver].iter().any(|side| {
                 let mine: Vec<_> = log.iter().filter(after).filter(|e| e.side == *side).collect();
-                let failed = mine.iter().position(|e| e.event == "route-failed");
-                let back = mine.iter().rposition(|e| e.event == "route-reestablished");
+                let failed = mine.iter().position(|e| e.event == RouteLogEvent::RouteFailed);
+                let back = mine.iter().rposition(|e| e.event == RouteLogEvent::RouteReestablished);
                 failed.is_some() && back > failed
             });
-            let new_path = log.iter().filter(after).find(|e| e.event == "path-changed");
+            let new_path = log.iter().filter(after).find(|e| e.event == RouteLogEvent::PathChanged);
             let (n0, n2) = (&r.net_per_node[0], &r.net_per_node[2]);
             match routing {
                 // RERR to the end, a "route failed" notice, a new discovery.
@@ -563,33 +564,34 @@ fn each_transport_reacts_to_a_relay_walking_away_and_completes() {
             let r = meshbed_sim::run(&s).unwrap();
             let f = &r.flows[0];
             assert!(f.completed && f.verified && f.bytes_delivered == 4_000_000, "{protocol}, walker {walker}: {f:?}");
-            if !f.route_log.iter().any(|e| e.side == "sender" && e.event == "route-failed") {
+            if !f.route_log.iter().any(|e| e.side == RouteLogSide::Sender && e.event == RouteLogEvent::RouteFailed) {
                 continue; // this relay did not carry the sender's route
             }
             reacted += 1;
             // The recomputed route goes through the other relay (Fig. 4(b)).
             assert!(f.routes_recomputed >= 1 && f.routes_new >= 1, "{protocol}: {f:?}");
             assert!(f.routes_new <= f.routes_recomputed);
-            let kinds = |kind: &str| f.trace.iter().filter(|t| t.kind == kind).map(|t| t.value).collect::<Vec<_>>();
+            let kinds =
+                |kind: TraceKind| f.trace.iter().filter(|t| t.kind == kind).map(|t| t.value).collect::<Vec<_>>();
             let detail = f.sender.as_ref().unwrap();
             match protocol {
                 Protocol::AtpDefault => {
                     assert!(detail.route_failure_probes.unwrap() >= 1, "{detail:?} {:?}", f.route_log);
-                    let probing = kinds("probing");
+                    let probing = kinds(TraceKind::Probing);
                     let at = probing.iter().position(|&v| v == 2.0).expect("probing after the route failure");
                     assert!(probing[at..].contains(&0.0), "and the answer ended it: {probing:?}");
                 }
                 Protocol::TcpNewRenoElfn => {
                     let tcp = detail.tcp.as_ref().unwrap();
                     assert!(tcp.elfn_standbys >= 1 && tcp.elfn_standby_time_s > 0.0, "{tcp:?}");
-                    let standby = kinds("standby");
+                    let standby = kinds(TraceKind::Standby);
                     assert_eq!(standby.first(), Some(&1.0), "{standby:?}");
                     assert_eq!(standby.last(), Some(&0.0), "{standby:?}");
                 }
                 _ => {
                     let tcp = detail.tcp.as_ref().unwrap();
                     assert_eq!(tcp.elfn_standbys, 0, "NewReno ignores the notice");
-                    assert!(kinds("standby").is_empty());
+                    assert!(kinds(TraceKind::Standby).is_empty());
                 }
             }
         }

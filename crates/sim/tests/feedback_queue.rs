@@ -64,7 +64,7 @@ fn feedback_priority_is_off_by_default_and_changes_nothing_without_feedback() {
     assert_eq!(udp(false), udp(true));
 }
 
-fn atp_chain(batch: Option<u32>) -> String {
+fn atp_chain(batch: Option<u32>) -> Option<u64> {
     let mut s = Scenario::chain(3, 200.0, 20.0);
     s.flows = vec![FlowSpec::transfer(0, 3, Protocol::AtpAdaptive, 500_000)];
     s.radio.mac.batched_completion = batch.map(|max_frames| BatchedCompletion { max_frames });

@@ -5,6 +5,7 @@
 
 use meshbed_proto::Protocol;
 use meshbed_sim::scenario::{FlowSpec, Scenario, Traffic};
+use meshbed_sim::TraceKind;
 use meshbed_sim::{FlowResult, SimReport};
 
 fn run(s: &Scenario) -> SimReport {
@@ -23,7 +24,7 @@ fn paced_reno_delivers_every_byte_over_a_4_hop_chain() {
     let bytes = 1_000_000;
     let paced = run(&transfer(Protocol::TcpRenoPaced, 4, bytes));
     let f = &paced.flows[0];
-    assert_eq!(f.protocol, "tcp-reno-paced");
+    assert_eq!(f.protocol, Some(meshbed_proto::Protocol::TcpRenoPaced));
     assert!(f.completed && f.verified && !f.failed, "{:?}", f.error);
     assert_eq!(f.bytes_delivered, bytes);
     // The same transfer unpaced sends its segments at other times.
@@ -83,7 +84,7 @@ fn echo_rtts_grow_with_payload_and_hop_count() {
 fn echo_rtt_samples_are_traced_when_asked() {
     let f = ping(2, 64, true);
     let rtt = f.echo.as_ref().and_then(|e| e.rtt_s).expect("replies");
-    let samples: Vec<f64> = f.trace.iter().filter(|t| t.kind == "rtt_s").map(|t| t.value).collect();
+    let samples: Vec<f64> = f.trace.iter().filter(|t| t.kind == TraceKind::RttS).map(|t| t.value).collect();
     assert_eq!(samples.len(), rtt.n);
     let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
     assert_eq!(min, rtt.min);

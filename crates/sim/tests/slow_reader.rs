@@ -6,6 +6,7 @@
 
 use meshbed_proto::Protocol;
 use meshbed_sim::scenario::{FlowSpec, ReadRateStep, Scenario};
+use meshbed_sim::TraceKind;
 use meshbed_sim::{FlowResult, SimReport};
 
 const HOPS: u32 = 3;
@@ -39,7 +40,7 @@ fn sender_rate_bps(f: &FlowResult, payload_bytes: u64, from_s: f64, to_s: f64) -
     let samples: Vec<(f64, f64)> = f
         .trace
         .iter()
-        .filter(|r| r.kind == "d_s_us" && r.side.name() == "sender")
+        .filter(|r| r.kind == TraceKind::DSUs && r.side.name() == "sender")
         .map(|r| (r.t_s, payload_bytes as f64 * 8.0 / (r.value / 1e6)))
         .collect();
     let mut weighted = 0.0;
@@ -58,7 +59,7 @@ fn reader_rate_bps(f: &FlowResult, from_s: f64, to_s: f64) -> f64 {
     let bytes: f64 = f
         .trace
         .iter()
-        .filter(|r| r.kind == "delivered_bytes" && r.t_s >= from_s && r.t_s < to_s)
+        .filter(|r| r.kind == TraceKind::DeliveredBytes && r.t_s >= from_s && r.t_s < to_s)
         .map(|r| r.value)
         .sum();
     bytes * 8.0 / (to_s - from_s)

@@ -131,7 +131,7 @@ fn cross_layer() -> Vec<(&'static str, Scenario)> {
 /// One scenario's integers, one line each.
 fn summarise(name: &str, s: &Scenario) -> String {
     let r = meshbed_sim::run(s).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let mut out = format!("== {name}\nevents {}\ntrace_hash {}\n", r.events, r.trace_hash);
+    let mut out = format!("== {name}\nevents {}\ntrace_hash {}\n", r.events, r.trace_hash_text());
     for (i, f) in r.flows.iter().enumerate() {
         writeln!(
             out,

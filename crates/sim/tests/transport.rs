@@ -4,6 +4,7 @@
 
 use meshbed_proto::Protocol;
 use meshbed_sim::scenario::{FlowSpec, Scenario};
+use meshbed_sim::TraceKind;
 use meshbed_sim::{FlowResult, SimReport};
 
 const TRANSFER_BYTES: u64 = 2_000_000;
@@ -91,9 +92,9 @@ fn trace_samples_are_kept_only_when_asked() {
     let r = run(&s);
     let f = &r.flows[0];
     assert!(f.completed);
-    let d_max: Vec<f64> = f.trace.iter().filter(|t| t.kind == "d_max_us").map(|t| t.value).collect();
+    let d_max: Vec<f64> = f.trace.iter().filter(|t| t.kind == TraceKind::DMaxUs).map(|t| t.value).collect();
     assert!(!d_max.is_empty() && d_max.iter().all(|&d| d > 0.0), "{d_max:?}");
-    assert!(f.trace.iter().any(|t| t.kind == "d_s_us"));
+    assert!(f.trace.iter().any(|t| t.kind == TraceKind::DSUs));
 }
 
 /// A run too short for the transfer reports it incomplete, never complete,
@@ -136,11 +137,11 @@ fn transport_flows_parse_from_toml() {
                 [[flows]]\nsrc = 3\ndst = 0\nprotocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\ndelayed_acks = true\n\
                 [[flows]]\nsrc = 1\ndst = 2\ntraffic = \"cbr\"\nrate_kbps = 100\n";
     let s = Scenario::from_toml(text).unwrap();
-    assert_eq!(s.flows[0].transport(), Some(Protocol::AtpAdaptive));
+    assert_eq!(s.flows[0].protocol, Some(Protocol::AtpAdaptive));
     assert_eq!(s.flows[0].bytes, Some(2_000_000));
     assert_eq!(s.flows[0].atp.as_ref().unwrap().kappa, Some(0.4));
-    assert_eq!(s.flows[1].transport(), Some(Protocol::TcpNewReno));
-    assert_eq!(s.flows[2].transport(), None);
+    assert_eq!(s.flows[1].protocol, Some(Protocol::TcpNewReno));
+    assert_eq!(s.flows[2].protocol, None);
     // The serialized scenario reads back the same.
     assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
 }
@@ -183,12 +184,12 @@ fn transport_flow_mistakes_name_their_key() {
 #[test]
 fn duration_flows_stop_on_time_with_a_verified_prefix() {
     use meshbed_sim::scenario::{FlowSpec, Scenario};
-    for protocol in ["atp-adaptive", "tcp-newreno"] {
+    for protocol in [Protocol::AtpAdaptive, Protocol::TcpNewReno] {
         let mut s = Scenario::chain(3, 200.0, 12.0);
         s.flows = vec![FlowSpec {
             src: 0,
             dst: 3,
-            protocol: Some(protocol.into()),
+            protocol: Some(protocol),
             start_s: 1.0,
             stop_s: Some(6.0),
             ..FlowSpec::default()
@@ -204,7 +205,7 @@ fn duration_flows_stop_on_time_with_a_verified_prefix() {
     }
     // bytes and stop_s together, or neither, are errors naming the key.
     let mut s = Scenario::chain(1, 200.0, 5.0);
-    s.flows = vec![FlowSpec { protocol: Some("atp-default".into()), ..FlowSpec::default() }];
+    s.flows = vec![FlowSpec { protocol: Some(Protocol::AtpDefault), ..FlowSpec::default() }];
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("flows[0].bytes") && e.contains("stop_s"), "{e}");
     s.flows[0].bytes = Some(1000);

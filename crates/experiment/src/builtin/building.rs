@@ -149,11 +149,7 @@ fn randomized(name: &str, description: &str, scenario: &Scenario) -> Experiment 
 
 /// §5.5.1, Figs. 5.10–5.11: 1 MB transfers between random pairs.
 pub fn transfer_experiment(name: &str) -> Experiment {
-    let flow = FlowSpec {
-        protocol: Some(Protocol::TcpTahoe.name().into()),
-        bytes: Some(TRANSFER_BYTES),
-        ..FlowSpec::default()
-    };
+    let flow = FlowSpec { protocol: Some(Protocol::TcpTahoe), bytes: Some(TRANSFER_BYTES), ..FlowSpec::default() };
     randomized(
         name,
         "Seed 001 §5.5.1 Figs. 5.10-5.11 / seed 000 Figs. 14-15: 1-32 simultaneous 1 MB transfers between random pairs of a two-floor building mesh, OLSR, 2 dBm, 6 Mbit/s; the same pairs for every protocol of a repetition.",
@@ -168,7 +164,7 @@ pub fn streaming_experiment(name: &str) -> Experiment {
     // half a second late sends for 29.5 s, and its goodput is over its own
     // time.
     let flow = FlowSpec {
-        protocol: Some(Protocol::TcpTahoe.name().into()),
+        protocol: Some(Protocol::TcpTahoe),
         stop_s: Some(START_WINDOW_S[0] + STREAMING_S),
         ..FlowSpec::default()
     };

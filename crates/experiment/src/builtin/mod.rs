@@ -130,7 +130,7 @@ fn testbed_chain(radio: RadioConfig, spacing_m: f64, flows: u32) -> Scenario {
     let flow = FlowSpec {
         src: 0,
         dst: 6,
-        protocol: Some(Protocol::AtpDefault.name().into()),
+        protocol: Some(Protocol::AtpDefault),
         bytes: Some(2_000_000),
         trace: flows == 1,
         ..FlowSpec::default()
@@ -174,7 +174,7 @@ fn stack_scenario() -> Scenario {
     let flow = |src: u32, dst: u32, start_s: f64| FlowSpec {
         src,
         dst,
-        protocol: Some(Protocol::TcpTahoe.name().into()),
+        protocol: Some(Protocol::TcpTahoe),
         start_s,
         stop_s: Some(40.0),
         trace: true,
@@ -231,7 +231,7 @@ fn atp_paper_two_flows() -> Experiment {
     let flow = |start_s: f64, stop_s: f64| FlowSpec {
         src: 0,
         dst: 5,
-        protocol: Some(Protocol::AtpDefault.name().into()),
+        protocol: Some(Protocol::AtpDefault),
         start_s,
         stop_s: Some(stop_s),
         trace: true,
@@ -287,7 +287,7 @@ pub const ATP_PAPER_MOBILE: [Protocol; 5] = [
 /// a pause time (docs/PROTOCOLS.md).
 fn atp_paper_mobile(name: &str, routing: Routing) -> Experiment {
     let backlogged = FlowSpec {
-        protocol: Some(Protocol::AtpDefault.name().into()),
+        protocol: Some(Protocol::AtpDefault),
         stop_s: Some(100.0),
         packet_bytes: ATP_PAPER_PACKET_BYTES,
         // Both transports give up only after 100 s of silence (TCP's R2,

@@ -102,7 +102,7 @@ fn chain(hops: u32, radio: RadioConfig, flow: FlowSpec, duration_s: f64) -> Scen
 /// ACKs as Linux sends them (module documentation).
 fn netperf(protocol: Protocol) -> FlowSpec {
     FlowSpec {
-        protocol: Some(protocol.name().into()),
+        protocol: Some(protocol),
         traffic: Traffic::Saturated,
         start_s: TRANSFER_START_S,
         stop_s: Some(TRANSFER_START_S + TRANSFER_S),

@@ -68,7 +68,7 @@ fn transfer(src: u32, dst: u32, b: &BatchMeans) -> FlowSpec {
     FlowSpec {
         src,
         dst,
-        protocol: Some(Protocol::TcpNewReno.name().into()),
+        protocol: Some(Protocol::TcpNewReno),
         bytes: Some(b.packets() * u64::from(DATA_BYTES)),
         packet_bytes: PACKET_BYTES,
         start_s: START_S,

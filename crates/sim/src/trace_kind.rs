@@ -1,0 +1,176 @@
+//! The fixed vocabularies of a run's report, as types: what a flow's trace
+//! sample measures ([`TraceKind`]) and what a route-log entry says
+//! ([`RouteLogSide`], [`RouteLogEvent`]). A misspelled kind does not compile
+//! (it used to give a silently empty figure); files and Python see the same
+//! names as before (`d_max_us`, `route-failed`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What one trace sample of a flow measures (its unit is in the name).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceKind {
+    /// ATP: the largest per-node delay D_max the receiver saw in an epoch
+    /// (seed 001 §3.1), µs.
+    DMaxUs,
+    /// ATP: the delay average D_avg the receiver fed back, as sent, µs.
+    DAvgSentUs,
+    /// ATP: D_avg as the sender received it (D_avg′), µs.
+    DAvgReceivedUs,
+    /// ATP: the sender's smoothed delay D_s, µs.
+    DSUs,
+    /// TCP: the congestion window, segments.
+    CwndSegments,
+    /// TCP: a retransmitted segment's sequence number.
+    RetransmitSeq,
+    /// TCP: the retransmission timeout, s.
+    RtoS,
+    /// TCP: an RTT sample, s; echo flows: a request's round trip.
+    RttS,
+    /// TCP: 1 entered slow start, 0 left it.
+    SlowStart,
+    /// TCP-ELFN: 1 entered standby, 0 left it.
+    Standby,
+    /// MTL: the sending rate, packets/s.
+    RatePps,
+    /// MTL: the four-hop delay, s.
+    FhdS,
+    /// ATP: 1 probing after missed feedback, 2 after a route failure, 0 ended.
+    Probing,
+    /// In-order bytes handed to the application at the sample's time.
+    DeliveredBytes,
+}
+
+impl TraceKind {
+    /// Every kind, in the order above.
+    pub const ALL: [TraceKind; 14] = [
+        TraceKind::DMaxUs,
+        TraceKind::DAvgSentUs,
+        TraceKind::DAvgReceivedUs,
+        TraceKind::DSUs,
+        TraceKind::CwndSegments,
+        TraceKind::RetransmitSeq,
+        TraceKind::RtoS,
+        TraceKind::RttS,
+        TraceKind::SlowStart,
+        TraceKind::Standby,
+        TraceKind::RatePps,
+        TraceKind::FhdS,
+        TraceKind::Probing,
+        TraceKind::DeliveredBytes,
+    ];
+
+    /// Its name in files (`d_max_us`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceKind::DMaxUs => "d_max_us",
+            TraceKind::DAvgSentUs => "d_avg_sent_us",
+            TraceKind::DAvgReceivedUs => "d_avg_received_us",
+            TraceKind::DSUs => "d_s_us",
+            TraceKind::CwndSegments => "cwnd_segments",
+            TraceKind::RetransmitSeq => "retransmit_seq",
+            TraceKind::RtoS => "rto_s",
+            TraceKind::RttS => "rtt_s",
+            TraceKind::SlowStart => "slow_start",
+            TraceKind::Standby => "standby",
+            TraceKind::RatePps => "rate_pps",
+            TraceKind::FhdS => "fhd_s",
+            TraceKind::Probing => "probing",
+            TraceKind::DeliveredBytes => "delivered_bytes",
+        }
+    }
+}
+
+impl fmt::Display for TraceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a route-log entry was seen.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouteLogSide {
+    /// The flow's sender (its route to the receiver).
+    Sender,
+    /// The flow's receiver (its route back, for feedback and ACKs).
+    Receiver,
+    /// The flow's destination, where a change of the data's path is seen.
+    Destination,
+}
+
+/// What a route-log entry records (seed 002 §2.3).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouteLogEvent {
+    /// Routing lost the route to the other end.
+    RouteFailed,
+    /// Routing has a route to the other end again.
+    RouteReestablished,
+    /// The data started to arrive over another path.
+    PathChanged,
+}
+
+impl RouteLogSide {
+    pub fn name(self) -> &'static str {
+        match self {
+            RouteLogSide::Sender => "sender",
+            RouteLogSide::Receiver => "receiver",
+            RouteLogSide::Destination => "destination",
+        }
+    }
+}
+
+impl RouteLogEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            RouteLogEvent::RouteFailed => "route-failed",
+            RouteLogEvent::RouteReestablished => "route-reestablished",
+            RouteLogEvent::PathChanged => "path-changed",
+        }
+    }
+}
+
+impl fmt::Display for RouteLogSide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for RouteLogEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names files, figures and Python read are serde's names: one
+    /// spelling each, and every kind listed once.
+    #[test]
+    fn names_are_serde_names_and_each_kind_is_listed_once() {
+        for k in TraceKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name(), "{k:?}");
+            assert_eq!(serde_json::from_value::<TraceKind>(k.name().into()).unwrap(), k);
+        }
+        let mut names: Vec<_> = TraceKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), TraceKind::ALL.len());
+        for (side, name) in [(RouteLogSide::Sender, "sender"), (RouteLogSide::Destination, "destination")] {
+            assert_eq!(serde_json::to_value(side).unwrap(), name);
+        }
+        assert_eq!(serde_json::to_value(RouteLogEvent::RouteReestablished).unwrap(), "route-reestablished");
+    }
+
+    /// A kind read from a file that is not one of them is refused by name
+    /// (a report read back, or a misspelling in Python), never taken as new.
+    #[test]
+    fn a_misspelled_kind_is_refused() {
+        let e = serde_json::from_value::<TraceKind>("d_maxus".into()).unwrap_err().to_string();
+        assert!(e.contains("unknown variant `d_maxus`") && e.contains("d_max_us"), "{e}");
+    }
+}
