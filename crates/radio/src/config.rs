@@ -522,11 +522,11 @@ mod tests {
         assert!(e.to_string().contains("24000"), "{e}");
 
         let c = RadioConfig { cs_range_m: Some(100.0), ..Default::default() };
-        assert_eq!(c.resolve().unwrap_err().key, "cs_range_m");
+        assert_eq!(c.resolve().unwrap_err().key, "radio.cs_range_m");
 
         let mut c = RadioConfig::default();
         c.sinr_threshold_db.insert("fast".into(), 3.0);
-        assert_eq!(c.resolve().unwrap_err().key, "sinr_threshold_db.fast");
+        assert_eq!(c.resolve().unwrap_err().key, "radio.sinr_threshold_db.fast");
     }
 
     #[test]
@@ -556,11 +556,11 @@ mod tests {
         assert!(RadioConfig { mac: retry(254), ..Default::default() }.resolve().is_ok());
         assert_eq!(
             RadioConfig { mac: retry(255), ..Default::default() }.resolve().unwrap_err().key,
-            "mac.short_retry_limit"
+            "radio.mac.short_retry_limit"
         );
         for floor in [f64::NAN, 40.5, f64::INFINITY] {
             let c = RadioConfig { interference_floor_dbm: floor, ..Default::default() };
-            assert_eq!(c.resolve().unwrap_err().key, "interference_floor_dbm");
+            assert_eq!(c.resolve().unwrap_err().key, "radio.interference_floor_dbm");
         }
         assert!(RadioConfig { tx_range_m: Some(1e6), cs_range_m: Some(1e6), ..Default::default() }.resolve().is_err());
         let c = RadioConfig {
@@ -571,6 +571,6 @@ mod tests {
             },
             ..Default::default()
         };
-        assert_eq!(c.resolve().unwrap_err().key, "propagation.reference_loss_db");
+        assert_eq!(c.resolve().unwrap_err().key, "radio.propagation.reference_loss_db");
     }
 }

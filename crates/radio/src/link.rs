@@ -503,9 +503,9 @@ mod tests {
         let cfg = RadioConfig::default();
         let mut nodes = line(10.0, 2);
         nodes[1].data_rate_kbps = Some(5);
-        assert_eq!(LinkBudget::new(&cfg, &nodes, 0).unwrap_err().key, "nodes[1].data_rate_kbps");
+        assert_eq!(LinkBudget::new(&cfg, &nodes, 0).unwrap_err().key, "topology.nodes[1].data_rate_kbps");
         let nodes = [NodeRadio::at(f64::NAN, 0.0)];
-        assert_eq!(LinkBudget::new(&cfg, &nodes, 0).unwrap_err().key, "nodes[0].position");
+        assert_eq!(LinkBudget::new(&cfg, &nodes, 0).unwrap_err().key, "topology.nodes[0].position");
     }
 
     /// The grid finds exactly the receivers a scan of every node finds, at
