@@ -14,9 +14,10 @@
 
 use super::neighbours::{hello, Neighbours};
 use super::packet::{Message, Rerr, Rrep, Rreq};
-use super::queue::{Discovery, HeldPackets, RreqCache};
+use super::queue::{Discovery, RreqCache};
 use super::tables::{seq_newer, RouteTable};
 use super::AodvConfig;
+use crate::common::HeldPackets;
 use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::Rng;

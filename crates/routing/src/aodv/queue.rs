@@ -1,13 +1,13 @@
-//! What AODV keeps while it looks for routes: the data packets held for a
-//! destination without a route (ns-2 `aodv_rqueue`: at most so many, for at
-//! most so long, the oldest dropped first), the discoveries in progress
+//! What AODV keeps while it looks for routes: the discoveries in progress
 //! with their TTL and retries (RFC 3561 §6.3, §6.4 expanding ring search),
-//! and the RREQs seen, so that each is processed once (RFC 3561 §6.5).
+//! and the RREQs seen, so that each is processed once (RFC 3561 §6.5). The
+//! data packets held meanwhile (ns-2 `aodv_rqueue`) are
+//! [`crate::common::HeldPackets`], as DSR's send buffer is.
 
 use super::AodvConfig;
 use crate::NodeId;
-use meshbed_core::{Duration, Instant};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use meshbed_core::Instant;
+use std::collections::BTreeMap;
 
 /// A route discovery in progress for one destination.
 #[derive(Clone, Debug)]
@@ -51,76 +51,6 @@ impl Discovery {
     }
 }
 
-/// A data packet held for a route, by the driver's id.
-#[derive(Clone, Debug)]
-pub(super) struct Held {
-    pub(super) id: u64,
-    pub(super) dst: NodeId,
-    since: Instant,
-}
-
-/// The data packets held while routes are discovered, oldest first.
-#[derive(Clone, Debug, Default)]
-pub(super) struct HeldPackets {
-    held: VecDeque<Held>,
-}
-
-impl HeldPackets {
-    pub(super) fn is_empty(&self) -> bool {
-        self.held.is_empty()
-    }
-
-    /// Holds packet `id` for `dst` from `now`; if `capacity` packets are
-    /// held already, the oldest makes room and is returned (ns-2
-    /// `aodv_rqueue.cc`: a full queue drops its oldest packet).
-    pub(super) fn push(&mut self, now: Instant, id: u64, dst: NodeId, capacity: usize) -> Option<Held> {
-        let dropped = if self.held.len() >= capacity { self.held.pop_front() } else { None };
-        self.held.push_back(Held { id, dst, since: now });
-        dropped
-    }
-
-    /// Takes every packet held for `dst`, oldest first.
-    pub(super) fn take_for(&mut self, dst: NodeId) -> Vec<Held> {
-        let (taken, kept): (Vec<Held>, Vec<Held>) = self.held.drain(..).partition(|h| h.dst == dst);
-        self.held = kept.into();
-        taken
-    }
-
-    /// Takes the packets held `max_hold` or longer at `now`, oldest first.
-    pub(super) fn expire(&mut self, now: Instant, max_hold: Duration) -> Vec<Held> {
-        let mut expired = Vec::new();
-        while self.held.front().is_some_and(|h| h.since + max_hold <= now) {
-            expired.extend(self.held.pop_front());
-        }
-        expired
-    }
-
-    /// Takes, oldest first, the packets whose destination `next_hop` finds
-    /// a next hop for, each with it.
-    pub(super) fn take_routable(&mut self, next_hop: impl Fn(NodeId) -> Option<NodeId>) -> Vec<(Held, NodeId)> {
-        let mut routable = Vec::new();
-        let mut kept = VecDeque::new();
-        while let Some(h) = self.held.pop_front() {
-            match next_hop(h.dst) {
-                Some(hop) => routable.push((h, hop)),
-                None => kept.push_back(h),
-            }
-        }
-        self.held = kept;
-        routable
-    }
-
-    /// The destinations something is held for.
-    pub(super) fn destinations(&self) -> BTreeSet<NodeId> {
-        self.held.iter().map(|h| h.dst).collect()
-    }
-
-    /// When the oldest packet will have been held `max_hold`.
-    pub(super) fn next_expiry(&self, max_hold: Duration) -> Option<Instant> {
-        self.held.front().map(|h| h.since + max_hold)
-    }
-}
-
 /// The RREQs seen, by (originator, RREQ ID), until when they count as
 /// seen: PATH_DISCOVERY_TIME after they were (RFC 3561 §6.5).
 #[derive(Clone, Debug, Default)]
@@ -150,6 +80,7 @@ mod tests {
     use super::*;
     use crate::harness::{Fate, Net};
     use crate::{DropReason, RouteEvent, RoutingEngine};
+    use meshbed_core::Duration;
 
     #[test]
     fn unreachable_destination_is_retried_then_held_packet_dropped() {

@@ -12,9 +12,10 @@
 
 use super::maintenance::{MaintenanceBuffer, Sent};
 use super::packet::{Control, SourceRoute, MAX_ROUTE_LEN};
-use super::queue::{Discovery, RequestTable, SendBuffer};
+use super::queue::{Discovery, RequestTable};
 use super::tables::{has_duplicates, RouteCache};
 use super::DsrConfig;
+use crate::common::HeldPackets;
 use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::Rng;
@@ -33,7 +34,8 @@ pub struct Dsr {
     discoveries: BTreeMap<NodeId, Discovery>,
     next_request_id: u16,
     request_table: RequestTable,
-    send_buffer: SendBuffer,
+    /// The send buffer (RFC 4728 §4.2).
+    send_buffer: HeldPackets,
     maintenance: MaintenanceBuffer,
     /// The route this node, as a source, last used per destination, for
     /// Found/Changed/Lost events.
@@ -56,7 +58,7 @@ impl Dsr {
             discoveries: BTreeMap::new(),
             next_request_id: 0,
             request_table: RequestTable::default(),
-            send_buffer: SendBuffer::default(),
+            send_buffer: HeldPackets::default(),
             maintenance: MaintenanceBuffer::default(),
             active: BTreeMap::new(),
             jittered: Vec::new(),
@@ -229,7 +231,9 @@ impl Dsr {
     /// Releases every held packet that now has a route.
     fn release_held(&mut self, now: Instant) {
         let mut i = 0;
-        while let Some(dst) = self.send_buffer.dst_at(i) {
+        // One at a time: a packet released touches the cache, which may
+        // give the next its route.
+        while let Some(dst) = self.send_buffer.get(i).map(|h| h.dst) {
             if let Some(route) = self.cached_route(now, dst) {
                 let h = self.send_buffer.remove(i).expect("in range");
                 self.discoveries.remove(&dst);
@@ -302,7 +306,7 @@ impl Dsr {
         let due: Vec<NodeId> = self.discoveries.iter().filter(|(_, d)| d.next_at <= now).map(|(&t, _)| t).collect();
         for target in due {
             let Some(mut d) = self.discoveries.remove(&target) else { continue };
-            if !self.send_buffer.waits_for(target) {
+            if !self.send_buffer.holds_for(target) {
                 continue; // nothing waits for it any more
             }
             if d.exhausted(&self.cfg) {

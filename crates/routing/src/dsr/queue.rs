@@ -1,8 +1,9 @@
-//! What DSR keeps while it discovers routes (RFC 4728 §8.2): the send
-//! buffer of data packets waiting for a route (ns-2's: at most so many, for
-//! at most SendBufferTimeout, the oldest dropped first), the discoveries in
-//! progress with their exponential backoff (§8.2.1), and the request table
-//! that suppresses duplicate requests (§4.3, §8.2.2).
+//! What DSR keeps while it discovers routes (RFC 4728 §8.2): the
+//! discoveries in progress with their exponential backoff (§8.2.1) and the
+//! request table that suppresses duplicate requests (§4.3, §8.2.2). The
+//! send buffer of data packets waiting for a route (§4.2; ns-2's: at most
+//! so many, for at most SendBufferTimeout, the oldest dropped first) is
+//! [`crate::common::HeldPackets`], as AODV's discovery buffer is.
 
 use super::DsrConfig;
 use crate::NodeId;
@@ -50,67 +51,6 @@ impl Discovery {
 fn backoff(period: Duration, cfg: &DsrConfig) -> Duration {
     let next = period.as_nanos().saturating_mul(cfg.request_backoff_factor);
     Duration::from_nanos(next).min(cfg.max_request_period)
-}
-
-/// A data packet waiting for a route, by the driver's id.
-#[derive(Clone, Debug)]
-pub(super) struct Held {
-    pub(super) id: u64,
-    pub(super) dst: NodeId,
-    since: Instant,
-}
-
-/// The send buffer (RFC 4728 §4.2), oldest first.
-#[derive(Clone, Debug, Default)]
-pub(super) struct SendBuffer {
-    held: VecDeque<Held>,
-}
-
-impl SendBuffer {
-    /// Holds packet `id` for `dst` from `now`; if `capacity` packets wait
-    /// already, the oldest makes room and is returned.
-    pub(super) fn push(&mut self, now: Instant, id: u64, dst: NodeId, capacity: usize) -> Option<Held> {
-        let dropped = if self.held.len() >= capacity { self.held.pop_front() } else { None };
-        self.held.push_back(Held { id, dst, since: now });
-        dropped
-    }
-
-    /// The destination of the `i`-th packet, oldest first.
-    pub(super) fn dst_at(&self, i: usize) -> Option<NodeId> {
-        self.held.get(i).map(|h| h.dst)
-    }
-
-    /// Takes the `i`-th packet out.
-    pub(super) fn remove(&mut self, i: usize) -> Option<Held> {
-        self.held.remove(i)
-    }
-
-    /// Whether a packet waits for `dst`.
-    pub(super) fn waits_for(&self, dst: NodeId) -> bool {
-        self.held.iter().any(|h| h.dst == dst)
-    }
-
-    /// Takes every packet waiting for `dst`, oldest first.
-    pub(super) fn take_for(&mut self, dst: NodeId) -> Vec<Held> {
-        let (gone, kept): (Vec<_>, Vec<_>) = self.held.drain(..).partition(|h| h.dst == dst);
-        self.held = kept.into();
-        gone
-    }
-
-    /// Takes the packets that waited `timeout` or longer at `now`
-    /// (SendBufferTimeout), oldest first.
-    pub(super) fn expire(&mut self, now: Instant, timeout: Duration) -> Vec<Held> {
-        let mut expired = Vec::new();
-        while let Some(pos) = self.held.iter().position(|h| now.saturating_since(h.since) >= timeout) {
-            expired.extend(self.held.remove(pos));
-        }
-        expired
-    }
-
-    /// When the first packet will have waited `timeout`.
-    pub(super) fn next_expiry(&self, timeout: Duration) -> Option<Instant> {
-        self.held.iter().map(|h| h.since + timeout).min()
-    }
 }
 
 /// The request table's duplicate suppression (RFC 4728 §4.3, §8.2.2): per
