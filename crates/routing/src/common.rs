@@ -1,13 +1,113 @@
-//! What more than one engine keeps alike, written once.
+//! What more than one engine does alike, written once.
 //!
+//! * [`Outbox`]: the control packets an engine sends, each queued with the
+//!   time it is due and handed out by `poll_transmit` in (due time, queue
+//!   order); OLSR also queues the messages it forwards in one, to send
+//!   together what is due together.
+//! * [`seq_newer`]: sequence numbers that wrap around (RFC 3561 §6.1, RFC
+//!   3626 §19).
 //! * [`HeldPackets`]: the data packets a reactive protocol holds while it
 //!   discovers a route (AODV's discovery buffer, ns-2 `aodv_rqueue`; DSR's
 //!   send buffer, RFC 4728 §4.2): by the driver's id, oldest first, at most
 //!   so many (a full buffer drops its oldest), for at most so long.
 
-use crate::NodeId;
+use crate::{NodeId, RoutingStats, Transmit};
 use meshbed_core::{Duration, Instant};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// What an engine has to send, each item with the time it is due: now, or
+/// later by a jitter. Items go out in (due time, queue order): a packet
+/// queued now goes after the packets already due, before those still
+/// waiting out their jitter.
+///
+/// An engine queues every control packet here and answers
+/// [`RoutingEngine::poll_transmit`](crate::RoutingEngine::poll_transmit)
+/// with [`Outbox::poll_transmit`]; its
+/// [`RoutingEngine::poll_timeout`](crate::RoutingEngine::poll_timeout)
+/// includes [`Outbox::next_due`], so a driver that drains the outbox after
+/// each call and wakes at the deadline sends every packet when it is due.
+#[derive(Clone, Debug)]
+pub(crate) struct Outbox<T> {
+    queue: BTreeMap<(Instant, u64), T>,
+    queued: u64,
+}
+
+impl<T> Default for Outbox<T> {
+    fn default() -> Self {
+        Outbox { queue: BTreeMap::new(), queued: 0 }
+    }
+}
+
+impl<T> Outbox<T> {
+    /// Queues `item`, due at `due`.
+    pub(crate) fn push(&mut self, due: Instant, item: T) {
+        self.queue.insert((due, self.queued), item);
+        self.queued += 1;
+    }
+
+    /// The first item due at `now`, if any.
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<T> {
+        if self.queue.first_key_value()?.0 .0 > now {
+            return None;
+        }
+        self.queue.pop_first().map(|(_, item)| item)
+    }
+
+    /// Every item due at `now`, in order.
+    pub(crate) fn take_due(&mut self, now: Instant) -> Vec<T> {
+        std::iter::from_fn(|| self.pop_due(now)).collect()
+    }
+
+    /// When the first item is due (it may be due already).
+    pub(crate) fn next_due(&self) -> Option<Instant> {
+        self.queue.first_key_value().map(|(&(due, _), _)| due)
+    }
+}
+
+impl Outbox<Transmit> {
+    /// The next control packet due at `now`, counted in `stats` as sent:
+    /// an engine counts what it hands to the driver.
+    pub(crate) fn poll_transmit(&mut self, now: Instant, stats: &mut RoutingStats) -> Option<Transmit> {
+        let tx = self.pop_due(now)?;
+        stats.control_packets_sent += 1;
+        stats.control_bytes_sent += tx.bytes.len() as u64;
+        Some(tx)
+    }
+}
+
+/// A sequence number of `BITS` bits that wraps around.
+pub(crate) trait SequenceNumber: Copy {
+    /// `self − other` modulo 2^BITS, read as a signed integer of BITS bits.
+    fn signed_distance(self, other: Self) -> i64;
+}
+
+macro_rules! sequence_number {
+    ($($unsigned:ty => $signed:ty),*) => {$(
+        impl SequenceNumber for $unsigned {
+            fn signed_distance(self, other: Self) -> i64 {
+                i64::from(self.wrapping_sub(other) as $signed)
+            }
+        }
+    )*};
+}
+
+sequence_number!(u16 => i16, u32 => i32);
+
+/// `a` is newer than `b`: `a − b`, modulo 2^n and read as a signed n-bit
+/// integer, is positive. One rule for AODV's 32-bit destination sequence
+/// numbers (RFC 3561 §6.1 states it this way) and OLSR's 16-bit ANSNs
+/// (RFC 3626 §19 states it with comparisons): RFC 1982 §3.2's serial
+/// number arithmetic, newer within half the circle ahead.
+///
+/// The two texts part only at exactly half the circle (2^(n−1) apart),
+/// where RFC 1982 leaves the comparison undefined: the signed difference
+/// makes neither number newer, RFC 3626 §19's comparisons (with
+/// MAXVALUE/2 = 32767) the numerically smaller one. OLSR keeps the signed
+/// difference too: a node's ANSN would have to change 32768 times within
+/// a TC's hold time for the case to arise.
+pub(crate) fn seq_newer<S: SequenceNumber>(a: S, b: S) -> bool {
+    a.signed_distance(b) > 0
+}
 
 /// A data packet held for a route, by the driver's id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,6 +199,44 @@ impl HeldPackets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Dest;
+
+    #[test]
+    fn outbox_hands_out_what_is_due_in_due_time_then_queue_order() {
+        let mut o = Outbox::default();
+        let tx = |b: u8| Transmit { dest: Dest::Broadcast, bytes: vec![b] };
+        o.push(ms(5), tx(1));
+        o.push(ms(2), tx(2));
+        o.push(ms(2), tx(3));
+        assert_eq!(o.next_due(), Some(ms(2)));
+        let mut stats = RoutingStats::default();
+        // Just before the first due time nothing goes.
+        assert_eq!(o.poll_transmit(ms(2) - Duration::from_nanos(1), &mut stats), None);
+        assert_eq!(o.poll_transmit(ms(2), &mut stats), Some(tx(2)));
+        assert_eq!(o.poll_transmit(ms(2), &mut stats), Some(tx(3)));
+        assert_eq!(o.poll_transmit(ms(2), &mut stats), None);
+        assert_eq!((stats.control_packets_sent, stats.control_bytes_sent), (2, 2));
+        o.push(ms(4), tx(4));
+        assert_eq!(o.take_due(ms(9)), vec![tx(4), tx(1)]);
+        assert_eq!(o.next_due(), None);
+    }
+
+    #[test]
+    fn sequence_numbers_compare_across_wraparound() {
+        assert!(seq_newer(1u32, u32::MAX));
+        assert!(!seq_newer(u32::MAX, 1u32));
+        assert!(!seq_newer(5u32, 5));
+        assert!(seq_newer(1u16, 0));
+        assert!(seq_newer(0u16, u16::MAX));
+        assert!(!seq_newer(0u16, 1));
+        assert!(!seq_newer(5u16, 5));
+        // Boundary pairs: just under half the circle ahead is newer; at
+        // half, neither is (RFC 1982 §3.2 leaves it undefined).
+        assert!(seq_newer(0x7fffu16, 0));
+        assert!(!seq_newer(0x8000u16, 0) && !seq_newer(0u16, 0x8000));
+        assert!(seq_newer(0x7fff_ffffu32, 0));
+        assert!(!seq_newer(0x8000_0000u32, 0) && !seq_newer(0u32, 0x8000_0000));
+    }
 
     fn ms(n: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(n)

@@ -15,9 +15,9 @@
 use super::neighbours::{hello, Neighbours};
 use super::packet::{Message, Rerr, Rrep, Rreq};
 use super::queue::{Discovery, RreqCache};
-use super::tables::{seq_newer, RouteTable};
+use super::tables::RouteTable;
 use super::AodvConfig;
-use crate::common::HeldPackets;
+use crate::common::{seq_newer, HeldPackets, Outbox};
 use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::Rng;
@@ -48,9 +48,8 @@ pub struct Aodv {
     discoveries: BTreeMap<NodeId, Discovery>,
     held: HeldPackets,
     next_hello: Instant,
-    /// Control packets to send, by (due time, insertion order).
-    outbox: BTreeMap<(Instant, u64), Transmit>,
-    outbox_seq: u64,
+    /// Control packets to send, each when due.
+    outbox: Outbox<Transmit>,
     events: VecDeque<RouteEvent>,
     stats: RoutingStats,
     counters: AodvCounters,
@@ -75,8 +74,7 @@ impl Aodv {
             discoveries: BTreeMap::new(),
             held: HeldPackets::default(),
             next_hello: first_hello,
-            outbox: BTreeMap::new(),
-            outbox_seq: 0,
+            outbox: Outbox::default(),
             events: VecDeque::new(),
             stats: RoutingStats::default(),
             counters: AodvCounters::default(),
@@ -108,8 +106,7 @@ impl Aodv {
             Message::Rrep(_) => self.counters.rrep_sent += 1,
             Message::Rerr(_) => self.counters.rerr_sent += 1,
         }
-        self.outbox_seq += 1;
-        self.outbox.insert((at, self.outbox_seq), Transmit { dest, bytes: msg.emit() });
+        self.outbox.push(at, Transmit { dest, bytes: msg.emit() });
     }
 
     fn send_jittered(&mut self, now: Instant, dest: Dest, msg: &Message) {
@@ -458,20 +455,14 @@ impl RoutingEngine for Aodv {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
-        if self.outbox.first_key_value()?.0 .0 > now {
-            return None;
-        }
-        let (_, tx) = self.outbox.pop_first()?;
-        self.stats.control_packets_sent += 1;
-        self.stats.control_bytes_sent += tx.bytes.len() as u64;
-        Some(tx)
+        self.outbox.poll_transmit(now, &mut self.stats)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
         let neighbour_timeout = self.config.neighbour_timeout();
         let deadlines = [
             Some(self.next_hello),
-            self.outbox.keys().next().map(|&(at, _)| at),
+            self.outbox.next_due(),
             self.neighbours.next_silence(neighbour_timeout),
             self.routes.next_lifetime(),
             self.discoveries.values().map(|d| d.deadline).min(),

@@ -15,7 +15,7 @@ use super::packet::{Control, SourceRoute, MAX_ROUTE_LEN};
 use super::queue::{Discovery, RequestTable};
 use super::tables::{has_duplicates, RouteCache};
 use super::DsrConfig;
-use crate::common::HeldPackets;
+use crate::common::{HeldPackets, Outbox};
 use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::Rng;
@@ -40,9 +40,9 @@ pub struct Dsr {
     /// The route this node, as a source, last used per destination, for
     /// Found/Changed/Lost events.
     active: BTreeMap<NodeId, Vec<NodeId>>,
-    /// Rebroadcasts waiting out their jitter.
-    jittered: Vec<(Instant, Transmit)>,
-    transmits: VecDeque<Transmit>,
+    /// Control packets to send, each when due (rebroadcasts after their
+    /// jitter).
+    outbox: Outbox<Transmit>,
     events: VecDeque<RouteEvent>,
     stats: RoutingStats,
 }
@@ -61,8 +61,7 @@ impl Dsr {
             send_buffer: HeldPackets::default(),
             maintenance: MaintenanceBuffer::default(),
             active: BTreeMap::new(),
-            jittered: Vec::new(),
-            transmits: VecDeque::new(),
+            outbox: Outbox::default(),
             events: VecDeque::new(),
             stats: RoutingStats::default(),
         }
@@ -126,16 +125,17 @@ impl Dsr {
         }
     }
 
-    fn send(&mut self, dest: Dest, c: &Control) {
-        self.transmits.push_back(Transmit { dest, bytes: c.emit() });
+    fn send(&mut self, at: Instant, dest: Dest, c: &Control) {
+        self.outbox.push(at, Transmit { dest, bytes: c.emit() });
     }
 
     /// Sends a request for `target` (RFC 4728 §8.2.1).
-    fn send_request(&mut self, target: NodeId, hop_limit: u8) {
+    fn send_request(&mut self, now: Instant, target: NodeId, hop_limit: u8) {
         self.next_request_id = self.next_request_id.wrapping_add(1);
         let id = self.next_request_id;
         self.stats.route_discoveries += 1;
-        self.send(Dest::Broadcast, &Control::Rreq { id, hop_limit, initiator: self.node, target, record: Vec::new() });
+        let rreq = Control::Rreq { id, hop_limit, initiator: self.node, target, record: Vec::new() };
+        self.send(now, Dest::Broadcast, &rreq);
     }
 
     fn start_discovery(&mut self, now: Instant, target: NodeId) {
@@ -143,7 +143,7 @@ impl Dsr {
             return;
         }
         let (d, hop_limit) = Discovery::first(now, &self.cfg);
-        self.send_request(target, hop_limit);
+        self.send_request(now, target, hop_limit);
         self.discoveries.insert(target, d);
     }
 
@@ -172,7 +172,7 @@ impl Dsr {
         if target == self.node {
             // The target answers every copy (RFC 4728 §8.2.2; ns-2 does),
             // so the initiator and the nodes on the way learn several routes.
-            self.send(Dest::Unicast(back), &Control::Rrep { route });
+            self.send(now, Dest::Unicast(back), &Control::Rrep { route });
             return;
         }
         if self.request_table.seen(now, initiator, id, target, &self.cfg) {
@@ -184,7 +184,7 @@ impl Dsr {
                 full.extend_from_slice(&cached[1..]);
                 if !has_duplicates(&full) && full.len() <= MAX_ROUTE_LEN {
                     // RFC 4728 §8.2.3: reply instead of propagating.
-                    self.send(Dest::Unicast(back), &Control::Rrep { route: full });
+                    self.send(now, Dest::Unicast(back), &Control::Rrep { route: full });
                     return;
                 }
             }
@@ -196,8 +196,7 @@ impl Dsr {
         record.push(self.node);
         let c = Control::Rreq { id, hop_limit: hop_limit - 1, initiator, target, record };
         let jitter_ns = self.rng.gen_range(0..=self.cfg.broadcast_jitter.as_nanos());
-        self.jittered
-            .push((now + Duration::from_nanos(jitter_ns), Transmit { dest: Dest::Broadcast, bytes: c.emit() }));
+        self.send(now + Duration::from_nanos(jitter_ns), Dest::Broadcast, &c);
     }
 
     fn handle_rrep(&mut self, now: Instant, route: Vec<NodeId>) {
@@ -215,7 +214,7 @@ impl Dsr {
             self.discoveries.remove(&target);
             self.release_held(now);
         } else {
-            self.send(Dest::Unicast(route[i - 1]), &Control::Rrep { route });
+            self.send(now, Dest::Unicast(route[i - 1]), &Control::Rrep { route });
         }
     }
 
@@ -223,7 +222,7 @@ impl Dsr {
         self.remove_link(now, error_source, unreachable);
         if let Some(i) = route.iter().position(|&n| n == self.node) {
             if let Some(&next) = route.get(i + 1) {
-                self.send(Dest::Unicast(next), &Control::Rerr { error_source, unreachable, route });
+                self.send(now, Dest::Unicast(next), &Control::Rerr { error_source, unreachable, route });
             }
         }
     }
@@ -287,7 +286,7 @@ impl Dsr {
             let back: Vec<NodeId> = s.route.path[..=i].iter().rev().copied().collect();
             let next = back[1];
             let c = Control::Rerr { error_source: self.node, unreachable: s.next_hop, route: back };
-            self.send(Dest::Unicast(next), &c);
+            self.send(now, Dest::Unicast(next), &c);
         }
         if s.route.salvage >= self.cfg.max_salvage_count {
             return;
@@ -316,7 +315,7 @@ impl Dsr {
                 }
                 continue;
             }
-            self.send_request(target, self.cfg.discovery_hop_limit);
+            self.send_request(now, target, self.cfg.discovery_hop_limit);
             d.next_request(now, &self.cfg);
             self.discoveries.insert(target, d);
         }
@@ -348,16 +347,6 @@ impl RoutingEngine for Dsr {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        // Jittered rebroadcasts whose time has come.
-        let mut i = 0;
-        while i < self.jittered.len() {
-            if self.jittered[i].0 <= now {
-                let (_, t) = self.jittered.remove(i);
-                self.transmits.push_back(t);
-            } else {
-                i += 1;
-            }
-        }
         // RFC 4728 §8.2 SendBufferTimeout.
         for h in self.send_buffer.expire(now, self.cfg.send_buffer_timeout) {
             self.events.push_back(RouteEvent::DropHeld { id: h.id, reason: DropReason::DiscoveryTimeout });
@@ -417,18 +406,14 @@ impl RoutingEngine for Dsr {
         self.maintenance.confirm(now, neighbour);
     }
 
-    fn poll_transmit(&mut self, _now: Instant) -> Option<Transmit> {
-        let t = self.transmits.pop_front()?;
-        self.stats.control_packets_sent += 1;
-        self.stats.control_bytes_sent += t.bytes.len() as u64;
-        Some(t)
+    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        self.outbox.poll_transmit(now, &mut self.stats)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let jitter = self.jittered.iter().map(|(t, _)| *t);
         let held = self.send_buffer.next_expiry(self.cfg.send_buffer_timeout);
         let disc = self.discoveries.values().map(|d| d.next_at);
-        jitter.chain(held).chain(disc).min()
+        self.outbox.next_due().into_iter().chain(held).chain(disc).min()
     }
 
     fn poll_event(&mut self) -> Option<RouteEvent> {
@@ -575,7 +560,10 @@ mod tests {
                     Op::Wait(ms) => {
                         now += Duration::from_millis(ms);
                         if e.poll_timeout().is_some_and(|t| t <= now) {
+                            // As a driver does: a timeout, then the packets
+                            // it sent, then the next deadline.
                             e.handle_timeout(now);
+                            while e.poll_transmit(now).is_some() {}
                             prop_assert!(e.poll_timeout().is_none_or(|t| t > now));
                         }
                     }

@@ -12,9 +12,10 @@
 
 use super::neighbours::{probe_jitter, Neighbours};
 use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
-use super::queue::{DuplicateSet, ForwardQueue};
+use super::queue::DuplicateSet;
 use super::tables::{Route, RoutingTable, TopologySet};
 use super::{Metric, OlsrConfig};
+use crate::common::Outbox;
 use crate::{
     DataPacket, Decision, Dest, DropReason, NodeId, PathQuality, RouteEvent, RoutingEngine, RoutingStats, Transmit,
 };
@@ -29,7 +30,7 @@ enum Timer {
     Probe = 2,
     /// The earliest expiry in the information sets.
     Expiry = 3,
-    /// The earliest jittered retransmission.
+    /// The earliest forwarded message due (`forward_queue`).
     Forward = 4,
 }
 const TIMER_COUNT: usize = 5;
@@ -56,11 +57,14 @@ pub struct OlsrEngine {
     advertised_nonempty_at: Option<Instant>,
     packet_seq: u16,
     message_seq: u16,
-    out: VecDeque<Transmit>,
+    /// Control packets to send, each when due.
+    outbox: Outbox<Transmit>,
     events: VecDeque<RouteEvent>,
     stats: RoutingStats,
     tc_retransmissions: u64,
-    forward_queue: ForwardQueue,
+    /// Messages to retransmit, each after its own jitter (RFC 3626 §3.5);
+    /// what is due together goes out piggybacked in one packet.
+    forward_queue: Outbox<Message>,
 }
 
 impl OlsrEngine {
@@ -83,11 +87,11 @@ impl OlsrEngine {
             advertised_nonempty_at: None,
             packet_seq: 0,
             message_seq: 0,
-            out: VecDeque::new(),
+            outbox: Outbox::default(),
             events: VecDeque::new(),
             stats: RoutingStats::default(),
             tc_retransmissions: 0,
-            forward_queue: ForwardQueue::default(),
+            forward_queue: Outbox::default(),
         };
         let jitter = e.config.max_jitter;
         e.timers[Timer::Hello as usize] = Some(Instant::ZERO + e.jitter(jitter));
@@ -135,9 +139,7 @@ impl OlsrEngine {
         let packet = Packet { seq: self.packet_seq, messages };
         self.packet_seq = self.packet_seq.wrapping_add(1);
         let bytes = packet.emit();
-        self.stats.control_packets_sent += 1;
-        self.stats.control_bytes_sent += bytes.len() as u64;
-        self.out.push_back(Transmit { dest: Dest::Broadcast, bytes });
+        self.outbox.push(self.now, Transmit { dest: Dest::Broadcast, bytes });
     }
 
     fn originate(&mut self, vtime: Duration, ttl: u8, body: Body) {
@@ -286,6 +288,11 @@ impl OlsrEngine {
             .min()
     }
 
+    /// The earliest of the timers.
+    fn next_timer(&self) -> Option<Instant> {
+        self.timers.iter().flatten().copied().min()
+    }
+
     fn fire(&mut self, timer: Timer) {
         let now = self.now;
         match timer {
@@ -344,7 +351,7 @@ impl RoutingEngine for OlsrEngine {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.now = self.now.max(now);
-        if self.poll_timeout().is_none_or(|t| t > now) {
+        if self.next_timer().is_none_or(|t| t > now) {
             return; // early: nothing due
         }
         self.expire();
@@ -385,12 +392,12 @@ impl RoutingEngine for OlsrEngine {
         self.recompute();
     }
 
-    fn poll_transmit(&mut self, _now: Instant) -> Option<Transmit> {
-        self.out.pop_front()
+    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        self.outbox.poll_transmit(now, &mut self.stats)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.iter().flatten().copied().min()
+        self.next_timer().into_iter().chain(self.outbox.next_due()).min()
     }
 
     fn poll_event(&mut self) -> Option<RouteEvent> {
@@ -452,6 +459,7 @@ mod tests {
             // An early call is a no-op.
             let before = e.stats().control_packets_sent;
             e.handle_timeout(last);
+            assert_eq!(e.poll_transmit(last), None);
             assert_eq!(e.stats().control_packets_sent, before);
         }
     }

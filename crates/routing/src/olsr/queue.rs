@@ -1,11 +1,11 @@
-//! OLSR's flooding bookkeeping (RFC 3626 §3.4–3.5): the duplicate set, so
-//! that a message is processed and retransmitted at most once, and the
-//! messages waiting out their forwarding jitter, which go out piggybacked
-//! in one packet when due.
+//! OLSR's flooding bookkeeping (RFC 3626 §3.4): the duplicate set, so that
+//! a message is processed and retransmitted at most once. The messages
+//! waiting out their forwarding jitter (§3.5) are an
+//! [`Outbox`](crate::common::Outbox) of the engine's, emptied into one
+//! packet when due; its tests are here.
 
-use super::packet::Message;
 use crate::NodeId;
-use meshbed_core::{Duration, Instant};
+use meshbed_core::Instant;
 use std::collections::BTreeMap;
 
 /// RFC 3626 §3.4 duplicate tuple.
@@ -39,32 +39,6 @@ impl DuplicateSet {
     /// Drops expired tuples.
     pub(super) fn expire(&mut self, now: Instant) {
         self.tuples.retain(|_, d| d.until > now);
-    }
-}
-
-/// Messages to retransmit, each after its own jitter (RFC 3626 §3.5),
-/// keyed by (due time, arrival order).
-#[derive(Clone, Debug, Default)]
-pub(super) struct ForwardQueue {
-    queue: BTreeMap<(Instant, u64), Message>,
-    count: u64,
-}
-
-impl ForwardQueue {
-    pub(super) fn push(&mut self, due: Instant, m: Message) {
-        self.queue.insert((due, self.count), m);
-        self.count += 1;
-    }
-
-    /// Takes every message due at `now`, in (due time, arrival) order.
-    pub(super) fn take_due(&mut self, now: Instant) -> Vec<Message> {
-        let later = self.queue.split_off(&(now + Duration::from_nanos(1), 0));
-        std::mem::replace(&mut self.queue, later).into_values().collect()
-    }
-
-    /// When the first message is due.
-    pub(super) fn next_due(&self) -> Option<Instant> {
-        self.queue.keys().next().map(|k| k.0)
     }
 }
 
@@ -142,8 +116,8 @@ mod tests {
         let t = Instant::from_nanos(1_000_000);
         // Packets that carry forwarded messages (from originator 7), and
         // those messages.
-        let forwarded = |e: &mut OlsrEngine| {
-            let packets: Vec<_> = std::iter::from_fn(|| e.poll_transmit(t))
+        let forwarded = |e: &mut OlsrEngine, at: Instant| {
+            let packets: Vec<_> = std::iter::from_fn(|| e.poll_transmit(at))
                 .map(|tx| Packet::parse(&tx.bytes).expect("valid").messages)
                 .filter(|ms| ms.iter().any(|m| m.originator == 7))
                 .collect();
@@ -156,7 +130,7 @@ mod tests {
         let due = e.poll_timeout().expect("forward timer");
         assert!(due <= t + MAXJITTER);
         e.handle_timeout(t + MAXJITTER);
-        let (_, fwd_tcs) = forwarded(&mut e);
+        let (_, fwd_tcs) = forwarded(&mut e, t + MAXJITTER);
         assert_eq!(fwd_tcs.len(), 1);
         assert_eq!((fwd_tcs[0].originator, fwd_tcs[0].ttl, fwd_tcs[0].hop_count, fwd_tcs[0].seq), (7, 253, 1, 10));
         // The same message again: neither processed nor retransmitted.
@@ -173,7 +147,7 @@ mod tests {
         let events: Vec<_> = std::iter::from_fn(|| e.poll_event()).collect();
         assert!(events.contains(&RouteEvent::Lost { dst: 8 }));
         e.handle_timeout(t + MAXJITTER + MAXJITTER);
-        let (packets, messages) = forwarded(&mut e);
+        let (packets, messages) = forwarded(&mut e, t + MAXJITTER + MAXJITTER);
         assert_eq!(packets, 1, "the two new messages piggybacked in one packet");
         let mut seqs: Vec<_> = messages.iter().map(|m| m.seq).collect();
         seqs.sort();
@@ -185,6 +159,6 @@ mod tests {
         assert!(e.routes().contains_key(&10));
         assert!(!e.routes().contains_key(&11));
         e.handle_timeout(t + MAXJITTER * 3);
-        assert_eq!(forwarded(&mut e).0, 0);
+        assert_eq!(forwarded(&mut e, t + MAXJITTER * 3).0, 0);
     }
 }
