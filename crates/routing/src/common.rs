@@ -1,5 +1,7 @@
 //! What more than one engine does alike, written once.
 //!
+//! * [`jitter`]: the random wait of a control packet (RFC 5148), one draw
+//!   rule for every engine; each chooses only its MAXJITTER.
 //! * [`Outbox`]: the control packets an engine sends, each queued with the
 //!   time it is due and handed out by `poll_transmit` in (due time, queue
 //!   order); OLSR also queues the messages it forwards in one, to send
@@ -12,8 +14,35 @@
 //!   so many (a full buffer drops its oldest), for at most so long.
 
 use crate::{NodeId, RoutingStats, Transmit};
-use meshbed_core::{Duration, Instant};
+use meshbed_core::{Duration, Instant, StreamRng};
+use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// The jitter of a control packet: uniform in [0, `max`], `max` included,
+/// in whole nanoseconds from the engine's stream `rng` (no draw when `max`
+/// is zero).
+///
+/// RFC 5148 §5 gives MANET protocols one rule: a jitter is a random value
+/// uniformly distributed between 0 and MAXJITTER. A periodic message goes
+/// out its interval minus a jitter after the previous one, never later, so
+/// that a neighbour's hold time is not missed by jitter alone (§5.1); a
+/// triggered or forwarded message waits a jitter (§5.2, §5.3), so that
+/// neighbours that heard the same packet do not all send at once and
+/// collide. Every engine draws here and chooses only its MAXJITTER: AODV's
+/// `broadcast_jitter` (ns-2's 10 ms; also the start of its first HELLO
+/// within HELLO_INTERVAL), DSR's BroadcastJitter (RFC 4728 §9: 10 ms),
+/// OLSR's MAXJITTER (RFC 3626 §18: HELLO_INTERVAL / 4) and a tenth of the
+/// ETX probe period.
+///
+/// The interval is closed, as RFC 5148 writes it and as DSR and OLSR drew
+/// it. AODV alone drew from [0, max): a nanosecond less at most, but
+/// another range, hence other numbers from the same stream.
+pub(crate) fn jitter(rng: &mut StreamRng, max: Duration) -> Duration {
+    if max.is_zero() {
+        return Duration::ZERO;
+    }
+    Duration::from_nanos(rng.gen_range(0..=max.as_nanos()))
+}
 
 /// What an engine has to send, each item with the time it is due: now, or
 /// later by a jitter. Items go out in (due time, queue order): a packet
@@ -200,6 +229,17 @@ impl HeldPackets {
 mod tests {
     use super::*;
     use crate::Dest;
+
+    #[test]
+    fn jitter_is_uniform_in_zero_to_max_with_both_ends() {
+        let mut rng = crate::node_rng(1, 0);
+        assert_eq!(jitter(&mut rng, Duration::ZERO), Duration::ZERO);
+        // A MAXJITTER of 1 ns: both 0 and 1 ns come up, nothing else.
+        let draws: BTreeSet<u64> = (0..64).map(|_| jitter(&mut rng, Duration::from_nanos(1)).as_nanos()).collect();
+        assert_eq!(draws, BTreeSet::from([0, 1]));
+        let max = Duration::from_millis(10);
+        assert!((0..1000).all(|_| jitter(&mut rng, max) <= max));
+    }
 
     #[test]
     fn outbox_hands_out_what_is_due_in_due_time_then_queue_order() {

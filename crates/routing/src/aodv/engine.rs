@@ -17,10 +17,9 @@ use super::packet::{Message, Rerr, Rrep, Rreq};
 use super::queue::{Discovery, RreqCache};
 use super::tables::RouteTable;
 use super::AodvConfig;
-use crate::common::{seq_newer, HeldPackets, Outbox};
+use crate::common::{jitter, seq_newer, HeldPackets, Outbox};
 use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
 use meshbed_core::{Duration, Instant, StreamRng};
-use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Per-message-type counters (beyond [`RoutingStats`]).
@@ -342,15 +341,6 @@ impl Aodv {
     fn send_hello(&mut self, now: Instant) {
         let hello = hello(self.node, self.own_seq, self.config.neighbour_timeout());
         self.send(now, Dest::Broadcast, &Message::Rrep(hello));
-    }
-}
-
-/// A uniform draw in [0, `max`).
-fn jitter(rng: &mut StreamRng, max: Duration) -> Duration {
-    if max.is_zero() {
-        Duration::ZERO
-    } else {
-        Duration::from_nanos(rng.gen_range(0..max.as_nanos()))
     }
 }
 

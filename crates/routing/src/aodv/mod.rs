@@ -81,10 +81,12 @@ pub struct AodvConfig {
     /// K of DELETE_PERIOD = K · max(ACTIVE_ROUTE_TIMEOUT, HELLO_INTERVAL)
     /// (RFC 3561 §10: 5).
     pub delete_period_k: u32,
-    /// Broadcasts this node relays (RREQ, RERR) and its HELLOs wait a uniform
-    /// random time below this, so that neighbours that heard the same packet
-    /// do not all send at once (ns-2 `aodv.cc` jitters broadcasts by up to
-    /// 10 ms; RFC 3561 leaves it open).
+    /// MAXJITTER: the RREQs this node relays and the RERRs it broadcasts
+    /// wait a jitter uniform in [0, this], and each HELLO comes that much
+    /// before its interval is up, so that neighbours that heard the same
+    /// packet do not all send at once (RFC 5148 §5, `common::jitter`; ns-2
+    /// `aodv.cc` jitters broadcasts by up to 10 ms; RFC 3561 leaves it
+    /// open).
     pub broadcast_jitter: Duration,
     /// Seed 003 §3.2/§3.4's HELLO STRENGTH THRESHOLD: control packets from a
     /// neighbour whose smoothed signal strength is below it are not processed.

@@ -15,10 +15,9 @@ use super::packet::{Control, SourceRoute, MAX_ROUTE_LEN};
 use super::queue::{Discovery, RequestTable};
 use super::tables::{has_duplicates, RouteCache};
 use super::DsrConfig;
-use crate::common::{HeldPackets, Outbox};
+use crate::common::{jitter, HeldPackets, Outbox};
 use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine, RoutingStats, Transmit};
-use meshbed_core::{Duration, Instant, StreamRng};
-use rand::Rng;
+use meshbed_core::{Instant, StreamRng};
 use std::collections::{BTreeMap, VecDeque};
 
 /// DSR at one node. A driver feeds it input (`handle_control`, `route`,
@@ -195,8 +194,8 @@ impl Dsr {
         let mut record = record;
         record.push(self.node);
         let c = Control::Rreq { id, hop_limit: hop_limit - 1, initiator, target, record };
-        let jitter_ns = self.rng.gen_range(0..=self.cfg.broadcast_jitter.as_nanos());
-        self.send(now + Duration::from_nanos(jitter_ns), Dest::Broadcast, &c);
+        let due = now + jitter(&mut self.rng, self.cfg.broadcast_jitter);
+        self.send(due, Dest::Broadcast, &c);
     }
 
     fn handle_rrep(&mut self, now: Instant, route: Vec<NodeId>) {
@@ -430,6 +429,7 @@ mod tests {
     use super::super::testing::{chain, dsr, released_path};
     use super::*;
     use crate::harness::Fate;
+    use meshbed_core::Duration;
     use proptest::prelude::*;
 
     #[test]

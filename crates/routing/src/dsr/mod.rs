@@ -65,7 +65,8 @@ use meshbed_core::Duration;
 
 /// RFC 4728 §9 DiscoveryHopLimit: the largest hop limit of a propagating RREQ.
 pub const DISCOVERY_HOP_LIMIT: u8 = 255;
-/// RFC 4728 §9 BroadcastJitter: rebroadcast RREQs wait uniformly up to this.
+/// RFC 4728 §9 BroadcastJitter: rebroadcast RREQs wait a jitter uniform in
+/// [0, this] (RFC 5148 §5, `common::jitter`).
 pub const BROADCAST_JITTER: Duration = Duration::from_millis(10);
 /// RFC 4728 §9 RouteCacheTimeout: a path unused this long is forgotten.
 pub const ROUTE_CACHE_TIMEOUT: Duration = Duration::from_secs(300);

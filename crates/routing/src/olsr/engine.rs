@@ -15,12 +15,11 @@ use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
 use super::queue::DuplicateSet;
 use super::tables::{Route, RoutingTable, TopologySet};
 use super::{Metric, OlsrConfig};
-use crate::common::Outbox;
+use crate::common::{jitter, Outbox};
 use crate::{
     DataPacket, Decision, Dest, DropReason, NodeId, PathQuality, RouteEvent, RoutingEngine, RoutingStats, Transmit,
 };
 use meshbed_core::{Duration, Instant, StreamRng};
-use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 #[derive(Copy, Clone, Debug)]
@@ -93,11 +92,11 @@ impl OlsrEngine {
             tc_retransmissions: 0,
             forward_queue: Outbox::default(),
         };
-        let jitter = e.config.max_jitter;
-        e.timers[Timer::Hello as usize] = Some(Instant::ZERO + e.jitter(jitter));
-        e.timers[Timer::Tc as usize] = Some(Instant::ZERO + e.jitter(jitter));
+        let max_jitter = e.config.max_jitter;
+        e.timers[Timer::Hello as usize] = Some(Instant::ZERO + jitter(&mut e.rng, max_jitter));
+        e.timers[Timer::Tc as usize] = Some(Instant::ZERO + jitter(&mut e.rng, max_jitter));
         if let Metric::Etx { probe_interval, .. } = e.config.metric {
-            let d = e.jitter(probe_jitter(probe_interval));
+            let d = jitter(&mut e.rng, probe_jitter(probe_interval));
             e.timers[Timer::Probe as usize] = Some(Instant::ZERO + d);
         }
         e
@@ -126,13 +125,6 @@ impl OlsrEngine {
     /// (256 = ETX 1), or `None` when a delivery ratio is zero.
     pub fn link_etx(&self, neighbour: NodeId) -> Option<u32> {
         self.neighbours.link_etx(self.config.metric, neighbour)
-    }
-
-    fn jitter(&mut self, max: Duration) -> Duration {
-        if max.is_zero() {
-            return Duration::ZERO;
-        }
-        Duration::from_nanos(self.rng.gen_range(0..=max.as_nanos()))
     }
 
     fn send(&mut self, messages: Vec<Message>) {
@@ -227,7 +219,7 @@ impl OlsrEngine {
             self.tc_retransmissions += 1;
             // RFC 3626 §3.5: forwarding is jittered too, so that the MPRs
             // that got the same message do not all send at once.
-            let due = self.now + self.jitter(self.config.max_jitter);
+            let due = self.now + jitter(&mut self.rng, self.config.max_jitter);
             self.forward_queue.push(due, fwd);
             self.timers[Timer::Forward as usize] = self.forward_queue.next_due();
         }
@@ -298,18 +290,18 @@ impl OlsrEngine {
         match timer {
             Timer::Hello => {
                 self.send_hello();
-                let next = self.config.hello_interval.saturating_sub(self.jitter(self.config.max_jitter));
+                let next = self.config.hello_interval.saturating_sub(jitter(&mut self.rng, self.config.max_jitter));
                 self.timers[Timer::Hello as usize] = Some(now + next);
             }
             Timer::Tc => {
                 self.send_tc();
-                let next = self.config.tc_interval.saturating_sub(self.jitter(self.config.max_jitter));
+                let next = self.config.tc_interval.saturating_sub(jitter(&mut self.rng, self.config.max_jitter));
                 self.timers[Timer::Tc as usize] = Some(now + next);
             }
             Timer::Probe => {
                 if let Metric::Etx { probe_interval, window } = self.config.metric {
                     self.send_probe(window);
-                    let next = probe_interval.saturating_sub(self.jitter(probe_jitter(probe_interval)));
+                    let next = probe_interval.saturating_sub(jitter(&mut self.rng, probe_jitter(probe_interval)));
                     self.timers[Timer::Probe as usize] = Some(now + next);
                 }
             }
