@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod aodv;
+mod common;
 pub mod dsr;
 pub mod harness;
 pub mod olsr;

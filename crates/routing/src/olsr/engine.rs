@@ -1,0 +1,542 @@
+//! The OLSR engine: the [`RoutingEngine`] that ties the neighbourhood, the
+//! topology set, the flooding bookkeeping and the routing table together.
+//! It originates HELLOs, TCs and ETX probes on their timers, processes
+//! each message of a packet heard, recomputes MPRs and routes after every
+//! change, and keeps the peers a transport reported unresponsive (seed 004
+//! §III.B).
+//!
+//! Driver order: after constructing, call [`RoutingEngine::poll_transmit`],
+//! [`RoutingEngine::poll_event`] until `None` and arm a timer for
+//! [`RoutingEngine::poll_timeout`]; after every `handle_*`/`on_*` call do
+//! the same. `route` never holds: OLSR is proactive.
+
+use super::neighbours::{probe_jitter, Neighbours};
+use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
+use super::queue::DuplicateSet;
+use super::tables::{Route, RoutingTable, TopologySet};
+use super::{Metric, OlsrConfig};
+use crate::common::{jitter, Outbox};
+use crate::{
+    DataPacket, Decision, Dest, DropReason, NodeId, PathQuality, RouteEvent, RoutingEngine, RoutingStats, Transmit,
+};
+use meshbed_core::{Duration, Instant, StreamRng};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+#[derive(Copy, Clone, Debug)]
+enum Timer {
+    Hello = 0,
+    Tc = 1,
+    Probe = 2,
+    /// The earliest expiry in the information sets.
+    Expiry = 3,
+    /// The earliest forwarded message due (`forward_queue`).
+    Forward = 4,
+}
+const TIMER_COUNT: usize = 5;
+
+/// One node's OLSR.
+pub struct OlsrEngine {
+    node: NodeId,
+    config: OlsrConfig,
+    rng: StreamRng,
+    timers: [Option<Instant>; TIMER_COUNT],
+    now: Instant,
+    neighbours: Neighbours,
+    topology: TopologySet,
+    duplicates: DuplicateSet,
+    routes: RoutingTable,
+    /// Peers a transport reported unresponsive, with when (seed 004
+    /// §III.B); cleared by a HELLO or TC the peer originated.
+    inaccessible: BTreeMap<NodeId, Instant>,
+    /// RFC 3626 §9: the advertised neighbour set and its sequence number.
+    advertised: BTreeSet<NodeId>,
+    ansn: u16,
+    /// When the advertised set was last non-empty (§9.3: empty TCs are
+    /// still sent for TOP_HOLD_TIME to withdraw the old ones).
+    advertised_nonempty_at: Option<Instant>,
+    packet_seq: u16,
+    message_seq: u16,
+    /// Control packets to send, each when due.
+    outbox: Outbox<Transmit>,
+    events: VecDeque<RouteEvent>,
+    stats: RoutingStats,
+    tc_retransmissions: u64,
+    /// Messages to retransmit, each after its own jitter (RFC 3626 §3.5);
+    /// what is due together goes out piggybacked in one packet.
+    forward_queue: Outbox<Message>,
+}
+
+impl OlsrEngine {
+    /// `rng` is this node's routing stream ([`crate::node_rng`]).
+    /// The first HELLO, TC and probe go out after a jitter from time zero.
+    pub fn new(node: NodeId, config: OlsrConfig, rng: StreamRng) -> Self {
+        let mut e = OlsrEngine {
+            node,
+            config,
+            rng,
+            timers: [None; TIMER_COUNT],
+            now: Instant::ZERO,
+            neighbours: Neighbours::default(),
+            topology: TopologySet::default(),
+            duplicates: DuplicateSet::default(),
+            routes: RoutingTable::default(),
+            inaccessible: BTreeMap::new(),
+            advertised: BTreeSet::new(),
+            ansn: 0,
+            advertised_nonempty_at: None,
+            packet_seq: 0,
+            message_seq: 0,
+            outbox: Outbox::default(),
+            events: VecDeque::new(),
+            stats: RoutingStats::default(),
+            tc_retransmissions: 0,
+            forward_queue: Outbox::default(),
+        };
+        let max_jitter = e.config.max_jitter;
+        e.timers[Timer::Hello as usize] = Some(Instant::ZERO + jitter(&mut e.rng, max_jitter));
+        e.timers[Timer::Tc as usize] = Some(Instant::ZERO + jitter(&mut e.rng, max_jitter));
+        if let Metric::Etx { probe_interval, .. } = e.config.metric {
+            let d = jitter(&mut e.rng, probe_jitter(probe_interval));
+            e.timers[Timer::Probe as usize] = Some(Instant::ZERO + d);
+        }
+        e
+    }
+
+    /// The routing table.
+    pub fn routes(&self) -> &BTreeMap<NodeId, Route> {
+        self.routes.routes()
+    }
+
+    pub fn mpr_set(&self) -> &BTreeSet<NodeId> {
+        self.neighbours.mpr_set()
+    }
+
+    /// Symmetric 1-hop neighbours now.
+    pub fn symmetric_neighbours(&self) -> Vec<NodeId> {
+        self.neighbours.symmetric(self.now)
+    }
+
+    /// TC messages this node retransmitted for others (RFC 3626 §3.4.1).
+    pub fn tc_retransmissions(&self) -> u64 {
+        self.tc_retransmissions
+    }
+
+    /// The link ETX to `neighbour` in [`METRIC_UNIT`](super::METRIC_UNIT)s
+    /// (256 = ETX 1), or `None` when a delivery ratio is zero.
+    pub fn link_etx(&self, neighbour: NodeId) -> Option<u32> {
+        self.neighbours.link_etx(self.config.metric, neighbour)
+    }
+
+    fn send(&mut self, messages: Vec<Message>) {
+        let packet = Packet { seq: self.packet_seq, messages };
+        self.packet_seq = self.packet_seq.wrapping_add(1);
+        let bytes = packet.emit();
+        self.outbox.push(self.now, Transmit { dest: Dest::Broadcast, bytes });
+    }
+
+    fn originate(&mut self, vtime: Duration, ttl: u8, body: Body) {
+        let m = Message {
+            vtime: encode_vtime(vtime),
+            originator: self.node,
+            ttl,
+            hop_count: 0,
+            seq: self.message_seq,
+            body,
+        };
+        self.message_seq = self.message_seq.wrapping_add(1);
+        self.send(vec![m]);
+    }
+
+    /// RFC 3626 §6.2: one entry per link with its link and neighbour type.
+    fn send_hello(&mut self) {
+        let body = Body::Hello {
+            htime: encode_vtime(self.config.hello_interval),
+            willingness: self.config.willingness,
+            neighbours: self.neighbours.hello_entries(self.now, self.config.metric),
+        };
+        self.originate(self.config.neighb_hold_time, 1, body);
+    }
+
+    /// RFC 3626 §9.2–9.3.
+    fn send_tc(&mut self) {
+        let recent = self.advertised_nonempty_at.is_some_and(|t| self.now < t + self.config.top_hold_time);
+        if self.advertised.is_empty() && !recent {
+            return;
+        }
+        let metric = self.config.metric;
+        let advertised = self.advertised.iter().map(|&n| (n, self.neighbours.wire_metric(metric, n))).collect();
+        self.originate(self.config.top_hold_time, MAX_TTL, Body::Tc { ansn: self.ansn, advertised });
+    }
+
+    fn send_probe(&mut self, window: Duration) {
+        let received = self.neighbours.probe_report();
+        self.originate(window, 1, Body::Probe { received });
+    }
+
+    /// One message of a packet from neighbour `from`.
+    fn process_message(&mut self, from: NodeId, m: Message) {
+        if m.originator == self.node {
+            return;
+        }
+        let vtime = decode_vtime(m.vtime);
+        match &m.body {
+            // RFC 3626 §6.4: HELLOs (and probes) are never forwarded: one
+            // that does not come from its originator is not ours to use.
+            Body::Hello { .. } | Body::Probe { .. } if m.originator != from => return,
+            Body::Hello { willingness, neighbours, .. } => {
+                self.inaccessible.remove(&m.originator);
+                let hold = self.config.neighb_hold_time;
+                self.neighbours.process_hello(self.now, self.node, hold, from, vtime, *willingness, neighbours);
+                return;
+            }
+            Body::Probe { received } => {
+                self.neighbours.record_probe(self.now, self.node, from, received);
+                return;
+            }
+            Body::Unknown(_) => return,
+            Body::Tc { .. } => {}
+        }
+        // RFC 3626 §3.4 / §9.5: only from symmetric neighbours.
+        if !self.neighbours.is_symmetric(self.now, from) {
+            return;
+        }
+        let seen = self.duplicates.seen(m.originator, m.seq);
+        if seen.is_none() {
+            if let Body::Tc { ansn, advertised } = &m.body {
+                // A TC the peer originated validates it (seed 004 §III.B).
+                self.inaccessible.remove(&m.originator);
+                self.topology.process_tc(self.now, m.originator, vtime, *ansn, advertised);
+            }
+        }
+        // RFC 3626 §3.4.1 default forwarding: once, by MPRs of the sender.
+        let already = seen.unwrap_or(false);
+        let relay = if self.config.mpr_flooding { self.neighbours.is_mpr_selector(from) } else { true };
+        let retransmit = !already && relay && m.ttl > 1;
+        let until = self.now + self.config.dup_hold_time;
+        self.duplicates.record(m.originator, m.seq, until, retransmit);
+        if retransmit {
+            let fwd = Message { ttl: m.ttl - 1, hop_count: m.hop_count.saturating_add(1), ..m };
+            self.tc_retransmissions += 1;
+            // RFC 3626 §3.5: forwarding is jittered too, so that the MPRs
+            // that got the same message do not all send at once.
+            let due = self.now + jitter(&mut self.rng, self.config.max_jitter);
+            self.forward_queue.push(due, fwd);
+            self.timers[Timer::Forward as usize] = self.forward_queue.next_due();
+        }
+    }
+
+    /// Drops expired tuples (RFC 3626 §4).
+    fn expire(&mut self) {
+        let now = self.now;
+        self.neighbours.expire(now, self.config.metric);
+        self.topology.expire(now);
+        self.duplicates.expire(now);
+    }
+
+    /// Brings every derived set up to date after any change: broken links,
+    /// 2-hop set, MPRs, advertised set, routes.
+    fn recompute(&mut self) {
+        let now = self.now;
+        for n in self.neighbours.update(now, self.node) {
+            self.events.push_back(RouteEvent::LinkBroken { neighbour: n });
+        }
+        let advertised: BTreeSet<NodeId> = match self.config.metric {
+            Metric::HopCount => self.neighbours.mpr_selectors().collect(),
+            Metric::Etx { .. } => self.symmetric_neighbours().into_iter().collect(),
+        };
+        if advertised != self.advertised {
+            self.ansn = self.ansn.wrapping_add(1);
+            self.advertised = advertised;
+        }
+        if !self.advertised.is_empty() {
+            self.advertised_nonempty_at = Some(now);
+        }
+        self.update_routes();
+        self.timers[Timer::Expiry as usize] = self.next_expiry();
+    }
+
+    /// Recomputes the routing table from the symmetric links, the 2-hop
+    /// set and the topology set, without the peers that have left.
+    fn update_routes(&mut self) {
+        let now = self.now;
+        let metric = self.config.metric;
+        let first_hops = self.neighbours.first_hops(now, metric);
+        let links = self.neighbours.two_hop_links().chain(self.topology.links());
+        // A peer labelled inaccessible longer than a TC's information lasts
+        // without a message of its own has left the network and is deleted
+        // from the routing table (seed 004 §III.B).
+        let (inaccessible, hold) = (&self.inaccessible, self.config.top_hold_time);
+        let has_left = |peer: NodeId| inaccessible.get(&peer).is_some_and(|&at| now >= at + hold);
+        self.routes.compute(self.node, metric, first_hops, links, has_left, &mut self.events);
+    }
+
+    fn next_expiry(&self) -> Option<Instant> {
+        let now = self.now;
+        self.neighbours
+            .expiry_times()
+            .chain(self.topology.expiry_times())
+            .chain(self.inaccessible.values().map(|&at| at + self.config.top_hold_time))
+            .filter(|&t| t > now)
+            .min()
+    }
+
+    /// The earliest of the timers.
+    fn next_timer(&self) -> Option<Instant> {
+        self.timers.iter().flatten().copied().min()
+    }
+
+    fn fire(&mut self, timer: Timer) {
+        let now = self.now;
+        match timer {
+            Timer::Hello => {
+                self.send_hello();
+                let next = self.config.hello_interval.saturating_sub(jitter(&mut self.rng, self.config.max_jitter));
+                self.timers[Timer::Hello as usize] = Some(now + next);
+            }
+            Timer::Tc => {
+                self.send_tc();
+                let next = self.config.tc_interval.saturating_sub(jitter(&mut self.rng, self.config.max_jitter));
+                self.timers[Timer::Tc as usize] = Some(now + next);
+            }
+            Timer::Probe => {
+                if let Metric::Etx { probe_interval, window } = self.config.metric {
+                    self.send_probe(window);
+                    let next = probe_interval.saturating_sub(jitter(&mut self.rng, probe_jitter(probe_interval)));
+                    self.timers[Timer::Probe as usize] = Some(now + next);
+                }
+            }
+            Timer::Expiry => self.timers[Timer::Expiry as usize] = None,
+            Timer::Forward => {
+                // Everything due goes out piggybacked in one packet
+                // (RFC 3626 §3.5).
+                let due = self.forward_queue.take_due(now);
+                if !due.is_empty() {
+                    self.send(due);
+                }
+                self.timers[Timer::Forward as usize] = self.forward_queue.next_due();
+            }
+        }
+    }
+}
+
+impl RoutingEngine for OlsrEngine {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+
+    fn handle_control(&mut self, now: Instant, from: NodeId, _rx_power_dbm: f64, bytes: &[u8]) {
+        self.now = self.now.max(now);
+        self.stats.control_packets_received += 1;
+        let packet = match Packet::parse(bytes) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.control_packets_ignored += 1;
+                return;
+            }
+        };
+        self.expire();
+        for m in packet.messages {
+            self.process_message(from, m);
+        }
+        self.recompute();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        if self.next_timer().is_none_or(|t| t > now) {
+            return; // early: nothing due
+        }
+        self.expire();
+        // MPRs and neighbour types in HELLOs reflect the expired state.
+        self.recompute();
+        for timer in [Timer::Hello, Timer::Tc, Timer::Probe, Timer::Expiry, Timer::Forward] {
+            if self.timers[timer as usize].is_some_and(|t| t <= now) {
+                self.fire(timer);
+            }
+        }
+        self.recompute();
+    }
+
+    /// Data this node originates for a peer labelled inaccessible is
+    /// dropped (seed 004 §III.B: inaccessible "for data exchange"); packets
+    /// it forwards for others are not its transport's business.
+    fn route(&mut self, _now: Instant, packet: DataPacket<'_>) -> Decision {
+        if packet.prev_hop.is_none() && self.inaccessible.contains_key(&packet.dst) {
+            return Decision::Drop(DropReason::PeerInaccessible);
+        }
+        match self.routes.routes().get(&packet.dst) {
+            Some(r) => Decision::Forward { next_hop: r.next_hop, header: None },
+            None => Decision::Drop(DropReason::NoRoute),
+        }
+    }
+
+    /// RFC 3626 §13 (with `link_layer_notification`): a link-layer failure
+    /// makes the link lost at once, for NEIGHB_HOLD_TIME, whatever HELLOs
+    /// say meanwhile.
+    fn on_link_failure(&mut self, now: Instant, neighbour: NodeId) {
+        self.now = self.now.max(now);
+        self.stats.link_failures += 1;
+        if !self.config.link_layer_notification {
+            return;
+        }
+        self.neighbours.link_failure(now, neighbour, self.config.neighb_hold_time);
+        self.expire();
+        self.recompute();
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        self.outbox.poll_transmit(now, &mut self.stats)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.next_timer().into_iter().chain(self.outbox.next_due()).min()
+    }
+
+    fn poll_event(&mut self) -> Option<RouteEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &RoutingStats {
+        &self.stats
+    }
+
+    /// Walks the route back from `dst` through each destination's last
+    /// link: the first hop's cost is this node's own link ETX, the others'
+    /// what their HELLOs and TCs advertised (with hop count, 1 per link).
+    fn path_info(&self, dst: NodeId) -> Option<PathQuality> {
+        self.routes.path_info(self.node, dst)
+    }
+
+    /// Seed 004 §III.B: labels `peer` inaccessible (from the first notice
+    /// until it is validated) and wakes up when TCs should have settled it.
+    fn peer_unresponsive(&mut self, now: Instant, peer: NodeId) {
+        self.now = self.now.max(now);
+        if peer == self.node {
+            return;
+        }
+        self.inaccessible.entry(peer).or_insert(self.now);
+        self.timers[Timer::Expiry as usize] = self.next_expiry();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::packet::HELLO_MESSAGE;
+    use super::super::testing::{chain_seen_from_0, hear_chain, make, packet};
+    use super::super::{OlsrConfig, METRIC_UNIT, TOP_HOLD_TIME};
+    use super::*;
+    use crate::harness::{Fate, Net};
+    use proptest::prelude::*;
+
+    #[test]
+    fn no_route_before_convergence_drops() {
+        let mut net = Net::chain(3, make(OlsrConfig::default()));
+        let id = net.send(0, 2);
+        assert_eq!(net.fate(id), &Fate::Dropped(DropReason::NoRoute));
+    }
+
+    #[test]
+    fn poll_timeout_moves_forward() {
+        for config in [OlsrConfig::default(), OlsrConfig::etx()] {
+            let mut e = make(config)(0);
+            let mut last = Instant::ZERO;
+            for _ in 0..200 {
+                let t = e.poll_timeout().expect("periodic timers");
+                assert!(t >= last);
+                e.handle_timeout(t);
+                while e.poll_transmit(t).is_some() {}
+                assert!(e.poll_timeout().expect("periodic timers") > t);
+                last = t;
+            }
+            // An early call is a no-op.
+            let before = e.stats().control_packets_sent;
+            e.handle_timeout(last);
+            assert_eq!(e.poll_transmit(last), None);
+            assert_eq!(e.stats().control_packets_sent, before);
+        }
+    }
+
+    fn data(src: NodeId, dst: NodeId, prev_hop: Option<NodeId>) -> DataPacket<'static> {
+        DataPacket { id: 1, src, dst, prev_hop, header: &[] }
+    }
+
+    #[test]
+    fn an_unresponsive_peer_is_inaccessible_until_a_tc_of_its_own_arrives() {
+        let mut e = chain_seen_from_0(OlsrConfig::etx(), 10, 10, METRIC_UNIT as u16);
+        let t = Instant::ZERO + Duration::from_secs(10);
+        let forward = Decision::Forward { next_hop: 1, header: None };
+        assert_eq!(e.route(t, data(0, 3, None)), forward);
+        e.peer_unresponsive(t, 3);
+        assert_eq!(e.route(t, data(0, 3, None)), Decision::Drop(DropReason::PeerInaccessible));
+        // Only this node's own data: what it forwards for others goes on.
+        assert_eq!(e.route(t, data(5, 3, Some(1))), forward);
+        // The route itself stays, and so does its quality.
+        assert_eq!(e.path_info(3).map(|q| q.hop_count), Some(3));
+        // Node 2's TCs do not speak for node 3; node 3's own TC does.
+        hear_chain(&mut e, t, 100, METRIC_UNIT as u16, Some(10));
+        assert_eq!(e.route(t, data(0, 3, None)), Decision::Drop(DropReason::PeerInaccessible));
+        let tc = Body::Tc { ansn: 1, advertised: vec![(2, METRIC_UNIT as u16)] };
+        e.handle_control(t, 1, -60.0, &packet(3, 253, 0, tc));
+        assert_eq!(e.route(t, data(0, 3, None)), forward);
+    }
+
+    #[test]
+    fn an_unresponsive_peer_silent_for_a_tc_hold_time_is_deleted_from_the_routing_table() {
+        let mut e = chain_seen_from_0(OlsrConfig::etx(), 10, 10, METRIC_UNIT as u16);
+        while e.poll_event().is_some() {}
+        let labelled_at = Instant::ZERO + Duration::from_secs(10);
+        e.peer_unresponsive(labelled_at, 3);
+        // The engine asks to wake up when the label's time is up.
+        assert!(e.poll_timeout().is_some_and(|t| t <= labelled_at + TOP_HOLD_TIME));
+        // Nodes 1 and 2 keep talking (node 2 keeps advertising node 3);
+        // node 3 originates nothing.
+        let mut seq = 200;
+        let mut t = labelled_at;
+        let mut lost_at = None;
+        while t < labelled_at + TOP_HOLD_TIME + Duration::from_secs(2) {
+            t += Duration::from_millis(250);
+            while let Some(due) = e.poll_timeout().filter(|&d| d <= t) {
+                e.handle_timeout(due);
+                while e.poll_transmit(due).is_some() {}
+            }
+            if seq % 4 == 0 {
+                hear_chain(&mut e, t, seq, METRIC_UNIT as u16, Some(10));
+            }
+            seq += 1;
+            if lost_at.is_none() && std::iter::from_fn(|| e.poll_event()).any(|ev| ev == RouteEvent::Lost { dst: 3 }) {
+                lost_at = Some(t);
+            }
+            if t < labelled_at + TOP_HOLD_TIME {
+                assert!(e.routes().contains_key(&3), "deleted early, at {t}");
+            }
+        }
+        assert!(lost_at.is_some_and(|at| at >= labelled_at + TOP_HOLD_TIME), "{lost_at:?}");
+        assert!(!e.routes().contains_key(&3));
+        assert_eq!(e.path_info(3), None);
+        assert!(e.routes().contains_key(&2));
+        // Node 3 speaks again: validated, routed again.
+        let tc = Body::Tc { ansn: 1, advertised: vec![(2, METRIC_UNIT as u16)] };
+        e.handle_control(t, 1, -60.0, &packet(3, 253, 0, tc));
+        assert_eq!(e.routes()[&3].hop_count, 3);
+        assert_eq!(e.route(t, data(0, 3, None)), Decision::Forward { next_hop: 1, header: None });
+    }
+
+    #[test]
+    fn malformed_packets_are_counted_and_ignored() {
+        let mut e = make(OlsrConfig::default())(0);
+        e.handle_control(Instant::ZERO, 1, -60.0, &[0, 3, 0]);
+        e.handle_control(Instant::ZERO, 1, -60.0, &[0, 16, 0, 0, HELLO_MESSAGE, 0, 0, 12, 0, 0, 0, 1, 1, 0, 0, 0]);
+        assert_eq!(e.stats().control_packets_received, 2);
+        assert_eq!(e.stats().control_packets_ignored, 2);
+        assert!(e.routes().is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = Packet::parse(&bytes);
+            let mut e = make(OlsrConfig::etx())(0);
+            e.handle_control(Instant::ZERO, 1, -60.0, &bytes);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! OLSR's flooding bookkeeping (RFC 3626 §3.4): the duplicate set, so that
+//! a message is processed and retransmitted at most once. The messages
+//! waiting out their forwarding jitter (§3.5) are an
+//! [`Outbox`](crate::common::Outbox) of the engine's, emptied into one
+//! packet when due; its tests are here.
+
+use crate::NodeId;
+use meshbed_core::Instant;
+use std::collections::BTreeMap;
+
+/// RFC 3626 §3.4 duplicate tuple.
+#[derive(Clone, Debug)]
+struct Duplicate {
+    until: Instant,
+    retransmitted: bool,
+}
+
+/// The duplicate set, keyed by (originator, message sequence number).
+#[derive(Clone, Debug, Default)]
+pub(super) struct DuplicateSet {
+    tuples: BTreeMap<(NodeId, u16), Duplicate>,
+}
+
+impl DuplicateSet {
+    /// `None` if the message was not seen, else whether it was
+    /// retransmitted.
+    pub(super) fn seen(&self, originator: NodeId, seq: u16) -> Option<bool> {
+        self.tuples.get(&(originator, seq)).map(|d| d.retransmitted)
+    }
+
+    /// Records the message as seen until `until`, and as retransmitted if
+    /// `retransmitted` (once retransmitted, always).
+    pub(super) fn record(&mut self, originator: NodeId, seq: u16, until: Instant, retransmitted: bool) {
+        let dup = self.tuples.entry((originator, seq)).or_insert(Duplicate { until, retransmitted: false });
+        dup.until = until;
+        dup.retransmitted |= retransmitted;
+    }
+
+    /// Drops expired tuples.
+    pub(super) fn expire(&mut self, now: Instant) {
+        self.tuples.retain(|_, d| d.until > now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::packet::{Body, HelloEntry, Packet, MPR_NEIGH, SYM_LINK, SYM_NEIGH};
+    use super::super::testing::{make, packet};
+    use super::super::{
+        encode_vtime, OlsrConfig, OlsrEngine, Route, HELLO_INTERVAL, MAXJITTER, METRIC_UNIT, WILL_DEFAULT,
+    };
+    use crate::harness::Net;
+    use crate::{NodeId, RouteEvent, RoutingEngine};
+    use meshbed_core::{Duration, Instant};
+
+    fn grid_links(w: u32, h: u32) -> Vec<(NodeId, NodeId)> {
+        let mut links = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                let n = y * w + x;
+                if x + 1 < w {
+                    links.push((n, n + 1));
+                }
+                if y + 1 < h {
+                    links.push((n, n + w));
+                }
+            }
+        }
+        links
+    }
+
+    fn tc_retransmissions_on_grid(mpr_flooding: bool) -> (u64, u64) {
+        let config = OlsrConfig { mpr_flooding, ..OlsrConfig::default() };
+        let mut net = Net::new(25, &grid_links(5, 5), make(config));
+        net.run_for(Duration::from_secs(60));
+        for a in 0..25 {
+            assert_eq!(net.engines[a].routes().len(), 24, "node {a} lacks routes (mpr_flooding {mpr_flooding})");
+        }
+        let retransmitted = net.engines.iter().map(|e| e.tc_retransmissions()).sum();
+        (retransmitted, net.control_sent.iter().sum())
+    }
+
+    #[test]
+    fn mpr_flooding_retransmits_fewer_tcs_than_pure_flooding_on_a_grid() {
+        let (mpr, mpr_packets) = tc_retransmissions_on_grid(true);
+        let (pure, pure_packets) = tc_retransmissions_on_grid(false);
+        assert!(mpr > 0);
+        assert!(mpr < pure, "MPR {mpr} vs pure {pure} TC retransmissions");
+        assert!(mpr_packets < pure_packets, "MPR {mpr_packets} vs pure {pure_packets} control packets");
+    }
+
+    /// Node 0 with a symmetric neighbour 1 that has chosen it as MPR and
+    /// has a symmetric neighbour 7.
+    fn node_0_with_mpr_selector_1() -> OlsrEngine {
+        let mut e = make(OlsrConfig::default())(0);
+        let entry =
+            |neighbour, neigh_type| HelloEntry { neighbour, link_code: (neigh_type << 2) | SYM_LINK, metric: 256 };
+        let hello = Body::Hello {
+            htime: encode_vtime(HELLO_INTERVAL),
+            willingness: WILL_DEFAULT,
+            neighbours: vec![entry(0, MPR_NEIGH), entry(7, SYM_NEIGH)],
+        };
+        e.handle_control(Instant::ZERO, 1, -60.0, &packet(1, 1, 0, hello));
+        assert_eq!(e.symmetric_neighbours(), vec![1]);
+        assert_eq!(e.routes()[&7].hop_count, 2);
+        e
+    }
+
+    fn tc(ansn: u16, advertised: &[NodeId]) -> Body {
+        Body::Tc { ansn, advertised: advertised.iter().map(|&n| (n, 256)).collect() }
+    }
+
+    #[test]
+    fn tc_processing_keeps_the_newest_ansn_and_forwards_once_for_mpr_selectors() {
+        let mut e = node_0_with_mpr_selector_1();
+        let t = Instant::from_nanos(1_000_000);
+        // Packets that carry forwarded messages (from originator 7), and
+        // those messages.
+        let forwarded = |e: &mut OlsrEngine, at: Instant| {
+            let packets: Vec<_> = std::iter::from_fn(|| e.poll_transmit(at))
+                .map(|tx| Packet::parse(&tx.bytes).expect("valid").messages)
+                .filter(|ms| ms.iter().any(|m| m.originator == 7))
+                .collect();
+            (packets.len(), packets.concat())
+        };
+        while e.poll_transmit(t).is_some() {}
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 10, tc(5, &[8])));
+        assert_eq!(e.routes()[&8], Route { next_hop: 1, hop_count: 3, metric: 3 * METRIC_UNIT });
+        // Retransmitted once, after its jitter, with TTL − 1 and hop count + 1.
+        let due = e.poll_timeout().expect("forward timer");
+        assert!(due <= t + MAXJITTER);
+        e.handle_timeout(t + MAXJITTER);
+        let (_, fwd_tcs) = forwarded(&mut e, t + MAXJITTER);
+        assert_eq!(fwd_tcs.len(), 1);
+        assert_eq!((fwd_tcs[0].originator, fwd_tcs[0].ttl, fwd_tcs[0].hop_count, fwd_tcs[0].seq), (7, 253, 1, 10));
+        // The same message again: neither processed nor retransmitted.
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 10, tc(9, &[9])));
+        assert!(!e.routes().contains_key(&9));
+        // An older ANSN in a new message is ignored (RFC 3626 §9.5 step 2).
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 11, tc(4, &[9])));
+        assert!(!e.routes().contains_key(&9));
+        assert!(e.routes().contains_key(&8));
+        // A newer one replaces the old tuples: 8 is lost, 9 found.
+        e.handle_control(t, 1, -60.0, &packet(7, 254, 12, tc(6, &[9])));
+        assert!(e.routes().contains_key(&9));
+        assert!(!e.routes().contains_key(&8));
+        let events: Vec<_> = std::iter::from_fn(|| e.poll_event()).collect();
+        assert!(events.contains(&RouteEvent::Lost { dst: 8 }));
+        e.handle_timeout(t + MAXJITTER + MAXJITTER);
+        let (packets, messages) = forwarded(&mut e, t + MAXJITTER + MAXJITTER);
+        assert_eq!(packets, 1, "the two new messages piggybacked in one packet");
+        let mut seqs: Vec<_> = messages.iter().map(|m| m.seq).collect();
+        seqs.sort();
+        assert_eq!(seqs, vec![11, 12]);
+        // A TTL of 1 is not retransmitted; a TC from a non-neighbour is not
+        // processed.
+        e.handle_control(t, 1, -60.0, &packet(7, 1, 13, tc(7, &[9, 10])));
+        e.handle_control(t, 3, -60.0, &packet(7, 254, 14, tc(8, &[11])));
+        assert!(e.routes().contains_key(&10));
+        assert!(!e.routes().contains_key(&11));
+        e.handle_timeout(t + MAXJITTER * 3);
+        assert_eq!(forwarded(&mut e, t + MAXJITTER * 3).0, 0);
+    }
+}
