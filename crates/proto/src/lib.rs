@@ -40,6 +40,7 @@ pub mod reorder;
 pub mod segments;
 pub mod stream;
 pub mod tcp;
+mod timer;
 pub mod wire;
 
 pub use engine::{Engine, EngineEvent, FailReason, PathInfo, Protocol, RouteNotice, Transmit};

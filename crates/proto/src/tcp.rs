@@ -52,7 +52,8 @@ mod tests;
 pub use receiver::TcpReceiver;
 pub use sender::{TcpSender, TcpSenderStats};
 
-use crate::engine::{self, Protocol};
+use crate::engine::Protocol;
+use crate::timer::{self, TimerId};
 use crate::wire::HEADER_LEN;
 use meshbed_core::Duration;
 #[cfg(test)]
@@ -250,25 +251,29 @@ impl TcpConfig {
     }
 }
 
-crate::engine::timer_ids! {
-    /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
-    /// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
-    /// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
-    enum Timer {
-        /// Checked first so that a connection that has given up does not also
-        /// retransmit at the same instant.
-        Idle,
-        Retransmit,
-        DelayedAck,
-        /// Everything acknowledged: the commit confirmation is due by now.
-        Confirm,
-        /// TCP-ELFN standby: the next route probe is due.
-        ElfnProbe,
-        /// Pacing: the next segment, held back by the pacing rule, may leave.
-        Pace,
-    }
+/// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
+/// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
+/// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// Checked first so that a connection that has given up does not also
+    /// retransmit at the same instant.
+    Idle,
+    Retransmit,
+    DelayedAck,
+    /// Everything acknowledged: the commit confirmation is due by now.
+    Confirm,
+    /// TCP-ELFN standby: the next route probe is due.
+    ElfnProbe,
+    /// Pacing: the next segment, held back by the pacing rule, may leave.
+    Pace,
+}
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] =
+        &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe, Timer::Pace];
 }
 
 /// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
 /// in [`Timer::ALL`] order.
-type TimerTable = engine::TimerTable<Timer, TIMERS>;
+type TimerTable = timer::TimerTable<Timer>;

@@ -2,12 +2,11 @@
 //! §V.A.3 for adaptive feedback).
 
 use super::config::AtpConfig;
-use crate::engine::{
-    Engine, EngineEvent, FailReason, ReceiveBuffer, RouteNotice, Stats, TimerTable, TraceSample, Transmit,
-};
+use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, RouteNotice, Stats, TraceSample, Transmit};
 use crate::relay::duration_to_us;
 use crate::reorder::{Offer, ReorderBuffer};
 use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
+use crate::timer::{TimerId, TimerTable};
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
@@ -25,18 +24,21 @@ pub enum ReceiverState {
     Failed,
 }
 
-crate::engine::timer_ids! {
-    /// Timers, indexing the receiver's [`TimerTable`].
-    enum Timer {
-        /// Periodic feedback every E (seed 002 §4.2).
-        Epoch,
-        /// No data for E/2: SACK-MORE (seed 001 §3.3).
-        SackMore,
-        /// Nothing heard from the sender for `idle_timeout`.
-        Idle,
-        /// A finished receiver closes after `linger` without hearing the sender.
-        Linger,
-    }
+/// Timers, indexing the receiver's [`TimerTable`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// Periodic feedback every E (seed 002 §4.2).
+    Epoch,
+    /// No data for E/2: SACK-MORE (seed 001 §3.3).
+    SackMore,
+    /// Nothing heard from the sender for `idle_timeout`.
+    Idle,
+    /// A finished receiver closes after `linger` without hearing the sender.
+    Linger,
+}
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Epoch, Timer::SackMore, Timer::Idle, Timer::Linger];
 }
 
 /// The share of the receive buffer (one in this many) that unread bytes must
@@ -174,7 +176,7 @@ pub struct AtpReceiver {
     /// Whether the FIN's acknowledgement waits for a commit token, and the
     /// token once the application gave it ([`crate::stream`]).
     commit: CommitConfirmation,
-    timers: TimerTable<Timer, TIMERS>,
+    timers: TimerTable<Timer>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
 }

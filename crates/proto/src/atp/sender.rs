@@ -2,10 +2,11 @@
 
 use super::config::{AtpConfig, RouteFailureReaction};
 use super::rate_adjustment;
-use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TimerTable, TraceSample, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TraceSample, Transmit};
 use crate::relay::duration_to_us;
 use crate::segments::Segments;
 use crate::stream::{CommitToken, SendBuffer};
+use crate::timer::{TimerId, TimerTable};
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
@@ -28,20 +29,23 @@ pub enum SenderState {
     Failed,
 }
 
-crate::engine::timer_ids! {
-    /// Timers, indexing the sender's [`TimerTable`].
-    enum Timer {
-        /// The next paced transmission (only while something can be sent).
-        Pacing,
-        /// The next SYN or quick-start probe.
-        Probe,
-        /// Feedback expected by now (1.1·E after the last one).
-        Feedback,
-        /// Nothing heard from the receiver for `idle_timeout`.
-        Idle,
-        /// Everything acknowledged: the commit confirmation is due by now.
-        Confirm,
-    }
+/// Timers, indexing the sender's [`TimerTable`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// The next paced transmission (only while something can be sent).
+    Pacing,
+    /// The next SYN or quick-start probe.
+    Probe,
+    /// Feedback expected by now (1.1·E after the last one).
+    Feedback,
+    /// Nothing heard from the receiver for `idle_timeout`.
+    Idle,
+    /// Everything acknowledged: the commit confirmation is due by now.
+    Confirm,
+}
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Pacing, Timer::Probe, Timer::Feedback, Timer::Idle, Timer::Confirm];
 }
 
 /// What the next datagram carries.
@@ -96,7 +100,7 @@ pub struct AtpSender {
     route_down: bool,
     /// "Route failed" notices that sent the sender back to probing.
     route_failure_probes: u64,
-    timers: TimerTable<Timer, TIMERS>,
+    timers: TimerTable<Timer>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
 }

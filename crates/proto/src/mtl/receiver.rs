@@ -2,9 +2,10 @@
 //! (seed 004 §III.C.1).
 
 use super::config::MtlConfig;
-use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, TimerTable, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, ReceiveBuffer, Stats, Transmit};
 use crate::reorder::{Offer, ReorderBuffer};
 use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
+use crate::timer::{TimerId, TimerTable};
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::Instant;
 use std::collections::VecDeque;
@@ -21,15 +22,18 @@ pub enum MtlReceiverState {
     Failed,
 }
 
-crate::engine::timer_ids! {
-    enum Timer {
-        /// A rate-limited EGN for a new gap, or the repeat of an open gap's EGN.
-        Egn,
-        /// Nothing heard from the sender for `idle_timeout`.
-        Idle,
-        /// A finished receiver closes `linger` after the last packet.
-        Linger,
-    }
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// A rate-limited EGN for a new gap, or the repeat of an open gap's EGN.
+    Egn,
+    /// Nothing heard from the sender for `idle_timeout`.
+    Idle,
+    /// A finished receiver closes `linger` after the last packet.
+    Linger,
+}
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Egn, Timer::Idle, Timer::Linger];
 }
 
 /// One EGN waiting to be written.
@@ -79,7 +83,7 @@ pub struct MtlReceiver {
     last_gap_egn_sent: Option<Instant>,
     last_heard: Instant,
     commit: CommitConfirmation,
-    timers: TimerTable<Timer, TIMERS>,
+    timers: TimerTable<Timer>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
 }

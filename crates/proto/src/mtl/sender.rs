@@ -3,9 +3,10 @@
 
 use super::config::MtlConfig;
 use super::{fhd_average_s, fhd_s, rate_pps};
-use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TimerTable, TraceSample, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TraceSample, Transmit};
 use crate::segments::Segments;
 use crate::stream::{CommitToken, SendBuffer};
+use crate::timer::{TimerId, TimerTable};
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
 use std::collections::VecDeque;
@@ -22,18 +23,21 @@ pub enum MtlSenderState {
     Failed,
 }
 
-crate::engine::timer_ids! {
-    enum Timer {
-        /// Nothing heard for `idle_timeout` while waiting for an answer.
-        Idle,
-        /// Every byte acknowledged: the commit confirmation is due by now.
-        Confirm,
-        /// Nothing heard for `unresponsive_after`: tell the routing module.
-        Unresponsive,
-        /// The next datagram may leave (pacing, SYN, request or FIN repeat);
-        /// served by `poll_transmit`.
-        Send,
-    }
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    /// Nothing heard for `idle_timeout` while waiting for an answer.
+    Idle,
+    /// Every byte acknowledged: the commit confirmation is due by now.
+    Confirm,
+    /// Nothing heard for `unresponsive_after`: tell the routing module.
+    Unresponsive,
+    /// The next datagram may leave (pacing, SYN, request or FIN repeat);
+    /// served by `poll_transmit`.
+    Send,
+}
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Confirm, Timer::Unresponsive, Timer::Send];
 }
 
 /// What the next datagram carries.
@@ -108,7 +112,7 @@ pub struct MtlSender {
     unresponsive_reported: bool,
     commit_token: Option<CommitToken>,
     confirm_deadline: Option<Instant>,
-    timers: TimerTable<Timer, TIMERS>,
+    timers: TimerTable<Timer>,
     events: VecDeque<EngineEvent>,
     stats: Stats,
 }
