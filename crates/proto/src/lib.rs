@@ -38,6 +38,7 @@ pub mod mtl;
 pub mod relay;
 pub mod reorder;
 pub mod segments;
+pub mod sender_core;
 pub mod stream;
 pub mod tcp;
 mod timer;

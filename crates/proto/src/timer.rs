@@ -16,7 +16,7 @@ const MAX_TIMERS: usize = 8;
 /// cannot enumerate an enum's variants, and a slot's number is derived from
 /// that list, so the two cannot disagree about numbering (a variant left out
 /// of it panics at its first use, in any test that arms it).
-pub(crate) trait TimerId: Copy + PartialEq + 'static {
+pub(crate) trait TimerId: Copy + PartialEq + std::fmt::Debug + 'static {
     /// Every timer, in the order [`TimerTable::take_expired`] hands them out.
     const ALL: &'static [Self];
     /// The timer's slot in the table: its place in [`TimerId::ALL`].

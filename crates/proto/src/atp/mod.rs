@@ -24,7 +24,7 @@ mod sender;
 
 pub use config::{AdaptiveFeedback, AtpConfig, RouteFailureReaction};
 pub use receiver::{AtpReceiver, ReceiverState};
-pub use sender::{AtpSender, SenderState};
+pub use sender::{AtpSendControl, AtpSender, SenderState};
 
 /// What the sender does with one feedback rate (seed 002 §4.3.2 Fig. 7).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
