@@ -2,23 +2,24 @@
 //! with its `congestion::Controller`; smoltcp's `socket/tcp` with
 //! `congestion`): [`Sender`] is the one [`Engine`] and [`SendStream`]
 //! implementation of every sender, and a protocol plugs in what it decides
-//! for itself through [`SendControl`]: which datagram goes next and when
+//! for itself through `SendControl`: which datagram goes next and when
 //! (ATP's and MTL's rates, TCP's window), and what the peer's feedback means.
 //!
-//! [`SenderCore`] is what the skeleton owns and lends to the control: the
-//! lifecycle ([`Phase`]: connecting, established, finished, failed), the
-//! FIN, the commit confirmation, the timer table with its two shared
-//! timers ([`SenderTimer::IDLE`], [`SenderTimer::CONFIRM`]), the event queue
-//! and the counters.
+//! `SenderCore` is what the skeleton owns and lends to the control: the
+//! lifecycle (`Phase`: connecting, established, finished, failed), the FIN,
+//! the commit confirmation, the timer table with its two shared timers
+//! (`SenderTimer::IDLE`, `SenderTimer::CONFIRM`), the event queue and the
+//! counters. Both traits are crate-private: only this crate's protocols
+//! implement a sender.
 //!
 //! # The commit confirmation (issue 9; docs/PROTOCOLS.md §6)
 //!
 //! The rule is written once, here: when the application required a token
 //! ([`SendStream::require_commit_token`]), an acknowledgement of the FIN
-//! counts only if it carries exactly that token ([`SenderCore::confirms_fin`];
+//! counts only if it carries exactly that token (`SenderCore::confirms_fin`;
 //! a wrong non-empty one is a protocol violation). Once every byte is
 //! acknowledged the bytes are released, so the confirmation must follow
-//! within the idle time ([`SenderCore::await_confirmation`]), else the
+//! within the idle time (`SenderCore::await_confirmation`), else the
 //! transfer fails with [`FailReason::Unconfirmed`]: a forged acknowledgement
 //! would otherwise leave the sender repeating its FIN forever.
 
@@ -281,7 +282,7 @@ pub(crate) trait SendControl {
 }
 
 /// One connection's sender: the shared skeleton around a protocol's
-/// [`SendControl`] (the ATP, MTL and TCP senders are this type).
+/// `SendControl` (the ATP, MTL and TCP senders are this type).
 ///
 /// Driver contract (see [`crate::engine`]): after construction, and after
 /// every `handle_input`/`handle_timeout`, call `poll_transmit` until it

@@ -50,9 +50,10 @@ mod sender;
 mod tests;
 
 pub use receiver::TcpReceiver;
-pub use sender::{TcpSender, TcpSenderStats};
+pub use sender::{TcpSendControl, TcpSender, TcpSenderStats};
 
 use crate::engine::Protocol;
+use crate::sender_core::SenderTimer;
 use crate::timer::{self, TimerId};
 use crate::wire::HEADER_LEN;
 use meshbed_core::Duration;
@@ -255,7 +256,7 @@ impl TcpConfig {
 /// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
 /// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Timer {
+pub(crate) enum Timer {
     /// Checked first so that a connection that has given up does not also
     /// retransmit at the same instant.
     Idle,
@@ -272,6 +273,11 @@ enum Timer {
 impl TimerId for Timer {
     const ALL: &'static [Timer] =
         &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe, Timer::Pace];
+}
+
+impl SenderTimer for Timer {
+    const IDLE: Timer = Timer::Idle;
+    const CONFIRM: Timer = Timer::Confirm;
 }
 
 /// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
