@@ -15,7 +15,6 @@
 
 use crate::wire::{parse_datagram, ResetReason};
 use meshbed_core::{Duration, Instant};
-use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
 
@@ -278,31 +277,6 @@ impl FromStr for Protocol {
             let names: Vec<_> = Protocol::ALL.iter().map(|p| p.name()).collect();
             format!("unknown protocol `{s}`; expected one of {}", names.join(", "))
         })
-    }
-}
-
-/// In-order bytes a receiver delivered that the application has not read yet.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ReceiveBuffer(VecDeque<u8>);
-
-impl ReceiveBuffer {
-    pub(crate) fn extend(&mut self, bytes: &[u8]) {
-        self.0.extend(bytes);
-    }
-    /// Copies up to `buf.len()` bytes into `buf`, returning how many.
-    pub(crate) fn read(&mut self, buf: &mut [u8]) -> usize {
-        let n = buf.len().min(self.0.len());
-        for (dst, src) in buf.iter_mut().zip(self.0.drain(..n)) {
-            *dst = src;
-        }
-        n
-    }
-    /// Takes every byte not yet read.
-    pub(crate) fn take_all(&mut self) -> Vec<u8> {
-        self.0.drain(..).collect()
-    }
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
     }
 }
 

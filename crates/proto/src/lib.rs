@@ -35,6 +35,7 @@ pub mod engine;
 #[cfg(any(test, feature = "harness"))]
 pub mod harness;
 pub mod mtl;
+pub mod receiver_core;
 pub mod relay;
 pub mod reorder;
 pub mod segments;

@@ -49,12 +49,13 @@ mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use receiver::TcpReceiver;
+pub use receiver::{TcpReceiveControl, TcpReceiver};
 pub use sender::{TcpSendControl, TcpSender, TcpSenderStats};
 
 use crate::engine::Protocol;
+use crate::receiver_core::ReceiverTimer;
 use crate::sender_core::SenderTimer;
-use crate::timer::{self, TimerId};
+use crate::timer::TimerId;
 use crate::wire::HEADER_LEN;
 use meshbed_core::Duration;
 #[cfg(test)]
@@ -253,7 +254,7 @@ impl TcpConfig {
 }
 
 /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
-/// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
+/// slot of a [`TimerTable`](crate::timer::TimerTable). The sender uses `Retransmit`, `Idle`,
 /// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Timer {
@@ -280,6 +281,9 @@ impl SenderTimer for Timer {
     const CONFIRM: Timer = Timer::Confirm;
 }
 
-/// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
-/// in [`Timer::ALL`] order.
-type TimerTable = timer::TimerTable<Timer>;
+impl ReceiverTimer for Timer {
+    const IDLE: Timer = Timer::Idle;
+    /// TCP's receiver does not linger: finished is closed (there is no
+    /// TIME-WAIT, see the module doc).
+    const LINGER: Option<Timer> = None;
+}

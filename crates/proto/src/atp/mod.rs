@@ -23,7 +23,7 @@ mod receiver;
 mod sender;
 
 pub use config::{AdaptiveFeedback, AtpConfig, RouteFailureReaction};
-pub use receiver::{AtpReceiver, ReceiverState};
+pub use receiver::{AtpReceiveControl, AtpReceiver, ReceiverState};
 pub use sender::{AtpSendControl, AtpSender, SenderState};
 
 /// What the sender does with one feedback rate (seed 002 §4.3.2 Fig. 7).
