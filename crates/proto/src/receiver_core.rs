@@ -20,25 +20,24 @@
 //! the FIN is not acknowledged at all, so the sender cannot finish before
 //! the receiver committed. `ReceiverCore::fin_ack` is that rule.
 
-use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TraceSample, Transmit};
+use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, Transmit};
+use crate::engine_core::{EngineCore, Phase};
 use crate::reorder::{Offer, ReorderBuffer};
 use crate::stream::{CommitToken, ReceiveStream};
-use crate::timer::{TimerId, TimerTable};
-use crate::wire::{self, Control, ProtocolId, Repr};
+use crate::timer::TimerId;
+use crate::wire::{Control, Repr};
 use meshbed_core::Instant;
 use std::collections::VecDeque;
 
-/// Where a receiver is in its life, whatever its protocol.
+/// Where a receiver is in its life, whatever its protocol (ATP's
+/// `ReceiverState`, MTL's `MtlReceiverState`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub enum ReceiverState {
     /// Waiting for the sender's first packet (no idle timeout while
     /// listening).
     Listening,
-    /// TCP: the SYN answered, the handshake's ACK not yet seen.
-    Handshake,
     Established,
-    /// Every byte up to the FIN delivered; a protocol that lingers answers
-    /// repeated FINs until its linger time passes.
+    /// Every byte up to the FIN delivered; lingering to answer repeated FINs.
     Finished,
     /// Lingered long enough; nothing more will happen.
     Closed,
@@ -94,6 +93,9 @@ pub(crate) struct Reassembly {
     pub(crate) receive_buffer_bytes: u64,
     /// The configured out-of-order limit, which a driver may only lower.
     max_reorder_bytes: u64,
+    /// Whether the FIN's acknowledgement waits for a commit token, and the
+    /// token once the application gave it.
+    commit: CommitConfirmation,
 }
 
 impl Reassembly {
@@ -107,6 +109,7 @@ impl Reassembly {
             fin_seq: None,
             receive_buffer_bytes: max_reorder_bytes,
             max_reorder_bytes,
+            commit: CommitConfirmation::default(),
         }
     }
 
@@ -153,106 +156,27 @@ pub(crate) enum FinAck {
     Held,
 }
 
-/// The state every receiver keeps, whatever its protocol.
-#[derive(Debug)]
-pub(crate) struct ReceiverCore<T> {
-    protocol: ProtocolId,
-    connection_id: u32,
-    phase: Phase,
-    pub(crate) timers: TimerTable<T>,
-    events: VecDeque<EngineEvent>,
-    pub(crate) stats: Stats,
-    /// Whether trace samples are queued as events.
-    trace: bool,
-    /// When the sender was last heard from (any datagram the control took).
-    pub(crate) last_heard: Instant,
-    pub(crate) stream: Reassembly,
-    commit: CommitConfirmation,
-}
+/// What the skeleton lends a receiver's control: the [`EngineCore`] every
+/// engine keeps, with the stream it puts back together.
+pub(crate) type ReceiverCore<T> = EngineCore<T, Reassembly>;
 
 impl<T: ReceiverTimer> ReceiverCore<T> {
-    /// A listening receiver of `connection_id` (the header's `protocol`).
-    pub(crate) fn new(protocol: ProtocolId, connection_id: u32, now: Instant, trace: bool, stream: Reassembly) -> Self {
-        ReceiverCore {
-            protocol,
-            connection_id,
-            phase: Phase::Listening,
-            timers: TimerTable::default(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
-            trace,
-            last_heard: now,
-            stream,
-            commit: CommitConfirmation::default(),
-        }
-    }
-
-    pub(crate) fn connection_id(&self) -> u32 {
-        self.connection_id
-    }
-    pub(crate) fn phase(&self) -> Phase {
-        self.phase
-    }
     /// Whether the connection is over: closed or failed, or finished for a
     /// protocol that does not linger.
     pub(crate) fn is_closed(&self) -> bool {
-        match self.phase {
+        match self.phase() {
             Phase::Closed | Phase::Failed => true,
             Phase::Finished => T::LINGER.is_none(),
-            _ => false,
+            Phase::Connecting | Phase::Established => false,
         }
-    }
-
-    /// The header of this connection's next datagram: `control`, `seq` and
-    /// `ack`, everything else zero (the caller sets what its protocol
-    /// carries).
-    pub(crate) fn header(&self, control: Control, seq: u64, ack: u64) -> Repr {
-        Repr {
-            protocol: self.protocol,
-            control,
-            hop_count: 0,
-            connection_id: self.connection_id,
-            seq,
-            ack,
-            d_max_us: 0,
-            d_s_us: 0,
-            sack_blocks: Vec::new(),
-            payload_len: 0,
-        }
-    }
-
-    /// Queues a trace sample, if the connection traces.
-    pub(crate) fn trace(&mut self, sample: TraceSample) {
-        if self.trace {
-            self.events.push_back(EngineEvent::Trace(sample));
-        }
-    }
-
-    /// TCP: the SYN is answered, the handshake's ACK awaited.
-    pub(crate) fn handshake(&mut self) {
-        self.phase = Phase::Handshake;
-    }
-    /// The sender's first packet (TCP: the handshake's ACK) arrived.
-    pub(crate) fn establish(&mut self) {
-        self.phase = Phase::Established;
-        self.events.push_back(EngineEvent::Connected);
-    }
-    /// Every byte up to the FIN is delivered.
-    pub(crate) fn finish(&mut self) {
-        self.phase = Phase::Finished;
-        self.events.push_back(EngineEvent::Finished);
-    }
-    fn fail(&mut self, reason: FailReason) {
-        self.phase = Phase::Failed;
-        self.timers.stop_all();
-        self.events.push_back(EngineEvent::Failed(reason));
     }
 
     /// How to acknowledge what the receiver has: `None` unless the
     /// acknowledgement covers the FIN with every byte before it
     /// (`covers_fin`), else what the application's commit allows.
     pub(crate) fn fin_ack(&self, covers_fin: bool) -> Option<FinAck> {
-        let fin_ack = match (self.commit.token, self.commit.hold) {
+        let commit = self.stream.commit;
+        let fin_ack = match (commit.token, commit.hold) {
             (Some(token), _) => FinAck::Confirmed(token),
             (None, false) => FinAck::Plain,
             (None, true) => FinAck::Held,
@@ -332,6 +256,16 @@ impl<C: ReceiveControl> Receiver<C> {
         self.core.connection_id()
     }
 
+    pub fn state(&self) -> ReceiverState {
+        match self.core.phase() {
+            Phase::Connecting => ReceiverState::Listening,
+            Phase::Established => ReceiverState::Established,
+            Phase::Finished => ReceiverState::Finished,
+            Phase::Closed => ReceiverState::Closed,
+            Phase::Failed => ReceiverState::Failed,
+        }
+    }
+
     /// Copies up to `buf.len()` in-order bytes into `buf`, returning how many.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         let delivered = &mut self.core.stream.delivered;
@@ -376,12 +310,9 @@ impl<C: ReceiveControl> Receiver<C> {
 impl<C: ReceiveControl> Engine for Receiver<C> {
     fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
         let core = &mut self.core;
-        core.stats.datagrams_received += 1;
-        let Ok((repr, payload)) = wire::parse_datagram(datagram) else {
-            core.stats.dropped_datagrams += 1;
+        let Some((repr, payload, ours)) = core.receive(datagram) else {
             return;
         };
-        let ours = repr.protocol == core.protocol && repr.connection_id == core.connection_id;
         if !self.control.screen(core, ours, &repr) {
             core.stats.dropped_datagrams += 1;
             return;
@@ -409,8 +340,7 @@ impl<C: ReceiveControl> Engine for Receiver<C> {
                 return;
             }
             if Some(timer) == C::Timer::LINGER {
-                self.core.phase = Phase::Closed;
-                self.core.timers.stop_all();
+                self.core.close();
                 self.control.on_close();
                 return;
             }
@@ -427,7 +357,7 @@ impl<C: ReceiveControl> Engine for Receiver<C> {
     }
 
     fn poll_event(&mut self) -> Option<EngineEvent> {
-        self.core.events.pop_front()
+        self.core.poll_event()
     }
 
     fn stats(&self) -> &Stats {
@@ -452,10 +382,10 @@ impl<C: ReceiveControl> ReceiveStream for Receiver<C> {
         Receiver::read(self, buf)
     }
     fn hold_fin_ack_for_commit(&mut self) {
-        self.core.commit.hold = true;
+        self.core.stream.commit.hold = true;
     }
     fn set_commit_token(&mut self, token: CommitToken) {
-        self.core.commit.token = Some(token);
+        self.core.stream.commit.token = Some(token);
         self.control.on_commit_token(&mut self.core);
     }
 }

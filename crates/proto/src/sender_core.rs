@@ -24,24 +24,11 @@
 //! would otherwise leave the sender repeating its FIN forever.
 
 use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, RouteNotice, Stats, TraceSample, Transmit};
+use crate::engine_core::{EngineCore, Phase};
 use crate::stream::{CommitToken, SendBuffer, SendStream};
-use crate::timer::{TimerId, TimerTable};
-use crate::wire::{self, Control, ProtocolId, Repr};
+use crate::timer::TimerId;
+use crate::wire::{Control, Repr};
 use meshbed_core::{Duration, Instant};
-use std::collections::VecDeque;
-
-/// Where a sender is in its life, whatever its protocol (ATP's quick-start
-/// probing is a part of being established, kept by its control).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
-    /// The handshake (TCP's SYN, ATP's quick-start probe, MTL's SYN) is not
-    /// answered yet.
-    Connecting,
-    Established,
-    /// Every byte and the FIN acknowledged, and the commit confirmed.
-    Finished,
-    Failed,
-}
 
 /// The timers every sender has: slots of its protocol's timer enum.
 pub(crate) trait SenderTimer: TimerId {
@@ -71,19 +58,10 @@ pub(crate) fn acks_unsent(repr: &Repr, sent_end: u64) -> bool {
     repr.ack > sent_end || repr.sack_blocks.iter().any(|&(_, end)| end > sent_end)
 }
 
-/// The state every sender keeps, whatever its protocol.
+/// A sender's end of the byte stream: when the FIN left, and the commit
+/// confirmation it must be acknowledged with.
 #[derive(Debug)]
-pub(crate) struct SenderCore<T> {
-    protocol: ProtocolId,
-    connection_id: u32,
-    phase: Phase,
-    pub(crate) timers: TimerTable<T>,
-    events: VecDeque<EngineEvent>,
-    pub(crate) stats: Stats,
-    /// Whether trace samples are queued as events.
-    trace: bool,
-    /// When the peer was last heard from (any datagram the control accepted).
-    pub(crate) last_heard: Instant,
+pub(crate) struct StreamEnd {
     /// When the FIN last left.
     fin_sent_at: Option<Instant>,
     /// What the acknowledgement of the FIN must carry (issue 9).
@@ -93,84 +71,22 @@ pub(crate) struct SenderCore<T> {
     confirm_wait: Duration,
 }
 
+impl StreamEnd {
+    /// A stream whose commit confirmation, once required, may take
+    /// `confirm_wait` after every byte is acknowledged.
+    pub(crate) fn new(confirm_wait: Duration) -> Self {
+        StreamEnd { fin_sent_at: None, commit_token: None, confirm_wait }
+    }
+}
+
+/// What the skeleton lends a sender's control: the [`EngineCore`] every
+/// engine keeps, with the sender's end of the stream.
+pub(crate) type SenderCore<T> = EngineCore<T, StreamEnd>;
+
 impl<T: SenderTimer> SenderCore<T> {
-    /// A connecting sender on `connection_id` (the header's `protocol`)
-    /// that waits `confirm_wait` for a commit confirmation.
-    pub(crate) fn new(
-        protocol: ProtocolId,
-        connection_id: u32,
-        now: Instant,
-        trace: bool,
-        confirm_wait: Duration,
-    ) -> Self {
-        SenderCore {
-            protocol,
-            connection_id,
-            phase: Phase::Connecting,
-            timers: TimerTable::default(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
-            trace,
-            last_heard: now,
-            fin_sent_at: None,
-            commit_token: None,
-            confirm_wait,
-        }
-    }
-
-    pub(crate) fn connection_id(&self) -> u32 {
-        self.connection_id
-    }
-    pub(crate) fn phase(&self) -> Phase {
-        self.phase
-    }
+    /// Finished or failed.
     pub(crate) fn is_closed(&self) -> bool {
-        matches!(self.phase, Phase::Finished | Phase::Failed)
-    }
-
-    /// The header of this connection's next datagram: `control` at `seq`,
-    /// everything else zero (the caller sets what its protocol carries).
-    pub(crate) fn header(&self, control: Control, seq: u64, payload_len: usize) -> Repr {
-        Repr {
-            protocol: self.protocol,
-            control,
-            hop_count: 0,
-            connection_id: self.connection_id,
-            seq,
-            ack: 0,
-            d_max_us: 0,
-            d_s_us: 0,
-            sack_blocks: Vec::new(),
-            payload_len,
-        }
-    }
-
-    pub(crate) fn push_event(&mut self, event: EngineEvent) {
-        self.events.push_back(event);
-    }
-    /// Queues a trace sample, if the connection traces.
-    pub(crate) fn trace(&mut self, sample: TraceSample) {
-        if self.trace {
-            self.events.push_back(EngineEvent::Trace(sample));
-        }
-    }
-
-    /// The handshake was answered.
-    pub(crate) fn establish(&mut self) {
-        self.phase = Phase::Established;
-        self.events.push_back(EngineEvent::Connected);
-    }
-    /// Every byte and the FIN are acknowledged (and confirmed): done.
-    pub(crate) fn finish(&mut self) {
-        self.phase = Phase::Finished;
-        self.timers.stop_all();
-        self.events.push_back(EngineEvent::Finished);
-    }
-    /// The connection gives up; nothing more will happen.
-    fn fail(&mut self, reason: FailReason) {
-        self.phase = Phase::Failed;
-        self.timers.stop_all();
-        self.events.push_back(EngineEvent::Failed(reason));
+        matches!(self.phase(), Phase::Finished | Phase::Closed | Phase::Failed)
     }
 
     /// Counts the `len` bytes at `seq` a datagram carried: new bytes the
@@ -191,11 +107,11 @@ impl<T: SenderTimer> SenderCore<T> {
 
     /// The FIN left at `now`.
     pub(crate) fn fin_sent(&mut self, now: Instant) {
-        self.fin_sent_at = Some(now);
+        self.stream.fin_sent_at = Some(now);
     }
     /// When the FIN last left, if it has.
     pub(crate) fn fin_sent_at(&self) -> Option<Instant> {
-        self.fin_sent_at
+        self.stream.fin_sent_at
     }
 
     /// Whether an acknowledgement of the FIN carrying `payload` confirms
@@ -203,7 +119,7 @@ impl<T: SenderTimer> SenderCore<T> {
     /// exactly that token. Any other non-empty payload is a protocol
     /// violation (counted; the caller ignores the FIN's acknowledgement).
     pub(crate) fn confirms_fin(&mut self, payload: &[u8]) -> bool {
-        let confirmed = self.commit_token.as_ref().is_none_or(|token| payload == token.as_slice());
+        let confirmed = self.stream.commit_token.as_ref().is_none_or(|token| payload == token.as_slice());
         if !confirmed && !payload.is_empty() {
             self.stats.protocol_violations += 1;
         }
@@ -213,8 +129,8 @@ impl<T: SenderTimer> SenderCore<T> {
     /// the confirmation is due within the idle time from the first time
     /// this is so.
     pub(crate) fn await_confirmation(&mut self, now: Instant) {
-        if self.commit_token.is_some() && self.timers.get(T::CONFIRM).is_none() {
-            self.timers.set(T::CONFIRM, now + self.confirm_wait);
+        if self.stream.commit_token.is_some() && self.timers.get(T::CONFIRM).is_none() {
+            self.timers.set(T::CONFIRM, now + self.stream.confirm_wait);
         }
     }
     /// The end of a feedback packet for a protocol that reports the FIN
@@ -237,7 +153,7 @@ impl<T: SenderTimer> SenderCore<T> {
     }
     /// Restarts the confirmation's clock in full at `now`.
     pub(crate) fn resume_confirmation(&mut self, now: Instant) {
-        self.timers.set(T::CONFIRM, now + self.confirm_wait);
+        self.timers.set(T::CONFIRM, now + self.stream.confirm_wait);
     }
 }
 
@@ -321,12 +237,9 @@ impl<C: SendControl> Sender<C> {
 impl<C: SendControl> Engine for Sender<C> {
     fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
         let core = &mut self.core;
-        core.stats.datagrams_received += 1;
-        let Ok((repr, payload)) = wire::parse_datagram(datagram) else {
-            core.stats.dropped_datagrams += 1;
+        let Some((repr, payload, ours)) = core.receive(datagram) else {
             return;
         };
-        let ours = repr.protocol == core.protocol && repr.connection_id == core.connection_id;
         match self.control.screen(core, ours, &repr) {
             Screen::Accept => {}
             Screen::Stray => {
@@ -349,6 +262,7 @@ impl<C: SendControl> Engine for Sender<C> {
         // closed now finished on this feedback.
         self.control.on_feedback(core, now, &repr, payload);
         if self.core.is_closed() {
+            self.core.timers.stop_all();
             self.control.on_close(now);
         }
         self.control.refresh_timers(&mut self.core);
@@ -369,7 +283,7 @@ impl<C: SendControl> Engine for Sender<C> {
                     return;
                 }
             } else if timer == C::Timer::CONFIRM {
-                let waited = self.core.confirm_wait;
+                let waited = self.core.stream.confirm_wait;
                 self.fail(now, FailReason::Unconfirmed { waited });
                 return;
             } else {
@@ -388,7 +302,7 @@ impl<C: SendControl> Engine for Sender<C> {
     }
 
     fn poll_event(&mut self) -> Option<EngineEvent> {
-        self.core.events.pop_front()
+        self.core.poll_event()
     }
 
     fn stats(&self) -> &Stats {
@@ -428,6 +342,6 @@ impl<C: SendControl> SendStream for Sender<C> {
         self.control.send_buffer().room()
     }
     fn require_commit_token(&mut self, token: CommitToken) {
-        self.core.commit_token = Some(token);
+        self.core.stream.commit_token = Some(token);
     }
 }

@@ -5,27 +5,15 @@
 
 use super::config::AtpConfig;
 use crate::engine::{Engine, RouteNotice, TraceSample, Transmit};
+use crate::engine_core::Phase;
 use crate::receiver_core::{
-    emit_with_token, FinAck, Phase, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverTimer,
+    emit_with_token, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverTimer,
 };
 use crate::relay::duration_to_us;
 use crate::reorder::Offer;
 use crate::timer::TimerId;
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
-
-/// Where the receiver is in its life.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ReceiverState {
-    /// Waiting for the sender's SYN (no idle timeout while listening).
-    Listening,
-    Established,
-    /// Every byte up to the FIN delivered; lingering to answer repeated FINs.
-    Finished,
-    /// Lingered long enough; nothing more will happen.
-    Closed,
-    Failed,
-}
 
 /// Timers, indexing the receiver's [`TimerTable`](crate::timer::TimerTable).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -218,15 +206,6 @@ impl AtpReceiver {
 
     pub fn config(&self) -> &AtpConfig {
         &self.control.config
-    }
-    pub fn state(&self) -> ReceiverState {
-        match self.core.phase() {
-            Phase::Listening | Phase::Handshake => ReceiverState::Listening,
-            Phase::Established => ReceiverState::Established,
-            Phase::Finished => ReceiverState::Finished,
-            Phase::Closed => ReceiverState::Closed,
-            Phase::Failed => ReceiverState::Failed,
-        }
     }
     /// The current D_avg (zero before any packet).
     pub fn d_avg(&self) -> Duration {
@@ -432,7 +411,7 @@ impl ReceiveControl for AtpReceiveControl {
     }
 
     fn on_packet(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
-        if core.phase() == Phase::Listening {
+        if core.phase() == Phase::Connecting {
             core.establish();
             self.epoch_deadline = Some(now + self.config.epoch);
             self.last_data_at = now;

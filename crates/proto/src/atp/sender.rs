@@ -5,9 +5,10 @@
 use super::config::{AtpConfig, RouteFailureReaction};
 use super::rate_adjustment;
 use crate::engine::{RouteNotice, TraceSample, Transmit};
+use crate::engine_core::Phase;
 use crate::relay::duration_to_us;
 use crate::segments::Segments;
-use crate::sender_core::{acks_unsent, Phase, Screen, SendControl, Sender, SenderCore, SenderTimer};
+use crate::sender_core::{acks_unsent, Screen, SendControl, Sender, SenderCore, SenderTimer, StreamEnd};
 use crate::stream::SendBuffer;
 use crate::timer::TimerId;
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
@@ -124,7 +125,8 @@ impl AtpSender {
     }
 
     fn with_buffer(config: AtpConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
-        let core = SenderCore::new(ProtocolId::Atp, connection_id, now, config.trace, config.idle_timeout);
+        let core =
+            SenderCore::new(ProtocolId::Atp, connection_id, now, config.trace, StreamEnd::new(config.idle_timeout));
         let control = AtpSendControl {
             rate_pps: 1.0 / config.max_delay.as_secs_f64().max(1e-9),
             segs: Segments::new(buf, config.payload_per_packet()),
@@ -195,7 +197,8 @@ impl AtpSendControl {
             Phase::Connecting => SenderState::Connecting,
             Phase::Established if self.probing => SenderState::Probing,
             Phase::Established => SenderState::Established,
-            Phase::Finished => SenderState::Finished,
+            // A sender does not linger: it is never closed.
+            Phase::Finished | Phase::Closed => SenderState::Finished,
             Phase::Failed => SenderState::Failed,
         }
     }
@@ -501,7 +504,8 @@ impl SendControl for AtpSendControl {
             // seed 001 §3.3: SACK-REQ asks for feedback at once.
             control = control.with(Control::SACK_REQ);
         }
-        let mut repr = core.header(control, seq, payload.len());
+        let mut repr = core.header(control, seq, 0);
+        repr.payload_len = payload.len();
         // seed 000 §V.A.3: every packet carries the sender's current D_s.
         repr.d_s_us = duration_to_us(self.d_s());
         let len = repr.buffer_len();

@@ -4,25 +4,17 @@
 
 use super::config::MtlConfig;
 use crate::engine::Transmit;
+use crate::engine_core::Phase;
 use crate::receiver_core::{
-    emit_with_token, FinAck, Phase, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverTimer,
+    emit_with_token, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverState, ReceiverTimer,
 };
 use crate::reorder::Offer;
 use crate::timer::TimerId;
 use crate::wire::{Control, ProtocolId, Repr};
 use meshbed_core::Instant;
 
-/// Where the receiver is in its life.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum MtlReceiverState {
-    /// Waiting for the sender's first packet.
-    Listening,
-    Established,
-    /// Every byte up to the FIN delivered; lingering to answer repeated FINs.
-    Finished,
-    Closed,
-    Failed,
-}
+/// Where the receiver is in its life: the lifecycle every receiver shares.
+pub type MtlReceiverState = ReceiverState;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Timer {
@@ -106,15 +98,6 @@ impl MtlReceiver {
     pub fn config(&self) -> &MtlConfig {
         &self.control.config
     }
-    pub fn state(&self) -> MtlReceiverState {
-        match self.core.phase() {
-            Phase::Listening | Phase::Handshake => MtlReceiverState::Listening,
-            Phase::Established => MtlReceiverState::Established,
-            Phase::Finished => MtlReceiverState::Finished,
-            Phase::Closed => MtlReceiverState::Closed,
-            Phase::Failed => MtlReceiverState::Failed,
-        }
-    }
     /// Bytes delivered in order.
     pub fn ack(&self) -> u64 {
         self.core.stream.next
@@ -192,7 +175,7 @@ impl ReceiveControl for MtlReceiveControl {
     }
 
     fn on_packet(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
-        if core.phase() == Phase::Listening {
+        if core.phase() == Phase::Connecting {
             core.establish();
         }
         let end = repr.seq.saturating_add(payload.len() as u64);

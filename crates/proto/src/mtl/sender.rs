@@ -5,8 +5,9 @@
 use super::config::MtlConfig;
 use super::{fhd_average_s, fhd_s, rate_pps};
 use crate::engine::{EngineEvent, PathInfo, TraceSample, Transmit};
+use crate::engine_core::Phase;
 use crate::segments::Segments;
-use crate::sender_core::{acks_unsent, Phase, Screen, SendControl, Sender, SenderCore, SenderTimer};
+use crate::sender_core::{acks_unsent, Screen, SendControl, Sender, SenderCore, SenderTimer, StreamEnd};
 use crate::stream::SendBuffer;
 use crate::timer::TimerId;
 use crate::wire::{Control, ProtocolId, Repr};
@@ -134,7 +135,8 @@ impl MtlSender {
 
     fn with_buffer(config: MtlConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
         let config = config.sanitized();
-        let core = SenderCore::new(ProtocolId::Tcp, connection_id, now, config.trace, config.idle_timeout);
+        let core =
+            SenderCore::new(ProtocolId::Tcp, connection_id, now, config.trace, StreamEnd::new(config.idle_timeout));
         let control = MtlSendControl {
             link_rate_bps: config.link_rate_bps,
             segs: Segments::new(buf, config.max_payload),
@@ -164,7 +166,8 @@ impl MtlSender {
         match self.core.phase() {
             Phase::Connecting => MtlSenderState::Connecting,
             Phase::Established => MtlSenderState::Established,
-            Phase::Finished => MtlSenderState::Finished,
+            // A sender does not linger: it is never closed.
+            Phase::Finished | Phase::Closed => MtlSenderState::Finished,
             Phase::Failed => MtlSenderState::Failed,
         }
     }
@@ -290,7 +293,7 @@ impl MtlSendControl {
                 }
                 self.request_due_at().map(|at| (Next::Request, at))
             }
-            Phase::Finished | Phase::Failed => None,
+            Phase::Finished | Phase::Closed | Phase::Failed => None,
         }
     }
 
@@ -453,7 +456,8 @@ impl SendControl for MtlSendControl {
             Next::Request => (self.segs.sent_end(), 0, Control(Control::SACK_REQ)),
             Next::Fin => (self.segs.len(), 0, Control(Control::FIN)),
         };
-        let repr = core.header(control, seq, payload_len);
+        let mut repr = core.header(control, seq, 0);
+        repr.payload_len = payload_len;
         let len = repr.buffer_len();
         if buf.len() < len {
             return None;

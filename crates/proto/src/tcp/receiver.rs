@@ -4,7 +4,8 @@
 
 use super::{TcpConfig, Timer};
 use crate::engine::Transmit;
-use crate::receiver_core::{emit_with_token, FinAck, Phase, Reassembly, ReceiveControl, Receiver, ReceiverCore};
+use crate::engine_core::Phase;
+use crate::receiver_core::{emit_with_token, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore};
 use crate::reorder::Offer;
 use crate::wire::{Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
@@ -34,6 +35,9 @@ pub type TcpReceiver = Receiver<TcpReceiveControl>;
 #[derive(Debug)]
 pub struct TcpReceiveControl {
     config: TcpConfig,
+    /// A SYN was answered (TCP's SYN-RECEIVED) while the phase is still
+    /// connecting: the handshake's ACK completes it.
+    syn_received: bool,
     synack_pending: bool,
     pending_acks: VecDeque<u64>,
     /// In-order segments received since the last ACK (delayed ACKs only).
@@ -61,6 +65,7 @@ impl TcpReceiver {
         let core = ReceiverCore::new(ProtocolId::Tcp, connection_id, now, true, stream);
         let control = TcpReceiveControl {
             config: config.sanitized(),
+            syn_received: false,
             synack_pending: false,
             pending_acks: VecDeque::new(),
             unacked_segments: 0,
@@ -117,12 +122,13 @@ impl TcpReceiveControl {
     /// What `repr` is in `phase`, or `None` for what no correct peer sends
     /// now: data before the handshake, a stale SYN after it, or a segment
     /// without ACK.
-    fn classify(phase: Phase, repr: &Repr) -> Option<Segment> {
+    fn classify(&self, phase: Phase, repr: &Repr) -> Option<Segment> {
         let syn = repr.control.contains(Control::SYN);
         let ack = repr.control.contains(Control::ACK);
+        let handshake = phase == Phase::Connecting && self.syn_received;
         match phase {
-            Phase::Listening | Phase::Handshake if syn && !ack => Some(Segment::Syn),
-            Phase::Handshake if ack && !syn && repr.ack == DATA_START => Some(Segment::HandshakeAck),
+            Phase::Connecting if syn && !ack => Some(Segment::Syn),
+            _ if handshake && ack && !syn && repr.ack == DATA_START => Some(Segment::HandshakeAck),
             Phase::Established | Phase::Finished if ack && !syn => Some(Segment::Data),
             _ => None,
         }
@@ -256,13 +262,13 @@ impl ReceiveControl for TcpReceiveControl {
         if repr.control.contains(Control::RST) {
             return core.phase() != Phase::Finished;
         }
-        Self::classify(core.phase(), repr).is_some()
+        self.classify(core.phase(), repr).is_some()
     }
 
     fn on_packet(&mut self, core: &mut Core, now: Instant, repr: &Repr, data: &[u8]) {
-        match Self::classify(core.phase(), repr) {
+        match self.classify(core.phase(), repr) {
             Some(Segment::Syn) => {
-                core.handshake();
+                self.syn_received = true;
                 self.synack_pending = true;
             }
             Some(Segment::HandshakeAck) => {

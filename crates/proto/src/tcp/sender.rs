@@ -10,7 +10,8 @@ use super::cc::{
 use super::rtt::RttEstimator;
 use super::{TcpConfig, TcpVariant, Timer};
 use crate::engine::{RouteNotice, TraceSample, Transmit};
-use crate::sender_core::{Phase, Screen, SendControl, Sender, SenderCore};
+use crate::engine_core::Phase;
+use crate::sender_core::{Screen, SendControl, Sender, SenderCore, StreamEnd};
 use crate::stream::SendBuffer;
 use crate::wire::{Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
@@ -230,7 +231,7 @@ impl TcpSender {
         };
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
         // TCP traces always; its idle clock runs from construction.
-        let mut core = SenderCore::new(ProtocolId::Tcp, connection_id, now, true, config.idle_timeout);
+        let mut core = SenderCore::new(ProtocolId::Tcp, connection_id, now, true, StreamEnd::new(config.idle_timeout));
         core.timers.set(Timer::Idle, now + config.idle_timeout);
         let control = TcpSendControl {
             config,
@@ -470,7 +471,7 @@ impl TcpSendControl {
                 let seq = self.snd_una;
                 self.emit_segment(core, now, seq, buf)
             }
-            Phase::Finished | Phase::Failed => None,
+            Phase::Finished | Phase::Closed | Phase::Failed => None,
         };
         // With nothing to send (a stream the application has not written
         // to yet) the probe stays due until there is.
@@ -671,8 +672,8 @@ impl TcpSendControl {
         }
         let end = seq + len as u64 + fin as u64;
         let control = if fin { Control(Control::ACK | Control::FIN) } else { Control(Control::ACK) };
-        let mut repr = core.header(control, seq, len);
-        repr.ack = DATA_START;
+        let mut repr = core.header(control, seq, DATA_START);
+        repr.payload_len = len;
         let total = repr.buffer_len();
         repr.emit(buf);
         if len > 0 {
@@ -756,7 +757,7 @@ impl SendControl for TcpSendControl {
         match core.phase() {
             Phase::Connecting => self.on_syn_ack(core, now, repr),
             Phase::Established => self.on_ack(core, now, repr, payload),
-            Phase::Finished | Phase::Failed => {}
+            Phase::Finished | Phase::Closed | Phase::Failed => {}
         }
     }
 
