@@ -16,6 +16,11 @@
 //!   sending buffer and the four-hop-delay rate (seed 004 §III.C).
 //! * [`segments`]: the per-segment bookkeeping ATP's and MTL's senders
 //!   share: the scoreboard, the cumulative ack, the retransmission queue.
+//! * [`sender_core`] and [`receiver_core`]: the one sender and the one
+//!   receiver skeleton (lifecycle, FIN and commit confirmation, idle timers,
+//!   events, counters, the application's stream) that the ATP, MTL and TCP
+//!   engines are, each with its protocol's control plugged in (quinn-proto's
+//!   `Connection` and `congestion::Controller`).
 //! * [`stream`]: the application side of the engines: a sender's bounded
 //!   window refilled as data is acknowledged, and the commit confirmation.
 //! * [`reorder`]: the out-of-order store both receivers share, charged for

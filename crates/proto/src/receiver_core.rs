@@ -5,12 +5,14 @@
 //! when it goes (ATP's epochs and D_avg, MTL's EGNs, TCP's ACKs).
 //!
 //! `ReceiverCore` is what the skeleton owns and lends to the control: the
-//! lifecycle (`Phase`: listening, established, finished, closed, failed),
-//! the byte stream being put back together (`Reassembly`: the cumulative
-//! ack, the out-of-order store, the bytes the application has not read, the
-//! FIN), the receiver's side of the commit confirmation, the timer table
-//! with its shared timers (`ReceiverTimer::IDLE` and, for a protocol that
-//! lingers, `ReceiverTimer::LINGER`), the event queue and the counters.
+//! state every engine keeps (`engine_core::EngineCore`: the lifecycle, the
+//! timer table, the event queue, the counters) with the byte stream being
+//! put back together (`Reassembly`: the cumulative ack, the out-of-order
+//! store, the bytes the application has not read, the FIN, and the
+//! receiver's side of the commit confirmation). Of the timers the skeleton
+//! runs `ReceiverTimer::IDLE` itself and, for a protocol that lingers after
+//! finishing, `ReceiverTimer::LINGER`. The traits are crate-private: only
+//! this crate's protocols implement a receiver.
 //!
 //! # The commit confirmation (issue 9; docs/PROTOCOLS.md §6)
 //!

@@ -6,11 +6,12 @@
 //! (ATP's and MTL's rates, TCP's window), and what the peer's feedback means.
 //!
 //! `SenderCore` is what the skeleton owns and lends to the control: the
-//! lifecycle (`Phase`: connecting, established, finished, failed), the FIN,
-//! the commit confirmation, the timer table with its two shared timers
-//! (`SenderTimer::IDLE`, `SenderTimer::CONFIRM`), the event queue and the
-//! counters. Both traits are crate-private: only this crate's protocols
-//! implement a sender.
+//! state every engine keeps (`engine_core::EngineCore`: the lifecycle, the
+//! timer table, the event queue, the counters) with the sender's end of the
+//! stream (`StreamEnd`: the FIN and the commit confirmation). Of the timers
+//! the skeleton runs two itself, `SenderTimer::IDLE` and
+//! `SenderTimer::CONFIRM`. The traits are crate-private: only this crate's
+//! protocols implement a sender.
 //!
 //! # The commit confirmation (issue 9; docs/PROTOCOLS.md §6)
 //!
@@ -84,7 +85,8 @@ impl StreamEnd {
 pub(crate) type SenderCore<T> = EngineCore<T, StreamEnd>;
 
 impl<T: SenderTimer> SenderCore<T> {
-    /// Finished or failed.
+    /// Finished or failed (a sender does not linger: it is never closed
+    /// otherwise).
     pub(crate) fn is_closed(&self) -> bool {
         matches!(self.phase(), Phase::Finished | Phase::Closed | Phase::Failed)
     }
