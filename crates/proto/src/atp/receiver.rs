@@ -406,8 +406,7 @@ impl ReceiveControl for AtpReceiveControl {
 
     /// Feedback travels the other way; a receiver never accepts it.
     fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> bool {
-        let closed = matches!(core.phase(), Phase::Closed | Phase::Failed);
-        ours && !closed && !repr.control.contains(Control::SACK_OPT)
+        ours && !core.is_closed() && !repr.control.contains(Control::SACK_OPT)
     }
 
     fn on_packet(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {

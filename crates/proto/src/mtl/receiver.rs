@@ -169,9 +169,8 @@ impl ReceiveControl for MtlReceiveControl {
 
     /// EGNs travel the other way; TCP's ACK flag is not MTL's.
     fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> bool {
-        let closed = matches!(core.phase(), Phase::Closed | Phase::Failed);
         let from_sender = !repr.control.contains(Control::SACK_OPT) && !repr.control.contains(Control::ACK);
-        ours && !closed && from_sender
+        ours && !core.is_closed() && from_sender
     }
 
     fn on_packet(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
@@ -231,7 +230,7 @@ impl ReceiveControl for MtlReceiveControl {
     }
 
     fn poll_transmit(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        if matches!(core.phase(), Phase::Closed | Phase::Failed) {
+        if core.is_closed() {
             return None;
         }
         let (echo_seq, requested) = match self.answer {
