@@ -15,9 +15,7 @@
 
 use crate::wire::{parse_datagram, ResetReason};
 use meshbed_core::{Duration, Instant};
-use std::collections::VecDeque;
 use std::fmt;
-use std::marker::PhantomData;
 use std::str::FromStr;
 
 /// A datagram the engine wrote into the caller's buffer.
@@ -279,106 +277,6 @@ impl FromStr for Protocol {
             let names: Vec<_> = Protocol::ALL.iter().map(|p| p.name()).collect();
             format!("unknown protocol `{s}`; expected one of {}", names.join(", "))
         })
-    }
-}
-
-/// Declares an engine's timer enum (its variants numbered 0, 1, … in the
-/// order written), its [`TimerId`] impl with `ALL` in that order, and
-/// `TIMERS`, how many there are: the one place these are written.
-macro_rules! timer_ids {
-    ($(#[$attr:meta])* enum $name:ident { $($(#[$vattr:meta])* $variant:ident,)+ }) => {
-        $(#[$attr])*
-        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-        enum $name {
-            $($(#[$vattr])* $variant,)+
-        }
-        const TIMERS: usize = [$($name::$variant),+].len();
-        impl $crate::engine::TimerId for $name {
-            const ALL: &'static [$name] = &[$($name::$variant),+];
-            fn index(self) -> usize {
-                self as usize
-            }
-        }
-    };
-}
-pub(crate) use timer_ids;
-
-/// An engine's timer enum, indexing a [`TimerTable`].
-pub(crate) trait TimerId: Copy + 'static {
-    /// Every timer, in the order [`TimerTable::take_expired`] hands them out.
-    const ALL: &'static [Self];
-    /// The timer's slot in the table (its discriminant).
-    fn index(self) -> usize;
-}
-
-/// A fixed table of deadlines indexed by a timer enum (quinn-proto
-/// `connection/timer.rs`); the next wake-up is the earliest.
-#[derive(Clone, Debug)]
-pub(crate) struct TimerTable<T, const N: usize> {
-    deadlines: [Option<Instant>; N],
-    timer: PhantomData<T>,
-}
-
-impl<T: TimerId, const N: usize> Default for TimerTable<T, N> {
-    fn default() -> Self {
-        debug_assert_eq!(T::ALL.len(), N);
-        TimerTable { deadlines: [None; N], timer: PhantomData }
-    }
-}
-
-impl<T: TimerId, const N: usize> TimerTable<T, N> {
-    /// Arms `timer` at `at`, or disarms it for `None`.
-    pub(crate) fn set(&mut self, timer: T, at: impl Into<Option<Instant>>) {
-        self.deadlines[timer.index()] = at.into();
-    }
-    pub(crate) fn stop(&mut self, timer: T) {
-        self.deadlines[timer.index()] = None;
-    }
-    pub(crate) fn get(&self, timer: T) -> Option<Instant> {
-        self.deadlines[timer.index()]
-    }
-    /// Whether `timer` is armed and due at or before `now`.
-    pub(crate) fn is_expired(&self, timer: T, now: Instant) -> bool {
-        self.get(timer).is_some_and(|at| at <= now)
-    }
-    pub(crate) fn stop_all(&mut self) {
-        self.deadlines = [None; N];
-    }
-    pub(crate) fn next(&self) -> Option<Instant> {
-        self.deadlines.iter().flatten().min().copied()
-    }
-    /// Disarms and returns the first timer (in [`TimerId::ALL`] order) due at
-    /// or before `now`. Handlers only re-arm timers for strictly later
-    /// instants, so draining this in a loop terminates.
-    pub(crate) fn take_expired(&mut self, now: Instant) -> Option<T> {
-        let timer = T::ALL.iter().copied().find(|&t| self.is_expired(t, now))?;
-        self.stop(timer);
-        Some(timer)
-    }
-}
-
-/// In-order bytes a receiver delivered that the application has not read yet.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ReceiveBuffer(VecDeque<u8>);
-
-impl ReceiveBuffer {
-    pub(crate) fn extend(&mut self, bytes: &[u8]) {
-        self.0.extend(bytes);
-    }
-    /// Copies up to `buf.len()` bytes into `buf`, returning how many.
-    pub(crate) fn read(&mut self, buf: &mut [u8]) -> usize {
-        let n = buf.len().min(self.0.len());
-        for (dst, src) in buf.iter_mut().zip(self.0.drain(..n)) {
-            *dst = src;
-        }
-        n
-    }
-    /// Takes every byte not yet read.
-    pub(crate) fn take_all(&mut self) -> Vec<u8> {
-        self.0.drain(..).collect()
-    }
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
     }
 }
 

@@ -16,6 +16,11 @@
 //!   sending buffer and the four-hop-delay rate (seed 004 §III.C).
 //! * [`segments`]: the per-segment bookkeeping ATP's and MTL's senders
 //!   share: the scoreboard, the cumulative ack, the retransmission queue.
+//! * [`sender_core`] and [`receiver_core`]: the one sender and the one
+//!   receiver skeleton (lifecycle, FIN and commit confirmation, idle timers,
+//!   events, counters, the application's stream) that the ATP, MTL and TCP
+//!   engines are, each with its protocol's control plugged in (quinn-proto's
+//!   `Connection` and `congestion::Controller`).
 //! * [`stream`]: the application side of the engines: a sender's bounded
 //!   window refilled as data is acknowledged, and the commit confirmation.
 //! * [`reorder`]: the out-of-order store both receivers share, charged for
@@ -30,17 +35,21 @@ pub mod atp;
 pub mod connection;
 pub mod endpoint;
 pub mod engine;
+mod engine_core;
 /// Test and tool code, not part of the protocol: the library ships it only
 /// with the `harness` feature (dev-dependencies turn it on).
 #[cfg(any(test, feature = "harness"))]
 pub mod harness;
 pub mod mtl;
 mod protocol_names;
+pub mod receiver_core;
 pub mod relay;
 pub mod reorder;
 pub mod segments;
+pub mod sender_core;
 pub mod stream;
 pub mod tcp;
+mod timer;
 pub mod wire;
 
 pub use engine::{Engine, EngineEvent, FailReason, PathInfo, Protocol, RouteNotice, Transmit};

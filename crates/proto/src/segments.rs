@@ -11,36 +11,7 @@
 
 use crate::stream::SendBuffer;
 
-/// The [`SendStream`](crate::stream::SendStream) of a sender whose data
-/// lives in [`Segments`] (ATP, MTL): it needs fields `segs` and
-/// `commit_token` and a `refresh_timers` that re-arms pacing when new data
-/// or the end of the stream arrives. One impl, not one per engine.
-macro_rules! segments_send_stream {
-    ($sender:ty) => {
-        impl $crate::stream::SendStream for $sender {
-            fn write(&mut self, data: &[u8]) -> usize {
-                let n = self.segs.write(data);
-                if n > 0 {
-                    // New data may re-arm pacing.
-                    self.refresh_timers();
-                }
-                n
-            }
-            fn finish(&mut self) {
-                self.segs.finish();
-                self.refresh_timers();
-            }
-            fn write_room(&self) -> usize {
-                self.segs.buf().room()
-            }
-            fn require_commit_token(&mut self, token: $crate::stream::CommitToken) {
-                self.commit_token = Some(token);
-            }
-        }
-    };
-}
 use meshbed_core::{Duration, Instant};
-pub(crate) use segments_send_stream;
 use std::collections::{BTreeSet, VecDeque};
 
 /// Scoreboard entry of one sent, not yet cumulatively acknowledged segment.
@@ -105,13 +76,10 @@ impl Segments {
     pub(crate) fn buf(&self) -> &SendBuffer {
         &self.buf
     }
-    /// Appends application bytes; returns how many fit.
-    pub(crate) fn write(&mut self, data: &[u8]) -> usize {
-        self.buf.write(data)
-    }
-    /// Marks the stream finished: its length is what was written.
-    pub(crate) fn finish(&mut self) {
-        self.buf.finish()
+    /// The send buffer, for the application's writes and its end
+    /// ([`crate::sender_core`]'s `SendStream`).
+    pub(crate) fn buf_mut(&mut self) -> &mut SendBuffer {
+        &mut self.buf
     }
 
     /// Bytes written (the stream's length once finished).
@@ -257,11 +225,11 @@ mod tests {
     #[test]
     fn segments_are_cut_at_the_payload_and_the_stream_end() {
         let mut s = Segments::new(SendBuffer::new(100), 10);
-        assert_eq!(s.write(&[7; 25]), 25);
+        assert_eq!(s.buf_mut().write(&[7; 25]), 25);
         // The partial third segment waits for the stream's end.
         assert_eq!(s.sendable_segments(), 2);
         assert_eq!((s.seg_start(2), s.seg_end(2), s.seg_of(25)), (20, 25, 2));
-        s.finish();
+        s.buf_mut().finish();
         assert_eq!(s.sendable_segments(), 3);
         assert_eq!(s.sent_end(), 0);
     }

@@ -56,41 +56,6 @@ pub trait ReceiveStream: Engine {
     fn set_commit_token(&mut self, token: CommitToken);
 }
 
-/// A receiver's side of the commit confirmation: whether the FIN's
-/// acknowledgement waits for the application, and the token it carries.
-#[derive(Copy, Clone, Debug, Default)]
-pub(crate) struct CommitConfirmation {
-    hold: bool,
-    token: Option<CommitToken>,
-}
-
-/// How a receiver acknowledges a FIN it has, with every byte before it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum FinAck {
-    /// Acknowledge it, carrying the token.
-    Confirmed(CommitToken),
-    /// Acknowledge it plainly (nobody asked for a confirmation).
-    Plain,
-    /// Do not acknowledge it yet: the application has not committed.
-    Held,
-}
-
-impl CommitConfirmation {
-    pub(crate) fn hold(&mut self) {
-        self.hold = true;
-    }
-    pub(crate) fn set_token(&mut self, token: CommitToken) {
-        self.token = Some(token);
-    }
-    pub(crate) fn fin_ack(&self) -> FinAck {
-        match (self.token, self.hold) {
-            (Some(token), _) => FinAck::Confirmed(token),
-            (None, false) => FinAck::Plain,
-            (None, true) => FinAck::Held,
-        }
-    }
-}
-
 /// The bytes a sender holds: stream offsets `[base, base + bytes.len())`.
 #[derive(Clone, Debug)]
 pub(crate) struct SendBuffer {

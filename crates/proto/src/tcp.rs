@@ -49,10 +49,13 @@ mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use receiver::TcpReceiver;
-pub use sender::{TcpSender, TcpSenderStats};
+pub use receiver::{TcpReceiveControl, TcpReceiver};
+pub use sender::{TcpSendControl, TcpSender, TcpSenderStats};
 
-use crate::engine::{self, Protocol};
+use crate::engine::Protocol;
+use crate::receiver_core::ReceiverTimer;
+use crate::sender_core::SenderTimer;
+use crate::timer::TimerId;
 use crate::wire::HEADER_LEN;
 use meshbed_core::Duration;
 #[cfg(test)]
@@ -250,25 +253,37 @@ impl TcpConfig {
     }
 }
 
-crate::engine::timer_ids! {
-    /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
-    /// slot of a [`TimerTable`]. The sender uses `Retransmit`, `Idle`,
-    /// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
-    enum Timer {
-        /// Checked first so that a connection that has given up does not also
-        /// retransmit at the same instant.
-        Idle,
-        Retransmit,
-        DelayedAck,
-        /// Everything acknowledged: the commit confirmation is due by now.
-        Confirm,
-        /// TCP-ELFN standby: the next route probe is due.
-        ElfnProbe,
-        /// Pacing: the next segment, held back by the pacing rule, may leave.
-        Pace,
-    }
+/// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one
+/// slot of a [`TimerTable`](crate::timer::TimerTable). The sender uses `Retransmit`, `Idle`,
+/// `Confirm`, `ElfnProbe` and `Pace`, the receiver `DelayedAck` and `Idle`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Checked first so that a connection that has given up does not also
+    /// retransmit at the same instant.
+    Idle,
+    Retransmit,
+    DelayedAck,
+    /// Everything acknowledged: the commit confirmation is due by now.
+    Confirm,
+    /// TCP-ELFN standby: the next route probe is due.
+    ElfnProbe,
+    /// Pacing: the next segment, held back by the pacing rule, may leave.
+    Pace,
 }
 
-/// The deadlines of [`Timer`]; [`TimerTable::take_expired`] hands them out
-/// in [`Timer::ALL`] order.
-type TimerTable = engine::TimerTable<Timer, TIMERS>;
+impl TimerId for Timer {
+    const ALL: &'static [Timer] =
+        &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe, Timer::Pace];
+}
+
+impl SenderTimer for Timer {
+    const IDLE: Timer = Timer::Idle;
+    const CONFIRM: Timer = Timer::Confirm;
+}
+
+impl ReceiverTimer for Timer {
+    const IDLE: Timer = Timer::Idle;
+    /// TCP's receiver does not linger: finished is closed (there is no
+    /// TIME-WAIT, see the module doc).
+    const LINGER: Option<Timer> = None;
+}

@@ -22,9 +22,10 @@ mod config;
 mod receiver;
 mod sender;
 
+pub use crate::receiver_core::ReceiverState;
 pub use config::{AdaptiveFeedback, AtpConfig, RouteFailureReaction};
-pub use receiver::{AtpReceiver, ReceiverState};
-pub use sender::{AtpSender, SenderState};
+pub use receiver::{AtpReceiveControl, AtpReceiver};
+pub use sender::{AtpSendControl, AtpSender, SenderState};
 
 /// What the sender does with one feedback rate (seed 002 §4.3.2 Fig. 7).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -1,42 +1,41 @@
 //! The ATP receiver (seed 002 §4.2; seed 001 §2.2 and §3.3; seed 000
-//! §V.A.3 for adaptive feedback).
+//! §V.A.3 for adaptive feedback): D_avg, epoch feedback with SACK blocks and
+//! the application's read rate, as the `ReceiveControl` of the shared
+//! [`Receiver`] skeleton.
 
 use super::config::AtpConfig;
-use crate::engine::{
-    Engine, EngineEvent, FailReason, ReceiveBuffer, RouteNotice, Stats, TimerTable, TraceSample, Transmit,
+use crate::engine::{Engine, RouteNotice, TraceSample, Transmit};
+use crate::engine_core::Phase;
+use crate::receiver_core::{
+    emit_with_token, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverTimer,
 };
 use crate::relay::duration_to_us;
-use crate::reorder::{Offer, ReorderBuffer};
-use crate::stream::{CommitConfirmation, CommitToken, FinAck, ReceiveStream};
+use crate::reorder::Offer;
+use crate::timer::TimerId;
 use crate::wire::{self, Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
-use std::collections::VecDeque;
 
-/// Where the receiver is in its life.
+/// Timers, indexing the receiver's [`TimerTable`](crate::timer::TimerTable).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ReceiverState {
-    /// Waiting for the sender's SYN (no idle timeout while listening).
-    Listening,
-    Established,
-    /// Every byte up to the FIN delivered; lingering to answer repeated FINs.
-    Finished,
-    /// Lingered long enough; nothing more will happen.
-    Closed,
-    Failed,
+pub(crate) enum Timer {
+    /// Nothing heard from the sender for `idle_timeout`. Checked first, so
+    /// that a receiver that gives up does nothing else at that instant.
+    Idle,
+    /// A finished receiver closes after `linger` without hearing the sender.
+    Linger,
+    /// Periodic feedback every E (seed 002 §4.2).
+    Epoch,
+    /// No data for E/2: SACK-MORE (seed 001 §3.3).
+    SackMore,
 }
 
-crate::engine::timer_ids! {
-    /// Timers, indexing the receiver's [`TimerTable`].
-    enum Timer {
-        /// Periodic feedback every E (seed 002 §4.2).
-        Epoch,
-        /// No data for E/2: SACK-MORE (seed 001 §3.3).
-        SackMore,
-        /// Nothing heard from the sender for `idle_timeout`.
-        Idle,
-        /// A finished receiver closes after `linger` without hearing the sender.
-        Linger,
-    }
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Linger, Timer::Epoch, Timer::SackMore];
+}
+
+impl ReceiverTimer for Timer {
+    const IDLE: Timer = Timer::Idle;
+    const LINGER: Option<Timer> = Some(Timer::Linger);
 }
 
 /// The share of the receive buffer (one in this many) that unread bytes must
@@ -125,27 +124,23 @@ impl ReadMeter {
 ///
 /// Create it with [`AtpReceiver::new`] for a known connection id (it then
 /// accepts that connection's SYN) or with [`AtpReceiver::accept`] from the
-/// first datagram of an unknown connection. The driver calls the [`Engine`]
-/// methods in the order given in [`crate::engine`]; the application takes
-/// in-order bytes with [`AtpReceiver::read`] or [`AtpReceiver::take_delivered`].
-/// The receiver reports `Connected` on the SYN and `Finished` once the FIN
-/// was seen and every byte before it delivered; it then lingers for
-/// `config.linger` after the last packet from the sender, answering
-/// repeated FINs, before [`Engine::is_closed`] turns true.
+/// first datagram of an unknown connection. The driver calls the
+/// [`Engine`] methods in the order given in [`crate::engine`]; the
+/// application takes in-order bytes with [`AtpReceiver::read`] or
+/// [`AtpReceiver::take_delivered`]. The receiver reports `Connected` on the
+/// SYN and `Finished` once the FIN was seen and every byte before it
+/// delivered; it then lingers for `config.linger` after the last packet
+/// from the sender, answering repeated FINs, before [`Engine::is_closed`]
+/// turns true.
+pub type AtpReceiver = Receiver<AtpReceiveControl>;
+
+/// ATP's part of [`AtpReceiver`]: D_avg, the feedback schedule and its
+/// triggers, and the application's read rate.
 #[derive(Debug)]
-pub struct AtpReceiver {
+pub struct AtpReceiveControl {
     config: AtpConfig,
-    connection_id: u32,
-    state: ReceiverState,
     /// D_avg in nanoseconds; `None` before the first packet.
     d_avg_ns: Option<f64>,
-    /// Cumulative ack: bytes `[0, ack)` delivered in order.
-    ack: u64,
-    /// Bytes held beyond `ack`.
-    out_of_order: ReorderBuffer,
-    /// In-order bytes not yet read by the application.
-    delivered: ReceiveBuffer,
-    fin_seq: Option<u64>,
     /// End of the highest data seen (drop detection).
     highest_end: u64,
     /// Largest payload seen: the packet size for counting drops and for the
@@ -164,38 +159,21 @@ pub struct AtpReceiver {
     /// The application's read rate R_app and whether it limits the flow
     /// (seed 002 §4.2.3).
     reads: ReadMeter,
-    /// In-order bytes not yet read plus out-of-order bytes may span at most
-    /// this many bytes past what the application has read.
-    receive_buffer_bytes: u64,
-    last_heard: Instant,
     /// A "route failed" notice not yet followed by "re-established": the
     /// sender's silence is an outage (`AtpConfig::silence_allowed`).
     route_down: bool,
-    /// Whether the FIN's acknowledgement waits for a commit token, and the
-    /// token once the application gave it ([`crate::stream`]).
-    commit: CommitConfirmation,
-    timers: TimerTable<Timer, TIMERS>,
-    events: VecDeque<EngineEvent>,
-    stats: Stats,
 }
 
 impl AtpReceiver {
     /// A receiver listening for the SYN of `connection_id`.
     pub fn new(config: AtpConfig, connection_id: u32, now: Instant) -> Self {
-        let packet_size = config.payload_per_packet();
-        let out_of_order = ReorderBuffer::new(config.max_reorder_bytes);
-        let receive_buffer_bytes = config.max_reorder_bytes;
-        AtpReceiver {
+        let stream = Reassembly::new(0, config.max_reorder_bytes);
+        let core = ReceiverCore::new(ProtocolId::Atp, connection_id, now, config.trace, stream);
+        let control = AtpReceiveControl {
+            packet_size: config.payload_per_packet(),
             config,
-            connection_id,
-            state: ReceiverState::Listening,
             d_avg_ns: None,
-            ack: 0,
-            out_of_order,
-            delivered: ReceiveBuffer::default(),
-            fin_seq: None,
             highest_end: 0,
-            packet_size,
             last_data_at: now,
             sack_more_sent: false,
             epoch_deadline: None,
@@ -205,14 +183,9 @@ impl AtpReceiver {
             too_fast_run: 0,
             too_slow_run: 0,
             reads: ReadMeter::new(now),
-            receive_buffer_bytes,
-            last_heard: now,
             route_down: false,
-            commit: CommitConfirmation::default(),
-            timers: TimerTable::default(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
-        }
+        };
+        Receiver::with_parts(core, control)
     }
 
     /// A receiver for the connection that `datagram` (a SYN, or any ATP data
@@ -232,40 +205,23 @@ impl AtpReceiver {
     }
 
     pub fn config(&self) -> &AtpConfig {
-        &self.config
-    }
-    pub fn connection_id(&self) -> u32 {
-        self.connection_id
-    }
-    pub fn state(&self) -> ReceiverState {
-        self.state
+        &self.control.config
     }
     /// The current D_avg (zero before any packet).
     pub fn d_avg(&self) -> Duration {
-        Duration::from_secs_f64(self.d_avg_ns.unwrap_or(0.0) / 1e9)
+        self.control.d_avg()
     }
     /// The cumulative ack: bytes received in order.
     pub fn ack(&self) -> u64 {
-        self.ack
+        self.core.stream.next
     }
     /// Bytes held out of order beyond the ack.
     pub fn held_bytes(&self) -> u64 {
-        self.out_of_order.held_bytes()
+        self.core.stream.out_of_order.held_bytes()
     }
     /// Byte ranges held beyond the ack, in order (what SACK blocks report).
     pub fn held_ranges(&self) -> Vec<(u64, u64)> {
-        self.out_of_order.ranges().collect()
-    }
-    /// The memory the out-of-order bytes are charged (see [`crate::reorder`]).
-    pub fn reorder_charge(&self) -> u64 {
-        self.out_of_order.charge()
-    }
-    /// Lowers the out-of-order limit below `config.max_reorder_bytes` (a
-    /// driver sharing one budget among connections sets it before each
-    /// input); data beyond it is dropped and counted in
-    /// `Stats::dropped_over_buffer_limit`.
-    pub fn set_reorder_limit(&mut self, bytes: u64) {
-        self.out_of_order.set_limit(bytes.min(self.config.max_reorder_bytes));
+        self.core.stream.out_of_order.ranges().collect()
     }
 
     /// Sets the receive buffer: the bytes the application has not read
@@ -276,12 +232,12 @@ impl AtpReceiver {
     /// the receiver hold more than this. Default `config.max_reorder_bytes`
     /// (what an application that reads everything at once always had).
     pub fn set_receive_buffer(&mut self, bytes: u64) {
-        self.receive_buffer_bytes = bytes.max(1);
+        self.core.stream.set_receive_buffer(bytes);
     }
 
     /// The receive buffer ([`AtpReceiver::set_receive_buffer`]).
     pub fn receive_buffer(&self) -> u64 {
-        self.receive_buffer_bytes
+        self.core.stream.receive_buffer_bytes
     }
 
     /// The application's read rate R_app in bytes per second, when the
@@ -289,41 +245,15 @@ impl AtpReceiver {
     /// (its last read left bytes behind); `None` when it kept up (seed 002
     /// §4.2.3).
     pub fn app_read_limit(&self) -> Option<f64> {
-        self.reads.limit_bytes_per_s
+        self.control.reads.limit_bytes_per_s
     }
+}
 
-    /// Copies in-order bytes into `buf`; returns how many. What the
-    /// application reads, and whether it empties the buffer, is its read
-    /// rate R_app (seed 002 §4.2.3).
-    pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        let n = self.delivered.read(buf);
-        self.reads.on_read(n, self.delivered.len());
-        n
-    }
+type Core = ReceiverCore<Timer>;
 
-    /// Takes every in-order byte not yet read.
-    pub fn take_delivered(&mut self) -> Vec<u8> {
-        let all = self.delivered.take_all();
-        self.reads.on_read(all.len(), 0);
-        all
-    }
-
-    /// Bytes delivered in order but not yet read.
-    pub fn readable(&self) -> usize {
-        self.delivered.len()
-    }
-
-    fn trace(&mut self, sample: TraceSample) {
-        if self.config.trace {
-            self.events.push_back(EngineEvent::Trace(sample));
-        }
-    }
-
-    fn fail(&mut self, reason: FailReason) {
-        self.state = ReceiverState::Failed;
-        self.events.push_back(EngineEvent::Failed(reason));
-        self.pending_feedback = false;
-        self.timers.stop_all();
+impl AtpReceiveControl {
+    fn d_avg(&self) -> Duration {
+        Duration::from_secs_f64(self.d_avg_ns.unwrap_or(0.0) / 1e9)
     }
 
     /// The delay the feedback carries: D_avg, or the application's read rate
@@ -348,28 +278,17 @@ impl AtpReceiver {
         }
     }
 
-    fn refresh_timers(&mut self) {
-        let established = self.state == ReceiverState::Established;
+    fn refresh(&mut self, core: &mut Core) {
+        let established = core.phase() == Phase::Established;
         let sack_more =
             (established && !self.sack_more_sent).then(|| self.last_data_at + self.config.sack_more_after());
-        self.timers.set(Timer::Epoch, if established { self.epoch_deadline } else { None });
-        self.timers.set(Timer::SackMore, sack_more);
-        let silence = self.config.silence_allowed(self.route_down);
-        self.timers.set(Timer::Idle, established.then(|| self.last_heard + silence));
-        let linger = (self.state == ReceiverState::Finished).then(|| self.last_heard + self.config.linger);
-        self.timers.set(Timer::Linger, linger);
-    }
-
-    /// Takes `[seq, seq + data.len())`: delivers what became in order and
-    /// holds the rest within the reorder limit.
-    fn insert_data(&mut self, seq: u64, data: &[u8]) -> Offer {
-        let delivered = &mut self.delivered;
-        let offer = self.out_of_order.offer(self.ack, seq, data, |bytes| delivered.extend(bytes));
-        if let Offer::Accepted { delivered } = offer {
-            self.ack += delivered;
-            self.stats.bytes_delivered = self.ack;
-        }
-        offer
+        let idle = established.then(|| core.last_heard + self.config.silence_allowed(self.route_down));
+        let linger = (core.phase() == Phase::Finished).then(|| core.last_heard + self.config.linger);
+        let timers = &mut core.timers;
+        timers.set(Timer::Epoch, if established { self.epoch_deadline } else { None });
+        timers.set(Timer::SackMore, sack_more);
+        timers.set(Timer::Idle, idle);
+        timers.set(Timer::Linger, linger);
     }
 
     /// seed 000 §V.A.3: the three immediate-feedback triggers of adaptive ATP.
@@ -410,174 +329,13 @@ impl AtpReceiver {
             self.pending_feedback = true;
         }
     }
-}
 
-impl Engine for AtpReceiver {
-    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
-        self.stats.datagrams_received += 1;
-        let (repr, payload) = match wire::parse_datagram(datagram) {
-            Ok(parsed) => parsed,
-            Err(_) => {
-                self.stats.dropped_datagrams += 1;
-                return;
-            }
-        };
-        let ours = repr.protocol == ProtocolId::Atp && repr.connection_id == self.connection_id;
-        let closed = matches!(self.state, ReceiverState::Closed | ReceiverState::Failed);
-        // Feedback travels the other way; a receiver never accepts it.
-        if !ours || closed || repr.control.contains(Control::SACK_OPT) {
-            self.stats.dropped_datagrams += 1;
-            return;
-        }
-        self.last_heard = now;
-        if repr.control.contains(Control::RST) {
-            self.fail(FailReason::Reset);
-            return;
-        }
-        if self.state == ReceiverState::Listening {
-            self.state = ReceiverState::Established;
-            self.events.push_back(EngineEvent::Connected);
-            self.epoch_deadline = Some(now + self.config.epoch);
-            self.last_data_at = now;
-        }
-        self.on_packet(now, &repr, payload);
-        if self.state == ReceiverState::Finished {
-            // Lingering: answer whatever the sender repeats.
-            self.pending_feedback = true;
-        } else if self.fin_seq == Some(self.ack) {
-            self.state = ReceiverState::Finished;
-            self.events.push_back(EngineEvent::Finished);
-            self.pending_feedback = true;
-            self.epoch_deadline = None;
-        }
-        self.refresh_timers();
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        match self.state {
-            ReceiverState::Established => {
-                if self.timers.is_expired(Timer::Idle, now) {
-                    let silent_for = now.saturating_since(self.last_heard);
-                    self.fail(FailReason::PeerUnreachable { silent_for });
-                    return;
-                }
-                if self.timers.is_expired(Timer::Epoch, now) {
-                    // Re-armed when the feedback goes out.
-                    self.epoch_deadline = None;
-                    self.pending_feedback = true;
-                }
-                if self.timers.is_expired(Timer::SackMore, now) {
-                    // seed 001 §3.3: no data for E/2, ask for everything unacked.
-                    self.sack_more_sent = true;
-                    self.pending_feedback = true;
-                }
-            }
-            ReceiverState::Finished if self.timers.is_expired(Timer::Linger, now) => {
-                self.state = ReceiverState::Closed;
-                self.pending_feedback = false;
-                self.timers.stop_all();
-                return;
-            }
-            _ => {}
-        }
-        self.refresh_timers();
-    }
-
-    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        let sending = matches!(self.state, ReceiverState::Established | ReceiverState::Finished);
-        if !self.pending_feedback || !sending {
-            return None;
-        }
-        let mut control = Control(Control::SACK_OPT | Control::ACK);
-        if self.pending_syn_ack {
-            control = control.with(Control::SYN);
-        }
-        // Every byte and the FIN are here: the feedback that says so carries
-        // the commit token, or, while the application has not given it yet,
-        // does not claim the FIN (the sender then cannot finish).
-        let fin_ack = if self.fin_seq == Some(self.ack) { self.commit.fin_ack() } else { FinAck::Plain };
-        let token = match fin_ack {
-            FinAck::Confirmed(token) => Some(token),
-            _ => None,
-        };
-        if self.fin_seq.is_some() && fin_ack != FinAck::Held {
-            control = control.with(Control::FIN);
-        }
-        if self.state == ReceiverState::Established
-            && now.saturating_since(self.last_data_at) >= self.config.sack_more_after()
-        {
-            control = control.with(Control::SACK_MORE);
-        }
-        self.reads.close_window(now, self.config.epoch, self.delivered.len(), self.receive_buffer_bytes);
-        let d = self.feedback_delay();
-        // seed 002 §4.2.2: the blocks always describe the first holes.
-        let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
-        let sack_blocks: Vec<(u64, u64)> = self.out_of_order.ranges().take(max_blocks).collect();
-        let repr = Repr {
-            protocol: ProtocolId::Atp,
-            control,
-            hop_count: 0,
-            connection_id: self.connection_id,
-            seq: 0,
-            ack: self.ack,
-            d_max_us: duration_to_us(d),
-            d_s_us: 0,
-            sack_blocks,
-            payload_len: token.map_or(0, |t| t.len()),
-        };
-        let len = repr.buffer_len();
-        if buf.len() < len {
-            return None;
-        }
-        repr.emit(buf);
-        if let Some(token) = token {
-            buf[repr.header_len()..len].copy_from_slice(&token);
-        }
-        self.pending_feedback = false;
-        self.pending_syn_ack = false;
-        self.drops_since_feedback = 0;
-        if self.state == ReceiverState::Established {
-            // Any feedback starts a new epoch (an immediate one included).
-            self.epoch_deadline = Some(now + self.config.epoch);
-        }
-        self.stats.datagrams_sent += 1;
-        self.stats.feedback_packets += 1;
-        self.trace(TraceSample::DAvgSent { at: now, d_avg: d });
-        self.refresh_timers();
-        Some(Transmit { len })
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
-    }
-
-    /// The receiver only waits longer while its route is down; feedback
-    /// keeps its epoch (the sender's probes ask for it, seed 002 §4.3.3).
-    fn handle_route_notice(&mut self, _now: Instant, notice: RouteNotice) {
-        self.route_down = notice == RouteNotice::Failed;
-        self.refresh_timers();
-    }
-
-    fn poll_event(&mut self) -> Option<EngineEvent> {
-        self.events.pop_front()
-    }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn is_closed(&self) -> bool {
-        matches!(self.state, ReceiverState::Closed | ReceiverState::Failed)
-    }
-}
-
-impl AtpReceiver {
-    /// Everything a valid sender packet does, after the connection checks.
-    fn on_packet(&mut self, now: Instant, repr: &Repr, payload: &[u8]) {
+    /// What a sender packet says: its D_max, a probe, the FIN, its data.
+    fn on_data(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
         let control = repr.control;
         let d_max = Duration::from_micros(u64::from(repr.d_max_us));
         let d_s = Duration::from_micros(u64::from(repr.d_s_us));
-        self.trace(TraceSample::DMax { at: now, d_max });
+        core.trace(TraceSample::DMax { at: now, d_max });
         let d_max_ns = d_max.as_nanos() as f64;
         if control.contains(Control::SYN) || control.contains(Control::SACK_REQ) {
             // seed 002 Fig. 6 line 12, seed 001 §2.3: a probe is answered at
@@ -596,21 +354,21 @@ impl AtpReceiver {
             });
         }
         let Some(end) = repr.seq.checked_add(payload.len() as u64) else {
-            self.stats.dropped_datagrams += 1;
+            core.stats.dropped_datagrams += 1;
             return;
         };
         if control.contains(Control::FIN) {
             // The FIN sits right after this packet's data. A second FIN at a
             // different place, or one before data already seen, is ignored.
-            let after_all_data =
-                end >= self.highest_end.max(self.ack) && self.out_of_order.end().is_none_or(|held_end| held_end <= end);
-            let same_place = match self.fin_seq {
+            let after_all_data = end >= self.highest_end.max(core.stream.next)
+                && core.stream.out_of_order.end().is_none_or(|held_end| held_end <= end);
+            let same_place = match core.stream.fin_seq {
                 None => true,
                 Some(fin) => fin == end,
             };
             let valid = after_all_data && same_place;
             if valid {
-                self.fin_seq = Some(end);
+                core.stream.fin_seq = Some(end);
             }
             // Answer at once: the sender learns the holes up to the end.
             self.pending_feedback = true;
@@ -621,44 +379,143 @@ impl AtpReceiver {
         self.last_data_at = now;
         self.sack_more_sent = false;
         self.packet_size = self.packet_size.max(payload.len());
-        let beyond_fin = self.fin_seq.is_some_and(|f| end > f);
-        let too_far = end > self.ack.saturating_add(self.config.max_reorder_bytes);
+        let beyond_fin = core.stream.fin_seq.is_some_and(|f| end > f);
+        let too_far = end > core.stream.next.saturating_add(self.config.max_reorder_bytes);
         if beyond_fin || too_far {
-            self.stats.dropped_datagrams += 1;
+            core.stats.dropped_datagrams += 1;
             return;
         }
-        // The receive buffer starts at the first byte the application has
-        // not read: unread bytes count against it, so a reader that falls
-        // behind shrinks what the receiver accepts (memory stays bounded).
-        let read_upto = self.ack - self.delivered.len() as u64;
-        if end > read_upto.saturating_add(self.receive_buffer_bytes) {
-            self.stats.dropped_over_buffer_limit += 1;
+        // Unread bytes count against the receive buffer.
+        let stream = &core.stream;
+        if end > stream.read_upto().saturating_add(stream.receive_buffer_bytes) {
+            core.stats.dropped_over_buffer_limit += 1;
             return;
         }
         self.adaptive_triggers(d_max, d_s, repr.seq, end);
         self.highest_end = self.highest_end.max(end);
-        match self.insert_data(repr.seq, payload) {
+        match core.stream.offer(&mut core.stats, repr.seq, payload) {
             Offer::Accepted { .. } => {}
-            Offer::Duplicate => self.stats.dropped_datagrams += 1,
-            Offer::OverLimit => self.stats.dropped_over_buffer_limit += 1,
+            Offer::Duplicate => core.stats.dropped_datagrams += 1,
+            Offer::OverLimit => core.stats.dropped_over_buffer_limit += 1,
         }
     }
 }
 
-impl ReceiveStream for AtpReceiver {
-    fn take_delivered(&mut self) -> Vec<u8> {
-        AtpReceiver::take_delivered(self)
+impl ReceiveControl for AtpReceiveControl {
+    type Timer = Timer;
+
+    /// Feedback travels the other way; a receiver never accepts it.
+    fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> bool {
+        ours && !core.is_closed() && !repr.control.contains(Control::SACK_OPT)
     }
-    fn read(&mut self, buf: &mut [u8]) -> usize {
-        AtpReceiver::read(self, buf)
+
+    fn on_packet(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
+        if core.phase() == Phase::Connecting {
+            core.establish();
+            self.epoch_deadline = Some(now + self.config.epoch);
+            self.last_data_at = now;
+        }
+        self.on_data(core, now, repr, payload);
+        if core.phase() == Phase::Finished {
+            // Lingering: answer whatever the sender repeats.
+            self.pending_feedback = true;
+        } else if core.stream.fin_seq == Some(core.stream.next) {
+            core.finish();
+            self.pending_feedback = true;
+            self.epoch_deadline = None;
+        }
     }
-    fn hold_fin_ack_for_commit(&mut self) {
-        self.commit.hold();
+
+    fn refresh_timers(&mut self, core: &mut Core) {
+        self.refresh(core);
     }
-    fn set_commit_token(&mut self, token: CommitToken) {
-        self.commit.set_token(token);
+
+    fn on_timer(&mut self, core: &mut Core, _now: Instant, timer: Timer) {
+        match timer {
+            Timer::Epoch => {
+                // Re-armed when the feedback goes out.
+                self.epoch_deadline = None;
+                self.pending_feedback = true;
+            }
+            Timer::SackMore => {
+                // seed 001 §3.3: no data for E/2, ask for everything unacked.
+                self.sack_more_sent = true;
+                self.pending_feedback = true;
+            }
+            Timer::Idle | Timer::Linger => {}
+        }
+        self.refresh(core);
+    }
+
+    fn poll_transmit(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let sending = matches!(core.phase(), Phase::Established | Phase::Finished);
+        if !self.pending_feedback || !sending {
+            return None;
+        }
+        let mut control = Control(Control::SACK_OPT | Control::ACK);
+        if self.pending_syn_ack {
+            control = control.with(Control::SYN);
+        }
+        // Every byte and the FIN are here: the feedback that says so carries
+        // the commit token, or, while the application has not given it yet,
+        // does not claim the FIN (the sender then cannot finish).
+        let stream = &core.stream;
+        let fin_ack = core.fin_ack(stream.fin_seq == Some(stream.next)).unwrap_or(FinAck::Plain);
+        let token = match fin_ack {
+            FinAck::Confirmed(token) => Some(token),
+            _ => None,
+        };
+        if stream.fin_seq.is_some() && fin_ack != FinAck::Held {
+            control = control.with(Control::FIN);
+        }
+        if core.phase() == Phase::Established
+            && now.saturating_since(self.last_data_at) >= self.config.sack_more_after()
+        {
+            control = control.with(Control::SACK_MORE);
+        }
+        let stream = &core.stream;
+        self.reads.close_window(now, self.config.epoch, stream.delivered.len(), stream.receive_buffer_bytes);
+        let d = self.feedback_delay();
+        let mut repr = core.header(control, 0, stream.next);
+        repr.d_max_us = duration_to_us(d);
+        // seed 002 §4.2.2: the blocks always describe the first holes.
+        let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
+        repr.sack_blocks = stream.out_of_order.ranges().take(max_blocks).collect();
+        let sent = emit_with_token(repr, token, buf)?;
+        self.pending_feedback = false;
+        self.pending_syn_ack = false;
+        self.drops_since_feedback = 0;
+        if core.phase() == Phase::Established {
+            // Any feedback starts a new epoch (an immediate one included).
+            self.epoch_deadline = Some(now + self.config.epoch);
+        }
+        core.stats.datagrams_sent += 1;
+        core.stats.feedback_packets += 1;
+        core.trace(TraceSample::DAvgSent { at: now, d_avg: d });
+        self.refresh(core);
+        Some(sent)
+    }
+
+    /// The receiver only waits longer while its route is down; feedback
+    /// keeps its epoch (the sender's probes ask for it, seed 002 §4.3.3).
+    fn on_route_notice(&mut self, core: &mut Core, _now: Instant, notice: RouteNotice) {
+        self.route_down = notice == RouteNotice::Failed;
+        self.refresh(core);
+    }
+
+    fn on_close(&mut self) {
+        self.pending_feedback = false;
+    }
+
+    /// What the application reads, and whether it empties the buffer, is
+    /// its read rate R_app (seed 002 §4.2.3).
+    fn on_read(&mut self, n: usize, unread: usize) {
+        self.reads.on_read(n, unread);
+    }
+
+    fn on_commit_token(&mut self, core: &mut Core) {
         // Tell the sender at once.
-        if self.state == ReceiverState::Finished {
+        if core.phase() == Phase::Finished {
             self.pending_feedback = true;
         }
     }

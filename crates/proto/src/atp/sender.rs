@@ -1,14 +1,18 @@
-//! The ATP sender (seed 002 §4.3; seed 001 §2.3 and §3.3).
+//! The ATP sender (seed 002 §4.3; seed 001 §2.3 and §3.3): quick-start,
+//! the rate S from D_avg feedback and SACK retransmission, as the
+//! [`SendControl`] of the shared [`Sender`] skeleton.
 
 use super::config::{AtpConfig, RouteFailureReaction};
 use super::rate_adjustment;
-use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TimerTable, TraceSample, Transmit};
+use crate::engine::{RouteNotice, TraceSample, Transmit};
+use crate::engine_core::Phase;
 use crate::relay::duration_to_us;
 use crate::segments::Segments;
-use crate::stream::{CommitToken, SendBuffer};
+use crate::sender_core::{acks_unsent, Screen, SendControl, Sender, SenderCore, SenderTimer, StreamEnd};
+use crate::stream::SendBuffer;
+use crate::timer::TimerId;
 use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
-use std::collections::VecDeque;
 
 /// Where the sender is in its life.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -28,20 +32,29 @@ pub enum SenderState {
     Failed,
 }
 
-crate::engine::timer_ids! {
-    /// Timers, indexing the sender's [`TimerTable`].
-    enum Timer {
-        /// The next paced transmission (only while something can be sent).
-        Pacing,
-        /// The next SYN or quick-start probe.
-        Probe,
-        /// Feedback expected by now (1.1·E after the last one).
-        Feedback,
-        /// Nothing heard from the receiver for `idle_timeout`.
-        Idle,
-        /// Everything acknowledged: the commit confirmation is due by now.
-        Confirm,
-    }
+/// Timers, indexing the sender's [`TimerTable`](crate::timer::TimerTable).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Nothing heard from the receiver for `idle_timeout`. Checked first,
+    /// so that a sender that gives up does nothing else at that instant.
+    Idle,
+    /// Everything acknowledged: the commit confirmation is due by now.
+    Confirm,
+    /// The next paced transmission (only while something can be sent).
+    Pacing,
+    /// The next SYN or quick-start probe.
+    Probe,
+    /// Feedback expected by now (1.1·E after the last one).
+    Feedback,
+}
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Confirm, Timer::Pacing, Timer::Probe, Timer::Feedback];
+}
+
+impl SenderTimer for Timer {
+    const IDLE: Timer = Timer::Idle;
+    const CONFIRM: Timer = Timer::Confirm;
 }
 
 /// What the next datagram carries.
@@ -55,23 +68,28 @@ enum Next {
 /// The sending side of one ATP connection.
 ///
 /// Created with all the data to send ([`AtpSender::new`]), or with an empty
-/// window the application refills through [`SendStream`]
-/// ([`AtpSender::streaming`]). A driver calls
-/// [`Engine::handle_input`] for each feedback datagram and
-/// [`Engine::handle_timeout`] when [`Engine::poll_timeout`] is due, then
-/// [`Engine::poll_transmit`] until `None`, then [`Engine::poll_event`]; see
-/// [`crate::engine`]. The sender reports `Connected` when quick-start is
-/// answered, `Finished` once every byte and the FIN are acknowledged, and
-/// `Failed(PeerUnreachable)` after `idle_timeout` of silence.
+/// window the application refills through
+/// [`SendStream`](crate::stream::SendStream) ([`AtpSender::streaming`]). A
+/// driver calls the [`Engine`](crate::Engine) methods in the order of
+/// [`crate::engine`]: `handle_input` for each feedback datagram and
+/// `handle_timeout` when `poll_timeout` is due, then `poll_transmit` until
+/// `None`, then `poll_event`. The sender reports `Connected` when
+/// quick-start is answered, `Finished` once every byte and the FIN are
+/// acknowledged, and `Failed(PeerUnreachable)` after `idle_timeout` of
+/// silence.
 ///
 /// Pacing and probe deadlines are served by `poll_transmit`: after
 /// `handle_timeout` at such a deadline the driver must call `poll_transmit`
 /// (as the calling order says) for the deadline to move on.
+pub type AtpSender = Sender<AtpSendControl>;
+
+/// ATP's part of [`AtpSender`]: quick-start probing, the rate S and the
+/// SACK scoreboard.
 #[derive(Debug)]
-pub struct AtpSender {
+pub struct AtpSendControl {
     config: AtpConfig,
-    connection_id: u32,
-    state: SenderState,
+    /// Quick-start again while established ([`SenderState::Probing`]).
+    probing: bool,
     /// S in packets per second.
     rate_pps: f64,
     /// The send buffer cut into `payload_per_packet` segments: scoreboard,
@@ -82,23 +100,14 @@ pub struct AtpSender {
     /// When the next SYN/probe may go.
     probe_next_at: Instant,
     probe_sent_at: Option<Instant>,
-    fin_sent_at: Option<Instant>,
     feedback_deadline: Option<Instant>,
     missed_feedback: u32,
     /// Smoothed round-trip time of quick-start exchanges.
     rtt: Option<Duration>,
-    /// What the acknowledgement of the FIN must carry (issue 9).
-    commit_token: Option<CommitToken>,
-    /// When the commit confirmation is due (every byte acknowledged).
-    confirm_deadline: Option<Instant>,
-    last_heard: Instant,
     /// A "route failed" notice not yet followed by "re-established".
     route_down: bool,
     /// "Route failed" notices that sent the sender back to probing.
     route_failure_probes: u64,
-    timers: TimerTable<Timer, TIMERS>,
-    events: VecDeque<EngineEvent>,
-    stats: Stats,
 }
 
 impl AtpSender {
@@ -108,105 +117,104 @@ impl AtpSender {
         Self::with_buffer(config, connection_id, SendBuffer::complete(data), now)
     }
 
-    /// A sender whose application writes the stream through [`SendStream`],
-    /// holding at most `window_bytes` unacknowledged and unsent bytes.
+    /// A sender whose application writes the stream through
+    /// [`SendStream`](crate::stream::SendStream), holding at most
+    /// `window_bytes` unacknowledged and unsent bytes.
     pub fn streaming(config: AtpConfig, connection_id: u32, window_bytes: usize, now: Instant) -> Self {
         Self::with_buffer(config, connection_id, SendBuffer::new(window_bytes), now)
     }
 
     fn with_buffer(config: AtpConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
-        let mut sender = AtpSender {
+        let core =
+            SenderCore::new(ProtocolId::Atp, connection_id, now, config.trace, StreamEnd::new(config.idle_timeout));
+        let control = AtpSendControl {
             rate_pps: 1.0 / config.max_delay.as_secs_f64().max(1e-9),
             segs: Segments::new(buf, config.payload_per_packet()),
             config,
-            connection_id,
-            state: SenderState::Connecting,
+            probing: false,
             next_send: now,
             probe_next_at: now,
             probe_sent_at: None,
-            fin_sent_at: None,
             feedback_deadline: None,
             missed_feedback: 0,
             rtt: None,
-            commit_token: None,
-            confirm_deadline: None,
-            last_heard: now,
             route_down: false,
             route_failure_probes: 0,
-            timers: TimerTable::default(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
         };
-        sender.refresh_timers();
-        sender
+        Sender::with_parts(core, control)
     }
 
     pub fn config(&self) -> &AtpConfig {
-        &self.config
-    }
-    pub fn connection_id(&self) -> u32 {
-        self.connection_id
+        &self.control.config
     }
     pub fn state(&self) -> SenderState {
-        self.state
+        self.control.state(&self.core)
     }
     /// Current sending rate S in packets per second.
     pub fn rate_pps(&self) -> f64 {
-        self.rate_pps
+        self.control.rate_pps
     }
     /// Current inter-packet delay D_s = 1/S.
     pub fn d_s(&self) -> Duration {
-        Duration::from_secs_f64(1.0 / self.rate_pps)
+        self.control.d_s()
     }
     /// Bytes the receiver has acknowledged cumulatively.
     pub fn bytes_acked(&self) -> u64 {
-        self.segs.acked()
+        self.control.segs.acked()
     }
     /// The stream's length once the application finished it, else the bytes
     /// written so far.
     pub fn total_bytes(&self) -> u64 {
-        self.segs.len()
+        self.control.segs.len()
     }
     /// Consecutive epochs without feedback so far.
     pub fn missed_feedback(&self) -> u32 {
-        self.missed_feedback
+        self.control.missed_feedback
     }
     /// Whether the route is reported down (ELFN).
     pub fn route_down(&self) -> bool {
-        self.route_down
+        self.control.route_down
     }
     /// How many "route failed" notices sent the sender back to probing.
     pub fn route_failure_probes(&self) -> u64 {
-        self.route_failure_probes
+        self.control.route_failure_probes
     }
     /// Smoothed round-trip time of the quick-start exchanges, if measured.
     pub fn rtt(&self) -> Option<Duration> {
-        self.rtt
+        self.control.rtt
     }
     /// Segments waiting for retransmission.
     pub fn retransmit_queue_len(&self) -> usize {
-        self.segs.retransmit_queue_len()
+        self.control.segs.retransmit_queue_len()
     }
+}
 
-    fn is_closed_state(&self) -> bool {
-        matches!(self.state, SenderState::Finished | SenderState::Failed)
-    }
+type Core = SenderCore<Timer>;
 
-    fn trace(&mut self, sample: TraceSample) {
-        if self.config.trace {
-            self.events.push_back(EngineEvent::Trace(sample));
+impl AtpSendControl {
+    fn state(&self, core: &Core) -> SenderState {
+        match core.phase() {
+            Phase::Connecting => SenderState::Connecting,
+            Phase::Established if self.probing => SenderState::Probing,
+            Phase::Established => SenderState::Established,
+            // A sender does not linger: it is never closed.
+            Phase::Finished | Phase::Closed => SenderState::Finished,
+            Phase::Failed => SenderState::Failed,
         }
     }
 
+    fn d_s(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.rate_pps)
+    }
+
     /// Clamps and installs a new rate, tracing D_s when it changed.
-    fn set_rate(&mut self, now: Instant, rate_pps: f64) {
+    fn set_rate(&mut self, core: &mut Core, now: Instant, rate_pps: f64) {
         let max_rate = 1.0 / self.config.min_delay.as_secs_f64().max(1e-9);
         let min_rate = 1.0 / self.config.max_delay.as_secs_f64().max(1e-9);
         let rate = if rate_pps.is_nan() { min_rate } else { rate_pps.clamp(min_rate, max_rate) };
         if rate != self.rate_pps {
             self.rate_pps = rate;
-            let d_s = self.d_s();
-            self.trace(TraceSample::Ds { at: now, d_s });
+            core.trace(TraceSample::Ds { at: now, d_s: self.d_s() });
         }
     }
 
@@ -226,16 +234,18 @@ impl AtpSender {
         self.config.epoch.max(self.rtt.unwrap_or(Duration::ZERO) * 2)
     }
 
-    fn fail(&mut self, reason: FailReason) {
-        self.state = SenderState::Failed;
-        self.events.push_back(EngineEvent::Failed(reason));
-        self.timers.stop_all();
+    /// Seed 002 §4.3.2–4.3.3: quick-start again, a probe now.
+    fn start_probing(&mut self, core: &mut Core, now: Instant, route_failure: bool) {
+        self.probing = true;
+        core.trace(TraceSample::Probing { at: now, entered: true, route_failure });
+        self.probe_next_at = now;
+        self.feedback_deadline = None;
     }
 
     /// The next thing to send in the current state at `now`, if any; only
     /// reads state.
-    fn next_packet(&self, now: Instant) -> Option<Next> {
-        match self.state {
+    fn next_packet(&self, core: &Core, now: Instant) -> Option<Next> {
+        match self.state(core) {
             SenderState::Connecting => (self.probe_next_at <= now).then_some(Next::Syn),
             SenderState::Probing => {
                 if self.probe_next_at > now {
@@ -264,7 +274,7 @@ impl AtpSender {
                 // Everything written is sent; without the stream's end the
                 // application owes more.
                 self.segs.buf().end()?;
-                let fin_due = match self.fin_sent_at {
+                let fin_due = match core.fin_sent_at() {
                     None => true,
                     Some(sent) => sent + self.fin_interval() <= now,
                 };
@@ -284,39 +294,18 @@ impl AtpSender {
     }
 
     /// When the pacing timer should fire, if anything waits to be sent.
-    fn pacing_deadline(&self) -> Option<Instant> {
-        if self.state != SenderState::Established {
+    fn pacing_deadline(&self, core: &Core) -> Option<Instant> {
+        if self.state(core) != SenderState::Established {
             return None;
         }
         if self.next_in_sequence().is_some() {
             return Some(self.next_send);
         }
         self.segs.buf().end()?;
-        match self.fin_sent_at {
+        match core.fin_sent_at() {
             None => Some(self.next_send),
             Some(t) => Some(self.next_send.max(t + self.fin_interval())),
         }
-    }
-
-    fn refresh_timers(&mut self) {
-        if self.is_closed_state() {
-            self.timers.stop_all();
-            return;
-        }
-        let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing);
-        let established = self.state == SenderState::Established;
-        self.timers.set(Timer::Pacing, self.pacing_deadline());
-        self.timers.set(Timer::Probe, probing.then_some(self.probe_next_at));
-        self.timers.set(Timer::Feedback, if established { self.feedback_deadline } else { None });
-        let pacing_while_probing = self.state == SenderState::Probing
-            && self.route_down
-            && self.config.route_failure == RouteFailureReaction::ProbeWhileSending
-            && self.next_in_sequence().is_some();
-        if pacing_while_probing {
-            self.timers.set(Timer::Pacing, self.next_send);
-        }
-        self.timers.set(Timer::Idle, self.last_heard + self.config.silence_allowed(self.route_down));
-        self.timers.set(Timer::Confirm, self.confirm_deadline);
     }
 
     /// Queues the not-yet-held segments overlapping `[start, end)` whose last
@@ -343,9 +332,9 @@ impl AtpSender {
     /// Applies the reliability part of a feedback packet (seed 002 §4.3.3;
     /// seed 001 §3.3): cumulative ack, SACK blocks (ranges the receiver
     /// holds), holes between them, and SACK-MORE.
-    fn on_reliability(&mut self, now: Instant, repr: &Repr) {
+    fn on_reliability(&mut self, core: &mut Core, now: Instant, repr: &Repr) {
         if self.segs.ack_to(repr.ack) {
-            self.stats.bytes_delivered = self.segs.acked();
+            core.stats.bytes_delivered = self.segs.acked();
         }
         let mut prev = self.segs.acked();
         let mut blocks = repr.sack_blocks.clone();
@@ -371,7 +360,7 @@ impl AtpSender {
         // at its maximum and more blocks may follow.
         let control = repr.control;
         if control.contains(Control::FIN)
-            && self.fin_sent_at.is_some()
+            && core.fin_sent_at().is_some()
             && blocks.len() < wire::MAX_SACK_BLOCKS.min(self.config.max_sack_blocks.max(1))
         {
             self.mark_hole(now, prev, self.segs.len());
@@ -384,7 +373,7 @@ impl AtpSender {
 
     /// Quick-start answer: S = R = 1/D_max of the probe (seed 002 §4.3.1 Fig.
     /// 6 lines 14–18; seed 001 §2.3).
-    fn on_quick_start_answer(&mut self, now: Instant, d_avg: Duration) {
+    fn on_quick_start_answer(&mut self, core: &mut Core, now: Instant, d_avg: Duration) {
         if let Some(sent) = self.probe_sent_at.take() {
             let sample = now.saturating_since(sent);
             self.rtt = Some(match self.rtt {
@@ -393,125 +382,116 @@ impl AtpSender {
                 Some(rtt) => Duration::from_nanos((rtt.as_nanos() / 8) * 7 + sample.as_nanos() / 8),
             });
         }
-        match self.state {
-            SenderState::Connecting => self.events.push_back(EngineEvent::Connected),
-            SenderState::Probing => self.trace(TraceSample::Probing { at: now, entered: false, route_failure: false }),
+        match self.state(core) {
+            SenderState::Connecting => core.establish(),
+            SenderState::Probing => core.trace(TraceSample::Probing { at: now, entered: false, route_failure: false }),
             _ => {}
         }
-        self.state = SenderState::Established;
+        self.probing = false;
         let rate = self.feedback_rate(d_avg);
         // Force a trace of the first D_s even if the clamp leaves it equal.
         self.rate_pps = f64::NAN;
-        self.set_rate(now, rate);
+        self.set_rate(core, now, rate);
         self.next_send = now;
     }
 }
 
-impl Engine for AtpSender {
-    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
-        self.stats.datagrams_received += 1;
-        let (repr, payload) = match wire::parse_datagram(datagram) {
-            Ok(parsed) => parsed,
-            Err(_) => {
-                self.stats.dropped_datagrams += 1;
-                return;
-            }
-        };
-        let ours = repr.protocol == ProtocolId::Atp && repr.connection_id == self.connection_id;
+impl SendControl for AtpSendControl {
+    type Timer = Timer;
+
+    fn send_buffer(&self) -> &SendBuffer {
+        self.segs.buf()
+    }
+    fn send_buffer_mut(&mut self) -> &mut SendBuffer {
+        self.segs.buf_mut()
+    }
+
+    fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> Screen {
         // Feedback about bytes never sent did not come from our receiver:
         // ignore all of it (issue 9: a forged ack must not end a transfer).
-        let sent_end = self.segs.sent_end();
-        let beyond_sent = repr.ack > sent_end || repr.sack_blocks.iter().any(|&(_, end)| end > sent_end);
-        if ours && repr.control.contains(Control::SACK_OPT) && beyond_sent {
-            self.stats.dropped_datagrams += 1;
-            self.stats.protocol_violations += 1;
-            return;
+        let feedback = repr.control.contains(Control::SACK_OPT);
+        if ours && feedback && acks_unsent(repr, self.segs.sent_end()) {
+            return Screen::Forged;
         }
         // The sender only expects feedback; anything else is stray.
-        let feedback = repr.control.contains(Control::SACK_OPT);
-        if !ours || self.is_closed_state() || !(feedback || repr.control.contains(Control::RST)) {
-            self.stats.dropped_datagrams += 1;
-            return;
+        if !ours || core.is_closed() || !(feedback || repr.control.contains(Control::RST)) {
+            return Screen::Stray;
         }
-        self.last_heard = now;
-        if repr.control.contains(Control::RST) {
-            self.fail(FailReason::of_reset(datagram));
-            return;
-        }
-        self.stats.feedback_packets += 1;
+        Screen::Accept
+    }
+
+    fn on_feedback(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
+        core.stats.feedback_packets += 1;
         let d_avg = Duration::from_micros(u64::from(repr.d_max_us));
-        self.trace(TraceSample::DAvgReceived { at: now, d_avg });
+        core.trace(TraceSample::DAvgReceived { at: now, d_avg });
         self.missed_feedback = 0;
         self.feedback_deadline = Some(now + self.config.feedback_timeout());
-        match self.state {
+        match self.state(core) {
             // seed 002 §4.3.2: "once it hears from the receiver, it will use
             // the rate on the feedback packet ... as part of its quick-start".
-            SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(now, d_avg),
+            SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
                 let r = self.feedback_rate(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
-                self.set_rate(now, s);
+                self.set_rate(core, now, s);
             }
         }
-        self.on_reliability(now, &repr);
-        let all_acked =
-            repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.segs.acked() == self.segs.len();
-        let confirmed = match &self.commit_token {
-            None => true,
-            Some(token) => payload == token.as_slice(),
-        };
-        if all_acked && !confirmed && !payload.is_empty() {
-            self.stats.protocol_violations += 1;
-        }
-        if all_acked && confirmed {
-            self.state = SenderState::Finished;
-            self.events.push_back(EngineEvent::Finished);
-        } else if self.commit_token.is_some() && self.segs.all_acked() && self.confirm_deadline.is_none() {
-            // Every byte is acknowledged and released: the confirmation must
-            // follow within the idle time, or a forged ack would leave the
-            // sender repeating its FIN forever.
-            self.confirm_deadline = Some(now + self.config.idle_timeout);
-        }
-        self.refresh_timers();
+        self.on_reliability(core, now, repr);
+        let fin_acked =
+            repr.control.contains(Control::FIN) && core.fin_sent_at().is_some() && self.segs.acked() == self.segs.len();
+        core.on_end_acked(now, fin_acked, self.segs.all_acked(), payload);
     }
 
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.is_closed_state() {
-            return;
-        }
-        if self.timers.is_expired(Timer::Idle, now) {
-            let silent_for = now.saturating_since(self.last_heard);
-            self.fail(FailReason::PeerUnreachable { silent_for });
-            return;
-        }
-        if self.timers.is_expired(Timer::Confirm, now) {
-            self.fail(FailReason::Unconfirmed { waited: self.config.idle_timeout });
-            return;
-        }
-        if self.timers.is_expired(Timer::Feedback, now) {
-            // seed 002 §4.3.2: a multiplicative decrease for each epoch
-            // without feedback, up to two; at the third, quick-start again.
-            self.missed_feedback += 1;
-            if self.missed_feedback >= self.config.missed_feedback_probe {
-                self.state = SenderState::Probing;
-                self.trace(TraceSample::Probing { at: now, entered: true, route_failure: false });
-                self.probe_next_at = now;
-                self.feedback_deadline = None;
-            } else {
-                let rate = self.rate_pps * self.config.missed_feedback_decrease;
-                self.set_rate(now, rate);
-                self.feedback_deadline = Some(now + self.config.feedback_timeout());
+    fn on_idle_timeout(&mut self, core: &mut Core, _now: Instant) -> Option<Instant> {
+        Some(core.last_heard)
+    }
+
+    fn on_timer(&mut self, core: &mut Core, now: Instant, timer: Timer) {
+        match timer {
+            Timer::Feedback => {
+                // seed 002 §4.3.2: a multiplicative decrease for each epoch
+                // without feedback, up to two; at the third, quick-start again.
+                self.missed_feedback += 1;
+                if self.missed_feedback >= self.config.missed_feedback_probe {
+                    self.start_probing(core, now, false);
+                } else {
+                    let rate = self.rate_pps * self.config.missed_feedback_decrease;
+                    self.set_rate(core, now, rate);
+                    self.feedback_deadline = Some(now + self.config.feedback_timeout());
+                }
             }
+            // Pacing and Probe deadlines are served by poll_transmit.
+            Timer::Pacing | Timer::Probe | Timer::Idle | Timer::Confirm => {}
         }
-        // Pacing and Probe deadlines are served by poll_transmit.
-        self.refresh_timers();
     }
 
-    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        let next = self.next_packet(now)?;
+    fn refresh_timers(&mut self, core: &mut Core) {
+        if core.is_closed() {
+            core.timers.stop_all();
+            return;
+        }
+        let state = self.state(core);
+        let probing = matches!(state, SenderState::Connecting | SenderState::Probing);
+        let established = state == SenderState::Established;
+        let pacing_while_probing = state == SenderState::Probing
+            && self.route_down
+            && self.config.route_failure == RouteFailureReaction::ProbeWhileSending
+            && self.next_in_sequence().is_some();
+        let pacing = if pacing_while_probing { Some(self.next_send) } else { self.pacing_deadline(core) };
+        let idle = core.last_heard + self.config.silence_allowed(self.route_down);
+        let timers = &mut core.timers;
+        timers.set(Timer::Pacing, pacing);
+        timers.set(Timer::Probe, probing.then_some(self.probe_next_at));
+        timers.set(Timer::Feedback, if established { self.feedback_deadline } else { None });
+        timers.set(Timer::Idle, idle);
+    }
+
+    fn poll_transmit(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let next = self.next_packet(core, now)?;
         // A probe when one is due; `ProbeWhileSending`'s paced data between
         // probes goes as usual.
-        let probing = matches!(self.state, SenderState::Connecting | SenderState::Probing) && self.probe_next_at <= now;
+        let probing =
+            matches!(self.state(core), SenderState::Connecting | SenderState::Probing) && self.probe_next_at <= now;
         let (seq, payload, mut control) = match next {
             Next::Syn => (0, 0..0, Control(Control::SYN)),
             Next::Segment(i) => {
@@ -524,19 +504,10 @@ impl Engine for AtpSender {
             // seed 001 §3.3: SACK-REQ asks for feedback at once.
             control = control.with(Control::SACK_REQ);
         }
-        let repr = Repr {
-            protocol: ProtocolId::Atp,
-            control,
-            hop_count: 0,
-            connection_id: self.connection_id,
-            seq,
-            ack: 0,
-            d_max_us: 0,
-            // seed 000 §V.A.3: every packet carries the sender's current D_s.
-            d_s_us: duration_to_us(self.d_s()),
-            sack_blocks: Vec::new(),
-            payload_len: payload.len(),
-        };
+        let mut repr = core.header(control, seq, 0);
+        repr.payload_len = payload.len();
+        // seed 000 §V.A.3: every packet carries the sender's current D_s.
+        repr.d_s_us = duration_to_us(self.d_s());
         let len = repr.buffer_len();
         if buf.len() < len {
             return None;
@@ -546,20 +517,14 @@ impl Engine for AtpSender {
             self.segs.buf().copy_out(seq, &mut buf[HEADER_LEN..len]);
         }
 
-        self.stats.datagrams_sent += 1;
+        core.stats.datagrams_sent += 1;
         match next {
             Next::Syn => {}
             Next::Segment(i) => {
-                if self.segs.record_send(i, now) {
-                    self.stats.bytes_sent += payload.len() as u64;
-                } else {
-                    self.stats.retransmissions += 1;
-                    self.stats.retransmitted_bytes += payload.len() as u64;
-                    let sample = TraceSample::Retransmit { at: now, seq, len: payload.len() };
-                    self.trace(sample);
-                }
+                let first = self.segs.record_send(i, now);
+                core.count_payload(now, seq, payload.len(), first);
             }
-            Next::Fin => self.fin_sent_at = Some(now),
+            Next::Fin => core.fin_sent(now),
         }
         if probing {
             self.probe_sent_at = Some(now);
@@ -571,12 +536,8 @@ impl Engine for AtpSender {
             let scheduled = self.next_send + d_s;
             self.next_send = if scheduled <= now { now + d_s } else { scheduled };
         }
-        self.refresh_timers();
+        self.refresh_timers(core);
         Some(Transmit { len })
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
     }
 
     /// Seed 002 §4.3.3: on a link-failure notification the sender enters
@@ -587,43 +548,24 @@ impl Engine for AtpSender {
     /// rather than up to an epoch later (not in the text: the new route is
     /// there to be measured). A sender still connecting keeps sending SYN
     /// probes as it does.
-    fn handle_route_notice(&mut self, now: Instant, notice: RouteNotice) {
-        if self.is_closed_state() {
-            return;
-        }
+    fn on_route_notice(&mut self, core: &mut Core, now: Instant, notice: RouteNotice) {
+        let reacts = self.config.route_failure != RouteFailureReaction::Ignore;
         match notice {
             RouteNotice::Failed => {
                 self.route_down = true;
-                if self.config.route_failure != RouteFailureReaction::Ignore && self.state == SenderState::Established {
-                    self.state = SenderState::Probing;
-                    self.trace(TraceSample::Probing { at: now, entered: true, route_failure: true });
+                if reacts && self.state(core) == SenderState::Established {
+                    self.start_probing(core, now, true);
                     self.route_failure_probes += 1;
-                    self.probe_next_at = now;
-                    self.feedback_deadline = None;
                     self.missed_feedback = 0;
                 }
             }
             RouteNotice::Reestablished => {
                 self.route_down = false;
-                if self.config.route_failure != RouteFailureReaction::Ignore && self.state == SenderState::Probing {
+                if reacts && self.state(core) == SenderState::Probing {
                     self.probe_next_at = self.probe_next_at.min(now);
                 }
             }
         }
-        self.refresh_timers();
-    }
-
-    fn poll_event(&mut self) -> Option<EngineEvent> {
-        self.events.pop_front()
-    }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn is_closed(&self) -> bool {
-        self.is_closed_state()
+        self.refresh_timers(core);
     }
 }
-
-crate::segments::segments_send_stream!(AtpSender);

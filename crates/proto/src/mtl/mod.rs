@@ -28,8 +28,8 @@ mod receiver;
 mod sender;
 
 pub use config::MtlConfig;
-pub use receiver::{MtlReceiver, MtlReceiverState};
-pub use sender::{MtlSender, MtlSenderState};
+pub use receiver::{MtlReceiveControl, MtlReceiver, MtlReceiverState};
+pub use sender::{MtlSendControl, MtlSender, MtlSenderState};
 
 /// Eq. 3: a link's loss probability from its ETX, p_link = 1 − 1/ETX. An
 /// ETX below 1 (or not finite) is no measurement: loss 0.

@@ -1,14 +1,17 @@
 //! The MTL sender: the sending buffer, EGN-driven retransmission, the
-//! explicit EGN request and the rate of eqs. 6–10 (seed 004 §III.C).
+//! explicit EGN request and the rate of eqs. 6–10 (seed 004 §III.C), as the
+//! [`SendControl`] of the shared [`Sender`] skeleton.
 
 use super::config::MtlConfig;
 use super::{fhd_average_s, fhd_s, rate_pps};
-use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, Stats, TimerTable, TraceSample, Transmit};
+use crate::engine::{EngineEvent, PathInfo, TraceSample, Transmit};
+use crate::engine_core::Phase;
 use crate::segments::Segments;
-use crate::stream::{CommitToken, SendBuffer};
-use crate::wire::{self, Control, ProtocolId, Repr};
+use crate::sender_core::{acks_unsent, Screen, SendControl, Sender, SenderCore, SenderTimer, StreamEnd};
+use crate::stream::SendBuffer;
+use crate::timer::TimerId;
+use crate::wire::{Control, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
-use std::collections::VecDeque;
 
 /// Where the sender is in its life.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -22,18 +25,26 @@ pub enum MtlSenderState {
     Failed,
 }
 
-crate::engine::timer_ids! {
-    enum Timer {
-        /// Nothing heard for `idle_timeout` while waiting for an answer.
-        Idle,
-        /// Every byte acknowledged: the commit confirmation is due by now.
-        Confirm,
-        /// Nothing heard for `unresponsive_after`: tell the routing module.
-        Unresponsive,
-        /// The next datagram may leave (pacing, SYN, request or FIN repeat);
-        /// served by `poll_transmit`.
-        Send,
-    }
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Nothing heard for `idle_timeout` while waiting for an answer.
+    Idle,
+    /// Every byte acknowledged: the commit confirmation is due by now.
+    Confirm,
+    /// Nothing heard for `unresponsive_after`: tell the routing module.
+    Unresponsive,
+    /// The next datagram may leave (pacing, SYN, request or FIN repeat);
+    /// served by `poll_transmit`.
+    Send,
+}
+
+impl TimerId for Timer {
+    const ALL: &'static [Timer] = &[Timer::Idle, Timer::Confirm, Timer::Unresponsive, Timer::Send];
+}
+
+impl SenderTimer for Timer {
+    const IDLE: Timer = Timer::Idle;
+    const CONFIRM: Timer = Timer::Confirm;
 }
 
 /// What the next datagram carries.
@@ -51,8 +62,8 @@ enum Next {
 ///
 /// Created with all the data ([`MtlSender::new`]) or with a window the
 /// application refills ([`MtlSender::streaming`]). The driver calls the
-/// [`Engine`] methods in the order of [`crate::engine`], and
-/// [`Engine::handle_path_info`] whenever the routing module's view of the
+/// [`Engine`](crate::Engine) methods in the order of [`crate::engine`], and
+/// [`Engine::handle_path_info`](crate::Engine::handle_path_info) whenever the routing module's view of the
 /// path changes. Reports `Connected` when the SYN is answered, `Finished`
 /// when an EGN answering the FIN acknowledges every byte,
 /// `PeerUnresponsive` once per silence of `unresponsive_after`, and
@@ -78,11 +89,13 @@ enum Next {
 ///   (eq. 9); before the first sample it is `initial_interval`.
 /// * Path: h, P_max and b from [`PathInfo`]; without one (no routing
 ///   module, e.g. real UDP) h = 1, P_max = 0 and b = `link_rate_bps`.
+pub type MtlSender = Sender<MtlSendControl>;
+
+/// MTL's part of [`MtlSender`]: the sending buffer, the EGN request and the
+/// rate (see [`MtlSender`] for the rules).
 #[derive(Debug)]
-pub struct MtlSender {
+pub struct MtlSendControl {
     config: MtlConfig,
-    connection_id: u32,
-    state: MtlSenderState,
     /// The sending buffer cut into `max_payload` packets: scoreboard,
     /// cumulative ack and retransmission queue.
     segs: Segments,
@@ -98,19 +111,13 @@ pub struct MtlSender {
     syn_next_at: Instant,
     syn_sent_at: Option<Instant>,
     syns_sent: u32,
-    fin_sent_at: Option<Instant>,
     request_sent_at: Option<Instant>,
     last_egn_at: Option<Instant>,
-    last_heard: Instant,
     /// When the sender last began waiting for an answer after having none
-    /// outstanding: silence is counted from the later of this and `last_heard`.
+    /// outstanding: silence is counted from the later of this and the time
+    /// the receiver was last heard.
     waiting_since: Instant,
     unresponsive_reported: bool,
-    commit_token: Option<CommitToken>,
-    confirm_deadline: Option<Instant>,
-    timers: TimerTable<Timer, TIMERS>,
-    events: VecDeque<EngineEvent>,
-    stats: Stats,
 }
 
 impl MtlSender {
@@ -119,20 +126,21 @@ impl MtlSender {
         Self::with_buffer(config, connection_id, SendBuffer::complete(data), now)
     }
 
-    /// A sender whose application writes the stream through [`SendStream`],
-    /// holding at most `window_bytes` unacknowledged and unsent bytes.
+    /// A sender whose application writes the stream through
+    /// [`SendStream`](crate::stream::SendStream), holding at most
+    /// `window_bytes` unacknowledged and unsent bytes.
     pub fn streaming(config: MtlConfig, connection_id: u32, window_bytes: usize, now: Instant) -> Self {
         Self::with_buffer(config, connection_id, SendBuffer::new(window_bytes), now)
     }
 
     fn with_buffer(config: MtlConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
         let config = config.sanitized();
-        let mut sender = MtlSender {
+        let core =
+            SenderCore::new(ProtocolId::Tcp, connection_id, now, config.trace, StreamEnd::new(config.idle_timeout));
+        let control = MtlSendControl {
             link_rate_bps: config.link_rate_bps,
             segs: Segments::new(buf, config.max_payload),
             config,
-            connection_id,
-            state: MtlSenderState::Connecting,
             next_send: now,
             hop_count: 1,
             max_link_loss: 0.0,
@@ -143,65 +151,78 @@ impl MtlSender {
             syn_next_at: now,
             syn_sent_at: None,
             syns_sent: 0,
-            fin_sent_at: None,
             request_sent_at: None,
             last_egn_at: None,
-            last_heard: now,
             waiting_since: now,
             unresponsive_reported: false,
-            commit_token: None,
-            confirm_deadline: None,
-            timers: TimerTable::default(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
         };
-        sender.refresh_timers();
-        sender
+        Sender::with_parts(core, control)
     }
 
     pub fn config(&self) -> &MtlConfig {
-        &self.config
+        &self.control.config
     }
     pub fn state(&self) -> MtlSenderState {
-        self.state
+        match self.core.phase() {
+            Phase::Connecting => MtlSenderState::Connecting,
+            Phase::Established => MtlSenderState::Established,
+            // A sender does not linger: it is never closed.
+            Phase::Finished | Phase::Closed => MtlSenderState::Finished,
+            Phase::Failed => MtlSenderState::Failed,
+        }
     }
     /// Bytes the receiver acknowledged cumulatively.
     pub fn bytes_acked(&self) -> u64 {
-        self.segs.acked()
+        self.control.segs.acked()
     }
     /// Bytes in the sending buffer: sent and not known received.
     pub fn buffered_bytes(&self) -> u64 {
-        self.segs.sent_end() - self.segs.acked()
+        self.control.buffered_bytes()
     }
     /// FHD̄ of eq. 10, once measured.
     pub fn fhd_avg(&self) -> Option<Duration> {
-        self.fhd_avg_s.map(Duration::from_secs_f64)
+        self.control.fhd_avg_s.map(Duration::from_secs_f64)
     }
     /// The smoothed RTT, once measured.
     pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
+        self.control.srtt
     }
     /// The inter-packet gap in use: FHD̄ · (1 + P_max) (eq. 9), or
     /// `initial_interval` before the first sample.
     pub fn interval(&self) -> Duration {
+        self.control.interval()
+    }
+    /// The rate R in packets per second (eq. 9).
+    pub fn rate_pps(&self) -> f64 {
+        self.control.rate_pps()
+    }
+    /// Packets waiting for retransmission.
+    pub fn retransmit_queue_len(&self) -> usize {
+        self.control.segs.retransmit_queue_len()
+    }
+    /// Whether a packet is held back because the sending buffer is full.
+    pub fn is_holding(&self) -> bool {
+        let segs = &self.control.segs;
+        self.core.phase() == Phase::Established
+            && segs.next_new() < segs.sendable_segments()
+            && !self.control.fits(segs.next_new())
+    }
+}
+
+type Core = SenderCore<Timer>;
+
+impl MtlSendControl {
+    fn buffered_bytes(&self) -> u64 {
+        self.segs.sent_end() - self.segs.acked()
+    }
+    fn interval(&self) -> Duration {
         match self.fhd_avg_s {
             Some(fhd) => Duration::from_secs_f64(1.0 / rate_pps(fhd, self.max_link_loss)).max(Duration::from_nanos(1)),
             None => self.config.initial_interval,
         }
     }
-    /// The rate R in packets per second (eq. 9).
-    pub fn rate_pps(&self) -> f64 {
+    fn rate_pps(&self) -> f64 {
         1.0 / self.interval().as_secs_f64()
-    }
-    /// Packets waiting for retransmission.
-    pub fn retransmit_queue_len(&self) -> usize {
-        self.segs.retransmit_queue_len()
-    }
-    /// Whether a packet is held back because the sending buffer is full.
-    pub fn is_holding(&self) -> bool {
-        self.state == MtlSenderState::Established
-            && self.segs.next_new() < self.segs.sendable_segments()
-            && !self.fits(self.segs.next_new())
     }
 
     /// Whether segment `i`, sent now, stays within the sending buffer (one
@@ -210,19 +231,16 @@ impl MtlSender {
         let in_buffer = self.buffered_bytes();
         in_buffer == 0 || in_buffer + (self.segs.seg_end(i) - self.segs.seg_start(i)) <= self.config.send_buffer_bytes
     }
-    fn is_closed_state(&self) -> bool {
-        matches!(self.state, MtlSenderState::Finished | MtlSenderState::Failed)
-    }
     /// Whether the sender waits for an answer (silence then counts).
-    fn waiting(&self) -> bool {
-        match self.state {
-            MtlSenderState::Connecting => self.syns_sent > 0,
-            MtlSenderState::Established => self.segs.acked() < self.segs.sent_end() || self.fin_sent_at.is_some(),
+    fn waiting(&self, core: &Core) -> bool {
+        match core.phase() {
+            Phase::Connecting => self.syns_sent > 0,
+            Phase::Established => self.segs.acked() < self.segs.sent_end() || core.fin_sent_at().is_some(),
             _ => false,
         }
     }
-    fn silence_since(&self) -> Instant {
-        self.last_heard.max(self.waiting_since)
+    fn silence_since(&self, core: &Core) -> Instant {
+        core.last_heard.max(self.waiting_since)
     }
     /// Unanswered requests and FINs repeat this often.
     fn request_interval(&self) -> Duration {
@@ -233,21 +251,9 @@ impl MtlSender {
         Duration::from_secs_f64(rtt * self.config.retransmit_guard_rtts)
     }
 
-    fn trace(&mut self, sample: TraceSample) {
-        if self.config.trace {
-            self.events.push_back(EngineEvent::Trace(sample));
-        }
-    }
-
-    fn fail(&mut self, reason: FailReason) {
-        self.state = MtlSenderState::Failed;
-        self.events.push_back(EngineEvent::Failed(reason));
-        self.timers.stop_all();
-    }
-
     /// When the explicit EGN request is due, if the sender is blocked (the
     /// buffer full, or everything written sent with the stream open) with
-    /// data not known received. See the type's doc for the rule.
+    /// data not known received. See [`MtlSender`] for the rule.
     fn request_due_at(&self) -> Option<Instant> {
         let next_new = self.segs.next_new();
         let all_sent = next_new >= self.segs.sendable_segments();
@@ -270,10 +276,10 @@ impl MtlSender {
     }
 
     /// The next datagram and the earliest time it may leave.
-    fn next_packet(&self) -> Option<(Next, Instant)> {
-        match self.state {
-            MtlSenderState::Connecting => Some((Next::Syn, self.syn_next_at)),
-            MtlSenderState::Established => {
+    fn next_packet(&self, core: &Core) -> Option<(Next, Instant)> {
+        match core.phase() {
+            Phase::Connecting => Some((Next::Syn, self.syn_next_at)),
+            Phase::Established => {
                 if let Some(i) = self.segs.next_retransmission() {
                     return Some((Next::Segment(i), self.next_send));
                 }
@@ -282,31 +288,17 @@ impl MtlSender {
                     return Some((Next::Segment(next_new), self.next_send));
                 }
                 if next_new >= self.segs.sendable_segments() && self.segs.buf().end().is_some() {
-                    let at = self.fin_sent_at.map_or(self.next_send, |t| t + self.request_interval());
+                    let at = core.fin_sent_at().map_or(self.next_send, |t| t + self.request_interval());
                     return Some((Next::Fin, at));
                 }
                 self.request_due_at().map(|at| (Next::Request, at))
             }
-            MtlSenderState::Finished | MtlSenderState::Failed => None,
+            Phase::Finished | Phase::Closed | Phase::Failed => None,
         }
-    }
-
-    fn refresh_timers(&mut self) {
-        if self.is_closed_state() {
-            self.timers.stop_all();
-            return;
-        }
-        self.timers.set(Timer::Send, self.next_packet().map(|(_, at)| at));
-        let waiting = self.waiting();
-        let silence = self.silence_since();
-        self.timers.set(Timer::Idle, waiting.then(|| silence + self.config.idle_timeout));
-        let unresponsive = waiting && !self.unresponsive_reported;
-        self.timers.set(Timer::Unresponsive, unresponsive.then(|| silence + self.config.unresponsive_after));
-        self.timers.set(Timer::Confirm, self.confirm_deadline);
     }
 
     /// One RTT sample: SRTT for the guard, and FHD (eqs. 7–8) into FHD̄ (eq. 10).
-    fn on_rtt_sample(&mut self, now: Instant, rtt: Duration) {
+    fn on_rtt_sample(&mut self, core: &mut Core, now: Instant, rtt: Duration) {
         self.srtt = Some(match self.srtt {
             None => rtt,
             // RFC 6298's 7/8 smoothing, for the retransmission guard only.
@@ -321,10 +313,10 @@ impl MtlSender {
         );
         let fhd = fhd_average_s(self.fhd_avg_s, sample, self.config.alpha);
         self.fhd_avg_s = Some(fhd);
-        self.trace(TraceSample::RttSample { at: now, rtt });
-        self.trace(TraceSample::Fhd { at: now, fhd: Duration::from_secs_f64(fhd) });
+        core.trace(TraceSample::RttSample { at: now, rtt });
+        core.trace(TraceSample::Fhd { at: now, fhd: Duration::from_secs_f64(fhd) });
         let rate_pps = self.rate_pps();
-        self.trace(TraceSample::MtlRate { at: now, rate_pps });
+        core.trace(TraceSample::MtlRate { at: now, rate_pps });
     }
 
     /// Queues the packets of gap `[start, end)` whose last copy is older than
@@ -348,11 +340,11 @@ impl MtlSender {
 
     /// Applies an EGN: the cumulative ack releases the buffer, the gaps are
     /// retransmitted.
-    fn on_egn(&mut self, now: Instant, repr: &Repr) {
+    fn on_egn(&mut self, core: &mut Core, now: Instant, repr: &Repr) {
         let had_request = self.request_sent_at.is_some_and(|r| self.last_egn_at.is_none_or(|e| e < r));
         self.last_egn_at = Some(now);
         if self.segs.ack_to(repr.ack) {
-            self.stats.bytes_delivered = self.segs.acked();
+            core.stats.bytes_delivered = self.segs.acked();
         }
         for &(start, end) in &repr.sack_blocks {
             self.queue_gap(now, start, end);
@@ -365,86 +357,85 @@ impl MtlSender {
     }
 }
 
-impl Engine for MtlSender {
-    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
-        self.stats.datagrams_received += 1;
-        let Ok((repr, payload)) = wire::parse_datagram(datagram) else {
-            self.stats.dropped_datagrams += 1;
-            return;
-        };
-        let ours = repr.protocol == ProtocolId::Tcp && repr.connection_id == self.connection_id;
+impl SendControl for MtlSendControl {
+    type Timer = Timer;
+
+    fn send_buffer(&self) -> &SendBuffer {
+        self.segs.buf()
+    }
+    fn send_buffer_mut(&mut self) -> &mut SendBuffer {
+        self.segs.buf_mut()
+    }
+
+    fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> Screen {
         let egn = repr.control.contains(Control::SACK_OPT);
-        if !ours || self.is_closed_state() || !(egn || repr.control.contains(Control::RST)) {
-            self.stats.dropped_datagrams += 1;
-            return;
+        if !ours || core.is_closed() || !(egn || repr.control.contains(Control::RST)) {
+            return Screen::Stray;
         }
         // An EGN about bytes never sent did not come from our receiver.
-        let sent_end = self.segs.sent_end();
-        if egn && (repr.ack > sent_end || repr.sack_blocks.iter().any(|&(_, end)| end > sent_end)) {
-            self.stats.dropped_datagrams += 1;
-            self.stats.protocol_violations += 1;
-            return;
+        if egn && acks_unsent(repr, self.segs.sent_end()) {
+            return Screen::Forged;
         }
-        self.last_heard = now;
+        Screen::Accept
+    }
+
+    fn on_heard(&mut self, _core: &mut Core, _now: Instant) {
         self.unresponsive_reported = false;
-        if repr.control.contains(Control::RST) {
-            self.fail(FailReason::of_reset(datagram));
-            return;
-        }
-        self.stats.feedback_packets += 1;
+    }
+
+    fn on_feedback(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
+        core.stats.feedback_packets += 1;
         let answers_request = repr.control.contains(Control::SACK_REQ);
-        if self.state == MtlSenderState::Connecting {
-            self.state = MtlSenderState::Established;
-            self.events.push_back(EngineEvent::Connected);
+        if core.phase() == Phase::Connecting {
+            core.establish();
             self.next_send = now;
             // Karn: only an unambiguous SYN gives a sample.
             if let (true, 1, Some(sent)) = (answers_request, self.syns_sent, self.syn_sent_at) {
-                self.on_rtt_sample(now, now.saturating_since(sent));
+                self.on_rtt_sample(core, now, now.saturating_since(sent));
             }
         } else if let Some((_, sent)) = self.probe.filter(|&(seq, _)| answers_request && repr.seq == seq) {
             self.probe = None;
-            self.on_rtt_sample(now, now.saturating_since(sent));
+            self.on_rtt_sample(core, now, now.saturating_since(sent));
         }
-        self.on_egn(now, &repr);
-        let all_acked =
-            repr.control.contains(Control::FIN) && self.fin_sent_at.is_some() && self.segs.acked() == self.segs.len();
-        let confirmed = self.commit_token.as_ref().is_none_or(|t| payload == t.as_slice());
-        if all_acked && !confirmed && !payload.is_empty() {
-            self.stats.protocol_violations += 1;
-        }
-        if all_acked && confirmed {
-            self.state = MtlSenderState::Finished;
-            self.events.push_back(EngineEvent::Finished);
-        } else if self.commit_token.is_some() && self.segs.all_acked() && self.confirm_deadline.is_none() {
-            self.confirm_deadline = Some(now + self.config.idle_timeout);
-        }
-        self.refresh_timers();
+        self.on_egn(core, now, repr);
+        let fin_acked =
+            repr.control.contains(Control::FIN) && core.fin_sent_at().is_some() && self.segs.acked() == self.segs.len();
+        core.on_end_acked(now, fin_acked, self.segs.all_acked(), payload);
     }
 
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.is_closed_state() {
-            return;
-        }
-        if self.timers.is_expired(Timer::Idle, now) {
-            let silent_for = now.saturating_since(self.silence_since());
-            self.fail(FailReason::PeerUnreachable { silent_for });
-            return;
-        }
-        if self.timers.is_expired(Timer::Confirm, now) {
-            self.fail(FailReason::Unconfirmed { waited: self.config.idle_timeout });
-            return;
-        }
-        if self.timers.is_expired(Timer::Unresponsive, now) {
-            // §III.B: the routing module labels the peer inaccessible.
-            self.unresponsive_reported = true;
-            self.events.push_back(EngineEvent::PeerUnresponsive);
-        }
-        // The Send deadline is served by poll_transmit.
-        self.refresh_timers();
+    fn on_idle_timeout(&mut self, core: &mut Core, _now: Instant) -> Option<Instant> {
+        Some(self.silence_since(core))
     }
 
-    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        let (next, at) = self.next_packet()?;
+    fn on_timer(&mut self, core: &mut Core, _now: Instant, timer: Timer) {
+        match timer {
+            Timer::Unresponsive => {
+                // §III.B: the routing module labels the peer inaccessible.
+                self.unresponsive_reported = true;
+                core.push_event(EngineEvent::PeerUnresponsive);
+            }
+            // The Send deadline is served by poll_transmit.
+            Timer::Send | Timer::Idle | Timer::Confirm => {}
+        }
+    }
+
+    fn refresh_timers(&mut self, core: &mut Core) {
+        if core.is_closed() {
+            core.timers.stop_all();
+            return;
+        }
+        let send_at = self.next_packet(core).map(|(_, at)| at);
+        let waiting = self.waiting(core);
+        let silence = self.silence_since(core);
+        let unresponsive = waiting && !self.unresponsive_reported;
+        let timers = &mut core.timers;
+        timers.set(Timer::Send, send_at);
+        timers.set(Timer::Idle, waiting.then(|| silence + self.config.idle_timeout));
+        timers.set(Timer::Unresponsive, unresponsive.then(|| silence + self.config.unresponsive_after));
+    }
+
+    fn poll_transmit(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let (next, at) = self.next_packet(core)?;
         if at > now {
             return None;
         }
@@ -465,18 +456,8 @@ impl Engine for MtlSender {
             Next::Request => (self.segs.sent_end(), 0, Control(Control::SACK_REQ)),
             Next::Fin => (self.segs.len(), 0, Control(Control::FIN)),
         };
-        let repr = Repr {
-            protocol: ProtocolId::Tcp,
-            control,
-            hop_count: 0,
-            connection_id: self.connection_id,
-            seq,
-            ack: 0,
-            d_max_us: 0,
-            d_s_us: 0,
-            sack_blocks: Vec::new(),
-            payload_len,
-        };
+        let mut repr = core.header(control, seq, 0);
+        repr.payload_len = payload_len;
         let len = repr.buffer_len();
         if buf.len() < len {
             return None;
@@ -485,8 +466,8 @@ impl Engine for MtlSender {
         if payload_len > 0 {
             self.segs.buf().copy_out(seq, &mut buf[repr.header_len()..len]);
         }
-        let was_waiting = self.waiting();
-        self.stats.datagrams_sent += 1;
+        let was_waiting = self.waiting(core);
+        core.stats.datagrams_sent += 1;
         match next {
             Next::Syn => {
                 self.syns_sent += 1;
@@ -494,13 +475,8 @@ impl Engine for MtlSender {
                 self.syn_next_at = now + self.config.syn_interval;
             }
             Next::Segment(i) => {
-                if self.segs.record_send(i, now) {
-                    self.stats.bytes_sent += payload_len as u64;
-                } else {
-                    self.stats.retransmissions += 1;
-                    self.stats.retransmitted_bytes += payload_len as u64;
-                    self.trace(TraceSample::Retransmit { at: now, seq, len: payload_len });
-                }
+                let first = self.segs.record_send(i, now);
+                core.count_payload(now, seq, payload_len, first);
                 if probe {
                     self.probe = Some((seq, now));
                     self.last_probe_at = Some(now);
@@ -513,7 +489,7 @@ impl Engine for MtlSender {
             }
             Next::Request => self.request_sent_at = Some(now),
             Next::Fin => {
-                self.fin_sent_at = Some(now);
+                core.fin_sent(now);
                 // The FIN asks for an answer as a request does.
                 self.request_sent_at = Some(now);
             }
@@ -521,19 +497,15 @@ impl Engine for MtlSender {
         if !was_waiting {
             self.waiting_since = now;
         }
-        self.refresh_timers();
+        self.refresh_timers(core);
         Some(Transmit { len })
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
     }
 
     /// The routing module's h, P_max and b (seed 004 §III.C.2): P_max takes
     /// effect at once (eq. 9), h and b with the next RTT sample (eqs. 7–8).
     /// A hop count of 0 counts as 1; a loss outside [0, 1] is clamped (not
     /// a number: 0); a rate of 0 keeps the configured b.
-    fn handle_path_info(&mut self, now: Instant, info: PathInfo) {
+    fn on_path_info(&mut self, core: &mut Core, now: Instant, info: PathInfo) {
         self.hop_count = info.hop_count.max(1);
         self.max_link_loss = if info.max_link_loss.is_nan() { 0.0 } else { info.max_link_loss.clamp(0.0, 1.0) };
         if info.link_rate_bps > 0 {
@@ -541,20 +513,8 @@ impl Engine for MtlSender {
         }
         if self.fhd_avg_s.is_some() {
             let rate_pps = self.rate_pps();
-            self.trace(TraceSample::MtlRate { at: now, rate_pps });
+            core.trace(TraceSample::MtlRate { at: now, rate_pps });
         }
-        self.refresh_timers();
-    }
-
-    fn poll_event(&mut self) -> Option<EngineEvent> {
-        self.events.pop_front()
-    }
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-    fn is_closed(&self) -> bool {
-        self.is_closed_state()
+        self.refresh_timers(core);
     }
 }
-
-crate::segments::segments_send_stream!(MtlSender);

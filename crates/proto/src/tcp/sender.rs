@@ -1,27 +1,26 @@
 //! The sending side: handshake, segmentation, loss detection and the
-//! retransmission timer. Window arithmetic is delegated to [`super::cc`].
+//! retransmission timer, as the [`SendControl`] of the shared [`Sender`]
+//! skeleton (which keeps the lifecycle, the commit confirmation, the idle
+//! clock, events and counters). Window arithmetic is delegated to
+//! [`super::cc`].
 
 use super::cc::{
     AckSample, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit, Tahoe, Window,
 };
 use super::rtt::RttEstimator;
-use super::{TcpConfig, TcpVariant, Timer, TimerTable};
-use crate::engine::{Engine, EngineEvent, FailReason, RouteNotice, Stats, TraceSample, Transmit};
-use crate::stream::{CommitToken, SendBuffer, SendStream};
-use crate::wire::{parse_datagram, Control, ProtocolId, Repr, HEADER_LEN};
+use super::{TcpConfig, TcpVariant, Timer};
+use crate::engine::{RouteNotice, TraceSample, Transmit};
+use crate::engine_core::Phase;
+use crate::sender_core::{Screen, SendControl, Sender, SenderCore, StreamEnd};
+use crate::stream::SendBuffer;
+use crate::wire::{Control, ProtocolId, Repr, HEADER_LEN};
+use elfn::Standby;
 use meshbed_core::{Duration, Instant};
-use std::collections::VecDeque;
+
+mod elfn;
 
 /// The sequence number of the first application byte (the SYN occupies 0).
 const DATA_START: u64 = 1;
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum State {
-    SynSent,
-    Established,
-    Finished,
-    Failed,
-}
 
 /// A segment being timed for an RTT sample (one at a time, as in BSD TCP
 /// without timestamps): the sample is taken when `end_seq` is acknowledged,
@@ -39,22 +38,7 @@ struct RttProbe {
     sent_at: Instant,
 }
 
-/// What TCP-ELFN freezes when the route fails, to resume with on its return
-/// (Holland & Vaidya 1999 restore the pre-failure state; seed 002 §2.4: "the
-/// state of the TCP sender is frozen till a new route is computed").
-#[derive(Clone, Debug)]
-struct Standby {
-    entered_at: Instant,
-    /// cwnd, ssthresh and the recovery state.
-    cc: Controller,
-    /// SRTT, RTTVAR and the RTO, with any backoff in force at the failure.
-    rtt: RttEstimator,
-    /// Whether the commit confirmation was awaited: its give-up clock
-    /// restarts with the route.
-    confirm_armed: bool,
-}
-
-/// What the TCP sender reports beyond [`Stats`]: the quantities of seed 002
+/// What the TCP sender reports beyond [`Stats`](crate::engine::Stats): the quantities of seed 002
 /// §2's Figs. 2–3 (timeouts, RTO, slow start) and of TCP-ELFN's standby.
 /// [`TcpSender::tcp_stats`] takes a snapshot.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -90,7 +74,8 @@ pub struct TcpSenderStats {
 
 /// Sends one application byte stream over one connection: a whole buffer
 /// given at construction ([`TcpSender::new`]), or a bounded window the
-/// application refills through [`SendStream`] ([`TcpSender::streaming`]).
+/// application refills through [`SendStream`](crate::stream::SendStream)
+/// ([`TcpSender::streaming`]).
 ///
 /// Driver contract (see [`crate::engine`]): after construction, and after
 /// every `handle_input`/`handle_timeout`, call `poll_transmit` until it
@@ -99,7 +84,7 @@ pub struct TcpSenderStats {
 ///
 /// # Route failures (TCP-ELFN)
 ///
-/// Plain TCP ignores [`Engine::handle_route_notice`]. With
+/// Plain TCP ignores [`Engine::handle_route_notice`](crate::Engine::handle_route_notice). With
 /// [`TcpConfig::elfn`] the sender follows Holland & Vaidya (MobiCom 1999, as
 /// seed 002 §2.4 describes it: "the state of the TCP sender is frozen till a
 /// new route is computed"):
@@ -154,15 +139,17 @@ pub struct TcpSenderStats {
 /// - The SYN and ELFN probes are not paced.
 ///
 /// The held-back segment's time is the `Pace` timer, so a driver that
-/// sleeps until [`Engine::poll_timeout`] paces without knowing about it.
+/// sleeps until [`Engine::poll_timeout`](crate::Engine::poll_timeout) paces without knowing about it.
+pub type TcpSender = Sender<TcpSendControl>;
+
+/// TCP's part of [`TcpSender`]: sequence numbers, the congestion window,
+/// RFC 6298's timer, ELFN standby and pacing.
 #[derive(Debug)]
-pub struct TcpSender {
+pub struct TcpSendControl {
     config: TcpConfig,
     variant: TcpVariant,
-    connection_id: u32,
     /// The bytes not yet acknowledged, and what the application wrote.
     buf: SendBuffer,
-    state: State,
     /// Oldest unacknowledged sequence number.
     snd_una: u64,
     /// Next sequence number to send; below `snd_max` after a go-back-N.
@@ -182,10 +169,6 @@ pub struct TcpSender {
     cc: Controller,
     rtt: RttEstimator,
     rtt_probe: Option<RttProbe>,
-    /// What the acknowledgement of the FIN must carry (issue 9).
-    commit_token: Option<CommitToken>,
-    timers: TimerTable,
-    last_heard: Instant,
     last_traced_cwnd: f64,
     /// `None` until the first RTO is computed, which is always traced.
     last_traced_rto: Option<Duration>,
@@ -197,8 +180,6 @@ pub struct TcpSender {
     probe_due: bool,
     /// Pacing: when the last data segment left.
     last_data_sent_at: Option<Instant>,
-    events: VecDeque<EngineEvent>,
-    stats: Stats,
     tcp_stats: TcpSenderStats,
 }
 
@@ -209,8 +190,9 @@ impl TcpSender {
         Self::with_buffer(config, variant, connection_id, SendBuffer::complete(data), now)
     }
 
-    /// A sender whose application writes the stream through [`SendStream`],
-    /// holding at most `window_bytes` unacknowledged and unsent bytes.
+    /// A sender whose application writes the stream through
+    /// [`SendStream`](crate::stream::SendStream), holding at most
+    /// `window_bytes` unacknowledged and unsent bytes.
     pub fn streaming(
         config: TcpConfig,
         variant: TcpVariant,
@@ -236,14 +218,13 @@ impl TcpSender {
             TcpVariant::NewReno => Controller::NewReno(NewReno::new(window, threshold)),
         };
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
-        let mut timers = TimerTable::default();
-        timers.set(Timer::Idle, now + config.idle_timeout);
-        TcpSender {
+        // TCP traces always; its idle clock runs from construction.
+        let mut core = SenderCore::new(ProtocolId::Tcp, connection_id, now, true, StreamEnd::new(config.idle_timeout));
+        core.timers.set(Timer::Idle, now + config.idle_timeout);
+        let control = TcpSendControl {
             config,
             variant,
-            connection_id,
             buf,
-            state: State::SynSent,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -256,38 +237,74 @@ impl TcpSender {
             cc,
             rtt,
             rtt_probe: None,
-            commit_token: None,
-            timers,
-            last_heard: now,
             last_traced_cwnd: f64::NAN,
             last_traced_rto: None,
             slow_start_since: None,
             standby: None,
             probe_due: false,
             last_data_sent_at: None,
-            events: VecDeque::new(),
-            stats: Stats::default(),
             tcp_stats: TcpSenderStats::default(),
-        }
+        };
+        Sender::with_parts(core, control)
     }
 
     pub fn variant(&self) -> TcpVariant {
-        self.variant
-    }
-
-    pub fn connection_id(&self) -> u32 {
-        self.connection_id
+        self.control.variant
     }
 
     /// cwnd, ssthresh and whether the sender is recovering from a loss.
     pub fn cc_metrics(&self) -> CcMetrics {
-        self.cc.metrics()
+        self.control.cc.metrics()
     }
 
     /// Pacing: the gap the rule puts between two data segments now,
     /// SRTT / (V · cwnd); `None` without pacing or before the first RTT
     /// sample (see the type's "Rate-based pacing").
     pub fn pacing_interval(&self) -> Option<Duration> {
+        self.control.pacing_interval()
+    }
+
+    /// Pacing: the earliest time the next data segment may leave, `None`
+    /// when pacing does not hold it back (off, no RTT sample, nothing sent).
+    pub fn next_paced_send(&self) -> Option<Instant> {
+        self.control.next_paced_send()
+    }
+
+    /// The RTT estimator (SRTT, RTTVAR, current RTO).
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.control.rtt
+    }
+
+    /// Slow starts, timeouts, RTT samples, maximum RTO and ELFN standby so
+    /// far, with the periods still open counted up to `now` (or to the
+    /// connection's close, after which nothing changes).
+    pub fn tcp_stats(&self, now: Instant) -> TcpSenderStats {
+        let control = &self.control;
+        let mut stats = control.tcp_stats.clone();
+        if let Some(since) = control.slow_start_since {
+            stats.slow_start_time += now.saturating_since(since);
+        }
+        if let Some(standby) = &control.standby {
+            stats.elfn_standby_time += now.saturating_since(standby.entered_at);
+        }
+        stats
+    }
+
+    /// Whether the sender is in TCP-ELFN standby (the route is down).
+    pub fn in_standby(&self) -> bool {
+        self.control.standby.is_some()
+    }
+
+    /// Bytes sent and not yet acknowledged (sequence space, incl. SYN/FIN).
+    pub fn flight_bytes(&self) -> u64 {
+        self.control.snd_max - self.control.snd_una
+    }
+}
+
+type Core = SenderCore<Timer>;
+
+impl TcpSendControl {
+    fn pacing_interval(&self) -> Option<Duration> {
         if !self.config.pacing {
             return None;
         }
@@ -298,39 +315,8 @@ impl TcpSender {
         Some(Duration::from_nanos(gap_ns as u64))
     }
 
-    /// Pacing: the earliest time the next data segment may leave, `None`
-    /// when pacing does not hold it back (off, no RTT sample, nothing sent).
-    pub fn next_paced_send(&self) -> Option<Instant> {
+    fn next_paced_send(&self) -> Option<Instant> {
         Some(self.last_data_sent_at? + self.pacing_interval()?)
-    }
-
-    /// The RTT estimator (SRTT, RTTVAR, current RTO).
-    pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
-    }
-
-    /// Slow starts, timeouts, RTT samples, maximum RTO and ELFN standby so
-    /// far, with the periods still open counted up to `now` (or to the
-    /// connection's close, after which nothing changes).
-    pub fn tcp_stats(&self, now: Instant) -> TcpSenderStats {
-        let mut stats = self.tcp_stats.clone();
-        if let Some(since) = self.slow_start_since {
-            stats.slow_start_time += now.saturating_since(since);
-        }
-        if let Some(standby) = &self.standby {
-            stats.elfn_standby_time += now.saturating_since(standby.entered_at);
-        }
-        stats
-    }
-
-    /// Whether the sender is in TCP-ELFN standby (the route is down).
-    pub fn in_standby(&self) -> bool {
-        self.standby.is_some()
-    }
-
-    /// Bytes sent and not yet acknowledged (sequence space, incl. SYN/FIN).
-    pub fn flight_bytes(&self) -> u64 {
-        self.snd_max - self.snd_una
     }
 
     /// One past the last application byte written so far.
@@ -348,41 +334,18 @@ impl TcpSender {
         self.fin_seq().map(|f| f + 1)
     }
 
-    fn fail(&mut self, now: Instant, reason: FailReason) {
-        self.state = State::Failed;
-        self.close(now);
-        self.events.push_back(EngineEvent::Failed(reason));
-    }
-
-    /// Stops every timer and closes the open slow-start and standby periods
-    /// at `now`, so that [`TcpSender::tcp_stats`] stops changing.
-    fn close(&mut self, now: Instant) {
-        self.timers.stop_all();
-        if let Some(since) = self.slow_start_since.take() {
-            self.tcp_stats.slow_start_time += now.saturating_since(since);
-        }
-        if let Some(standby) = self.standby.take() {
-            self.tcp_stats.elfn_standby_time += now.saturating_since(standby.entered_at);
-        }
-        self.probe_due = false;
-    }
-
-    fn trace(&mut self, sample: TraceSample) {
-        self.events.push_back(EngineEvent::Trace(sample));
-    }
-
     /// Traces cwnd if it changed and keeps the slow-start bookkeeping of
     /// seed 002 §2.2 (Fig. 3). `restart` says that the window was just
     /// reset to the loss window (an RTO, Tahoe's fast retransmit): slow
     /// start begins anew even when cwnd was already below ssthresh.
-    fn window_changed(&mut self, now: Instant, restart: bool) {
+    fn window_changed(&mut self, core: &mut Core, now: Instant, restart: bool) {
         let metrics = self.cc.metrics();
         let cwnd = metrics.cwnd_segments;
         if cwnd != self.last_traced_cwnd {
             self.last_traced_cwnd = cwnd;
-            self.trace(TraceSample::Cwnd { at: now, cwnd_segments: cwnd });
+            core.trace(TraceSample::Cwnd { at: now, cwnd_segments: cwnd });
         }
-        if self.state != State::Established {
+        if core.phase() != Phase::Established {
             // The window means nothing before the handshake completes.
             return;
         }
@@ -396,167 +359,83 @@ impl TcpSender {
             (None, true) => {
                 self.slow_start_since = Some(now);
                 self.tcp_stats.slow_start_entries += 1;
-                self.trace(TraceSample::SlowStart { at: now, entered: true });
+                core.trace(TraceSample::SlowStart { at: now, entered: true });
             }
             (Some(_), true) if restart => {
                 self.tcp_stats.slow_start_entries += 1;
-                self.trace(TraceSample::SlowStart { at: now, entered: true });
+                core.trace(TraceSample::SlowStart { at: now, entered: true });
             }
             (Some(since), false) => {
                 self.slow_start_since = None;
                 self.tcp_stats.slow_start_time += now.saturating_since(since);
-                self.trace(TraceSample::SlowStart { at: now, entered: false });
+                core.trace(TraceSample::SlowStart { at: now, entered: false });
             }
             _ => {}
         }
     }
 
     /// Traces the RTO if it changed and keeps its maximum (seed 002 §2.1).
-    fn rto_changed(&mut self, now: Instant) {
+    fn rto_changed(&mut self, core: &mut Core, now: Instant) {
         let rto = self.rtt.rto();
         if Some(rto) != self.last_traced_rto {
             self.last_traced_rto = Some(rto);
             self.tcp_stats.max_rto = self.tcp_stats.max_rto.max(rto);
-            self.trace(TraceSample::Rto { at: now, rto });
+            core.trace(TraceSample::Rto { at: now, rto });
         }
     }
 
-    fn on_rtt_sample(&mut self, now: Instant, rtt: Duration) {
+    fn on_rtt_sample(&mut self, core: &mut Core, now: Instant, rtt: Duration) {
         self.rtt.on_sample(rtt);
         self.tcp_stats.rtt_samples += 1;
-        self.trace(TraceSample::RttSample { at: now, rtt });
-        self.rto_changed(now);
+        core.trace(TraceSample::RttSample { at: now, rtt });
+        self.rto_changed(core, now);
     }
 
-    /// TCP-ELFN, [`RouteNotice::Failed`]: freeze (see the type's doc).
-    fn enter_standby(&mut self, now: Instant) {
-        if self.standby.is_some() {
-            return;
-        }
-        self.standby = Some(Standby {
-            entered_at: now,
-            cc: self.cc.clone(),
-            rtt: self.rtt.clone(),
-            confirm_armed: self.timers.get(Timer::Confirm).is_some(),
-        });
-        // No retransmission timer, hence no timeout and no backoff; no
-        // give-up clock either: a route outage is not a dead peer.
-        self.timers.stop(Timer::Retransmit);
-        self.timers.stop(Timer::Idle);
-        self.timers.stop(Timer::Confirm);
-        self.timers.set(Timer::ElfnProbe, now + self.config.elfn_probe_interval);
-        self.probe_due = false;
-        // A sample spanning the outage would measure the outage, not the path.
-        self.rtt_probe = None;
-        self.tcp_stats.elfn_standbys += 1;
-        self.trace(TraceSample::Standby { at: now, entered: true });
-    }
-
-    /// TCP-ELFN: the route is back (a notice, `resend_head`, or an ACK of
-    /// new data): restore the frozen state and re-arm the timers.
-    fn leave_standby(&mut self, now: Instant, resend_head: bool) {
-        let Some(frozen) = self.standby.take() else {
-            return;
-        };
-        self.cc = frozen.cc;
-        self.rtt = frozen.rtt;
-        self.tcp_stats.elfn_standby_time += now.saturating_since(frozen.entered_at);
-        self.timers.stop(Timer::ElfnProbe);
-        self.probe_due = false;
-        // The outage explains the silence: the peer gets a full allowance
-        // of retransmissions on the new route.
-        self.unanswered_rtos = 0;
-        self.timers.set(Timer::Idle, now + self.config.idle_timeout);
-        if frozen.confirm_armed {
-            self.timers.set(Timer::Confirm, now + self.config.idle_timeout);
-        }
-        match self.state {
-            State::SynSent => {
-                self.syn_pending |= resend_head;
-                self.timers.set(Timer::Retransmit, now + self.rtt.rto());
-            }
-            State::Established if self.snd_una < self.snd_max => {
-                self.retransmit_head |= resend_head;
-                self.timers.set(Timer::Retransmit, now + self.rtt.rto());
-            }
-            _ => {}
-        }
-        self.trace(TraceSample::Standby { at: now, entered: false });
-        self.rto_changed(now);
-        self.window_changed(now, false);
-    }
-
-    /// In standby only the probe goes out, once per probe interval.
-    fn poll_probe(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        if !self.probe_due {
-            return None;
-        }
-        let sent = match self.state {
-            State::SynSent => Some(self.emit_syn(now, buf)),
-            State::Established => {
-                let seq = self.snd_una;
-                self.emit_segment(now, seq, buf)
-            }
-            State::Finished | State::Failed => None,
-        };
-        // With nothing to send (a stream the application has not written
-        // to yet) the probe stays due until there is.
-        if sent.is_some() {
-            self.probe_due = false;
-            self.tcp_stats.elfn_probes += 1;
-        }
-        sent
-    }
-
-    fn on_syn_ack(&mut self, now: Instant, repr: &Repr) {
+    fn on_syn_ack(&mut self, core: &mut Core, now: Instant, repr: &Repr) {
         if !(repr.control.contains(Control::SYN | Control::ACK) && repr.ack == DATA_START) {
-            self.stats.dropped_datagrams += 1;
+            core.stats.dropped_datagrams += 1;
             return;
         }
         // The SYN-ACK proves a route: an ELFN standby ends.
-        self.leave_standby(now, false);
-        self.state = State::Established;
+        self.leave_standby(core, now, false);
         self.snd_una = DATA_START;
         self.snd_nxt = DATA_START;
         self.snd_max = DATA_START;
         self.rto_expirations = 0;
-        self.timers.stop(Timer::Retransmit);
-        self.events.push_back(EngineEvent::Connected);
+        core.timers.stop(Timer::Retransmit);
+        core.establish();
         if let Some(probe) = self.rtt_probe.take() {
-            self.on_rtt_sample(now, now.saturating_since(probe.sent_at));
+            self.on_rtt_sample(core, now, now.saturating_since(probe.sent_at));
         }
-        self.window_changed(now, false);
+        self.window_changed(core, now, false);
     }
 
-    fn on_ack(&mut self, now: Instant, repr: &Repr, payload: &[u8]) {
+    fn on_ack(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
         if repr.control.contains(Control::SYN) || !repr.control.contains(Control::ACK) {
             // A duplicate SYN-ACK (the receiver answers every copy of our
             // SYN), or something that is not an acknowledgement at all.
-            self.stats.dropped_datagrams += 1;
+            core.stats.dropped_datagrams += 1;
             return;
         }
-        self.stats.feedback_packets += 1;
+        core.stats.feedback_packets += 1;
         let mut ack = repr.ack;
         if ack > self.snd_max {
             // Acknowledges data never sent: no conforming receiver does that
             // (issue 9: a forged ack must not end a transfer).
-            self.stats.dropped_datagrams += 1;
-            self.stats.protocol_violations += 1;
+            core.stats.dropped_datagrams += 1;
+            core.stats.protocol_violations += 1;
             return;
         }
-        if let (Some(token), Some(fin_end)) = (self.commit_token, self.fin_end()) {
-            if ack >= fin_end && payload != token.as_slice() {
+        if let Some(fin_end) = self.fin_end() {
+            if ack >= fin_end && !core.confirms_fin(payload) {
                 // The FIN counts as acknowledged only with the receiver's
                 // commit confirmation; without one this acks the data.
-                if !payload.is_empty() {
-                    self.stats.protocol_violations += 1;
-                }
                 ack = fin_end - 1;
             }
         }
         if ack < self.snd_una {
             // An old ACK overtaken by a newer one: carries no information.
-            self.stats.dropped_datagrams += 1;
+            core.stats.dropped_datagrams += 1;
             return;
         }
         if ack == self.snd_una {
@@ -567,54 +446,48 @@ impl TcpSender {
                 self.dupacks = self.dupacks.saturating_add(1);
                 let sample = self.ack_sample(ack, 0);
                 let response = self.cc.on_duplicate_ack(now, &sample);
-                self.apply(now, response);
-                self.window_changed(now, response.retransmit == Retransmit::GoBackN);
+                self.apply(core, now, response);
+                self.window_changed(core, now, response.retransmit == Retransmit::GoBackN);
             }
             return;
         }
 
         // New data acknowledged, which proves a route exists: an ELFN standby
         // ends, and the ACK is then taken as usual.
-        self.leave_standby(now, false);
+        self.leave_standby(core, now, false);
         let acked_bytes = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
         self.rto_expirations = 0;
-        self.stats.bytes_delivered = (ack - DATA_START).min(self.buf.written_end());
+        core.stats.bytes_delivered = (ack - DATA_START).min(self.buf.written_end());
         self.buf.release(ack - DATA_START);
         if let Some(probe) = self.rtt_probe {
             if ack >= probe.end_seq {
-                self.on_rtt_sample(now, now.saturating_since(probe.sent_at));
+                self.on_rtt_sample(core, now, now.saturating_since(probe.sent_at));
                 self.rtt_probe = None;
             }
         }
-        if self.commit_token.is_some()
-            && self.fin_seq().is_some_and(|fin| ack >= fin)
-            && self.timers.get(Timer::Confirm).is_none()
-        {
-            // Every byte is acknowledged: the confirmation must follow within
-            // the idle time. Bytes acknowledged are released, so a forged ack
-            // could otherwise leave the sender retransmitting its FIN forever.
-            self.timers.set(Timer::Confirm, now + self.config.idle_timeout);
+        if self.fin_seq().is_some_and(|fin| ack >= fin) {
+            // Every byte is acknowledged (and released).
+            core.await_confirmation(now);
         }
         let sample = self.ack_sample(ack, acked_bytes);
         let response = self.cc.on_ack(now, &sample);
         if self.fin_end().is_some_and(|fin_end| self.snd_una >= fin_end) {
-            self.window_changed(now, false);
-            self.state = State::Finished;
-            self.close(now);
-            self.events.push_back(EngineEvent::Finished);
+            // The skeleton then closes the slow-start and standby periods.
+            self.window_changed(core, now, false);
+            core.finish();
             return;
         }
         // RFC 6298 §5.3: restart the timer when new data is acknowledged
         // (unless the controller keeps it running); §5.2 would stop it when
         // nothing is outstanding, which cannot happen before the FIN's ACK.
-        if response.restart_timer || self.timers.get(Timer::Retransmit).is_none() {
-            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        if response.restart_timer || core.timers.get(Timer::Retransmit).is_none() {
+            core.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
-        self.apply(now, Response { restart_timer: false, ..response });
-        self.window_changed(now, false);
+        self.apply(core, now, Response { restart_timer: false, ..response });
+        self.window_changed(core, now, false);
     }
 
     fn ack_sample(&self, ack: u64, acked_bytes: u64) -> AckSample {
@@ -627,7 +500,7 @@ impl TcpSender {
         }
     }
 
-    fn apply(&mut self, now: Instant, response: Response) {
+    fn apply(&mut self, core: &mut Core, now: Instant, response: Response) {
         match response.retransmit {
             Retransmit::None => {}
             Retransmit::Head => self.retransmit_head = true,
@@ -637,24 +510,24 @@ impl TcpSender {
             }
         }
         if response.restart_timer {
-            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+            core.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
     }
 
-    fn on_retransmission_timeout(&mut self, now: Instant) {
+    fn on_retransmission_timeout(&mut self, core: &mut Core, now: Instant) {
         // RFC 6298 §5.5–5.6: back off, restart the timer, retransmit.
         self.rtt.back_off();
         self.tcp_stats.timeouts += 1;
-        self.rto_changed(now);
+        self.rto_changed(core, now);
         self.rto_expirations = self.rto_expirations.saturating_add(1);
         self.unanswered_rtos = self.unanswered_rtos.saturating_add(1);
         self.rtt_probe = None;
-        match self.state {
-            State::SynSent => {
+        match core.phase() {
+            Phase::Connecting => {
                 self.syn_pending = true;
                 self.cc.on_syn_retransmitted();
             }
-            State::Established if self.snd_una < self.snd_max => {
+            Phase::Established if self.snd_una < self.snd_max => {
                 // RFC 5681 §3.1: ssthresh from FlightSize on the first
                 // timeout only, cwnd to the loss window of one segment; then
                 // go back N and slow-start through the unacknowledged data.
@@ -663,11 +536,11 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una;
                 self.retransmit_head = false;
                 self.dupacks = 0;
-                self.window_changed(now, true);
+                self.window_changed(core, now, true);
             }
             _ => return,
         }
-        self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        core.timers.set(Timer::Retransmit, now + self.rtt.rto());
     }
 
     /// Whether the window admits a segment occupying `space` more sequence
@@ -701,25 +574,15 @@ impl TcpSender {
         }
     }
 
-    fn emit_segment(&mut self, now: Instant, seq: u64, buf: &mut [u8]) -> Option<Transmit> {
+    fn emit_segment(&mut self, core: &mut Core, now: Instant, seq: u64, buf: &mut [u8]) -> Option<Transmit> {
         let (len, fin) = self.segment_at(seq, buf.len());
         if len == 0 && !fin {
             return None;
         }
         let end = seq + len as u64 + fin as u64;
         let control = if fin { Control(Control::ACK | Control::FIN) } else { Control(Control::ACK) };
-        let repr = Repr {
-            protocol: ProtocolId::Tcp,
-            control,
-            hop_count: 0,
-            connection_id: self.connection_id,
-            seq,
-            ack: DATA_START,
-            d_max_us: 0,
-            d_s_us: 0,
-            sack_blocks: Vec::new(),
-            payload_len: len,
-        };
+        let mut repr = core.header(control, seq, DATA_START);
+        repr.payload_len = len;
         let total = repr.buffer_len();
         repr.emit(buf);
         if len > 0 {
@@ -727,145 +590,129 @@ impl TcpSender {
         }
 
         if seq < self.snd_max {
-            self.stats.retransmissions += 1;
-            self.stats.retransmitted_bytes += len as u64;
+            core.count_retransmission(now, seq, len);
             if self.rtt_probe.is_some_and(|p| seq < p.end_seq && end > p.start_seq) {
                 self.rtt_probe = None;
             }
-            self.events.push_back(EngineEvent::Trace(TraceSample::Retransmit { at: now, seq, len }));
         } else if self.rtt_probe.is_none() && self.standby.is_none() {
             // An ELFN probe is not timed: its answer may come with the route.
             self.rtt_probe = Some(RttProbe { start_seq: seq, end_seq: end, sent_at: now });
         }
+        if fin {
+            core.fin_sent(now);
+        }
         if end > self.snd_max {
             let new_from = seq.max(self.snd_max);
-            self.stats.bytes_sent += end.min(self.written_end()).saturating_sub(new_from);
+            core.stats.bytes_sent += end.min(self.written_end()).saturating_sub(new_from);
             self.snd_max = end;
         }
         self.snd_nxt = self.snd_nxt.max(end);
-        self.stats.datagrams_sent += 1;
+        core.stats.datagrams_sent += 1;
         if self.config.pacing {
             self.last_data_sent_at = Some(now);
         }
         // RFC 6298 §5.1: a data segment goes out and the timer is not running
         // (in ELFN standby it stays off: the probe is not timed out).
-        if self.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
-            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        if core.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
+            core.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
         Some(Transmit { len: total })
     }
 
-    fn emit_syn(&mut self, now: Instant, buf: &mut [u8]) -> Transmit {
-        let repr = Repr {
-            protocol: ProtocolId::Tcp,
-            control: Control(Control::SYN),
-            hop_count: 0,
-            connection_id: self.connection_id,
-            seq: 0,
-            ack: 0,
-            d_max_us: 0,
-            d_s_us: 0,
-            sack_blocks: Vec::new(),
-            payload_len: 0,
-        };
+    fn emit_syn(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Transmit {
+        let repr = core.header(Control(Control::SYN), 0, 0);
         repr.emit(buf);
         self.syn_pending = false;
         if self.syn_sent {
-            self.stats.retransmissions += 1;
-            self.events.push_back(EngineEvent::Trace(TraceSample::Retransmit { at: now, seq: 0, len: 0 }));
+            core.count_retransmission(now, 0, 0);
         } else {
             self.syn_sent = true;
             self.rtt_probe = Some(RttProbe { start_seq: 0, end_seq: DATA_START, sent_at: now });
         }
         self.snd_max = DATA_START;
-        self.stats.datagrams_sent += 1;
-        if self.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
-            self.timers.set(Timer::Retransmit, now + self.rtt.rto());
+        core.stats.datagrams_sent += 1;
+        if core.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
+            core.timers.set(Timer::Retransmit, now + self.rtt.rto());
         }
         Transmit { len: repr.buffer_len() }
     }
 }
 
-impl Engine for TcpSender {
-    fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
-        self.stats.datagrams_received += 1;
-        let Ok((repr, payload)) = parse_datagram(datagram) else {
-            self.stats.dropped_datagrams += 1;
-            return;
-        };
-        if repr.protocol != ProtocolId::Tcp
-            || repr.connection_id != self.connection_id
-            || matches!(self.state, State::Finished | State::Failed)
-        {
-            self.stats.dropped_datagrams += 1;
-            return;
+impl SendControl for TcpSendControl {
+    type Timer = Timer;
+
+    fn send_buffer(&self) -> &SendBuffer {
+        &self.buf
+    }
+    fn send_buffer_mut(&mut self) -> &mut SendBuffer {
+        &mut self.buf
+    }
+
+    fn screen(&self, core: &Core, ours: bool, _repr: &Repr) -> Screen {
+        if !ours || core.is_closed() {
+            return Screen::Stray;
         }
-        self.last_heard = now;
+        Screen::Accept
+    }
+
+    fn on_heard(&mut self, core: &mut Core, now: Instant) {
         self.unanswered_rtos = 0;
         if self.standby.is_none() {
-            self.timers.set(Timer::Idle, now + self.config.idle_timeout);
-        }
-        if repr.control.contains(Control::RST) {
-            self.fail(now, FailReason::of_reset(datagram));
-            return;
-        }
-        match self.state {
-            State::SynSent => self.on_syn_ack(now, &repr),
-            State::Established => self.on_ack(now, &repr, payload),
-            State::Finished | State::Failed => {}
+            core.timers.set(Timer::Idle, now + self.config.idle_timeout);
         }
     }
 
-    fn handle_timeout(&mut self, now: Instant) {
-        while let Some(timer) = self.timers.take_expired(now) {
-            match timer {
-                Timer::Idle => {
-                    // A backed-off RTO can exceed the idle time: then the
-                    // silence only says that we have not asked again yet.
-                    // Give the peer `max_unanswered_rtos` retransmissions to
-                    // answer before declaring it unreachable; RTOs are
-                    // capped (max_rto), so the wait stays bounded.
-                    if self.unanswered_rtos < self.config.max_unanswered_rtos {
-                        if let Some(rto_at) = self.timers.get(Timer::Retransmit) {
-                            self.timers.set(Timer::Idle, rto_at + Duration::from_nanos(1));
-                            continue;
-                        }
-                    }
-                    let silent_for: Duration = now.saturating_since(self.last_heard);
-                    self.fail(now, FailReason::PeerUnreachable { silent_for });
-                    return;
-                }
-                Timer::Retransmit => self.on_retransmission_timeout(now),
-                Timer::Confirm => {
-                    let waited = self.config.idle_timeout;
-                    self.fail(now, FailReason::Unconfirmed { waited });
-                    return;
-                }
-                Timer::ElfnProbe => {
-                    self.probe_due = true;
-                    self.timers.set(Timer::ElfnProbe, now + self.config.elfn_probe_interval);
-                }
-                // The wake-up itself is the point: the driver now polls
-                // the segment pacing held back.
-                Timer::Pace | Timer::DelayedAck => {}
+    fn on_feedback(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
+        match core.phase() {
+            Phase::Connecting => self.on_syn_ack(core, now, repr),
+            Phase::Established => self.on_ack(core, now, repr, payload),
+            Phase::Finished | Phase::Closed | Phase::Failed => {}
+        }
+    }
+
+    fn on_idle_timeout(&mut self, core: &mut Core, _now: Instant) -> Option<Instant> {
+        // A backed-off RTO can exceed the idle time: then the silence only
+        // says that we have not asked again yet. Give the peer
+        // `max_unanswered_rtos` retransmissions to answer before declaring
+        // it unreachable; RTOs are capped (max_rto), so the wait stays
+        // bounded.
+        if self.unanswered_rtos < self.config.max_unanswered_rtos {
+            if let Some(rto_at) = core.timers.get(Timer::Retransmit) {
+                core.timers.set(Timer::Idle, rto_at + Duration::from_nanos(1));
+                return None;
             }
         }
+        Some(core.last_heard)
     }
 
-    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+    fn on_timer(&mut self, core: &mut Core, now: Instant, timer: Timer) {
+        match timer {
+            Timer::Retransmit => self.on_retransmission_timeout(core, now),
+            Timer::ElfnProbe => {
+                self.probe_due = true;
+                core.timers.set(Timer::ElfnProbe, now + self.config.elfn_probe_interval);
+            }
+            // The wake-up itself is the point: the driver now polls the
+            // segment pacing held back. (Idle and Confirm are the
+            // skeleton's; DelayedAck is the receiver's.)
+            Timer::Pace | Timer::DelayedAck | Timer::Idle | Timer::Confirm => {}
+        }
+    }
+
+    fn poll_transmit(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         if buf.len() < HEADER_LEN {
             return None;
         }
         if self.standby.is_some() {
-            return self.poll_probe(now, buf);
+            return self.poll_probe(core, now, buf);
         }
-        match self.state {
-            State::SynSent if self.syn_pending => Some(self.emit_syn(now, buf)),
-            State::Established => {
+        match core.phase() {
+            Phase::Connecting if self.syn_pending => Some(self.emit_syn(core, now, buf)),
+            Phase::Established => {
                 if self.retransmit_head {
                     self.retransmit_head = false;
                     let seq = self.snd_una;
-                    return self.emit_segment(now, seq, buf);
+                    return self.emit_segment(core, now, seq, buf);
                 }
                 let seq = self.snd_nxt;
                 if self.fin_end().is_some_and(|fin_end| seq >= fin_end) {
@@ -876,54 +723,35 @@ impl Engine for TcpSender {
                     return None;
                 }
                 if let Some(at) = self.next_paced_send().filter(|&at| at > now) {
-                    self.timers.set(Timer::Pace, at);
+                    core.timers.set(Timer::Pace, at);
                     return None;
                 }
-                self.emit_segment(now, seq, buf)
+                self.emit_segment(core, now, seq, buf)
             }
             _ => None,
         }
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
-    }
-
-    fn poll_event(&mut self) -> Option<EngineEvent> {
-        self.events.pop_front()
-    }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn is_closed(&self) -> bool {
-        matches!(self.state, State::Finished | State::Failed)
-    }
-
-    /// TCP-ELFN's reaction (see the type's doc); plain TCP ignores notices.
-    fn handle_route_notice(&mut self, now: Instant, notice: RouteNotice) {
-        if !self.config.elfn || self.is_closed() {
+    /// TCP-ELFN's reaction (see [`TcpSender`]); plain TCP ignores notices.
+    fn on_route_notice(&mut self, core: &mut Core, now: Instant, notice: RouteNotice) {
+        if !self.config.elfn {
             return;
         }
         match notice {
-            RouteNotice::Failed => self.enter_standby(now),
-            RouteNotice::Reestablished => self.leave_standby(now, true),
+            RouteNotice::Failed => self.enter_standby(core, now),
+            RouteNotice::Reestablished => self.leave_standby(core, now, true),
         }
     }
-}
 
-impl SendStream for TcpSender {
-    fn write(&mut self, data: &[u8]) -> usize {
-        self.buf.write(data)
-    }
-    fn finish(&mut self) {
-        self.buf.finish();
-    }
-    fn write_room(&self) -> usize {
-        self.buf.room()
-    }
-    fn require_commit_token(&mut self, token: CommitToken) {
-        self.commit_token = Some(token);
+    /// Closes the open slow-start and standby periods at `now`, so that
+    /// [`TcpSender::tcp_stats`] stops changing.
+    fn on_close(&mut self, now: Instant) {
+        if let Some(since) = self.slow_start_since.take() {
+            self.tcp_stats.slow_start_time += now.saturating_since(since);
+        }
+        if let Some(standby) = self.standby.take() {
+            self.tcp_stats.elfn_standby_time += now.saturating_since(standby.entered_at);
+        }
+        self.probe_due = false;
     }
 }
