@@ -48,10 +48,25 @@ fn every_builtin_experiment_runs_end_to_end() {
         let points = outcome.results.points.len();
         assert_eq!(outcome.results.runs.len(), points, "{name}");
         assert!(outcome.table.contains("goodput"), "{name}");
-        for file in ["flows.csv", "summary.csv", "summary.txt", "experiment.toml", "goodput_cdf.png", "goodput_cdf.svg"]
-        {
+        for file in ["flows.csv", "summary.csv", "summary.txt", "experiment.toml", "goodput_cdf.svg"] {
             let p = out.join(file);
             assert!(p.metadata().map(|m| m.len() > 0).unwrap_or(false), "{name}: {file} missing or empty");
+        }
+        // The figure is a picture with something drawn on it, not a file.
+        assert_png_draws_something(&out.join("goodput_cdf.png"), name);
+        // Every run moved data: a built-in whose runs deliver nothing is
+        // broken, whatever files it leaves.
+        for r in &outcome.results.runs {
+            let delivered: u64 = r.report.flows.iter().map(|f| f.bytes_delivered).sum();
+            assert!(delivered > 0, "{name}: point {} rep {} delivered nothing", r.point, r.rep);
+        }
+        // The summary has a finite goodput for every point.
+        let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        let header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+        let col = header.iter().position(|c| c.starts_with("goodput")).unwrap_or_else(|| panic!("{name}: {header:?}"));
+        for line in summary.lines().skip(1) {
+            let cell = line.split(',').nth(col).unwrap_or("");
+            assert!(cell.parse::<f64>().is_ok_and(f64::is_finite), "{name}: goodput cell {cell:?} in {line}");
         }
         // Seed 002's mobile network: its aggregate throughput (Fig. 11) and
         // §2's TCP and route figures.
@@ -74,6 +89,19 @@ fn every_builtin_experiment_runs_end_to_end() {
         let again = meshbed_experiment::Experiment::from_file(&out.join("experiment.toml")).unwrap();
         assert_eq!(again.points("again").unwrap().len(), points, "{name}");
     }
+}
+
+/// A PNG that decodes, has a size, and shows more than a blank canvas (at
+/// least a few distinct colours: axes, labels and data).
+fn assert_png_draws_something(path: &std::path::Path, name: &str) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{name}: {}: {e}", path.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert!(info.width >= 200 && info.height >= 150, "{name}: {}x{}", info.width, info.height);
+    let pixel = info.color_type.samples();
+    let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()].chunks(pixel).collect();
+    assert!(colours.len() >= 3, "{name}: {} draws {} colours", path.display(), colours.len());
 }
 
 #[test]
