@@ -8,6 +8,21 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What one trace sample of a flow measures (its unit is in the name).
+///
+/// A misspelled kind does not compile:
+///
+/// ```compile_fail
+/// let kind = meshbed_sim::TraceKind::DmaxUs; // D_max is `DMaxUs`
+/// ```
+///
+/// and a misspelled name in a file is refused (see the tests below):
+///
+/// ```
+/// let e = serde_json::from_str::<meshbed_sim::TraceKind>("\"dmax_us\"").unwrap_err();
+/// assert!(e.to_string().contains("unknown variant `dmax_us`"));
+/// let k: meshbed_sim::TraceKind = serde_json::from_str("\"d_max_us\"").unwrap();
+/// assert_eq!(k, meshbed_sim::TraceKind::DMaxUs);
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceKind {
