@@ -336,6 +336,23 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                 r.error = o.error.clone();
                 r.retransmissions = o.retransmissions;
                 r.completion_time_s = o.verified.then_some(o.duration_s);
+                if let Some((acked, finished_s)) = o.after_end {
+                    // As the simulator: the run ends at duration_s, and a
+                    // transfer not done by then is incomplete (not failed).
+                    let active_s = (scenario.duration_s - f.start_s).max(0.0);
+                    r.completed = false;
+                    r.failed = false;
+                    r.completion_time_s = None;
+                    r.bytes_delivered = acked;
+                    r.received_payload_bytes = acked;
+                    r.duration_s = active_s;
+                    r.goodput_bps = if active_s > 0.0 { acked as f64 * 8.0 / active_s } else { 0.0 };
+                    r.error = Some(format!(
+                        "not finished by duration_s = {} s (it finished at {finished_s:.1} s{})",
+                        scenario.duration_s,
+                        if o.verified { ", every byte verified" } else { "" }
+                    ));
+                }
             }
             r
         })
@@ -446,6 +463,9 @@ pub fn instant_from(d: std::time::Duration) -> Instant {
 /// What a transport flow did on the emulator.
 pub struct TransferOutcome {
     pub verified: bool,
+    /// Finished after the run's `duration_s`: the bytes acknowledged when
+    /// the run's time was up, and when it finished (s from the run's start).
+    pub after_end: Option<(u64, f64)>,
     pub error: Option<String>,
     pub bytes_delivered: u64,
     pub goodput_bps: f64,
@@ -459,6 +479,7 @@ impl TransferOutcome {
     fn failed(why: impl Into<String>) -> Self {
         TransferOutcome {
             verified: false,
+            after_end: None,
             error: Some(why.into()),
             bytes_delivered: 0,
             goodput_bps: 0.0,
@@ -496,6 +517,7 @@ fn start_transfer(
     let delay_file = crate::realtime::DelayExport::path(&running.emulation.dir(), f.src);
     let scratch = std::env::temp_dir().join(format!("meshbed-emu-{}-flow{index}", running.emulation.id()));
     let start = std::time::Duration::from_secs_f64(f.start_s);
+    let run_end = std::time::Duration::from_secs_f64(scenario.duration_s);
     std::thread::spawn(move || {
         let outcome =
             (|| -> std::result::Result<TransferOutcome, String> {
@@ -533,7 +555,16 @@ fn start_transfer(
                 options.delay = format!("file:{}", delay_file.display()).parse::<meshbed_net::DelaySpec>()?;
                 // The receiver may still be binding: a refused first attempt is retried.
                 options.retries = 2;
-                let sent = meshbed_net::send(payload, dst_addr, &options, &mut |_| {});
+                // What the receiver had acknowledged when the run's time was
+                // up (sampled every 100 ms): the simulator stops there, so a
+                // transfer that finishes later is reported incomplete with
+                // these bytes, never as completed.
+                let mut acked_at_end = None;
+                let sent = meshbed_net::send(payload, dst_addr, &options, &mut |p| {
+                    if acked_at_end.is_none() && t0.elapsed() >= run_end {
+                        acked_at_end = Some(p.acked);
+                    }
+                });
                 let rx_report = match receiver.join() {
                     Ok(r) => r?,
                     Err(_) => return Err("receiver thread panicked".into()),
@@ -556,8 +587,11 @@ fn start_transfer(
                             format!("{} missing or differs from the data sent", committed.display())
                         }))
                     };
+                let finished_s = start.as_secs_f64() + report.duration_s;
+                let late = finished_s > run_end.as_secs_f64();
                 Ok(TransferOutcome {
                     verified,
+                    after_end: late.then(|| (acked_at_end.unwrap_or(0).min(bytes), finished_s)),
                     error,
                     bytes_delivered: if verified { bytes } else { 0 },
                     goodput_bps: if verified { report.goodput_bps } else { 0.0 },
