@@ -56,6 +56,14 @@ impl ScenarioError {
             other => other,
         }
     }
+
+    /// The same error, its key inside `table` ([`InvalidValue::under`]).
+    pub(super) fn under(self, table: &str) -> Self {
+        match self {
+            ScenarioError::Invalid { file, invalid } => ScenarioError::Invalid { file, invalid: invalid.under(table) },
+            other => other,
+        }
+    }
 }
 
 /// A value of the wrong form for a typed key (a protocol, a traffic kind, a
@@ -68,6 +76,18 @@ pub(super) fn typed_value_error(key: &str, value: Option<&str>, message: &str) -
     let typed = message.starts_with("invalid value:") || message.starts_with("unknown variant");
     let (_, expected) = message.split_once(", expected ")?;
     (typed && !key.is_empty() && key != ".").then(|| invalid(key, value.unwrap_or("(given)"), expected))
+}
+
+/// An error of a flow's reader ([`FlowSpec`](super::FlowSpec)'s, through
+/// its flat form), whose text is an [`InvalidValue`] relative to the flow
+/// (`rate_kbps = 5: expected …`), at `key` = `flows[i]`: the one error
+/// value with the whole path, `flows[i].rate_kbps`. `None` for anything else.
+pub(super) fn flow_error(key: &str, message: &str) -> Option<ScenarioError> {
+    let index = key.strip_prefix("flows[")?.strip_suffix(']')?;
+    index.parse::<usize>().ok()?;
+    let (k, rest) = message.split_once(" = ")?;
+    let (value, expected) = rest.split_once(": expected ")?;
+    (!k.is_empty() && !k.contains(' ')).then(|| invalid(format!("{key}.{k}"), value, expected))
 }
 
 /// The segments of a path as serde_path_to_error writes it (`flows[0].protocol`).

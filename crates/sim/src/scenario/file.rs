@@ -1,7 +1,10 @@
 //! Reading a scenario (a file, text or an experiment's TOML tree) and
 //! drawing the flows of `[random_flows]`.
 
-use super::error::{e_path_segments, invalid, lookup, read_input_file, typed_value_error, within, ScenarioError};
+use super::error::{
+    e_path_segments, flow_error, invalid, lookup, read_input_file, typed_value_error, within, ScenarioError,
+};
+use super::flow_file::FlowFile;
 use super::flows::FlowSpec;
 use super::limits::MAX_FLOWS;
 use super::Scenario;
@@ -79,6 +82,7 @@ impl Scenario {
             let inner = e.into_inner();
             let value = inner.span().and_then(|span| text.get(span)).map(str::trim);
             typed_value_error(&key, value, inner.message())
+                .or_else(|| flow_error(&key, inner.message()))
                 .unwrap_or_else(|| ScenarioError::Parse { file: String::new(), message: inner.to_string() })
         })
     }
@@ -93,6 +97,7 @@ impl Scenario {
             let inner = e.into_inner();
             let found = lookup(&value, e_path_segments(&key)).map(|v| v.to_string());
             typed_value_error(&key, found.as_deref(), inner.message())
+                .or_else(|| flow_error(&key, inner.message()))
                 .unwrap_or_else(|| ScenarioError::Parse { file: String::new(), message: inner.message().to_string() })
         })
     }
@@ -110,10 +115,11 @@ impl Scenario {
         let mut t = r.flow.clone();
         t.insert("src".into(), toml::Value::Integer(src.into()));
         t.insert("dst".into(), toml::Value::Integer(dst.into()));
-        t.try_into().map_err(|e: toml::de::Error| ScenarioError::Parse {
+        let file: FlowFile = t.try_into().map_err(|e: toml::de::Error| ScenarioError::Parse {
             file: String::new(),
             message: format!("random_flows.flow: {}", e.message()),
-        })
+        })?;
+        file.into_spec().map_err(|e| e.under("random_flows.flow"))
     }
 
     /// Checks `[random_flows]`: its count (with the listed flows, at most

@@ -54,6 +54,7 @@
 
 mod error;
 mod file;
+mod flow_file;
 mod flows;
 mod limits;
 mod routing;

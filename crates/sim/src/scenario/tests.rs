@@ -38,7 +38,7 @@ fn minimal_file_parses_with_defaults() {
     )
     .unwrap();
     assert_eq!(s.seed, 1);
-    assert_eq!(s.flows[0].packet_bytes, 1500);
+    assert_eq!(s.flows[0].packet_bytes(), 1500);
     assert_eq!(s.node_radios()[2].x_m, 400.0);
 }
 
@@ -264,4 +264,59 @@ fn a_threshold_in_the_file_is_the_threshold_used_and_a_range_with_it_is_refused(
     // A preset's range gives way to the file's threshold.
     let r = resolved("preset = \"ns2\"\nrx_sensitivity_dbm = -70.0");
     assert_eq!(r.rx_sensitivity_dbm, -70.0);
+}
+
+#[test]
+fn a_flow_reads_and_writes_the_flat_table_of_its_kind() {
+    let flows = [
+        "src = 0\ndst = 2\ntraffic = \"cbr\"\nrate_kbps = 64.0\npacket_bytes = 256\nstart_s = 1.0\nstop_s = 5.0\n",
+        "src = 0\ndst = 2\ntraffic = \"echo\"\npacket_bytes = 92\necho_timeout_s = 0.5\ntrace = true\n",
+        "src = 0\ndst = 2\nprotocol = \"atp-adaptive\"\nbytes = 1000\nbatch_packets = 2\n[flows.atp]\nepoch_s = 0.04\n",
+        "src = 2\ndst = 0\nprotocol = \"tcp-reno\"\nstop_s = 5.0\nread_rate_bps = 8000\nreceive_buffer_bytes = 4000\n\
+         read_rate_steps = [{ at_s = 2.0, rate_bps = 0 }]\n[flows.tcp]\ndelayed_acks = true\n",
+    ];
+    let text = |flow: &str| {
+        format!("duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n[[flows]]\n{flow}")
+    };
+    let kinds: Vec<_> = flows.iter().map(|f| Scenario::from_toml(&text(f)).unwrap().flows.remove(0)).collect();
+    assert!(
+        matches!(kinds[0].kind, FlowKind::Udp(UdpFlow { rate: UdpRate::Cbr { rate_kbps }, .. }) if rate_kbps == 64.0)
+    );
+    assert!(matches!(&kinds[1].kind, FlowKind::Echo(EchoFlow { timeout_s: Some(_), trace: true, .. })));
+    let t = kinds[2].transport().unwrap();
+    assert_eq!(
+        (t.amount, t.batch_packets, t.atp().and_then(|a| a.epoch_s)),
+        (Amount::Bytes(1000), Some(2), Some(0.04))
+    );
+    let t = kinds[3].transport().unwrap();
+    assert_eq!(t.amount, Amount::Until { stop_s: 5.0 });
+    assert_eq!(
+        t.reader.as_ref().map(|r| (r.rate_bps, r.steps.len(), r.receive_buffer_bytes)),
+        Some((8000, 1, Some(4000)))
+    );
+    for (flow, spec) in flows.iter().zip(&kinds) {
+        // Written back as the same flat keys (the defaults spelt out), and read again as the same flow.
+        let written = toml::Table::try_from(spec).unwrap();
+        let given: toml::Table = toml::from_str(&flow.replace("[flows.", "[")).unwrap();
+        for (k, v) in &given {
+            let w = &written[k];
+            assert!(w == v || w.as_float().is_some_and(|f| v.as_integer() == Some(f as i64)), "{k}: {w} vs {v}");
+        }
+        assert_eq!(&FlowSpec::deserialize(toml::Value::Table(written)).unwrap(), spec);
+    }
+    // Serialising keeps the keys experiments sweep (`flows[*].protocol`, `flows[*].atp.epoch_s`).
+    let written = toml::Table::try_from(&kinds[2]).unwrap();
+    assert_eq!(written["protocol"].as_str(), Some("atp-adaptive"));
+    assert_eq!(written["traffic"].as_str(), Some("saturated"));
+    assert!(written["atp"].as_table().is_some_and(|a| a.contains_key("epoch_s")));
+}
+
+#[test]
+fn a_key_of_another_kind_of_flow_in_the_random_flows_template_names_the_template_key() {
+    let text = "duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n\
+                [random_flows]\ncount = 2\n[random_flows.flow]\ntraffic = \"echo\"\nrate_kbps = 5\n";
+    let e = err_of(text);
+    assert!(e.contains("random_flows.flow.rate_kbps = 5: expected no rate"), "{e}");
+    let e = err_of(&chain_with("protocol = \"tcp-reno\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5\n"));
+    assert_eq!(e, "s.toml: flows[0].atp = (given): expected no [flows.atp] table: tcp-reno is not ATP");
 }
