@@ -313,14 +313,15 @@ impl Sim {
                     schedule_timer(&mut net, f.start, flow, Some(t.start(f.start)));
                 }
                 FlowKind::Echo(_) => net.schedule(f.start, SimEvent::Echo { flow }),
-                FlowKind::Udp(_) => match f.spec.kind {
-                    scenario::FlowKind::Udp(scenario::UdpFlow { rate: scenario::UdpRate::Cbr { .. }, .. }) => {
-                        net.schedule(f.start, SimEvent::CbrTick { flow })
-                    }
-                    _ => {
-                        saturated.add(f.spec.src, flow);
-                        net.schedule(f.start, SimEvent::SaturatedStart { flow });
-                    }
+                FlowKind::Udp(_) => match &f.spec.kind {
+                    scenario::FlowKind::Udp(u) => match u.rate {
+                        scenario::UdpRate::Cbr { .. } => net.schedule(f.start, SimEvent::CbrTick { flow }),
+                        scenario::UdpRate::Saturated => {
+                            saturated.add(f.spec.src, flow);
+                            net.schedule(f.start, SimEvent::SaturatedStart { flow });
+                        }
+                    },
+                    _ => unreachable!("a UDP source is built from a UDP flow"),
                 },
             }
         }
