@@ -11,8 +11,8 @@
 //! will take theirs away.
 
 use meshbed_sim::backend::{flow_key, Refusal, ScenarioBackend};
-use meshbed_sim::scenario::{FlowSpec, DEFAULT_PACKET_BYTES};
-use meshbed_sim::{Scenario, Traffic};
+use meshbed_sim::scenario::{Amount, FlowKind, FlowSpec, TransportSettings, DEFAULT_PACKET_BYTES};
+use meshbed_sim::Scenario;
 
 /// The real-time emulator as a [`ScenarioBackend`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -83,80 +83,90 @@ fn network(scenario: &Scenario, refusal: &mut Refusal) {
     }
 }
 
-/// One flow, named by `key`.
+/// One flow, named by `key`: echo is refused whole; a transport transfer
+/// runs as `meshbed send` runs it, so each of its keys the runtime does
+/// not take is refused by name.
 fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
-    let transport = f.protocol.is_some();
-    if !transport && f.traffic == Traffic::Echo {
+    let trace = |refusal: &mut Refusal| {
         refusal.add(
-            format!("{key}.traffic"),
-            "\"echo\"",
-            "the emulator runs saturated and CBR UDP flows and transport transfers; echo is simulated only \
-             (run ping inside `meshbed emu` instead)",
-        );
-    }
-    if transport && f.bytes.is_none() {
+            format!("{key}.trace"),
+            "true",
+            "the emulator's transfers keep no engine trace samples (simulator only; experiments with trace \
+             figures set it)",
+        )
+    };
+    let t = match &f.kind {
+        FlowKind::Udp(_) => return,
+        FlowKind::Echo(e) => {
+            refusal.add(
+                format!("{key}.traffic"),
+                "\"echo\"",
+                "the emulator runs saturated and CBR UDP flows and transport transfers; echo is simulated only \
+                 (run ping inside `meshbed emu` instead)",
+            );
+            if e.trace {
+                trace(refusal);
+            }
+            return;
+        }
+        FlowKind::Transport(t) => t,
+    };
+    if let Amount::Until { stop_s } = t.amount {
         refusal.add(
             format!("{key}.stop_s"),
-            f.stop_s.map_or("(absent)".into(), |s| format!("{s:?}")),
+            format!("{stop_s:?}"),
             "a transport flow that runs for a duration: the emulator's transfers move a file; give `bytes` instead",
         );
     }
-    if transport && f.packet_bytes != DEFAULT_PACKET_BYTES {
+    if t.packet_bytes != DEFAULT_PACKET_BYTES {
         refusal.add(
             format!("{key}.packet_bytes"),
-            f.packet_bytes.to_string(),
+            t.packet_bytes.to_string(),
             format!(
                 "the emulator's transfers use the UDP runtime's segment size ({DEFAULT_PACKET_BYTES}-byte packets); \
                  simulator only"
             ),
         );
     }
-    if f.atp.is_some() {
-        refusal.add(
+    match t.settings {
+        TransportSettings::Preset => {}
+        TransportSettings::Atp(_) => refusal.add(
             format!("{key}.atp"),
             "(a table)",
             "the emulator's transfers run the UDP runtime's ATP settings (meshbed send); per-flow overrides are \
              simulator only",
-        );
-    }
-    if f.tcp.is_some() {
-        refusal.add(
+        ),
+        TransportSettings::Tcp(_) => refusal.add(
             format!("{key}.tcp"),
             "(a table)",
             "the emulator's transfers run the UDP runtime's TCP settings (meshbed send); per-flow overrides are \
              simulator only",
-        );
+        ),
     }
-    if f.trace {
-        refusal.add(
-            format!("{key}.trace"),
-            "true",
-            "the emulator's transfers keep no engine trace samples (simulator only; experiments with trace \
-             figures set it)",
-        );
+    if t.trace {
+        trace(refusal);
     }
-    if let Some(b) = f.batch_packets {
+    if let Some(b) = t.batch_packets {
         refusal.add(
             format!("{key}.batch_packets"),
             b.to_string(),
             "the emulator records no delivery milestones (batch means are simulator only)",
         );
     }
-    if let Some(r) = f.read_rate_bps {
-        refusal.add(
-            format!("{key}.read_rate_bps"),
-            r.to_string(),
-            "the emulator's receivers read at full speed (simulator only; on real hosts use meshbed recv --rate)",
-        );
-    }
-    if !f.read_rate_steps.is_empty() {
+    let Some(reader) = &t.reader else { return };
+    refusal.add(
+        format!("{key}.read_rate_bps"),
+        reader.rate_bps.to_string(),
+        "the emulator's receivers read at full speed (simulator only; on real hosts use meshbed recv --rate)",
+    );
+    if !reader.steps.is_empty() {
         refusal.add(
             format!("{key}.read_rate_steps"),
             "(a list)",
             "the emulator's receivers read at full speed (simulator only)",
         );
     }
-    if let Some(b) = f.receive_buffer_bytes {
+    if let Some(b) = reader.receive_buffer_bytes {
         refusal.add(
             format!("{key}.receive_buffer_bytes"),
             b.to_string(),

@@ -33,8 +33,8 @@ use meshbed_core::{Duration, Instant};
 use meshbed_radio::{MacCounters, Medium, NodeId};
 use meshbed_sim::backend::ScenarioBackend;
 use meshbed_sim::routing::RouteTable;
-use meshbed_sim::scenario::IP_UDP_HEADER_BYTES;
-use meshbed_sim::{FlowResult, Scenario, SimReport, Traffic};
+use meshbed_sim::scenario::{Amount, FlowKind, UdpRate, IP_UDP_HEADER_BYTES};
+use meshbed_sim::{FlowResult, Scenario, SimReport};
 use serde::Serialize;
 use std::net::{SocketAddrV4, UdpSocket};
 use std::path::PathBuf;
@@ -208,15 +208,16 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         .flows
         .iter()
         .enumerate()
-        .map(|(i, f)| match (f.protocol, f.bytes) {
-            (Some(protocol), Some(bytes)) => Some(start_transfer(&running, scenario, i, protocol, bytes, t0)),
+        .map(|(i, f)| match f.transport().map(|t| (t.protocol, t.amount)) {
+            Some((protocol, Amount::Bytes(bytes))) => Some(start_transfer(&running, scenario, i, protocol, bytes, t0)),
             _ => None,
         })
         .collect();
     for (i, f) in scenario.flows.iter().enumerate() {
-        if f.protocol.is_some() {
+        let FlowKind::Udp(udp) = &f.kind else {
+            // Transfers run above; echo flows were refused (`Emulator::supports`).
             continue;
-        }
+        };
         let dst_addr = SocketAddrV4::new(plumbing::node_addr(f.dst), flow_port(i));
         // Receiver.
         let (ns, c, stop2, errs) =
@@ -240,16 +241,15 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             }
         }));
         // Sender, paced.
-        let rate_bps = match f.traffic {
-            Traffic::Cbr => f.rate_kbps.unwrap_or(0.0) * 1e3,
-            // Echo flows were refused (`Emulator::supports`).
-            Traffic::Saturated | Traffic::Echo => f64::from(running.data_rate_kbps[f.src as usize]) * 1e3,
+        let rate_bps = match udp.rate {
+            UdpRate::Cbr { rate_kbps } => rate_kbps * 1e3,
+            UdpRate::Saturated => f64::from(running.data_rate_kbps[f.src as usize]) * 1e3,
         };
-        let interval = std::time::Duration::from_secs_f64(f64::from(f.packet_bytes) * 8.0 / rate_bps.max(1.0));
-        let payload = (f.packet_bytes - IP_UDP_HEADER_BYTES) as usize;
+        let interval = std::time::Duration::from_secs_f64(f64::from(udp.packet_bytes) * 8.0 / rate_bps.max(1.0));
+        let payload = (udp.packet_bytes - IP_UDP_HEADER_BYTES) as usize;
         let start = std::time::Duration::from_secs_f64(f.start_s);
         let stop_at =
-            std::time::Duration::from_secs_f64(f.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s));
+            std::time::Duration::from_secs_f64(udp.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s));
         let (ns, c, stop2, errs) =
             (running.netns(f.src).to_string(), counters[i].clone(), stop.clone(), errors.clone());
         threads.push(std::thread::spawn(move || {
@@ -311,7 +311,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         .enumerate()
         .map(|(i, f)| {
             let c = &counters[i];
-            let duration_s = f.stop_s.unwrap_or(scenario.duration_s).min(scenario.duration_s) - f.start_s;
+            let duration_s = f.stop_s().unwrap_or(scenario.duration_s).min(scenario.duration_s) - f.start_s;
             let bytes = c.bytes.load(Ordering::Relaxed);
             let mut r = FlowResult::blank(i as u32, f, routes.hop_count(f.src, f.dst), duration_s);
             r.sent_packets = c.sent.load(Ordering::Relaxed);
@@ -423,7 +423,7 @@ pub fn bench(seconds: f64, options: &EmuOptions) -> Result<Vec<BenchRow>> {
         // 54 Mbit/s needs the receiver nearer than 200 m at the default
         // power to decode at 21 dB SINR; 50 m keeps the link clean.
         one.topology = meshbed_sim::scenario::Topology::Chain { nodes: 2, spacing_m: 50.0 };
-        one.flows[0].packet_bytes = bytes;
+        *one.flows[0].packet_bytes_mut() = bytes;
         rows.push(compare(&format!("1 hop, 54 Mbit/s, {bytes} B saturated UDP"), &one, options)?);
     }
     // One link's DCF caps it near 5 000 frames/s; independent links far
@@ -442,7 +442,7 @@ pub fn bench(seconds: f64, options: &EmuOptions) -> Result<Vec<BenchRow>> {
 /// interference floor), each with a saturated UDP flow of `bytes`-byte
 /// packets at 54 Mbit/s.
 pub fn parallel_links(pairs: u32, bytes: u32, seconds: f64) -> Scenario {
-    use meshbed_sim::scenario::{FlowSpec, NodeSpec, Topology};
+    use meshbed_sim::scenario::{FlowSpec, NodeSpec, Topology, UdpRate};
     let mut s = Scenario::chain(1, 50.0, seconds);
     s.radio.data_rate_kbps = 54_000;
     let node = |x_m: f64| NodeSpec::at(x_m, 0.0);
@@ -450,7 +450,11 @@ pub fn parallel_links(pairs: u32, bytes: u32, seconds: f64) -> Scenario {
         nodes: (0..pairs).flat_map(|k| [node(k as f64 * 5_000.0), node(k as f64 * 5_000.0 + 50.0)]).collect(),
     };
     s.flows = (0..pairs)
-        .map(|k| FlowSpec { src: 2 * k, dst: 2 * k + 1, packet_bytes: bytes, ..FlowSpec::default() })
+        .map(|k| {
+            let mut f = FlowSpec::udp(2 * k, 2 * k + 1, UdpRate::Saturated);
+            *f.packet_bytes_mut() = bytes;
+            f
+        })
         .collect();
     s
 }

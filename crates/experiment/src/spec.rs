@@ -365,8 +365,7 @@ impl Experiment {
             kept = kept
                 .saturating_add(1024 + 256 * flows + 64 * nodes)
                 .saturating_add(report.saturating_mul(u64::from(repetitions)));
-            let data: u64 =
-                (0..s.flows.len()).filter(|&i| s.flows[i].protocol.is_some()).map(|i| s.sender_data_bytes(i)).sum();
+            let data: u64 = (0..s.flows.len()).map(|i| s.sender_data_bytes(i)).sum();
             running_max = running_max.max(32 * nodes * nodes + data);
             memory_bytes = kept.saturating_add(running_max.saturating_mul(at_once));
             if memory_bytes > MAX_MEMORY_BYTES && !force {
@@ -457,12 +456,13 @@ pub struct Plan {
 fn traced_bytes(s: &Scenario) -> u64 {
     s.flows
         .iter()
-        .filter(|f| f.trace)
+        .filter(|f| f.trace())
         .map(|f| {
-            let packets = match f.bytes {
-                Some(bytes) => 2 * bytes / u64::from(f.packet_bytes.max(1)),
+            let packet_bytes = f.packet_bytes();
+            let packets = match f.transport().and_then(|t| t.amount.bytes()) {
+                Some(bytes) => 2 * bytes / u64::from(packet_bytes.max(1)),
                 None => {
-                    let per_s = f64::from(s.data_rate_kbps(f.src)) * 1000.0 / (f64::from(f.packet_bytes) * 8.0);
+                    let per_s = f64::from(s.data_rate_kbps(f.src)) * 1000.0 / (f64::from(packet_bytes) * 8.0);
                     (s.duration_s * per_s) as u64
                 }
             };
@@ -497,8 +497,9 @@ fn set_batch_packets(tree: &mut toml::Table, batch_packets: u32) {
 fn check_batch_transfers(scenario: &Scenario, b: &BatchMeans) -> Result<(), ScenarioError> {
     let drawn = scenario.with_random_flows_drawn()?;
     for (i, f) in drawn.flows.iter().enumerate() {
-        let (Some(bytes), Some(_)) = (f.bytes, f.protocol.as_ref()) else { continue };
-        let needed = b.packets() * f.payload_bytes();
+        let Some(t) = f.transport() else { continue };
+        let Some(bytes) = t.amount.bytes() else { continue };
+        let needed = b.packets() * t.payload_bytes();
         if bytes < needed {
             return Err(ScenarioError::from(meshbed_core::InvalidValue::new(
                 format!("flows[{i}].bytes"),
@@ -507,7 +508,7 @@ fn check_batch_transfers(scenario: &Scenario, b: &BatchMeans) -> Result<(), Scen
                     "at least {needed} bytes: experiment.batch_means needs {} batches × {} packets of {} bytes",
                     b.batches,
                     b.batch_packets,
-                    f.payload_bytes()
+                    t.payload_bytes()
                 ),
             )));
         }
@@ -679,11 +680,13 @@ bytes = 100000
         // flow), but every point is.
         let pts = Experiment::from_toml(&text, "e.toml").unwrap().points("e.toml").unwrap();
         let atp = &pts[0].scenario;
-        assert_eq!(atp.flows[0].atp.as_ref().and_then(|a| a.beta), Some(0.75));
-        assert!(atp.flows[0].tcp.is_none());
+        let t = atp.flows[0].transport().unwrap();
+        assert_eq!(t.atp().and_then(|a| a.beta), Some(0.75));
+        assert!(t.tcp().is_none());
         let tcp = &pts[1].scenario;
-        assert!(tcp.flows[0].atp.is_none());
-        assert_eq!(tcp.flows[0].tcp.as_ref().and_then(|t| t.min_rto_s), Some(1.0));
+        let t = tcp.flows[0].transport().unwrap();
+        assert!(t.atp().is_none());
+        assert_eq!(t.tcp().and_then(|t| t.min_rto_s), Some(1.0));
         let template = &tcp.random_flows.as_ref().unwrap().flow;
         assert_eq!(template.get("protocol").and_then(|p| p.as_str()), Some("tcp-newreno"));
         assert!(!template.contains_key("atp"));
@@ -702,7 +705,7 @@ bytes = 100000
         // `hops` resizes the chain and moves the flow's far end with it.
         assert_eq!(pts[4].scenario.node_count(), 3);
         assert_eq!(pts[4].scenario.flows[0].dst, 2);
-        assert_eq!(pts[4].scenario.flows[0].protocol, Some(meshbed_proto::Protocol::TcpTahoe));
+        assert_eq!(pts[4].scenario.flows[0].protocol(), Some(meshbed_proto::Protocol::TcpTahoe));
     }
 
     #[test]
@@ -713,7 +716,11 @@ bytes = 100000
         .unwrap();
         let p = &e.points("e.toml").unwrap()[0];
         assert_eq!(p.scenario.flows.len(), 3);
-        assert!(p.scenario.flows.iter().all(|f| f.atp.as_ref().and_then(|a| a.kappa) == Some(0.5)));
+        assert!(p
+            .scenario
+            .flows
+            .iter()
+            .all(|f| f.transport().and_then(|t| t.atp()).and_then(|a| a.kappa) == Some(0.5)));
         assert_eq!(p.scenario.radio.mac.short_retry_limit, 0);
         assert_eq!(p.scenario.flows[2].start_s, 4.0);
         assert_eq!(p.scenario.flows[0].start_s, 0.0);

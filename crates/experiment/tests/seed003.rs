@@ -3,7 +3,7 @@
 //! TCP transfer going while AODV moves the route.
 
 use meshbed_experiment::builtin;
-use meshbed_sim::scenario::{Routing, Scenario};
+use meshbed_sim::scenario::{Amount, Routing, Scenario};
 
 /// The scenario of a built-in experiment's point, by label.
 fn point(experiment: &str, label: &str) -> Scenario {
@@ -26,7 +26,7 @@ fn hops_seen(s: &Scenario) -> (u32, u32) {
 fn signal_strength_aodv_on_the_seed003_chain_uses_only_neighbour_links() {
     let mut s = point("seed003-chain", "hops=4 protocol=atp-default");
     s.duration_s = 20.0;
-    s.flows[0].stop_s = Some(20.0);
+    s.flows[0].transport_mut().unwrap().amount = Amount::Until { stop_s: 20.0 };
     assert_eq!(hops_seen(&s), (4, 4), "every packet over the four neighbour links");
     // Without the filter, AODV takes the weak two-hop links its broadcasts
     // reach at 1 Mbit/s (seed 003 §3.2's reason for the filter).
@@ -40,8 +40,7 @@ fn signal_strength_aodv_on_the_seed003_chain_uses_only_neighbour_links() {
 fn a_walking_client_keeps_its_tcp_transfer_while_aodv_moves_the_route() {
     let mut s = point("seed003-walk", "hops=4 mobility.speed_mps=1.0 protocol=tcp-newreno");
     // A 30 MB transfer instead of 120 s of netperf (longer than the 49 s walk): it must arrive whole.
-    s.flows[0].stop_s = None;
-    s.flows[0].bytes = Some(30_000_000);
+    s.flows[0].transport_mut().unwrap().amount = Amount::Bytes(30_000_000);
     s.duration_s = 300.0;
     let r = meshbed_sim::run(&s).unwrap();
     let f = &r.flows[0];

@@ -53,7 +53,9 @@ fn a_flow_short_of_its_batches_is_reported_and_a_burst_still_counts() {
 /// A two-hop TCP transfer of `bytes` with `batch_packets` set.
 fn two_hop_transfer(bytes: u64, batch_packets: Option<u32>) -> Scenario {
     let mut s = Scenario::chain(2, 200.0, 20.0);
-    s.flows = vec![FlowSpec { batch_packets, ..FlowSpec::transfer(0, 2, meshbed_proto::Protocol::TcpNewReno, bytes) }];
+    let mut f = FlowSpec::transfer(0, 2, meshbed_proto::Protocol::TcpNewReno, bytes);
+    f.transport_mut().unwrap().batch_packets = batch_packets;
+    s.flows = vec![f];
     s
 }
 
@@ -78,11 +80,13 @@ fn the_simulator_stamps_each_batch_of_delivered_packets_when_asked() {
 
 #[test]
 fn batch_packets_belongs_to_transport_flows_and_is_at_least_one() {
-    let mut s = two_hop_transfer(100_000, Some(0));
+    let s = two_hop_transfer(100_000, Some(0));
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("flows[0].batch_packets = 0"), "{e}");
-    s.flows[0] = FlowSpec { src: 0, dst: 2, batch_packets: Some(10), ..FlowSpec::default() };
-    let e = s.validate().unwrap_err().to_string();
+    // A UDP flow has no batch_packets: the file's reader refuses the key.
+    let udp = "duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n\
+               [[flows]]\nsrc = 0\ndst = 2\nbatch_packets = 10\n";
+    let e = Scenario::from_toml(udp).unwrap_err().to_string();
     assert!(e.contains("flows[0].batch_packets") && e.contains("transport flows"), "{e}");
 }
 
@@ -99,7 +103,11 @@ fn experiment(batch_means: &str, bytes: u64) -> Result<Experiment, meshbed_exper
 fn batch_means_keys_are_checked_with_their_names() {
     let ok = experiment("{ batch_packets = 10, batches = 3, discard = 1 }", 30 * 1436).unwrap();
     assert_eq!(ok.config.batch_means, Some(BatchMeans { batch_packets: 10, batches: 3, discard: 1 }));
-    assert_eq!(ok.points("b").unwrap()[0].scenario.flows[0].batch_packets, Some(10), "set on every flow");
+    assert_eq!(
+        ok.points("b").unwrap()[0].scenario.flows[0].transport().unwrap().batch_packets,
+        Some(10),
+        "set on every flow"
+    );
     // Each key defaults to the paper's value (§IV: 11 batches of 5,000, one discarded).
     let paper = experiment("{}", 55_000 * 1436).unwrap();
     assert_eq!(paper.config.batch_means, Some(BatchMeans { batch_packets: 5000, batches: 11, discard: 1 }));
@@ -206,10 +214,10 @@ fn the_seed004_builtins_run_the_papers_setting() {
             let s = p.scenario.with_random_flows_drawn().unwrap();
             assert_eq!(s.radio, RadioConfig::ns2_54g(), "{name}");
             assert_eq!(s.routing, Routing::olsr(true), "{name}");
-            for f in &s.flows {
+            for f in s.flows.iter().map(|f| f.transport().expect("a transfer")) {
                 assert_eq!(f.payload_bytes(), 1460, "{name}: 1460 bytes of data per packet");
                 assert_eq!(f.batch_packets, Some(b.batch_packets), "{name}");
-                assert_eq!(f.bytes, Some(b.packets() * 1460), "{name}: exactly the packets batch means needs");
+                assert_eq!(f.amount.bytes(), Some(b.packets() * 1460), "{name}: exactly the packets batch means needs");
             }
         }
     }

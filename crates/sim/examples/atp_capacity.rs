@@ -35,7 +35,9 @@ use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::{self, Control, ProtocolId, HEADER_LEN};
 use meshbed_proto::Protocol;
 use meshbed_radio::{Addr, Indication, Medium, NodeId, NodeRadio, Payload, RadioConfig, RadioEvent, Scheduler};
-use meshbed_sim::scenario::{FlowSpec, Routing, Scenario, Topology, Traffic, IP_UDP_HEADER_BYTES};
+use meshbed_sim::scenario::{
+    Amount, FlowKind, FlowSpec, Routing, Scenario, Topology, TransportFlow, UdpRate, IP_UDP_HEADER_BYTES,
+};
 use meshbed_sim::TraceKind;
 
 /// Seconds at the start of every run that are not counted (quick-start,
@@ -82,7 +84,9 @@ fn chain(setting: &Setting, hops: u32, seconds: f64, seed: u64, flow: FlowSpec) 
     s.seed = seed;
     s.radio = setting.radio.clone();
     s.routing = Routing::Static { paths: vec![(0..=hops).collect()] };
-    s.flows = vec![FlowSpec { src: 0, dst: hops, packet_bytes: setting.packet_bytes, ..flow }];
+    let mut flow = FlowSpec { src: 0, dst: hops, ..flow };
+    *flow.packet_bytes_mut() = setting.packet_bytes;
+    s.flows = vec![flow];
     s
 }
 
@@ -137,11 +141,11 @@ fn time_mean_rate(trace: &[meshbed_sim::transport::TraceRecord], seconds: f64) -
 
 fn part1(setting: &Setting, hops: u32, seconds: f64, seed: u64) -> Part1 {
     let payload = payload_bytes(setting.packet_bytes);
-    let udp = chain(setting, hops, seconds, seed, FlowSpec { traffic: Traffic::Saturated, ..FlowSpec::default() });
+    let udp = chain(setting, hops, seconds, seed, FlowSpec::udp(0, 1, UdpRate::Saturated));
     let udp = meshbed_sim::run(&udp).expect("runs");
     let transport = |protocol: Protocol| {
-        let flow =
-            FlowSpec { bytes: None, stop_s: Some(seconds), trace: true, ..FlowSpec::transfer(0, hops, protocol, 1) };
+        let transfer = TransportFlow { trace: true, ..TransportFlow::new(protocol, Amount::Until { stop_s: seconds }) };
+        let flow = FlowSpec { src: 0, dst: hops, start_s: 0.0, kind: FlowKind::Transport(transfer) };
         meshbed_sim::run(&chain(setting, hops, seconds, seed, flow)).expect("runs").flows.remove(0)
     };
     let atp = transport(Protocol::AtpDefault);

@@ -20,7 +20,7 @@
 //! (default 100 400 1600)
 
 use meshbed_sim::mobility::MobilitySpec;
-use meshbed_sim::scenario::{FlowSpec, Scenario, Topology, Traffic};
+use meshbed_sim::scenario::{FlowSpec, Scenario, Topology};
 
 fn scenario(nodes: u32, floor_dbm: f64) -> Scenario {
     let side_m = 1000.0 * (nodes as f64 / 100.0).sqrt();
@@ -38,14 +38,7 @@ fn scenario(nodes: u32, floor_dbm: f64) -> Scenario {
                 .filter(|&j| j != src)
                 .map(|j| (j, libm::hypot(a.x_m - at[j as usize].x_m, a.y_m - at[j as usize].y_m)))
                 .min_by(|x, y| x.1.total_cmp(&y.1))?;
-            (d < 200.0).then_some(FlowSpec {
-                src,
-                dst,
-                traffic: Traffic::Cbr,
-                rate_kbps: Some(8.0 * 512.0 * 8.0 / 1000.0),
-                packet_bytes: 512,
-                ..FlowSpec::default()
-            })
+            (d < 200.0).then_some(FlowSpec::cbr(src, dst, 8.0 * 512.0 * 8.0 / 1000.0, 512))
         })
         .collect();
     s

@@ -271,23 +271,23 @@ impl Sim {
         let mut relay_classes: Vec<RelayClass> = Vec::new();
         for (i, f) in scenario.flows.iter().enumerate() {
             let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
-            let stop = f.stop_s.map_or(end, |s| Instant::ZERO + Duration::from_secs_f64(s)).min(end);
-            let kind = match f.protocol {
-                Some(protocol) => {
+            let stop = f.stop_s().map_or(end, |s| Instant::ZERO + Duration::from_secs_f64(s)).min(end);
+            let kind = match &f.kind {
+                scenario::FlowKind::Transport(flow) => {
                     let bytes = scenario.sender_data_bytes(i);
-                    let mut t = Transport::new(scenario.seed, i as u32, f, protocol, start, bytes);
-                    let class = Transport::relay_class_of(f, protocol);
+                    let mut t = Transport::new(scenario.seed, i as u32, flow, start, bytes);
+                    let class = Transport::relay_class_of(flow);
                     t.relay_class = relay_classes.iter().position(|c| *c == class).unwrap_or_else(|| {
                         relay_classes.push(class);
                         relay_classes.len() - 1
                     });
                     FlowKind::Transport(Box::new(t))
                 }
-                None if f.traffic == Traffic::Echo => {
-                    let timeout_s = f.echo_timeout_s.unwrap_or(scenario::DEFAULT_ECHO_TIMEOUT_S);
+                scenario::FlowKind::Echo(e) => {
+                    let timeout_s = e.timeout_s.unwrap_or(scenario::DEFAULT_ECHO_TIMEOUT_S);
                     FlowKind::Echo(echo::Pinger::new(Duration::from_secs_f64(timeout_s)))
                 }
-                None => FlowKind::Udp(UdpSource::new(f)),
+                scenario::FlowKind::Udp(u) => FlowKind::Udp(UdpSource::new(u)),
             };
             flows.push(Flow {
                 spec: f.clone(),
@@ -306,20 +306,22 @@ impl Sim {
             let flow = i as u32;
             match &mut f.kind {
                 FlowKind::Transport(t) => {
-                    if f.spec.stop_s.is_some() {
+                    if f.spec.stop_s().is_some() {
                         t.stop_at = Some(f.stop);
                         net.schedule(f.stop, SimEvent::TransportStop { flow });
                     }
                     schedule_timer(&mut net, f.start, flow, Some(t.start(f.start)));
                 }
                 FlowKind::Echo(_) => net.schedule(f.start, SimEvent::Echo { flow }),
-                FlowKind::Udp(_) => match f.spec.traffic {
-                    Traffic::Cbr => net.schedule(f.start, SimEvent::CbrTick { flow }),
-                    Traffic::Saturated => {
-                        saturated.add(f.spec.src, flow);
-                        net.schedule(f.start, SimEvent::SaturatedStart { flow });
-                    }
-                    Traffic::Echo => unreachable!("echo flows are FlowKind::Echo"),
+                FlowKind::Udp(_) => match &f.spec.kind {
+                    scenario::FlowKind::Udp(u) => match u.rate {
+                        scenario::UdpRate::Cbr { .. } => net.schedule(f.start, SimEvent::CbrTick { flow }),
+                        scenario::UdpRate::Saturated => {
+                            saturated.add(f.spec.src, flow);
+                            net.schedule(f.start, SimEvent::SaturatedStart { flow });
+                        }
+                    },
+                    _ => unreachable!("a UDP source is built from a UDP flow"),
                 },
             }
         }
@@ -711,7 +713,7 @@ impl World {
         if let Some(at) = p.poll_timeout() {
             net.schedule(at, SimEvent::Echo { flow });
         }
-        let pkt = Packet::data(f.spec.src, f.spec.dst, flow, seq, f.spec.packet_bytes, now, Vec::new());
+        let pkt = Packet::data(f.spec.src, f.spec.dst, flow, seq, f.spec.packet_bytes(), now, Vec::new());
         let _ = route_out(net, &mut self.router, &mut self.net, now, f.spec.src, pkt);
     }
 
@@ -729,7 +731,7 @@ impl World {
             return;
         }
         if let Some(rtt) = p.on_reply(now, pkt.seq) {
-            if f.spec.trace {
+            if f.spec.trace() {
                 f.echo_trace.push(transport::TraceRecord {
                     t_s: now.as_secs_f64(),
                     side: Side::Sender,
@@ -897,7 +899,7 @@ pub fn build_network<P: Payload>(
     }
     for (i, f) in scenario.flows.iter().enumerate() {
         // Transport flows need the way back too, for feedback and ACKs.
-        let ends = if f.protocol.is_some() { vec![(f.src, f.dst), (f.dst, f.src)] } else { vec![(f.src, f.dst)] };
+        let ends = if f.transport().is_some() { vec![(f.src, f.dst), (f.dst, f.src)] } else { vec![(f.src, f.dst)] };
         for (from, to) in ends {
             if routes.hop_count(from, to).is_some() {
                 continue;

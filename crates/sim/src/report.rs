@@ -246,15 +246,15 @@ impl FlowResult {
             dst: spec.dst,
             hops,
             start_s: spec.start_s,
-            protocol: spec.protocol,
-            traffic: spec.protocol.is_none().then_some(spec.traffic),
+            protocol: spec.protocol(),
+            traffic: spec.traffic(),
             sent_packets: 0,
             received_packets: 0,
             received_payload_bytes: 0,
             goodput_bps: 0.0,
             mean_delay_s: 0.0,
             out_of_order: 0,
-            transfer_bytes: spec.bytes,
+            transfer_bytes: spec.transport().and_then(|t| t.amount.bytes()),
             bytes_delivered: 0,
             completed: false,
             verified: false,
@@ -655,7 +655,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     let hops = world.router.table.hop_count(f.spec.src, f.spec.dst);
     let mut r = FlowResult::blank(flow, &f.spec, hops, f.stop.saturating_since(f.start).as_secs_f64());
     r.protocol = None;
-    r.traffic = Some(f.spec.traffic);
+    r.traffic = f.spec.traffic();
     r.transfer_bytes = None;
     r.received_packets = a.packets;
     r.received_payload_bytes = a.udp_payload_bytes;
@@ -692,7 +692,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
             r.traffic = None;
             r.sent_packets = sender.datagrams_sent;
             r.received_payload_bytes = t.bytes_delivered;
-            r.transfer_bytes = f.spec.bytes;
+            r.transfer_bytes = f.spec.transport().and_then(|t| t.amount.bytes());
             r.bytes_delivered = t.bytes_delivered;
             r.completed = t.completed_at.is_some();
             r.verified = t.verified();

@@ -2,7 +2,7 @@
 //! receiver at the destination, the data they move and what the simulator
 //! observes of them.
 //!
-//! This module builds the engines from a [`FlowSpec`], generates the
+//! This module builds the engines from a [`TransportFlow`], generates the
 //! application data, drives the engines in the [`meshbed_proto::engine`]
 //! calling order (input or timeout, then transmit until nothing is left,
 //! events, received bytes, next deadline), keeps each side's timer
@@ -12,7 +12,7 @@
 //! [`Transport::on_timeout`] send) and schedules the [`Timer`]s they return.
 
 use crate::driver::RelayClass;
-use crate::scenario::{FlowSpec, IP_UDP_HEADER_BYTES};
+use crate::scenario::{TransportFlow, IP_UDP_HEADER_BYTES};
 use crate::trace_kind::TraceKind;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use meshbed_proto::atp::AtpConfig;
@@ -226,7 +226,7 @@ pub(crate) struct Transport {
     /// driven raised one that routing has not heard of yet.
     pub peer_unresponsive_events: u64,
     peer_unresponsive_pending: bool,
-    /// A slow reader at the destination ([`FlowSpec::read_rate_bps`]): what
+    /// A slow reader at the destination ([`TransportFlow::reader`]): what
     /// it may read when, and when it next wants to read (more is waiting).
     reader: Option<ReadLimit>,
     read_wake: Option<Instant>,
@@ -244,30 +244,27 @@ impl Transport {
     /// `relay_class` is filled in by the caller from [`Transport::relay_class_of`].
     /// `bytes` is the data the sender holds: the transfer size, or for a
     /// flow that runs for a duration more than it could send in that time.
-    pub(crate) fn new(
-        seed: u64,
-        index: u32,
-        spec: &FlowSpec,
-        protocol: Protocol,
-        start: Instant,
-        bytes: u64,
-    ) -> Transport {
+    pub(crate) fn new(seed: u64, index: u32, spec: &TransportFlow, start: Instant, bytes: u64) -> Transport {
         // The connection id and then the data come from the flow's own stream.
         let mut rng = stream_rng(seed, StreamId::new(StreamKind::Transport, index as u64));
         let connection_id = rng.next_u32();
         let mut data = vec![0u8; bytes as usize];
         ByteStream::new(rng.clone()).fill(&mut data);
         let verifier = ByteStream::new(rng);
-        let config = EngineConfig::new(protocol, |_| atp_config(spec, protocol), || tcp_config(spec));
+        let protocol = spec.protocol;
+        let config = EngineConfig::new(protocol, |_| atp_config(spec), || tcp_config(spec));
         let sender = SenderEngine::with_data(&config, connection_id, data, start);
         let mut receiver = ReceiverEngine::new(&config, connection_id, start);
         // seed 002 §4.2.3: a slow reader, with a bounded receive buffer
         // (validation refuses one for a receiver without flow control).
-        let buffer = receiver.reader_receive_buffer().map(|default| spec.receive_buffer_bytes.unwrap_or(default));
-        let reader = spec.read_rate_bps.zip(buffer).map(|(rate, buffer)| {
+        let reader = spec.reader.as_ref();
+        let buffer =
+            receiver.reader_receive_buffer().zip(reader).map(|(default, r)| r.receive_buffer_bytes.unwrap_or(default));
+        let reader = reader.zip(buffer).map(|(r, buffer)| {
+            let rate = r.rate_bps;
             receiver.set_receive_buffer(buffer);
             let at = |t_s: f64| Instant::ZERO + Duration::from_secs_f64(t_s);
-            let steps: Vec<_> = spec.read_rate_steps.iter().map(|s| (at(s.at_s), s.rate_bps)).collect();
+            let steps: Vec<_> = r.steps.iter().map(|s| (at(s.at_s), s.rate_bps)).collect();
             ReadLimit::new(start, rate, &steps, READ_BURST)
         });
         Transport {
@@ -519,8 +516,8 @@ impl Transport {
     /// The stamping parameters of a flow: its ATP preset's, or default ATP's
     /// for TCP (a relay only increments N_h on TCP datagrams, so the choice
     /// does not matter beyond sharing the node's averages).
-    pub(crate) fn relay_class_of(spec: &FlowSpec, protocol: Protocol) -> RelayClass {
-        let cfg = if protocol.is_atp() { atp_config(spec, protocol) } else { AtpConfig::default() };
+    pub(crate) fn relay_class_of(spec: &TransportFlow) -> RelayClass {
+        let cfg = if spec.protocol.is_atp() { atp_config(spec) } else { AtpConfig::default() };
         RelayClass { config: cfg.relay_config(), packet_bytes: spec.packet_bytes }
     }
 
@@ -629,11 +626,11 @@ impl Transport {
 
 /// The ATP configuration of a flow: the preset, the flow's segment size,
 /// its overrides, and its trace flag.
-fn atp_config(spec: &FlowSpec, protocol: Protocol) -> AtpConfig {
-    let mut cfg = AtpConfig::for_protocol(protocol).expect("an ATP protocol");
+fn atp_config(spec: &TransportFlow) -> AtpConfig {
+    let mut cfg = AtpConfig::for_protocol(spec.protocol).expect("an ATP protocol");
     cfg.max_payload = (spec.packet_bytes - IP_UDP_HEADER_BYTES) as usize - HEADER_LEN;
     cfg.trace = spec.trace;
-    if let Some(o) = &spec.atp {
+    if let Some(o) = spec.atp() {
         if let Some(e) = o.epoch_s {
             cfg.epoch = Duration::from_secs_f64(e);
         }
@@ -672,12 +669,12 @@ fn atp_config(spec: &FlowSpec, protocol: Protocol) -> AtpConfig {
     cfg
 }
 
-fn tcp_config(spec: &FlowSpec) -> TcpConfig {
+fn tcp_config(spec: &TransportFlow) -> TcpConfig {
     let mut cfg = TcpConfig {
         mss_bytes: (spec.packet_bytes - IP_UDP_HEADER_BYTES) as usize - HEADER_LEN,
         ..TcpConfig::default()
     };
-    if let Some(o) = &spec.tcp {
+    if let Some(o) = spec.tcp() {
         if let Some(w) = o.initial_cwnd_segments {
             cfg.initial_cwnd_segments = w;
         }
@@ -709,8 +706,8 @@ mod tests {
     #[test]
     fn path_info_is_delivered_only_when_it_changes() {
         let protocol = Protocol::TcpNewReno;
-        let spec = FlowSpec::transfer(0, 3, protocol, 1000);
-        let mut t = Transport::new(7, 0, &spec, protocol, Instant::ZERO, 1000);
+        let spec = TransportFlow::new(protocol, crate::scenario::Amount::Bytes(1000));
+        let mut t = Transport::new(7, 0, &spec, Instant::ZERO, 1000);
         let info = |hop_count, max_link_loss| PathInfo { hop_count, max_link_loss, link_rate_bps: 24_000_000 };
         let now = Instant::ZERO + Duration::from_secs(1);
         // TCP ignores path information: its deadline stays, no timer.

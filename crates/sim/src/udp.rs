@@ -2,7 +2,7 @@
 //! no bytes (only their size is modelled); the destination counts them in
 //! the flow's [`Arrivals`](crate::report::Arrivals).
 
-use crate::scenario::{FlowSpec, Traffic};
+use crate::scenario::{FlowSpec, UdpFlow, UdpRate};
 use crate::{Flow, Packet};
 use meshbed_core::{Duration, Instant};
 use meshbed_radio::{Medium, NodeId};
@@ -16,17 +16,19 @@ pub(crate) struct UdpSource {
 }
 
 impl UdpSource {
-    pub(crate) fn new(spec: &FlowSpec) -> Self {
-        let interval = match (spec.traffic, spec.rate_kbps) {
-            (Traffic::Cbr, Some(r)) => Duration::from_secs_f64(spec.packet_bytes as f64 * 8.0 / (r * 1000.0)),
-            _ => Duration::ZERO,
+    pub(crate) fn new(spec: &UdpFlow) -> Self {
+        let interval = match spec.rate {
+            UdpRate::Cbr { rate_kbps } => {
+                Duration::from_secs_f64(spec.packet_bytes as f64 * 8.0 / (rate_kbps * 1000.0))
+            }
+            UdpRate::Saturated => Duration::ZERO,
         };
         UdpSource { interval, next_seq: 0, sent_packets: 0 }
     }
 
     /// The flow's next packet, created at its source at `now`.
     pub(crate) fn next_packet(&mut self, spec: &FlowSpec, flow: u32, now: Instant) -> Packet {
-        let pkt = Packet::data(spec.src, spec.dst, flow, self.next_seq, spec.packet_bytes, now, Vec::new());
+        let pkt = Packet::data(spec.src, spec.dst, flow, self.next_seq, spec.packet_bytes(), now, Vec::new());
         self.next_seq += 1;
         self.sent_packets += 1;
         pkt

@@ -2,20 +2,11 @@
 //! saturation model, hidden terminals and the classic chain result.
 
 use meshbed_radio::{phy, Standard};
-use meshbed_sim::scenario::{FlowSpec, NodeSpec, Routing, Scenario, Topology, Traffic};
+use meshbed_sim::scenario::{FlowSpec, NodeSpec, Routing, Scenario, Topology, UdpRate};
 use meshbed_sim::SimReport;
 
 fn saturated(src: u32, dst: u32) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        traffic: Traffic::Saturated,
-        packet_bytes: 1500,
-        rate_kbps: None,
-        start_s: 0.0,
-        stop_s: None,
-        ..FlowSpec::default()
-    }
+    FlowSpec::udp(src, dst, UdpRate::Saturated)
 }
 
 fn run(s: &Scenario) -> SimReport {

@@ -6,7 +6,7 @@
 
 use meshbed_core::{Duration, Instant};
 use meshbed_routing::{DataPacket, Decision, Dest, RouteEvent, RoutingEngine, RoutingStats, Transmit};
-use meshbed_sim::scenario::{FlowSpec, Scenario, Traffic};
+use meshbed_sim::scenario::{FlowSpec, Scenario, UdpRate};
 use meshbed_sim::Sim;
 use meshbed_sim::{RouteLogEvent, RouteLogSide, TraceKind};
 
@@ -120,14 +120,7 @@ impl RoutingEngine for ChainHello {
 
 fn chain(hops: u32) -> Scenario {
     let mut s = Scenario::chain(hops, 200.0, 3.0);
-    s.flows = vec![FlowSpec {
-        src: 0,
-        dst: hops,
-        traffic: Traffic::Cbr,
-        rate_kbps: Some(80.0),
-        packet_bytes: 500,
-        ..FlowSpec::default()
-    }];
+    s.flows = vec![FlowSpec::cbr(0, hops, 80.0, 500)];
     s
 }
 
@@ -217,15 +210,7 @@ fn olsr_carries_cbr_along_a_chain_once_converged() {
     for etx in [false, true] {
         let mut s = Scenario::chain(4, 200.0, 60.0);
         s.routing = meshbed_sim::scenario::Routing::olsr(etx);
-        s.flows = vec![FlowSpec {
-            src: 0,
-            dst: 4,
-            traffic: Traffic::Cbr,
-            rate_kbps: Some(40.0),
-            packet_bytes: 500,
-            start_s: 20.0,
-            ..FlowSpec::default()
-        }];
+        s.flows = vec![FlowSpec::cbr(0, 4, 40.0, 500).starting_at(20.0)];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
         assert_eq!((f.sent_packets, f.received_packets), (400, 400), "etx {etx}");
@@ -310,15 +295,7 @@ fn signal_strength_aodv_avoids_a_weak_long_link() {
         s.radio.fading = meshbed_radio::Fading::Rayleigh;
         s.topology = Topology::Explicit { nodes: vec![node(0.0), node(120.0), node(240.0)] };
         s.routing = routing;
-        s.flows = vec![FlowSpec {
-            src: 0,
-            dst: 2,
-            traffic: Traffic::Cbr,
-            rate_kbps: Some(40.0),
-            packet_bytes: 500,
-            start_s: 5.0,
-            ..FlowSpec::default()
-        }];
+        s.flows = vec![FlowSpec::cbr(0, 2, 40.0, 500).starting_at(5.0)];
         s
     };
     // The direct link is weak: over it alone, at least 20% of frames are lost.
@@ -513,7 +490,7 @@ fn a_saturated_source_over_reactive_routing_neither_hangs_nor_stalls() {
     for routing in [Routing::dsr(), Routing::aodv(None)] {
         let mut s = Scenario::chain(3, 200.0, 5.0);
         s.routing = routing.clone();
-        s.flows = vec![FlowSpec { src: 0, dst: 3, traffic: Traffic::Saturated, ..FlowSpec::default() }];
+        s.flows = vec![FlowSpec::udp(0, 3, UdpRate::Saturated)];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
         assert!(f.received_packets > 1000, "{routing:?}: {f:?}");
@@ -556,7 +533,9 @@ fn each_transport_reacts_to_a_relay_walking_away_and_completes() {
                 nodes: vec![node(0.0, 0.0), node(150.0, 40.0), node(300.0, 0.0), node(150.0, -40.0)],
             };
             s.routing = Routing::aodv(None);
-            s.flows = vec![FlowSpec { start_s: 1.0, trace: true, ..FlowSpec::transfer(0, 2, protocol, 4_000_000) }];
+            let mut f = FlowSpec::transfer(0, 2, protocol, 4_000_000).starting_at(1.0);
+            f.transport_mut().unwrap().trace = true;
+            s.flows = vec![f];
             let away = if walker == 1 { 3000.0 } else { -3000.0 };
             s.mobility = Some(MobilitySpec::Scripted {
                 nodes: vec![ScriptedNode { node: walker, waypoints: vec![[2.0, 150.0, away, 50.0]] }],

@@ -4,7 +4,7 @@
 //! mistakes in their keys name the key.
 
 use meshbed_proto::Protocol;
-use meshbed_sim::scenario::{FlowSpec, Scenario, Traffic};
+use meshbed_sim::scenario::{FlowKind, FlowSpec, Scenario, TransportSettings};
 use meshbed_sim::TraceKind;
 use meshbed_sim::{FlowResult, SimReport};
 
@@ -33,7 +33,8 @@ fn paced_reno_delivers_every_byte_over_a_4_hop_chain() {
     assert_ne!(paced.trace_hash, plain.trace_hash, "pacing changed nothing");
     // V from `[flows.tcp] pacing_v` reaches the engine: another V, another run.
     let mut fast = transfer(Protocol::TcpRenoPaced, 4, bytes);
-    fast.flows[0].tcp = Some(meshbed_sim::scenario::TcpOverrides { pacing_v: Some(4.0), ..Default::default() });
+    fast.flows[0].transport_mut().unwrap().settings =
+        TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides { pacing_v: Some(4.0), ..Default::default() });
     let fast = run(&fast);
     assert!(fast.flows[0].completed && fast.flows[0].verified);
     assert_ne!(fast.trace_hash, paced.trace_hash, "pacing_v changed nothing");
@@ -43,14 +44,11 @@ fn paced_reno_delivers_every_byte_over_a_4_hop_chain() {
 /// ping payload (the IP packet is 28 bytes more), for 5 s.
 fn ping(hops: u32, payload: u32, trace: bool) -> FlowResult {
     let mut s = Scenario::chain(hops, 200.0, 5.0);
-    s.flows = vec![FlowSpec {
-        src: 0,
-        dst: hops,
-        traffic: Traffic::Echo,
-        packet_bytes: payload + 28,
-        trace,
-        ..FlowSpec::default()
-    }];
+    let mut f = FlowSpec::echo(0, hops, payload + 28);
+    if let FlowKind::Echo(e) = &mut f.kind {
+        e.trace = trace;
+    }
+    s.flows = vec![f];
     run(&s).flows.remove(0)
 }
 
@@ -105,9 +103,10 @@ fn err_of(flow: &str) -> String {
 fn echo_and_pacing_mistakes_name_their_key() {
     let ok = |flow: &str| parse(flow).expect("valid");
     let s = ok("traffic = \"echo\"\npacket_bytes = 92\necho_timeout_s = 0.5\ntrace = true\n");
-    assert_eq!((s.flows[0].traffic, s.flows[0].echo_timeout_s), (Traffic::Echo, Some(0.5)));
+    let FlowKind::Echo(e) = &s.flows[0].kind else { panic!("an echo flow: {:?}", s.flows[0]) };
+    assert_eq!((e.timeout_s, e.trace), (Some(0.5), true));
     let s = ok("protocol = \"tcp-newreno-paced\"\nbytes = 1000\n[flows.tcp]\npacing_v = 2.0\ndelayed_acks = false\n");
-    assert_eq!(s.flows[0].tcp.as_ref().and_then(|t| t.pacing_v), Some(2.0));
+    assert_eq!(s.flows[0].transport().and_then(|t| t.tcp()).and_then(|t| t.pacing_v), Some(2.0));
 
     let e = err_of("traffic = \"echo\"\nrate_kbps = 10\n");
     assert!(e.contains("flows[0].rate_kbps"), "{e}");

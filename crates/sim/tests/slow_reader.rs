@@ -5,7 +5,7 @@
 //! (no advertised window on the wire) still completes at the reader's pace.
 
 use meshbed_proto::Protocol;
-use meshbed_sim::scenario::{FlowSpec, ReadRateStep, Scenario};
+use meshbed_sim::scenario::{FlowSpec, ReadRateStep, Scenario, SlowReader};
 use meshbed_sim::TraceKind;
 use meshbed_sim::{FlowResult, SimReport};
 
@@ -15,12 +15,15 @@ const HOPS: u32 = 3;
 /// a reader at `read_rate_bps` (none: it takes everything) and traces on.
 fn scenario(protocol: Protocol, bytes: u64, read_rate_bps: Option<u64>, steps: &[(f64, u64)]) -> Scenario {
     let mut s = Scenario::chain(HOPS, 200.0, 90.0);
-    s.flows = vec![FlowSpec {
-        trace: true,
-        read_rate_bps,
-        read_rate_steps: steps.iter().map(|&(at_s, rate_bps)| ReadRateStep { at_s, rate_bps }).collect(),
-        ..FlowSpec::transfer(0, HOPS, protocol, bytes)
-    }];
+    let mut f = FlowSpec::transfer(0, HOPS, protocol, bytes);
+    let t = f.transport_mut().unwrap();
+    t.trace = true;
+    t.reader = read_rate_bps.map(|rate_bps| SlowReader {
+        rate_bps,
+        steps: steps.iter().map(|&(at_s, rate_bps)| ReadRateStep { at_s, rate_bps }).collect(),
+        receive_buffer_bytes: None,
+    });
+    s.flows = vec![f];
     s.validate().expect("valid scenario");
     s
 }
@@ -66,7 +69,7 @@ fn reader_rate_bps(f: &FlowResult, from_s: f64, to_s: f64) -> f64 {
 }
 
 fn payload(s: &Scenario) -> u64 {
-    s.flows[0].payload_bytes()
+    s.flows[0].transport().unwrap().payload_bytes()
 }
 
 #[test]

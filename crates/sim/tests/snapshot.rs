@@ -13,7 +13,7 @@
 //! fails until you do), so that stored runs of the old model are not reused.
 
 use meshbed_proto::Protocol;
-use meshbed_sim::scenario::{FlowSpec, Scenario, Topology, Traffic};
+use meshbed_sim::scenario::{FlowSpec, Scenario, Topology};
 use std::fmt::Write;
 
 const SNAPSHOT: &str = "tests/snapshots/runs.txt";
@@ -25,9 +25,7 @@ fn scenarios() -> Vec<(&'static str, Scenario)> {
 
     let mut s = Scenario::chain(6, 200.0, 5.0);
     s.seed = 7;
-    s.flows[0].traffic = Traffic::Cbr;
-    s.flows[0].rate_kbps = Some(800.0);
-    s.flows[0].packet_bytes = 512;
+    s.flows[0] = FlowSpec::cbr(0, 6, 800.0, 512);
     v.push(("CBR 800 kb/s 512 B, 6-hop chain, seed 7", s));
 
     for (name, protocol, hops) in [
@@ -51,7 +49,7 @@ fn scenarios() -> Vec<(&'static str, Scenario)> {
     s.flows = vec![
         FlowSpec::transfer(0, 8, Protocol::AtpAggressive, 200_000),
         FlowSpec::transfer(2, 6, Protocol::TcpReno, 200_000),
-        FlowSpec { src: 3, dst: 5, traffic: Traffic::Cbr, rate_kbps: Some(1000.0), ..FlowSpec::default() },
+        FlowSpec::cbr(3, 5, 1000.0, 1500),
     ];
     v.push(("3x3 grid, shadowing 4 dB, seed 3: ATP + TCP crossing, UDP", s));
     v.extend(cross_layer());

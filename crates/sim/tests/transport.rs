@@ -88,7 +88,7 @@ fn trace_samples_are_kept_only_when_asked() {
     let mut s = chain_transfer(Protocol::AtpAggressive, 2, 100_000, 30.0);
     let r = run(&s);
     assert!(r.flows[0].completed && r.flows[0].trace.is_empty());
-    s.flows[0].trace = true;
+    s.flows[0].transport_mut().unwrap().trace = true;
     let r = run(&s);
     let f = &r.flows[0];
     assert!(f.completed);
@@ -137,11 +137,12 @@ fn transport_flows_parse_from_toml() {
                 [[flows]]\nsrc = 3\ndst = 0\nprotocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\ndelayed_acks = true\n\
                 [[flows]]\nsrc = 1\ndst = 2\ntraffic = \"cbr\"\nrate_kbps = 100\n";
     let s = Scenario::from_toml(text).unwrap();
-    assert_eq!(s.flows[0].protocol, Some(Protocol::AtpAdaptive));
-    assert_eq!(s.flows[0].bytes, Some(2_000_000));
-    assert_eq!(s.flows[0].atp.as_ref().unwrap().kappa, Some(0.4));
-    assert_eq!(s.flows[1].protocol, Some(Protocol::TcpNewReno));
-    assert_eq!(s.flows[2].protocol, None);
+    assert_eq!(s.flows[0].protocol(), Some(Protocol::AtpAdaptive));
+    let t = s.flows[0].transport().unwrap();
+    assert_eq!(t.amount, meshbed_sim::scenario::Amount::Bytes(2_000_000));
+    assert_eq!(t.atp().unwrap().kappa, Some(0.4));
+    assert_eq!(s.flows[1].protocol(), Some(Protocol::TcpNewReno));
+    assert_eq!(s.flows[2].protocol(), None);
     // The serialized scenario reads back the same.
     assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
 }
@@ -183,16 +184,14 @@ fn transport_flow_mistakes_name_their_key() {
 /// it stops at `stop_s`, and what arrived is a verified prefix of the data.
 #[test]
 fn duration_flows_stop_on_time_with_a_verified_prefix() {
-    use meshbed_sim::scenario::{FlowSpec, Scenario};
+    use meshbed_sim::scenario::{Amount, FlowKind, FlowSpec, Scenario, TransportFlow};
     for protocol in [Protocol::AtpAdaptive, Protocol::TcpNewReno] {
         let mut s = Scenario::chain(3, 200.0, 12.0);
         s.flows = vec![FlowSpec {
             src: 0,
             dst: 3,
-            protocol: Some(protocol),
             start_s: 1.0,
-            stop_s: Some(6.0),
-            ..FlowSpec::default()
+            kind: FlowKind::Transport(TransportFlow::new(protocol, Amount::Until { stop_s: 6.0 })),
         }];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
@@ -203,13 +202,10 @@ fn duration_flows_stop_on_time_with_a_verified_prefix() {
         assert_eq!(f.transfer_bytes, None);
         assert!((f.goodput_bps - f.bytes_delivered as f64 * 8.0 / 5.0).abs() < 1e-6);
     }
-    // bytes and stop_s together, or neither, are errors naming the key.
-    let mut s = Scenario::chain(1, 200.0, 5.0);
-    s.flows = vec![FlowSpec { protocol: Some(Protocol::AtpDefault), ..FlowSpec::default() }];
-    let e = s.validate().unwrap_err().to_string();
+    // bytes and stop_s together, or neither, are errors naming the key
+    // (no `Amount` is either: the file's reader refuses them).
+    let e = err_of("protocol = \"atp-default\"\n");
     assert!(e.contains("flows[0].bytes") && e.contains("stop_s"), "{e}");
-    s.flows[0].bytes = Some(1000);
-    s.flows[0].stop_s = Some(2.0);
-    let e = s.validate().unwrap_err().to_string();
+    let e = err_of("protocol = \"atp-default\"\nbytes = 1000\nstop_s = 2.0\n");
     assert!(e.contains("flows[0].stop_s") && e.contains("not both"), "{e}");
 }

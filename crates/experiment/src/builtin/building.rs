@@ -32,7 +32,9 @@ use super::{ints, protocols, testbed_b_radio};
 use crate::spec::{Experiment, ExperimentConfig};
 use meshbed_proto::Protocol;
 use meshbed_radio::{Floors, RadioConfig};
-use meshbed_sim::scenario::{FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology};
+use meshbed_sim::scenario::{
+    Amount, FlowKind, FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology, TransportFlow,
+};
 
 /// The protocols of Figs. 5.10–5.12 (Tahoe and the three ATP variants),
 /// and NewReno.
@@ -149,7 +151,7 @@ fn randomized(name: &str, description: &str, scenario: &Scenario) -> Experiment 
 
 /// §5.5.1, Figs. 5.10–5.11: 1 MB transfers between random pairs.
 pub fn transfer_experiment(name: &str) -> Experiment {
-    let flow = FlowSpec { protocol: Some(Protocol::TcpTahoe), bytes: Some(TRANSFER_BYTES), ..FlowSpec::default() };
+    let flow = FlowSpec::transfer(0, 1, Protocol::TcpTahoe, TRANSFER_BYTES);
     randomized(
         name,
         "Seed 001 §5.5.1 Figs. 5.10-5.11 / seed 000 Figs. 14-15: 1-32 simultaneous 1 MB transfers between random pairs of a two-floor building mesh, OLSR, 2 dBm, 6 Mbit/s; the same pairs for every protocol of a repetition.",
@@ -163,9 +165,9 @@ pub fn streaming_experiment(name: &str) -> Experiment {
     // Every flow stops 30 s after the window opens: a flow started up to
     // half a second late sends for 29.5 s, and its goodput is over its own
     // time.
+    let stop_s = START_WINDOW_S[0] + STREAMING_S;
     let flow = FlowSpec {
-        protocol: Some(Protocol::TcpTahoe),
-        stop_s: Some(START_WINDOW_S[0] + STREAMING_S),
+        kind: FlowKind::Transport(TransportFlow::new(Protocol::TcpTahoe, Amount::Until { stop_s })),
         ..FlowSpec::default()
     };
     randomized(

@@ -23,7 +23,10 @@ use crate::spec::{Axis, Experiment, ExperimentConfig};
 use meshbed_proto::Protocol;
 use meshbed_radio::{ErrorModel, Fading, Propagation, RadioConfig, Standard};
 use meshbed_sim::mobility::MobilitySpec;
-use meshbed_sim::scenario::{AtpOverrides, FlowSpec, RandomFlows, Routing, Scenario, Topology};
+use meshbed_sim::scenario::{
+    Amount, AtpOverrides, FlowKind, FlowSpec, RandomFlows, Routing, Scenario, Topology, TransportFlow,
+    TransportSettings,
+};
 use toml::Value;
 
 pub mod building;
@@ -127,14 +130,10 @@ pub fn compared() -> Vec<Protocol> {
 /// A 6-hop static chain on a testbed with `flows` 2 MB transfers from the
 /// first to the last node (seed 001 §4.2: "we transfer a 2MB text file").
 fn testbed_chain(radio: RadioConfig, spacing_m: f64, flows: u32) -> Scenario {
-    let flow = FlowSpec {
-        src: 0,
-        dst: 6,
-        protocol: Some(Protocol::AtpDefault),
-        bytes: Some(2_000_000),
-        trace: flows == 1,
-        ..FlowSpec::default()
-    };
+    let mut flow = FlowSpec::transfer(0, 6, Protocol::AtpDefault, 2_000_000);
+    if let Some(t) = flow.transport_mut() {
+        t.trace = flows == 1;
+    }
     Scenario {
         seed: 1,
         duration_s: 300.0,
@@ -174,11 +173,11 @@ fn stack_scenario() -> Scenario {
     let flow = |src: u32, dst: u32, start_s: f64| FlowSpec {
         src,
         dst,
-        protocol: Some(Protocol::TcpTahoe),
         start_s,
-        stop_s: Some(40.0),
-        trace: true,
-        ..FlowSpec::default()
+        kind: FlowKind::Transport(TransportFlow {
+            trace: true,
+            ..TransportFlow::new(Protocol::TcpTahoe, Amount::Until { stop_s: 40.0 })
+        }),
     };
     Scenario {
         seed: 1,
@@ -231,13 +230,13 @@ fn atp_paper_two_flows() -> Experiment {
     let flow = |start_s: f64, stop_s: f64| FlowSpec {
         src: 0,
         dst: 5,
-        protocol: Some(Protocol::AtpDefault),
         start_s,
-        stop_s: Some(stop_s),
-        trace: true,
-        packet_bytes: ATP_PAPER_PACKET_BYTES,
-        atp: Some(AtpOverrides { beta: Some(0.75), ..AtpOverrides::default() }),
-        ..FlowSpec::default()
+        kind: FlowKind::Transport(TransportFlow {
+            trace: true,
+            packet_bytes: ATP_PAPER_PACKET_BYTES,
+            settings: TransportSettings::Atp(AtpOverrides { beta: Some(0.75), ..AtpOverrides::default() }),
+            ..TransportFlow::new(Protocol::AtpDefault, Amount::Until { stop_s })
+        }),
     };
     let scenario = Scenario {
         seed: 1,
@@ -287,14 +286,19 @@ pub const ATP_PAPER_MOBILE: [Protocol; 5] = [
 /// a pause time (docs/PROTOCOLS.md).
 fn atp_paper_mobile(name: &str, routing: Routing) -> Experiment {
     let backlogged = FlowSpec {
-        protocol: Some(Protocol::AtpDefault),
-        stop_s: Some(100.0),
-        packet_bytes: ATP_PAPER_PACKET_BYTES,
-        // Both transports give up only after 100 s of silence (TCP's R2,
-        // RFC 1122 §4.2.3.5, its default): a partition ATP's 10 s default
-        // would end is survived by TCP, and the comparison would be of
-        // give-up policies.
-        atp: Some(AtpOverrides { beta: Some(0.75), idle_timeout_s: Some(100.0), ..AtpOverrides::default() }),
+        kind: FlowKind::Transport(TransportFlow {
+            packet_bytes: ATP_PAPER_PACKET_BYTES,
+            // Both transports give up only after 100 s of silence (TCP's R2,
+            // RFC 1122 §4.2.3.5, its default): a partition ATP's 10 s default
+            // would end is survived by TCP, and the comparison would be of
+            // give-up policies.
+            settings: TransportSettings::Atp(AtpOverrides {
+                beta: Some(0.75),
+                idle_timeout_s: Some(100.0),
+                ..AtpOverrides::default()
+            }),
+            ..TransportFlow::new(Protocol::AtpDefault, Amount::Until { stop_s: 100.0 })
+        }),
         ..FlowSpec::default()
     };
     let routing_name = if matches!(routing, Routing::Aodv { .. }) { "AODV" } else { "DSR" };
@@ -361,7 +365,9 @@ const ATP_VARIANTS: [Protocol; 3] = [Protocol::AtpDefault, Protocol::AtpAdaptive
 /// `switch` as one more axis, every flow traced.
 fn testbed_a_with(name: &str, description: &str, switch: Axis, protocols_compared: &[Protocol]) -> Experiment {
     let mut scenario = testbed_chain(testbed_a_radio(), TESTBED_A_SPACING_M, 1);
-    scenario.flows[0].trace = true;
+    if let Some(t) = scenario.flows[0].transport_mut() {
+        t.trace = true;
+    }
     Experiment::new(
         &scenario,
         ExperimentConfig {

@@ -36,7 +36,9 @@ use super::{ints, protocols, Axis, Experiment, ExperimentConfig};
 use meshbed_proto::Protocol;
 use meshbed_radio::{ErrorModel, Fading, Propagation, RadioConfig, RateControl, Standard};
 use meshbed_sim::mobility::MobilitySpec;
-use meshbed_sim::scenario::{FlowSpec, Routing, Scenario, TcpOverrides, Topology, Traffic};
+use meshbed_sim::scenario::{
+    Amount, FlowKind, FlowSpec, Routing, Scenario, TcpOverrides, Topology, TransportFlow, TransportSettings,
+};
 use toml::Value;
 
 /// 50 m of hallway over five laptops.
@@ -101,14 +103,11 @@ fn chain(hops: u32, radio: RadioConfig, flow: FlowSpec, duration_s: f64) -> Scen
 /// A backlogged transfer for the 120 s of a netperf test, TCP with delayed
 /// ACKs as Linux sends them (module documentation).
 fn netperf(protocol: Protocol) -> FlowSpec {
-    FlowSpec {
-        protocol: Some(protocol),
-        traffic: Traffic::Saturated,
-        start_s: TRANSFER_START_S,
-        stop_s: Some(TRANSFER_START_S + TRANSFER_S),
-        tcp: Some(TcpOverrides { delayed_acks: Some(true), ..TcpOverrides::default() }),
-        ..FlowSpec::default()
-    }
+    let transfer = TransportFlow {
+        settings: TransportSettings::Tcp(TcpOverrides { delayed_acks: Some(true), ..TcpOverrides::default() }),
+        ..TransportFlow::new(protocol, Amount::Until { stop_s: TRANSFER_START_S + TRANSFER_S })
+    };
+    FlowSpec { start_s: TRANSFER_START_S, kind: FlowKind::Transport(transfer), ..FlowSpec::default() }
 }
 
 /// TCP as the laptops ran it (Linux 2.4's NewReno; Reno for §6's
@@ -173,7 +172,7 @@ pub fn walk_experiment(name: &str) -> Experiment {
 /// route (RREQ out, RREP back), 40 runs per hop count: the client pings the
 /// server once the neighbours know each other.
 pub fn discovery_experiment(name: &str) -> Experiment {
-    let ping = FlowSpec { traffic: Traffic::Echo, packet_bytes: 64 + 28, start_s: 5.0, ..FlowSpec::default() };
+    let ping = FlowSpec::echo(0, 1, 64 + 28).starting_at(5.0);
     let s = chain(4, chain_radio(RateControl::Arf), ping, 8.0);
     let mut c = config(
         name,
@@ -189,7 +188,7 @@ pub fn discovery_experiment(name: &str) -> Experiment {
 /// §5.4 Table 4: adaptive ping (one request outstanding) with 64- and
 /// 1024-byte payloads over 2–4 hops, 60 s of pings per run.
 pub fn rtt_experiment(name: &str) -> Experiment {
-    let ping = FlowSpec { traffic: Traffic::Echo, packet_bytes: 64 + 28, start_s: 5.0, ..FlowSpec::default() };
+    let ping = FlowSpec::echo(0, 1, 64 + 28).starting_at(5.0);
     let s = chain(4, chain_radio(RateControl::Arf), ping, 65.0);
     let sizes = Axis { key: "flows[0].packet_bytes".into(), values: [64 + 28, 1024 + 28].map(Value::Integer).to_vec() };
     let mut c = config(
@@ -216,7 +215,10 @@ pub fn pacing_sim_experiment(name: &str) -> Experiment {
     radio.data_rate_kbps = 11_000;
     radio.sinr_threshold_db.insert("11000".into(), 10.0);
     // "TCP DelayedACKs are disabled" (§6).
-    let flow = FlowSpec { src: 0, dst: 15, stop_s: Some(100.0), tcp: None, ..netperf(Protocol::TcpReno) };
+    let mut flow = FlowSpec { src: 0, dst: 15, ..netperf(Protocol::TcpReno) };
+    if let Some(t) = flow.transport_mut() {
+        (t.amount, t.settings) = (Amount::Until { stop_s: 100.0 }, TransportSettings::Preset);
+    }
     let s = Scenario {
         seed: 1,
         duration_s: 100.0,

@@ -24,7 +24,9 @@ use super::{ints, protocols};
 use crate::spec::{Axis, BatchMeans, Experiment, ExperimentConfig};
 use meshbed_proto::Protocol;
 use meshbed_radio::RadioConfig;
-use meshbed_sim::scenario::{FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology};
+use meshbed_sim::scenario::{
+    Amount, FlowKind, FlowSpec, NodeSpec, RandomFlows, Routing, Scenario, Topology, TransportFlow,
+};
 
 /// The transports compared on every topology.
 pub const PROTOCOLS: [Protocol; 5] =
@@ -65,15 +67,10 @@ pub const GRID_PAIRS: u32 = 12;
 
 /// A transfer of every packet `b` needs, from `START_S`.
 fn transfer(src: u32, dst: u32, b: &BatchMeans) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        protocol: Some(Protocol::TcpNewReno),
-        bytes: Some(b.packets() * u64::from(DATA_BYTES)),
-        packet_bytes: PACKET_BYTES,
-        start_s: START_S,
-        ..FlowSpec::default()
-    }
+    let bytes = b.packets() * u64::from(DATA_BYTES);
+    let transfer =
+        TransportFlow { packet_bytes: PACKET_BYTES, ..TransportFlow::new(Protocol::TcpNewReno, Amount::Bytes(bytes)) };
+    FlowSpec { src, dst, start_s: START_S, kind: FlowKind::Transport(transfer) }
 }
 
 /// The run's length: start-up, then every transfer at [`SLOWEST_COUNTED_BPS`].
@@ -143,7 +140,15 @@ pub fn parallel_experiment(name: &str) -> Experiment {
     let node = |x_m: f64, y_m: f64| NodeSpec::at(x_m, y_m);
     let chain = |y_m: f64| (0..6).map(move |i| node(f64::from(i) * SPACING_M, y_m));
     let nodes = chain(0.0).chain(chain(2.0 * SPACING_M)).collect();
-    let flows = [(0, 5), (6, 11)].map(|(src, dst)| FlowSpec { trace: true, ..transfer(src, dst, &b) }).to_vec();
+    let flows = [(0, 5), (6, 11)]
+        .map(|(src, dst)| {
+            let mut f = transfer(src, dst, &b);
+            if let Some(t) = f.transport_mut() {
+                t.trace = true;
+            }
+            f
+        })
+        .to_vec();
     let s = scenario(Topology::Explicit { nodes }, flows, &b);
     Experiment::new(
         &s,

@@ -1,0 +1,172 @@
+//! What a mistake in a scenario reports: [`ScenarioError`], the helpers
+//! that build it with the key's path, and the bounded file reader.
+
+use super::limits::MAX_FILE_BYTES;
+use meshbed_core::InvalidValue;
+use std::path::Path;
+use thiserror::Error;
+
+/// A scenario that cannot be run, with where and why. `file` is empty for a
+/// scenario that did not come from a file (a sweep point names its own).
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read: {err}")]
+    Io { file: String, err: std::io::Error },
+    #[error("{}{message}", prefix(file))]
+    Parse { file: String, message: String },
+    /// The one error value ([`InvalidValue`]), in a file.
+    #[error("{}{invalid}", prefix(file))]
+    Invalid { file: String, invalid: InvalidValue },
+}
+
+impl From<InvalidValue> for ScenarioError {
+    fn from(invalid: InvalidValue) -> Self {
+        ScenarioError::Invalid { file: String::new(), invalid }
+    }
+}
+
+fn prefix(file: &str) -> String {
+    if file.is_empty() {
+        String::new()
+    } else {
+        format!("{file}: ")
+    }
+}
+
+pub(super) fn invalid(key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> ScenarioError {
+    ScenarioError::Invalid { file: String::new(), invalid: InvalidValue::new(key, value, expected) }
+}
+
+/// `value` must lie in `range`; the error names `key`.
+pub(super) fn within<T: meshbed_core::limits::Bounded>(
+    key: impl Into<String>,
+    value: T,
+    range: std::ops::RangeInclusive<T>,
+    what: &str,
+) -> Result<(), ScenarioError> {
+    meshbed_core::limits::within(value, range, what).map_err(|expected| invalid(key, value.text(), expected))
+}
+
+impl ScenarioError {
+    /// Names the file the error came from.
+    pub fn in_file(self, name: &str) -> Self {
+        match self {
+            ScenarioError::Invalid { invalid, .. } => ScenarioError::Invalid { file: name.into(), invalid },
+            ScenarioError::Parse { message, .. } => ScenarioError::Parse { file: name.into(), message },
+            other => other,
+        }
+    }
+
+    /// The same error, its key inside `table` ([`InvalidValue::under`]).
+    pub(super) fn under(self, table: &str) -> Self {
+        match self {
+            ScenarioError::Invalid { file, invalid } => ScenarioError::Invalid { file, invalid: invalid.under(table) },
+            other => other,
+        }
+    }
+}
+
+/// A value of the wrong form for a typed key (a protocol, a traffic kind, a
+/// rate controller: serde's `invalid value … expected …` and `unknown
+/// variant … expected …`), as the one error value: `key = value: expected
+/// …`, with the key's path from the top of the file. `None` for anything
+/// else (a syntax error, a missing key), which the parser's own message
+/// reports with its line.
+pub(super) fn typed_value_error(key: &str, value: Option<&str>, message: &str) -> Option<ScenarioError> {
+    let typed = message.starts_with("invalid value:") || message.starts_with("unknown variant");
+    let (_, expected) = message.split_once(", expected ")?;
+    (typed && !key.is_empty() && key != ".").then(|| invalid(key, value.unwrap_or("(given)"), expected))
+}
+
+/// An error of a flow's reader ([`FlowSpec`](super::FlowSpec)'s, through
+/// its flat form), whose text is an [`InvalidValue`] relative to the flow
+/// (`rate_kbps = 5: expected …`), at `key` = `flows[i]`: the one error
+/// value with the whole path, `flows[i].rate_kbps`. `None` for anything else.
+pub(super) fn flow_error(key: &str, message: &str) -> Option<ScenarioError> {
+    let index = key.strip_prefix("flows[")?.strip_suffix(']')?;
+    index.parse::<usize>().ok()?;
+    let (k, rest) = message.split_once(" = ")?;
+    let (value, expected) = rest.split_once(": expected ")?;
+    (!k.is_empty() && !k.contains(' ')).then(|| invalid(format!("{key}.{k}"), value, expected))
+}
+
+/// The segments of a path as serde_path_to_error writes it (`flows[0].protocol`).
+pub(super) fn e_path_segments(path: &str) -> Vec<String> {
+    path.split('.')
+        .flat_map(|part| {
+            let mut v = Vec::new();
+            let mut rest = part;
+            if let Some(i) = rest.find('[') {
+                v.push(rest[..i].to_string());
+                rest = &rest[i..];
+                while let Some(end) = rest.find(']') {
+                    v.push(rest[..=end].to_string());
+                    rest = &rest[end + 1..];
+                }
+            } else {
+                v.push(rest.to_string());
+            }
+            v
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The value at `path` in a TOML tree, if there is one.
+pub(super) fn lookup(value: &toml::Value, path: Vec<String>) -> Option<&toml::Value> {
+    path.iter().try_fold(value, |v, seg| match seg.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+        Some(i) => v.as_array()?.get(i.parse::<usize>().ok()?),
+        None => v.as_table()?.get(seg),
+    })
+}
+
+/// Reads a scenario or experiment file: a regular file of at most
+/// [`MAX_FILE_BYTES`], in UTF-8. Anything else (a directory, a FIFO, which
+/// would block, a device such as /dev/zero, which never ends) is refused
+/// before it is opened.
+pub fn read_input_file(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let not_regular = |meta: &std::fs::Metadata| -> Option<&'static str> {
+        let t = meta.file_type();
+        if t.is_file() {
+            return None;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                return Some("a FIFO");
+            }
+            if t.is_char_device() || t.is_block_device() {
+                return Some("a device");
+            }
+            if t.is_socket() {
+                return Some("a socket");
+            }
+        }
+        Some(if t.is_dir() { "a directory" } else { "not a regular file" })
+    };
+    let refuse = |what: &str| Error::new(ErrorKind::InvalidInput, format!("{what}; expected a regular TOML file"));
+    // Checked before opening: opening a FIFO with no writer blocks.
+    if let Some(what) = not_regular(&std::fs::metadata(path)?) {
+        return Err(refuse(what));
+    }
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if let Some(what) = not_regular(&meta) {
+        return Err(refuse(what));
+    }
+    let too_big = |size: String| {
+        Error::new(ErrorKind::InvalidInput, format!("{size} bytes; expected a file of at most {MAX_FILE_BYTES} bytes"))
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big(meta.len().to_string()));
+    }
+    // Bounded even if the file grows while it is read.
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(format!("more than {MAX_FILE_BYTES}")));
+    }
+    Ok(text)
+}

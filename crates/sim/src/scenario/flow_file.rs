@@ -1,0 +1,306 @@
+//! The flat form of a `[[flows]]` entry and its conversion to and from the
+//! typed [`FlowSpec`]: the one place that decides which keys go with which
+//! kind of flow.
+
+use super::error::{invalid, ScenarioError};
+use super::flows::*;
+use meshbed_proto::Protocol;
+use serde::{Deserialize, Serialize};
+
+/// A flow as the file writes it: one flat table whose keys the kind of
+/// flow decides (UDP traffic without `protocol`, a transport transfer with
+/// it). [`FlowSpec`] reads and writes itself through this form, so that
+/// files, experiment trees and sweep keys (`flows[*].atp.epoch_s`) keep
+/// their shape; [`FlowFile::into_spec`] refuses a key of another kind.
+///
+/// A UDP flow is described by `traffic`, `rate_kbps`, `packet_bytes`,
+/// `start_s` and `stop_s`. A transport flow names its `protocol` and either
+/// moves `bytes` application bytes from `src` to `dst` starting at `start_s`
+/// (it runs until every byte is acknowledged, or the run ends and it is
+/// reported incomplete), or runs from `start_s` until `stop_s` with a
+/// backlogged sender. For a transport flow `packet_bytes` is the size of a
+/// full data packet (IP + UDP + 36-byte transport header + payload, default
+/// 1500, which gives the engines' default 1436-byte segments); `traffic` is
+/// ignored and `rate_kbps` is rejected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FlowFile {
+    src: u32,
+    dst: u32,
+    #[serde(default = "default_traffic")]
+    traffic: Traffic,
+    /// IP packet size in bytes (20-byte IP and 8-byte UDP headers included).
+    #[serde(default = "default_packet_bytes")]
+    packet_bytes: u32,
+    /// CBR rate in kbit/s of IP packets (CBR only).
+    #[serde(default)]
+    rate_kbps: Option<f64>,
+    #[serde(default)]
+    start_s: f64,
+    /// Stop sending at this time: for UDP, default the end of the run; for a
+    /// transport flow, instead of `bytes`, it runs for a duration.
+    #[serde(default)]
+    stop_s: Option<f64>,
+    /// Echo traffic: seconds after which an unanswered request is given up
+    /// and the next one sent (default 1, [`crate::echo`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    echo_timeout_s: Option<f64>,
+    /// Transport protocol (one of [`Protocol::ALL`], by its scenario name,
+    /// `atp-default` … `mtl`). Absent: UDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    protocol: Option<Protocol>,
+    /// Application bytes a transport flow transfers (required with `protocol`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes: Option<u64>,
+    /// Keep the engines' trace samples (D_max, D_avg, D_s, cwnd,
+    /// retransmissions) in the flow's result. Transport flows, and echo
+    /// flows (their RTT samples, `rtt_s`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    trace: bool,
+    /// Record the times at which the data handed up crossed each multiple
+    /// of this many full data packets (`FlowResult::delivery_milestones_s`),
+    /// for the batch-means method (seed 004 §IV: batches of 5,000 packets).
+    /// Transport flows only; set by an experiment's `batch_means`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    batch_packets: Option<u32>,
+    /// Overrides of the ATP preset (ATP protocols only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    atp: Option<AtpOverrides>,
+    /// Overrides of the TCP defaults (TCP protocols only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tcp: Option<TcpOverrides>,
+    /// A slow reader (seed 002 §4.2.3): the application at the destination
+    /// reads at most this many bits per second from the flow's start.
+    /// Absent: it takes everything as it arrives. ATP and TCP flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read_rate_bps: Option<u64>,
+    /// Changes of the reader's rate during the run, `{ at_s, rate_bps }`
+    /// (simulated seconds; rate 0 stalls the reader). Needs `read_rate_bps`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    read_rate_steps: Vec<ReadRateStep>,
+    /// With a reader rate: the bytes the receiver holds unread or out of
+    /// order at most (ATP's and TCP's receive buffer; beyond it data is
+    /// dropped). Default: 1 MiB for ATP (an epoch of quick-start,
+    /// `meshbed_proto::connection::ATP_READER_BUFFER_BYTES`), the window
+    /// for TCP (`tcp.max_cwnd_segments` segments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    receive_buffer_bytes: Option<u64>,
+}
+
+fn default_traffic() -> Traffic {
+    Traffic::Saturated
+}
+
+fn default_packet_bytes() -> u32 {
+    DEFAULT_PACKET_BYTES
+}
+
+/// "nothing: …" for a key that another kind of flow takes.
+fn not_for(key: &str, value: impl ToString, belongs: &str) -> ScenarioError {
+    invalid(key, value, format!("nothing: this key belongs to {belongs}"))
+}
+
+impl FlowFile {
+    /// The typed flow, or the first key that its kind does not take (the
+    /// key relative to the flow: `rate_kbps`, `atp`; the caller prefixes
+    /// `flows[i].` or `random_flows.flow.`). Numeric bounds are
+    /// [`crate::scenario::Scenario::validate`]'s.
+    pub(super) fn into_spec(self) -> Result<FlowSpec, ScenarioError> {
+        let f = self;
+        let kind = match f.protocol {
+            Some(protocol) => FlowKind::Transport(f.transport_flow(protocol)?),
+            None => f.udp_kind()?,
+        };
+        Ok(FlowSpec { src: f.src, dst: f.dst, start_s: f.start_s, kind })
+    }
+
+    fn udp_kind(&self) -> Result<FlowKind, ScenarioError> {
+        let f = self;
+        for (k, given) in [
+            ("bytes", f.bytes.is_some()),
+            ("atp", f.atp.is_some()),
+            ("tcp", f.tcp.is_some()),
+            ("batch_packets", f.batch_packets.is_some()),
+            ("read_rate_bps", f.read_rate_bps.is_some()),
+            ("read_rate_steps", !f.read_rate_steps.is_empty()),
+            ("receive_buffer_bytes", f.receive_buffer_bytes.is_some()),
+        ] {
+            if given {
+                return Err(invalid(k, "(given)", "nothing: this key belongs to transport flows (set `protocol`)"));
+            }
+        }
+        // Echo flows trace their RTT samples.
+        if f.trace && f.traffic != Traffic::Echo {
+            return Err(not_for("trace", "(given)", "transport and echo flows (set `protocol` or traffic = \"echo\")"));
+        }
+        let (packet_bytes, stop_s) = (f.packet_bytes, f.stop_s);
+        let rate = match (f.traffic, f.rate_kbps) {
+            (Traffic::Cbr, None) => return Err(invalid("rate_kbps", "(missing)", "a CBR rate in kbit/s")),
+            (Traffic::Cbr, Some(rate_kbps)) => UdpRate::Cbr { rate_kbps },
+            (Traffic::Saturated, Some(r)) => {
+                return Err(invalid(
+                    "rate_kbps",
+                    r,
+                    "no rate: a saturated source sends as fast as the MAC takes packets",
+                ))
+            }
+            (Traffic::Echo, Some(r)) => {
+                return Err(invalid(
+                    "rate_kbps",
+                    r,
+                    "no rate: an echo source sends its next request when the reply arrives",
+                ))
+            }
+            (Traffic::Saturated, None) => UdpRate::Saturated,
+            (Traffic::Echo, None) => {
+                let timeout_s = f.echo_timeout_s;
+                return Ok(FlowKind::Echo(EchoFlow { packet_bytes, timeout_s, stop_s, trace: f.trace }));
+            }
+        };
+        if let Some(t) = f.echo_timeout_s {
+            return Err(not_for("echo_timeout_s", t, "echo flows"));
+        }
+        Ok(FlowKind::Udp(UdpFlow { rate, packet_bytes, stop_s }))
+    }
+
+    fn transport_flow(&self, protocol: Protocol) -> Result<TransportFlow, ScenarioError> {
+        let f = self;
+        // A transport flow either moves `bytes` or runs until `stop_s`
+        // (issue 3: "move a number of bytes or run for a duration").
+        let amount =
+            match (f.bytes, f.stop_s) {
+                (None, None) => return Err(invalid(
+                    "bytes",
+                    "(missing)",
+                    "the transfer size in bytes of a transport flow, or a stop_s for a flow that runs for a duration",
+                )),
+                (Some(_), Some(stop)) => {
+                    return Err(invalid("stop_s", stop, "either bytes or stop_s for a transport flow, not both"))
+                }
+                (Some(bytes), None) => Amount::Bytes(bytes),
+                (None, Some(stop_s)) => Amount::Until { stop_s },
+            };
+        if f.traffic != Traffic::Saturated {
+            let kind = if f.traffic == Traffic::Cbr { "\"cbr\"" } else { "\"echo\"" };
+            return Err(invalid("traffic", kind, format!("no traffic kind: {protocol} paces itself")));
+        }
+        if let Some(t) = f.echo_timeout_s {
+            return Err(not_for("echo_timeout_s", t, "echo flows"));
+        }
+        if let Some(r) = f.rate_kbps {
+            return Err(invalid("rate_kbps", r, format!("no rate: {protocol} chooses its own")));
+        }
+        let settings = match (&f.atp, &f.tcp) {
+            (Some(_), _) if !protocol.is_atp() => {
+                return Err(invalid("atp", "(given)", format!("no [flows.atp] table: {protocol} is not ATP")))
+            }
+            (_, Some(_)) if protocol.is_atp() => {
+                return Err(invalid("tcp", "(given)", format!("no [flows.tcp] table: {protocol} is not TCP")))
+            }
+            (Some(a), _) => TransportSettings::Atp(a.clone()),
+            (_, Some(t)) => TransportSettings::Tcp(t.clone()),
+            (None, None) => TransportSettings::Preset,
+        };
+        let reader = match f.read_rate_bps {
+            Some(rate_bps) => Some(SlowReader {
+                rate_bps,
+                steps: f.read_rate_steps.clone(),
+                receive_buffer_bytes: f.receive_buffer_bytes,
+            }),
+            None => {
+                for (k, given) in [
+                    ("read_rate_steps", !f.read_rate_steps.is_empty()),
+                    ("receive_buffer_bytes", f.receive_buffer_bytes.is_some()),
+                ] {
+                    if given {
+                        return Err(invalid(
+                            k,
+                            "(given)",
+                            "nothing without read_rate_bps (the reader's rate from the flow's start)",
+                        ));
+                    }
+                }
+                None
+            }
+        };
+        Ok(TransportFlow {
+            protocol,
+            amount,
+            packet_bytes: f.packet_bytes,
+            trace: f.trace,
+            batch_packets: f.batch_packets,
+            settings,
+            reader,
+        })
+    }
+}
+
+impl From<&FlowSpec> for FlowFile {
+    /// The flat form, key for key as the files have always written it.
+    fn from(s: &FlowSpec) -> FlowFile {
+        let mut f = FlowFile {
+            src: s.src,
+            dst: s.dst,
+            traffic: Traffic::Saturated,
+            packet_bytes: s.packet_bytes(),
+            rate_kbps: None,
+            start_s: s.start_s,
+            stop_s: s.stop_s(),
+            echo_timeout_s: None,
+            protocol: None,
+            bytes: None,
+            trace: false,
+            batch_packets: None,
+            atp: None,
+            tcp: None,
+            read_rate_bps: None,
+            read_rate_steps: Vec::new(),
+            receive_buffer_bytes: None,
+        };
+        match &s.kind {
+            FlowKind::Udp(u) => {
+                if let UdpRate::Cbr { rate_kbps } = u.rate {
+                    f.traffic = Traffic::Cbr;
+                    f.rate_kbps = Some(rate_kbps);
+                }
+            }
+            FlowKind::Echo(e) => {
+                f.traffic = Traffic::Echo;
+                f.echo_timeout_s = e.timeout_s;
+                f.trace = e.trace;
+            }
+            FlowKind::Transport(t) => {
+                f.protocol = Some(t.protocol);
+                f.bytes = t.amount.bytes();
+                f.trace = t.trace;
+                f.batch_packets = t.batch_packets;
+                match &t.settings {
+                    TransportSettings::Preset => {}
+                    TransportSettings::Atp(a) => f.atp = Some(a.clone()),
+                    TransportSettings::Tcp(o) => f.tcp = Some(o.clone()),
+                }
+                if let Some(r) = &t.reader {
+                    f.read_rate_bps = Some(r.rate_bps);
+                    f.read_rate_steps = r.steps.clone();
+                    f.receive_buffer_bytes = r.receive_buffer_bytes;
+                }
+            }
+        }
+        f
+    }
+}
+
+impl Serialize for FlowSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        FlowFile::from(self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowSpec {
+    /// Through the flat form; a key of another kind of flow is an error
+    /// naming the key (relative to the flow: the scenario's reader,
+    /// `Scenario::parse`, names the whole path).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<FlowSpec, D::Error> {
+        FlowFile::deserialize(d)?.into_spec().map_err(serde::de::Error::custom)
+    }
+}

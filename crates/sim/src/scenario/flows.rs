@@ -1,0 +1,611 @@
+//! `[[flows]]`: what each flow sends, and the checks of its keys.
+//!
+//! A flow is a sum type ([`FlowKind`]): UDP traffic, echo, or a transport
+//! transfer, each with only its own keys. The file keeps its flat table
+//! (`protocol = "..."`, `bytes`, `traffic = "cbr"`, `[flows.atp]`);
+//! `flow_file.rs` reads and writes that form.
+
+use super::error::{invalid, within, ScenarioError};
+use super::limits::*;
+use super::Scenario;
+use meshbed_proto::wire::HEADER_LEN as TRANSPORT_HEADER_BYTES;
+use meshbed_proto::Protocol;
+use serde::{Deserialize, Serialize};
+
+/// One flow: from `src` to `dst`, starting at `start_s` (seconds of
+/// simulated time), sending what its `kind` says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub start_s: f64,
+    pub kind: FlowKind,
+}
+
+/// What a flow sends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowKind {
+    /// UDP datagrams, saturated or at a constant bit rate.
+    Udp(UdpFlow),
+    /// Adaptive ping ([`Traffic::Echo`]).
+    Echo(EchoFlow),
+    /// A transport transfer (`protocol = "..."`).
+    Transport(TransportFlow),
+}
+
+/// A UDP source (`traffic = "saturated"` or `"cbr"`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UdpFlow {
+    pub rate: UdpRate,
+    /// IP packet size in bytes (20-byte IP and 8-byte UDP headers included).
+    pub packet_bytes: u32,
+    /// Stop sending at this time (default: the end of the run).
+    pub stop_s: Option<f64>,
+}
+
+/// How fast a UDP source sends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UdpRate {
+    /// Keeps the source's interface queue full.
+    Saturated,
+    /// Constant bit rate in kbit/s of IP packets.
+    Cbr { rate_kbps: f64 },
+}
+
+/// Adaptive ping (`traffic = "echo"`, seed 003 §5.4; [`crate::echo`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EchoFlow {
+    /// The IP packet of a request and of its reply: ping's `-s` payload plus 28.
+    pub packet_bytes: u32,
+    /// `echo_timeout_s`: seconds after which an unanswered request is
+    /// given up and the next one sent (default [`DEFAULT_ECHO_TIMEOUT_S`]).
+    pub timeout_s: Option<f64>,
+    /// Stop sending at this time (default: the end of the run).
+    pub stop_s: Option<f64>,
+    /// Keep the RTT samples (`rtt_s`) in the flow's result.
+    pub trace: bool,
+}
+
+/// A transport transfer: `protocol` moves `amount` from `src` to `dst`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransportFlow {
+    /// One of [`Protocol::ALL`], by its scenario name (`atp-default` … `mtl`).
+    pub protocol: Protocol,
+    pub amount: Amount,
+    /// A full data packet: IP + UDP + 36-byte transport header + payload
+    /// (default 1500, which gives the engines' 1436-byte segments).
+    pub packet_bytes: u32,
+    /// Keep the engines' trace samples (D_max, D_avg, D_s, cwnd,
+    /// retransmissions) in the flow's result.
+    pub trace: bool,
+    /// Record the times at which the data handed up crossed each multiple
+    /// of this many full data packets (`FlowResult::delivery_milestones_s`),
+    /// for the batch-means method (seed 004 §IV: batches of 5,000 packets);
+    /// set by an experiment's `batch_means`.
+    pub batch_packets: Option<u32>,
+    /// `[flows.atp]` or `[flows.tcp]`: what differs from the protocol's preset.
+    pub settings: TransportSettings,
+    /// A slow reader at the destination (seed 002 §4.2.3); `None`: the
+    /// application takes everything as it arrives.
+    pub reader: Option<SlowReader>,
+}
+
+/// How much a transport flow moves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Amount {
+    /// `bytes`: application bytes to deliver; the flow runs until every
+    /// byte is acknowledged, or the run ends and it is reported incomplete.
+    Bytes(u64),
+    /// `stop_s`: a backlogged sender from `start_s` until this time.
+    Until { stop_s: f64 },
+}
+
+impl Amount {
+    /// The transfer size, `None` for a flow that runs until a time.
+    pub fn bytes(self) -> Option<u64> {
+        match self {
+            Amount::Bytes(b) => Some(b),
+            Amount::Until { .. } => None,
+        }
+    }
+}
+
+/// The overrides of a transport flow's preset.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum TransportSettings {
+    /// The protocol's preset as it is.
+    #[default]
+    Preset,
+    /// `[flows.atp]` (ATP protocols only).
+    Atp(AtpOverrides),
+    /// `[flows.tcp]` (TCP protocols only).
+    Tcp(TcpOverrides),
+}
+
+/// A slow reader (seed 002 §4.2.3): the application at the destination
+/// reads at most `rate_bps` from the flow's start. ATP and TCP flows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlowReader {
+    /// `read_rate_bps`.
+    pub rate_bps: u64,
+    /// `read_rate_steps`: changes of the rate during the run, `{ at_s,
+    /// rate_bps }` (simulated seconds; rate 0 stalls the reader).
+    pub steps: Vec<ReadRateStep>,
+    /// `receive_buffer_bytes`: the bytes the receiver holds unread or out
+    /// of order at most (beyond it data is dropped). Default: 1 MiB for
+    /// ATP (an epoch of quick-start,
+    /// `meshbed_proto::connection::ATP_READER_BUFFER_BYTES`), the window
+    /// for TCP (`tcp.max_cwnd_segments` segments).
+    pub receive_buffer_bytes: Option<u64>,
+}
+
+/// What a flow sends, by the name of `traffic` (a transport flow has none).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Traffic {
+    /// Keeps the source's interface queue full (a saturating UDP source).
+    Saturated,
+    /// Constant bit rate UDP at `rate_kbps`.
+    Cbr,
+    /// Adaptive ping (seed 003 §5.4; [`crate::echo`]): a request of
+    /// `packet_bytes`, answered at once by a reply of the same size, the
+    /// next request when the reply arrives or after `echo_timeout_s`.
+    /// `packet_bytes` is the IP packet: ping's `-s` payload plus 28 (the
+    /// ICMP header is as long as the UDP header it stands for).
+    Echo,
+}
+
+/// One change of a slow reader's rate ([`SlowReader::steps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadRateStep {
+    /// When the rate changes, seconds of simulated time.
+    pub at_s: f64,
+    pub rate_bps: u64,
+}
+
+impl Default for FlowSpec {
+    /// A saturated 1500-byte UDP flow from node 0 to node 1 for the whole run.
+    fn default() -> Self {
+        FlowSpec::udp(0, 1, UdpRate::Saturated)
+    }
+}
+
+impl FlowSpec {
+    /// A UDP flow of `rate` in [`DEFAULT_PACKET_BYTES`] packets from `src`
+    /// to `dst` for the whole run.
+    pub fn udp(src: u32, dst: u32, rate: UdpRate) -> Self {
+        let kind = FlowKind::Udp(UdpFlow { rate, packet_bytes: DEFAULT_PACKET_BYTES, stop_s: None });
+        FlowSpec { src, dst, start_s: 0.0, kind }
+    }
+
+    /// A CBR flow of `rate_kbps` in `packet_bytes` packets from `src` to
+    /// `dst` for the whole run.
+    pub fn cbr(src: u32, dst: u32, rate_kbps: f64, packet_bytes: u32) -> Self {
+        let kind = FlowKind::Udp(UdpFlow { rate: UdpRate::Cbr { rate_kbps }, packet_bytes, stop_s: None });
+        FlowSpec { src, dst, start_s: 0.0, kind }
+    }
+
+    /// An echo flow of `packet_bytes` requests from `src` to `dst`.
+    pub fn echo(src: u32, dst: u32, packet_bytes: u32) -> Self {
+        let kind = FlowKind::Echo(EchoFlow { packet_bytes, timeout_s: None, stop_s: None, trace: false });
+        FlowSpec { src, dst, start_s: 0.0, kind }
+    }
+
+    /// A transport transfer of `bytes` from `src` to `dst` starting at 0.
+    pub fn transfer(src: u32, dst: u32, protocol: Protocol, bytes: u64) -> Self {
+        let kind = FlowKind::Transport(TransportFlow::new(protocol, Amount::Bytes(bytes)));
+        FlowSpec { src, dst, start_s: 0.0, kind }
+    }
+
+    /// The flow starting at `start_s`.
+    pub fn starting_at(self, start_s: f64) -> Self {
+        FlowSpec { start_s, ..self }
+    }
+
+    /// The transport transfer, if the flow is one.
+    pub fn transport(&self) -> Option<&TransportFlow> {
+        match &self.kind {
+            FlowKind::Transport(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The transport transfer, if the flow is one, to change.
+    pub fn transport_mut(&mut self) -> Option<&mut TransportFlow> {
+        match &mut self.kind {
+            FlowKind::Transport(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The transport protocol; `None` for UDP and echo.
+    pub fn protocol(&self) -> Option<Protocol> {
+        self.transport().map(|t| t.protocol)
+    }
+
+    /// The UDP traffic kind; `None` for a transport flow.
+    pub fn traffic(&self) -> Option<Traffic> {
+        match &self.kind {
+            FlowKind::Udp(UdpFlow { rate: UdpRate::Saturated, .. }) => Some(Traffic::Saturated),
+            FlowKind::Udp(UdpFlow { rate: UdpRate::Cbr { .. }, .. }) => Some(Traffic::Cbr),
+            FlowKind::Echo(_) => Some(Traffic::Echo),
+            FlowKind::Transport(_) => None,
+        }
+    }
+
+    /// The IP packet size (a transport flow's full data packet).
+    pub fn packet_bytes(&self) -> u32 {
+        match &self.kind {
+            FlowKind::Udp(u) => u.packet_bytes,
+            FlowKind::Echo(e) => e.packet_bytes,
+            FlowKind::Transport(t) => t.packet_bytes,
+        }
+    }
+
+    /// The IP packet size, to change.
+    pub fn packet_bytes_mut(&mut self) -> &mut u32 {
+        match &mut self.kind {
+            FlowKind::Udp(u) => &mut u.packet_bytes,
+            FlowKind::Echo(e) => &mut e.packet_bytes,
+            FlowKind::Transport(t) => &mut t.packet_bytes,
+        }
+    }
+
+    /// When the flow stops sending, if before the end of the run.
+    pub fn stop_s(&self) -> Option<f64> {
+        match &self.kind {
+            FlowKind::Udp(u) => u.stop_s,
+            FlowKind::Echo(e) => e.stop_s,
+            FlowKind::Transport(t) => match t.amount {
+                Amount::Until { stop_s } => Some(stop_s),
+                Amount::Bytes(_) => None,
+            },
+        }
+    }
+
+    /// Whether the flow keeps trace samples (a transport or echo flow's `trace`).
+    pub fn trace(&self) -> bool {
+        match &self.kind {
+            FlowKind::Udp(_) => false,
+            FlowKind::Echo(e) => e.trace,
+            FlowKind::Transport(t) => t.trace,
+        }
+    }
+
+    /// The bytes of one batch of `batch_packets` full data packets, `None`
+    /// when the flow records no delivery milestones.
+    pub fn batch_bytes(&self) -> Option<u64> {
+        self.transport().and_then(TransportFlow::batch_bytes)
+    }
+}
+
+impl TransportFlow {
+    /// A transfer with the protocol's preset and [`DEFAULT_PACKET_BYTES`] packets.
+    pub fn new(protocol: Protocol, amount: Amount) -> Self {
+        TransportFlow {
+            protocol,
+            amount,
+            packet_bytes: DEFAULT_PACKET_BYTES,
+            trace: false,
+            batch_packets: None,
+            settings: TransportSettings::Preset,
+            reader: None,
+        }
+    }
+
+    /// Application bytes in one full data packet.
+    pub fn payload_bytes(&self) -> u64 {
+        u64::from(self.packet_bytes.saturating_sub(IP_UDP_HEADER_BYTES + TRANSPORT_HEADER_BYTES as u32))
+    }
+
+    /// The bytes of one batch of `batch_packets` full data packets, `None`
+    /// when the flow records no delivery milestones.
+    pub fn batch_bytes(&self) -> Option<u64> {
+        self.batch_packets.map(|n| u64::from(n) * self.payload_bytes())
+    }
+
+    /// `[flows.atp]`, if given.
+    pub fn atp(&self) -> Option<&AtpOverrides> {
+        match &self.settings {
+            TransportSettings::Atp(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// `[flows.tcp]`, if given.
+    pub fn tcp(&self) -> Option<&TcpOverrides> {
+        match &self.settings {
+            TransportSettings::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// `[flows.atp]`: ATP parameters that differ from the protocol's preset
+/// (meshbed_proto::atp::AtpConfig documents each).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtpOverrides {
+    /// Epoch E, seconds.
+    pub epoch_s: Option<f64>,
+    /// Increase factor κ.
+    pub kappa: Option<f64>,
+    /// Increase threshold φ.
+    pub phi: Option<f64>,
+    /// Relay EWMA weight α.
+    pub alpha: Option<f64>,
+    /// Receiver EWMA weight β.
+    pub beta: Option<f64>,
+    /// Idle multiplier η.
+    pub eta: Option<f64>,
+    /// Silence after which a connection fails, seconds.
+    pub idle_timeout_s: Option<f64>,
+    /// The sender's reaction to a "route failed" notice: `probe` (the
+    /// default: connection initiation, seed 002 §4.3.3),
+    /// `probe-while-sending`, or `ignore`.
+    pub route_failure: Option<RouteFailure>,
+    /// Silence allowed while the route is reported down, seconds.
+    pub route_outage_timeout_s: Option<f64>,
+}
+
+/// `[flows.atp] route_failure` (meshbed_proto::atp::RouteFailureReaction).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouteFailure {
+    Probe,
+    ProbeWhileSending,
+    Ignore,
+}
+
+/// `[flows.tcp]`: TCP parameters that differ from the defaults
+/// (meshbed_proto::tcp::TcpConfig documents each).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOverrides {
+    pub initial_cwnd_segments: Option<u32>,
+    pub max_cwnd_segments: Option<u32>,
+    pub min_rto_s: Option<f64>,
+    pub delayed_acks: Option<bool>,
+    /// Silence after which a connection fails, seconds.
+    pub idle_timeout_s: Option<f64>,
+    /// Pacing aggressiveness V (paced protocols only; default 1, seed 003 §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_v: Option<f64>,
+}
+
+/// Echo traffic's default `echo_timeout_s` ([`crate::echo`]).
+pub const DEFAULT_ECHO_TIMEOUT_S: f64 = 1.0;
+
+/// A flow's IP packet size when the file gives none: Ethernet's MTU, which
+/// gives the engines' 1436-byte segments (and the UDP runtime's).
+pub const DEFAULT_PACKET_BYTES: u32 = 1500;
+
+/// IP + UDP header bytes: the part of a packet that is not goodput.
+pub const IP_UDP_HEADER_BYTES: u32 = 28;
+
+impl Scenario {
+    /// The data transport flow `i`'s sender holds: its `bytes`, or for a
+    /// flow that runs for a duration more than its source's PHY rate could
+    /// carry until its stop, so that it never runs dry. 0 for a UDP or echo flow.
+    pub fn sender_data_bytes(&self, i: usize) -> u64 {
+        use meshbed_core::{Duration, Instant};
+        let f = &self.flows[i];
+        match f.transport().map(|t| t.amount) {
+            None => 0,
+            Some(Amount::Bytes(bytes)) => bytes,
+            Some(Amount::Until { stop_s }) => {
+                let end = Instant::ZERO + Duration::from_secs_f64(self.duration_s);
+                let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
+                let stop = (Instant::ZERO + Duration::from_secs_f64(stop_s)).min(end);
+                let rate_bps = self.data_rate_kbps(f.src) as f64 * 1000.0;
+                (stop.saturating_since(start).as_secs_f64() * rate_bps / 8.0).ceil() as u64 + 1
+            }
+        }
+    }
+
+    /// Checks of the listed flows (the topology already checked; which keys
+    /// go with which kind of flow was decided when they were read).
+    pub(super) fn validate_flows(&self) -> Result<(), ScenarioError> {
+        if self.flows.len() > MAX_FLOWS {
+            return Err(invalid(
+                "flows",
+                format!("({} flows)", self.flows.len()),
+                format!("at most {MAX_FLOWS} flows"),
+            ));
+        }
+        let n = self.node_count();
+        let mut sender_data = 0u64;
+        for (i, f) in self.flows.iter().enumerate() {
+            let key = |k: &str| format!("flows[{i}].{k}");
+            if f.src >= n {
+                return Err(invalid(key("src"), f.src, format!("a node index below {n}")));
+            }
+            if f.dst >= n {
+                return Err(invalid(key("dst"), f.dst, format!("a node index below {n}")));
+            }
+            if f.src == f.dst {
+                return Err(invalid(key("dst"), f.dst, "a node other than src"));
+            }
+            if !(f.start_s >= 0.0 && f.start_s < self.duration_s) {
+                return Err(invalid(
+                    key("start_s"),
+                    f.start_s,
+                    format!("a start time in [0, duration_s = {})", self.duration_s),
+                ));
+            }
+            if let Some(stop) = f.stop_s() {
+                // Finite so that it is a time; beyond duration_s the run's end stops the flow.
+                if !(stop > f.start_s && stop.is_finite()) {
+                    return Err(invalid(key("stop_s"), stop, "a stop time after start_s"));
+                }
+            }
+            let packet = |packet_bytes| {
+                within(
+                    key("packet_bytes"),
+                    packet_bytes,
+                    IP_UDP_HEADER_BYTES + 1..=MAX_PACKET_BYTES,
+                    "an IP packet size in bytes",
+                )
+            };
+            match &f.kind {
+                FlowKind::Transport(t) => {
+                    self.check_path_info_source(i, t.protocol)?;
+                    t.validate(i, f.start_s)?;
+                    sender_data = sender_data.saturating_add(self.sender_data_bytes(i));
+                    if sender_data > MAX_SENDER_DATA_BYTES {
+                        let (k, value) = match t.amount {
+                            Amount::Bytes(b) => ("bytes", b.to_string()),
+                            Amount::Until { stop_s } => ("stop_s", stop_s.to_string()),
+                        };
+                        return Err(invalid(
+                            key(k),
+                            value,
+                            format!(
+                                "transport data that fits in memory: all senders together hold at most {MAX_SENDER_DATA_BYTES} bytes, and with this flow they hold {sender_data} (a flow with stop_s holds its source's PHY rate × its running time)"
+                            ),
+                        ));
+                    }
+                }
+                FlowKind::Udp(u) => {
+                    packet(u.packet_bytes)?;
+                    if let UdpRate::Cbr { rate_kbps } = u.rate {
+                        let phy = self.data_rate_kbps(f.src) as f64;
+                        within(
+                            key("rate_kbps"),
+                            rate_kbps,
+                            MIN_CBR_RATE_KBPS..=phy,
+                            "a CBR rate in kbit/s (at most the source's PHY data rate)",
+                        )?
+                    }
+                }
+                FlowKind::Echo(e) => {
+                    packet(e.packet_bytes)?;
+                    if let Some(t) = e.timeout_s {
+                        within(key("echo_timeout_s"), t, ENGINE_PERIOD_S, "a timeout in seconds")?
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TransportFlow {
+    /// Checks of a slow reader's keys (`read_rate_bps`, `read_rate_steps`,
+    /// `receive_buffer_bytes`) on transport flow `i` starting at `start_s`.
+    fn validate_reader(&self, i: usize, start_s: f64) -> Result<(), ScenarioError> {
+        let key = |k: &str| format!("flows[{i}].{k}");
+        let Some(reader) = &self.reader else { return Ok(()) };
+        let rate = reader.rate_bps;
+        if self.protocol == Protocol::Mtl {
+            return Err(invalid(
+                key("read_rate_bps"),
+                rate,
+                "no reader rate: mtl's receiver has no flow control (ATP and TCP flows take one)",
+            ));
+        }
+        let rates = "a reader rate in bit/s (0 stalls the reader)";
+        within(key("read_rate_bps"), rate, 0..=MAX_READ_RATE_BPS, rates)?;
+        let mut previous_s = start_s;
+        for (k, step) in reader.steps.iter().enumerate() {
+            let k = |field: &str| key(&format!("read_rate_steps[{k}].{field}"));
+            if !(step.at_s.is_finite() && step.at_s > previous_s && step.at_s <= MAX_DURATION_S) {
+                return Err(invalid(
+                    k("at_s"),
+                    step.at_s,
+                    format!("a time in seconds after the flow's start and the step before ({previous_s})"),
+                ));
+            }
+            previous_s = step.at_s;
+            within(k("rate_bps"), step.rate_bps, 0..=MAX_READ_RATE_BPS, rates)?;
+        }
+        if let Some(b) = reader.receive_buffer_bytes {
+            within(
+                key("receive_buffer_bytes"),
+                b,
+                self.payload_bytes().max(1)..=MAX_RECEIVE_BUFFER_BYTES,
+                "a receive buffer in bytes, at least one full packet's payload",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Checks of transport flow `i` starting at `start_s` (endpoints, start
+    /// and stop times already checked).
+    fn validate(&self, i: usize, start_s: f64) -> Result<(), ScenarioError> {
+        let key = |k: &str| format!("flows[{i}].{k}");
+        let protocol = self.protocol;
+        // The data it holds is bounded with the other flows' (MAX_SENDER_DATA_BYTES).
+        if self.amount == Amount::Bytes(0) {
+            return Err(invalid(key("bytes"), 0, "a transfer of at least one byte"));
+        }
+        if let Some(n) = self.batch_packets {
+            within(key("batch_packets"), n, 1..=MAX_BATCH_PACKETS, "full data packets per batch")?;
+        }
+        let min_packet = IP_UDP_HEADER_BYTES + TRANSPORT_HEADER_BYTES as u32 + 1;
+        within(
+            key("packet_bytes"),
+            self.packet_bytes,
+            min_packet..=MAX_PACKET_BYTES,
+            &format!(
+                "a full data packet size in bytes (IP, UDP and the {TRANSPORT_HEADER_BYTES}-byte transport header included)"
+            ),
+        )?;
+        let check = |k: &str, v: Option<f64>, range: std::ops::RangeInclusive<f64>, what: &str| match v {
+            Some(x) => within(key(k), x, range, what),
+            None => Ok(()),
+        };
+        // Fractions in [0, 1): at 1 an average would never move.
+        let fraction = |k: &str, v: Option<f64>| match v {
+            Some(x) if !(0.0..1.0).contains(&x) => Err(invalid(key(k), x, "a weight in [0, 1)")),
+            _ => Ok(()),
+        };
+        self.validate_reader(i, start_s)?;
+        match &self.settings {
+            TransportSettings::Preset => {}
+            TransportSettings::Atp(a) => {
+                check("atp.epoch_s", a.epoch_s, ENGINE_PERIOD_S, "an epoch in seconds")?;
+                check("atp.idle_timeout_s", a.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
+                check("atp.route_outage_timeout_s", a.route_outage_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
+                // η multiplies a node's delay when it is idle (3 in the documents).
+                check("atp.eta", a.eta, 0.001..=100.0, "an idle multiplier")?;
+                fraction("atp.alpha", a.alpha)?;
+                fraction("atp.beta", a.beta)?;
+                if let Some(k) = a.kappa {
+                    if !(k > 0.0 && k <= 1.0) {
+                        return Err(invalid(key("atp.kappa"), k, "an increase factor in (0, 1]"));
+                    }
+                }
+                // φ is a margin on the rate (0.1 in the documents); 10 would
+                // already mean "never increase".
+                check("atp.phi", a.phi, 0.0..=10.0, "an increase threshold")?;
+            }
+            TransportSettings::Tcp(t) => {
+                check("tcp.min_rto_s", t.min_rto_s, ENGINE_PERIOD_S, "a minimum RTO in seconds")?;
+                check("tcp.idle_timeout_s", t.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
+                if let Some(v) = t.pacing_v {
+                    if !protocol.is_paced() {
+                        return Err(invalid(
+                            key("tcp.pacing_v"),
+                            v,
+                            format!("nothing: {protocol} does not pace (tcp-reno-paced and tcp-newreno-paced do)"),
+                        ));
+                    }
+                    // V scales the rate: 0.01 is a hundredth of a window per
+                    // RTT, 100 a hundred windows, both far past any use.
+                    check("tcp.pacing_v", Some(v), 0.01..=100.0, "a pacing aggressiveness V")?;
+                }
+                for (k, v) in [
+                    ("tcp.initial_cwnd_segments", t.initial_cwnd_segments),
+                    ("tcp.max_cwnd_segments", t.max_cwnd_segments),
+                ] {
+                    if let Some(v) = v {
+                        within(key(k), v, 1..=MAX_CWND_SEGMENTS, "a window in segments")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+//! The bounds of the scenario's numeric keys (docs/PROTOCOLS.md, "Scenario
+//! limits"). Each is checked once, in `Scenario::validate`.
+
+/// Largest IP packet the simulator carries (an 802.11 MSDU is ≤ 2304 bytes).
+pub const MAX_PACKET_BYTES: u32 = 2304;
+
+/// Longest run, simulated seconds: one day. A saturated 6-hop chain
+/// simulates about 100 s per wall second, so a day takes minutes, with
+/// progress shown by `meshbed sim`.
+pub const MAX_DURATION_S: f64 = 86_400.0;
+/// Most nodes in a topology. The radio model and the route table keep
+/// n × n tables (about 24 bytes per pair: 100 MB at 2000 nodes) and every
+/// frame is offered to every node within the interference floor.
+pub const MAX_NODES: u32 = 2000;
+/// Largest chain or grid spacing: 10 km is beyond any 802.11 link at up to
+/// 40 dBm, so a wider spacing could only disconnect the nodes.
+pub const MAX_SPACING_M: f64 = 10_000.0;
+/// Largest |x| or |y| of an explicit node: 20 000 km, the span of the
+/// longest chain at the largest spacing; it keeps distances finite.
+pub const MAX_COORDINATE_M: f64 = 2.0e7;
+/// Most flows in a scenario (also the bound of the `flow_count` sweep).
+pub const MAX_FLOWS: usize = 1000;
+/// Slowest CBR rate, kbit/s (1 bit/s: one 1500-byte packet every 3 h 20 min);
+/// the fastest is the source node's PHY data rate, all the MAC could carry.
+pub const MIN_CBR_RATE_KBPS: f64 = 0.001;
+/// The data every transport sender holds in memory (the engines own what
+/// they send), summed over a scenario's flows: `bytes`, or for a flow that
+/// runs for a duration its source's PHY rate × its running time. 4 GiB.
+pub const MAX_SENDER_DATA_BYTES: u64 = 1 << 32;
+/// `batch_packets`: seed 004 §IV's batches are 5,000 packets; ten million
+/// packets of even 100 bytes are more than all senders may hold
+/// ([`MAX_SENDER_DATA_BYTES`]), so no batch could complete.
+pub const MAX_BATCH_PACKETS: u32 = 10_000_000;
+/// Timer-like durations of the engines (ATP's epoch, TCP's minimum RTO):
+/// at least 1 ms, else a timer fires millions of times per simulated
+/// second; at most a minute (TCP's maximum RTO).
+pub const ENGINE_PERIOD_S: std::ops::RangeInclusive<f64> = 0.001..=60.0;
+/// Idle timeouts: from 1 ms to the longest run.
+pub const IDLE_TIMEOUT_S: std::ops::RangeInclusive<f64> = 0.001..=MAX_DURATION_S;
+/// TCP windows, segments: 65 535 segments is gigabytes in flight, more than
+/// any wireless path's bandwidth-delay product.
+pub const MAX_CWND_SEGMENTS: u32 = 65_535;
+/// Largest scenario or experiment file: far above any hand-written one
+/// (the explicit topology of 2000 nodes is about 100 kB).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Fastest reader rate, bit/s: 10 Gbit/s, beyond any radio's.
+pub const MAX_READ_RATE_BPS: u64 = 10_000_000_000;
+/// Largest receive buffer: ATP's and TCP's memory guard (`max_reorder_bytes`).
+pub const MAX_RECEIVE_BUFFER_BYTES: u64 = 256 << 20;

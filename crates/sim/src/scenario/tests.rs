@@ -1,0 +1,322 @@
+use super::*;
+use meshbed_proto::Protocol;
+use std::path::Path;
+
+fn err_of(text: &str) -> String {
+    Scenario::from_toml(text).unwrap_err().in_file("s.toml").to_string()
+}
+
+#[test]
+fn a_transport_that_needs_path_info_needs_olsr_with_etx() {
+    let file = |routing: &str, protocol: &str| {
+        format!("duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n{routing}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"{protocol}\"\nbytes = 1000\n")
+    };
+    assert!(needs_path_info(Protocol::Mtl));
+    assert!(Protocol::ALL.iter().all(|&p| needs_path_info(p) == (p == Protocol::Mtl)));
+    let e = err_of(&file("", "mtl"));
+    assert!(
+        e.contains("routing.kind = \"shortest-path\"") && e.contains("expected \"olsr\" with metric = \"etx\""),
+        "{e}"
+    );
+    assert!(e.contains("flows[0].protocol = \"mtl\""), "{e}");
+    let e = err_of(&file("[routing]\nkind = \"aodv\"\n", "mtl"));
+    assert!(e.contains("routing.kind = \"aodv\""), "{e}");
+    let e = err_of(&file("[routing]\nkind = \"olsr\"\n", "mtl"));
+    assert!(e.contains("routing.metric = \"hop-count\"") && e.contains("expected \"etx\""), "{e}");
+    // With OLSR-ETX the routing check passes (what follows is the
+    // protocol's own); other transports run over any routing.
+    assert!(Scenario::from_toml(&file("[routing]\nkind = \"olsr\"\nmetric = \"etx\"\n", "mtl")).is_ok());
+    for routing in ["", "[routing]\nkind = \"olsr\"\n", "[routing]\nkind = \"aodv\"\n"] {
+        assert!(Scenario::from_toml(&file(routing, "tcp-newreno")).is_ok(), "{routing}");
+    }
+}
+
+#[test]
+fn minimal_file_parses_with_defaults() {
+    let s = Scenario::from_toml(
+        "duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n[[flows]]\nsrc = 0\ndst = 2\n",
+    )
+    .unwrap();
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.flows[0].packet_bytes(), 1500);
+    assert_eq!(s.node_radios()[2].x_m, 400.0);
+}
+
+#[test]
+fn mistakes_name_key_value_and_expectation() {
+    let base = "duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n";
+    let e = err_of(&format!("{base}[[flows]]\nsrc = 0\ndst = 7\n"));
+    assert!(e.contains("s.toml") && e.contains("flows[0].dst = 7") && e.contains("below 3"), "{e}");
+    let e = err_of(&format!("{base}[radio]\ndata_rate_kbps = 23000\n"));
+    assert!(e.contains("radio.data_rate_kbps = 23000") && e.contains("24000"), "{e}");
+    let e = err_of(&format!("{base}[radio]\nstandard = \"802.11n\"\n"));
+    assert!(e.contains("802.11n") && e.contains("802.11a"), "{e}");
+    let e = err_of(&format!("{base}[[flows]]\nsrc = 0\ndst = 2\ntraffic = \"cbr\"\n"));
+    assert!(e.contains("flows[0].rate_kbps") && e.contains("missing"), "{e}");
+    let e = err_of(&format!("{base}colour = 3\n"));
+    assert!(e.contains("colour"), "{e}");
+    let e = err_of("duration_s = -1\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n");
+    assert!(e.contains("duration_s = -1"), "{e}");
+    let e = err_of("duration_s = 1\n[topology]\nkind = \"ring\"\n");
+    assert!(e.contains("ring"), "{e}");
+}
+
+const CHAIN: &str = "duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n";
+
+fn chain_with(flow: &str) -> String {
+    format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\n{flow}")
+}
+
+#[test]
+fn a_wrong_value_in_a_tagged_table_names_its_key() {
+    let e = err_of("duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = \"three\"\nspacing_m = 200\n");
+    assert!(e.contains("topology.nodes = \"three\": expected a whole number of nodes"), "{e}");
+    let e = err_of(&format!("{CHAIN}[routing]\nkind = \"static\"\npaths = 5\n"));
+    assert!(e.contains("routing.paths = 5: expected"), "{e}");
+    let e = err_of("duration_s = 2\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\nrows = 2\n");
+    assert!(e.contains("topology.rows: unknown key"), "{e}");
+    // The printed default still reads back the same.
+    let s = Scenario::builtin_default();
+    assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
+}
+
+#[test]
+fn errors_without_a_file_have_no_empty_prefix_and_protocols_are_listed_once() {
+    let e = Scenario::from_toml(&chain_with("protocol = \"tcp-vegas\"\nbytes = 10\n")).unwrap_err().to_string();
+    assert!(e.starts_with("flows[0].protocol = \"tcp-vegas\": expected one of atp-default,"), "{e}");
+    assert_eq!(e.matches("expected").count(), 1, "{e}");
+}
+
+#[test]
+fn grid_size_overflow_is_refused_not_wrapped() {
+    let e = err_of("duration_s = 2\n[topology]\nkind = \"grid\"\nrows = 2147483649\ncols = 2\nspacing_m = 200\n");
+    assert!(e.contains("topology.rows = 2147483649 (cols = 2, 4294967298 nodes)") && e.contains("2000"), "{e}");
+}
+
+#[test]
+fn numeric_bounds_just_inside_pass_just_outside_fail() {
+    let ok = |text: &str| Scenario::from_toml(text).map(|_| ()).map_err(|e| e.to_string());
+    let fails_on = |text: &str, key: &str| {
+        let e = ok(text).unwrap_err();
+        assert!(e.starts_with(&format!("{key} = ")), "expected an error on {key}: {e}");
+    };
+    let with_duration = |d: &str| CHAIN.replace("duration_s = 2", &format!("duration_s = {d}"));
+    ok(&with_duration("86400")).unwrap();
+    fails_on(&with_duration("86400.001"), "duration_s");
+    let chain = |nodes: u32, spacing: &str| {
+        format!("duration_s = 1\n[topology]\nkind = \"chain\"\nnodes = {nodes}\nspacing_m = {spacing}\n")
+    };
+    ok(&chain(MAX_NODES, "200")).unwrap();
+    fails_on(&chain(MAX_NODES + 1, "200"), "topology.nodes");
+    ok(&chain(3, "10000")).unwrap();
+    fails_on(&chain(3, "10000.5"), "topology.spacing_m");
+    fails_on(&chain(3, "1e308"), "topology.spacing_m");
+    let explicit = |x: &str| {
+        format!("duration_s = 1\n[topology]\nkind = \"explicit\"\nnodes = [{{ x_m = 0, y_m = 0 }}, {{ x_m = {x}, y_m = 0 }}]\n")
+    };
+    ok(&explicit("2e7")).unwrap();
+    fails_on(&explicit("2.1e7"), "topology.nodes[1].x_m");
+    let radio = |kv: &str| format!("{CHAIN}[radio.mac]\n{kv}\n");
+    ok(&radio("queue_packets = 10000")).unwrap();
+    fails_on(&radio("queue_packets = 4294967295"), "radio.mac.queue_packets");
+    let atp = |epoch: &str| {
+        chain_with(&format!("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nepoch_s = {epoch}\n"))
+    };
+    ok(&atp("0.001")).unwrap();
+    fails_on(&atp("0.000999"), "flows[0].atp.epoch_s");
+    fails_on(&atp("1e-12"), "flows[0].atp.epoch_s");
+    let tcp = |kv: &str| chain_with(&format!("protocol = \"tcp-reno\"\nbytes = 1000\n[flows.tcp]\n{kv}\n"));
+    ok(&tcp("max_cwnd_segments = 65535")).unwrap();
+    fails_on(&tcp("max_cwnd_segments = 65536"), "flows[0].tcp.max_cwnd_segments");
+    fails_on(&tcp("min_rto_s = 1e-9"), "flows[0].tcp.min_rto_s");
+    // CBR: up to the source's PHY rate (24 Mbit/s by default).
+    let cbr = |rate: &str| chain_with(&format!("traffic = \"cbr\"\nrate_kbps = {rate}\n"));
+    ok(&cbr("24000")).unwrap();
+    fails_on(&cbr("24000.5"), "flows[0].rate_kbps");
+    fails_on(&cbr("1e300"), "flows[0].rate_kbps");
+    fails_on(&cbr("1e-300"), "flows[0].rate_kbps");
+}
+
+#[test]
+fn flows_paths_and_sender_data_are_bounded() {
+    let flows = "[[flows]]\nsrc = 0\ndst = 2\n".repeat(MAX_FLOWS + 1);
+    let e = err_of(&format!("{CHAIN}{flows}"));
+    assert!(e.contains("flows = (1001 flows): expected at most 1000 flows"), "{e}");
+    let e = err_of(&format!("{CHAIN}[routing]\nkind = \"static\"\npaths = [[0, 1, 0]]\n"));
+    assert!(e.contains("routing.paths[0][2] = 0") && e.contains("no loops"), "{e}");
+    // A flow that runs for a day at 54 Mbit/s would hold 583 GB.
+    let day = "duration_s = 86400\n[radio]\ndata_rate_kbps = 54000\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 20\n[[flows]]\nsrc = 0\ndst = 1\nprotocol = \"atp-default\"\nstop_s = 86400\n";
+    let e = err_of(day);
+    assert!(e.contains("flows[0].stop_s = 86400") && e.contains(&MAX_SENDER_DATA_BYTES.to_string()), "{e}");
+    // Two flows of 2 GiB fit; a third byte does not.
+    let two = chain_with(&format!(
+        "protocol = \"atp-default\"\nbytes = {}\n[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = {}\n",
+        1u64 << 31,
+        1u64 << 31
+    ));
+    Scenario::from_toml(&two).unwrap();
+    let e = err_of(&two.replacen(&format!("bytes = {}\n", 1u64 << 31), &format!("bytes = {}\n", (1u64 << 31) + 1), 1));
+    assert!(e.contains("flows[1].bytes = 2147483648"), "{e}");
+}
+
+#[test]
+fn only_regular_files_of_bounded_size_are_read() {
+    let dir = std::env::temp_dir().join(format!("meshbed-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = read_input_file(&dir).unwrap_err().to_string();
+    assert!(e.contains("a directory"), "{e}");
+    let e = read_input_file(Path::new("/dev/zero")).unwrap_err().to_string();
+    assert!(e.contains("a device"), "{e}");
+    // A FIFO without a writer: refused at once, never opened (opening blocks).
+    let fifo = dir.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+    if made {
+        let e = read_input_file(&fifo).unwrap_err().to_string();
+        assert!(e.contains("a FIFO"), "{e}");
+    }
+    let big = dir.join("big.toml");
+    std::fs::write(&big, vec![b'#'; MAX_FILE_BYTES as usize + 1]).unwrap();
+    let e = read_input_file(&big).unwrap_err().to_string();
+    assert!(e.contains(&format!("{} bytes; expected a file of at most", MAX_FILE_BYTES + 1)), "{e}");
+    let fits = dir.join("fits.toml");
+    std::fs::write(&fits, vec![b'#'; MAX_FILE_BYTES as usize]).unwrap();
+    assert_eq!(read_input_file(&fits).unwrap().len(), MAX_FILE_BYTES as usize);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_radio_preset_is_a_base_the_table_overrides() {
+    let text = |radio: &str| {
+        format!("duration_s = 1.0\n[radio]\n{radio}\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n")
+    };
+    let s = Scenario::from_toml(&text("preset = \"ns2\"")).unwrap();
+    assert_eq!(s.radio, RadioConfig::ns2());
+    assert_eq!(s.radio.mac.rts_threshold_bytes, Some(0));
+    assert_eq!((s.radio.data_rate_kbps, s.radio.mac.queue_packets), (2_000, 50));
+    // A key of the table wins; `mac` is overridden key by key.
+    let s = Scenario::from_toml(&text(
+        "preset = \"ns2\"\ndata_rate_kbps = 1000\n[radio.mac]\nqueue_packets = 20\n[radio.propagation]\nmodel = \"friis\"",
+    ))
+    .unwrap();
+    assert_eq!(s.radio.data_rate_kbps, 1_000);
+    assert_eq!(s.radio.mac.queue_packets, 20);
+    assert_eq!(s.radio.mac.rts_threshold_bytes, Some(0), "the rest of the preset's mac stays");
+    assert_eq!(s.radio.propagation, meshbed_radio::propagation::Propagation::Friis);
+    assert_eq!(s.radio.standard, RadioConfig::ns2().standard);
+    let e = Scenario::from_toml(&text("preset = \"ns3\"")).unwrap_err().to_string();
+    assert!(e.contains("radio.preset = \"ns3\": expected one of \"ns2\""), "{e}");
+    let e = Scenario::from_toml(&text("preset = \"ns2\"\ncolour = 1")).unwrap_err().to_string();
+    assert!(e.contains("unknown field `colour`"), "{e}");
+}
+
+#[test]
+fn nodes_on_floors_need_the_radio_s_floors_and_each_floor_costs_its_slab() {
+    let building = |floors: &str, floor: &str| {
+        format!(
+            "duration_s = 1\n[radio]\nstandard = \"802.11a\"\ndata_rate_kbps = 6000\ntx_power_dbm = 2\n{floors}\n\
+             [radio.propagation]\nmodel = \"log-distance\"\nexponent = 3.3\n\
+             [topology]\nkind = \"explicit\"\nnodes = [{{ x_m = 0, y_m = 0 }}, {{ x_m = 3, y_m = 0, floor = {floor} }}]\n"
+        )
+    };
+    let floors = "[radio.floors]\nheight_m = 4\nloss_db = 16";
+    let e = err_of(&building("", "1"));
+    assert!(e.contains("topology.nodes[1].floor = 1: expected 0, or a building's floors"), "{e}");
+    let e = err_of(&building(&floors.replace("height_m = 4", "height_m = 0"), "1"));
+    assert!(e.contains("floors.height_m = 0") && e.contains("floor-to-floor height"), "{e}");
+    let e = err_of(&building(&floors.replace("loss_db = 16", "loss_db = -3"), "1"));
+    assert!(e.contains("floors.loss_db = -3"), "{e}");
+    // The same pair on one floor and one floor apart: the slab and the
+    // 3-D distance (5 m instead of 3 m) are the only difference.
+    let received_dbm = |floor: &str| {
+        let s = Scenario::from_toml(&building(floors, floor)).unwrap();
+        let b = meshbed_radio::LinkBudget::new(&s.radio, &s.node_radios(), s.seed).unwrap();
+        b.mean_rx_dbm(0, 1)
+    };
+    let (same, above) = (received_dbm("0"), received_dbm("1"));
+    let expected_db = 16.0 + 33.0 * (5f64 / 3.0).log10();
+    assert!((same - above - expected_db).abs() < 1e-9, "{same} {above}");
+    // A scenario file round-trips with its floors.
+    let s = Scenario::from_toml(&building(floors, "1")).unwrap();
+    assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
+}
+
+#[test]
+fn a_threshold_in_the_file_is_the_threshold_used_and_a_range_with_it_is_refused() {
+    let text = |radio: &str| {
+        format!("duration_s = 1\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 10\n[radio]\n{radio}\n")
+    };
+    let resolved = |radio: &str| Scenario::from_toml(&text(radio)).unwrap().radio.resolve().unwrap();
+    // Regression: a default range used to come back on reading and
+    // override the thresholds a file (or a built-in) gave.
+    let r = resolved("rx_sensitivity_dbm = -70.0\ncs_threshold_dbm = -72.0");
+    assert_eq!((r.rx_sensitivity_dbm, r.cs_threshold_dbm), (-70.0, -72.0));
+    // Neither: the default ranges; a written-out scenario reads back the same.
+    let s = Scenario::from_toml(&text("cs_threshold_dbm = -80.0")).unwrap();
+    let back = Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back.radio.resolve().unwrap().cs_threshold_dbm, -80.0);
+    let r = resolved("");
+    let at_250_m = s.radio.tx_power_dbm - s.radio.propagation.loss_db(250.0, s.radio.standard.frequency_hz());
+    assert!((r.rx_sensitivity_dbm - at_250_m).abs() < 1e-9);
+    // Both for one threshold: refused, naming both.
+    let e = err_of(&text("tx_range_m = 200.0\nrx_sensitivity_dbm = -80.0"));
+    assert!(e.contains("radio.rx_sensitivity_dbm = -80: expected either radio.tx_range_m or radio.rx_sensitivity_dbm, not both (radio.tx_range_m = 200)"), "{e}");
+    // A preset's range gives way to the file's threshold.
+    let r = resolved("preset = \"ns2\"\nrx_sensitivity_dbm = -70.0");
+    assert_eq!(r.rx_sensitivity_dbm, -70.0);
+}
+
+#[test]
+fn a_flow_reads_and_writes_the_flat_table_of_its_kind() {
+    let flows = [
+        "src = 0\ndst = 2\ntraffic = \"cbr\"\nrate_kbps = 64.0\npacket_bytes = 256\nstart_s = 1.0\nstop_s = 5.0\n",
+        "src = 0\ndst = 2\ntraffic = \"echo\"\npacket_bytes = 92\necho_timeout_s = 0.5\ntrace = true\n",
+        "src = 0\ndst = 2\nprotocol = \"atp-adaptive\"\nbytes = 1000\nbatch_packets = 2\n[flows.atp]\nepoch_s = 0.04\n",
+        "src = 2\ndst = 0\nprotocol = \"tcp-reno\"\nstop_s = 5.0\nread_rate_bps = 8000\nreceive_buffer_bytes = 4000\n\
+         read_rate_steps = [{ at_s = 2.0, rate_bps = 0 }]\n[flows.tcp]\ndelayed_acks = true\n",
+    ];
+    let text = |flow: &str| {
+        format!("duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n[[flows]]\n{flow}")
+    };
+    let kinds: Vec<_> = flows.iter().map(|f| Scenario::from_toml(&text(f)).unwrap().flows.remove(0)).collect();
+    assert!(
+        matches!(kinds[0].kind, FlowKind::Udp(UdpFlow { rate: UdpRate::Cbr { rate_kbps }, .. }) if rate_kbps == 64.0)
+    );
+    assert!(matches!(&kinds[1].kind, FlowKind::Echo(EchoFlow { timeout_s: Some(_), trace: true, .. })));
+    let t = kinds[2].transport().unwrap();
+    assert_eq!(
+        (t.amount, t.batch_packets, t.atp().and_then(|a| a.epoch_s)),
+        (Amount::Bytes(1000), Some(2), Some(0.04))
+    );
+    let t = kinds[3].transport().unwrap();
+    assert_eq!(t.amount, Amount::Until { stop_s: 5.0 });
+    assert_eq!(
+        t.reader.as_ref().map(|r| (r.rate_bps, r.steps.len(), r.receive_buffer_bytes)),
+        Some((8000, 1, Some(4000)))
+    );
+    for (flow, spec) in flows.iter().zip(&kinds) {
+        // Written back as the same flat keys (the defaults spelt out), and read again as the same flow.
+        let written = toml::Table::try_from(spec).unwrap();
+        let given: toml::Table = toml::from_str(&flow.replace("[flows.", "[")).unwrap();
+        for (k, v) in &given {
+            let w = &written[k];
+            assert!(w == v || w.as_float().is_some_and(|f| v.as_integer() == Some(f as i64)), "{k}: {w} vs {v}");
+        }
+        assert_eq!(&FlowSpec::deserialize(toml::Value::Table(written)).unwrap(), spec);
+    }
+    // Serialising keeps the keys experiments sweep (`flows[*].protocol`, `flows[*].atp.epoch_s`).
+    let written = toml::Table::try_from(&kinds[2]).unwrap();
+    assert_eq!(written["protocol"].as_str(), Some("atp-adaptive"));
+    assert_eq!(written["traffic"].as_str(), Some("saturated"));
+    assert!(written["atp"].as_table().is_some_and(|a| a.contains_key("epoch_s")));
+}
+
+#[test]
+fn a_key_of_another_kind_of_flow_in_the_random_flows_template_names_the_template_key() {
+    let text = "duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n\
+                [random_flows]\ncount = 2\n[random_flows.flow]\ntraffic = \"echo\"\nrate_kbps = 5\n";
+    let e = err_of(text);
+    assert!(e.contains("random_flows.flow.rate_kbps = 5: expected no rate"), "{e}");
+    let e = err_of(&chain_with("protocol = \"tcp-reno\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5\n"));
+    assert_eq!(e, "s.toml: flows[0].atp = (given): expected no [flows.atp] table: tcp-reno is not ATP");
+}
