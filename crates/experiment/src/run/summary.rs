@@ -5,6 +5,7 @@
 use super::{Results, RunOutcome};
 use crate::metrics::{self, SampleStats};
 use crate::spec::BatchMeans;
+use meshbed_sim::report::goodput_bps;
 use meshbed_sim::{FlowResult, RouteLogEvent, RouteLogSide, TraceKind};
 use serde::Serialize;
 
@@ -13,14 +14,15 @@ use serde::Serialize;
 /// the time when all three flows are active).
 pub fn windowed_goodput_bps(flow: &FlowResult, from_s: f64, to_s: f64) -> Option<f64> {
     let mut any = false;
-    let mut bytes = 0.0;
+    let mut bytes = 0;
     for t in flow.trace.iter().filter(|t| t.kind == TraceKind::DeliveredBytes) {
         any = true;
         if t.t_s > from_s && t.t_s <= to_s {
-            bytes += t.value;
+            // A delivered-bytes sample is a byte count (an integer in an f64).
+            bytes += t.value as u64;
         }
     }
-    (any || flow.bytes_delivered == 0).then(|| bytes * 8.0 / (to_s - from_s))
+    (any || flow.bytes_delivered == 0).then(|| goodput_bps(bytes, to_s - from_s))
 }
 
 /// The goodput a summary uses for a flow: over the experiment's window if
@@ -83,7 +85,7 @@ pub fn batch_goodput(start_s: f64, milestones_s: &[f64], batch_bytes: Option<u64
     if time.mean <= 0.0 {
         return BatchGoodput::NoTime;
     }
-    let goodput_bps = batch_bytes as f64 * 8.0 / time.mean;
+    let goodput_bps = goodput_bps(batch_bytes, time.mean);
     BatchGoodput::Estimate { batch_durations_s, goodput_bps, ci95_bps: goodput_bps * time.ci95 / time.mean }
 }
 
