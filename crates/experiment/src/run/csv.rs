@@ -5,10 +5,9 @@ use super::{flow_goodput_bps, BatchSummary, PointSummary, Results};
 use crate::metrics::SampleStats;
 use crate::spec::{value_text, Point};
 use crate::store::Provenance;
-use crate::table::TableWriter;
+use crate::table::{Table, TableWriter};
 use meshbed_sim::{RouteLogEvent, RouteLogSide};
 use serde::Serialize;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// An f64 in a CSV cell as Rust's `Display` writes it: the shortest
 /// decimal that reads back to the same value, without an exponent and
@@ -306,13 +305,22 @@ fn csv_with_axes_and<K: Serialize + Default, R: Serialize + Default>(
     axes: &[&str],
     more: Vec<String>,
 ) -> csv::Result<TableWriter> {
+    let (header, typed) = header_with_axes::<K, R>(axes, more);
+    TableWriter::create(path, header, typed)
+}
+
+/// The header [`csv_with_axes_and`] gives a table, and where its axes are.
+fn header_with_axes<K: Serialize + Default, R: Serialize + Default>(
+    axes: &[&str],
+    more: Vec<String>,
+) -> (Vec<String>, std::ops::Range<usize>) {
     let mut header = csv_columns::<K>();
     let first_axis = header.len();
     header.extend(axes.iter().map(|a| a.to_string()));
     header.extend(csv_columns::<R>());
     header.extend(more);
     header.extend(csv_columns::<ProvenanceCsv>());
-    TableWriter::create(path, header, first_axis..first_axis + axes.len())
+    (header, first_axis..first_axis + axes.len())
 }
 
 fn write_row<K: Serialize, R: Serialize>(
@@ -349,27 +357,20 @@ fn axis_values(p: &Point, axes: &[&str]) -> Vec<String> {
     p.values.iter().filter(|(k, _)| axes.contains(&k.as_str())).map(|(_, v)| value_text(v)).collect()
 }
 
-/// Writes `flows.csv` (one row per flow per run), `network.csv` (one row
-/// per run: the network layer's totals), `traces.csv` (per-packet
-/// samples of the traced flows of each point's first repetition) and
-/// `summary.csv` into `dir`, each with a `.parquet` twin beside it.
-pub fn write_csv(
-    results: &Results,
-    summaries: &[PointSummary],
-    dir: &std::path::Path,
-) -> csv::Result<Vec<std::path::PathBuf>> {
-    std::fs::create_dir_all(dir)?;
-    let axes: Vec<&str> = results.experiment.config.sweep.iter().map(|a| a.key.as_str()).collect();
-    // A `protocol` axis sets every flow's protocol, which the per-flow
-    // `protocol` column already gives: flows.csv names it once.
-    let flow_axes: Vec<&str> = axes.iter().copied().filter(|a| *a != "protocol").collect();
-    let flows_path = dir.join("flows.csv");
-    let mut w = csv_with_axes::<FlowCsvKey, FlowCsvRow>(&flows_path, &flow_axes)?;
+/// A `protocol` axis sets every flow's protocol, which the per-flow
+/// `protocol` column already gives: flows.csv names it once.
+fn flow_axes(results: &Results) -> Vec<&str> {
+    results.experiment.config.sweep.iter().map(|a| a.key.as_str()).filter(|a| *a != "protocol").collect()
+}
+
+/// The rows of `flows.csv`, one per flow per run in the order of
+/// `results.runs`.
+fn write_flows(results: &Results, flow_axes: &[&str], w: &mut TableWriter) -> csv::Result<()> {
     let name = &results.experiment.config.name;
     for r in &results.runs {
         let p = &results.points[r.point];
         let m = &r.report.mac_total;
-        let values = axis_values(p, &flow_axes);
+        let values = axis_values(p, flow_axes);
         for f in &r.report.flows {
             let tcp = f.sender.as_ref().and_then(|d| d.tcp.as_ref());
             let failed_at = |side: RouteLogSide| {
@@ -424,9 +425,28 @@ pub fn write_csv(
                 route_failure_probes: f.sender.as_ref().and_then(|d| d.route_failure_probes),
                 error: f.error.as_deref().unwrap_or_default(),
             };
-            write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &values, row, &r.provenance)?;
+            write_row(w, FlowCsvKey { experiment: name, point: p.index }, &values, row, &r.provenance)?;
         }
     }
+    Ok(())
+}
+
+/// Writes `flows.csv` (one row per flow per run), `network.csv` (one row
+/// per run: the network layer's totals), `traces.csv` (per-packet
+/// samples of the traced flows of each point's first repetition) and
+/// `summary.csv` into `dir`, each with a `.parquet` twin beside it.
+pub fn write_csv(
+    results: &Results,
+    summaries: &[PointSummary],
+    dir: &std::path::Path,
+) -> csv::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let axes: Vec<&str> = results.experiment.config.sweep.iter().map(|a| a.key.as_str()).collect();
+    let flow_axes = flow_axes(results);
+    let flows_path = dir.join("flows.csv");
+    let mut w = csv_with_axes::<FlowCsvKey, FlowCsvRow>(&flows_path, &flow_axes)?;
+    write_flows(results, &flow_axes, &mut w)?;
+    let name = &results.experiment.config.name;
     let mut written = w.finish()?;
 
     let network_path = dir.join("network.csv");
@@ -591,27 +611,17 @@ pub fn write_csv(
     Ok(written)
 }
 
-/// `flows.csv` of `results` as text (header, then one row per flow per
-/// run, in the order of `results.runs`): the per-run rows that the Python
-/// package fans out over threads or a Ray cluster, byte for byte what
-/// [`write_csv`] writes. It goes through [`write_csv`] in a scratch
-/// directory so that the columns and their formatting have one home.
-/// `results.points` must hold every point a run names (rows carry the
-/// point's index and axis values).
-pub fn flows_csv_text(results: &Results) -> std::io::Result<String> {
-    static SCRATCH: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "meshbed-flows-{}-{}",
-        std::process::id(),
-        SCRATCH.fetch_add(1, Ordering::Relaxed)
-    ));
-    // No summaries: summary.csv keeps only its header; flows.csv is read back.
-    let text = write_csv(results, &[], &dir)
-        .map_err(std::io::Error::other)
-        .and_then(|_| std::fs::read_to_string(dir.join("flows.csv")))
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.join("flows.csv").display())));
-    let _ = std::fs::remove_dir_all(&dir);
-    text
+/// `flows.csv` of `results` as typed columns (what `flows.parquet`
+/// holds): one row per flow per run, in the order of `results.runs`. The
+/// Python module hands it over as an Arrow record batch. `results.points`
+/// must hold every point a run names (rows carry the point's index and
+/// axis values).
+pub fn flows_table(results: &Results) -> csv::Result<Table> {
+    let flow_axes = flow_axes(results);
+    let (header, typed) = header_with_axes::<FlowCsvKey, FlowCsvRow>(&flow_axes, Vec::new());
+    let mut w = TableWriter::in_memory(header, typed);
+    write_flows(results, &flow_axes, &mut w)?;
+    Ok(w.into_table())
 }
 
 #[cfg(test)]

@@ -13,8 +13,10 @@ pub mod runner;
 pub mod summary;
 pub mod text;
 
-pub use self::csv::{flows_csv_text, write_csv};
-pub use runner::{progress_bar, run, Results, RunError, RunOptions, RunOutcome, Runner, SimRunner};
+pub use self::csv::{flows_table, write_csv};
+pub use runner::{
+    jobs, plan, progress_bar, run, run_job, Job, Planned, Results, RunError, RunOptions, RunOutcome, Runner, SimRunner,
+};
 pub use summary::{
     batch_goodput, flow_batch_goodput, flow_goodput_bps, random_pairs, summarize, windowed_goodput_bps, BatchGoodput,
     BatchSummary, DelaySummary, PointSummary, RandomPairs, RouteSummary,

@@ -6,11 +6,13 @@ use crate::store::{Lookup, Provenance, Store, StoreTally};
 use indicatif::{ProgressBar, ProgressStyle};
 use meshbed_sim::backend::{Refusal, ScenarioBackend, Simulator};
 use meshbed_sim::{Scenario, ScenarioError, SimReport};
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// One simulation of one point.
-#[derive(Clone, Debug)]
+/// One simulation of one point (serialisable: the Python module hands it
+/// from the process that ran it to the one that gathers the sweep).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunOutcome {
     pub point: usize,
     pub rep: u32,
@@ -157,8 +159,21 @@ fn refuse_unsupported(file: &str, points: &[Point], runner: &dyn Runner) -> Resu
     }
 }
 
-/// Runs every point and repetition.
-pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, ExperimentError> {
+/// An experiment ready to run: its points (every one checked, the runner
+/// asked about each, every repetition's seed checked for routes), the
+/// repetitions, and the worker threads.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub points: Vec<Point>,
+    pub reps: u32,
+    pub threads: usize,
+}
+
+/// Checks an experiment before anything runs: the size bounds of
+/// [`Experiment::plan`], the runner's [`Runner::supports`] for every point
+/// and the routes under every repetition's seed. [`run`] and the Python
+/// module's sweeps both start here.
+pub fn plan(experiment: &Experiment, options: &RunOptions) -> Result<Planned, ExperimentError> {
     let file = &experiment.file;
     let reps = options.repetitions.unwrap_or(experiment.config.repetitions).max(1);
     let threads = match options.jobs {
@@ -166,20 +181,95 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
         n => n,
     };
     let threads = options.runner.max_parallel().map_or(threads, |m| threads.min(m.max(1)));
-    let plan = experiment.plan(file, reps, threads, options.force)?;
-    let points = plan.points;
+    let points = experiment.plan(file, reps, threads, options.force)?.points;
     refuse_unsupported(file, &points, &*options.runner)?;
     check_routes_for_every_seed(file, &points, reps)?;
-    // Job i is repetition i % reps of point i / reps.
+    Ok(Planned { points, reps, threads })
+}
+
+/// Repetition `rep` of point `point`: the scenario it runs, with its seed.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub point: usize,
+    pub rep: u32,
+    pub seed: u64,
+    pub scenario: Scenario,
+}
+
+impl Job {
+    /// Repetition `rep` of `point`. Common random numbers: repetition r of
+    /// every point uses the same seed, the point's seed + r.
+    pub fn new(point: &Point, rep: u32) -> Job {
+        let mut scenario = point.scenario.clone();
+        scenario.seed = scenario.seed.wrapping_add(u64::from(rep));
+        Job { point: point.index, rep, seed: scenario.seed, scenario }
+    }
+}
+
+/// Every job of `points` × `reps`, ordered by (point, repetition): job i is
+/// repetition i % reps of point i / reps.
+pub fn jobs(points: &[Point], reps: u32) -> impl Iterator<Item = Job> + '_ {
+    points.iter().flat_map(move |p| (0..reps).map(move |rep| Job::new(p, rep)))
+}
+
+/// Runs one job: reuses its run from `store` if kept there (and the runner
+/// has a [`Runner::store_name`]), else runs it with `runner` and keeps it at
+/// once, so that a sweep killed later resumes after it. Returns the run and
+/// what the store did for it. The one place a job runs: [`run`]'s threads
+/// and the Python module's sweeps (threads or Ray tasks) call it.
+pub fn run_job(
+    file: &str,
+    point: &Point,
+    job: Job,
+    runner: &dyn Runner,
+    store: Option<&Store>,
+) -> Result<(RunOutcome, StoreTally), ExperimentError> {
+    let Job { point: p, rep, seed, scenario } = job;
+    let store = store.zip(runner.store_name());
+    let mut tally =
+        StoreTally { dir: store.map(|(s, _)| s.dir().to_path_buf()).unwrap_or_default(), ..StoreTally::default() };
+    let key = store.map(|(store, runner)| store.key(runner, &scenario));
+    if let (Some((store, _)), Some(key)) = (store, &key) {
+        match store.load(key) {
+            Lookup::Hit(report, provenance) => {
+                tally.reused += 1;
+                tally.reused_from_other_revisions += usize::from(provenance.git_revision != crate::store::GIT_REVISION);
+                return Ok((RunOutcome { point: p, rep, seed, report: *report, provenance }, tally));
+            }
+            Lookup::Missing => {}
+            Lookup::Stale(why) => tally.stale.push(why),
+            Lookup::Corrupt(why) => tally.corrupt.push(why),
+        }
+    }
+    let report = runner.run(&scenario).map_err(|e| match e {
+        RunError::Scenario(error) => ExperimentError::Point {
+            file: file.into(),
+            point: format!("{} (repetition {rep}, seed {seed})", point.label()),
+            error: Box::new(error),
+        },
+        RunError::Backend(why) => ExperimentError::Backend(why),
+    })?;
+    if let (Some((store, _)), Some(key)) = (store, &key) {
+        store.save(key, &report).map_err(|e| ExperimentError::Backend(e.to_string()))?;
+    }
+    tally.executed += 1;
+    Ok((RunOutcome { point: p, rep, seed, report, provenance: Provenance::this_build() }, tally))
+}
+
+/// Runs every point and repetition on [`Planned::threads`] threads, each
+/// job through [`run_job`].
+pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, ExperimentError> {
+    let file = &experiment.file;
+    let Planned { points, reps, threads } = plan(experiment, options)?;
     let job_count = points.len() * reps as usize;
     let threads = threads.min(job_count.max(1));
     let bar = progress_bar(options.progress, job_count as u64, "runs", experiment.config.name.clone());
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; job_count]);
     let failure: Mutex<Option<ExperimentError>> = Mutex::new(None);
-    let store = options.store.as_deref().zip(options.runner.store_name());
+    let store = options.store.as_deref().filter(|_| options.runner.store_name().is_some());
     let tally = Mutex::new(StoreTally {
-        dir: store.map(|(s, _)| s.dir().to_path_buf()).unwrap_or_default(),
+        dir: store.map(|s| s.dir().to_path_buf()).unwrap_or_default(),
         ..StoreTally::default()
     });
     std::thread::scope(|s| {
@@ -189,52 +279,12 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
                 if i >= job_count {
                     break;
                 }
-                let (p, rep) = (i / reps as usize, (i % reps as usize) as u32);
-                let mut scenario = points[p].scenario.clone();
-                // Common random numbers: repetition r of every point uses the same seed.
-                scenario.seed = scenario.seed.wrapping_add(rep as u64);
-                let seed = scenario.seed;
-                let key = store.map(|(store, runner)| store.key(runner, &scenario));
-                if let (Some((store, _)), Some(key)) = (store, &key) {
-                    let lookup = store.load(key);
-                    let mut t = tally.lock().expect("no thread panics while holding the lock");
-                    match lookup {
-                        Lookup::Hit(report, provenance) => {
-                            t.reused += 1;
-                            t.reused_from_other_revisions +=
-                                usize::from(provenance.git_revision != crate::store::GIT_REVISION);
-                            drop(t);
-                            slots.lock().expect("no thread panics while holding the lock")[i] =
-                                Some(RunOutcome { point: p, rep, seed, report: *report, provenance });
-                            bar.inc(1);
-                            continue;
-                        }
-                        Lookup::Missing => {}
-                        Lookup::Stale(why) => t.stale.push(why),
-                        Lookup::Corrupt(why) => t.corrupt.push(why),
-                    }
-                }
-                let run = options.runner.run(&scenario).map_err(|e| match e {
-                    RunError::Scenario(error) => ExperimentError::Point {
-                        file: file.clone(),
-                        point: format!("{} (repetition {rep}, seed {seed})", points[p].label()),
-                        error: Box::new(error),
-                    },
-                    RunError::Backend(why) => ExperimentError::Backend(why),
-                });
-                // A finished run is kept at once, so that a sweep killed
-                // later resumes after it.
-                let run = run.and_then(|report| match (store, &key) {
-                    (Some((store, _)), Some(key)) => {
-                        store.save(key, &report).map(|()| report).map_err(|e| ExperimentError::Backend(e.to_string()))
-                    }
-                    _ => Ok(report),
-                });
-                match run {
-                    Ok(report) => {
-                        tally.lock().expect("no thread panics while holding the lock").executed += 1;
-                        slots.lock().expect("no thread panics while holding the lock")[i] =
-                            Some(RunOutcome { point: p, rep, seed, report, provenance: Provenance::this_build() })
+                let point = &points[i / reps as usize];
+                let job = Job::new(point, (i % reps as usize) as u32);
+                match run_job(file, point, job, &*options.runner, store) {
+                    Ok((outcome, t)) => {
+                        tally.lock().expect("no thread panics while holding the lock").add(t);
+                        slots.lock().expect("no thread panics while holding the lock")[i] = Some(outcome);
                     }
                     Err(e) => {
                         failure.lock().expect("no thread panics while holding the lock").get_or_insert(e);
@@ -252,10 +302,6 @@ pub fn run(experiment: &Experiment, options: &RunOptions) -> Result<Results, Exp
         return Err(e);
     }
     let runs = slots.into_inner().expect("threads joined").into_iter().map(|o| o.expect("every job ran")).collect();
-    let mut tally = tally.into_inner().expect("threads joined");
-    // Threads finish in any order: the reasons sorted, so that the report
-    // does not depend on which finished first.
-    tally.stale.sort();
-    tally.corrupt.sort();
-    Ok(Results { experiment: experiment.clone(), points, runs, store: store.map(|_| tally) })
+    let tally = tally.into_inner().expect("threads joined");
+    Ok(Results { experiment: experiment.clone(), points, runs, store: store.map(|_| tally.sorted()) })
 }
