@@ -217,3 +217,31 @@ fn routing_metrics_and_random_pairs_reach_the_csvs() {
         assert!(r[col("routing_overhead_ratio")].parse::<f64>().unwrap() > 0.0, "{r:?}");
     }
 }
+
+/// The jobs come by (point, repetition) with the CLI's seeds, and a job
+/// run through `run_job` with a store is kept, then reused with the same
+/// report: what `run`'s threads and the Python module both rely on.
+#[test]
+fn jobs_are_ordered_and_run_job_keeps_then_reuses_a_run() {
+    let text = "duration_s = 0.2\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 100.0\n\
+        [[flows]]\nsrc = 0\ndst = 1\n[experiment]\nname = \"t\"\nrepetitions = 2\n\
+        [[experiment.sweep]]\nkey = \"duration_s\"\nvalues = [0.2, 0.3]\n";
+    let e = Experiment::from_toml(text, "e.toml").unwrap();
+    let planned = plan(&e, &RunOptions::default()).unwrap();
+    let order: Vec<(usize, u32, u64)> = jobs(&planned.points, planned.reps).map(|j| (j.point, j.rep, j.seed)).collect();
+    let base = planned.points[0].scenario.seed;
+    assert_eq!(order, [(0, 0, base), (0, 1, base + 1), (1, 0, base), (1, 1, base + 1)]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::store::Store::open(dir.path()).unwrap();
+    let point = &planned.points[1];
+    let (first, tally) = run_job("e.toml", point, Job::new(point, 1), &SimRunner, Some(&store)).unwrap();
+    assert_eq!((tally.executed, tally.reused), (1, 0));
+    let (again, tally) = run_job("e.toml", point, Job::new(point, 1), &SimRunner, Some(&store)).unwrap();
+    assert_eq!((tally.executed, tally.reused), (0, 1));
+    assert_eq!((again.point, again.rep, again.seed), (1, 1, base + 1));
+    assert_eq!(again.report.trace_hash, first.report.trace_hash);
+    // The thread pool gives the same run.
+    let results = run(&e, &RunOptions::default()).unwrap();
+    assert_eq!(results.runs[3].report.trace_hash, first.report.trace_hash);
+}
