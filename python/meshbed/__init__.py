@@ -5,26 +5,29 @@ holding the GIL; this module turns what it returns into pandas DataFrames.
 
     import meshbed
     meshbed.experiments()                          # {name: description}
-    s = meshbed.Scenario.builtin("default")        # or Scenario.from_toml(path or text)
+    s = meshbed.Scenario.builtin("default")        # or Scenario.from_file(path), Scenario.from_toml(text)
+    s["radio.data_rate_kbps"]                      # a value by its dotted key
+    s["flows[0].protocol"] = "tcp-reno"            # checked as `meshbed sim` checks a file
     r = meshbed.run(s, seed=7)                     # r.flows, r.mac, r.net, r.traces
     df = meshbed.sweep("testbed-a-single", repetitions=2)               # local threads
     df = meshbed.sweep("testbed-a-single", repetitions=2, backend="ray")  # ray.init() first
 
 ``sweep`` returns one row per flow per run with the columns of the CLI's
-``flows.csv``, rows ordered by (point, repetition, flow) whichever backend ran
-them; ``df.attrs["trace_hashes"]`` maps (point, repetition) to the run's trace
-hash. An invalid scenario or experiment raises :class:`ScenarioError` (a
+``flows.csv`` and the dtypes of its ``flows.parquet`` (the rows cross from
+Rust as one Arrow record batch), ordered by (point, repetition, flow)
+whichever backend ran them; ``df.attrs["trace_hashes"]`` maps (point,
+repetition) to the run's trace hash. Every job runs through the experiment
+runner's own single-job function (the CLI's checks, seeds and result store). An invalid scenario or experiment raises :class:`ScenarioError` (a
 ``ValueError``) with the message ``meshbed`` prints after ``error:``.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import pandas as pd
 
@@ -35,28 +38,40 @@ __version__ = _meshbed.__version__
 __all__ = ["Scenario", "Experiment", "Report", "ScenarioError", "experiments", "run", "sweep"]
 
 
-def _looks_like_text(source: str) -> bool:
-    # A path has no newline and no TOML table or assignment.
-    return "\n" in source or "=" in source or "[" in source
-
-
 class Scenario:
-    """A checked scenario, kept as its TOML text (picklable, and what Rust reads)."""
+    """A checked scenario, kept as its TOML text (picklable, and what Rust reads).
+
+    Values are read and changed by their dotted keys, the keys of the
+    scenario file and of an experiment's sweep: ``s["radio.data_rate_kbps"]``,
+    ``s["flows[0].protocol"] = "tcp-reno"``. A change is checked at once, as
+    ``meshbed sim`` checks a file (the same message), and an invalid one
+    leaves the scenario as it was."""
 
     def __init__(self, toml_text: str):
         self.toml = toml_text
 
     @classmethod
-    def from_toml(cls, text_or_path: Union[str, os.PathLike]) -> "Scenario":
-        """A scenario file's path, or scenario text; checked as ``meshbed sim`` checks it."""
-        if isinstance(text_or_path, os.PathLike) or not _looks_like_text(text_or_path):
-            return cls(_meshbed.scenario_from_file(os.fspath(text_or_path)))
-        return cls(_meshbed.scenario_from_text(text_or_path))
+    def from_toml(cls, text: str) -> "Scenario":
+        """Scenario text (never a path: :meth:`from_file`), checked as ``meshbed sim`` checks it."""
+        if not isinstance(text, str):
+            raise TypeError(f"Scenario.from_toml takes TOML text, not {type(text).__name__}: for a path use Scenario.from_file")
+        return cls(_meshbed.scenario_from_text(text))
+
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike]) -> "Scenario":
+        """A scenario file, checked as ``meshbed sim FILE`` checks it (errors name the file)."""
+        return cls(_meshbed.scenario_from_file(os.fspath(path)))
 
     @classmethod
     def builtin(cls, name: str = "default") -> "Scenario":
         """``default`` (``meshbed scenario default``) or a built-in experiment's base scenario."""
         return cls(_meshbed.scenario_builtin(name))
+
+    def __getitem__(self, key: str) -> Any:
+        return json.loads(_meshbed.scenario_get(self.toml, key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.toml = _meshbed.scenario_set(self.toml, key, json.dumps(value))
 
     def __repr__(self) -> str:
         return f"Scenario({len(self.toml)} bytes of TOML)"
@@ -126,22 +141,13 @@ def _report(raw: dict) -> Report:
     return Report(raw=raw, flows=flows, mac=mac, net=net, traces=traces, route_log=route_log)
 
 
-def run(scenario: Union[Scenario, str, os.PathLike], seed: Optional[int] = None) -> Report:
-    """Runs one scenario (a :class:`Scenario`, a path or TOML text) in the simulator."""
+def run(scenario: Union[Scenario, os.PathLike], seed: Optional[int] = None) -> Report:
+    """Runs one scenario (a :class:`Scenario`, or a scenario file's path) in the simulator."""
+    if isinstance(scenario, os.PathLike):
+        scenario = Scenario.from_file(scenario)
     if not isinstance(scenario, Scenario):
-        scenario = Scenario.from_toml(scenario)
+        raise TypeError("run takes a Scenario (Scenario.from_toml(text), Scenario.from_file(path)) or a path")
     return _report(json.loads(_meshbed.run_scenario(scenario.toml, seed)))
-
-
-def _frame(csv_texts: Iterable[str]) -> pd.DataFrame:
-    """One DataFrame from per-run ``flows.csv`` texts (each with its header), read
-    as pandas reads the CLI's ``flows.csv``."""
-    texts = list(csv_texts)
-    if not texts:
-        return pd.DataFrame()
-    header = texts[0].split("\n", 1)[0]
-    body = "".join(t.split("\n", 1)[1] for t in texts)
-    return pd.read_csv(io.StringIO(header + "\n" + body))
 
 
 def _progress(total: int, name: str, show: bool):
@@ -151,7 +157,7 @@ def _progress(total: int, name: str, show: bool):
 
 
 def _jobs(points: int, reps: int) -> List[Tuple[int, int]]:
-    # The CLI's order: repetition r of point p is job p * reps + r.
+    # The experiment runner's order: repetition r of point p is job p * reps + r.
     return [(p, r) for p in range(points) for r in range(reps)]
 
 
@@ -163,38 +169,49 @@ def sweep(
     jobs: Optional[int] = None,
     force: bool = False,
     max_retries: int = 3,
+    store: Optional[Union[str, os.PathLike]] = None,
 ) -> pd.DataFrame:
     """Runs every point × repetition of an experiment (a built-in name, a file or
     text) and returns one row per flow per run, the columns of ``flows.csv``.
 
-    ``backend="local"``: threads of this process (``jobs``, default all cores;
-    the simulator releases the GIL). ``backend="ray"``: one Ray task per point ×
-    repetition on whatever cluster ``ray.init()`` connected to (a local one is
-    started if none), retried up to ``max_retries`` times if its worker dies.
-    Seeds are the CLI's (the point's seed + repetition), so both give the CLI's
-    rows."""
+    The experiment is checked first as ``meshbed experiment run`` checks it
+    (its bounds, every point, the routes under every repetition's seed);
+    then each job runs through the experiment runner's single-job function:
+    ``backend="local"``: threads of this process (``jobs``, default all
+    cores; the simulator releases the GIL). ``backend="ray"``: one Ray task
+    per point × repetition on whatever cluster ``ray.init()`` connected to
+    (a local one is started if none), retried up to ``max_retries`` times if
+    its worker dies. Seeds are the CLI's (the point's seed + repetition).
+    ``store``: a result store directory (``meshbed experiment run``'s
+    ``results/NAME/store``; on Ray, one every worker sees): finished runs
+    found there are reused, new ones kept; ``df.attrs["store"]`` says what
+    ran and what was reused."""
     e = Experiment.load(experiment)
     points, reps, name = _meshbed.plan(e.toml, e.file, repetitions, force)
+    store_dir = None if store is None else os.fspath(store)
     jobs_list = _jobs(points, reps)
     bar = _progress(len(jobs_list), name, progress)
     try:
         if backend == "local":
-            done = _sweep_local(e, jobs_list, jobs, bar)
+            done = _sweep_local(e, jobs_list, jobs, store_dir, bar)
         elif backend == "ray":
-            done = _sweep_ray(e, jobs_list, max_retries, bar)
+            done = _sweep_ray(e, jobs_list, max_retries, store_dir, bar)
         else:
             raise ValueError(f"backend = {backend!r}: expected 'local' or 'ray'")
     finally:
         bar.close()
-    df = _frame(done[j][0] for j in jobs_list)
-    df.attrs["trace_hashes"] = {j: done[j][1] for j in jobs_list}
+    batch, hashes, store_line = _meshbed.flows(e.toml, e.file, [done[j] for j in jobs_list])
+    df = batch.to_pandas()
+    df.attrs["trace_hashes"] = {(p, r): h for p, r, h in hashes}
+    if store_line is not None:
+        df.attrs["store"] = store_line
     return df
 
 
-def _sweep_local(e: Experiment, jobs_list, jobs: Optional[int], bar) -> dict:
+def _sweep_local(e: Experiment, jobs_list, jobs: Optional[int], store: Optional[str], bar) -> dict:
     done = {}
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        futures = {pool.submit(_meshbed.run_point, e.toml, e.file, p, r): (p, r) for p, r in jobs_list}
+        futures = {pool.submit(_meshbed.run_job, e.toml, e.file, p, r, store): (p, r) for p, r in jobs_list}
         try:
             for f in as_completed(futures):
                 done[futures[f]] = f.result()
@@ -206,23 +223,24 @@ def _sweep_local(e: Experiment, jobs_list, jobs: Optional[int], bar) -> dict:
     return done
 
 
-def _run_point_task(toml_text: str, file: str, point: int, rep: int) -> Tuple[str, str]:
-    """A Ray task: one run on whichever worker Ray chose (its ``meshbed`` must be
-    the same build, or the rows differ)."""
-    return _meshbed.run_point(toml_text, file, point, rep)
+def _run_job_task(toml_text: str, file: str, point: int, rep: int, store: Optional[str]) -> bytes:
+    """A Ray task: one job on whichever worker Ray chose, through the same
+    single-job function as the local threads (its ``meshbed`` must be the
+    same build, or the rows differ)."""
+    return _meshbed.run_job(toml_text, file, point, rep, store)
 
 
-def _sweep_ray(e: Experiment, jobs_list, max_retries: int, bar) -> dict:
+def _sweep_ray(e: Experiment, jobs_list, max_retries: int, store: Optional[str], bar) -> dict:
     try:
         import ray
     except ImportError as err:  # pragma: no cover - depends on the install
         raise ImportError("backend='ray' needs Ray: pip install 'ray>=2.9' (and meshbed on every worker)") from err
     if not ray.is_initialized():
         ray.init()
-    task = ray.remote(max_retries=max_retries, num_cpus=1)(_run_point_task)
+    task = ray.remote(max_retries=max_retries, num_cpus=1)(_run_job_task)
     # The experiment's text goes to the object store once, not once per task.
     toml_ref = ray.put(e.toml)
-    refs = {task.remote(toml_ref, e.file, p, r): (p, r) for p, r in jobs_list}
+    refs = {task.remote(toml_ref, e.file, p, r, store): (p, r) for p, r in jobs_list}
     done = {}
     pending = list(refs)
     try:

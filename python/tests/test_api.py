@@ -1,4 +1,4 @@
-"""The Python API against the CLI: same errors, same runs, same flows.csv."""
+"""The Python API against the CLI: same errors, same runs, same flows table."""
 
 import json
 
@@ -22,7 +22,7 @@ def test_a_bad_scenario_file_raises_the_cli_message(cli, tmp_path):
     bad.write_text("duration_s = -1.0\n")
     expected = cli_error(cli("sim", bad, check=False))
     with pytest.raises(meshbed.ScenarioError) as err:
-        meshbed.Scenario.from_toml(bad)
+        meshbed.Scenario.from_file(bad)
     assert str(err.value) == expected
     assert str(bad) in str(err.value)
     assert isinstance(err.value, ValueError)
@@ -69,46 +69,86 @@ def test_run_of_a_traced_flow_has_its_trace():
     report = meshbed.run(s)
     assert list(report.traces.columns) == ["flow", "t_s", "side", "kind", "value"]
     assert len(report.traces) == sum(len(f["trace"]) for f in report.raw["flows"]) > 0
-    assert report.traces["t_s"].is_monotonic_increasing or report.traces.groupby("kind")["t_s"].is_monotonic_increasing.all()
+    # A flow's samples are appended as the simulation's clock advances: in
+    # time order within each flow (the flows' lists follow one another).
+    assert report.traces.groupby("flow")["t_s"].is_monotonic_increasing.all()
+
+
+def test_from_toml_takes_text_and_from_file_a_path(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(meshbed.Scenario.builtin("default").toml)
+    # A path given as text is text: not a scenario.
+    with pytest.raises(meshbed.ScenarioError):
+        meshbed.Scenario.from_toml(str(path))
+    with pytest.raises(TypeError, match="from_file"):
+        meshbed.Scenario.from_toml(path)
+    assert meshbed.Scenario.from_file(str(path)).toml == meshbed.Scenario.from_file(path).toml
+
+
+def test_scenario_values_by_dotted_key(cli, tmp_path):
+    s = meshbed.Scenario.builtin("testbed-a-single")
+    assert s["radio.data_rate_kbps"] == 24000
+    assert s["flows[0].protocol"] == "atp-default"
+    s["flows[0].protocol"] = "tcp-reno"
+    assert s["flows[0].protocol"] == "tcp-reno"
+    assert meshbed.run(s).raw["flows"][0]["protocol"] == "tcp-reno"
+    with pytest.raises(KeyError):
+        s["radio.no_such_key"]
+    # An invalid value: the message `meshbed sim` gives the same file, and
+    # the scenario is left as it was.
+    before = s.toml
+    with pytest.raises(meshbed.ScenarioError) as err:
+        s["radio.data_rate_kbps"] = 7
+    assert s.toml == before
+    bad = tmp_path / "bad.toml"
+    bad.write_text(before.replace("data_rate_kbps = 24000", "data_rate_kbps = 7", 1))
+    assert cli_error(cli("sim", bad, check=False)) == f"{bad}: {err.value}"
 
 
 def test_scenario_round_trips_through_its_text(tmp_path):
     s = meshbed.Scenario.builtin("default")
     path = tmp_path / "s.toml"
     path.write_text(s.toml)
-    again = meshbed.Scenario.from_toml(path)
+    again = meshbed.Scenario.from_file(path)
     assert meshbed.run(again, seed=3).trace_hash == meshbed.run(s, seed=3).trace_hash
 
 
-def test_local_sweep_gives_the_cli_flows_csv(cli, small_experiment, tmp_path):
+def test_local_sweep_gives_the_cli_flows_table(cli, small_experiment, tmp_path):
     out = tmp_path / "out"
-    cli("experiment", "run", small_experiment, "--out", out)
-    expected = pd.read_csv(out / "flows.csv")
+    cli("experiment", "run", small_experiment, "--out", out, "--no-store")
+    # The rows cross as Arrow: the columns and dtypes of flows.parquet.
+    expected = pd.read_parquet(out / "flows.parquet")
     df = meshbed.sweep(small_experiment, backend="local", progress=False, jobs=2)
     assert len(df) == 2 * 2 * 2
     pd.testing.assert_frame_equal(df, expected)
-    # The Rust runner's trace hashes, run by run.
+    assert df["seed"].dtype == "uint64" and df["goodput_bps"].dtype == "float64" and df["completed"].dtype == "bool"
+    # The same values as flows.csv.
+    csv = pd.read_csv(out / "flows.csv")
+    assert list(df.columns) == list(csv.columns)
+    assert list(df["goodput_bps"]) == list(csv["goodput_bps"])
+    # The Rust thread pool's rows and trace hashes, run by run.
     e = meshbed.Experiment.load(small_experiment)
-    _, hashes = _meshbed.run_experiment(e.toml, e.file, None)
+    batch, hashes = _meshbed.run_experiment(e.toml, e.file, None)
+    pd.testing.assert_frame_equal(batch.to_pandas(), df)
     assert df.attrs["trace_hashes"] == {(p, r): h for p, r, h in hashes}
-    # The Parquet beside the CSV reads back in pandas (pyarrow) as the same
-    # table, with the version pinning columns on every row.
-    parquet = pd.read_parquet(out / "flows.parquet")
-    assert list(parquet.columns) == list(expected.columns)
-    # An empty text cell is "" in Parquet and NaN once pandas reads the CSV.
-    def text_blank(df):
-        return df.apply(lambda c: c.astype(object).fillna("") if pd.api.types.is_string_dtype(c) or c.isna().all() else c)
-
-    pd.testing.assert_frame_equal(text_blank(parquet), text_blank(expected), check_dtype=False)
-    assert parquet["meshbed_version"].notna().all() and parquet["git_revision"].notna().all()
+    assert df["meshbed_version"].notna().all() and df["git_revision"].notna().all()
 
 
 def test_sweep_repetitions_override_and_one_thread_agree(small_experiment):
     one = meshbed.sweep(small_experiment, repetitions=1, progress=False, jobs=1)
     three = meshbed.sweep(small_experiment, repetitions=3, progress=False, jobs=2)
     assert sorted(set(three["rep"])) == [0, 1, 2]
-    # dtypes may differ (a column empty in one frame only reads as float).
-    pd.testing.assert_frame_equal(three[three["rep"] == 0].reset_index(drop=True), one, check_dtype=False)
+    pd.testing.assert_frame_equal(three[three["rep"] == 0].reset_index(drop=True), one)
+
+
+def test_sweep_keeps_and_reuses_runs_in_the_store(small_experiment, tmp_path):
+    store = tmp_path / "store"
+    first = meshbed.sweep(small_experiment, progress=False, store=store)
+    assert first.attrs["store"].startswith("8 runs executed, 0 reused from the store")
+    again = meshbed.sweep(small_experiment, progress=False, store=store, repetitions=3)
+    assert again.attrs["store"].startswith("4 runs executed, 8 reused from the store")
+    pd.testing.assert_frame_equal(again[again["rep"] < 2].reset_index(drop=True), first)
+    assert "store" not in meshbed.sweep(small_experiment, progress=False).attrs
 
 
 def test_sweep_refuses_zero_repetitions_and_an_unknown_backend(small_experiment):

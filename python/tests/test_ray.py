@@ -17,7 +17,7 @@ ray = pytest.importorskip("ray")
 from meshbed import ray_local  # noqa: E402
 
 # Ray names a worker process after the task it is running.
-TASK_TITLE = "ray::_run_point_task"
+TASK_TITLE = "ray::_run_job_task"
 
 
 @pytest.fixture(scope="module")

@@ -320,7 +320,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             r.bytes_delivered = bytes;
             // Not measured on the emulator: the stacks' packets carry no send time.
             r.mean_delay_s = 0.0;
-            r.goodput_bps = if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 };
+            r.goodput_bps = meshbed_sim::report::goodput_bps(bytes, duration_s);
             // Every transport flow moves `bytes` (`Emulator::supports`), so
             // every one has an outcome; UDP flows have none.
             if let Some(o) = &outcomes[i] {

@@ -21,13 +21,10 @@ pub const STARVATION_BPS: f64 = 1_000.0;
 /// The sliding window of the thesis' instantaneous goodput plots.
 pub const INSTANT_WINDOW: Duration = Duration::from_millis(200);
 
-/// Useful bits per second.
+/// Useful bits per second ([`meshbed_sim::report::goodput_bps`] over a
+/// [`Duration`]).
 pub fn goodput_bps(useful_bytes: u64, duration: Duration) -> f64 {
-    if duration.is_zero() {
-        0.0
-    } else {
-        useful_bytes as f64 * 8.0 / duration.as_secs_f64()
-    }
+    meshbed_sim::report::goodput_bps(useful_bytes, duration.as_secs_f64())
 }
 
 /// Instantaneous goodput: at each `step` from `start` to `end`, the useful

@@ -608,9 +608,26 @@ fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), String> {
     }
 }
 
+/// The value at a dotted path such as `radio.data_rate_kbps` or
+/// `flows[0].protocol`; `None` where there is none.
+pub fn get_path<'a>(tree: &'a toml::Table, path: &str) -> Option<&'a Value> {
+    let (head, rest) = match path.split_once('.') {
+        Some((h, r)) => (h, Some(r)),
+        None => (path, None),
+    };
+    let v = match head.strip_suffix(']').and_then(|h| h.split_once('[')) {
+        Some((name, idx)) => tree.get(name)?.as_array()?.get(idx.parse::<usize>().ok()?)?,
+        None => tree.get(head)?,
+    };
+    match rest {
+        None => Some(v),
+        Some(r) => get_path(v.as_table()?, r),
+    }
+}
+
 /// Sets a dotted path such as `radio.mac.short_retry_limit`,
 /// `flows[*].atp.kappa` or `flows[0].start_s`, creating missing tables.
-fn set_path(tree: &mut toml::Table, path: &str, v: &Value) -> Result<(), String> {
+pub fn set_path(tree: &mut toml::Table, path: &str, v: &Value) -> Result<(), String> {
     let (head, rest) = match path.split_once('.') {
         Some((h, r)) => (h, Some(r)),
         None => (path, None),

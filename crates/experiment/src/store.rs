@@ -275,7 +275,7 @@ impl Store {
 
 /// What a run with a store did: runs executed and reused, stored runs
 /// that could not be used.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StoreTally {
     pub dir: PathBuf,
     pub executed: usize,
@@ -289,6 +289,23 @@ pub struct StoreTally {
 }
 
 impl StoreTally {
+    /// Adds the counts and reasons of `other` (one job's) to these.
+    pub fn add(&mut self, other: StoreTally) {
+        self.executed += other.executed;
+        self.reused += other.reused;
+        self.reused_from_other_revisions += other.reused_from_other_revisions;
+        self.stale.extend(other.stale);
+        self.corrupt.extend(other.corrupt);
+    }
+
+    /// The reasons sorted: jobs finish in any order, and the report must
+    /// not depend on which finished first.
+    pub fn sorted(mut self) -> StoreTally {
+        self.stale.sort();
+        self.corrupt.sort();
+        self
+    }
+
     /// `N runs executed, M reused from the store (DIR)`, then what was
     /// stale or corrupt.
     pub fn summary_line(&self) -> String {

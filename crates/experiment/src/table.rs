@@ -218,10 +218,11 @@ flatten!(
 type StaticStr = &'static str;
 
 /// A table being written as `NAME.csv` and, at [`TableWriter::finish`],
-/// `NAME.parquet` beside it.
+/// `NAME.parquet` beside it; or, made by [`TableWriter::in_memory`], only
+/// kept for [`TableWriter::into_table`].
 pub struct TableWriter {
-    csv: csv::Writer<std::fs::File>,
-    csv_path: PathBuf,
+    /// The CSV file and its path; `None` in memory.
+    csv: Option<(csv::Writer<std::fs::File>, PathBuf)>,
     header: Vec<String>,
     /// Columns of text to type by their values (a sweep's axes).
     typed_text: Vec<bool>,
@@ -242,34 +243,72 @@ impl TableWriter {
     ) -> csv::Result<TableWriter> {
         let mut csv = csv::WriterBuilder::new().has_headers(false).from_path(csv_path)?;
         csv.write_record(&header)?;
+        let mut w = TableWriter::in_memory(header, typed_text);
+        w.csv = Some((csv, csv_path.to_path_buf()));
+        Ok(w)
+    }
+
+    /// A table kept in memory only, typed as [`TableWriter::create`] types
+    /// the Parquet file's columns.
+    pub fn in_memory(header: Vec<String>, typed_text: std::ops::Range<usize>) -> TableWriter {
         let typed_text = (0..header.len()).map(|c| typed_text.contains(&c)).collect();
-        Ok(TableWriter { csv, csv_path: csv_path.to_path_buf(), header, typed_text, rows: Vec::new() })
+        TableWriter { csv: None, header, typed_text, rows: Vec::new() }
     }
 
     /// Writes one row (the same value the CSV writer serialises).
     pub fn serialize<T: Serialize>(&mut self, row: T) -> csv::Result<()> {
         let c = cells(&row).map_err(io_error)?;
         if c.len() != self.header.len() {
+            let name = self.csv.as_ref().map_or("<memory>".into(), |(_, p)| p.display().to_string());
             return Err(io_error(format!(
-                "{}: a row of {} cells under a header of {} columns",
-                self.csv_path.display(),
+                "{name}: a row of {} cells under a header of {} columns",
                 c.len(),
                 self.header.len()
             )));
         }
-        self.csv.serialize(row)?;
+        if let Some((csv, _)) = &mut self.csv {
+            csv.serialize(row)?;
+        }
         self.rows.push(c);
         Ok(())
     }
 
-    /// Flushes the CSV and writes the Parquet file; both paths.
-    pub fn finish(mut self) -> csv::Result<Vec<PathBuf>> {
-        self.csv.flush()?;
-        let parquet_path = self.csv_path.with_extension("parquet");
-        write_parquet(&parquet_path, &self.header, &self.typed_text, &self.rows)
-            .map_err(|e| io_error(format!("{}: {e}", parquet_path.display())))?;
-        Ok(vec![self.csv_path, parquet_path])
+    /// The table's typed columns, by header (what the Parquet file holds).
+    pub fn into_table(self) -> Table {
+        let columns = (0..self.header.len())
+            .map(|c| column(&self.rows.iter().map(|r| &r[c]).collect::<Vec<_>>(), self.typed_text[c]))
+            .collect();
+        Table { header: self.header, columns }
     }
+
+    /// Flushes the CSV and writes the Parquet file; both paths (none in
+    /// memory).
+    pub fn finish(mut self) -> csv::Result<Vec<PathBuf>> {
+        let Some((mut csv, csv_path)) = self.csv.take() else { return Ok(Vec::new()) };
+        csv.flush()?;
+        let parquet_path = csv_path.with_extension("parquet");
+        write_parquet(&parquet_path, &self.into_table())
+            .map_err(|e| io_error(format!("{}: {e}", parquet_path.display())))?;
+        Ok(vec![csv_path, parquet_path])
+    }
+}
+
+/// A table's columns with their types: what the Parquet file holds, and
+/// what the Python module hands over as an Arrow record batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub columns: Vec<Column>,
+}
+
+/// One typed column; `None` is an empty cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    Bool(Vec<Option<bool>>),
+    U64(Vec<Option<u64>>),
+    I64(Vec<Option<i64>>),
+    F64(Vec<Option<f64>>),
+    Str(Vec<Option<String>>),
 }
 
 /// A column's Parquet type.
@@ -324,27 +363,47 @@ fn kind(cells: &[&Cell], typed_text: bool) -> Kind {
     }
 }
 
-/// Writes `rows` under `header` as one Snappy-compressed row group.
-fn write_parquet(
-    path: &Path,
-    header: &[String],
-    typed_text: &[bool],
-    rows: &[Vec<Cell>],
-) -> Result<(), parquet::errors::ParquetError> {
-    let kinds: Vec<Kind> =
-        (0..header.len()).map(|c| kind(&rows.iter().map(|r| &r[c]).collect::<Vec<_>>(), typed_text[c])).collect();
-    let fields = header
+/// A column's cells as values of its kind.
+fn column(cells: &[&Cell], typed_text: bool) -> Column {
+    let each = cells.iter();
+    match kind(cells, typed_text) {
+        Kind::Bool => Column::Bool(each.map(|c| if let Cell::Bool(b) = c { Some(*b) } else { None }).collect()),
+        Kind::U64 => Column::U64(each.map(|c| if let Cell::U64(v) = c { Some(*v) } else { None }).collect()),
+        Kind::I64 => Column::I64(
+            each.map(|c| match c {
+                Cell::I64(v) => Some(*v),
+                Cell::Str(s) => s.parse().ok(),
+                _ => None,
+            })
+            .collect(),
+        ),
+        Kind::F64 => Column::F64(
+            each.map(|c| match c {
+                Cell::F64(v) => Some(*v),
+                Cell::Str(s) => s.parse().ok(),
+                _ => None,
+            })
+            .collect(),
+        ),
+        Kind::Str => Column::Str(each.map(|c| text(c)).collect()),
+    }
+}
+
+/// Writes `table` as one Snappy-compressed row group.
+fn write_parquet(path: &Path, table: &Table) -> Result<(), parquet::errors::ParquetError> {
+    let fields = table
+        .header
         .iter()
-        .zip(&kinds)
-        .map(|(name, k)| {
-            let (physical, logical) = match k {
-                Kind::Bool => (PhysicalType::BOOLEAN, None),
-                Kind::U64 => {
+        .zip(&table.columns)
+        .map(|(name, column)| {
+            let (physical, logical) = match column {
+                Column::Bool(_) => (PhysicalType::BOOLEAN, None),
+                Column::U64(_) => {
                     (PhysicalType::INT64, Some(LogicalType::Integer(IntType { bit_width: 64, is_signed: false })))
                 }
-                Kind::I64 => (PhysicalType::INT64, None),
-                Kind::F64 => (PhysicalType::DOUBLE, None),
-                Kind::Str => (PhysicalType::BYTE_ARRAY, Some(LogicalType::String)),
+                Column::I64(_) => (PhysicalType::INT64, None),
+                Column::F64(_) => (PhysicalType::DOUBLE, None),
+                Column::Str(_) => (PhysicalType::BYTE_ARRAY, Some(LogicalType::String)),
             };
             Type::primitive_type_builder(name, physical)
                 .with_repetition(Repetition::OPTIONAL)
@@ -358,46 +417,35 @@ fn write_parquet(
     let file = std::fs::File::create(path)?;
     let mut writer = SerializedFileWriter::new(file, schema, properties)?;
     let mut group = writer.next_row_group()?;
+    let levels = |present: Vec<bool>| present.into_iter().map(i16::from).collect::<Vec<i16>>();
     let mut c = 0;
     while let Some(mut column) = group.next_column()? {
-        let cells = rows.iter().map(|r| &r[c]);
-        let levels: Vec<i16> = cells.clone().map(|x| i16::from(*x != Cell::Null)).collect();
-        match kinds[c] {
-            Kind::Bool => {
-                let v: Vec<bool> = cells
-                    .filter_map(|x| match x {
-                        Cell::Bool(b) => Some(*b),
-                        _ => None,
-                    })
-                    .collect();
-                column.typed::<BoolType>().write_batch(&v, Some(&levels), None)?;
+        match &table.columns[c] {
+            Column::Bool(v) => {
+                let l = levels(v.iter().map(Option::is_some).collect());
+                let v: Vec<bool> = v.iter().flatten().copied().collect();
+                column.typed::<BoolType>().write_batch(&v, Some(&l), None)?;
             }
-            Kind::U64 | Kind::I64 => {
+            Column::U64(v) => {
+                let l = levels(v.iter().map(Option::is_some).collect());
                 // UINT_64 is stored in INT64's bits.
-                let v: Vec<i64> = cells
-                    .filter_map(|x| match x {
-                        Cell::U64(v) => Some(*v as i64),
-                        Cell::I64(v) => Some(*v),
-                        Cell::Str(s) => s.parse().ok(),
-                        _ => None,
-                    })
-                    .collect();
-                column.typed::<Int64Type>().write_batch(&v, Some(&levels), None)?;
+                let v: Vec<i64> = v.iter().flatten().map(|x| *x as i64).collect();
+                column.typed::<Int64Type>().write_batch(&v, Some(&l), None)?;
             }
-            Kind::F64 => {
-                let v: Vec<f64> = cells
-                    .filter_map(|x| match x {
-                        Cell::F64(v) => Some(*v),
-                        Cell::Str(s) => s.parse().ok(),
-                        _ => None,
-                    })
-                    .collect();
-                column.typed::<DoubleType>().write_batch(&v, Some(&levels), None)?;
+            Column::I64(v) => {
+                let l = levels(v.iter().map(Option::is_some).collect());
+                let v: Vec<i64> = v.iter().flatten().copied().collect();
+                column.typed::<Int64Type>().write_batch(&v, Some(&l), None)?;
             }
-            Kind::Str => {
-                let v: Vec<ByteArray> =
-                    cells.filter_map(|x| text(x).map(|t| ByteArray::from(t.into_bytes()))).collect();
-                column.typed::<ByteArrayType>().write_batch(&v, Some(&levels), None)?;
+            Column::F64(v) => {
+                let l = levels(v.iter().map(Option::is_some).collect());
+                let v: Vec<f64> = v.iter().flatten().copied().collect();
+                column.typed::<DoubleType>().write_batch(&v, Some(&l), None)?;
+            }
+            Column::Str(v) => {
+                let l = levels(v.iter().map(Option::is_some).collect());
+                let v: Vec<ByteArray> = v.iter().flatten().map(|t| ByteArray::from(t.as_bytes().to_vec())).collect();
+                column.typed::<ByteArrayType>().write_batch(&v, Some(&l), None)?;
             }
         }
         column.close()?;

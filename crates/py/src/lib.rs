@@ -2,23 +2,31 @@
 //! pure-Python package in `python/meshbed` that turns what it returns into
 //! pandas DataFrames.
 //!
-//! Every function returns plain data (strings, tuples, lists): scenarios and
-//! experiments travel as their TOML text, a simulation report as the JSON
-//! `meshbed sim --json` prints, a sweep's rows as the text of `flows.csv`.
-//! Plain text pickles, so Python can hand a run to a thread or to a Ray
-//! worker on another machine. Simulations run without the GIL
+//! Scenarios and experiments travel as their TOML text, a simulation report
+//! as the JSON `meshbed sim --json` prints, a finished run of a sweep as
+//! opaque bytes (CBOR), and a sweep's rows as one Arrow record batch (a
+//! `pyarrow.RecordBatch`, typed as `flows.parquet`). Text and bytes pickle,
+//! so Python can hand a job to a thread or to a Ray worker on another
+//! machine. A sweep's jobs run through the experiment crate's own job runner
+//! ([`meshbed_experiment::run::plan`], [`run_job`](meshbed_experiment::run::run_job)):
+//! the CLI's checks, seeds and result store. Simulations run without the GIL
 //! ([`Python::detach`]), so threads of one process run them in parallel.
 //! An invalid scenario or experiment raises `meshbed.ScenarioError` (a
 //! `ValueError`) with the message the CLI prints after `error: `.
 
-use meshbed_experiment::run::{flows_csv_text, Results, RunOutcome};
-use meshbed_experiment::spec::Point;
-use meshbed_experiment::store::Provenance;
-use meshbed_experiment::{builtin, Experiment, ExperimentError};
+use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, UInt64Array};
+use arrow::datatypes::{Field, Schema};
+use arrow::pyarrow::ToPyArrow;
+use arrow::record_batch::RecordBatch;
+use meshbed_experiment::run::{self, flows_table, Job, Planned, Results, RunOutcome};
+use meshbed_experiment::spec::{get_path, set_path, Point};
+use meshbed_experiment::table::{Column, Table};
+use meshbed_experiment::{builtin, Experiment, ExperimentError, RunOptions, SimRunner, Store, StoreTally};
 use meshbed_sim::Scenario;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex};
 
 create_exception!(
@@ -77,6 +85,32 @@ fn scenario_from_file(path: &str) -> PyResult<String> {
     scenario_text(&Scenario::from_file(std::path::Path::new(path)).map_err(to_py)?)
 }
 
+fn scenario_tree(text: &str) -> PyResult<toml::Table> {
+    toml::from_str(text).map_err(to_py)
+}
+
+/// The value at a dotted key of a scenario (`radio.data_rate_kbps`,
+/// `flows[0].protocol`), as JSON text; `KeyError` where there is none.
+#[pyfunction]
+fn scenario_get(scenario_toml: &str, key: &str) -> PyResult<String> {
+    let tree = scenario_tree(scenario_toml)?;
+    let v = get_path(&tree, key).ok_or_else(|| PyKeyError::new_err(key.to_string()))?;
+    serde_json::to_string(v).map_err(to_py)
+}
+
+/// The scenario with `key` set to `value_json` (JSON text), checked as
+/// `meshbed sim` checks a file (the same message, without a file name);
+/// returns it as meshbed writes it.
+#[pyfunction]
+fn scenario_set(scenario_toml: &str, key: &str, value_json: &str) -> PyResult<String> {
+    let value: toml::Value = serde_json::from_str(value_json)
+        .map_err(|e| ScenarioError::new_err(format!("{key} = {value_json}: expected a TOML value ({e})")))?;
+    let mut tree = scenario_tree(scenario_toml)?;
+    set_path(&mut tree, key, &value)
+        .map_err(|expected| to_py(meshbed_core::InvalidValue::new(key, &value, expected)))?;
+    scenario_from_text(&toml::to_string(&tree).map_err(to_py)?)
+}
+
 /// Runs a scenario in the simulator without the GIL; returns the report as
 /// `meshbed sim --json [--seed N]` prints it.
 #[pyfunction]
@@ -92,7 +126,7 @@ fn run_scenario(py: Python<'_>, scenario_toml: &str, seed: Option<u64>) -> PyRes
 
 /// An experiment given as a built-in name, a file or TOML text: (its TOML,
 /// the name errors give it, its name). The pair (TOML, file) is what
-/// [`plan`] and [`run_point`] take.
+/// [`plan`] and [`run_job`] take.
 #[pyfunction]
 fn experiment_resolve(source: &str) -> PyResult<(String, String, String)> {
     let e = match builtin::get(source) {
@@ -118,7 +152,7 @@ struct Prepared {
 }
 
 /// Parsing an experiment validates every point; a worker running many of
-/// its runs does that once. A few experiments at a time are kept.
+/// its jobs does that once. A few experiments at a time are kept.
 fn prepared(toml_text: &str, file: &str) -> Result<Arc<Prepared>, ExperimentError> {
     static CACHE: Mutex<Vec<(String, String, Arc<Prepared>)>> = Mutex::new(Vec::new());
     const KEPT: usize = 8;
@@ -137,9 +171,16 @@ fn prepared(toml_text: &str, file: &str) -> Result<Arc<Prepared>, ExperimentErro
     Ok(p)
 }
 
-/// Checks that an experiment can run with `repetitions` (the experiment's
-/// own when `None`), with the CLI's bounds and messages; returns (points,
-/// repetitions, name).
+/// The options of a sweep in the simulator, with the result store in
+/// `store` if given.
+fn options(repetitions: Option<u32>, force: bool, store: Option<&str>) -> Result<RunOptions, anyhow::Error> {
+    let store = store.map(|dir| Store::open(std::path::Path::new(dir))).transpose()?.map(Arc::new);
+    Ok(RunOptions { repetitions, force, store, runner: Arc::new(SimRunner), ..RunOptions::default() })
+}
+
+/// Checks an experiment as `meshbed experiment run` does before anything
+/// runs ([`run::plan`]: its bounds, every point, every repetition's routes);
+/// returns (points, repetitions, name).
 #[pyfunction]
 #[pyo3(signature = (toml_text, file, repetitions=None, force=false))]
 fn plan(
@@ -154,68 +195,117 @@ fn plan(
     }
     py.detach(|| {
         let p = prepared(toml_text, file)?;
-        let reps = repetitions.unwrap_or(p.experiment.config.repetitions).max(1);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let plan = p.experiment.plan(file, reps, threads, force)?;
-        Ok::<_, ExperimentError>((plan.points.len(), reps, p.experiment.config.name.clone()))
+        let Planned { points, reps, .. } = run::plan(&p.experiment, &options(repetitions, force, None)?)?;
+        Ok::<_, anyhow::Error>((points.len(), reps, p.experiment.config.name.clone()))
     })
     .map_err(to_py)
 }
 
-/// Runs repetition `rep` of point `point` without the GIL, exactly as
-/// `meshbed experiment run` does (seed = the point's seed + `rep`), and
-/// returns (that run's `flows.csv` text, its trace hash).
+/// Runs repetition `rep` of point `point` without the GIL through the
+/// experiment crate's [`run::run_job`] (the CLI's seed, the result store in
+/// `store` if given) and returns the finished run as bytes for [`flows`].
 #[pyfunction]
-fn run_point(py: Python<'_>, toml_text: &str, file: &str, point: usize, rep: u32) -> PyResult<(String, String)> {
-    py.detach(|| {
-        let p = prepared(toml_text, file).map_err(anyhow::Error::new)?;
-        let Some(at) = p.points.get(point) else {
-            anyhow::bail!("{file}: point {point}: expected a point index below {}", p.points.len());
-        };
-        let mut scenario = at.scenario.clone();
-        // Common random numbers, as the experiment runner: repetition r of
-        // every point uses the same seed.
-        scenario.seed = scenario.seed.wrapping_add(u64::from(rep));
-        let seed = scenario.seed;
-        let report = meshbed_sim::run(&scenario).map_err(|error| ExperimentError::Point {
-            file: file.to_string(),
-            point: format!("{} (repetition {rep}, seed {seed})", at.label()),
-            error: Box::new(error),
-        })?;
-        let trace_hash = report.trace_hash_text();
-        let results = Results {
-            experiment: p.experiment.clone(),
-            points: p.points.clone(),
-            runs: vec![RunOutcome { point, rep, seed, report, provenance: Provenance::this_build() }],
-            store: None,
-        };
-        Ok((flows_csv_text(&results)?, trace_hash))
-    })
-    .map_err(to_py)
+#[pyo3(signature = (toml_text, file, point, rep, store=None))]
+fn run_job<'py>(
+    py: Python<'py>,
+    toml_text: &str,
+    file: &str,
+    point: usize,
+    rep: u32,
+    store: Option<&str>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| {
+            let p = prepared(toml_text, file)?;
+            let Some(at) = p.points.get(point) else {
+                anyhow::bail!("{file}: point {point}: expected a point index below {}", p.points.len());
+            };
+            let options = options(None, false, store)?;
+            let done = run::run_job(file, at, Job::new(at, rep), &*options.runner, options.store.as_deref())?;
+            let mut bytes = Vec::new();
+            ciborium::into_writer(&done, &mut bytes)?;
+            Ok(bytes)
+        })
+        .map_err(to_py)?;
+    Ok(PyBytes::new(py, &bytes))
 }
 
 /// (point, repetition, trace hash) of one run.
 type RunHash = (usize, u32, String);
 
-/// The trace hash of every run of the experiment's Rust runner, ordered by
-/// (point, repetition), and its `flows.csv` text: the reference the Python
-/// sweeps are checked against.
+/// A typed column as an Arrow array.
+fn arrow_array(column: &Column) -> ArrayRef {
+    match column {
+        Column::Bool(v) => Arc::new(BooleanArray::from(v.clone())),
+        Column::U64(v) => Arc::new(UInt64Array::from(v.clone())),
+        Column::I64(v) => Arc::new(Int64Array::from(v.clone())),
+        Column::F64(v) => Arc::new(Float64Array::from(v.clone())),
+        Column::Str(v) => Arc::new(StringArray::from(v.clone())),
+    }
+}
+
+/// A table as one Arrow record batch, every column nullable.
+fn record_batch(table: &Table) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let arrays: Vec<ArrayRef> = table.columns.iter().map(arrow_array).collect();
+    let fields: Vec<Field> =
+        table.header.iter().zip(&arrays).map(|(name, a)| Field::new(name, a.data_type().clone(), true)).collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+}
+
+/// The rows of `results` as `flows.parquet` types them, a
+/// `pyarrow.RecordBatch`, and each run's trace hash.
+fn flows_of<'py>(py: Python<'py>, results: &Results) -> PyResult<(Bound<'py, PyAny>, Vec<RunHash>)> {
+    let batch = flows_table(results).map_err(to_py).and_then(|t| record_batch(&t).map_err(to_py))?;
+    let hashes = results.runs.iter().map(|r| (r.point, r.rep, r.report.trace_hash_text())).collect();
+    Ok((batch.to_pyarrow(py)?, hashes))
+}
+
+/// Gathers the finished runs [`run_job`] returned, in the order given
+/// (a sweep gives them by point and repetition): (the rows of `flows.csv`
+/// as a `pyarrow.RecordBatch`, the trace hash of each run, what the result
+/// store did as `meshbed experiment run` reports it, or `None` without one).
+#[pyfunction]
+fn flows<'py>(
+    py: Python<'py>,
+    toml_text: &str,
+    file: &str,
+    runs: Vec<Vec<u8>>,
+) -> PyResult<(Bound<'py, PyAny>, Vec<RunHash>, Option<String>)> {
+    let p = prepared(toml_text, file).map_err(to_py)?;
+    let mut tally: Option<StoreTally> = None;
+    let mut outcomes = Vec::with_capacity(runs.len());
+    for bytes in &runs {
+        let (outcome, t): (RunOutcome, StoreTally) = ciborium::from_reader(bytes.as_slice())
+            .map_err(|e| to_py(anyhow::anyhow!("a finished run that does not decode: {e}")))?;
+        // A run without a store has no directory in its tally.
+        if !t.dir.as_os_str().is_empty() {
+            tally.get_or_insert_with(|| StoreTally { dir: t.dir.clone(), ..StoreTally::default() }).add(t);
+        }
+        outcomes.push(outcome);
+    }
+    let results = Results { experiment: p.experiment.clone(), points: p.points.clone(), runs: outcomes, store: None };
+    let (batch, hashes) = flows_of(py, &results)?;
+    Ok((batch, hashes, tally.map(|t| t.sorted().summary_line())))
+}
+
+/// The rows (`pyarrow.RecordBatch`) and the trace hash of every run of the
+/// experiment crate's own thread pool ([`run::run`]), ordered by (point,
+/// repetition): the reference the Python sweeps are checked against.
 #[pyfunction]
 #[pyo3(signature = (toml_text, file, repetitions=None))]
-fn run_experiment(
-    py: Python<'_>,
+fn run_experiment<'py>(
+    py: Python<'py>,
     toml_text: &str,
     file: &str,
     repetitions: Option<u32>,
-) -> PyResult<(String, Vec<RunHash>)> {
-    py.detach(|| {
-        let p = prepared(toml_text, file)?;
-        let options = meshbed_experiment::RunOptions { repetitions, ..Default::default() };
-        let results = meshbed_experiment::run::run(&p.experiment, &options)?;
-        let hashes = results.runs.iter().map(|r| (r.point, r.rep, r.report.trace_hash_text())).collect();
-        Ok::<_, anyhow::Error>((flows_csv_text(&results)?, hashes))
-    })
-    .map_err(to_py)
+) -> PyResult<(Bound<'py, PyAny>, Vec<RunHash>)> {
+    let results = py
+        .detach(|| {
+            let p = prepared(toml_text, file)?;
+            Ok::<_, anyhow::Error>(run::run(&p.experiment, &options(repetitions, false, None)?)?)
+        })
+        .map_err(to_py)?;
+    flows_of(py, &results)
 }
 
 /// The same module for every process: the version it was built from.
@@ -227,10 +317,13 @@ fn _meshbed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_builtin, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_from_file, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_get, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_set, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(experiment_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
-    m.add_function(wrap_pyfunction!(run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(run_job, m)?)?;
+    m.add_function(wrap_pyfunction!(flows, m)?)?;
     m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     Ok(())
 }

@@ -126,6 +126,18 @@ pub struct FlowResult {
     pub path_info: Option<PathInfoResult>,
 }
 
+/// Goodput: useful bits per second, `bytes · 8 / duration_s`, and 0 for a
+/// flow that had no time (a zero or negative duration). The one formula
+/// the simulator's report, the emulator's and the experiment layer's
+/// summaries all use, so that their numbers agree to the bit.
+pub fn goodput_bps(bytes: u64, duration_s: f64) -> f64 {
+    if duration_s > 0.0 {
+        bytes as f64 * 8.0 / duration_s
+    } else {
+        0.0
+    }
+}
+
 /// A transport flow's cross-layer exchange with routing.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathInfoResult {
@@ -742,9 +754,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     r.route_log.extend(path_log.map(|(at, side, event)| RouteLogEntry { t_s: at.as_secs_f64(), side, event }));
     // Stable: at one instant, notices before the path change they caused.
     r.route_log.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    if r.duration_s > 0.0 {
-        r.goodput_bps = r.bytes_delivered as f64 * 8.0 / r.duration_s;
-    }
+    r.goodput_bps = goodput_bps(r.bytes_delivered, r.duration_s);
     r
 }
 
