@@ -12,6 +12,7 @@ It runs as a script or cell by cell in a notebook (Jupyter's "# %%" cells).
 
 # %%
 import argparse
+import pathlib
 
 import matplotlib
 
@@ -32,7 +33,9 @@ if args.ray:
     import ray
 
     ray.init(address=args.ray)
-flows = meshbed.sweep(args.experiment, repetitions=args.repetitions, backend="ray" if args.ray else "local")
+# As `meshbed experiment run`: a built-in's name, else a file of that name.
+source = args.experiment if args.experiment in meshbed.experiments() else pathlib.Path(args.experiment)
+flows = meshbed.sweep(source, repetitions=args.repetitions, backend="ray" if args.ray else "local")
 print(f"{len(flows)} flows from {flows['point'].nunique()} points × {flows['rep'].nunique()} repetitions")
 
 # %% Mean and standard deviation of each flow's goodput, per protocol and hop count.

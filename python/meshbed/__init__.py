@@ -89,11 +89,34 @@ class Experiment:
     name: str
 
     @classmethod
+    def builtin(cls, name: str) -> "Experiment":
+        """A built-in experiment by its name (``meshbed experiment list``)."""
+        return cls(*_meshbed.experiment_builtin(name))
+
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike]) -> "Experiment":
+        """An experiment file by its path."""
+        return cls(*_meshbed.experiment_from_file(os.fspath(path)))
+
+    @classmethod
+    def from_toml(cls, text: str, file: str = "<experiment text>") -> "Experiment":
+        """Experiment text (a scenario plus ``[experiment]``); ``file`` names it in errors."""
+        if isinstance(text, os.PathLike):
+            raise TypeError("Experiment.from_toml takes TOML text; for a file use Experiment.from_file(path)")
+        return cls(*_meshbed.experiment_from_toml(text, file))
+
+    @classmethod
     def load(cls, source: Union[str, os.PathLike, "Experiment"]) -> "Experiment":
-        """A built-in experiment's name, an experiment file's path, or experiment text."""
+        """An Experiment as it is, a path (``os.PathLike``, e.g. ``pathlib.Path``)
+        as a file, or a ``str`` as a built-in name: a string is never guessed
+        to be a path or text (use ``from_file`` or ``from_toml`` for those)."""
         if isinstance(source, Experiment):
             return source
-        return cls(*_meshbed.experiment_resolve(os.fspath(source)))
+        if isinstance(source, os.PathLike):
+            return cls.from_file(source)
+        if isinstance(source, str):
+            return cls.builtin(source)
+        raise TypeError(f"expected a built-in name, an os.PathLike or an Experiment, not {type(source).__name__}")
 
 
 def experiments() -> Dict[str, str]:
@@ -171,8 +194,9 @@ def sweep(
     max_retries: int = 3,
     store: Optional[Union[str, os.PathLike]] = None,
 ) -> pd.DataFrame:
-    """Runs every point × repetition of an experiment (a built-in name, a file or
-    text) and returns one row per flow per run, the columns of ``flows.csv``.
+    """Runs every point × repetition of an experiment (a built-in name, an
+    ``os.PathLike`` file, or an ``Experiment``: ``Experiment.from_toml(text)``)
+    and returns one row per flow per run, the columns of ``flows.csv``.
 
     The experiment is checked first as ``meshbed experiment run`` checks it
     (its bounds, every point, the routes under every repetition's seed);

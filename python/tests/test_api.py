@@ -35,11 +35,33 @@ def test_bad_scenario_text_raises_without_a_file_name(tmp_path):
         meshbed.Scenario.builtin("nope")
 
 
-def test_an_unknown_experiment_raises_the_cli_message(cli):
+def test_an_unknown_experiment_raises_with_the_cli_list_of_builtins(cli):
     expected = cli_error(cli("experiment", "run", "no-such-experiment", check=False))
     with pytest.raises(meshbed.ScenarioError) as err:
         meshbed.sweep("no-such-experiment", progress=False)
-    assert str(err.value) == expected
+    message = str(err.value)
+    assert message.startswith("`no-such-experiment`: expected the name of a built-in experiment (")
+    # The same built-ins as the CLI names, and where a file or text goes instead.
+    builtins = lambda text: text[text.index("(") + 1 : text.index(")")]
+    assert builtins(message) == builtins(expected)
+    assert "Experiment.from_file(path)" in message and "Experiment.from_toml(text)" in message
+
+
+def test_experiments_are_never_guessed_from_a_string(small_experiment):
+    # A string is a built-in name, never a path or text, even when a file
+    # of that name exists.
+    with pytest.raises(meshbed.ScenarioError, match="expected the name of a built-in experiment"):
+        meshbed.Experiment.load(str(small_experiment))
+    text = small_experiment.read_text()
+    with pytest.raises(meshbed.ScenarioError, match="expected the name of a built-in experiment"):
+        meshbed.Experiment.load(text)
+    # A path is a file; text goes through from_toml; both give the same experiment.
+    from_path = meshbed.Experiment.load(small_experiment)
+    from_text = meshbed.Experiment.from_toml(text, str(small_experiment))
+    assert from_path.toml == from_text.toml and from_path.name == from_text.name == "small"
+    with pytest.raises(TypeError, match="from_file"):
+        meshbed.Experiment.from_toml(small_experiment)
+    assert meshbed.Experiment.builtin("testbed-a-single").name == "testbed-a-single"
 
 
 def test_experiments_lists_the_builtins_as_the_cli(cli):

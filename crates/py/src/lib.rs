@@ -124,24 +124,30 @@ fn run_scenario(py: Python<'_>, scenario_toml: &str, seed: Option<u64>) -> PyRes
     serde_json::to_string(&report).map_err(to_py)
 }
 
-/// An experiment given as a built-in name, a file or TOML text: (its TOML,
-/// the name errors give it, its name). The pair (TOML, file) is what
-/// [`plan`] and [`run_job`] take.
+/// A built-in experiment by its name: (its TOML, its file name, its name).
 #[pyfunction]
-fn experiment_resolve(source: &str) -> PyResult<(String, String, String)> {
-    let e = match builtin::get(source) {
-        Some(e) => e,
-        None if !source.contains('\n') && std::path::Path::new(source).exists() => {
-            Experiment::from_file(std::path::Path::new(source)).map_err(to_py)?
-        }
-        None if source.contains('[') => Experiment::from_toml(source, "<experiment text>").map_err(to_py)?,
-        None => {
-            return Err(ScenarioError::new_err(format!(
-                "`{source}` is neither a built-in experiment ({}) nor an existing file",
-                builtin::NAMES.join(", ")
-            )))
-        }
-    };
+fn experiment_builtin(name: &str) -> PyResult<(String, String, String)> {
+    let e = builtin::get(name).ok_or_else(|| {
+        ScenarioError::new_err(format!(
+            "`{name}`: expected the name of a built-in experiment ({}); for a file use Experiment.from_file(path), \
+             for text Experiment.from_toml(text)",
+            builtin::NAMES.join(", ")
+        ))
+    })?;
+    Ok((e.to_toml(), e.file.clone(), e.config.name.clone()))
+}
+
+/// An experiment file by its path (never a name or text).
+#[pyfunction]
+fn experiment_from_file(path: std::path::PathBuf) -> PyResult<(String, String, String)> {
+    let e = Experiment::from_file(&path).map_err(to_py)?;
+    Ok((e.to_toml(), e.file.clone(), e.config.name.clone()))
+}
+
+/// Experiment text (never a name or a path); `file` names it in errors.
+#[pyfunction]
+fn experiment_from_toml(text: &str, file: &str) -> PyResult<(String, String, String)> {
+    let e = Experiment::from_toml(text, file).map_err(to_py)?;
     Ok((e.to_toml(), e.file.clone(), e.config.name.clone()))
 }
 
@@ -320,7 +326,9 @@ fn _meshbed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_get, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_set, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(experiment_resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_builtin, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_from_file, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_from_toml, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
     m.add_function(wrap_pyfunction!(flows, m)?)?;
