@@ -42,6 +42,8 @@ pub mod cc;
 #[cfg(test)]
 mod elfn_tests;
 #[cfg(test)]
+mod instrumentation_tests;
+#[cfg(test)]
 mod pacing_tests;
 mod receiver;
 pub mod rtt;

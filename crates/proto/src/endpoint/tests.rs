@@ -1,0 +1,291 @@
+//! The endpoint's rules, one test each: demultiplexing, limits, eviction,
+//! busy and rate-limited resets, lingering and replay memory.
+
+use super::*;
+use crate::connection::{connection_id, EngineConfig};
+use crate::engine::EngineEvent;
+use crate::harness::{at_ms as at, loopback_peer as peer, sender_datagram};
+use crate::tcp::TcpConfig;
+use crate::wire::parse_datagram;
+
+type Ep = Endpoint<SocketAddr, (), ()>;
+
+fn id(k: u32) -> u32 {
+    connection_id(Protocol::AtpDefault, k)
+}
+fn endpoint(configure: impl FnOnce(&mut EndpointConfig)) -> Ep {
+    let mut config = EndpointConfig::default();
+    configure(&mut config);
+    Endpoint::new(config)
+}
+
+/// What became of one datagram.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Malformed,
+    Known,
+    Stray,
+    Replayed,
+    Refused,
+    /// Accepted, evicting this connection.
+    Accepted(Option<(u32, Eviction)>),
+}
+
+/// A driver's steps for one datagram, as in the module doc.
+fn deliver(ep: &mut Ep, now: Instant, from: SocketAddr, datagram: &[u8], instance: Option<[u8; 16]>) -> Outcome {
+    let id = match ep.route(from, datagram) {
+        Route::Malformed => return Outcome::Malformed,
+        Route::Stray => return Outcome::Stray,
+        Route::Known(id) => {
+            ep.handle_input(now, id, datagram);
+            return Outcome::Known;
+        }
+        Route::Unknown(id) => id,
+    };
+    let (repr, _) = parse_datagram(datagram).unwrap();
+    match ep.handle_new(now, from, id, &repr, instance, ()) {
+        Incoming::Stray => Outcome::Stray,
+        Incoming::Replayed => Outcome::Replayed,
+        Incoming::Refused => Outcome::Refused,
+        Incoming::Accept { protocol, evicted, .. } => {
+            let evicted = evicted.map(|(victim, conn, why)| {
+                ep.reset_connection(now, conn.peer, conn.protocol, victim, Some(ResetReason::Busy), ());
+                (victim, why)
+            });
+            let engine = ReceiverEngine::new(&EngineConfig::new(protocol, |c| c, TcpConfig::default), id, now);
+            ep.insert(now, id, from, protocol, engine, ());
+            ep.handle_input(now, id, datagram);
+            Outcome::Accepted(evicted)
+        }
+    }
+}
+fn syn(ep: &mut Ep, now: Instant, from: SocketAddr, k: u32) -> Outcome {
+    deliver(ep, now, from, &sender_datagram(ProtocolId::Atp, Control::SYN, id(k), 0, &[]), None)
+}
+fn data(ep: &mut Ep, now: Instant, from: SocketAddr, k: u32, seq: u64, len: usize, fin: bool) -> Outcome {
+    let control = if fin { Control::FIN } else { 0 };
+    deliver(ep, now, from, &sender_datagram(ProtocolId::Atp, control, id(k), seq, &vec![7; len]), None)
+}
+/// The resets queued: (to, connection id, reason).
+fn resets(ep: &mut Ep) -> Vec<(SocketAddr, u32, Option<ResetReason>)> {
+    let mut buf = [0u8; 1500];
+    let mut out = Vec::new();
+    while let Some(r) = ep.poll_reset(&mut buf) {
+        let (repr, payload) = parse_datagram(&buf[..r.len]).unwrap();
+        assert!(repr.control.contains(Control::RST) && repr.connection_id == r.connection_id);
+        out.push((r.peer, r.connection_id, ResetReason::from_payload(payload)));
+    }
+    out
+}
+/// Ends every active connection whose engine finished and lets it linger,
+/// as a driver does.
+fn end_finished(ep: &mut Ep) -> Vec<u32> {
+    let mut ended = Vec::new();
+    for id in ep.active_ids() {
+        let conn = ep.active_mut(id).unwrap();
+        let mut finished = false;
+        while let Some(e) = conn.engine.engine().poll_event() {
+            finished |= e == EngineEvent::Finished;
+        }
+        if finished {
+            let conn = ep.remove(id).unwrap();
+            ep.linger(id, conn);
+            ended.push(id);
+        }
+    }
+    ended
+}
+const BUSY: Option<ResetReason> = Some(ResetReason::Busy);
+
+#[test]
+fn a_full_table_evicts_half_open_then_the_longest_stalled_and_refuses_otherwise() {
+    let mut ep = endpoint(|c| c.max_connections = 3);
+    let (a, b, c, d, e, f) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1), peer(6, 1), peer(7, 1));
+    for (from, k) in [(a, 1), (b, 2)] {
+        assert_eq!(syn(&mut ep, at(0), from, k), Outcome::Accepted(None));
+        data(&mut ep, at(0), from, k, 0, 100, false);
+    }
+    assert_eq!(syn(&mut ep, at(0), c, 3), Outcome::Accepted(None)); // half-open
+                                                                    // D takes the half-open C's slot, though A and B are older; C is told busy.
+    let half_open = Eviction { stalled: false, idle: Duration::from_secs(1) };
+    assert_eq!(syn(&mut ep, at(1000), d, 4), Outcome::Accepted(Some((id(3), half_open))));
+    assert_eq!(resets(&mut ep), vec![(c, id(3), BUSY)]);
+    data(&mut ep, at(1000), d, 4, 0, 100, false);
+    // Everyone made progress within 5 s: E is refused busy.
+    assert_eq!(syn(&mut ep, at(2000), e, 5), Outcome::Refused);
+    assert_eq!(resets(&mut ep), vec![(e, id(5), BUSY)]);
+    // Its SYN again within 100 ms: refused, not answered again.
+    assert_eq!(syn(&mut ep, at(2099), e, 5), Outcome::Refused);
+    assert!(resets(&mut ep).is_empty());
+    // At 4999 ms nobody has stalled for 5 s yet. At 6000 ms A and B
+    // have for 6 s and D for 5 s: A goes (idle longest, lower id than B).
+    assert_eq!(syn(&mut ep, at(4999), f, 6), Outcome::Refused);
+    let stalled = Eviction { stalled: true, idle: Duration::from_secs(6) };
+    assert_eq!(syn(&mut ep, at(6000), f, 6), Outcome::Accepted(Some((id(1), stalled))));
+    assert_eq!(stalled.to_string(), "evicted for a new transfer: nothing new for 6.0 s");
+    let counters = ep.counters();
+    assert_eq!((counters.evicted, counters.over_capacity), (2, 3));
+    assert_eq!(ep.len(), (3, 0));
+}
+
+#[test]
+fn one_host_gets_its_share_and_only_its_own_connections_give_way() {
+    let mut ep = endpoint(|c| {
+        c.max_connections = 10;
+        c.max_connections_per_peer = 2;
+    });
+    // Two ports of one address count as one host.
+    let (x1, x2, y) = (peer(2, 1), peer(2, 2), peer(3, 1));
+    syn(&mut ep, at(0), y, 9); // another host's half-open connection
+    syn(&mut ep, at(0), x1, 1);
+    data(&mut ep, at(0), x1, 1, 0, 10, false);
+    assert_eq!(syn(&mut ep, at(0), x2, 2), Outcome::Accepted(None)); // just inside the share
+    data(&mut ep, at(0), x2, 2, 0, 10, false);
+    // Just outside: nothing of X's may go (Y's half-open one does not count).
+    assert_eq!(syn(&mut ep, at(1), x1, 3), Outcome::Refused);
+    assert_eq!(resets(&mut ep), vec![(x1, id(3), BUSY)]);
+    assert_eq!(syn(&mut ep, at(1), y, 4), Outcome::Accepted(None));
+    assert_eq!(ep.len(), (4, 0));
+}
+
+#[test]
+fn stray_datagrams_are_counted_and_only_data_is_answered() {
+    let mut ep = endpoint(|_| {});
+    let a = peer(2, 1);
+    syn(&mut ep, at(0), a, 1);
+    // A known id from another address.
+    assert_eq!(data(&mut ep, at(0), peer(3, 1), 1, 0, 10, false), Outcome::Stray);
+    // Data of an unknown connection: answered with a plain RST.
+    assert_eq!(data(&mut ep, at(0), a, 2, 0, 10, false), Outcome::Stray);
+    // Feedback and a reset of an unknown connection: not answered.
+    let feedback = sender_datagram(ProtocolId::Atp, Control::SACK_OPT, id(3), 0, &[]);
+    let rst = sender_datagram(ProtocolId::Atp, Control::RST, id(4), 0, &[]);
+    assert_eq!(deliver(&mut ep, at(0), a, &feedback, None), Outcome::Stray);
+    assert_eq!(deliver(&mut ep, at(0), a, &rst, None), Outcome::Stray);
+    // A SYN whose id names the other protocol family.
+    let tcp_syn = sender_datagram(ProtocolId::Tcp, Control::SYN, id(5), 0, &[]);
+    assert_eq!(deliver(&mut ep, at(0), a, &tcp_syn, None), Outcome::Stray);
+    assert_eq!(deliver(&mut ep, at(0), a, &[0; 10], None), Outcome::Malformed);
+    assert_eq!(resets(&mut ep), vec![(a, id(2), None)]);
+    assert_eq!(ep.counters().stray, 5);
+    // Without reset_unknown the data goes unanswered; busy refusals not.
+    let mut quiet = endpoint(|c| {
+        c.reset_unknown = false;
+        c.max_connections = 0;
+    });
+    data(&mut quiet, at(0), a, 2, 0, 10, false);
+    syn(&mut quiet, at(0), a, 3);
+    assert_eq!(resets(&mut quiet), vec![(a, id(3), BUSY)]);
+}
+
+#[test]
+fn a_flood_of_unknown_datagrams_gets_at_most_the_reset_budget() {
+    let mut ep = endpoint(|_| {});
+    let flood = |ep: &mut Ep, now: Instant, first: u32| {
+        for k in first..first + 10_000 {
+            data(ep, now, peer(9, 9), k, 0, 1, false);
+        }
+        resets(ep).len()
+    };
+    let burst = STATELESS_RESET_BURST as usize;
+    assert_eq!(flood(&mut ep, at(0), 0), burst);
+    // One token per 10 ms: none just before, one at 10 ms.
+    let refill_ms = STATELESS_RESET_REFILL_NS / 1_000_000;
+    assert_eq!(flood(&mut ep, Instant::from_nanos(STATELESS_RESET_REFILL_NS - 1), 10_000), 0);
+    assert_eq!(flood(&mut ep, at(refill_ms), 20_000), 1);
+    assert_eq!(flood(&mut ep, at(refill_ms * 5), 30_000), 4);
+    // A long pause refills the bucket, but not beyond its size.
+    assert_eq!(flood(&mut ep, at(60_000), 40_000), burst);
+    assert_eq!(ep.counters().resets_suppressed, 5 * 10_000 - 2 * burst as u64 - 5);
+    // Busy refusals of SYNs draw from the same budget.
+    let mut full = endpoint(|c| c.max_connections = 0);
+    for k in 0..1000 {
+        syn(&mut full, at(0), peer(9, 9), k);
+    }
+    assert_eq!(resets(&mut full).len(), burst);
+    // A reset of a connection the endpoint had does not.
+    full.reset_connection(at(0), peer(9, 9), Protocol::AtpDefault, id(5000), Some(ResetReason::Busy), ());
+    assert_eq!(resets(&mut full), vec![(peer(9, 9), id(5000), BUSY)]);
+}
+
+#[test]
+fn a_finished_connection_lingers_outside_the_limit_and_answers_a_repeated_fin() {
+    let mut ep = endpoint(|c| {
+        c.max_connections = 1;
+        c.max_lingering = 2;
+    });
+    let a = peer(2, 1);
+    for k in 0..3 {
+        let now = at(10 * u64::from(k));
+        assert_eq!(syn(&mut ep, now, a, k), Outcome::Accepted(None), "connection {k}");
+        data(&mut ep, now, a, k, 0, 100, true);
+        assert_eq!(end_finished(&mut ep), vec![id(k)]);
+        while ep.connections_mut().any(|c| c.engine.engine().poll_transmit(now, &mut [0; 1500]).is_some()) {}
+    }
+    assert_eq!(ep.len(), (0, 2));
+    assert_eq!(ep.counters().lingering_evicted, 1);
+    // The repeated FIN of connection 2 reaches its lingering engine, which answers.
+    assert_eq!(data(&mut ep, at(40), a, 2, 0, 100, true), Outcome::Known);
+    let mut buf = [0u8; 1500];
+    let answer = ep.connections_mut().find_map(|c| c.engine.engine().poll_transmit(at(40), &mut buf));
+    let answer = answer.expect("the lingering connection answers");
+    assert_eq!(parse_datagram(&buf[..answer.len]).unwrap().0.connection_id, id(2));
+    // Connection 0 was dropped from the full table: its FIN is stray data now.
+    assert_eq!(data(&mut ep, at(40), a, 0, 0, 100, true), Outcome::Stray);
+    // The linger ends 10 s after the last datagram: connection 1 was
+    // last heard at 10 ms, connection 2 at 40 ms.
+    let linger = ep.config().linger;
+    ep.poll_lingering(at(10) + linger - Duration::from_nanos(1));
+    assert_eq!(ep.len().1, 2);
+    assert!(ep.next_deadline().is_some_and(|t| t <= at(10) + linger));
+    ep.poll_lingering(at(10) + linger);
+    assert_eq!(ep.len().1, 1);
+    ep.poll_lingering(at(40) + linger);
+    assert_eq!(ep.len(), (0, 0));
+}
+
+#[test]
+fn a_sealed_connection_opened_before_is_not_opened_again() {
+    let mut ep = endpoint(|_| {});
+    let a = peer(2, 1);
+    let syn = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
+    assert_eq!(deliver(&mut ep, at(0), a, &syn, Some([1; 16])), Outcome::Accepted(None));
+    ep.clear();
+    assert_eq!(deliver(&mut ep, at(1), a, &syn, Some([1; 16])), Outcome::Replayed);
+    // The same id from a new peer instance is a new connection.
+    assert_eq!(deliver(&mut ep, at(2), a, &syn, Some([2; 16])), Outcome::Accepted(None));
+    assert_eq!(ep.counters().replayed, 1);
+}
+
+#[test]
+fn the_reorder_budget_is_per_connection_and_shared() {
+    let (per, total) = (100_000, 150_000);
+    let mut ep = endpoint(|c| {
+        c.max_reorder_bytes_per_connection = per;
+        c.max_reorder_bytes = total;
+    });
+    let (a, b) = (peer(2, 1), peer(3, 1));
+    syn(&mut ep, at(0), a, 1);
+    syn(&mut ep, at(0), b, 2);
+    for k in 1..200 {
+        data(&mut ep, at(1), a, 1, k * 1000, 1000, false);
+    }
+    let a_held = ep.counters().reorder_bytes;
+    assert!(a_held <= per && a_held > per - 2000, "{a_held}");
+    for k in 1..200 {
+        data(&mut ep, at(1), b, 2, k * 1000, 1000, false);
+    }
+    let c = ep.counters();
+    assert!(c.reorder_bytes <= total && c.reorder_bytes > total - 2000, "{c:?}");
+    assert_eq!(c.reorder_peak_bytes, c.reorder_bytes);
+    assert!(c.dropped_over_buffer_limit > 200, "{c:?}");
+    // A's hole fills: its bytes leave the budget, and B may hold more.
+    data(&mut ep, at(2), a, 1, 0, 1000, false);
+    assert_eq!(ep.counters().reorder_bytes, c.reorder_bytes - a_held);
+    data(&mut ep, at(2), b, 2, 199_000, 1000, false);
+    let after = ep.counters().reorder_bytes;
+    assert!(after > c.reorder_bytes - a_held && after <= total);
+    // Removing B gives its share back too.
+    ep.remove(id(2)).unwrap();
+    assert_eq!(ep.counters().reorder_bytes, 0);
+}
