@@ -59,7 +59,7 @@ struct MediumArgs {
 
 impl MediumArgs {
     fn options(&self, relay_exe: Option<PathBuf>) -> EmuOptions {
-        EmuOptions { relay_exe, spin: Duration::from_micros(self.spin_us), realtime: !self.no_rt }
+        EmuOptions { daemon_exe: relay_exe, spin: Duration::from_micros(self.spin_us), realtime: !self.no_rt }
     }
 }
 
@@ -233,7 +233,7 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     if let Some(dir) = &a.pcap {
         std::fs::create_dir_all(dir).with_context(|| pcap_error(dir))?;
     }
-    let mut emulation = Emulation::create(&medium, &routes)?;
+    let mut emulation = Emulation::create(&medium, meshbed_emu::NodeRouting::for_scenario(&scenario, &routes))?;
     let mut medium_loop =
         MediumLoop::new(medium, emulation.id(), Some(emulation.dir())).context("writing the nodes' delay files")?;
     if let Some(dir) = &a.pcap {
@@ -247,6 +247,7 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     if !a.no_relays {
         emulation.start_relays(&relay_exe()?)?;
     }
+    meshbed_emu::routers::start_routing(&mut emulation, &mut medium_loop, &scenario, &relay_exe()?)?;
     let mut s = format!(
         "emulation {:04x}: {} nodes, {} (seed {}); Ctrl-C to stop\n",
         emulation.id(),
@@ -266,8 +267,23 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     let until = a.duration.map(traffic::instant_from);
     let result = medium_loop.run(&mut backend, until, &sys::stop_requested);
     drop(backend);
+    let routers = emulation.stop_routers();
     emulation.teardown();
     result.context("the medium loop")?;
+    for (node, r) in routers.iter().enumerate() {
+        match r {
+            Some(r) => eprintln!(
+                "node {node} routing: {} control packets ({} bytes) sent, {} discoveries completed ({} failed), {} route changes, {} lost",
+                r.net.control_packets_sent,
+                r.net.control_bytes_sent,
+                r.net.discoveries.completed,
+                r.net.discoveries.failed,
+                r.net.route_changes,
+                r.net.routes_lost
+            ),
+            None => eprintln!("node {node} routing: its daemon wrote no report"),
+        }
+    }
     let summary = medium_loop.stats.summary();
     if a.medium.json {
         out(&(serde_json::to_string_pretty(&summary)? + "\n"))

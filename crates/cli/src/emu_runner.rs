@@ -13,7 +13,7 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub struct EmuRunner {
     /// The `meshbed` binary, started as `meshbed relay` in every node.
-    pub relay_exe: Option<PathBuf>,
+    pub daemon_exe: Option<PathBuf>,
 }
 
 impl Runner for EmuRunner {
@@ -28,7 +28,7 @@ impl Runner for EmuRunner {
     }
 
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
-        let options = EmuOptions { relay_exe: self.relay_exe.clone(), ..Default::default() };
+        let options = EmuOptions { daemon_exe: self.daemon_exe.clone(), ..Default::default() };
         traffic::run_scenario(scenario, &options)
             .map(|r| r.run)
             .map_err(|e| RunError::Backend(format!("emulator: {e:#}")))
@@ -54,7 +54,7 @@ mod tests {
             [mobility]\nmodel = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n\
             [experiment]\nname = \"t\"\nrepetitions = 1\n[[experiment.sweep]]\nkey = \"hops\"\nvalues = [2, 3]\n";
         let e = Experiment::from_toml(text, "e.toml").unwrap();
-        let options = RunOptions { runner: Arc::new(EmuRunner { relay_exe: None }), ..RunOptions::default() };
+        let options = RunOptions { runner: Arc::new(EmuRunner { daemon_exe: None }), ..RunOptions::default() };
         let err = meshbed_experiment::run::run(&e, &options).unwrap_err();
         let ExperimentError::Refused { file, refusal } = &err else { panic!("{err}") };
         assert_eq!(file, "e.toml");

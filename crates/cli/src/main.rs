@@ -16,6 +16,7 @@
 mod bench;
 mod emu;
 mod emu_runner;
+mod routed;
 mod transfer;
 
 use anyhow::{Context, Result};
@@ -84,6 +85,8 @@ enum Command {
     Emu(emu::EmuArgs),
     /// The delay-collection daemon inside an emulated node: stamps forwarded ATP packets' D_max and N_h via NFQUEUE.
     Relay(emu::RelayArgs),
+    /// A node's routing daemon: AODV (UDP 654, NFQUEUE) or OLSR/OLSR-ETX (UDP 698), the simulator's engines over real sockets, routes into the kernel (needs root).
+    Routed(routed::RoutedArgs),
     /// Benchmark: a large loopback transfer with ATP and with the kernel's TCP, goodput and CPU time side by side.
     BenchTransfer {
         /// Bytes to move, in MiB (1 to 4096).
@@ -285,7 +288,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend, force, store, no_store } => {
                 let runner: std::sync::Arc<dyn meshbed_experiment::Runner> = match backend.as_str() {
-                    "emu" => std::sync::Arc::new(emu_runner::EmuRunner { relay_exe: std::env::current_exe().ok() }),
+                    "emu" => std::sync::Arc::new(emu_runner::EmuRunner { daemon_exe: std::env::current_exe().ok() }),
                     _ => std::sync::Arc::new(meshbed_experiment::SimRunner),
                 };
                 anyhow::ensure!(repetitions != Some(0), "--repetitions 0: expected at least one repetition");
@@ -342,6 +345,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Recv(args)) => transfer::run_recv(args),
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
+        Some(Command::Routed(args)) => routed::run(args),
         Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, psk, json }) => {
             transfer::run_bench(size_mib, &protocols, atp_min_delay, psk, json)
         }

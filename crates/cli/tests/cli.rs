@@ -304,21 +304,14 @@ fn a_duration_without_its_unit_is_refused_naming_the_argument_the_value_and_the_
 }
 
 /// The emulator refuses, before it makes a namespace (so as any user), what
-/// it would otherwise run as something else: routing engines, moving nodes,
-/// per-flow settings its transfers ignore. Each key is named; exit non-zero.
+/// it would otherwise run as something else: DSR (whose source routes the
+/// kernel does not forward), per-flow settings its transfers ignore. Each
+/// key is named; exit non-zero.
 #[test]
-fn the_emulator_refuses_routing_mobility_and_ignored_flow_keys_naming_each() {
+fn the_emulator_refuses_dsr_and_ignored_flow_keys_naming_each() {
     let chain = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n";
     let cases = [
-        ("aodv.toml", format!("{chain}[routing]\nkind = \"aodv\"\n[[flows]]\nsrc = 0\ndst = 2\n"), "routing.kind = \"aodv\""),
-        (
-            "rwp.toml",
-            format!(
-                "{chain}[[flows]]\nsrc = 0\ndst = 2\n[mobility]\nmodel = \"random-waypoint\"\nwidth_m = 400.0\n\
-                 height_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 2.0\n"
-            ),
-            "mobility.model = \"random-waypoint\"",
-        ),
+        ("dsr.toml", format!("{chain}[routing]\nkind = \"dsr\"\n[[flows]]\nsrc = 0\ndst = 2\n"), "routing.kind = \"dsr\""),
         (
             "atp.toml",
             format!("{chain}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5\n"),

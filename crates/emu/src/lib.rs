@@ -14,7 +14,11 @@
 //!   per-node delay export (seed 001 §3.1's driver change).
 //! * [`plumbing`]: namespaces, TAP devices, addresses, static routes, state
 //!   under `/run/meshbed/<id>/`, teardown and `clean`.
+//! * [`linkfeed`]: each node's link-layer feedback (frames heard and their
+//!   power, retry-limit failures) sent to its routing daemon.
 //! * [`relay`]: the delay-collection daemon on NFQUEUE (seed 001 §3.2).
+//! * [`routers`]: the nodes' routing daemons (`meshbed routed`), started
+//!   and stopped with the emulation.
 //! * [`traffic`]: running a scenario's flows on the emulator (the
 //!   experiment layer's hook) and the speed bench.
 //! * [`support`]: what the emulator can run, and the refusal of the rest.
@@ -22,14 +26,16 @@
 //!
 //! The emulator needs root: namespaces, TAP devices and netfilter.
 
+pub mod linkfeed;
 pub mod plumbing;
 pub mod realtime;
 pub mod relay;
+pub mod routers;
 pub mod support;
 pub mod sys;
 pub mod traffic;
 
-pub use plumbing::{clean, EmuError, EmuState, Emulation};
+pub use plumbing::{clean, EmuError, EmuState, Emulation, NodeRouting};
 pub use realtime::{Backend, LoopSummary, MediumLoop, TapBackend, VirtualBackend};
 pub use support::Emulator;
 pub use traffic::{run_scenario, EmuOptions, EmuReport};

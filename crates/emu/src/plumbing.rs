@@ -143,6 +143,10 @@ pub struct EmuState {
     pub nodes: Vec<NodeState>,
     /// Set once every node is configured.
     pub ready: bool,
+    /// Whether every node runs a routing daemon (`meshbed routed`), whose
+    /// notice socket programs in the node then find in their environment.
+    #[serde(default)]
+    pub routed: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -311,8 +315,20 @@ pub fn clean(only: Option<u16>, include_running: bool) -> Result<Cleaned> {
 pub struct Emulation {
     pub state: EmuState,
     taps: Option<Vec<OwnedFd>>,
-    children: Vec<std::process::Child>,
+    pub(crate) children: Vec<std::process::Child>,
+    /// Indices in `children` of the routing daemons.
+    pub(crate) routers: Vec<usize>,
     torn_down: bool,
+}
+
+/// How the nodes' kernels get their routes.
+#[derive(Copy, Clone, Debug)]
+pub enum NodeRouting<'a> {
+    /// One static table, installed at creation (the simulator's
+    /// shortest-path or static routes over the same medium).
+    Static(&'a RouteTable),
+    /// Each node's routing daemon installs and removes its own.
+    Daemons,
 }
 
 impl Emulation {
@@ -321,8 +337,12 @@ impl Emulation {
     /// filtering, ICMP redirects and IPv6 off, and the static routes of
     /// `routes` (the simulator's, built over the same medium), with
     /// permanent neighbour entries for every next hop so that no ARP crosses
-    /// the medium (the simulator carries none either).
-    pub fn create<P: Payload>(medium: &Medium<P>, routes: &RouteTable) -> Result<Emulation> {
+    /// the medium (the simulator carries none either). With
+    /// [`NodeRouting::Daemons`] no route is installed (the nodes' routing
+    /// daemons install theirs, [`crate::routers`]) and every node gets a
+    /// permanent neighbour entry for every other node, since any of them
+    /// may become a next hop.
+    pub fn create<P: Payload>(medium: &Medium<P>, routing: NodeRouting<'_>) -> Result<Emulation> {
         preflight()?;
         let n = medium.node_count();
         if n > MAX_NODES {
@@ -368,16 +388,18 @@ impl Emulation {
                 })
                 .collect(),
             ready: false,
+            routed: matches!(routing, NodeRouting::Daemons),
         };
         state.write()?;
-        let mut emu = Emulation { state, taps: Some(Vec::new()), children: Vec::new(), torn_down: false };
-        emu.configure(routes)?;
+        let mut emu =
+            Emulation { state, taps: Some(Vec::new()), children: Vec::new(), routers: Vec::new(), torn_down: false };
+        emu.configure(routing)?;
         emu.state.ready = true;
         emu.state.write()?;
         Ok(emu)
     }
 
-    fn configure(&mut self, routes: &RouteTable) -> Result<()> {
+    fn configure(&mut self, routing: NodeRouting<'_>) -> Result<()> {
         let id = self.state.id;
         let n = self.state.nodes.len() as NodeId;
         for i in 0..n {
@@ -417,6 +439,13 @@ impl Emulation {
                 format!("addr add {me}/32 dev {IFNAME}"),
             ];
             let mut next_hops = Vec::new();
+            let routes = match routing {
+                NodeRouting::Static(routes) => routes,
+                NodeRouting::Daemons => {
+                    next_hops.extend((0..n).filter(|&d| d != i));
+                    &RouteTable::empty(n as usize)
+                }
+            };
             for dst in (0..n).filter(|&d| d != i) {
                 match routes.next_hop(i, dst) {
                     Some(nh) if nh == dst => lines.push(format!("route add {}/32 dev {IFNAME}", node_addr(dst))),
@@ -549,8 +578,9 @@ impl Drop for Emulation {
 
 /// The environment a process inside node `node` gets: its node index, the
 /// emulation id, its address and its delay file (usable as
-/// `meshbed send --delay file:$MESHBED_DELAY_FILE`), and each node's
-/// address as `MESHBED_NODE_<j>`.
+/// `meshbed send --delay file:$MESHBED_DELAY_FILE`), its routing daemon's
+/// notice socket when the nodes run daemons (`MESHBED_ROUTED_SOCKET`), and
+/// each node's address as `MESHBED_NODE_<j>`.
 pub fn node_env(state: &EmuState, node: NodeId) -> Vec<(String, String)> {
     let me = &state.nodes[node as usize];
     let mut env = vec![
@@ -559,6 +589,11 @@ pub fn node_env(state: &EmuState, node: NodeId) -> Vec<(String, String)> {
         ("MESHBED_ADDR".to_string(), me.addr.to_string()),
         ("MESHBED_DELAY_FILE".to_string(), me.delay_file.display().to_string()),
     ];
+    if state.routed {
+        // `meshbed send/recv` find their node's routing daemon here.
+        let socket = crate::routers::notice_socket(&EmuState::dir(state.id), node);
+        env.push(("MESHBED_ROUTED_SOCKET".to_string(), socket.display().to_string()));
+    }
     for (j, n) in state.nodes.iter().enumerate() {
         env.push((format!("MESHBED_NODE_{j}"), n.addr.to_string()));
     }

@@ -18,9 +18,12 @@
 //! * the nodes' average delays are exported (at most every 10 ms) for the
 //!   relay daemons that stamp ATP packets in the nodes.
 
+use crate::linkfeed::{LinkFeedCounters, LinkFeedExport};
 use crate::sys;
 use meshbed_core::{Duration, Instant};
+use meshbed_net::linkfeed::LinkFeed;
 use meshbed_proto::relay::{Relay, RelayConfig};
+use meshbed_radio::propagation::mw_to_dbm;
 use meshbed_radio::{Addr, AirEvent, DropCause, Indication, Medium, NodeId, Payload};
 use meshbed_sim::capture::{self, AirObserver, IpEncoder, ETHERTYPE_IPV4};
 use meshbed_sim::driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock};
@@ -40,12 +43,28 @@ pub const DELAY_EXPORT_INTERVAL: Duration = Duration::from_millis(10);
 /// length: the IP packet, as in the simulator (802.11's own header and
 /// LLC/SNAP are in `phy::DATA_OVERHEAD_BYTES`).
 #[derive(Clone, Debug)]
-pub struct EthFrame(pub Arc<[u8]>);
+pub struct EthFrame(pub Arc<[u8]>, pub bool);
 
 impl Payload for EthFrame {
     fn msdu_bytes(&self) -> u32 {
         self.0.len().saturating_sub(ETH_HEADER_BYTES) as u32
     }
+    /// Routing control ahead of data, as the simulator queues it with
+    /// `control_priority` (ns-2's CMU priority queue).
+    fn priority(&self) -> bool {
+        self.1
+    }
+}
+
+/// The UDP destination port of an IPv4 frame, if it is one.
+pub fn udp_dst_port(frame: &[u8]) -> Option<u16> {
+    let ip = frame.get(ETH_HEADER_BYTES..)?;
+    if frame.get(12..14)? != ETHERTYPE_IPV4.to_be_bytes() || ip.first()? >> 4 != 4 || *ip.get(9)? != 17 {
+        return None;
+    }
+    let ihl = usize::from(ip[0] & 0x0f) * 4;
+    let port = ip.get(ihl + 2..ihl + 4)?;
+    Some(u16::from_be_bytes([port[0], port[1]]))
 }
 
 /// The MAC address of `node` in emulation `emu_id`: locally administered
@@ -277,6 +296,12 @@ pub struct MediumLoop {
     export: Option<DelayExport>,
     /// Where frames sent and heard go (`--pcap`).
     air: Option<Box<dyn AirObserver<EthFrame> + Send>>,
+    /// Where each node's link-layer feedback goes (routing daemons).
+    link_feed: Option<LinkFeedExport>,
+    /// UDP destination ports whose frames go ahead of data in the MAC
+    /// queue: the routing daemons' control ports when the scenario asks
+    /// for `control_priority`.
+    priority_ports: Vec<u16>,
     pub stats: LoopStats,
 }
 
@@ -293,7 +318,34 @@ impl MediumLoop {
         if let Some(e) = &mut export {
             e.export(Instant::ZERO, &net, true)?;
         }
-        Ok(MediumLoop { driver: Driver::new(net), emu_id, export, air: None, stats: LoopStats::default() })
+        Ok(MediumLoop {
+            driver: Driver::new(net),
+            emu_id,
+            export,
+            air: None,
+            link_feed: None,
+            priority_ports: Vec::new(),
+            stats: LoopStats::default(),
+        })
+    }
+
+    /// Sends every node's link-layer feedback (frames heard with their
+    /// power, retry-limit failures) to its routing daemon's socket under
+    /// `dir` ([`crate::linkfeed`]).
+    pub fn feed_links_to(&mut self, dir: &Path) -> io::Result<()> {
+        self.link_feed = Some(LinkFeedExport::new(dir, self.medium().node_count())?);
+        Ok(())
+    }
+
+    /// Queues frames to these UDP ports ahead of data (routing control
+    /// with `control_priority`).
+    pub fn prioritise_udp_ports(&mut self, ports: &[u16]) {
+        self.priority_ports = ports.to_vec();
+    }
+
+    /// What the link feed did (`None` when it is off).
+    pub fn link_feed_counters(&self) -> Option<&LinkFeedCounters> {
+        self.link_feed.as_ref().map(|f| &f.counters)
     }
 
     /// Writes what the radio carries into `dir`, one pcap per node
@@ -329,6 +381,8 @@ impl MediumLoop {
             stop,
             frames: Vec::new(),
             air: self.air.as_deref_mut(),
+            link_feed: self.link_feed.as_mut(),
+            priority_ports: &self.priority_ports,
         };
         let ran = self.driver.run(&mut host, until);
         if let Some(air) = &mut self.air {
@@ -355,6 +409,8 @@ struct EmuHost<'a, B: Backend> {
     stop: &'a dyn Fn() -> bool,
     frames: Vec<(NodeId, Vec<u8>)>,
     air: Option<&'a mut (dyn AirObserver<EthFrame> + Send + 'static)>,
+    link_feed: Option<&'a mut LinkFeedExport>,
+    priority_ports: &'a [u16],
 }
 
 impl<B: Backend> Clock for EmuHost<'_, B> {
@@ -386,7 +442,12 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
 
     fn on_indication(&mut self, _net: &mut Net, at: Instant, ind: Indication<EthFrame>) -> io::Result<()> {
         match ind {
-            Indication::Deliver { node, payload, .. } => {
+            Indication::Deliver { node, from, payload, rx_power_mw } => {
+                if let Some(feed) = &mut self.link_feed {
+                    // Before the frame: the daemon then has its power when
+                    // a control packet in it reaches its socket.
+                    feed.send(node, LinkFeed::Heard { neighbour: from, rx_power_dbm: mw_to_dbm(rx_power_mw) });
+                }
                 if self.backend.deliver(node, &payload.0)? {
                     self.stats.counters.frames_delivered += 1;
                 } else {
@@ -396,7 +457,14 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
                 self.stats.delivery_lateness.record(now.saturating_since(at));
             }
             Indication::Drop { cause: DropCause::QueueOverflow, .. } => self.stats.counters.mac_queue_drops += 1,
-            Indication::Drop { cause: DropCause::RetryLimit, .. } => self.stats.counters.mac_retry_drops += 1,
+            Indication::Drop { node, payload, cause: DropCause::RetryLimit } => {
+                self.stats.counters.mac_retry_drops += 1;
+                if let (Some(feed), Some(Addr::Unicast(neighbour))) =
+                    (&mut self.link_feed, frame_dest(self.emu_id, self.nodes, &payload.0))
+                {
+                    feed.send(node, LinkFeed::Failed { neighbour });
+                }
+            }
             Indication::Dequeued { .. } | Indication::TxReport(_) => {}
         }
         Ok(())
@@ -409,7 +477,8 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
             self.stats.counters.frames_in += 1;
             match frame_dest(self.emu_id, self.nodes, &frame) {
                 Some(dest) if dest != Addr::Unicast(node) => {
-                    net.enqueue(at, node, dest, EthFrame(frame.into()));
+                    let priority = udp_dst_port(&frame).is_some_and(|p| self.priority_ports.contains(&p));
+                    net.enqueue(at, node, dest, EthFrame(frame.into(), priority));
                 }
                 _ => self.stats.counters.frames_unknown_dest += 1,
             }

@@ -3,15 +3,16 @@
 //! else are refused before a namespace is made, each named by its key.
 //!
 //! The emulator's network is the simulator's (`meshbed_sim::build_network`:
-//! the same positions, radio and route checks) but for now its nodes stand
-//! still and its kernels get one static route table at start; its flows are
-//! real UDP sockets and `meshbed-net` transfers, with the runtime's own
-//! transport settings. docs/ARCHITECTURE.md ("What the emulator refuses")
-//! lists every refusal; routing daemons and real-time mobility (issue 24)
-//! will take theirs away.
+//! the same positions, trajectories, radio and route checks), run against
+//! the wall clock, so moving nodes move; its kernels get one static route
+//! table at start, or with AODV and OLSR a routing daemon per node
+//! (`meshbed routed`, the simulator's engines); its flows are real UDP
+//! sockets and `meshbed-net` transfers, with the runtime's own transport
+//! settings. docs/ARCHITECTURE.md ("What the emulator refuses") lists every
+//! refusal.
 
 use meshbed_sim::backend::{flow_key, Refusal, ScenarioBackend};
-use meshbed_sim::scenario::{Amount, FlowKind, FlowSpec, TransportSettings, DEFAULT_PACKET_BYTES};
+use meshbed_sim::scenario::{Amount, FlowKind, FlowSpec, Routing, TransportSettings, DEFAULT_PACKET_BYTES};
 use meshbed_sim::Scenario;
 
 /// The real-time emulator as a [`ScenarioBackend`].
@@ -54,25 +55,11 @@ impl Emulator {
 
 /// The network: routing, mobility, the MAC's queue discipline.
 fn network(scenario: &Scenario, refusal: &mut Refusal) {
-    if let Some(m) = &scenario.mobility {
-        refusal.add(
-            "mobility.model",
-            format!("\"{}\"", m.model_name()),
-            "the emulator's nodes do not move yet: it would run the scenario with every node frozen at its start; \
-             use --backend sim",
-        );
-    }
-    if scenario.routing.is_dynamic() {
-        let kind = scenario.routing.kind_name();
-        refusal.add(
-            "routing.kind",
-            format!("\"{kind}\""),
-            format!(
-                "the emulator installs one static shortest-path table at start and runs no {} daemon yet; \
-                 use --backend sim, or kind = \"shortest-path\" or \"static\"",
-                kind.to_uppercase()
-            ),
-        );
+    // Moving nodes move: the medium is the simulator's, with the same
+    // trajectories, run against the wall clock. Dynamic routing runs as a
+    // daemon per node (crate::routers), except DSR.
+    if let Routing::Dsr { .. } = scenario.routing {
+        refusal.add("routing.kind", "\"dsr\"", meshbed_routed::DSR_REFUSAL);
     }
     if scenario.radio.mac.feedback_priority {
         refusal.add(

@@ -25,7 +25,7 @@
 //! flow), so that tables, experiment rows and figures treat both backends
 //! alike, plus the medium's timing ([`LoopSummary`]).
 
-use crate::plumbing::{self, Emulation, Result};
+use crate::plumbing::{self, Emulation, NodeRouting, Result};
 use crate::realtime::{EthFrame, LoopSummary, MediumLoop, TapBackend};
 use crate::support::Emulator;
 use crate::sys;
@@ -44,8 +44,10 @@ use std::sync::{Arc, Mutex};
 /// How an emulation runs.
 #[derive(Clone, Debug)]
 pub struct EmuOptions {
-    /// Start `RELAY_EXE relay` in every node (needed for ATP's stamping).
-    pub relay_exe: Option<PathBuf>,
+    /// The `meshbed` binary, to start its daemons in every node: `relay`
+    /// (ATP's stamping) always, `routed` when the scenario's routing is
+    /// dynamic (without it such a scenario is refused).
+    pub daemon_exe: Option<PathBuf>,
     /// Spin instead of sleeping for waits shorter than this.
     pub spin: Duration,
     /// Run the medium thread at real-time priority (SCHED_FIFO 10).
@@ -54,8 +56,17 @@ pub struct EmuOptions {
 
 impl Default for EmuOptions {
     fn default() -> Self {
-        EmuOptions { relay_exe: None, spin: Duration::ZERO, realtime: true }
+        EmuOptions { daemon_exe: None, spin: Duration::ZERO, realtime: true }
     }
+}
+
+/// What a stopped emulation measured.
+pub struct Stopped {
+    pub summary: LoopSummary,
+    /// Every node's MAC counters.
+    pub mac: Vec<MacCounters>,
+    /// Every node's routing daemon's report, when they ran.
+    pub routers: Vec<Option<crate::routers::RouterReport>>,
 }
 
 /// What the medium thread returns: its summary and every node's MAC counters.
@@ -92,14 +103,21 @@ impl Running {
     /// Creates the emulation and starts its medium (and relays, if asked).
     pub fn start(scenario: &Scenario, options: &EmuOptions) -> Result<Running> {
         let (medium, routes) = build_medium(scenario, true)?;
-        let mut emulation = Emulation::create(&medium, &routes)?;
+        if scenario.routing.is_dynamic() && options.daemon_exe.is_none() {
+            return Err(plumbing::EmuError::Other(format!(
+                "routing.kind = \"{}\" needs the nodes' routing daemons, and no meshbed binary was given to start them",
+                scenario.routing.kind_name()
+            )));
+        }
+        let mut emulation = Emulation::create(&medium, NodeRouting::for_scenario(scenario, &routes))?;
         let data_rate_kbps = (0..medium.node_count() as NodeId).map(|n| medium.data_rate_kbps(n)).collect();
         let mut medium_loop = MediumLoop::new(medium, emulation.id(), Some(emulation.dir()))
             .map_err(|err| plumbing::EmuError::Io { what: "exporting delays".into(), err })?;
         let mut backend = TapBackend::new(emulation.take_taps());
         backend.set_spin(options.spin);
-        if let Some(exe) = &options.relay_exe {
+        if let Some(exe) = &options.daemon_exe {
             emulation.start_relays(exe)?;
+            crate::routers::start_routing(&mut emulation, &mut medium_loop, scenario, exe)?;
         }
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
@@ -122,13 +140,15 @@ impl Running {
         &self.emulation.state.nodes[node as usize].netns
     }
 
-    /// Stops the medium and tears everything down.
-    pub fn stop(mut self) -> Result<(LoopSummary, Vec<MacCounters>)> {
+    /// Stops the routing daemons (while the medium still runs, so that
+    /// they exit cleanly), then the medium, and tears everything down.
+    pub fn stop(mut self) -> Result<Stopped> {
+        let routers = self.emulation.stop_routers();
         self.stop.store(true, Ordering::Relaxed);
         let r = self.thread.take().expect("running").join();
         self.emulation.teardown();
         match r {
-            Ok(Ok(x)) => Ok(x),
+            Ok(Ok((summary, mac))) => Ok(Stopped { summary, mac, routers }),
             Ok(Err(err)) => Err(plumbing::EmuError::Io { what: "the medium loop".into(), err }),
             Err(_) => Err(plumbing::EmuError::Other("the medium loop panicked".into())),
         }
@@ -296,7 +316,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         .map(|t| t.map(|h| h.join().unwrap_or_else(|_| TransferOutcome::failed("transfer thread panicked"))))
         .collect();
     let routes = running.routes.clone();
-    let (medium, per_node) = running.stop()?;
+    let Stopped { summary: medium, mac: per_node, routers } = running.stop()?;
     let errors = errors.lock().expect("not poisoned").clone();
     if !errors.is_empty() {
         return Err(plumbing::EmuError::Other(errors.join("; ")));
@@ -305,7 +325,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
     for c in &per_node {
         mac_total.add(c);
     }
-    let flows = scenario
+    let flows: Vec<FlowResult> = scenario
         .flows
         .iter()
         .enumerate()
@@ -357,6 +377,18 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             r
         })
         .collect();
+    // The routing daemons' counters are the simulator's network-layer
+    // counters of their node; without daemons nothing counted them.
+    let net_per_node: Vec<meshbed_sim::NetCounters> =
+        routers.iter().map(|r| r.as_ref().map(|r| r.net.clone()).unwrap_or_default()).collect();
+    let mut net_total = meshbed_sim::NetCounters::default();
+    net_per_node.iter().for_each(|c| net_total.add(c));
+    if scenario.routing.is_dynamic() && routers.iter().any(Option::is_none) {
+        return Err(plumbing::EmuError::Other("a routing daemon wrote no report (see its log)".into()));
+    }
+    let delivered: u64 = flows.iter().map(|f: &FlowResult| f.received_packets).sum();
+    let routing_overhead_ratio =
+        if scenario.routing.is_dynamic() { net_total.control_per_delivered(delivered) } else { None };
     let run = SimReport {
         seed: scenario.seed,
         duration_s: scenario.duration_s,
@@ -366,9 +398,9 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         flows,
         mac_total,
         mac_per_node: per_node,
-        net_total: meshbed_sim::NetCounters::default(),
-        net_per_node: Vec::new(),
-        routing_overhead_ratio: None,
+        net_total,
+        net_per_node,
+        routing_overhead_ratio,
         rate_histogram: Vec::new(),
     };
     Ok(EmuReport { run, medium })
@@ -628,28 +660,35 @@ mod tests {
     const CHAIN: &str = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n";
 
     #[test]
-    fn aodv_dsr_and_olsr_are_refused_naming_routing_kind() {
-        for kind in ["aodv", "dsr", "olsr"] {
+    fn dsr_is_refused_naming_routing_kind_and_aodv_and_olsr_run_as_daemons() {
+        let text = format!("{CHAIN}[routing]\nkind = \"dsr\"\n[[flows]]\nsrc = 0\ndst = 2\n");
+        assert_eq!(refused_keys(&text), ["routing.kind"]);
+        let msg = run_scenario(&Scenario::from_toml(&text).unwrap(), &EmuOptions::default()).err().unwrap().to_string();
+        assert!(msg.starts_with("the emulator cannot run routing.kind = \"dsr\" ("), "{msg}");
+        assert!(msg.contains("source route"), "{msg}");
+        assert!(msg.ends_with("nothing was started"), "{msg}");
+        for kind in ["aodv", "olsr"] {
             let text = format!("{CHAIN}[routing]\nkind = \"{kind}\"\n[[flows]]\nsrc = 0\ndst = 2\n");
-            assert_eq!(refused_keys(&text), ["routing.kind"], "{kind}");
-            let err = run_scenario(&Scenario::from_toml(&text).unwrap(), &EmuOptions::default()).err().unwrap();
-            let msg = err.to_string();
-            assert!(msg.starts_with(&format!("the emulator cannot run routing.kind = \"{kind}\" (")), "{msg}");
-            assert!(msg.ends_with("nothing was started"), "{msg}");
+            assert!(refused_keys(&text).is_empty(), "{kind}");
+            // Without the meshbed binary there is no daemon to start: refused
+            // before a namespace is made (this runs without root).
+            let msg =
+                run_scenario(&Scenario::from_toml(&text).unwrap(), &EmuOptions::default()).err().unwrap().to_string();
+            assert!(msg.contains(&format!("routing.kind = \"{kind}\" needs the nodes' routing daemons")), "{msg}");
         }
         // Tables computed at time zero run.
         assert!(refused_keys(&format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\n")).is_empty());
     }
 
     #[test]
-    fn every_mobility_model_is_refused_naming_mobility_model() {
+    fn every_mobility_model_runs() {
         for table in [
             "model = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n",
             "model = \"walk\"\nnode = 2\nfrom_x_m = 0.0\nfrom_y_m = 10.0\nspeed_mps = 1.0\n",
             "model = \"scripted\"\n[[mobility.nodes]]\nnode = 1\nwaypoints = [[1.0, 100.0, 50.0, 2.0]]\n",
         ] {
             let text = format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\n[mobility]\n{table}");
-            assert_eq!(refused_keys(&text), ["mobility.model"], "{table}");
+            assert!(refused_keys(&text).is_empty(), "{table}");
         }
     }
 
@@ -676,14 +715,14 @@ mod tests {
         }
         // Several at once: every one is named, in the file's order, each once.
         let text = format!(
-            "{CHAIN}[routing]\nkind = \"aodv\"\n[radio.mac]\nfeedback_priority = true\n\
+            "{CHAIN}[routing]\nkind = \"dsr\"\n[radio.mac]\nfeedback_priority = true\n\
              [[flows]]\nsrc = 0\ndst = 2\ntraffic = \"echo\"\n\
              [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"atp-default\"\nbytes = 1000\ntrace = true\n\
              [mobility]\nmodel = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n"
         );
         assert_eq!(
             refused_keys(&text),
-            ["mobility.model", "routing.kind", "radio.mac.feedback_priority", "flows[0].traffic", "flows[1].trace"]
+            ["routing.kind", "radio.mac.feedback_priority", "flows[0].traffic", "flows[1].trace"]
         );
     }
 
@@ -696,15 +735,18 @@ mod tests {
     }
 
     #[test]
-    fn the_network_alone_ignores_flow_keys_but_not_routing_or_mobility() {
+    fn the_network_alone_ignores_flow_keys_but_not_dsr() {
         let s = Scenario::from_toml(&format!(
             "{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 1000\ntrace = true\n"
         ))
         .unwrap();
         assert!(build_medium(&s, false).is_ok());
-        let mut moving = s.clone();
-        moving.routing = meshbed_sim::scenario::Routing::olsr(true);
-        assert!(matches!(build_medium(&moving, false), Err(crate::EmuError::Refused(_))));
+        let mut olsr = s.clone();
+        olsr.routing = meshbed_sim::scenario::Routing::olsr(true);
+        assert!(build_medium(&olsr, false).is_ok());
+        let mut dsr = s.clone();
+        dsr.routing = meshbed_sim::scenario::Routing::dsr();
+        assert!(matches!(build_medium(&dsr, false), Err(crate::EmuError::Refused(_))));
     }
 
     #[test]

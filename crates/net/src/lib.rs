@@ -16,6 +16,10 @@
 //! * [`conn`]: protocol presets on the wire (the connection id's top bits)
 //!   and the engine wrappers.
 //! * [`send`] and [`recv`]: the two event loops, one per process.
+//! * [`linkfeed`]: link-layer feedback (frames heard and their power, retry
+//!   failures) from the emulator's medium to a node's routing daemon.
+//! * [`notice`]: route notices and path information from a node's routing
+//!   daemon to the transports on the node, over a local socket.
 //!
 //! Everything here is I/O glue; no protocol decision is made in this crate.
 
@@ -24,6 +28,8 @@ pub mod clock;
 pub mod conn;
 pub mod delay;
 pub mod framing;
+pub mod linkfeed;
+pub mod notice;
 pub mod recv;
 pub mod send;
 pub mod udp;

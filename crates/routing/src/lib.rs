@@ -127,7 +127,7 @@ pub enum RouteEvent {
 }
 
 /// Counters every engine keeps.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RoutingStats {
     pub control_packets_sent: u64,
     pub control_bytes_sent: u64,

@@ -16,12 +16,33 @@
 use crate::net_stats::{Loss, NetStats};
 use crate::{Net, Packet, Routed, SimEvent};
 use meshbed_core::Instant;
+use meshbed_proto::{PathInfo, RouteNotice};
 use meshbed_radio::{Addr, NodeId};
 use meshbed_routing::{DataPacket, Decision, Dest, DropReason, PathQuality, RouteEvent, RoutingEngine};
 use std::collections::HashMap;
 
 /// The flow number control packets carry (they belong to no flow).
 pub const CONTROL_FLOW: u32 = u32::MAX;
+
+/// What a route event at a node tells a transport end on that node whose
+/// peer is the returned destination (ELFN, seed 002 §2.4, §4.3): a lost
+/// route is [`RouteNotice::Failed`], a found one
+/// [`RouteNotice::Reestablished`]; a route that only changed its next hop
+/// is no notice. The one rule the simulator and the routing daemon
+/// (`meshbed routed`, which passes notices to `meshbed send`/`recv`) apply.
+pub fn route_notice(event: &RouteEvent) -> Option<(NodeId, RouteNotice)> {
+    match *event {
+        RouteEvent::Lost { dst } => Some((dst, RouteNotice::Failed)),
+        RouteEvent::Found { dst, .. } => Some((dst, RouteNotice::Reestablished)),
+        _ => None,
+    }
+}
+
+/// Path information for a transport (MTL, seed 004 §III.B–C) from routing's
+/// view of the route, with the node's interface bandwidth `link_rate_bps`.
+pub fn path_info(quality: &PathQuality, link_rate_bps: u64) -> PathInfo {
+    PathInfo { hop_count: quality.hop_count, max_link_loss: quality.max_link_loss(), link_rate_bps }
+}
 
 /// A control packet as a node received it.
 pub(crate) struct Heard<'a> {
@@ -260,7 +281,9 @@ fn forward(
     net.enqueue(now, node, Addr::Unicast(next_hop), pkt)
 }
 
-fn loss(reason: DropReason) -> Loss {
+/// The network layer's loss cause of a routing drop (one mapping for the simulator
+/// and the routing daemon).
+pub fn loss(reason: DropReason) -> Loss {
     match reason {
         DropReason::NoRoute => Loss::NoRoute,
         DropReason::DiscoveryTimeout => Loss::DiscoveryTimeout,

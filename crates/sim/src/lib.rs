@@ -215,33 +215,14 @@ impl Sim {
     pub fn new(scenario: &Scenario) -> Result<Sim, ScenarioError> {
         let scenario = &*scenario.with_random_flows_drawn()?;
         let seed = scenario.seed;
-        let stream = |node: NodeId| meshbed_routing::node_rng(seed, node);
-        match scenario.routing {
-            scenario::Routing::Dsr { .. } => Sim::with_routing(scenario, &|node| {
-                Box::new(meshbed_routing::dsr::Dsr::new(node, meshbed_routing::dsr::DsrConfig::default(), stream(node)))
-            }),
-            scenario::Routing::Aodv { ss_threshold_dbm, link_layer_feedback, expanding_ring_search, .. } => {
-                Sim::with_routing(scenario, &|node| {
-                    let config = meshbed_routing::AodvConfig {
-                        ss_threshold_dbm,
-                        link_layer_feedback,
-                        expanding_ring_search,
-                        ..meshbed_routing::AodvConfig::default()
-                    };
-                    Box::new(meshbed_routing::Aodv::new(node, config, stream(node)))
-                })
-            }
-            scenario::Routing::Olsr { etx, link_layer_notification, .. } => Sim::with_routing(scenario, &|node| {
-                let base =
-                    if etx { meshbed_routing::OlsrConfig::etx() } else { meshbed_routing::OlsrConfig::default() };
-                let config = meshbed_routing::OlsrConfig { link_layer_notification, ..base };
-                Box::new(meshbed_routing::OlsrEngine::new(node, config, stream(node)))
-            }),
-            scenario::Routing::ShortestPath | scenario::Routing::Static { .. } => {
-                let (medium, routes) = build_network(scenario, true)?;
-                Sim::build(scenario, medium, routes, None)
-            }
+        if scenario.routing.is_dynamic() {
+            let routing = &scenario.routing;
+            return Sim::with_routing(scenario, &|node| {
+                routing.engine(node, seed).expect("dynamic routing has engines")
+            });
         }
+        let (medium, routes) = build_network(scenario, true)?;
+        Sim::build(scenario, medium, routes, None)
     }
 
     /// A run whose nodes route with engines from `make(node)` (one per
@@ -644,11 +625,8 @@ impl World {
         // Taken, not kept: a long run's events would otherwise pile up.
         for (_, node, ev) in d.events.drain(..) {
             let node = &node;
-            let (dst, up) = match ev {
-                meshbed_routing::RouteEvent::Lost { dst } => (dst, false),
-                meshbed_routing::RouteEvent::Found { dst, .. } => (dst, true),
-                _ => continue,
-            };
+            let Some((dst, notice)) = dynamic::route_notice(&ev) else { continue };
+            let up = notice == meshbed_proto::RouteNotice::Reestablished;
             for f in &mut self.flows {
                 let (src, fdst) = (f.spec.src, f.spec.dst);
                 if src == *node && fdst == dst && !up {
@@ -684,11 +662,7 @@ impl World {
                 continue;
             }
             for (side, node, peer) in [(Side::Sender, src, dst), (Side::Receiver, dst, src)] {
-                let info = d.path_info(node, peer).map(|q| meshbed_proto::PathInfo {
-                    hop_count: q.hop_count,
-                    max_link_loss: q.max_link_loss(),
-                    link_rate_bps: self.node_rate_bps[node as usize],
-                });
+                let info = d.path_info(node, peer).map(|q| dynamic::path_info(&q, self.node_rate_bps[node as usize]));
                 schedule_timer(net, now, i as u32, t.path_info(now, side, info));
             }
         }

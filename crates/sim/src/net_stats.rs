@@ -49,7 +49,7 @@ pub struct Drops {
 }
 
 impl Drops {
-    fn count(&mut self, loss: Loss) {
+    pub fn count(&mut self, loss: Loss) {
         let c = match loss {
             Loss::NoRoute => &mut self.no_route,
             Loss::DiscoveryTimeout => &mut self.discovery_timeout,
@@ -94,7 +94,7 @@ pub struct Discoveries {
 }
 
 impl Discoveries {
-    fn record(&mut self, took_ns: u64) {
+    pub fn record(&mut self, took_ns: u64) {
         self.completed += 1;
         self.total_ns += took_ns;
         self.max_ns = self.max_ns.max(took_ns);
@@ -135,6 +135,13 @@ pub struct NetCounters {
 }
 
 impl NetCounters {
+    /// Routing control packets sent per data packet delivered (Broch et
+    /// al.'s normalised routing load); `None` with nothing delivered. One
+    /// formula for the simulator's report and the emulator's.
+    pub fn control_per_delivered(&self, delivered_packets: u64) -> Option<f64> {
+        (delivered_packets > 0).then(|| self.control_packets_sent as f64 / delivered_packets as f64)
+    }
+
     /// Adds `o`'s counts (a total over nodes; `discoveries.max_ns` is the
     /// larger of the two).
     pub fn add(&mut self, o: &NetCounters) {

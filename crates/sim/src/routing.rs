@@ -11,6 +11,11 @@ pub struct RouteTable {
 }
 
 impl RouteTable {
+    /// No routes between `nodes` nodes.
+    pub fn empty(nodes: usize) -> RouteTable {
+        RouteTable { next: vec![vec![None; nodes]; nodes] }
+    }
+
     pub fn build<P: Payload>(routing: &Routing, medium: &Medium<P>) -> RouteTable {
         let n = medium.node_count();
         match routing {

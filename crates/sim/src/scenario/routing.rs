@@ -95,6 +95,36 @@ impl Routing {
         }
     }
 
+    /// The routing engine of `node` in a run with `seed`, for the kinds
+    /// that run engines (`None` for shortest-path and static routes). The
+    /// one place a `[routing]` table becomes an engine: the simulator and
+    /// the routing daemon (`meshbed routed`) both build theirs here, so a
+    /// scenario routes alike in every world.
+    pub fn engine(&self, node: u32, seed: u64) -> Option<Box<dyn meshbed_routing::RoutingEngine + Send>> {
+        let stream = meshbed_routing::node_rng(seed, node);
+        Some(match *self {
+            Routing::Dsr { .. } => {
+                Box::new(meshbed_routing::dsr::Dsr::new(node, meshbed_routing::dsr::DsrConfig::default(), stream))
+            }
+            Routing::Aodv { ss_threshold_dbm, link_layer_feedback, expanding_ring_search, .. } => {
+                let config = meshbed_routing::AodvConfig {
+                    ss_threshold_dbm,
+                    link_layer_feedback,
+                    expanding_ring_search,
+                    ..meshbed_routing::AodvConfig::default()
+                };
+                Box::new(meshbed_routing::Aodv::new(node, config, stream))
+            }
+            Routing::Olsr { etx, link_layer_notification, .. } => {
+                let base =
+                    if etx { meshbed_routing::OlsrConfig::etx() } else { meshbed_routing::OlsrConfig::default() };
+                let config = meshbed_routing::OlsrConfig { link_layer_notification, ..base };
+                Box::new(meshbed_routing::OlsrEngine::new(node, config, stream))
+            }
+            Routing::ShortestPath | Routing::Static { .. } => return None,
+        })
+    }
+
     /// OLSR with its defaults (no link-layer notification), hop count or ETX.
     pub fn olsr(etx: bool) -> Routing {
         Routing::Olsr { etx, link_layer_notification: false, control_priority: true }

@@ -1,0 +1,248 @@
+//! The daemon's event loop.
+//!
+//! One thread waits on the control socket, the link feed, the notice
+//! socket and the engine's next timer, and runs the engine for each. On-
+//! demand routing adds a second thread for the NFQUEUE (the queue's
+//! socket cannot join the first thread's wait): it takes each data packet,
+//! asks the engine under the same lock, gives the verdict at once, and
+//! wakes the first thread, whose next timer the packet may have moved
+//! (a discovery starts). Within a wake-up the link feed is read before the
+//! control socket: the medium sends a frame's power before the frame.
+
+use crate::control::ControlSocket;
+use crate::kernel::{covering_prefix, KernelRoutes};
+use crate::node::{Node, Verdict};
+use crate::notices::NoticeServer;
+use crate::queue::{Reinjector, Rules, REROUTE_MARK};
+use crate::report::RoutedReport;
+use crate::{control_port, RoutedOptions};
+use meshbed_net::linkfeed;
+use meshbed_sim::scenario::Routing;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixDatagram;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Packets the kernel may queue for the daemon before it drops them.
+const QUEUE_MAX_LEN: u32 = 4096;
+
+fn lock(node: &Mutex<Node>) -> MutexGuard<'_, Node> {
+    // A panic in the other thread is a bug; its state is still the best
+    // there is for removing the routes on the way out.
+    node.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The longest the loop sleeps without looking at its flags: a signal may
+/// be taken by the queue thread, whose wait it does not interrupt.
+const FLAG_CHECK_NS: u64 = 100_000_000;
+
+/// What tells a running daemon to stop or to report.
+#[derive(Clone, Debug, Default)]
+pub struct Flags {
+    pub stop: Arc<AtomicBool>,
+    pub report: Arc<AtomicBool>,
+}
+
+impl Flags {
+    /// Flags that SIGINT, SIGTERM and SIGHUP (stop) and SIGUSR1 (report)
+    /// raise: a daemon writes its counters when asked, as babeld and olsrd
+    /// dump their state on a signal.
+    pub fn from_signals() -> io::Result<Self> {
+        let flags = Flags::default();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+            signal_hook::flag::register(sig, Arc::clone(&flags.stop))?;
+        }
+        signal_hook::flag::register(signal_hook::consts::SIGUSR1, Arc::clone(&flags.report))?;
+        Ok(flags)
+    }
+}
+
+/// Runs until `flags.stop` is raised. `ready` is called once the daemon's
+/// sockets, routes and rules are in place; `on_report` with the counters
+/// whenever `flags.report` is raised, and at the end.
+pub fn run(
+    options: &RoutedOptions,
+    flags: &Flags,
+    ready: impl FnOnce(),
+    on_report: &mut dyn FnMut(&RoutedReport),
+) -> io::Result<RoutedReport> {
+    options.check().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let port = control_port(&options.routing).expect("checked");
+    let me = options.nodes.addr(options.node).expect("checked");
+    let control = ControlSocket::bind(&options.ifname, port)?;
+    let mut kernel = KernelRoutes::new(&options.ifname)?;
+    let on_demand = matches!(options.routing, Routing::Aodv { .. });
+    let mut rules = None;
+    let mut queue = None;
+    let mut reinjector = None;
+    if on_demand {
+        let (prefix, len) = covering_prefix(options.nodes.addrs());
+        kernel.add_catch_all(prefix, len)?;
+        let mut q = nfq::Queue::open()?;
+        q.bind(options.queue_num)?;
+        q.set_queue_max_len(options.queue_num, QUEUE_MAX_LEN)?;
+        // The rules go in only once something listens on the queue.
+        rules = Some(Rules::install(&options.ifname, prefix, len, me, port, options.queue_num)?);
+        reinjector = Some(Reinjector::new()?);
+        queue = Some(q);
+    }
+    let feed = match &options.link_feed {
+        Some(path) => Some(bind_feed(path)?),
+        None => None,
+    };
+    let notices = options.notice_socket.as_deref().map(NoticeServer::bind).transpose()?;
+    let engine = options.routing.engine(options.node, options.seed).expect("checked");
+    let report =
+        RoutedReport { node: options.node, address: Some(me), protocol: options.protocol_name(), ..Default::default() };
+    let node = Arc::new(Mutex::new(Node::new(
+        engine,
+        options.nodes.clone(),
+        control,
+        kernel,
+        reinjector,
+        notices,
+        feed.is_some(),
+        options.link_rate_bps,
+        report,
+    )));
+    lock(&node).start()?;
+    let (wake_tx, wake_rx) = UnixDatagram::pair()?;
+    wake_rx.set_nonblocking(true)?;
+    wake_tx.set_nonblocking(true)?;
+    if let Some(q) = queue {
+        let node = Arc::clone(&node);
+        std::thread::Builder::new().name("nfqueue".into()).spawn(move || queue_loop(q, &node, &wake_tx))?;
+    }
+    ready();
+    let result = main_loop(&node, flags, feed.as_ref(), &wake_rx, on_report);
+    let mut n = lock(&node);
+    n.flush_routes();
+    drop(rules);
+    let final_report = n.snapshot();
+    on_report(&final_report);
+    result.map(|_| final_report)
+}
+
+fn bind_feed(path: &Path) -> io::Result<UnixDatagram> {
+    let _ = std::fs::remove_file(path);
+    let s = UnixDatagram::bind(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("the link feed socket {}: {e}", path.display())))?;
+    s.set_nonblocking(true)?;
+    Ok(s)
+}
+
+fn main_loop(
+    node: &Mutex<Node>,
+    flags: &Flags,
+    feed: Option<&UnixDatagram>,
+    wake: &UnixDatagram,
+    on_report: &mut dyn FnMut(&RoutedReport),
+) -> io::Result<()> {
+    let mut buf = vec![0u8; 65536];
+    // The descriptors to wait on, duplicated once and again only when the
+    // notice socket's clients change (the sockets themselves live in the
+    // node, behind the lock the queue thread takes too).
+    let mut fds: Vec<OwnedFd> = Vec::new();
+    let mut fds_generation = None;
+    while !flags.stop.load(Ordering::SeqCst) {
+        if flags.report.swap(false, Ordering::SeqCst) {
+            let r = lock(node).snapshot();
+            on_report(&r);
+        }
+        let timeout_ns = {
+            let n = lock(node);
+            let generation = n.notices().map(|s| s.generation());
+            if fds_generation != Some(generation) {
+                fds = wait_fds(&n, feed, wake)?;
+                fds_generation = Some(generation);
+            }
+            let now = n.now();
+            n.poll_timeout().map_or(FLAG_CHECK_NS, |t| t.saturating_since(now).as_nanos().min(FLAG_CHECK_NS))
+        };
+        if !wait_readable(&fds, timeout_ns)? {
+            continue;
+        }
+        let mut n = lock(node);
+        if let Some(f) = feed {
+            while let Ok(len) = f.recv(&mut buf) {
+                match linkfeed::decode(&buf[..len]) {
+                    Ok(records) => {
+                        for r in records {
+                            n.on_feed(r)?;
+                        }
+                    }
+                    Err(_) => n.report.link_feed.malformed += 1,
+                }
+            }
+        }
+        while let Some((len, from)) = n.control().recv(&mut buf)? {
+            n.on_control(from, &buf[..len])?;
+        }
+        while wake.recv(&mut buf).is_ok() {}
+        n.on_notice_socket()?;
+        n.on_timeout()?;
+    }
+    Ok(())
+}
+
+/// Waits until one of `fds` is readable or `timeout_ns` passes; `false`
+/// when a signal interrupted the wait.
+fn wait_readable(fds: &[OwnedFd], timeout_ns: u64) -> io::Result<bool> {
+    use nix::poll::{PollFd, PollFlags};
+    let mut pfds: Vec<PollFd<'_>> = fds.iter().map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)).collect();
+    let timeout = nix::sys::time::TimeSpec::from(std::time::Duration::from_nanos(timeout_ns));
+    match nix::poll::ppoll(&mut pfds, Some(timeout), None) {
+        Ok(_) => Ok(true),
+        Err(nix::errno::Errno::EINTR) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn wait_fds(n: &Node, feed: Option<&UnixDatagram>, wake: &UnixDatagram) -> io::Result<Vec<OwnedFd>> {
+    let mut fds = vec![n.control().socket().as_fd().try_clone_to_owned()?, wake.as_fd().try_clone_to_owned()?];
+    if let Some(f) = feed {
+        fds.push(f.as_fd().try_clone_to_owned()?);
+    }
+    if let Some(s) = n.notices() {
+        fds.push(s.listener().as_fd().try_clone_to_owned()?);
+        for c in s.client_streams() {
+            fds.push(c.as_fd().try_clone_to_owned()?);
+        }
+    }
+    Ok(fds)
+}
+
+/// The NFQUEUE thread: a verdict for every data packet, at once.
+fn queue_loop(mut q: nfq::Queue, node: &Mutex<Node>, wake: &UnixDatagram) {
+    loop {
+        let mut msg = match q.recv() {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                lock(node).report.last_error = Some(format!("nfqueue: {e}"));
+                return;
+            }
+        };
+        let hw = msg.get_hw_addr().map(<[u8]>::to_vec);
+        let verdict = lock(node).on_packet(msg.get_hook(), hw.as_deref(), msg.get_payload());
+        match verdict {
+            Ok(Verdict::Accept { reroute }) => {
+                if reroute {
+                    msg.set_nfmark(REROUTE_MARK);
+                }
+                msg.set_verdict(nfq::Verdict::Accept);
+            }
+            Ok(Verdict::Drop) => msg.set_verdict(nfq::Verdict::Drop),
+            Err(e) => {
+                lock(node).report.last_error = Some(e.to_string());
+                msg.set_verdict(nfq::Verdict::Drop);
+            }
+        }
+        if q.verdict(msg).is_err() {
+            return;
+        }
+        let _ = wake.send(&[1]);
+    }
+}
