@@ -85,12 +85,20 @@ pub struct SendArgs {
     /// Seal every datagram with the pre-shared key in this file (the receiver needs the same key); default: the key in $MESHBED_PSK, if set.
     #[arg(long, value_name = "FILE")]
     pub psk: Option<PathBuf>,
+    /// The node's routing daemon (`meshbed routed --notice-socket`): route notices and path information reach the engine (ATP re-probes, TCP-ELFN stands by, MTL takes h and P_max); default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
+    #[arg(long, value_name = "SOCKET")]
+    pub routed: Option<PathBuf>,
     /// Print the summary as JSON (also on failure).
     #[arg(long)]
     pub json: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `--routed SOCKET`, else $MESHBED_ROUTED_SOCKET, else none.
+pub fn routed_socket(arg: &Option<PathBuf>) -> Option<PathBuf> {
+    arg.clone().or_else(|| std::env::var_os("MESHBED_ROUTED_SOCKET").map(PathBuf::from))
 }
 
 /// The pre-shared key of `--psk FILE`, else of $MESHBED_PSK, else none.
@@ -136,6 +144,7 @@ pub fn run_send(a: SendArgs) -> Result<()> {
     options.retry_delay = a.retry_delay;
     options.atp_min_delay = min_delay(&a.atp_min_delay)?;
     options.psk = load_psk(&a.psk)?;
+    options.routed = routed_socket(&a.routed);
     let bar = progress_bar(payload.stream_len(), a.quiet);
     let mut on_progress = |p: &meshbed_net::SendProgress| {
         if let Some(bar) = &bar {

@@ -551,6 +551,9 @@ fn start_transfer(
     let dst_addr = std::net::SocketAddr::V4(SocketAddrV4::new(plumbing::node_addr(f.dst), flow_port(index)));
     let (src_ns, dst_ns) = (running.netns(f.src).to_string(), running.netns(f.dst).to_string());
     let delay_file = crate::realtime::DelayExport::path(&running.emulation.dir(), f.src);
+    // With routing daemons the sender hears its node's route notices and
+    // path information, as the simulator's transports do.
+    let routed = running.emulation.state.routed.then(|| crate::routers::notice_socket(&running.emulation.dir(), f.src));
     let scratch = std::env::temp_dir().join(format!("meshbed-emu-{}-flow{index}", running.emulation.id()));
     let start = std::time::Duration::from_secs_f64(f.start_s);
     let run_end = std::time::Duration::from_secs_f64(scenario.duration_s);
@@ -589,6 +592,7 @@ fn start_transfer(
                 let payload = meshbed_net::Payload::from_bytes(&name, &data).map_err(|e| e.to_string())?;
                 let mut options = meshbed_net::SendOptions::new(protocol);
                 options.delay = format!("file:{}", delay_file.display()).parse::<meshbed_net::DelaySpec>()?;
+                options.routed = routed;
                 // The receiver may still be binding: a refused first attempt is retried.
                 options.retries = 2;
                 // What the receiver had acknowledged when the run's time was

@@ -203,6 +203,86 @@ impl NoticeClient {
     }
 }
 
+/// What a transport end heard from its routing daemon (reported by
+/// `meshbed send` and `meshbed recv`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RoutingSeen {
+    pub route_failed_notices: u64,
+    pub route_reestablished_notices: u64,
+    pub path_updates: u64,
+    /// The last path information (h and P_max, seed 004 §III.C).
+    pub path: Option<PathState>,
+    /// ATP: quick-start probing begun on a route-failed notice (seed 002
+    /// §4.3.3); TCP-ELFN: standbys entered.
+    pub route_failure_probes: u64,
+    pub standbys: u64,
+    pub peer_unresponsive_sent: u64,
+}
+
+/// A transport end's link to its node's routing daemon: notices and path
+/// information in, handed to the engine as the simulator hands them; the
+/// engine's "peer unresponsive" out.
+pub struct EngineNotices {
+    client: NoticeClient,
+    pub seen: RoutingSeen,
+}
+
+impl EngineNotices {
+    /// Connects to the daemon at `path` for the route to `peer`.
+    pub fn connect(path: &Path, peer: std::net::SocketAddr) -> io::Result<Self> {
+        let std::net::SocketAddr::V4(v4) = peer else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("--routed: the routing daemon routes IPv4 mesh addresses, and {peer} is not one"),
+            ));
+        };
+        Ok(EngineNotices { client: NoticeClient::connect(path, *v4.ip())?, seen: RoutingSeen::default() })
+    }
+
+    /// Hands the engine what the daemon sent since the last call.
+    pub fn deliver(&mut self, engine: &mut dyn meshbed_proto::Engine, now: meshbed_core::Instant) -> Result<(), NoticeError> {
+        for msg in self.client.poll()? {
+            match msg {
+                FromDaemon::Route { state, .. } => {
+                    match state {
+                        RouteState::Failed => self.seen.route_failed_notices += 1,
+                        RouteState::Reestablished => self.seen.route_reestablished_notices += 1,
+                    }
+                    engine.handle_route_notice(now, state.into());
+                }
+                FromDaemon::Path { path, .. } => {
+                    self.seen.path_updates += 1;
+                    self.seen.path = path;
+                    // Without a route there is no path to describe; the
+                    // engine keeps what it last knew (as in the simulator).
+                    if let Some(p) = path {
+                        engine.handle_path_info(now, p.into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts what the engine did about routing, from its trace.
+    pub fn observe(&mut self, event: &meshbed_proto::EngineEvent) -> io::Result<()> {
+        use meshbed_proto::engine::TraceSample;
+        use meshbed_proto::EngineEvent;
+        match event {
+            EngineEvent::Trace(TraceSample::Probing { entered: true, route_failure: true, .. }) => {
+                self.seen.route_failure_probes += 1
+            }
+            EngineEvent::Trace(TraceSample::Standby { entered: true, .. }) => self.seen.standbys += 1,
+            EngineEvent::PeerUnresponsive => {
+                self.seen.peer_unresponsive_sent += 1;
+                self.client.peer_unresponsive()?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

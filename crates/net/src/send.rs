@@ -5,6 +5,7 @@ use crate::clock::{self, Clock};
 use crate::conn::{connection_id, random_u32, EngineOptions, Protection};
 use crate::delay::{DelaySource, DelaySpec, EndToEndEstimator, StampCounters, Stamper};
 use crate::framing::{hex, FramingError, StreamHeader};
+use crate::notice::{EngineNotices, RoutingSeen};
 use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
 use meshbed_proto::{EngineEvent, FailReason, Protocol, SendStream};
 use serde::Serialize;
@@ -228,6 +229,9 @@ pub struct SendOptions {
     /// Seal every datagram with this pre-shared key (`--psk`); the receiver
     /// must hold the same key.
     pub psk: Option<Psk>,
+    /// The node's routing daemon's notice socket (`--routed`): route
+    /// notices and path information reach the engine from it.
+    pub routed: Option<PathBuf>,
 }
 
 impl SendOptions {
@@ -241,6 +245,7 @@ impl SendOptions {
             atp_min_delay: None,
             bind: None,
             psk: None,
+            routed: None,
         }
     }
 }
@@ -291,6 +296,8 @@ pub struct SendReport {
     pub min_rtt_us: Option<f64>,
     pub stamp: StampCounters,
     pub io: IoCounters,
+    /// What the routing daemon told the engine (with `--routed`).
+    pub routing: Option<RoutingSeen>,
 }
 
 impl SendReport {
@@ -318,7 +325,15 @@ impl SendReport {
             self.protocol_violations,
             self.attempts,
             self.delay_source,
-        )
+        ) + &self.routing.as_ref().map_or(String::new(), |r| {
+            format!(
+                "  routing       {} route-failed and {} re-established notices, {} path updates{}\n",
+                r.route_failed_notices,
+                r.route_reestablished_notices,
+                r.path_updates,
+                r.path.map_or(String::new(), |p| format!(" (last: h = {}, P_max = {:.3})", p.hop_count, p.max_link_loss))
+            )
+        })
     }
 }
 
@@ -357,6 +372,7 @@ struct Attempt {
     unauthenticated: u64,
     stamper: Stamper,
     io: IoCounters,
+    routing: Option<RoutingSeen>,
 }
 
 fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration) -> String {
@@ -422,6 +438,12 @@ fn run_attempt(
     let mut readable = true;
     let mut blocked = false;
     let mut next_progress = started;
+    // Read at every turn of the loop, which turns at least every 100 ms
+    // (the progress tick): a notice reaches the engine within that.
+    let mut notices = match &options.routed {
+        Some(path) => Some(EngineNotices::connect(path, peer).map_err(|e| setup("the routing daemon", e))?),
+        None => None,
+    };
     let refused = |peer: SocketAddr| {
         format!("{peer} refused the datagrams (ICMP port unreachable): is `meshbed recv` listening there?")
     };
@@ -451,6 +473,11 @@ fn run_attempt(
                 if n < BATCH {
                     break;
                 }
+            }
+        }
+        if let Some(n) = &mut notices {
+            if let Err(e) = n.deliver(engine, now) {
+                break 'run Ending::Failed(format!("the routing daemon's notice socket: {e}"));
             }
         }
         if engine.poll_timeout().is_some_and(|t| t <= now) {
@@ -492,6 +519,9 @@ fn run_attempt(
             }
         }
         while let Some(event) = engine.poll_event() {
+            if let Some(n) = &mut notices {
+                n.observe(&event).map_err(|e| setup("telling the routing daemon", e))?;
+            }
             match event {
                 EngineEvent::Finished => break 'run Ending::Finished,
                 EngineEvent::Failed(FailReason::Busy) => {
@@ -520,7 +550,16 @@ fn run_attempt(
     let duration = started.elapsed();
     let stats = conn.engine_ref().stats().clone();
     progress(&SendProgress { acked: stats.bytes_delivered.min(total), total, elapsed: duration, attempt });
-    Ok(Attempt { ending, connection_id, duration, stats, unauthenticated, stamper, io: socket.counters })
+    Ok(Attempt {
+        ending,
+        connection_id,
+        duration,
+        stats,
+        unauthenticated,
+        stamper,
+        io: socket.counters,
+        routing: notices.map(|n| n.seen),
+    })
 }
 
 /// Sends `payload` to a `meshbed recv` at `peer`. `progress` is called at
@@ -575,6 +614,7 @@ pub fn send(
             min_rtt_us: e2e.and_then(|e| e.min_rtt()).map(|d| d.as_nanos() as f64 / 1e3),
             stamp: a.stamper.counters,
             io: a.io,
+            routing: a.routing,
         };
         match error {
             None => return Ok(report),
