@@ -144,9 +144,14 @@ class Report:
         return self.raw["trace_hash"]
 
 
+def _without_lists(record: dict) -> dict:
+    return {k: _without_lists(v) if isinstance(v, dict) else v for k, v in record.items() if not isinstance(v, list)}
+
+
 def _scalars(record: dict) -> dict:
-    """A record's scalar fields, nested tables flattened to ``a.b`` (lists left out)."""
-    return pd.json_normalize({k: v for k, v in record.items() if not isinstance(v, list)}).iloc[0].to_dict()
+    """A record's scalar fields, nested tables flattened to ``a.b`` (a flow's
+    ``transfer.completed``, ``routing.path_changes``; lists left out)."""
+    return pd.json_normalize(_without_lists(record)).iloc[0].to_dict()
 
 
 def _report(raw: dict) -> Report:
@@ -158,7 +163,7 @@ def _report(raw: dict) -> Report:
         columns=["flow", "t_s", "side", "kind", "value"],
     )
     route_log = pd.DataFrame(
-        [{"flow": f["flow"], **e} for f in raw["flows"] for e in f.get("route_log", [])],
+        [{"flow": f["flow"], **e} for f in raw["flows"] for e in f.get("routing", {}).get("route_log", [])],
         columns=["flow", "t_s", "side", "event"],
     )
     return Report(raw=raw, flows=flows, mac=mac, net=net, traces=traces, route_log=route_log)

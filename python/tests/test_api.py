@@ -96,6 +96,50 @@ def test_run_of_a_traced_flow_has_its_trace():
     assert report.traces.groupby("flow")["t_s"].is_monotonic_increasing.all()
 
 
+WALK_AWAY = """seed = 1
+duration_s = 60.0
+[topology]
+kind = "explicit"
+nodes = [{ x_m = 0.0, y_m = 0.0 }, { x_m = 200.0, y_m = 0.0 }, { x_m = 400.0, y_m = 0.0 },
+  { x_m = 600.0, y_m = 0.0 }, { x_m = 10.0, y_m = 20.0 }]
+[routing]
+kind = "aodv"
+ss_threshold_dbm = -80.0
+[[flows]]
+src = 4
+dst = 0
+protocol = "tcp-newreno"
+stop_s = 58.0
+start_s = 1.0
+[[flows]]
+src = 1
+dst = 3
+traffic = "cbr"
+rate_kbps = 64.0
+[mobility]
+model = "scripted"
+[[mobility.nodes]]
+node = 4
+waypoints = [[2.0, 700.0, 20.0, 10.0]]
+"""
+
+
+def test_a_flows_parts_are_columns_and_its_route_log_a_table(cli, tmp_path):
+    path = tmp_path / "walk.toml"
+    path.write_text(WALK_AWAY)
+    report = meshbed.run(path)
+    expected = json.loads(cli("sim", "--json", path).stdout)
+    # The parts a flow has, flattened: a transfer's for the TCP flow, UDP's
+    # for the CBR flow, routing's for both (AODV ran); no list columns.
+    columns = set(report.flows.columns)
+    assert {"transfer.completed", "transfer.retransmissions", "udp.traffic", "routing.path_changes"} <= columns
+    assert not any(isinstance(v, list) for v in report.flows.iloc[0])
+    assert report.flows["udp.traffic"].tolist()[1] == "cbr"
+    assert list(report.route_log.columns) == ["flow", "t_s", "side", "event"]
+    logged = [e for f in expected["flows"] for e in f["routing"].get("route_log", [])]
+    assert len(report.route_log) == len(logged) > 0
+
+
 def test_from_toml_takes_text_and_from_file_a_path(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(meshbed.Scenario.builtin("default").toml)

@@ -336,38 +336,35 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             let mut r = FlowResult::blank(i as u32, f, routes.hop_count(f.src, f.dst), duration_s);
             r.sent_packets = c.sent.load(Ordering::Relaxed);
             r.received_packets = c.received.load(Ordering::Relaxed);
-            r.received_payload_bytes = bytes;
             r.bytes_delivered = bytes;
             // Not measured on the emulator: the stacks' packets carry no send time.
             r.mean_delay_s = 0.0;
             r.goodput_bps = meshbed_sim::report::goodput_bps(bytes, duration_s);
             // Every transport flow moves `bytes` (`Emulator::supports`), so
             // every one has an outcome; UDP flows have none.
-            if let Some(o) = &outcomes[i] {
+            if let (Some(o), Some(t)) = (&outcomes[i], &mut r.transfer) {
                 r.sent_packets = o.datagrams_sent;
                 r.received_packets = o.datagrams_received;
-                r.received_payload_bytes = o.bytes_delivered;
                 r.bytes_delivered = o.bytes_delivered;
                 r.goodput_bps = o.goodput_bps;
                 r.duration_s = o.duration_s;
-                r.completed = o.verified;
-                r.verified = o.verified;
-                r.failed = !o.verified;
-                r.error = o.error.clone();
-                r.retransmissions = o.retransmissions;
-                r.completion_time_s = o.verified.then_some(o.duration_s);
+                t.completed = o.verified;
+                t.verified = o.verified;
+                t.failed = !o.verified;
+                t.error = o.error.clone();
+                t.retransmissions = o.retransmissions;
+                t.completion_time_s = o.verified.then_some(o.duration_s);
                 if let Some((acked, finished_s)) = o.after_end {
                     // As the simulator: the run ends at duration_s, and a
                     // transfer not done by then is incomplete (not failed).
                     let active_s = (scenario.duration_s - f.start_s).max(0.0);
-                    r.completed = false;
-                    r.failed = false;
-                    r.completion_time_s = None;
+                    t.completed = false;
+                    t.failed = false;
+                    t.completion_time_s = None;
                     r.bytes_delivered = acked;
-                    r.received_payload_bytes = acked;
                     r.duration_s = active_s;
-                    r.goodput_bps = if active_s > 0.0 { acked as f64 * 8.0 / active_s } else { 0.0 };
-                    r.error = Some(format!(
+                    r.goodput_bps = meshbed_sim::report::goodput_bps(acked, active_s);
+                    t.error = Some(format!(
                         "not finished by duration_s = {} s (it finished at {finished_s:.1} s{})",
                         scenario.duration_s,
                         if o.verified { ", every byte verified" } else { "" }

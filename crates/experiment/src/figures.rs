@@ -122,7 +122,7 @@ pub fn trace_chart_of(f: &FlowResult, title: String, end_s: f64) -> TraceChart {
     let [d_max, d_s, d_avg, d_avg_received] = DELAY_KINDS.map(|k| trace_points(f, k, 1e-3));
     TraceChart {
         title,
-        goodput: instantaneous_goodput(f, f.completion_time_s.unwrap_or(end_s)),
+        goodput: instantaneous_goodput(f, f.completion_time_s().unwrap_or(end_s)),
         d_max,
         d_s,
         d_avg,
@@ -130,6 +130,7 @@ pub fn trace_chart_of(f: &FlowResult, title: String, end_s: f64) -> TraceChart {
         cwnd_segments: trace_points(f, TraceKind::CwndSegments, 1.0),
         lower: trace_panel(&f.trace),
         route_failures: f
+            .routing_or_zero()
             .route_log
             .iter()
             .filter(|e| e.side == RouteLogSide::Sender && e.event == RouteLogEvent::RouteFailed)

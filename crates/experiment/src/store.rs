@@ -18,6 +18,7 @@
 use meshbed_sim::{Scenario, SimReport};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,8 +39,10 @@ pub const MESHBED_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// had uncommitted changes, `unknown` without git (see `build.rs`).
 pub const GIT_REVISION: &str = env!("MESHBED_GIT_REVISION");
 
-/// The layout of a stored file; a file of another layout is stale.
-const FORMAT: u32 = 1;
+/// The layout of a stored file; a file of another layout is stale (it is
+/// part of the key too). 2: each flow's result in parts (`transfer`, `udp`,
+/// `routing`, `echo`) instead of one flat record.
+const FORMAT: u32 = 2;
 
 /// What built a run: recorded with each stored run and on every result row
 /// (like SEM's commit pinning).
@@ -73,6 +76,36 @@ struct StoredRun {
     /// Each flow's echo RTTs, which the report keeps out of its JSON
     /// (`EchoResult::rtt_samples_s`) but the summaries pool over runs.
     echo_rtt_samples_s: Vec<Vec<f64>>,
+}
+
+/// What built a stored run: [`StoredRun`]'s first fields, which a file of
+/// another layout still has (CBOR maps: the rest is skipped).
+#[derive(Deserialize)]
+struct StoredHeader {
+    format: u32,
+    key: String,
+    meshbed_version: String,
+    model_revision: String,
+    git_revision: String,
+}
+
+impl StoredHeader {
+    /// Of this build's layout and keyed as `key`.
+    fn is_current(&self, key: &RunKey) -> bool {
+        self.format == FORMAT && self.key == key.key
+    }
+}
+
+impl StoredRun {
+    fn header(&self) -> StoredHeader {
+        StoredHeader {
+            format: self.format,
+            key: self.key.clone(),
+            meshbed_version: self.meshbed_version.clone(),
+            model_revision: self.model_revision.clone(),
+            git_revision: self.git_revision.clone(),
+        }
+    }
 }
 
 /// Where one run lives in the store and what it must have been built by.
@@ -190,23 +223,22 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Missing,
             Err(e) => return Lookup::Corrupt(format!("{}: cannot read: {e}", path.display())),
         };
-        let stored: StoredRun =
-            match ciborium::from_reader(snap::read::FrameDecoder::new(std::io::BufReader::new(file))) {
-                Ok(s) => s,
-                Err(e) => return Lookup::Corrupt(format!("{}: cannot decode: {e}", path.display())),
-            };
-        if stored.format != FORMAT || stored.key != key.key {
-            return Lookup::Stale(format!(
-                "{}: built by meshbed {} (model revision {}, git {}, file format {}); \
-                 expected meshbed {} model revision {} format {FORMAT}",
-                path.display(),
-                stored.meshbed_version,
-                stored.model_revision,
-                stored.git_revision,
-                stored.format,
-                self.meshbed_version,
-                self.model_revision
-            ));
+        let mut bytes = Vec::new();
+        if let Err(e) = snap::read::FrameDecoder::new(std::io::BufReader::new(file)).read_to_end(&mut bytes) {
+            return Lookup::Corrupt(format!("{}: cannot decompress: {e}", path.display()));
+        }
+        let stored: StoredRun = match ciborium::from_reader(&bytes[..]) {
+            Ok(s) => s,
+            // A file of another layout need not decode as this one: its
+            // header tells a stale run from a damaged file.
+            Err(e) => match ciborium::from_reader::<StoredHeader, _>(&bytes[..]) {
+                Ok(header) if !header.is_current(key) => return Lookup::Stale(self.stale_why(&path, &header)),
+                _ => return Lookup::Corrupt(format!("{}: cannot decode: {e}", path.display())),
+            },
+        };
+        let header = stored.header();
+        if !header.is_current(key) {
+            return Lookup::Stale(self.stale_why(&path, &header));
         }
         if stored.seed != key.seed || stored.report.flows.len() != stored.echo_rtt_samples_s.len() {
             return Lookup::Corrupt(format!(
@@ -227,6 +259,21 @@ impl Store {
         Lookup::Hit(
             Box::new(report),
             Provenance { meshbed_version: stored.meshbed_version, git_revision: stored.git_revision },
+        )
+    }
+
+    /// Why the run in `path`, built as `header` says, is not reused.
+    fn stale_why(&self, path: &Path, header: &StoredHeader) -> String {
+        format!(
+            "{}: built by meshbed {} (model revision {}, git {}, file format {}); \
+             expected meshbed {} model revision {} format {FORMAT}",
+            path.display(),
+            header.meshbed_version,
+            header.model_revision,
+            header.git_revision,
+            header.format,
+            self.meshbed_version,
+            self.model_revision
         )
     }
 

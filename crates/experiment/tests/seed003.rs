@@ -17,8 +17,8 @@ fn point(experiment: &str, label: &str) -> Scenario {
 fn hops_seen(s: &Scenario) -> (u32, u32) {
     let r = meshbed_sim::run(s).unwrap();
     let f = &r.flows[0];
-    assert!(f.bytes_delivered > 100_000 && f.verified, "{f:?}");
-    let p = f.path.as_ref().expect("a path observation");
+    assert!(f.bytes_delivered > 100_000 && f.verified(), "{f:?}");
+    let p = f.transfer.as_ref().and_then(|t| t.path.as_ref()).expect("a path observation");
     (p.hop_count_min, p.hop_count_max)
 }
 
@@ -44,13 +44,14 @@ fn a_walking_client_keeps_its_tcp_transfer_while_aodv_moves_the_route() {
     s.duration_s = 300.0;
     let r = meshbed_sim::run(&s).unwrap();
     let f = &r.flows[0];
-    assert!(f.completed && f.verified && !f.failed, "{f:?}");
+    assert!(f.completed() && f.verified() && !f.failed(), "{f:?}");
     assert_eq!(f.bytes_delivered, 30_000_000);
     // From the direct link to the four hops of the chain's end, over routes
     // AODV discovered as the client walked (it may skip a relay on the way).
-    let p = f.path.as_ref().expect("a path observation");
+    let p = f.transfer.as_ref().and_then(|t| t.path.as_ref()).expect("a path observation");
     assert_eq!((p.hop_count_min, p.hop_count_max), (1, 4), "{p:?}");
-    assert!(f.path_changes >= 2, "{} path changes", f.path_changes);
+    let path_changes = f.routing_or_zero().path_changes;
+    assert!(path_changes >= 2, "{path_changes} path changes");
     assert!(r.net_total.discoveries.completed >= 2, "{:?}", r.net_total.discoveries);
 }
 

@@ -66,15 +66,17 @@ fn the_simulator_stamps_each_batch_of_delivered_packets_when_asked() {
     let batch_bytes = 10 * 1436;
     let r = meshbed_sim::run(&two_hop_transfer(7 * batch_bytes + 5, Some(10))).unwrap();
     let f = &r.flows[0];
-    assert!(f.completed, "{f:?}");
-    assert_eq!(f.batch_bytes, Some(batch_bytes));
-    let m = &f.delivery_milestones_s;
+    assert!(f.completed(), "{f:?}");
+    let t = f.transfer.as_ref().expect("a transfer");
+    assert_eq!(t.batch_bytes, Some(batch_bytes));
+    let m = &t.delivery_milestones_s;
     assert_eq!(m.len(), 7, "{m:?}");
     assert!(m[0] > f.start_s && m.windows(2).all(|w| w[0] <= w[1]), "{m:?}");
-    assert!(*m.last().unwrap() <= f.completion_time_s.unwrap());
+    assert!(*m.last().unwrap() <= f.completion_time_s().unwrap());
     // Off by default: nothing recorded, nothing in the JSON.
     let r = meshbed_sim::run(&two_hop_transfer(7 * batch_bytes + 5, None)).unwrap();
-    assert!(r.flows[0].delivery_milestones_s.is_empty() && r.flows[0].batch_bytes.is_none());
+    let t = r.flows[0].transfer.as_ref().expect("a transfer");
+    assert!(t.delivery_milestones_s.is_empty() && t.batch_bytes.is_none());
     assert!(!serde_json::to_string(&r).unwrap().contains("milestones"));
 }
 
@@ -142,8 +144,9 @@ impl Runner for HandMade {
         let mut r = SimRunner.run(scenario)?;
         let f = &mut r.flows[0];
         f.start_s = 2.0;
-        f.batch_bytes = Some(1000);
-        f.delivery_milestones_s = match scenario.seed {
+        let t = f.transfer.as_mut().expect("a transfer");
+        t.batch_bytes = Some(1000);
+        t.delivery_milestones_s = match scenario.seed {
             1 => vec![3.0, 5.0, 9.0, 10.0],
             _ => vec![3.0, 5.0, 9.0],
         };

@@ -143,6 +143,62 @@ fn a_damaged_stored_run_is_reported_and_run_again() {
     assert!(matches!(store.load(&key), Lookup::Hit(..)), "rewritten whole");
 }
 
+/// A stored file's CBOR as a value, and back.
+fn read_value(path: &Path) -> ciborium::Value {
+    let file = std::fs::File::open(path).unwrap();
+    ciborium::from_reader(snap::read::FrameDecoder::new(file)).unwrap()
+}
+
+fn write_value(path: &Path, value: &ciborium::Value) {
+    let mut w = snap::write::FrameEncoder::new(std::fs::File::create(path).unwrap());
+    ciborium::into_writer(value, &mut w).unwrap();
+    w.into_inner().unwrap();
+}
+
+/// The entry `name` of a CBOR map.
+fn entry<'a>(map: &'a mut ciborium::Value, name: &str) -> &'a mut ciborium::Value {
+    let ciborium::Value::Map(entries) = map else { panic!("not a map") };
+    &mut entries.iter_mut().find(|(k, _)| k.as_text() == Some(name)).unwrap_or_else(|| panic!("no {name}")).1
+}
+
+/// A run stored by a build of the previous file format (1: each flow one
+/// flat record) is stale, never read as this format's: such a record may
+/// decode as a flow without its parts (a transfer read as no transfer),
+/// so the format, not a decoding error, must tell.
+#[test]
+fn a_run_of_the_flat_flow_format_is_stale_not_misread() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let e = experiment(&[150.0], 1);
+    let first = run_with(&e, &store, Counting::default()).0.unwrap();
+    let key = store.key("sim", &first.points[0].scenario);
+    let path = store.path(&key);
+    // Format 1: the transfer's and the routing's fields on the flow itself.
+    let mut old = read_value(&path);
+    *entry(&mut old, "format") = ciborium::Value::Integer(1.into());
+    let ciborium::Value::Array(flows) = entry(entry(&mut old, "report"), "flows") else { panic!("flows") };
+    for flow in flows.iter_mut() {
+        let ciborium::Value::Map(fields) = flow else { panic!("a flow") };
+        let is_part = |(k, _): &(ciborium::Value, ciborium::Value)| matches!(k.as_text(), Some("transfer" | "udp"));
+        let (parts, flat): (Vec<_>, Vec<_>) = std::mem::take(fields).into_iter().partition(is_part);
+        *fields = flat;
+        for (_, part) in parts {
+            let ciborium::Value::Map(inner) = part else { panic!("a part") };
+            fields.extend(inner);
+        }
+    }
+    write_value(&path, &old);
+    let stale = |lookup| matches!(lookup, Lookup::Stale(why) if why.contains("file format 1"));
+    assert!(stale(store.load(&key)), "{:?}", store.load(&key));
+    // One whose report does not decode at all is stale by its header too.
+    *entry(&mut old, "report") = ciborium::Value::Text("another layout".into());
+    write_value(&path, &old);
+    assert!(stale(store.load(&key)), "{:?}", store.load(&key));
+    let (results, executed) = run_with(&e, &store, Counting::default());
+    assert_eq!((executed, results.unwrap().store.unwrap().stale.len()), (1, 1));
+    assert!(matches!(store.load(&key), Lookup::Hit(..)), "rewritten in this format");
+}
+
 #[test]
 fn a_sweep_stopped_halfway_resumes_where_it_stopped() {
     let dir = tempfile::tempdir().unwrap();

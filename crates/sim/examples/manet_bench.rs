@@ -32,7 +32,7 @@ fn main() {
         let t0 = std::time::Instant::now();
         let r = meshbed_sim::run(&s).expect("valid scenario");
         let wall = t0.elapsed().as_secs_f64();
-        let done = r.flows.iter().filter(|f| f.completed).count();
+        let done = r.flows.iter().filter(|f| f.completed()).count();
         let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6;
         println!(
             "{name:<6} {wall:>10.2} {:>12} {:>12.2} {:>7}/25 {goodput:>14.2}",

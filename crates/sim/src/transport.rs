@@ -21,7 +21,6 @@ use meshbed_proto::engine::{Engine, EngineEvent, PathInfo, TraceSample};
 use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
-use meshbed_proto::Protocol;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -173,7 +172,6 @@ pub(crate) type Send<'a> = dyn FnMut(u64, Vec<u8>) -> Result<(), String> + 'a;
 
 /// One transport flow's engines and bookkeeping.
 pub(crate) struct Transport {
-    pub protocol: Protocol,
     pub bytes: u64,
     pub sender: SenderEngine,
     pub receiver: ReceiverEngine,
@@ -268,7 +266,6 @@ impl Transport {
             ReadLimit::new(start, rate, &steps, READ_BURST)
         });
         Transport {
-            protocol,
             bytes,
             sender,
             receiver,
@@ -702,6 +699,7 @@ fn tcp_config(spec: &TransportFlow) -> TcpConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use meshbed_proto::Protocol;
 
     #[test]
     fn path_info_is_delivered_only_when_it_changes() {

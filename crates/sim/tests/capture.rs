@@ -132,7 +132,7 @@ fn a_capture_holds_every_frame_the_mac_counted_and_does_not_change_the_run() {
     let (report, dir) = capture(&s, "counts");
     let plain = meshbed_sim::run(&s).unwrap();
     assert_eq!(report.trace_hash, plain.trace_hash, "observing changes nothing");
-    assert!(report.flows[0].completed, "{:?}", report.flows[0]);
+    assert!(report.flows[0].completed(), "{:?}", report.flows[0]);
     let mut lost_total = 0;
     for node in 0..3u16 {
         let recs = read_pcap(&node_file(&dir, node.into()));
@@ -175,7 +175,7 @@ fn data_frames_carry_the_datagrams_the_relays_stamped() {
     }
     let first_data_bytes = data.iter().map(|r| wire::parse_datagram(r.udp_payload()).unwrap().0.payload_len).max();
     assert_eq!(first_data_bytes, Some(1000 - 28 - wire::HEADER_LEN), "the MSDU is the packet size");
-    assert!(report.flows[0].completed);
+    assert!(report.flows[0].completed());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

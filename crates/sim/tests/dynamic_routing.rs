@@ -182,8 +182,9 @@ fn a_transport_flow_is_told_when_its_route_fails_and_comes_back() {
     });
     let r = Sim::with_routing(&s, &|node| Box::new(ChainHello::new(node, 2))).unwrap().run();
     let f = &r.flows[0];
-    assert!(f.route_failed_notices >= 1, "{f:?}");
-    assert!(f.route_reestablished_notices >= 1, "{f:?}");
+    let routing = f.routing.as_ref().expect("a run with routing engines has the routing part");
+    assert!(routing.route_failed_notices >= 1, "{f:?}");
+    assert!(routing.route_reestablished_notices >= 1, "{f:?}");
     assert!(r.net_per_node.iter().map(|c| c.routes_lost).sum::<u64>() >= 1);
 }
 
@@ -197,7 +198,7 @@ fn dsr_carries_a_tcp_transfer_over_a_chain() {
         s.flows = vec![FlowSpec::transfer(0, hops, meshbed_proto::Protocol::TcpNewReno, 500_000)];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
-        assert!(f.completed && f.verified && f.bytes_delivered == 500_000, "{hops} hops: {f:?}");
+        assert!(f.completed() && f.verified() && f.bytes_delivered == 500_000, "{hops} hops: {f:?}");
         let control: u64 = r.net_per_node.iter().map(|c| c.control_packets_sent).sum();
         assert!(control >= 2, "{hops} hops: a request and a reply at least ({control})");
     }
@@ -236,7 +237,7 @@ fn aodv_carries_a_tcp_transfer_over_a_chain() {
         s.flows = vec![FlowSpec::transfer(0, hops, meshbed_proto::Protocol::TcpNewReno, 500_000)];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
-        assert!(f.completed && f.verified && f.bytes_delivered == 500_000, "{hops} hops: {f:?}");
+        assert!(f.completed() && f.verified() && f.bytes_delivered == 500_000, "{hops} hops: {f:?}");
         // HELLOs every second from every node, plus the discovery.
         let control: u64 = r.net_per_node.iter().map(|c| c.control_packets_sent).sum();
         assert!(control > (hops as u64 + 1) * 5, "{hops} hops: {control} control packets");
@@ -367,13 +368,13 @@ fn a_relay_walking_away_mid_transfer_is_routed_around() {
             }
             exercised += 1;
             let what = format!("{routing:?}, walker {walker}");
-            assert!(f.completed && f.verified && f.bytes_delivered == 8_000_000, "{what}: {f:?}");
+            assert!(f.completed() && f.verified() && f.bytes_delivered == 8_000_000, "{what}: {f:?}");
             assert!(r.net_per_node[other].forwarded > 0, "{what}: the other relay carried the rest");
             // The MAC gave up on a frame to or from the walker.
             assert!(r.net_total.link_failures >= 1, "{what}: {:?}", r.net_total);
             // The walker carried data, ACKs or both: the log shows the end
             // whose route it was lose and regain it, or the data's new path.
-            let log = &f.route_log;
+            let log = &f.routing_or_zero().route_log;
             let after = |e: &&meshbed_sim::report::RouteLogEntry| e.t_s > walk_s;
             let renotified = [RouteLogSide::Sender, RouteLogSide::Receiver].iter().any(|side| {
                 let mine: Vec<_> = log.iter().filter(after).filter(|e| e.side == *side).collect();
@@ -444,7 +445,7 @@ fn chain_goodput_against_static_routing() {
     ];
     let goodput = |r: &meshbed_sim::SimReport, what: &str| {
         let f = &r.flows[0];
-        assert!(f.completed && f.verified && f.bytes_delivered == 2_000_000, "{what}: {f:?}");
+        assert!(f.completed() && f.verified() && f.bytes_delivered == 2_000_000, "{what}: {f:?}");
         f.goodput_bps
     };
     for hops in 1..=6u32 {
@@ -542,9 +543,15 @@ fn each_transport_reacts_to_a_relay_walking_away_and_completes() {
             });
             let r = meshbed_sim::run(&s).unwrap();
             let f = &r.flows[0];
-            assert!(f.completed && f.verified && f.bytes_delivered == 4_000_000, "{protocol}, walker {walker}: {f:?}");
-            let Some(failed) =
-                f.route_log.iter().find(|e| e.side == RouteLogSide::Sender && e.event == RouteLogEvent::RouteFailed)
+            assert!(
+                f.completed() && f.verified() && f.bytes_delivered == 4_000_000,
+                "{protocol}, walker {walker}: {f:?}"
+            );
+            let Some(failed) = f
+                .routing_or_zero()
+                .route_log
+                .iter()
+                .find(|e| e.side == RouteLogSide::Sender && e.event == RouteLogEvent::RouteFailed)
             else {
                 continue; // this relay did not carry the sender's route
             };
@@ -554,17 +561,25 @@ fn each_transport_reacts_to_a_relay_walking_away_and_completes() {
             // `routes_new`, which compares only the first packet to arrive
             // after the failure: that may be one still queued at the relay
             // walking away, arriving over the old path.)
-            let new_path = f.route_log.iter().any(|e| {
+            let new_path = f.routing_or_zero().route_log.iter().any(|e| {
                 e.side == RouteLogSide::Destination && e.event == RouteLogEvent::PathChanged && e.t_s > failed.t_s
             });
-            assert!(f.routes_recomputed >= 1 && new_path, "{protocol}: {:?}", f.route_log);
-            assert!(f.routes_new <= f.routes_recomputed);
+            assert!(
+                f.routing_or_zero().routes_recomputed >= 1 && new_path,
+                "{protocol}: {:?}",
+                f.routing_or_zero().route_log
+            );
+            assert!(f.routing_or_zero().routes_new <= f.routing_or_zero().routes_recomputed);
             let kinds =
                 |kind: TraceKind| f.trace.iter().filter(|t| t.kind == kind).map(|t| t.value).collect::<Vec<_>>();
-            let detail = f.sender.as_ref().unwrap();
+            let detail = f.sender().unwrap();
             match protocol {
                 Protocol::AtpDefault => {
-                    assert!(detail.route_failure_probes.unwrap() >= 1, "{detail:?} {:?}", f.route_log);
+                    assert!(
+                        detail.route_failure_probes.unwrap() >= 1,
+                        "{detail:?} {:?}",
+                        f.routing_or_zero().route_log
+                    );
                     let probing = kinds(TraceKind::Probing);
                     let at = probing.iter().position(|&v| v == 2.0).expect("probing after the route failure");
                     assert!(probing[at..].contains(&0.0), "and the answer ended it: {probing:?}");

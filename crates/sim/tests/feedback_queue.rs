@@ -27,8 +27,11 @@ fn with_a_priority_queue_feedback_overtakes_queued_data() {
         let timing = |priority: bool| {
             let r = meshbed_sim::run(&feedback_against_reverse_data(protocol, priority)).unwrap();
             let f = &r.flows[0];
-            assert!(f.verified, "{protocol}: {:?}", f.error);
-            f.feedback.clone().unwrap_or_else(|| panic!("{protocol}: no feedback reached the sender"))
+            assert!(f.verified(), "{protocol}: {:?}", f.error());
+            f.transfer
+                .as_ref()
+                .and_then(|t| t.feedback.clone())
+                .unwrap_or_else(|| panic!("{protocol}: no feedback reached the sender"))
         };
         let (fifo, first) = (timing(false), timing(true));
         // Without priority a feedback packet waits behind the reverse
@@ -70,7 +73,7 @@ fn atp_chain(batch: Option<u32>) -> Option<u64> {
     s.radio.mac.batched_completion = batch.map(|max_frames| BatchedCompletion { max_frames });
     s.validate().expect("valid scenario");
     let r = meshbed_sim::run(&s).unwrap();
-    assert!(r.flows[0].completed, "{:?}", r.flows[0].error);
+    assert!(r.flows[0].completed(), "{:?}", r.flows[0].error());
     r.trace_hash
 }
 

@@ -19,9 +19,9 @@ fn mtl_over_olsr_etx_delivers_every_byte_and_knows_its_path() {
     for hops in [1, 3, 5] {
         let r = meshbed_sim::run(&chain(hops, "mtl")).unwrap();
         let f = &r.flows[0];
-        assert!(f.completed && f.verified && !f.failed, "{hops} hops: {f:?}");
+        assert!(f.completed() && f.verified() && !f.failed(), "{hops} hops: {f:?}");
         assert_eq!(f.bytes_delivered, 3_000_000);
-        let p = f.path_info.as_ref().expect("path information reached the ends");
+        let p = f.transfer.as_ref().and_then(|t| t.path_info.as_ref()).expect("path information reached the ends");
         let sender = p.sender.as_ref().expect("the sender heard from routing");
         assert_eq!(sender.hop_count, hops, "{p:?}");
         assert_eq!(p.receiver.as_ref().map(|r| r.hop_count), Some(hops), "{p:?}");
@@ -39,13 +39,13 @@ fn mtl_differs_from_tcp_on_the_same_chain() {
     let mtl = meshbed_sim::run(&chain(4, "mtl")).unwrap();
     let tcp = meshbed_sim::run(&chain(4, "tcp-newreno")).unwrap();
     assert_ne!(mtl.trace_hash, tcp.trace_hash);
-    assert!(mtl.flows[0].completed && tcp.flows[0].completed);
+    assert!(mtl.flows[0].completed() && tcp.flows[0].completed());
     // MTL's explicit gap notifications: far fewer feedback packets than
     // TCP's per-segment ACKs.
     assert!(
-        mtl.flows[0].feedback_packets * 5 < tcp.flows[0].feedback_packets,
+        mtl.flows[0].feedback_packets() * 5 < tcp.flows[0].feedback_packets(),
         "{} vs {}",
-        mtl.flows[0].feedback_packets,
-        tcp.flows[0].feedback_packets
+        mtl.flows[0].feedback_packets(),
+        tcp.flows[0].feedback_packets()
     );
 }

@@ -25,18 +25,18 @@ fn paced_reno_delivers_every_byte_over_a_4_hop_chain() {
     let paced = run(&transfer(Protocol::TcpRenoPaced, 4, bytes));
     let f = &paced.flows[0];
     assert_eq!(f.protocol, Some(meshbed_proto::Protocol::TcpRenoPaced));
-    assert!(f.completed && f.verified && !f.failed, "{:?}", f.error);
+    assert!(f.completed() && f.verified() && !f.failed(), "{:?}", f.error());
     assert_eq!(f.bytes_delivered, bytes);
     // The same transfer unpaced sends its segments at other times.
     let plain = run(&transfer(Protocol::TcpReno, 4, bytes));
-    assert!(plain.flows[0].completed);
+    assert!(plain.flows[0].completed());
     assert_ne!(paced.trace_hash, plain.trace_hash, "pacing changed nothing");
     // V from `[flows.tcp] pacing_v` reaches the engine: another V, another run.
     let mut fast = transfer(Protocol::TcpRenoPaced, 4, bytes);
     fast.flows[0].transport_mut().unwrap().settings =
         TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides { pacing_v: Some(4.0), ..Default::default() });
     let fast = run(&fast);
-    assert!(fast.flows[0].completed && fast.flows[0].verified);
+    assert!(fast.flows[0].completed() && fast.flows[0].verified());
     assert_ne!(fast.trace_hash, paced.trace_hash, "pacing_v changed nothing");
 }
 

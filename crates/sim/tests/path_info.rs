@@ -96,8 +96,8 @@ fn transfer_over_chain(lossy: bool) -> FlowResult {
 #[test]
 fn both_ends_get_the_hop_count_and_the_worst_link_loss_of_their_route() {
     let lossy = transfer_over_chain(true);
-    assert!(lossy.completed, "{lossy:?}");
-    let p = lossy.path_info.clone().expect("path information delivered");
+    assert!(lossy.completed(), "{lossy:?}");
+    let p = lossy.transfer.as_ref().and_then(|t| t.path_info.clone()).expect("path information delivered");
     assert!(p.updates >= 2, "{p:?}");
     assert_eq!(p.peer_unresponsive_events, 0, "TCP never reports one");
     for q in [p.sender.as_ref().expect("sender's path"), p.receiver.as_ref().expect("receiver's path")] {
@@ -111,7 +111,7 @@ fn both_ends_get_the_hop_count_and_the_worst_link_loss_of_their_route() {
     }
     // The same chain without the lossy link: the worst link is better.
     let clean = transfer_over_chain(false);
-    let c = clean.path_info.clone().expect("path information delivered");
+    let c = clean.transfer.as_ref().and_then(|t| t.path_info.clone()).expect("path information delivered");
     let (cs, ls) = (c.sender.as_ref().expect("sender's path"), p.sender.as_ref().expect("sender's path"));
     assert_eq!(cs.hop_count, 3);
     assert!(cs.max_link_loss < ls.max_link_loss, "clean {c:?} lossy {p:?}");
@@ -124,8 +124,8 @@ fn static_routes_give_no_path_information() {
     let mut s = Scenario::chain(2, 200.0, 20.0);
     s.flows = vec![FlowSpec::transfer(0, 2, meshbed_proto::Protocol::TcpNewReno, 100_000)];
     let r = meshbed_sim::run(&s).unwrap();
-    assert!(r.flows[0].completed);
-    assert_eq!(r.flows[0].path_info, None);
+    assert!(r.flows[0].completed());
+    assert_eq!(r.flows[0].transfer.as_ref().map(|t| &t.path_info), Some(&None));
     let json = serde_json::to_string(&r.flows[0]).unwrap();
     assert!(!json.contains("path_info"), "{json}");
 }

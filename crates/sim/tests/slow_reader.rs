@@ -33,7 +33,7 @@ fn run(s: &Scenario) -> SimReport {
 }
 
 fn assert_delivered(f: &FlowResult, bytes: u64) {
-    assert!(f.completed && f.verified && !f.failed, "{:?}", f.error);
+    assert!(f.completed() && f.verified() && !f.failed(), "{:?}", f.error());
     assert_eq!(f.bytes_delivered, bytes);
 }
 
@@ -103,7 +103,7 @@ fn atp_sender_rate_rises_after_the_reader_speeds_up() {
     let r = run(&s);
     let f = &r.flows[0];
     assert_delivered(f, bytes);
-    let end = f.completion_time_s.expect("completed");
+    let end = f.completion_time_s().expect("completed");
     let before = sender_rate_bps(f, payload(&s), 3.0, 10.0);
     let after = sender_rate_bps(f, payload(&s), 13.0, end - 2.0);
     let read_before = reader_rate_bps(f, 3.0, 10.0);
@@ -138,10 +138,10 @@ fn tcp_completes_at_a_slow_readers_pace() {
     let r = run(&s);
     let f = &r.flows[0];
     assert_delivered(f, bytes);
-    println!("goodput {:.0} bit/s, {} retransmissions", f.goodput_bps, f.retransmissions);
+    println!("goodput {:.0} bit/s, {} retransmissions", f.goodput_bps, f.retransmissions());
     assert!((f.goodput_bps - 200e3).abs() < 0.05 * 200e3, "goodput {}", f.goodput_bps);
     // No advertised window: the sender learns of the full buffer by loss.
-    assert!(f.retransmissions > 0);
+    assert!(f.retransmissions() > 0);
 }
 
 #[test]

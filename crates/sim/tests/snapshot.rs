@@ -134,7 +134,11 @@ fn summarise(name: &str, s: &Scenario) -> String {
         writeln!(
             out,
             "flow {i}: sent {} received {} bytes_delivered {} completed {} retransmissions {}",
-            f.sent_packets, f.received_packets, f.bytes_delivered, f.completed, f.retransmissions
+            f.sent_packets,
+            f.received_packets,
+            f.bytes_delivered,
+            f.completed(),
+            f.retransmissions()
         )
         .unwrap();
     }

@@ -41,10 +41,10 @@ fn every_protocol_completes_a_2mb_transfer_over_1_to_6_hops() {
             let r = run(&chain_transfer(protocol, hops, TRANSFER_BYTES, 120.0));
             let f: &FlowResult = &r.flows[0];
             assert_eq!(f.hops, Some(hops));
-            if !(f.completed && f.verified && !f.failed && f.bytes_delivered == TRANSFER_BYTES) {
-                failures.push(format!("{protocol} over {hops} hops: {:?} ({} bytes)", f.error, f.bytes_delivered));
+            if !(f.completed() && f.verified() && !f.failed() && f.bytes_delivered == TRANSFER_BYTES) {
+                failures.push(format!("{protocol} over {hops} hops: {:?} ({} bytes)", f.error(), f.bytes_delivered));
             }
-            row.push((f.goodput_bps / 1e6, f.duration_s, f.retransmissions));
+            row.push((f.goodput_bps / 1e6, f.duration_s, f.retransmissions()));
         }
         rows.push((protocol, row));
     }
@@ -68,8 +68,8 @@ fn relays_stamp_atp_packets_along_a_3_hop_chain() {
     for protocol in [Protocol::AtpDefault, Protocol::AtpAdaptive] {
         let r = run(&chain_transfer(protocol, 3, 200_000, 30.0));
         let f = &r.flows[0];
-        assert!(f.completed && f.verified, "{protocol}: {:?}", f.error);
-        let path = f.path.as_ref().expect("datagrams reached the receiver");
+        assert!(f.completed() && f.verified(), "{protocol}: {:?}", f.error());
+        let path = f.transfer.as_ref().and_then(|t| t.path.as_ref()).expect("datagrams reached the receiver");
         assert_eq!((path.hop_count_min, path.hop_count_max), (3, 3), "{protocol}: {path:?}");
         assert!(path.data_packets > 0 && path.d_max_zero == 0, "{protocol}: {path:?}");
         assert!(path.d_max_mean_us > 0.0, "{protocol}: {path:?}");
@@ -77,7 +77,7 @@ fn relays_stamp_atp_packets_along_a_3_hop_chain() {
     }
     // TCP datagrams get N_h too, but their D_max is left alone.
     let r = run(&chain_transfer(Protocol::TcpNewReno, 3, 200_000, 30.0));
-    let path = r.flows[0].path.clone().expect("datagrams reached the receiver");
+    let path = r.flows[0].transfer.as_ref().and_then(|t| t.path.clone()).expect("datagrams reached the receiver");
     assert_eq!((path.hop_count_min, path.hop_count_max, path.data_packets), (3, 3, 0), "{path:?}");
 }
 
@@ -87,11 +87,11 @@ fn relays_stamp_atp_packets_along_a_3_hop_chain() {
 fn trace_samples_are_kept_only_when_asked() {
     let mut s = chain_transfer(Protocol::AtpAggressive, 2, 100_000, 30.0);
     let r = run(&s);
-    assert!(r.flows[0].completed && r.flows[0].trace.is_empty());
+    assert!(r.flows[0].completed() && r.flows[0].trace.is_empty());
     s.flows[0].transport_mut().unwrap().trace = true;
     let r = run(&s);
     let f = &r.flows[0];
-    assert!(f.completed);
+    assert!(f.completed());
     let d_max: Vec<f64> = f.trace.iter().filter(|t| t.kind == TraceKind::DMaxUs).map(|t| t.value).collect();
     assert!(!d_max.is_empty() && d_max.iter().all(|&d| d > 0.0), "{d_max:?}");
     assert!(f.trace.iter().any(|t| t.kind == TraceKind::DSUs));
@@ -103,10 +103,10 @@ fn trace_samples_are_kept_only_when_asked() {
 fn a_transfer_cut_short_by_the_run_is_incomplete() {
     let r = run(&chain_transfer(Protocol::TcpReno, 2, 50_000_000, 2.0));
     let f = &r.flows[0];
-    assert!(!f.completed && f.verified && !f.failed, "{f:?}");
+    assert!(!f.completed() && f.verified() && !f.failed(), "{f:?}");
     assert!(f.bytes_delivered > 0 && f.bytes_delivered < 50_000_000);
-    assert!(f.completion_time_s.is_none());
-    assert!(f.error.as_deref().unwrap_or("").contains("incomplete"), "{:?}", f.error);
+    assert!(f.completion_time_s().is_none());
+    assert!(f.error().unwrap_or("").contains("incomplete"), "{:?}", f.error());
     assert!((f.duration_s - 2.0).abs() < 1e-9);
     assert!(r.to_table().contains("tcp-reno"));
 }
@@ -195,11 +195,11 @@ fn duration_flows_stop_on_time_with_a_verified_prefix() {
         }];
         let r = meshbed_sim::run(&s).unwrap();
         let f = &r.flows[0];
-        assert!(f.completed && f.verified && !f.failed, "{protocol}: {:?}", f.error);
-        assert_eq!(f.completion_time_s, Some(6.0));
+        assert!(f.completed() && f.verified() && !f.failed(), "{protocol}: {:?}", f.error());
+        assert_eq!(f.completion_time_s(), Some(6.0));
         assert!((f.duration_s - 5.0).abs() < 1e-9);
         assert!(f.bytes_delivered > 100_000, "{protocol}: only {} bytes in 5 s", f.bytes_delivered);
-        assert_eq!(f.transfer_bytes, None);
+        assert_eq!(f.transfer.as_ref().map(|t| t.size_bytes), Some(None));
         assert!((f.goodput_bps - f.bytes_delivered as f64 * 8.0 / 5.0).abs() < 1e-6);
     }
     // bytes and stop_s together, or neither, are errors naming the key

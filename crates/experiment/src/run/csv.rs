@@ -372,9 +372,11 @@ fn write_flows(results: &Results, flow_axes: &[&str], w: &mut TableWriter) -> cs
         let m = &r.report.mac_total;
         let values = axis_values(p, flow_axes);
         for f in &r.report.flows {
-            let tcp = f.sender.as_ref().and_then(|d| d.tcp.as_ref());
+            let tcp = f.tcp();
+            let routing = f.routing_or_zero();
             let failed_at = |side: RouteLogSide| {
-                f.route_log.iter().filter(|e| e.side == side && e.event == RouteLogEvent::RouteFailed).count() as u64
+                routing.route_log.iter().filter(|e| e.side == side && e.event == RouteLogEvent::RouteFailed).count()
+                    as u64
             };
             let row = FlowCsvRow {
                 rep: r.rep,
@@ -385,28 +387,28 @@ fn write_flows(results: &Results, flow_axes: &[&str], w: &mut TableWriter) -> cs
                 dst: f.dst,
                 route_hops: f.hops,
                 start_s: Decimal(f.start_s),
-                end_s: f.completion_time_s.map(Decimal),
+                end_s: f.completion_time_s().map(Decimal),
                 duration_s: Decimal(f.duration_s),
-                bytes_delivered: f.bytes_delivered.max(f.received_payload_bytes),
+                bytes_delivered: f.bytes_delivered,
                 goodput_bps: Decimal(flow_goodput_bps(results, f)),
-                retransmissions: f.retransmissions,
-                feedback_packets: f.feedback_packets,
-                completed: f.completed,
-                verified: f.verified,
-                failed: f.failed,
+                retransmissions: f.retransmissions(),
+                feedback_packets: f.feedback_packets(),
+                completed: f.completed(),
+                verified: f.verified(),
+                failed: f.failed(),
                 mac_drop_queue_overflow: m.drop_queue_overflow,
                 mac_drop_retry_limit: m.drop_retry_limit,
                 mac_rx_collision_or_corruption: m.rx_collision_or_corruption,
                 mac_rx_while_busy: m.rx_while_busy,
                 mac_rx_below_sensitivity: m.rx_below_sensitivity,
                 mac_retransmissions: m.retransmissions,
-                delivery_ratio: f.delivery_ratio.map(Decimal),
+                delivery_ratio: f.delivery_ratio().map(Decimal),
                 mean_delay_s: Decimal(f.mean_delay_s),
-                path_changes: f.path_changes,
-                routes_recomputed: f.routes_recomputed,
-                routes_new: f.routes_new,
-                route_failed_notices: f.route_failed_notices,
-                route_reestablished_notices: f.route_reestablished_notices,
+                path_changes: routing.path_changes,
+                routes_recomputed: routing.routes_recomputed,
+                routes_new: routing.routes_new,
+                route_failed_notices: routing.route_failed_notices,
+                route_reestablished_notices: routing.route_reestablished_notices,
                 route_failed_at_sender: failed_at(RouteLogSide::Sender),
                 route_failed_at_receiver: failed_at(RouteLogSide::Receiver),
                 route_discoveries: f.net.discoveries.completed,
@@ -422,8 +424,8 @@ fn write_flows(results: &Results, flow_axes: &[&str], w: &mut TableWriter) -> cs
                 timeouts: tcp.map(|t| t.timeouts),
                 max_rto_s: tcp.map(|t| Decimal(t.max_rto_s)),
                 elfn_standbys: tcp.map(|t| t.elfn_standbys),
-                route_failure_probes: f.sender.as_ref().and_then(|d| d.route_failure_probes),
-                error: f.error.as_deref().unwrap_or_default(),
+                route_failure_probes: f.sender().and_then(|d| d.route_failure_probes),
+                error: f.error().unwrap_or_default(),
             };
             write_row(w, FlowCsvKey { experiment: name, point: p.index }, &values, row, &r.provenance)?;
         }

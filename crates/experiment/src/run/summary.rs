@@ -91,7 +91,9 @@ pub fn batch_goodput(start_s: f64, milestones_s: &[f64], batch_bytes: Option<u64
 
 /// A flow's [`batch_goodput`] under the experiment's `batch_means`.
 pub fn flow_batch_goodput(flow: &FlowResult, b: &BatchMeans) -> BatchGoodput {
-    batch_goodput(flow.start_s, &flow.delivery_milestones_s, flow.batch_bytes, b)
+    let (milestones_s, batch_bytes) =
+        flow.transfer.as_ref().map_or((&[][..], None), |t| (&t.delivery_milestones_s[..], t.batch_bytes));
+    batch_goodput(flow.start_s, milestones_s, batch_bytes, b)
 }
 
 /// A point's batch-means goodput (seed 004 §IV), over its runs.
@@ -221,9 +223,9 @@ pub struct DelaySummary {
 impl DelaySummary {
     fn of<'a>(flows: impl Iterator<Item = &'a FlowResult> + Clone) -> DelaySummary {
         let feedback = |get: fn(&meshbed_sim::report::FeedbackTiming) -> Option<f64>| {
-            stats_of(flows.clone().filter_map(|f| f.feedback.as_ref()).filter_map(get))
+            stats_of(flows.clone().filter_map(|f| f.transfer.as_ref()?.feedback.as_ref()).filter_map(get))
         };
-        let atp_data = flows.clone().filter_map(|f| f.path.as_ref()).filter(|p| p.data_packets > 0);
+        let atp_data = flows.clone().filter_map(|f| f.transfer.as_ref()?.path.as_ref()).filter(|p| p.data_packets > 0);
         DelaySummary {
             feedback_delay_s: feedback(|t| Some(t.mean_delay_s)),
             feedback_sent_gap_cv: feedback(|t| t.sent_gap_cv),
@@ -268,19 +270,22 @@ impl RouteSummary {
         let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
         let tcp: Vec<(&FlowResult, &meshbed_sim::report::TcpDetail)> =
-            flows.clone().filter_map(|f| f.sender.as_ref().and_then(|d| d.tcp.as_ref()).map(|t| (f, t))).collect();
+            flows.clone().filter_map(|f| f.tcp().map(|t| (f, t))).collect();
         let n = flows.clone().count().max(1) as f64;
         let failed_at = |side: RouteLogSide| {
             flows
                 .clone()
-                .flat_map(|f| &f.route_log)
+                .flat_map(|f| &f.routing_or_zero().route_log)
                 .filter(|e| e.side == side && e.event == RouteLogEvent::RouteFailed)
                 .count() as f64
                 / n
         };
         let (link, drops) =
             flows.clone().fold((0, 0), |(l, d), f| (l + f.net.drops.retry_limit, d + f.net.drops.total()));
-        let (recomputed, new) = flows.clone().fold((0, 0), |(r, w), f| (r + f.routes_recomputed, w + f.routes_new));
+        let (recomputed, new) = flows.clone().fold((0, 0), |(r, w), f| {
+            let routing = f.routing_or_zero();
+            (r + routing.routes_recomputed, w + routing.routes_new)
+        });
         RouteSummary {
             tcp_flows: tcp.len(),
             slow_starts: mean(tcp.iter().map(|(_, t)| t.slow_start_entries as f64).collect()),
@@ -297,7 +302,7 @@ impl RouteSummary {
             routes_new_share: ratio(new, recomputed),
             route_failed_at_sender: failed_at(RouteLogSide::Sender),
             route_failed_at_receiver: failed_at(RouteLogSide::Receiver),
-            path_changes: flows.map(|f| f.path_changes as f64).sum::<f64>() / n,
+            path_changes: flows.map(|f| f.routing_or_zero().path_changes as f64).sum::<f64>() / n,
         }
     }
 }
@@ -329,9 +334,9 @@ pub fn summarize(results: &Results) -> Vec<PointSummary> {
                 unfair.push(metrics::unfairness(&g));
                 util.push(metrics::log_utility(&g));
                 jain.push(metrics::jain_index(&g));
-                retx.push(r.report.flows.iter().map(|f| f.retransmissions as f64).sum());
-                incomplete += r.report.flows.iter().filter(|f| f.protocol.is_some() && !f.completed).count();
-                failed += r.report.flows.iter().filter(|f| f.failed).count();
+                retx.push(r.report.flows.iter().map(|f| f.retransmissions() as f64).sum());
+                incomplete += r.report.flows.iter().filter(|f| f.incomplete()).count();
+                failed += r.report.flows.iter().filter(|f| f.failed()).count();
             }
             PointSummary {
                 point: p.index,

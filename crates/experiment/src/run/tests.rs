@@ -133,27 +133,29 @@ fn discovery_overhead_and_echo_rtt_are_summarised_over_runs() {
 /// for two TCP flows and one UDP flow.
 #[test]
 fn route_summary_averages_tcp_flows_and_pools_ratios() {
-    use meshbed_sim::report::{RouteLogEntry, SenderDetail, TcpDetail};
+    use meshbed_sim::report::{RouteLogEntry, RoutingResult, SenderDetail, TcpDetail, TransferResult};
     use meshbed_sim::scenario::FlowSpec;
     let spec = FlowSpec { src: 0, dst: 1, ..FlowSpec::default() };
     let failed = |side| RouteLogEntry { t_s: 1.0, side, event: RouteLogEvent::RouteFailed };
     let tcp = |ss: u64, ss_s: f64, rto: f64| {
         let mut f = FlowResult::blank(0, &spec, None, 100.0);
         let tcp = TcpDetail { slow_start_entries: ss, slow_start_time_s: ss_s, max_rto_s: rto, ..Default::default() };
-        f.sender = Some(SenderDetail { tcp: Some(tcp), ..Default::default() });
+        let sender = Some(SenderDetail { tcp: Some(tcp), ..Default::default() });
+        f.transfer = Some(TransferResult { sender, ..Default::default() });
         f
     };
     let mut a = tcp(2, 50.0, 4.0);
     a.net.drops.retry_limit = 3;
     a.net.drops.queue_overflow = 1;
-    a.routes_recomputed = 3;
-    a.routes_new = 1;
-    a.route_log = vec![failed(RouteLogSide::Sender), failed(RouteLogSide::Sender), failed(RouteLogSide::Receiver)];
+    a.routing = Some(RoutingResult {
+        routes_recomputed: 3,
+        routes_new: 1,
+        route_log: vec![failed(RouteLogSide::Sender), failed(RouteLogSide::Sender), failed(RouteLogSide::Receiver)],
+        ..Default::default()
+    });
     let mut b = tcp(4, 10.0, 8.0);
     b.net.drops.no_route = 4;
-    b.routes_recomputed = 1;
-    b.routes_new = 1;
-    b.path_changes = 6;
+    b.routing = Some(RoutingResult { routes_recomputed: 1, routes_new: 1, path_changes: 6, ..Default::default() });
     let udp = FlowResult::blank(2, &spec, None, 100.0);
     let r = RouteSummary::of([&a, &b, &udp].into_iter());
     assert_eq!(r.tcp_flows, 2);

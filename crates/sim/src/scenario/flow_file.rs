@@ -58,7 +58,7 @@ pub(super) struct FlowFile {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     trace: bool,
     /// Record the times at which the data handed up crossed each multiple
-    /// of this many full data packets (`FlowResult::delivery_milestones_s`),
+    /// of this many full data packets (`TransferResult::delivery_milestones_s`),
     /// for the batch-means method (seed 004 §IV: batches of 5,000 packets).
     /// Transport flows only; set by an experiment's `batch_means`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

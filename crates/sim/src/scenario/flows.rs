@@ -79,7 +79,7 @@ pub struct TransportFlow {
     /// retransmissions) in the flow's result.
     pub trace: bool,
     /// Record the times at which the data handed up crossed each multiple
-    /// of this many full data packets (`FlowResult::delivery_milestones_s`),
+    /// of this many full data packets (`TransferResult::delivery_milestones_s`),
     /// for the batch-means method (seed 004 §IV: batches of 5,000 packets);
     /// set by an experiment's `batch_means`.
     pub batch_packets: Option<u32>,

@@ -18,6 +18,10 @@
 //! success has a committed file behind it. [`Receiver`] runs the core on a
 //! UDP socket with the real clock; the fuzz target runs it on plain bytes.
 //!
+//! Files: this one has the options and the core; `report.rs` what the
+//! receiver tells its caller (counters, reports, progress); `transmit.rs`
+//! where the core writes datagrams; `socket.rs` the [`Receiver`].
+//!
 //! Limits (docs/PROTOCOLS.md §6): transfers in progress count against
 //! [`ReceiveOptions::max_connections`] and, per IP address,
 //! [`ReceiveOptions::max_connections_per_peer`]; finished ones only linger,
@@ -28,20 +32,25 @@
 //! per-transfer and a receiver-wide budget.
 
 use crate::auth::{Direction, Psk};
-use crate::clock::{self, Clock};
+use crate::clock;
 use crate::conn::{EngineOptions, Protection};
-use crate::framing::{hex, remove_stale_temporaries, Sink, SinkKind};
-use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
+use crate::framing::{hex, Sink, SinkKind};
+use crate::udp::MAX_DATAGRAM;
 use meshbed_core::Instant;
 use meshbed_proto::endpoint::{Connection, Endpoint, EndpointConfig, Incoming, Route};
 use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::wire::{parse_datagram, ResetReason};
 use meshbed_proto::EngineEvent;
-use serde::Serialize;
-use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
+
+mod report;
+mod socket;
+mod transmit;
+
+pub use report::{ReceiverCounters, ReceiverEvent, TransferProgress, TransferReport};
+pub use socket::Receiver;
+pub use transmit::{DatagramList, Transmitter};
 
 /// How to receive.
 #[derive(Clone, Debug)]
@@ -109,168 +118,6 @@ impl ReceiveOptions {
             psk: None,
             read_rate_bps: None,
         }
-    }
-}
-
-/// Receiver-wide counters.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct ReceiverCounters {
-    pub datagrams: u64,
-    /// Would not parse (truncated header, bad version, flags, SACK length…),
-    /// or longer than any engine datagram.
-    pub malformed: u64,
-    /// Well-formed but for no connection here (unknown id and not a SYN, or a
-    /// known id from another address), or a SYN whose id names no protocol
-    /// or the other protocol family.
-    pub stray: u64,
-    /// SYNs refused (answered with a busy RST) because every slot, or the
-    /// peer's share, was taken by transfers that could not be evicted.
-    pub over_capacity: u64,
-    /// Transfers ended to make room for a new one (half-open or stalled).
-    pub evicted: u64,
-    /// Finished transfers dropped before their linger ended because the
-    /// lingering table was full.
-    pub lingering_evicted: u64,
-    /// RSTs sent, busy refusals included.
-    pub resets_sent: u64,
-    /// Data datagrams dropped because holding them would have exceeded a
-    /// reorder limit.
-    pub dropped_over_buffer_limit: u64,
-    /// What the out-of-order bytes of all transfers are charged now, and at
-    /// most so far (per-piece overhead included).
-    pub reorder_bytes: u64,
-    pub reorder_peak_bytes: u64,
-    /// Temporary files of dead receivers removed at start.
-    pub stale_temporaries_removed: u64,
-    /// With `--psk`: datagrams that failed verification (forged, replayed,
-    /// another key), dropped before any engine saw them.
-    pub unauthenticated: u64,
-    pub transfers_completed: u64,
-    pub transfers_failed: u64,
-}
-
-/// One ended transfer.
-#[derive(Clone, Debug, Serialize)]
-pub struct TransferReport {
-    pub ok: bool,
-    pub error: Option<String>,
-    pub connection_id: String,
-    pub peer: String,
-    pub protocol: String,
-    pub file: Option<String>,
-    /// The committed file, when `ok` and writing to a directory.
-    pub path: Option<String>,
-    pub file_bytes: u64,
-    pub stream_bytes: u64,
-    pub sha256: Option<String>,
-    pub duration_s: f64,
-    pub goodput_bps: f64,
-    pub datagrams_received: u64,
-    pub feedback_packets: u64,
-    /// Datagrams this connection's engine dropped: duplicates, beyond the
-    /// window or the FIN, or malformed for it.
-    pub dropped_datagrams: u64,
-    /// Data datagrams dropped because of the reorder limits.
-    pub dropped_over_buffer_limit: u64,
-    /// The most its out-of-order bytes were charged.
-    pub reorder_peak_bytes: u64,
-    /// The receiver's counters when this transfer ended.
-    pub receiver: ReceiverCounters,
-}
-
-impl TransferReport {
-    pub fn to_text(&self) -> String {
-        let what = self.file.as_deref().unwrap_or("(no header)");
-        match &self.error {
-            None => format!(
-                "received {} ({} bytes, sha256 {}) from {} with {} in {:.3} s: {:.3} Mbit/s, {} datagrams, {} feedback, {} dropped{}\n",
-                self.path.as_deref().unwrap_or(what),
-                self.file_bytes,
-                self.sha256.as_deref().unwrap_or("-"),
-                self.peer,
-                self.protocol,
-                self.duration_s,
-                self.goodput_bps / 1e6,
-                self.datagrams_received,
-                self.feedback_packets,
-                self.dropped_datagrams,
-                self.counters_note(),
-            ),
-            Some(e) => format!(
-                "FAILED {what} from {} with {} (connection {}) after {} bytes: {e}{}\n",
-                self.peer,
-                self.protocol,
-                self.connection_id,
-                self.file_bytes,
-                self.counters_note()
-            ),
-        }
-    }
-
-    fn counters_note(&self) -> String {
-        let c = &self.receiver;
-        if c.malformed + c.stray + c.over_capacity + c.evicted + c.dropped_over_buffer_limit == 0 {
-            String::new()
-        } else {
-            format!(
-                " (receiver so far: {} malformed, {} stray, {} refused busy, {} evicted, {} over the reorder limit)",
-                c.malformed, c.stray, c.over_capacity, c.evicted, c.dropped_over_buffer_limit
-            )
-        }
-    }
-}
-
-/// A transfer in progress, for progress displays.
-#[derive(Clone, Debug)]
-pub struct TransferProgress {
-    pub connection_id: u32,
-    pub peer: SocketAddr,
-    pub file: Option<String>,
-    pub received: u64,
-    pub total: Option<u64>,
-}
-
-/// What the receiver tells its caller.
-pub enum ReceiverEvent<'a> {
-    /// Every ~200 ms while transfers run.
-    Progress(&'a [TransferProgress]),
-    /// A transfer ended.
-    Ended(&'a TransferReport),
-}
-
-/// Where [`ReceiverCore::poll_transmit`] writes datagrams: the socket's
-/// [`Outbox`], or a list in tests and the fuzz target.
-pub trait Transmitter {
-    /// A buffer of at least [`crate::udp::MAX_DATAGRAM`] bytes for the next
-    /// datagram; `None` when full.
-    fn buffer(&mut self) -> Option<&mut [u8]>;
-    /// Sends the first `len` bytes just written into [`Transmitter::buffer`].
-    fn commit(&mut self, len: usize, to: SocketAddr);
-}
-
-impl Transmitter for Outbox {
-    fn buffer(&mut self) -> Option<&mut [u8]> {
-        self.next_buf()
-    }
-    fn commit(&mut self, len: usize, to: SocketAddr) {
-        Outbox::commit(self, len, Some(to));
-    }
-}
-
-/// Datagrams collected in memory, with their destinations.
-#[derive(Default, Debug)]
-pub struct DatagramList {
-    pub datagrams: Vec<(SocketAddr, Vec<u8>)>,
-    buf: Vec<u8>,
-}
-
-impl Transmitter for DatagramList {
-    fn buffer(&mut self) -> Option<&mut [u8]> {
-        self.buf.resize(crate::udp::MAX_DATAGRAM, 0);
-        Some(&mut self.buf)
-    }
-    fn commit(&mut self, len: usize, to: SocketAddr) {
-        self.datagrams.push((to, self.buf[..len].to_vec()));
     }
 }
 
@@ -637,248 +484,5 @@ impl ReceiverCore {
     }
 }
 
-/// A bound receiver. [`Receiver::run`] is its event loop.
-pub struct Receiver {
-    socket: BatchSocket,
-    core: ReceiverCore,
-    clock: Clock,
-}
-
-impl Receiver {
-    /// Binds the socket; for a directory sink, first checks the directory
-    /// and removes the temporary files dead receivers left in it.
-    pub fn bind(options: ReceiveOptions) -> io::Result<Self> {
-        let mut stale = 0;
-        if let SinkKind::Directory { dir, .. } = &options.sink {
-            if !dir.is_dir() {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("output directory `{}` does not exist", dir.display()),
-                ));
-            }
-            stale = remove_stale_temporaries(dir)?.len() as u64;
-        }
-        let socket = BatchSocket::bind(options.listen)?;
-        let mut core = ReceiverCore::new(options);
-        core.counters.stale_temporaries_removed = stale;
-        Ok(Receiver { socket, core, clock: Clock::new() })
-    }
-
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.socket.local_addr()
-    }
-    pub fn counters(&self) -> ReceiverCounters {
-        self.core.counters()
-    }
-    pub fn io_counters(&self) -> IoCounters {
-        self.socket.counters
-    }
-
-    /// Runs until `stop` is set or `max_transfers` transfers have ended and
-    /// lingered. Transfers still running at a stop are abandoned: their
-    /// temporary files are removed.
-    pub fn run(&mut self, stop: &AtomicBool, on_event: &mut dyn FnMut(ReceiverEvent)) -> io::Result<ReceiverCounters> {
-        let mut batch = RecvBatch::default();
-        let mut outbox = Outbox::default();
-        let mut readable = true;
-        let mut blocked = false;
-        let mut next_progress = std::time::Instant::now();
-        while !stop.load(Ordering::Relaxed) && !self.core.is_done() {
-            let now = self.clock.now();
-            if readable {
-                for _ in 0..4 {
-                    let n = match self.socket.recv_batch(&mut batch) {
-                        Ok(n) => n,
-                        // An ICMP error about an earlier send (a vanished
-                        // sender); the engines' timeouts handle it.
-                        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
-                        Err(e) => return Err(e),
-                    };
-                    for i in 0..n {
-                        match batch.get(i) {
-                            (Some(addr), bytes, truncated) => self.core.handle_datagram(now, addr, bytes, truncated),
-                            (None, _, _) => self.core.count_malformed(),
-                        }
-                    }
-                    if n < BATCH {
-                        break;
-                    }
-                }
-            }
-            self.core.poll(now, on_event);
-            if blocked {
-                blocked = !self.socket.flush(&mut outbox).or_else(ignore_refused)?;
-            }
-            while !blocked {
-                let done = self.core.poll_transmit(now, &mut outbox);
-                blocked = !self.socket.flush(&mut outbox).or_else(ignore_refused)?;
-                if done {
-                    break;
-                }
-            }
-
-            let real_now = std::time::Instant::now();
-            let (active, lingering) = self.core.transfers();
-            if real_now >= next_progress && active + lingering > 0 {
-                on_event(ReceiverEvent::Progress(&self.core.progress()));
-                next_progress = real_now + StdDuration::from_millis(200);
-            }
-            // Sleep until the earliest engine deadline or linger end, at most
-            // 100 ms so that `stop` is noticed.
-            let mut deadline = real_now + StdDuration::from_millis(100);
-            if let Some(t) = self.core.next_deadline() {
-                deadline = deadline.min(self.clock.to_real(t));
-            }
-            if blocked {
-                deadline = deadline.max(real_now + StdDuration::from_millis(1));
-            }
-            readable = self.socket.wait(blocked, Some(deadline))?.readable;
-        }
-        // Abandon what is still running: Sink::drop removes temporary files.
-        self.core.abandon();
-        Ok(self.core.counters())
-    }
-}
-
-fn ignore_refused(e: io::Error) -> io::Result<bool> {
-    if e.kind() == io::ErrorKind::ConnectionRefused {
-        Ok(true)
-    } else {
-        Err(e)
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::conn::connection_id;
-    use meshbed_proto::harness::{at_ms as at, loopback_peer as peer, sender_datagram};
-    use meshbed_proto::wire::{Control, ProtocolId};
-    use meshbed_proto::Protocol;
-
-    fn id(k: u32) -> u32 {
-        connection_id(Protocol::AtpDefault, k)
-    }
-    fn core(configure: impl FnOnce(&mut ReceiveOptions)) -> ReceiverCore {
-        let mut o = ReceiveOptions::new(peer(1, 1), SinkKind::Discard);
-        configure(&mut o);
-        ReceiverCore::new(o)
-    }
-    #[test]
-    fn a_sealed_connection_replayed_whole_is_not_opened_again() {
-        let key = Psk::from_bytes(b"a key for the replay test").unwrap();
-        let mut c = core(|o| o.psk = Some(key.clone()));
-        let mut sender = Protection::new(Some(&key), id(1), Direction::ToReceiver).unwrap();
-        let mut sealed = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
-        let len = sealed.len();
-        sealed.resize(len + crate::auth::OVERHEAD, 0);
-        let n = sender.seal(&mut sealed, len).unwrap();
-        sealed.truncate(n);
-        c.handle_datagram(at(0), peer(2, 5000), &sealed, false);
-        assert_eq!(c.transfers().0, 1, "the sealed SYN opens a transfer");
-        // The receiver forgets the transfer; a recording of it comes back.
-        c.abandon();
-        c.handle_datagram(at(1000), peer(2, 5000), &sealed, false);
-        assert_eq!(c.transfers(), (0, 0), "the replayed SYN opened nothing");
-        assert_eq!(c.counters().unauthenticated, 1);
-        // An unsealed SYN is refused too.
-        syn(&mut c, at(2000), peer(3, 5000), 2);
-        assert_eq!(c.transfers().0, 0);
-        assert_eq!(c.counters().unauthenticated, 2);
-    }
-
-    fn syn(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32) {
-        core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, Control::SYN, id(k), 0, &[]), false);
-    }
-    fn data(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32, seq: u64, len: usize, fin: bool) {
-        let control = if fin { Control::FIN } else { 0 };
-        core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, control, id(k), seq, &vec![7; len]), false);
-    }
-    /// Polls and returns (reports, datagrams sent).
-    fn step(core: &mut ReceiverCore, now: Instant) -> (Vec<TransferReport>, Vec<(SocketAddr, Vec<u8>)>) {
-        let mut reports = Vec::new();
-        core.poll(now, &mut |e| {
-            if let ReceiverEvent::Ended(r) = e {
-                reports.push(r.clone());
-            }
-        });
-        let mut out = DatagramList::default();
-        assert!(core.poll_transmit(now, &mut out));
-        (reports, out.datagrams)
-    }
-    fn busy_refusals(sent: &[(SocketAddr, Vec<u8>)]) -> Vec<(SocketAddr, u32)> {
-        sent.iter()
-            .filter_map(|(to, d)| {
-                let (repr, payload) = parse_datagram(d).unwrap();
-                let busy = repr.control.contains(Control::RST)
-                    && ResetReason::from_payload(payload) == Some(ResetReason::Busy);
-                busy.then_some((*to, repr.connection_id))
-            })
-            .collect()
-    }
-
-    #[test]
-    fn finished_transfers_linger_outside_the_limit_in_a_bounded_table() {
-        let mut core = core(|o| {
-            o.max_connections = 2;
-            o.max_lingering = 3;
-        });
-        for k in 0..5 {
-            let now = at(10 * u64::from(k));
-            syn(&mut core, now, peer(2, 9), k);
-            data(&mut core, now, peer(2, 9), k, 0, 100, true);
-            let (reports, sent) = step(&mut core, now);
-            assert!(reports.len() == 1 && reports[0].ok, "transfer {k}: {reports:?}");
-            assert!(busy_refusals(&sent).is_empty());
-        }
-        let c = core.counters();
-        assert_eq!((c.transfers_completed, c.over_capacity, c.lingering_evicted), (5, 0, 2));
-        assert_eq!(core.transfers(), (0, 3));
-        // A lingering transfer still answers its sender's repeated FIN.
-        data(&mut core, at(60), peer(2, 9), 4, 0, 100, true);
-        let (_, sent) = step(&mut core, at(60));
-        assert!(sent.iter().any(|(_, d)| parse_datagram(d).unwrap().0.connection_id == id(4)));
-    }
-
-    #[test]
-    fn a_full_table_evicts_half_open_then_stalled_transfers_and_refuses_otherwise() {
-        let mut core = core(|o| {
-            o.max_connections = 3;
-            o.stalled_after = StdDuration::from_secs(5);
-        });
-        let (a, b, c, d, e, f) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1), peer(6, 1), peer(7, 1));
-        for (from, k) in [(a, 1), (b, 2)] {
-            syn(&mut core, at(0), from, k);
-            data(&mut core, at(0), from, k, 0, 100, false);
-        }
-        syn(&mut core, at(0), c, 3); // half-open
-        step(&mut core, at(0));
-        // D takes C's slot; C's sender is told the receiver is busy.
-        syn(&mut core, at(1000), d, 4);
-        let (reports, sent) = step(&mut core, at(1000));
-        assert_eq!(reports.len(), 1);
-        assert!(reports[0].error.as_deref().unwrap().contains("evicted"), "{reports:?}");
-        assert_eq!(reports[0].connection_id, format!("{:08x}", id(3)));
-        assert_eq!(busy_refusals(&sent), vec![(c, id(3))]);
-        data(&mut core, at(1000), d, 4, 0, 100, false);
-        // Everyone is making progress: E is refused.
-        syn(&mut core, at(2000), e, 5);
-        let (reports, sent) = step(&mut core, at(2000));
-        assert!(reports.is_empty());
-        assert_eq!(busy_refusals(&sent), vec![(e, id(5))]);
-        assert_eq!(core.counters().over_capacity, 1);
-        // Its SYN again within 100 ms: refused again, but not answered again.
-        syn(&mut core, at(2050), e, 5);
-        assert!(busy_refusals(&step(&mut core, at(2050)).1).is_empty());
-        // A and B stalled (nothing new for 6 s; D for 5 s): A goes first.
-        syn(&mut core, at(6000), f, 6);
-        let (reports, sent) = step(&mut core, at(6000));
-        assert_eq!(reports.len(), 1);
-        assert_eq!(reports[0].connection_id, format!("{:08x}", id(1)));
-        assert!(reports[0].error.as_deref().unwrap().contains("nothing new for 6.0 s"), "{reports:?}");
-        assert_eq!(busy_refusals(&sent), vec![(a, id(1))]);
-        let counters = core.counters();
-        assert_eq!((counters.evicted, counters.over_capacity, counters.transfers_failed), (2, 2, 2));
-        assert_eq!(core.transfers(), (3, 0));
-    }
-}
+mod tests;

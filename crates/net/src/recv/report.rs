@@ -1,0 +1,131 @@
+//! What the receiver tells its caller: its counters, a report per ended
+//! transfer, progress while transfers run.
+
+use serde::Serialize;
+use std::net::SocketAddr;
+
+/// Receiver-wide counters.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ReceiverCounters {
+    pub datagrams: u64,
+    /// Would not parse (truncated header, bad version, flags, SACK length…),
+    /// or longer than any engine datagram.
+    pub malformed: u64,
+    /// Well-formed but for no connection here (unknown id and not a SYN, or a
+    /// known id from another address), or a SYN whose id names no protocol
+    /// or the other protocol family.
+    pub stray: u64,
+    /// SYNs refused (answered with a busy RST) because every slot, or the
+    /// peer's share, was taken by transfers that could not be evicted.
+    pub over_capacity: u64,
+    /// Transfers ended to make room for a new one (half-open or stalled).
+    pub evicted: u64,
+    /// Finished transfers dropped before their linger ended because the
+    /// lingering table was full.
+    pub lingering_evicted: u64,
+    /// RSTs sent, busy refusals included.
+    pub resets_sent: u64,
+    /// Data datagrams dropped because holding them would have exceeded a
+    /// reorder limit.
+    pub dropped_over_buffer_limit: u64,
+    /// What the out-of-order bytes of all transfers are charged now, and at
+    /// most so far (per-piece overhead included).
+    pub reorder_bytes: u64,
+    pub reorder_peak_bytes: u64,
+    /// Temporary files of dead receivers removed at start.
+    pub stale_temporaries_removed: u64,
+    /// With `--psk`: datagrams that failed verification (forged, replayed,
+    /// another key), dropped before any engine saw them.
+    pub unauthenticated: u64,
+    pub transfers_completed: u64,
+    pub transfers_failed: u64,
+}
+
+/// One ended transfer.
+#[derive(Clone, Debug, Serialize)]
+pub struct TransferReport {
+    pub ok: bool,
+    pub error: Option<String>,
+    pub connection_id: String,
+    pub peer: String,
+    pub protocol: String,
+    pub file: Option<String>,
+    /// The committed file, when `ok` and writing to a directory.
+    pub path: Option<String>,
+    pub file_bytes: u64,
+    pub stream_bytes: u64,
+    pub sha256: Option<String>,
+    pub duration_s: f64,
+    pub goodput_bps: f64,
+    pub datagrams_received: u64,
+    pub feedback_packets: u64,
+    /// Datagrams this connection's engine dropped: duplicates, beyond the
+    /// window or the FIN, or malformed for it.
+    pub dropped_datagrams: u64,
+    /// Data datagrams dropped because of the reorder limits.
+    pub dropped_over_buffer_limit: u64,
+    /// The most its out-of-order bytes were charged.
+    pub reorder_peak_bytes: u64,
+    /// The receiver's counters when this transfer ended.
+    pub receiver: ReceiverCounters,
+}
+
+impl TransferReport {
+    pub fn to_text(&self) -> String {
+        let what = self.file.as_deref().unwrap_or("(no header)");
+        match &self.error {
+            None => format!(
+                "received {} ({} bytes, sha256 {}) from {} with {} in {:.3} s: {:.3} Mbit/s, {} datagrams, {} feedback, {} dropped{}\n",
+                self.path.as_deref().unwrap_or(what),
+                self.file_bytes,
+                self.sha256.as_deref().unwrap_or("-"),
+                self.peer,
+                self.protocol,
+                self.duration_s,
+                self.goodput_bps / 1e6,
+                self.datagrams_received,
+                self.feedback_packets,
+                self.dropped_datagrams,
+                self.counters_note(),
+            ),
+            Some(e) => format!(
+                "FAILED {what} from {} with {} (connection {}) after {} bytes: {e}{}\n",
+                self.peer,
+                self.protocol,
+                self.connection_id,
+                self.file_bytes,
+                self.counters_note()
+            ),
+        }
+    }
+
+    fn counters_note(&self) -> String {
+        let c = &self.receiver;
+        if c.malformed + c.stray + c.over_capacity + c.evicted + c.dropped_over_buffer_limit == 0 {
+            String::new()
+        } else {
+            format!(
+                " (receiver so far: {} malformed, {} stray, {} refused busy, {} evicted, {} over the reorder limit)",
+                c.malformed, c.stray, c.over_capacity, c.evicted, c.dropped_over_buffer_limit
+            )
+        }
+    }
+}
+
+/// A transfer in progress, for progress displays.
+#[derive(Clone, Debug)]
+pub struct TransferProgress {
+    pub connection_id: u32,
+    pub peer: SocketAddr,
+    pub file: Option<String>,
+    pub received: u64,
+    pub total: Option<u64>,
+}
+
+/// What the receiver tells its caller.
+pub enum ReceiverEvent<'a> {
+    /// Every ~200 ms while transfers run.
+    Progress(&'a [TransferProgress]),
+    /// A transfer ended.
+    Ended(&'a TransferReport),
+}

@@ -1,0 +1,134 @@
+//! The receiver core's rules, driven with datagrams in memory: sealed
+//! connections, slow readers, limits.
+
+use super::*;
+use crate::conn::connection_id;
+use meshbed_proto::harness::{at_ms as at, loopback_peer as peer, sender_datagram};
+use meshbed_proto::wire::{Control, ProtocolId};
+use meshbed_proto::Protocol;
+
+fn id(k: u32) -> u32 {
+    connection_id(Protocol::AtpDefault, k)
+}
+fn core(configure: impl FnOnce(&mut ReceiveOptions)) -> ReceiverCore {
+    let mut o = ReceiveOptions::new(peer(1, 1), SinkKind::Discard);
+    configure(&mut o);
+    ReceiverCore::new(o)
+}
+#[test]
+fn a_sealed_connection_replayed_whole_is_not_opened_again() {
+    let key = Psk::from_bytes(b"a key for the replay test").unwrap();
+    let mut c = core(|o| o.psk = Some(key.clone()));
+    let mut sender = Protection::new(Some(&key), id(1), Direction::ToReceiver).unwrap();
+    let mut sealed = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
+    let len = sealed.len();
+    sealed.resize(len + crate::auth::OVERHEAD, 0);
+    let n = sender.seal(&mut sealed, len).unwrap();
+    sealed.truncate(n);
+    c.handle_datagram(at(0), peer(2, 5000), &sealed, false);
+    assert_eq!(c.transfers().0, 1, "the sealed SYN opens a transfer");
+    // The receiver forgets the transfer; a recording of it comes back.
+    c.abandon();
+    c.handle_datagram(at(1000), peer(2, 5000), &sealed, false);
+    assert_eq!(c.transfers(), (0, 0), "the replayed SYN opened nothing");
+    assert_eq!(c.counters().unauthenticated, 1);
+    // An unsealed SYN is refused too.
+    syn(&mut c, at(2000), peer(3, 5000), 2);
+    assert_eq!(c.transfers().0, 0);
+    assert_eq!(c.counters().unauthenticated, 2);
+}
+
+fn syn(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32) {
+    core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, Control::SYN, id(k), 0, &[]), false);
+}
+fn data(core: &mut ReceiverCore, now: Instant, from: SocketAddr, k: u32, seq: u64, len: usize, fin: bool) {
+    let control = if fin { Control::FIN } else { 0 };
+    core.handle_datagram(now, from, &sender_datagram(ProtocolId::Atp, control, id(k), seq, &vec![7; len]), false);
+}
+/// Polls and returns (reports, datagrams sent).
+fn step(core: &mut ReceiverCore, now: Instant) -> (Vec<TransferReport>, Vec<(SocketAddr, Vec<u8>)>) {
+    let mut reports = Vec::new();
+    core.poll(now, &mut |e| {
+        if let ReceiverEvent::Ended(r) = e {
+            reports.push(r.clone());
+        }
+    });
+    let mut out = DatagramList::default();
+    assert!(core.poll_transmit(now, &mut out));
+    (reports, out.datagrams)
+}
+fn busy_refusals(sent: &[(SocketAddr, Vec<u8>)]) -> Vec<(SocketAddr, u32)> {
+    sent.iter()
+        .filter_map(|(to, d)| {
+            let (repr, payload) = parse_datagram(d).unwrap();
+            let busy =
+                repr.control.contains(Control::RST) && ResetReason::from_payload(payload) == Some(ResetReason::Busy);
+            busy.then_some((*to, repr.connection_id))
+        })
+        .collect()
+}
+
+#[test]
+fn finished_transfers_linger_outside_the_limit_in_a_bounded_table() {
+    let mut core = core(|o| {
+        o.max_connections = 2;
+        o.max_lingering = 3;
+    });
+    for k in 0..5 {
+        let now = at(10 * u64::from(k));
+        syn(&mut core, now, peer(2, 9), k);
+        data(&mut core, now, peer(2, 9), k, 0, 100, true);
+        let (reports, sent) = step(&mut core, now);
+        assert!(reports.len() == 1 && reports[0].ok, "transfer {k}: {reports:?}");
+        assert!(busy_refusals(&sent).is_empty());
+    }
+    let c = core.counters();
+    assert_eq!((c.transfers_completed, c.over_capacity, c.lingering_evicted), (5, 0, 2));
+    assert_eq!(core.transfers(), (0, 3));
+    // A lingering transfer still answers its sender's repeated FIN.
+    data(&mut core, at(60), peer(2, 9), 4, 0, 100, true);
+    let (_, sent) = step(&mut core, at(60));
+    assert!(sent.iter().any(|(_, d)| parse_datagram(d).unwrap().0.connection_id == id(4)));
+}
+
+#[test]
+fn a_full_table_evicts_half_open_then_stalled_transfers_and_refuses_otherwise() {
+    let mut core = core(|o| {
+        o.max_connections = 3;
+        o.stalled_after = StdDuration::from_secs(5);
+    });
+    let (a, b, c, d, e, f) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1), peer(6, 1), peer(7, 1));
+    for (from, k) in [(a, 1), (b, 2)] {
+        syn(&mut core, at(0), from, k);
+        data(&mut core, at(0), from, k, 0, 100, false);
+    }
+    syn(&mut core, at(0), c, 3); // half-open
+    step(&mut core, at(0));
+    // D takes C's slot; C's sender is told the receiver is busy.
+    syn(&mut core, at(1000), d, 4);
+    let (reports, sent) = step(&mut core, at(1000));
+    assert_eq!(reports.len(), 1);
+    assert!(reports[0].error.as_deref().unwrap().contains("evicted"), "{reports:?}");
+    assert_eq!(reports[0].connection_id, format!("{:08x}", id(3)));
+    assert_eq!(busy_refusals(&sent), vec![(c, id(3))]);
+    data(&mut core, at(1000), d, 4, 0, 100, false);
+    // Everyone is making progress: E is refused.
+    syn(&mut core, at(2000), e, 5);
+    let (reports, sent) = step(&mut core, at(2000));
+    assert!(reports.is_empty());
+    assert_eq!(busy_refusals(&sent), vec![(e, id(5))]);
+    assert_eq!(core.counters().over_capacity, 1);
+    // Its SYN again within 100 ms: refused again, but not answered again.
+    syn(&mut core, at(2050), e, 5);
+    assert!(busy_refusals(&step(&mut core, at(2050)).1).is_empty());
+    // A and B stalled (nothing new for 6 s; D for 5 s): A goes first.
+    syn(&mut core, at(6000), f, 6);
+    let (reports, sent) = step(&mut core, at(6000));
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].connection_id, format!("{:08x}", id(1)));
+    assert!(reports[0].error.as_deref().unwrap().contains("nothing new for 6.0 s"), "{reports:?}");
+    assert_eq!(busy_refusals(&sent), vec![(a, id(1))]);
+    let counters = core.counters();
+    assert_eq!((counters.evicted, counters.over_capacity, counters.transfers_failed), (2, 2, 2));
+    assert_eq!(core.transfers(), (3, 0));
+}
