@@ -212,6 +212,9 @@ pub struct RecvArgs {
     /// MTL transfers have no flow control and are read as they arrive.
     #[arg(long, value_name = "LIMIT", value_parser = parse_rate_bps)]
     pub rate: Option<u64>,
+    /// The node's routing daemon (`meshbed routed --notice-socket`): each transfer hears of its sender's route; default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
+    #[arg(long, value_name = "SOCKET")]
+    pub routed: Option<PathBuf>,
 }
 
 /// A rate in bits per second: a number with an optional k, M or G (powers
@@ -249,6 +252,7 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.max_transfers = a.count;
     options.psk = load_psk(&a.psk)?;
     options.read_rate_bps = a.rate;
+    options.routed = routed_socket(&a.routed);
     options.max_connections = a.max_active;
     options.max_connections_per_peer = a.max_per_peer;
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;

@@ -550,7 +550,9 @@ fn start_transfer(
     let delay_file = crate::realtime::DelayExport::path(&running.emulation.dir(), f.src);
     // With routing daemons the sender hears its node's route notices and
     // path information, as the simulator's transports do.
-    let routed = running.emulation.state.routed.then(|| crate::routers::notice_socket(&running.emulation.dir(), f.src));
+    let routed_at =
+        |node| running.emulation.state.routed.then(|| crate::routers::notice_socket(&running.emulation.dir(), node));
+    let (routed, routed_rx) = (routed_at(f.src), routed_at(f.dst));
     let scratch = std::env::temp_dir().join(format!("meshbed-emu-{}-flow{index}", running.emulation.id()));
     let start = std::time::Duration::from_secs_f64(f.start_s);
     let run_end = std::time::Duration::from_secs_f64(scenario.duration_s);
@@ -570,6 +572,7 @@ fn start_transfer(
                         );
                         options.max_transfers = Some(1);
                         options.linger = std::time::Duration::from_millis(500);
+                        options.routed = routed_rx;
                         let mut rx = meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))?;
                         let mut report = None;
                         rx.run(&stop2, &mut |ev| {

@@ -42,6 +42,10 @@ pub struct EngineOptions {
     /// `--psk` seal): the engines' segments shrink by as much, so a sealed
     /// datagram is no larger than a plain one.
     pub datagram_overhead: usize,
+    /// ATP's trace samples: on only with a routing daemon (`--routed`),
+    /// whose report counts the re-probing on a route-failed notice; at line
+    /// rate the samples would cost for nothing.
+    pub trace: bool,
 }
 
 /// Bytes a sender holds at least (unacknowledged plus written, not yet
@@ -60,7 +64,7 @@ impl EngineOptions {
         let mut c = AtpConfig::for_protocol(protocol)?;
         c.idle_timeout = self.timeout;
         c.linger = self.linger;
-        c.trace = false;
+        c.trace = self.trace;
         if let Some(d) = self.atp_min_delay {
             c.min_delay = d;
         }
@@ -179,6 +183,7 @@ mod tests {
             linger: Duration::from_secs(1),
             atp_min_delay: None,
             datagram_overhead: 0,
+            trace: false,
         };
         let c = o.tcp();
         assert_eq!(

@@ -240,7 +240,11 @@ impl EngineNotices {
     }
 
     /// Hands the engine what the daemon sent since the last call.
-    pub fn deliver(&mut self, engine: &mut dyn meshbed_proto::Engine, now: meshbed_core::Instant) -> Result<(), NoticeError> {
+    pub fn deliver(
+        &mut self,
+        engine: &mut dyn meshbed_proto::Engine,
+        now: meshbed_core::Instant,
+    ) -> Result<(), NoticeError> {
         for msg in self.client.poll()? {
             match msg {
                 FromDaemon::Route { state, .. } => {

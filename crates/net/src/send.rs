@@ -414,6 +414,7 @@ fn run_attempt(
         linger: clock::from_std(options.timeout),
         atp_min_delay: options.atp_min_delay.map(clock::from_std),
         datagram_overhead: Protection::overhead(options.psk.as_ref()),
+        trace: options.routed.is_some(),
     };
     let atp = engine_options.atp(options.protocol).unwrap_or_default();
     let relay = atp.relay_config();

@@ -159,7 +159,14 @@ pub use meshbed_proto::harness::test_bytes as content;
 /// Moves `data` over the kernel's TCP with congestion control `cc` from
 /// node `from` to node `to` (threads inside the two namespaces) and
 /// returns what arrived.
-pub fn kernel_tcp_transfer(emu: &Emu, from: u32, to: u32, to_addr: Ipv4Addr, cc: &'static str, data: Vec<u8>) -> Vec<u8> {
+pub fn kernel_tcp_transfer(
+    emu: &Emu,
+    from: u32,
+    to: u32,
+    to_addr: Ipv4Addr,
+    cc: &'static str,
+    data: Vec<u8>,
+) -> Vec<u8> {
     let port = 5001;
     let (tx, rx) = std::sync::mpsc::channel();
     let ns_to = emu.netns(to);
@@ -190,4 +197,3 @@ pub fn kernel_tcp_transfer(emu: &Emu, from: u32, to: u32, to_addr: Ipv4Addr, cc:
     client.join().expect("TCP sender failed");
     server.join().expect("TCP receiver failed")
 }
-

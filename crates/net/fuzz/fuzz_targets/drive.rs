@@ -138,6 +138,7 @@ pub fn drive(data: &[u8]) -> u64 {
         linger: Duration::from_secs(2),
         atp_min_delay: None,
         datagram_overhead: 0,
+        trace: false,
     };
     let mut now = Instant::from_nanos(1_000_000);
     let sender_id = connection_id(protocol, SENDER_NUMBER);

@@ -35,6 +35,7 @@ use crate::auth::{Direction, Psk};
 use crate::clock;
 use crate::conn::{EngineOptions, Protection};
 use crate::framing::{hex, Sink, SinkKind};
+use crate::notice::EngineNotices;
 use crate::udp::MAX_DATAGRAM;
 use meshbed_core::Instant;
 use meshbed_proto::endpoint::{Connection, Endpoint, EndpointConfig, Incoming, Route};
@@ -96,6 +97,10 @@ pub struct ReceiveOptions {
     /// read rate (seed 002 §4.2.3) and TCP drops what does not fit. MTL
     /// transfers have no flow control and are read as they arrive.
     pub read_rate_bps: Option<u64>,
+    /// The node's routing daemon's notice socket (`--routed`): each
+    /// transfer subscribes to its sender's route and hands notices and path
+    /// information to its engine (read within the loop's 100 ms turn).
+    pub routed: Option<std::path::PathBuf>,
 }
 
 impl ReceiveOptions {
@@ -117,6 +122,7 @@ impl ReceiveOptions {
             reset_unknown: limits.reset_unknown,
             psk: None,
             read_rate_bps: None,
+            routed: None,
         }
     }
 }
@@ -137,6 +143,8 @@ struct Transfer {
     read_wake: Option<Instant>,
     /// The engine reported `Finished` (every byte is in).
     engine_finished: bool,
+    /// The sender's route as the node's routing daemon reports it.
+    notices: Option<EngineNotices>,
 }
 
 /// The receiver without its socket and clock. See the module doc for the
@@ -161,6 +169,7 @@ impl ReceiverCore {
             linger: clock::from_std(options.linger),
             atp_min_delay: None,
             datagram_overhead: Protection::overhead(options.psk.as_ref()),
+            trace: options.routed.is_some(),
         };
         let endpoint = Endpoint::new(EndpointConfig {
             max_connections: options.max_connections,
@@ -283,12 +292,22 @@ impl ReceiverCore {
             engine.set_receive_buffer(buffer.min(half_timeout_bytes.max(MIN_READER_BUFFER_BYTES)));
             ReadLimit::new(now, rate, &[], READ_BURST)
         });
+        // A daemon that cannot be reached costs the transfer its notices,
+        // not its bytes: counted, and the transfer runs as without one.
+        let notices = self.options.routed.as_deref().and_then(|path| match EngineNotices::connect(path, peer) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                self.counters.routed_unreachable += 1;
+                None
+            }
+        });
         let transfer = Transfer {
             sink: Sink::new(self.options.sink.clone()),
             protection,
             reader,
             read_wake: None,
             engine_finished: false,
+            notices,
         };
         self.endpoint.insert(now, id, peer, protocol, engine, transfer);
         self.endpoint.handle_input(now, id, bytes);
@@ -345,6 +364,7 @@ impl ReceiverCore {
             dropped_over_buffer_limit: stats.dropped_over_buffer_limit,
             reorder_peak_bytes: conn.reorder_peak_bytes(),
             receiver: self.counters(),
+            routing: conn.app.notices.as_ref().map(|n| n.seen.clone()),
         }
     }
 
@@ -355,6 +375,13 @@ impl ReceiverCore {
         for id in self.endpoint.active_ids() {
             let conn = self.endpoint.active_mut(id).expect("listed");
             let engine = conn.engine.engine();
+            if let Some(n) = &mut conn.app.notices {
+                if n.deliver(engine, now).is_err() {
+                    // The daemon went away: the transfer goes on without it.
+                    conn.app.notices = None;
+                    self.counters.routed_unreachable += 1;
+                }
+            }
             if engine.poll_timeout().is_some_and(|t| t <= now) {
                 engine.handle_timeout(now);
             }
@@ -385,6 +412,9 @@ impl ReceiverCore {
                 }
             }
             while let Some(event) = conn.engine.engine().poll_event() {
+                if let Some(n) = &mut conn.app.notices {
+                    let _ = n.observe(&event);
+                }
                 match event {
                     EngineEvent::Finished => conn.app.engine_finished = true,
                     EngineEvent::Failed(reason) => {

@@ -37,6 +37,9 @@ pub struct ReceiverCounters {
     /// With `--psk`: datagrams that failed verification (forged, replayed,
     /// another key), dropped before any engine saw them.
     pub unauthenticated: u64,
+    /// With `--routed`: transfers that could not reach the routing daemon
+    /// (or lost it), and ran without its notices.
+    pub routed_unreachable: u64,
     pub transfers_completed: u64,
     pub transfers_failed: u64,
 }
@@ -68,6 +71,8 @@ pub struct TransferReport {
     pub reorder_peak_bytes: u64,
     /// The receiver's counters when this transfer ended.
     pub receiver: ReceiverCounters,
+    /// What the routing daemon told this transfer's engine (with `--routed`).
+    pub routing: Option<crate::notice::RoutingSeen>,
 }
 
 impl TransferReport {

@@ -325,6 +325,7 @@ pub fn send_as(
         linger: from_std(timeout),
         atp_min_delay: None,
         datagram_overhead: 0,
+        trace: false,
     };
     let clock = Clock::new();
     let mut conn = options.sender(protocol_of(id).expect("a protocol id"), id, clock.now());

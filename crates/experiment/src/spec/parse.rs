@@ -1,0 +1,94 @@
+//! Reading an experiment file, checking it, and writing it back.
+
+use super::{invalid, Experiment, ExperimentConfig, ExperimentError, MAX_RUNS};
+use meshbed_sim::Scenario;
+use toml::Value;
+
+impl Experiment {
+    /// Reads an experiment file.
+    pub fn from_file(path: &std::path::Path) -> Result<Experiment, ExperimentError> {
+        let file = path.display().to_string();
+        let text = meshbed_sim::scenario::read_input_file(path)
+            .map_err(|err| ExperimentError::Io { file: file.clone(), err })?;
+        Experiment::from_toml(&text, &file)
+    }
+
+    /// Parses experiment text; `file` names it in errors.
+    pub fn from_toml(text: &str, file: &str) -> Result<Experiment, ExperimentError> {
+        let mut base: toml::Table =
+            toml::from_str(text).map_err(|e| ExperimentError::Parse { file: file.into(), message: e.to_string() })?;
+        let Some(exp) = base.remove("experiment") else {
+            return Err(invalid(file, "experiment", "(missing)", "an [experiment] table with at least a name"));
+        };
+        let config: ExperimentConfig = exp.try_into().map_err(|e: toml::de::Error| ExperimentError::Parse {
+            file: file.into(),
+            message: format!("[experiment]: {e}"),
+        })?;
+        let e = Experiment { config, base, file: file.into() };
+        e.validate(file)?;
+        Ok(e)
+    }
+
+    /// Builds from a scenario and a configuration (for built-in experiments).
+    pub fn new(base: &Scenario, config: ExperimentConfig) -> Experiment {
+        let base = toml::Table::try_from(base).expect("a scenario serialises to a TOML table");
+        let file = format!("built-in experiment {}", config.name);
+        Experiment { config, base, file }
+    }
+
+    fn validate(&self, file: &str) -> Result<(), ExperimentError> {
+        let c = &self.config;
+        if c.name.is_empty() || !c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_') {
+            return Err(invalid(file, "experiment.name", &c.name, "a non-empty name of letters, digits, - and _"));
+        }
+        if !(1..=10_000).contains(&c.repetitions) {
+            return Err(invalid(file, "experiment.repetitions", c.repetitions, "1 to 10000 repetitions"));
+        }
+        for (i, a) in c.sweep.iter().enumerate() {
+            if a.values.is_empty() {
+                return Err(invalid(file, format!("experiment.sweep[{i}].values"), "[]", "at least one value"));
+            }
+            if c.sweep[..i].iter().any(|b| b.key == a.key) {
+                return Err(invalid(file, format!("experiment.sweep[{i}].key"), &a.key, "a key not swept twice"));
+            }
+        }
+        for (k, name) in [(&c.x_axis, "experiment.x_axis"), (&c.series_axis, "experiment.series_axis")] {
+            if let Some(k) = k {
+                if !c.sweep.iter().any(|a| &a.key == k) {
+                    return Err(invalid(file, name, k, "the key of one of the sweep axes"));
+                }
+            }
+        }
+        if let Some([a, b]) = c.window_s {
+            let longest = meshbed_sim::scenario::MAX_DURATION_S;
+            if !(a >= 0.0 && b > a && b <= longest) {
+                return Err(invalid(
+                    file,
+                    "experiment.window_s",
+                    format!("[{a}, {b}]"),
+                    format!("[from, to] with 0 <= from < to <= {longest} s"),
+                ));
+            }
+        }
+        if let Some(b) = &c.batch_means {
+            b.validate(file)?;
+        }
+        // Every point must give a valid scenario whose flows have routes;
+        // building them checks that. A sweep too large to build at once is
+        // checked by `run` once --force allows it (see `plan`).
+        let count = self.point_count(file)?;
+        if count <= MAX_RUNS {
+            for index in 0..count as usize {
+                self.point(file, index)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The experiment as a TOML file (scenario plus `[experiment]`).
+    pub fn to_toml(&self) -> String {
+        let mut t = self.base.clone();
+        t.insert("experiment".into(), Value::try_from(&self.config).expect("serialisable"));
+        toml::to_string(&t).expect("serialisable")
+    }
+}
