@@ -36,6 +36,9 @@ struct RunArgs {
     /// Do not start `meshbed relay` in the nodes.
     #[arg(long)]
     no_relays: bool,
+    /// Route with Debian's babeld in every node instead (an independent reference; the scenario's routing must be shortest-path or static, which it replaces).
+    #[arg(long)]
+    babeld: bool,
     /// Write what the radio carried into DIR, one pcap per node (`n<i>.pcap`, 802.11 with radiotap, the model's time).
     #[arg(long, value_name = "DIR")]
     pcap: Option<PathBuf>,
@@ -233,7 +236,18 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
     if let Some(dir) = &a.pcap {
         std::fs::create_dir_all(dir).with_context(|| pcap_error(dir))?;
     }
-    let mut emulation = Emulation::create(&medium, meshbed_emu::NodeRouting::for_scenario(&scenario, &routes))?;
+    let node_routing = if a.babeld {
+        anyhow::ensure!(
+            !scenario.routing.is_dynamic(),
+            "--babeld: {} has routing.kind = \"{}\"; babeld replaces the scenario's routes, so give a scenario with kind = \"shortest-path\" (the default)",
+            path.display(),
+            scenario.routing.kind_name()
+        );
+        meshbed_emu::NodeRouting::External
+    } else {
+        meshbed_emu::NodeRouting::for_scenario(&scenario, &routes)
+    };
+    let mut emulation = Emulation::create(&medium, node_routing)?;
     let mut medium_loop =
         MediumLoop::new(medium, emulation.id(), Some(emulation.dir())).context("writing the nodes' delay files")?;
     if let Some(dir) = &a.pcap {
@@ -248,6 +262,9 @@ fn foreground(path: &std::path::Path, a: &RunArgs) -> Result<()> {
         emulation.start_relays(&relay_exe()?)?;
     }
     meshbed_emu::routers::start_routing(&mut emulation, &mut medium_loop, &scenario, &relay_exe()?)?;
+    if a.babeld {
+        emulation.start_babeld()?;
+    }
     let mut s = format!(
         "emulation {:04x}: {} nodes, {} (seed {}); Ctrl-C to stop\n",
         emulation.id(),

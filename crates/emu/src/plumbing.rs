@@ -327,8 +327,15 @@ pub enum NodeRouting<'a> {
     /// One static table, installed at creation (the simulator's
     /// shortest-path or static routes over the same medium).
     Static(&'a RouteTable),
-    /// Each node's routing daemon installs and removes its own.
+    /// Each node's routing daemon (`meshbed routed`) installs and removes
+    /// its own.
     Daemons,
+    /// Another routing daemon does (babeld, [`crate::routers`]): as
+    /// `Daemons`, and IPv6 link-local addresses on `mesh0`, which Babel
+    /// speaks over (RFC 8966 §4), with router solicitations, DAD and router
+    /// advertisements off so that only the daemon's own packets cross the
+    /// medium.
+    External,
 }
 
 impl Emulation {
@@ -406,8 +413,21 @@ impl Emulation {
             let ns = netns_name(id, i);
             run_cmd("ip", &["netns", "add", &ns])?;
             // Before the device arrives, so it takes these defaults.
-            sys::in_netns(&ns, || -> std::io::Result<()> {
-                for (key, value) in [
+            let ipv6: &[(&str, &str)] = match routing {
+                // No router solicitations, DAD or MLD on the medium.
+                NodeRouting::Static(_) | NodeRouting::Daemons => {
+                    &[("net/ipv6/conf/all/disable_ipv6", "1"), ("net/ipv6/conf/default/disable_ipv6", "1")]
+                }
+                NodeRouting::External => &[
+                    ("net/ipv6/conf/all/disable_ipv6", "0"),
+                    ("net/ipv6/conf/default/disable_ipv6", "0"),
+                    ("net/ipv6/conf/default/accept_dad", "0"),
+                    ("net/ipv6/conf/default/router_solicitations", "0"),
+                    ("net/ipv6/conf/default/accept_ra", "0"),
+                ],
+            };
+            sys::in_netns(&ns, move || -> std::io::Result<()> {
+                for &(key, value) in [
                     ("net/ipv4/ip_forward", "1"),
                     ("net/ipv4/conf/all/rp_filter", "0"),
                     ("net/ipv4/conf/default/rp_filter", "0"),
@@ -417,10 +437,10 @@ impl Emulation {
                     ("net/ipv4/conf/default/send_redirects", "0"),
                     ("net/ipv4/conf/all/accept_redirects", "0"),
                     ("net/ipv4/conf/default/accept_redirects", "0"),
-                    // No router solicitations, DAD or MLD on the medium.
-                    ("net/ipv6/conf/all/disable_ipv6", "1"),
-                    ("net/ipv6/conf/default/disable_ipv6", "1"),
-                ] {
+                ]
+                .iter()
+                .chain(ipv6)
+                {
                     std::fs::write(Path::new("/proc/sys").join(key), value)?;
                 }
                 Ok(())
@@ -441,7 +461,7 @@ impl Emulation {
             let mut next_hops = Vec::new();
             let routes = match routing {
                 NodeRouting::Static(routes) => routes,
-                NodeRouting::Daemons => {
+                NodeRouting::Daemons | NodeRouting::External => {
                     next_hops.extend((0..n).filter(|&d| d != i));
                     &RouteTable::empty(n as usize)
                 }

@@ -68,7 +68,67 @@ impl<'a> NodeRouting<'a> {
     }
 }
 
+/// Babel's configuration for every node: the mesh's IPv4 addresses (each
+/// node's /32) announced, nothing else, over `mesh0` as a wireless link
+/// (RFC 8966 §A.2.2's ETX-like cost, since `type wireless` uses link
+/// quality).
+fn babeld_conf(prefix: std::net::Ipv4Addr, len: u8) -> String {
+    format!(
+        "# meshbed: babeld as an independent reference routing daemon\n\
+         interface mesh0 type wireless\n\
+         redistribute local ip {prefix}/{len} ge 32 allow\n\
+         redistribute local deny\n\
+         redistribute deny\n"
+    )
+}
+
 impl Emulation {
+    /// Starts Debian's `babeld` in every node (created with
+    /// [`NodeRouting::External`]) as an independent reference for meshbed's
+    /// own daemons, and waits until each has written its pid file.
+    pub fn start_babeld(&mut self) -> Result<()> {
+        let dir = self.dir();
+        let n = self.state.nodes.len() as NodeId;
+        let addrs: Vec<_> = (0..n).map(node_addr).collect();
+        let (prefix, len) = meshbed_routed::kernel::covering_prefix(&addrs);
+        let conf = dir.join("babeld.conf");
+        std::fs::write(&conf, babeld_conf(prefix, len))
+            .map_err(|err| EmuError::Io { what: format!("writing {}", conf.display()), err })?;
+        let babeld = Path::new("/usr/sbin/babeld");
+        if !babeld.exists() {
+            return Err(EmuError::Other("babeld is not installed (Debian: apt-get install babeld)".into()));
+        }
+        for node in 0..n {
+            let nd = dir.join(format!("n{node}"));
+            std::fs::create_dir_all(&nd)
+                .map_err(|err| EmuError::Io { what: format!("creating {}", nd.display()), err })?;
+            let args: Vec<String> = vec![
+                "-c".into(),
+                conf.display().to_string(),
+                "-I".into(),
+                nd.join("babeld.pid").display().to_string(),
+                "-S".into(),
+                nd.join("babeld.state").display().to_string(),
+                "-d".into(),
+                "0".into(),
+            ];
+            self.spawn_in(node, babeld, &args)?;
+        }
+        let t0 = std::time::Instant::now();
+        for node in 0..n {
+            let pid = dir.join(format!("n{node}")).join("babeld.pid");
+            while !pid.exists() {
+                if t0.elapsed() > std::time::Duration::from_secs(10) || sys::stop_requested() {
+                    let log =
+                        std::fs::read_to_string(dir.join(format!("n{node}")).join("spawned.log")).unwrap_or_default();
+                    return Err(EmuError::Other(format!("babeld in node {node} did not start: {}", log.trim())));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+        Ok(())
+    }
+
     /// Starts `EXE routed` in every node with `routing` and `seed` (each
     /// node's bandwidth from `link_rate_bps`), and waits until every one
     /// has its sockets, routes and rules in place.
