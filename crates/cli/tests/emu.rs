@@ -137,9 +137,10 @@ fn side_by_side_emulations_do_not_clash_and_clean_removes_a_killed_one() {
     ping(&b, 0, "10.0.0.3");
 
     // kill -9: no teardown ran; the namespaces stay until `clean`.
-    let (a_id, mut a_child) = (a.id.clone(), a.child);
-    a_child.kill().unwrap();
-    a_child.wait().unwrap();
+    let mut a = a;
+    let a_id = a.id.clone();
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
     assert_eq!(namespaces_of(&a_id).len(), 3, "a killed emulation keeps its namespaces until cleaned");
     let o = Command::new(MESHBED).args(["emu", "clean"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -58,7 +58,7 @@ pub enum LinkFeedError {
 
 /// The records of one datagram, in order; an error refuses the whole of it.
 pub fn decode(datagram: &[u8]) -> Result<Vec<LinkFeed>, LinkFeedError> {
-    if datagram.len() % RECORD_BYTES != 0 {
+    if !datagram.len().is_multiple_of(RECORD_BYTES) {
         return Err(LinkFeedError::Length(datagram.len()));
     }
     let n = datagram.len() / RECORD_BYTES;
