@@ -137,6 +137,17 @@ pub struct IoCounters {
     pub datagrams_out: u64,
     /// Sends the kernel refused for lack of buffer space (retried later).
     pub send_would_block: u64,
+    /// Datagrams dropped because the kernel had no route for them, and ICMP
+    /// "unreachable" errors (net or host) reported on receive: in a mesh
+    /// routes come and go (a routing daemon removes a broken one and installs
+    /// the repair), so these are losses the protocol recovers from, not
+    /// failures of the transfer. ICMP "port unreachable" stays an error.
+    pub no_route: u64,
+}
+
+/// Whether `e` says the network has no route now (a loss, in a mesh).
+fn is_no_route(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NetworkUnreachable | io::ErrorKind::HostUnreachable)
 }
 
 /// A non-blocking UDP socket with batched I/O.
@@ -182,7 +193,13 @@ impl BatchSocket {
     /// Returns how many (0 when none).
     pub fn recv_batch(&mut self, batch: &mut RecvBatch) -> io::Result<usize> {
         batch.n = 0;
-        let n = sys::recv_batch(&self.socket, batch)?;
+        let n = match sys::recv_batch(&self.socket, batch) {
+            Err(e) if is_no_route(&e) => {
+                self.counters.no_route += 1;
+                0
+            }
+            r => r?,
+        };
         self.counters.recv_calls += 1;
         self.counters.datagrams_in += n as u64;
         batch.n = n;
@@ -202,6 +219,10 @@ impl BatchSocket {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.counters.send_would_block += 1;
                     return Ok(false);
+                }
+                Err(e) if is_no_route(&e) => {
+                    self.counters.no_route += 1;
+                    outbox.consumed(1);
                 }
                 Err(e) => {
                     // Drop the datagram that failed (e.g. EMSGSIZE) so one
