@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use meshbed_routed::LinkFeedSource;
 use meshbed_sim::scenario::{Routing, Scenario};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
@@ -35,8 +36,14 @@ pub struct RoutedArgs {
     #[arg(long, default_value = "mesh0")]
     interface: String,
     /// The Unix datagram socket to bind for the radio's link-layer feedback (the emulator's medium sends it).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "host_link_feed")]
     link_feed: Option<PathBuf>,
+    /// On a real host: read link-layer feedback from the kernel instead — a neighbour whose ARP resolution fails (NUD_FAILED) is a link break; on a Wi-Fi interface, nl80211 station statistics too (each station's signal, and a rise of its retry-limit failures, dumped every --station-dump-ms). Allows AODV's ss_threshold_dbm, applied to the nl80211 signal.
+    #[arg(long)]
+    host_link_feed: bool,
+    /// With --host-link-feed: milliseconds between nl80211 station dumps [default: 200].
+    #[arg(long, requires = "host_link_feed")]
+    station_dump_ms: Option<u64>,
     /// The Unix socket on which transports on this node (`meshbed send/recv --routed`) get route notices and path information.
     #[arg(long)]
     notice_socket: Option<PathBuf>,
@@ -108,7 +115,14 @@ pub fn run(a: RoutedArgs) -> Result<()> {
     };
     let file = a.config.as_ref().or(a.scenario.as_ref()).map(|p| format!("{}: ", p.display())).unwrap_or_default();
     let mut options = config.options(node, &a.interface).map_err(|e| anyhow::anyhow!("{file}{e}"))?;
-    options.link_feed = a.link_feed;
+    options.link_feed = match (a.link_feed, a.host_link_feed) {
+        (Some(path), _) => LinkFeedSource::Socket(path),
+        (None, true) => match a.station_dump_ms {
+            Some(ms) => LinkFeedSource::Host { station_interval: std::time::Duration::from_millis(ms) },
+            None => LinkFeedSource::host(),
+        },
+        (None, false) => LinkFeedSource::None,
+    };
     options.notice_socket = a.notice_socket;
     options.queue_num = a.queue;
     options.check().map_err(|e| anyhow::anyhow!("{file}{e}"))?;

@@ -20,7 +20,8 @@
 //! * [`routers`]: the nodes' routing daemons (`meshbed routed`), started
 //!   and stopped with the emulation.
 //! * [`traffic`]: running a scenario's flows on the emulator (the
-//!   experiment layer's hook) and the speed bench.
+//!   experiment layer's hook) and the speed bench; [`transfer`]: one
+//!   transport flow as a real, verified transfer.
 //! * [`support`]: what the emulator can run, and the refusal of the rest.
 //! * [`sys`]: the Linux calls underneath.
 //!
@@ -34,6 +35,7 @@ pub mod routers;
 pub mod support;
 pub mod sys;
 pub mod traffic;
+pub mod transfer;
 
 pub use plumbing::{clean, EmuError, EmuState, Emulation, NodeRouting};
 pub use realtime::{Backend, LoopSummary, MediumLoop, TapBackend, VirtualBackend};

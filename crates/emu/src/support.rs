@@ -30,6 +30,7 @@ impl ScenarioBackend for Emulator {
             Ok(drawn) => {
                 for (i, f) in drawn.flows.iter().enumerate() {
                     flow(&flow_key(&drawn, i), f, &mut refusal);
+                    backlog(&drawn, i, &mut refusal);
                 }
             }
             // An invalid scenario is the validation's to report.
@@ -70,41 +71,51 @@ fn network(scenario: &Scenario, refusal: &mut Refusal) {
     }
 }
 
+/// The most data the emulator holds for a transport flow: a transfer's
+/// bytes are generated, hashed and kept in memory before it starts.
+pub const MAX_TRANSFER_BYTES: u64 = 1 << 30;
+
+/// A transport flow's data must fit in memory: `bytes`, or for a flow
+/// until `stop_s` the simulator's backlog (what the source's link could
+/// carry in that time).
+fn backlog(scenario: &Scenario, i: usize, refusal: &mut Refusal) {
+    let Some(t) = scenario.flows[i].transport() else { return };
+    let bytes = scenario.sender_data_bytes(i);
+    if bytes <= MAX_TRANSFER_BYTES {
+        return;
+    }
+    let (what, value) = match t.amount {
+        Amount::Bytes(b) => ("bytes", b.to_string()),
+        Amount::Until { stop_s } => ("stop_s", format!("{stop_s:?}")),
+    };
+    refusal.add(
+        format!("{}.{what}", flow_key(scenario, i)),
+        value,
+        format!(
+            "at most {MAX_TRANSFER_BYTES} bytes of data per transport flow on the emulator, which holds them in \
+             memory ({bytes} here{})",
+            if what == "stop_s" { ": the source's link rate over the flow's active time" } else { "" }
+        ),
+    );
+}
+
 /// One flow, named by `key`: echo is refused whole; a transport transfer
 /// runs as `meshbed send` runs it, so each of its keys the runtime does
 /// not take is refused by name.
 fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
-    let trace = |refusal: &mut Refusal| {
-        refusal.add(
-            format!("{key}.trace"),
-            "true",
-            "the emulator's transfers keep no engine trace samples (simulator only; experiments with trace \
-             figures set it)",
-        )
-    };
     let t = match &f.kind {
         FlowKind::Udp(_) => return,
-        FlowKind::Echo(e) => {
+        FlowKind::Echo(_) => {
             refusal.add(
                 format!("{key}.traffic"),
                 "\"echo\"",
                 "the emulator runs saturated and CBR UDP flows and transport transfers; echo is simulated only \
                  (run ping inside `meshbed emu` instead)",
             );
-            if e.trace {
-                trace(refusal);
-            }
             return;
         }
         FlowKind::Transport(t) => t,
     };
-    if let Amount::Until { stop_s } = t.amount {
-        refusal.add(
-            format!("{key}.stop_s"),
-            format!("{stop_s:?}"),
-            "a transport flow that runs for a duration: the emulator's transfers move a file; give `bytes` instead",
-        );
-    }
     if t.packet_bytes != DEFAULT_PACKET_BYTES {
         refusal.add(
             format!("{key}.packet_bytes"),
@@ -129,9 +140,6 @@ fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
             "the emulator's transfers run the UDP runtime's TCP settings (meshbed send); per-flow overrides are \
              simulator only",
         ),
-    }
-    if t.trace {
-        trace(refusal);
     }
     if let Some(b) = t.batch_packets {
         refusal.add(

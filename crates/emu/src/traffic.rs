@@ -13,13 +13,14 @@
 //! excess is dropped at the queue, as in the simulator). Goodput counts UDP
 //! payload bytes over the flow's active time, as the simulator does.
 //!
-//! A transport flow that moves `bytes` runs as a real transfer
-//! ([`start_transfer`]: `meshbed-net`'s sender and receiver in the two
-//! namespaces, the relays stamping on the way) and counts only if the file
-//! that arrived equals the data. What the emulator cannot run as written
-//! (a transport flow that runs for a duration, per-flow engine settings,
-//! routing engines, moving nodes...) is refused before anything starts
-//! ([`Emulator`], `crate::support`).
+//! A transport flow runs as a real transfer ([`start_transfer`]:
+//! `meshbed-net`'s sender and receiver in the two namespaces, the relays
+//! stamping on the way): one of `bytes` counts only if the file that
+//! arrived equals the data; one until `stop_s` sends the simulator's
+//! backlog and is stopped then, counting what the receiver acknowledged
+//! (and checking what it wrote). What the emulator cannot run as written
+//! (per-flow engine settings, DSR, echo...) is refused before anything
+//! starts ([`Emulator`], `crate::support`).
 //!
 //! The report is the simulator's ([`SimReport`], one [`FlowResult`] per
 //! flow), so that tables, experiment rows and figures treat both backends
@@ -29,11 +30,12 @@ use crate::plumbing::{self, Emulation, NodeRouting, Result};
 use crate::realtime::{EthFrame, LoopSummary, MediumLoop, TapBackend};
 use crate::support::Emulator;
 use crate::sys;
+use crate::transfer::{start_transfer, TransferOutcome};
 use meshbed_core::{Duration, Instant};
 use meshbed_radio::{MacCounters, Medium, NodeId};
 use meshbed_sim::backend::ScenarioBackend;
 use meshbed_sim::routing::RouteTable;
-use meshbed_sim::scenario::{Amount, FlowKind, UdpRate, IP_UDP_HEADER_BYTES};
+use meshbed_sim::scenario::{FlowKind, UdpRate, IP_UDP_HEADER_BYTES};
 use meshbed_sim::{FlowResult, Scenario, SimReport};
 use serde::Serialize;
 use std::net::{SocketAddrV4, UdpSocket};
@@ -196,7 +198,7 @@ impl EmuReport {
 }
 
 /// The UDP port of flow `flow`.
-fn flow_port(flow: usize) -> u16 {
+pub(crate) fn flow_port(flow: usize) -> u16 {
     9000 + flow as u16
 }
 
@@ -229,8 +231,8 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         .iter()
         .enumerate()
         .map(|(i, f)| match f.transport().map(|t| (t.protocol, t.amount)) {
-            Some((protocol, Amount::Bytes(bytes))) => Some(start_transfer(&running, scenario, i, protocol, bytes, t0)),
-            _ => None,
+            Some((protocol, amount)) => Some(start_transfer(&running, scenario, i, protocol, amount, t0)),
+            None => None,
         })
         .collect();
     for (i, f) in scenario.flows.iter().enumerate() {
@@ -353,7 +355,10 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                 t.failed = !o.verified;
                 t.error = o.error.clone();
                 t.retransmissions = o.retransmissions;
-                t.completion_time_s = o.verified.then_some(o.duration_s);
+                t.feedback_packets = o.feedback_packets;
+                r.trace = o.trace.clone();
+                // Simulated time, as the simulator reports it.
+                t.completion_time_s = o.verified.then_some(f.start_s + o.duration_s);
                 if let Some((acked, finished_s)) = o.after_end {
                     // As the simulator: the run ends at duration_s, and a
                     // transfer not done by then is incomplete (not failed).
@@ -493,159 +498,6 @@ pub fn instant_from(d: std::time::Duration) -> Instant {
     Instant::from_nanos(d.as_nanos() as u64)
 }
 
-/// What a transport flow did on the emulator.
-pub struct TransferOutcome {
-    pub verified: bool,
-    /// Finished after the run's `duration_s`: the bytes acknowledged when
-    /// the run's time was up, and when it finished (s from the run's start).
-    pub after_end: Option<(u64, f64)>,
-    pub error: Option<String>,
-    pub bytes_delivered: u64,
-    pub goodput_bps: f64,
-    pub duration_s: f64,
-    pub retransmissions: u64,
-    pub datagrams_sent: u64,
-    pub datagrams_received: u64,
-}
-
-impl TransferOutcome {
-    fn failed(why: impl Into<String>) -> Self {
-        TransferOutcome {
-            verified: false,
-            after_end: None,
-            error: Some(why.into()),
-            bytes_delivered: 0,
-            goodput_bps: 0.0,
-            duration_s: 0.0,
-            retransmissions: 0,
-            datagrams_sent: 0,
-            datagrams_received: 0,
-        }
-    }
-}
-
-/// Runs flow `index` as a real transfer: `meshbed-net`'s receiver in the
-/// destination's namespace writing into a scratch directory, its sender in
-/// the source's namespace with the source node's exported delay (ATP stamps
-/// it; the relays stamp on the way). The file is the flow's own pseudo-random
-/// bytes, and it counts only if what was committed equals them byte for byte.
-fn start_transfer(
-    running: &Running,
-    scenario: &Scenario,
-    index: usize,
-    protocol: meshbed_proto::Protocol,
-    bytes: u64,
-    t0: std::time::Instant,
-) -> std::thread::JoinHandle<TransferOutcome> {
-    use rand::RngCore;
-    let f = &scenario.flows[index];
-    let mut data = vec![0u8; bytes as usize];
-    meshbed_core::stream_rng(
-        scenario.seed,
-        meshbed_core::StreamId::new(meshbed_core::StreamKind::Transport, index as u64),
-    )
-    .fill_bytes(&mut data);
-    let dst_addr = std::net::SocketAddr::V4(SocketAddrV4::new(plumbing::node_addr(f.dst), flow_port(index)));
-    let (src_ns, dst_ns) = (running.netns(f.src).to_string(), running.netns(f.dst).to_string());
-    let delay_file = crate::realtime::DelayExport::path(&running.emulation.dir(), f.src);
-    // With routing daemons the sender hears its node's route notices and
-    // path information, as the simulator's transports do.
-    let routed_at =
-        |node| running.emulation.state.routed.then(|| crate::routers::notice_socket(&running.emulation.dir(), node));
-    let (routed, routed_rx) = (routed_at(f.src), routed_at(f.dst));
-    let scratch = std::env::temp_dir().join(format!("meshbed-emu-{}-flow{index}", running.emulation.id()));
-    let start = std::time::Duration::from_secs_f64(f.start_s);
-    let run_end = std::time::Duration::from_secs_f64(scenario.duration_s);
-    std::thread::spawn(move || {
-        let outcome =
-            (|| -> std::result::Result<TransferOutcome, String> {
-                std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-                // Receiver first, in the destination's namespace.
-                let stop = Arc::new(AtomicBool::new(false));
-                let (stop2, dir) = (stop.clone(), scratch.clone());
-                let receiver =
-                    std::thread::spawn(move || -> std::result::Result<Option<meshbed_net::TransferReport>, String> {
-                        sys::enter_netns(&dst_ns).map_err(|e| format!("entering {dst_ns}: {e}"))?;
-                        let mut options = meshbed_net::ReceiveOptions::new(
-                            dst_addr,
-                            meshbed_net::SinkKind::Directory { dir, overwrite: false },
-                        );
-                        options.max_transfers = Some(1);
-                        options.linger = std::time::Duration::from_millis(500);
-                        options.routed = routed_rx;
-                        let mut rx = meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))?;
-                        let mut report = None;
-                        rx.run(&stop2, &mut |ev| {
-                            if let meshbed_net::ReceiverEvent::Ended(r) = ev {
-                                report = Some(r.clone());
-                            }
-                        })
-                        .map_err(|e| format!("receiver: {e}"))?;
-                        Ok(report)
-                    });
-                let el = t0.elapsed();
-                if el < start {
-                    std::thread::sleep(start - el);
-                }
-                sys::enter_netns(&src_ns).map_err(|e| format!("entering {src_ns}: {e}"))?;
-                let name = format!("flow{index}.bin");
-                let payload = meshbed_net::Payload::from_bytes(&name, &data).map_err(|e| e.to_string())?;
-                let mut options = meshbed_net::SendOptions::new(protocol);
-                options.delay = format!("file:{}", delay_file.display()).parse::<meshbed_net::DelaySpec>()?;
-                options.routed = routed;
-                // The receiver may still be binding: a refused first attempt is retried.
-                options.retries = 2;
-                // What the receiver had acknowledged when the run's time was
-                // up (sampled every 100 ms): the simulator stops there, so a
-                // transfer that finishes later is reported incomplete with
-                // these bytes, never as completed.
-                let mut acked_at_end = None;
-                let sent = meshbed_net::send(payload, dst_addr, &options, &mut |p| {
-                    if acked_at_end.is_none() && t0.elapsed() >= run_end {
-                        acked_at_end = Some(p.acked);
-                    }
-                });
-                let rx_report = match receiver.join() {
-                    Ok(r) => r?,
-                    Err(_) => return Err("receiver thread panicked".into()),
-                };
-                stop.store(true, Ordering::Relaxed);
-                let report = match &sent {
-                    Ok(r) => r.clone(),
-                    Err(e) => match e.report() {
-                        Some(r) => r.clone(),
-                        None => return Err(e.to_string()),
-                    },
-                };
-                let committed = scratch.join(&name);
-                let verified = report.ok && std::fs::read(&committed).map(|got| got == data).unwrap_or(false);
-                let error =
-                    if verified {
-                        None
-                    } else {
-                        Some(report.error.clone().unwrap_or_else(|| {
-                            format!("{} missing or differs from the data sent", committed.display())
-                        }))
-                    };
-                let finished_s = start.as_secs_f64() + report.duration_s;
-                let late = finished_s > run_end.as_secs_f64();
-                Ok(TransferOutcome {
-                    verified,
-                    after_end: late.then(|| (acked_at_end.unwrap_or(0).min(bytes), finished_s)),
-                    error,
-                    bytes_delivered: if verified { bytes } else { 0 },
-                    goodput_bps: if verified { report.goodput_bps } else { 0.0 },
-                    duration_s: report.duration_s,
-                    retransmissions: report.retransmissions,
-                    datagrams_sent: 0,
-                    datagrams_received: rx_report.map_or(0, |r| r.datagrams_received),
-                })
-            })();
-        let _ = std::fs::remove_dir_all(&scratch);
-        outcome.unwrap_or_else(TransferOutcome::failed)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -699,11 +551,10 @@ mod tests {
     #[test]
     fn each_ignored_flow_key_is_refused_by_name_and_all_are_listed() {
         let cases = [
-            ("protocol = \"atp-default\"\nstop_s = 2.0", "flows[0].stop_s"),
+            ("protocol = \"atp-default\"\nbytes = 2000000000", "flows[0].bytes"),
             ("protocol = \"tcp-reno\"\nbytes = 1000\npacket_bytes = 600", "flows[0].packet_bytes"),
             ("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5", "flows[0].atp"),
             ("protocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\nmax_cwnd_segments = 8", "flows[0].tcp"),
-            ("protocol = \"atp-adaptive\"\nbytes = 1000\ntrace = true", "flows[0].trace"),
             ("protocol = \"tcp-tahoe\"\nbytes = 100000\nbatch_packets = 10", "flows[0].batch_packets"),
             ("protocol = \"tcp-tahoe\"\nbytes = 1000\nread_rate_bps = 200000", "flows[0].read_rate_bps"),
             (
@@ -721,21 +572,41 @@ mod tests {
         let text = format!(
             "{CHAIN}[routing]\nkind = \"dsr\"\n[radio.mac]\nfeedback_priority = true\n\
              [[flows]]\nsrc = 0\ndst = 2\ntraffic = \"echo\"\n\
-             [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"atp-default\"\nbytes = 1000\ntrace = true\n\
+             [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"atp-default\"\nbytes = 100000\nbatch_packets = 10\n\
              [mobility]\nmodel = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n"
         );
         assert_eq!(
             refused_keys(&text),
-            ["routing.kind", "radio.mac.feedback_priority", "flows[0].traffic", "flows[1].trace"]
+            ["routing.kind", "radio.mac.feedback_priority", "flows[0].traffic", "flows[1].batch_packets"]
         );
+    }
+
+    #[test]
+    fn a_transport_flow_with_a_trace_runs_with_both_engines_tracing() {
+        let text =
+            format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-adaptive\"\nbytes = 1000\ntrace = true\n");
+        assert!(refused_keys(&text).is_empty());
+    }
+
+    #[test]
+    fn a_transport_flow_until_stop_s_runs_while_its_backlog_fits_in_memory() {
+        let until = |stop_s: f64, rate: &str| {
+            format!(
+                "duration_s = 5000.0\n[radio]\nstandard = \"802.11a\"\ndata_rate_kbps = {rate}\n[topology]\nkind = \"chain\"\n\
+                 nodes = 3\nspacing_m = 200.0\n[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-newreno\"\nstop_s = {stop_s:?}\n"
+            )
+        };
+        // 24 Mbit/s for 300 s is 900 MB of backlog; for 400 s, 1.2 GB.
+        assert!(refused_keys(&until(300.0, "24000")).is_empty());
+        assert_eq!(refused_keys(&until(400.0, "24000")), ["flows[0].stop_s"]);
     }
 
     #[test]
     fn a_drawn_flow_is_refused_by_its_template_key() {
         let text = format!(
-            "{CHAIN}[random_flows]\ncount = 3\n[random_flows.flow]\nprotocol = \"tcp-reno\"\nbytes = 1000\ntrace = true\n"
+            "{CHAIN}[random_flows]\ncount = 3\n[random_flows.flow]\nprotocol = \"tcp-reno\"\nbytes = 100000\nbatch_packets = 10\n"
         );
-        assert_eq!(refused_keys(&text), ["random_flows.flow.trace"]);
+        assert_eq!(refused_keys(&text), ["random_flows.flow.batch_packets"]);
     }
 
     #[test]

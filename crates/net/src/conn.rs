@@ -48,6 +48,35 @@ pub struct EngineOptions {
     pub trace: bool,
 }
 
+/// An engine's trace samples over one connection, in engine time from
+/// `origin` (the attempt's clock), for a driver that reports them beside the
+/// simulator's (the emulator's transfers with `trace = true`).
+#[derive(Clone, Debug)]
+pub struct EngineTrace {
+    pub origin: std::time::Instant,
+    pub samples: Vec<meshbed_proto::engine::TraceSample>,
+    /// Samples past [`MAX_TRACE_SAMPLES`], not kept.
+    pub dropped: u64,
+}
+
+/// The most samples one connection keeps (a few per packet at most: about
+/// 40 MB, a transfer of some hundred thousand packets).
+pub const MAX_TRACE_SAMPLES: usize = 1_000_000;
+
+impl EngineTrace {
+    pub fn new(origin: std::time::Instant) -> Self {
+        EngineTrace { origin, samples: Vec::new(), dropped: 0 }
+    }
+
+    pub fn push(&mut self, sample: &meshbed_proto::engine::TraceSample) {
+        if self.samples.len() < MAX_TRACE_SAMPLES {
+            self.samples.push(sample.clone());
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
 /// Bytes a sender holds at least (unacknowledged plus written, not yet
 /// sent): what `meshbed send` needs in memory whatever the file's size. It
 /// must exceed the most a sender has unacknowledged: TCP's 64 segments, and

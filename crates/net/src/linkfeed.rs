@@ -7,8 +7,10 @@
 //! averages). Outside the simulator these cross a process boundary: the
 //! emulator's medium process sends them, one Unix datagram per batch, to
 //! the socket the node's daemon (`meshbed routed --link-feed PATH`) binds.
-//! On a real host nothing sends them (docs/PROTOCOLS.md: the daemon then
-//! learns of breaks from missed HELLOs, as AODV-UU did by default).
+//! On a real host the daemon reads the same records from the kernel
+//! instead (`meshbed routed --host-link-feed`: neighbour reachability and
+//! nl80211 station statistics); without either it learns of breaks from
+//! missed HELLOs, as AODV-UU did by default (docs/PROTOCOLS.md).
 //!
 //! A datagram is a sequence of fixed-size records, nothing else: a kind
 //! byte, the neighbour (u32, big-endian) and the power in dBm (f64,

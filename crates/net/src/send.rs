@@ -232,6 +232,12 @@ pub struct SendOptions {
     /// The node's routing daemon's notice socket (`--routed`): route
     /// notices and path information reach the engine from it.
     pub routed: Option<PathBuf>,
+    /// Keep the engine's trace samples ([`SendReport::trace`]).
+    pub trace: bool,
+    /// Stop sending at this instant, finished or not: a backlogged sender
+    /// measured over a time (the emulator's `stop_s` flows). The report
+    /// then says `stopped`, with what the receiver had acknowledged.
+    pub stop_at: Option<std::time::Instant>,
 }
 
 impl SendOptions {
@@ -246,6 +252,8 @@ impl SendOptions {
             bind: None,
             psk: None,
             routed: None,
+            trace: false,
+            stop_at: None,
         }
     }
 }
@@ -298,6 +306,13 @@ pub struct SendReport {
     pub io: IoCounters,
     /// What the routing daemon told the engine (with `--routed`).
     pub routing: Option<RoutingSeen>,
+    /// Ended by [`SendOptions::stop_at`], not finished.
+    pub stopped: bool,
+    /// File bytes the receiver acknowledged (handed up in order).
+    pub acked_file_bytes: u64,
+    /// The last attempt's engine trace, with [`SendOptions::trace`].
+    #[serde(skip)]
+    pub trace: Option<crate::conn::EngineTrace>,
 }
 
 impl SendReport {
@@ -362,6 +377,8 @@ enum Ending {
     /// The receiver refused it for being at its limit: another attempt at
     /// once would only add to its load, so none follows.
     Busy(String),
+    /// [`SendOptions::stop_at`] came first.
+    Stopped,
 }
 
 struct Attempt {
@@ -373,6 +390,7 @@ struct Attempt {
     stamper: Stamper,
     io: IoCounters,
     routing: Option<RoutingSeen>,
+    trace: Option<crate::conn::EngineTrace>,
 }
 
 fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration) -> String {
@@ -414,7 +432,7 @@ fn run_attempt(
         linger: clock::from_std(options.timeout),
         atp_min_delay: options.atp_min_delay.map(clock::from_std),
         datagram_overhead: Protection::overhead(options.psk.as_ref()),
-        trace: options.routed.is_some(),
+        trace: options.routed.is_some() || options.trace,
     };
     let atp = engine_options.atp(options.protocol).unwrap_or_default();
     let relay = atp.relay_config();
@@ -423,6 +441,7 @@ fn run_attempt(
 
     let clock = Clock::new();
     let started = std::time::Instant::now();
+    let mut trace = options.trace.then(|| crate::conn::EngineTrace::new(clock.to_real(meshbed_core::Instant::ZERO)));
     let connection_id = connection_id(options.protocol, random_u32());
     let mut conn = engine_options.sender(options.protocol, connection_id, clock.now());
     let mut protection = Protection::new(options.psk.as_ref(), connection_id, Direction::ToReceiver)
@@ -450,6 +469,9 @@ fn run_attempt(
     };
 
     let ending = 'run: loop {
+        if options.stop_at.is_some_and(|t| std::time::Instant::now() >= t) {
+            break 'run Ending::Stopped;
+        }
         let now = clock.now();
         let engine = conn.engine();
         if readable {
@@ -531,7 +553,12 @@ fn run_attempt(
                 EngineEvent::Failed(reason) => {
                     break 'run Ending::Failed(describe_failure(&reason, peer, options.timeout))
                 }
-                EngineEvent::Connected | EngineEvent::Trace(_) | EngineEvent::PeerUnresponsive => {}
+                EngineEvent::Trace(sample) => {
+                    if let Some(t) = &mut trace {
+                        t.push(&sample);
+                    }
+                }
+                EngineEvent::Connected | EngineEvent::PeerUnresponsive => {}
             }
         }
         let real_now = std::time::Instant::now();
@@ -560,6 +587,7 @@ fn run_attempt(
         stamper,
         io: socket.counters,
         routing: notices.map(|n| n.seen),
+        trace,
     })
 }
 
@@ -579,7 +607,7 @@ pub fn send(
         let mut last = attempt > options.retries;
         let a = run_attempt(&payload, peer, options, attempt, progress)?;
         // A busy receiver is not asked again: the sender reports it at once.
-        last |= matches!(a.ending, Ending::Busy(_));
+        last |= matches!(a.ending, Ending::Busy(_) | Ending::Stopped);
         let e2e: Option<&EndToEndEstimator> = match &a.stamper.source {
             DelaySource::EndToEnd(e) => Some(e),
             _ => None,
@@ -587,6 +615,10 @@ pub fn send(
         let error = match &a.ending {
             Ending::Finished => None,
             Ending::Failed(m) | Ending::Busy(m) => Some(m.clone()),
+            Ending::Stopped => Some(format!(
+                "stopped at the deadline with {} of {stream_bytes} stream bytes acknowledged",
+                a.stats.bytes_delivered.min(stream_bytes)
+            )),
         };
         let secs = a.duration.as_secs_f64().max(1e-9);
         let report = SendReport {
@@ -616,6 +648,9 @@ pub fn send(
             stamp: a.stamper.counters,
             io: a.io,
             routing: a.routing,
+            trace: a.trace,
+            stopped: matches!(a.ending, Ending::Stopped),
+            acked_file_bytes: a.stats.bytes_delivered.min(stream_bytes).saturating_sub(stream_bytes - header.size),
         };
         match error {
             None => return Ok(report),

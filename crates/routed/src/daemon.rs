@@ -1,7 +1,9 @@
 //! The daemon's event loop.
 //!
-//! One thread waits on the control socket, the link feed, the notice
-//! socket and the engine's next timer, and runs the engine for each. On-
+//! One thread waits on the control socket, the link feed (the emulator's
+//! socket, or the host's neighbour events and station-dump timer), the
+//! notice socket and the engine's next timer, and runs the engine for
+//! each: every link-feed record reaches the engine in this loop. On-
 //! demand routing adds a second thread for the NFQUEUE (the queue's
 //! socket cannot join the first thread's wait): it takes each data packet,
 //! asks the engine under the same lock, gives the verdict at once, and
@@ -10,12 +12,13 @@
 //! control socket: the medium sends a frame's power before the frame.
 
 use crate::control::ControlSocket;
+use crate::hostfeed::HostFeed;
 use crate::kernel::{covering_prefix, KernelRoutes};
 use crate::node::{Node, Verdict};
 use crate::notices::NoticeServer;
 use crate::queue::{Reinjector, Rules, REROUTE_MARK};
 use crate::report::RoutedReport;
-use crate::{control_port, RoutedOptions};
+use crate::{control_port, LinkFeedSource, RoutedOptions};
 use meshbed_net::linkfeed;
 use meshbed_sim::scenario::Routing;
 use std::io;
@@ -88,14 +91,52 @@ pub fn run(
         reinjector = Some(Reinjector::new()?);
         queue = Some(q);
     }
-    let feed = match &options.link_feed {
-        Some(path) => Some(bind_feed(path)?),
-        None => None,
+    let mut warnings = Vec::new();
+    let mut feed = match &options.link_feed {
+        LinkFeedSource::None => Feed::None,
+        LinkFeedSource::Socket(path) => Feed::Socket(bind_feed(path)?),
+        LinkFeedSource::Host { station_interval } => {
+            let host = HostFeed::open(&options.ifname, options.nodes.clone(), options.node, *station_interval)?;
+            if let Some(why) = host.no_stations() {
+                warnings.push(format!(
+                    "{}: no nl80211 station statistics, {why}: the host link feed reports neighbour reachability only (no signal strength, no retry-limit failures)",
+                    options.ifname
+                ));
+                // A filter on a power nothing reports would not filter:
+                // refused, never run as plain AODV.
+                if let Routing::Aodv { ss_threshold_dbm: Some(t), .. } = options.routing {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "routing.ss_threshold_dbm = {t}: expected an interface that reports each neighbour's \
+                             signal strength (nl80211), and {} has none ({why})",
+                            options.ifname
+                        ),
+                    ));
+                }
+            }
+            Feed::Host(Box::new(host))
+        }
+    };
+    for w in &warnings {
+        eprintln!("meshbed routed: warning: {w}");
+    }
+    // Without a power per neighbour the engine gets none (and no threshold
+    // was set: refused above).
+    let feed_power = match &feed {
+        Feed::None => false,
+        Feed::Socket(_) => true,
+        Feed::Host(h) => h.no_stations().is_none(),
     };
     let notices = options.notice_socket.as_deref().map(NoticeServer::bind).transpose()?;
     let engine = options.routing.engine(options.node, options.seed).expect("checked");
-    let report =
-        RoutedReport { node: options.node, address: Some(me), protocol: options.protocol_name(), ..Default::default() };
+    let report = RoutedReport {
+        node: options.node,
+        address: Some(me),
+        protocol: options.protocol_name(),
+        warnings,
+        ..Default::default()
+    };
     let node = Arc::new(Mutex::new(Node::new(
         engine,
         options.nodes.clone(),
@@ -103,7 +144,7 @@ pub fn run(
         kernel,
         reinjector,
         notices,
-        feed.is_some(),
+        feed_power,
         options.link_rate_bps,
         report,
     )));
@@ -116,13 +157,23 @@ pub fn run(
         std::thread::Builder::new().name("nfqueue".into()).spawn(move || queue_loop(q, &node, &wake_tx))?;
     }
     ready();
-    let result = main_loop(&node, flags, feed.as_ref(), &wake_rx, on_report);
+    let result = main_loop(&node, flags, &mut feed, &wake_rx, on_report);
     let mut n = lock(&node);
     n.flush_routes();
     drop(rules);
     let final_report = n.snapshot();
     on_report(&final_report);
     result.map(|_| final_report)
+}
+
+/// Where the loop reads link-layer feedback.
+enum Feed {
+    None,
+    /// The emulator's medium.
+    Socket(UnixDatagram),
+    /// The host's kernel (boxed: its sockets and counters are far larger
+    /// than the other kinds).
+    Host(Box<HostFeed>),
 }
 
 fn bind_feed(path: &Path) -> io::Result<UnixDatagram> {
@@ -136,7 +187,7 @@ fn bind_feed(path: &Path) -> io::Result<UnixDatagram> {
 fn main_loop(
     node: &Mutex<Node>,
     flags: &Flags,
-    feed: Option<&UnixDatagram>,
+    feed: &mut Feed,
     wake: &UnixDatagram,
     on_report: &mut dyn FnMut(&RoutedReport),
 ) -> io::Result<()> {
@@ -159,21 +210,42 @@ fn main_loop(
                 fds_generation = Some(generation);
             }
             let now = n.now();
-            n.poll_timeout().map_or(FLAG_CHECK_NS, |t| t.saturating_since(now).as_nanos().min(FLAG_CHECK_NS))
+            let engine_ns =
+                n.poll_timeout().map_or(FLAG_CHECK_NS, |t| t.saturating_since(now).as_nanos().min(FLAG_CHECK_NS));
+            let dump_ns = match &feed {
+                Feed::Host(h) => h.next_dump().map(|t| t.saturating_duration_since(std::time::Instant::now())),
+                _ => None,
+            };
+            dump_ns.map_or(engine_ns, |d| engine_ns.min(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)))
         };
         if !wait_readable(&fds, timeout_ns)? {
             continue;
         }
         let mut n = lock(node);
-        if let Some(f) = feed {
-            while let Ok(len) = f.recv(&mut buf) {
-                match linkfeed::decode(&buf[..len]) {
-                    Ok(records) => {
-                        for r in records {
-                            n.on_feed(r)?;
+        match feed {
+            Feed::None => {}
+            Feed::Socket(f) => {
+                while let Ok(len) = f.recv(&mut buf) {
+                    match linkfeed::decode(&buf[..len]) {
+                        Ok(records) => {
+                            for r in records {
+                                n.on_feed(r)?;
+                            }
                         }
+                        Err(_) => n.report.link_feed.malformed += 1,
                     }
-                    Err(_) => n.report.link_feed.malformed += 1,
+                }
+            }
+            Feed::Host(h) => {
+                let mut records = Vec::new();
+                let mut counters = std::mem::take(&mut n.report.link_feed);
+                h.read(std::time::Instant::now(), &mut |mac| n.node_of_mac(mac), &mut counters, &mut records);
+                n.report.link_feed = counters;
+                if let Some(e) = h.take_error() {
+                    n.report.last_error = Some(e);
+                }
+                for r in records {
+                    n.on_feed(r)?;
                 }
             }
         }
@@ -200,10 +272,12 @@ fn wait_readable(fds: &[OwnedFd], timeout_ns: u64) -> io::Result<bool> {
     }
 }
 
-fn wait_fds(n: &Node, feed: Option<&UnixDatagram>, wake: &UnixDatagram) -> io::Result<Vec<OwnedFd>> {
+fn wait_fds(n: &Node, feed: &Feed, wake: &UnixDatagram) -> io::Result<Vec<OwnedFd>> {
     let mut fds = vec![n.control().socket().as_fd().try_clone_to_owned()?, wake.as_fd().try_clone_to_owned()?];
-    if let Some(f) = feed {
-        fds.push(f.as_fd().try_clone_to_owned()?);
+    match feed {
+        Feed::None => {}
+        Feed::Socket(f) => fds.push(f.as_fd().try_clone_to_owned()?),
+        Feed::Host(h) => fds.push(h.fd().try_clone_to_owned()?),
     }
     if let Some(s) = n.notices() {
         fds.push(s.listener().as_fd().try_clone_to_owned()?);

@@ -8,7 +8,8 @@
 //! what it installed. What it installed it removes when it stops.
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_REPLACE, NLM_F_REQUEST,
+    DecodeError, NetlinkBuffer, NetlinkDeserializable, NetlinkHeader, NetlinkMessage, NetlinkPayload,
+    NetlinkSerializable, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_REPLACE, NLM_F_REQUEST,
 };
 use netlink_packet_route::neighbour::{NeighbourAddress, NeighbourAttribute, NeighbourMessage};
 use netlink_packet_route::route::{
@@ -20,6 +21,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io;
 use std::net::Ipv4Addr;
+use std::ops::ControlFlow;
+use std::time::Duration;
 
 /// The protocol number of meshbed's routes (`ip route ... proto 109`).
 pub const RTPROT_MESHBED: u8 = 109;
@@ -41,8 +44,7 @@ pub type NextHop = Ipv4Addr;
 
 /// The routes this daemon put in the kernel.
 pub struct KernelRoutes {
-    socket: Socket,
-    seq: u32,
+    netlink: Requests,
     ifindex: u32,
     installed: BTreeMap<Ipv4Addr, NextHop>,
     catch_all: Option<(Ipv4Addr, u8)>,
@@ -54,12 +56,8 @@ impl KernelRoutes {
     pub fn new(ifname: &str) -> io::Result<Self> {
         let ifindex = nix::net::if_::if_nametoindex(ifname)
             .map_err(|e| io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}")))?;
-        let mut socket = Socket::new(NETLINK_ROUTE)?;
-        socket.bind_auto()?;
-        socket.connect(&SocketAddr::new(0, 0))?;
         Ok(KernelRoutes {
-            socket,
-            seq: 0,
+            netlink: Requests::open(NETLINK_ROUTE)?,
             ifindex,
             installed: BTreeMap::new(),
             catch_all: None,
@@ -132,8 +130,9 @@ impl KernelRoutes {
         msg.header.family = AddressFamily::Inet;
         msg.header.ifindex = self.ifindex;
         let mut found = None;
-        self.dump(RouteNetlinkMessage::GetNeighbour(msg), |m| {
-            if let RouteNetlinkMessage::NewNeighbour(n) = m {
+        // A message that does not parse is skipped: it cannot be the one.
+        self.netlink.exchange(RouteNetlinkMessage::GetNeighbour(msg), NLM_F_DUMP, |m| {
+            if let Ok(RouteNetlinkMessage::NewNeighbour(n)) = m {
                 let (mut ip, mut lladdr) = (None, None);
                 for a in &n.attributes {
                     match a {
@@ -203,69 +202,114 @@ impl KernelRoutes {
 
     /// Sends one request and waits for its acknowledgement.
     fn request(&mut self, msg: RouteNetlinkMessage, flags: u16) -> io::Result<()> {
-        let seq = self.send(msg, NLM_F_REQUEST | NLM_F_ACK | flags)?;
-        let mut result = None;
-        self.replies(seq, |payload| match payload {
-            NetlinkPayload::Error(e) => {
-                result = Some(e.code.map_or(Ok(()), |_| Err(e.to_io())));
-                true
-            }
-            _ => false,
-        })?;
-        let result = result.expect("replies ends on an answer");
+        let result = self.netlink.exchange(msg, NLM_F_ACK | flags, |_| {});
         if result.is_err() {
             self.counters.netlink_errors += 1;
         }
         result
     }
+}
 
-    /// Sends a dump request and hands every reply message to `each`.
-    fn dump(&mut self, msg: RouteNetlinkMessage, mut each: impl FnMut(RouteNetlinkMessage)) -> io::Result<()> {
-        let seq = self.send(msg, NLM_F_REQUEST | NLM_F_DUMP)?;
-        let mut failed = None;
-        self.replies(seq, |payload| match payload {
-            NetlinkPayload::Done(_) => true,
-            NetlinkPayload::Error(e) if e.code.is_some() => {
-                failed = Some(e.to_io());
-                true
-            }
-            NetlinkPayload::InnerMessage(m) => {
-                each(m);
-                false
-            }
-            _ => false,
-        })?;
-        failed.map_or(Ok(()), Err)
+impl Drop for KernelRoutes {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The longest wait for a reply. The kernel answers a netlink request as it
+/// takes it, so a later reply means something is wrong, and the daemon's
+/// one loop must not stall on it.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A netlink socket spoken to one request at a time: a request, then its
+/// replies until the answer is complete. The routing table's requests and
+/// the host link feed's (nl80211 station dumps, [`crate::hostfeed`]) go
+/// through it.
+pub(crate) struct Requests {
+    socket: Socket,
+    seq: u32,
+}
+
+impl Requests {
+    /// A socket of netlink protocol `protocol` (`NETLINK_ROUTE`,
+    /// `NETLINK_GENERIC`) in the caller's namespace.
+    pub(crate) fn open(protocol: isize) -> io::Result<Self> {
+        let mut socket = Socket::new(protocol)?;
+        socket.bind_auto()?;
+        socket.connect(&SocketAddr::new(0, 0))?;
+        let timeout = nix::sys::time::TimeVal::new(REPLY_TIMEOUT.as_secs() as _, 0);
+        nix::sys::socket::setsockopt(&socket, nix::sys::socket::sockopt::ReceiveTimeout, &timeout)?;
+        Ok(Requests { socket, seq: 0 })
     }
 
-    /// Reads replies to request `seq`, handing each to `on` until it says
-    /// the answer is complete.
-    fn replies(&mut self, seq: u32, mut on: impl FnMut(NetlinkPayload<RouteNetlinkMessage>) -> bool) -> io::Result<()> {
+    /// Sends `msg` with `NLM_F_REQUEST | flags` and hands every message of
+    /// the answer to `each` (or why it does not parse), until the answer
+    /// ends: a dump's `NLMSG_DONE`, an acknowledgement, or an error, which
+    /// is returned.
+    pub(crate) fn exchange<T>(
+        &mut self,
+        msg: T,
+        flags: u16,
+        mut each: impl FnMut(Result<T, DecodeError>),
+    ) -> io::Result<()>
+    where
+        T: NetlinkSerializable + NetlinkDeserializable,
+    {
+        let seq = self.send(msg, NLM_F_REQUEST | flags)?;
+        let mut result = Ok(());
         let mut buf = vec![0u8; 32 << 10];
         loop {
-            let n = self.socket.recv(&mut &mut buf[..], 0)?;
-            let mut offset = 0;
-            while offset < n {
-                let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&buf[offset..n])
-                    .map_err(|e| io::Error::other(format!("a netlink reply does not parse: {e}")))?;
-                let len = reply.header.length as usize;
-                if reply.header.sequence_number == seq && on(reply.payload) {
-                    return Ok(());
+            let n = self.socket.recv(&mut &mut buf[..], 0).map_err(|e| match e.kind() {
+                io::ErrorKind::WouldBlock => {
+                    io::Error::new(e.kind(), format!("no netlink reply within {} s", REPLY_TIMEOUT.as_secs()))
                 }
-                if len == 0 {
-                    break;
+                _ => e,
+            })?;
+            let walked = walk::<T>(&buf[..n.min(buf.len())], |reply_seq, payload| {
+                if reply_seq != seq {
+                    // A late answer to an earlier request.
+                    return ControlFlow::Continue(());
                 }
-                offset += len;
+                match payload {
+                    Ok(NetlinkPayload::Done(d)) => {
+                        // A dump that failed half-way says so in its end.
+                        if d.code < 0 {
+                            result = Err(io::Error::from_raw_os_error(d.code.saturating_neg()));
+                        }
+                        ControlFlow::Break(())
+                    }
+                    Ok(NetlinkPayload::Error(e)) => {
+                        if e.code.is_some() {
+                            // Not `to_io`, whose `abs` overflows on i32::MIN.
+                            result = Err(io::Error::from_raw_os_error(e.raw_code().saturating_abs()));
+                        }
+                        ControlFlow::Break(())
+                    }
+                    Ok(NetlinkPayload::InnerMessage(m)) => {
+                        each(Ok(m));
+                        ControlFlow::Continue(())
+                    }
+                    Ok(_) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        each(Err(e));
+                        ControlFlow::Continue(())
+                    }
+                }
+            });
+            match walked {
+                Ok(ControlFlow::Break(())) => return result,
+                Ok(ControlFlow::Continue(())) => {}
+                Err(e) => return Err(io::Error::other(format!("a netlink reply does not parse: {e}"))),
             }
         }
     }
 
-    fn send(&mut self, msg: RouteNetlinkMessage, flags: u16) -> io::Result<u32> {
+    fn send<T: NetlinkSerializable>(&mut self, msg: T, flags: u16) -> io::Result<u32> {
         self.seq = self.seq.wrapping_add(1);
         let mut header = NetlinkHeader::default();
         header.flags = flags;
         header.sequence_number = self.seq;
-        let mut packet = NetlinkMessage::new(header, NetlinkPayload::from(msg));
+        let mut packet = NetlinkMessage::new(header, NetlinkPayload::InnerMessage(msg));
         packet.finalize();
         let mut buf = vec![0u8; packet.buffer_len()];
         packet.serialize(&mut buf);
@@ -274,10 +318,30 @@ impl KernelRoutes {
     }
 }
 
-impl Drop for KernelRoutes {
-    fn drop(&mut self) {
-        self.flush();
+/// Walks the netlink messages of one datagram from the kernel, handing
+/// each one's sequence number and payload (or why the payload does not
+/// parse) to `each` until it says stop. A header that does not parse is an
+/// error: where the next message starts is then unknown.
+pub(crate) fn walk<T: NetlinkDeserializable>(
+    datagram: &[u8],
+    mut each: impl FnMut(u32, Result<NetlinkPayload<T>, DecodeError>) -> ControlFlow<()>,
+) -> Result<ControlFlow<()>, DecodeError> {
+    let mut offset = 0;
+    while offset < datagram.len() {
+        let rest = &datagram[offset..];
+        // Checked: at least a header long and no longer than `rest`.
+        let (seq, len) = {
+            let b = NetlinkBuffer::new_checked(rest)?;
+            (b.sequence_number(), b.length() as usize)
+        };
+        let payload = NetlinkMessage::<T>::deserialize(&rest[..len]).map(|m| m.payload);
+        if each(seq, payload).is_break() {
+            return Ok(ControlFlow::Break(()));
+        }
+        // Messages start on 4-byte boundaries (NLMSG_ALIGN).
+        offset += len.next_multiple_of(4);
     }
+    Ok(ControlFlow::Continue(()))
 }
 
 /// The smallest prefix that holds every address of `addrs` (the mesh's

@@ -14,7 +14,9 @@
 //!   discovered (AODV-UU's design, seed 003 §3.3–3.4);
 //! * link-layer feedback ([`meshbed_net::linkfeed`]) from the emulator's
 //!   medium: frames heard with their power (seed 003 §3.2's signal filter)
-//!   and retry-limit failures (link breaks);
+//!   and retry-limit failures (link breaks); on a real host, the same
+//!   records read from the kernel ([`hostfeed`]: neighbour reachability,
+//!   nl80211 station statistics);
 //! * [`notices`]: route notices and path information to the transports on
 //!   the node ([`meshbed_net::notice`]; ELFN, seed 002 §4.3; MTL, seed 004
 //!   §III.B);
@@ -27,6 +29,7 @@
 
 pub mod control;
 pub mod daemon;
+pub mod hostfeed;
 pub mod kernel;
 pub mod node;
 pub mod notices;
@@ -40,6 +43,7 @@ use meshbed_core::InvalidValue;
 use meshbed_sim::scenario::Routing;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// AODV's port (RFC 3561 §1).
 pub const AODV_PORT: u16 = 654;
@@ -104,12 +108,34 @@ impl RoutedConfig {
             node,
             nodes: NodeMap::new(self.addresses.clone()),
             ifname: ifname.to_string(),
-            link_feed: None,
+            link_feed: LinkFeedSource::None,
             notice_socket: None,
             queue_num: 1,
             link_rate_bps,
         };
         Ok(options)
+    }
+}
+
+/// Where a daemon's link-layer feedback comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum LinkFeedSource {
+    /// Nowhere: links break when HELLOs go missing.
+    #[default]
+    None,
+    /// The emulator's medium, on the Unix datagram socket bound at this
+    /// path (`--link-feed PATH`).
+    Socket(PathBuf),
+    /// The host's kernel (`--host-link-feed`, [`hostfeed`]): neighbour
+    /// reachability, and on a Wi-Fi interface nl80211 station statistics
+    /// dumped every `station_interval`.
+    Host { station_interval: Duration },
+}
+
+impl LinkFeedSource {
+    /// The host's feed with its default dump interval.
+    pub fn host() -> Self {
+        LinkFeedSource::Host { station_interval: hostfeed::DEFAULT_STATION_INTERVAL }
     }
 }
 
@@ -125,8 +151,8 @@ pub struct RoutedOptions {
     pub nodes: NodeMap,
     /// The mesh interface.
     pub ifname: String,
-    /// The Unix datagram socket to bind for the radio's link feed.
-    pub link_feed: Option<PathBuf>,
+    /// Where the radio's link feed comes from.
+    pub link_feed: LinkFeedSource,
     /// The Unix stream socket to listen on for the node's transports.
     pub notice_socket: Option<PathBuf>,
     /// The NFQUEUE number of on-demand routing's data path.
@@ -147,14 +173,19 @@ impl RoutedOptions {
                     "aodv or olsr: static routes need no daemon",
                 ))
             }
-            Routing::Aodv { ss_threshold_dbm: Some(t), .. } if self.link_feed.is_none() => {
+            Routing::Aodv { ss_threshold_dbm: Some(t), .. } if self.link_feed == LinkFeedSource::None => {
                 return Err(InvalidValue::new(
                     "routing.ss_threshold_dbm",
                     t,
-                    "no threshold without a link feed (--link-feed): nothing reports each frame's signal strength here",
+                    "no threshold without a link feed (--link-feed or --host-link-feed): nothing reports signal strength here",
                 ))
             }
             _ => {}
+        }
+        if let LinkFeedSource::Host { station_interval } = self.link_feed {
+            if station_interval.is_zero() {
+                return Err(InvalidValue::new("--station-dump-ms", 0, "a positive interval"));
+            }
         }
         if self.nodes.addr(self.node).is_none() {
             return Err(InvalidValue::new(
@@ -172,5 +203,39 @@ impl RoutedOptions {
             Routing::Olsr { etx: true, .. } => "olsr-etx".into(),
             r => r.kind_name().into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(routing: Routing, link_feed: LinkFeedSource) -> RoutedOptions {
+        let config = RoutedConfig {
+            seed: 1,
+            addresses: vec!["10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap()],
+            link_rate_bps: vec![11_000_000; 2],
+            routing,
+        };
+        RoutedOptions { link_feed, ..config.options(0, "mesh0").unwrap() }
+    }
+
+    #[test]
+    fn a_signal_threshold_needs_a_feed_that_can_report_signal() {
+        let threshold = Routing::aodv(Some(-80.0));
+        let err = options(threshold.clone(), LinkFeedSource::None).check().unwrap_err();
+        assert_eq!(err.key, "routing.ss_threshold_dbm");
+        assert!(err.expected.contains("--host-link-feed"), "{err}");
+        options(threshold.clone(), LinkFeedSource::Socket("/run/feed".into())).check().unwrap();
+        options(threshold, LinkFeedSource::host()).check().unwrap();
+        options(Routing::aodv(None), LinkFeedSource::None).check().unwrap();
+    }
+
+    #[test]
+    fn the_station_interval_must_be_positive() {
+        let at = |ms| LinkFeedSource::Host { station_interval: Duration::from_millis(ms) };
+        let err = options(Routing::olsr(true), at(0)).check().unwrap_err();
+        assert_eq!((err.key.as_str(), err.value.as_str()), ("--station-dump-ms", "0"));
+        options(Routing::olsr(true), at(1)).check().unwrap();
     }
 }

@@ -72,7 +72,8 @@ pub struct Node {
     /// The power the last frame from each neighbour arrived with (the
     /// link feed), given with its control packets (seed 003 §3.2).
     last_power_dbm: HashMap<NodeId, f64>,
-    /// A link feed is configured: without one there is no power to give.
+    /// The link feed reports each neighbour's power: without one there is
+    /// no power to give.
     feed_power: bool,
     macs: HashMap<Vec<u8>, Option<NodeId>>,
     /// Discoveries under way: destination → when the first packet was held.
@@ -156,9 +157,10 @@ impl Node {
             return Ok(());
         };
         let now = self.now();
-        // Without a feed (a real host that does not report signal
-        // strength) there is no filter to apply: the daemon refuses a
-        // threshold then (crate::RoutedOptions::check).
+        // Without a feed that reports signal strength (none, or the
+        // host's on an interface that is not Wi-Fi) there is no filter to
+        // apply: the daemon refuses a threshold then, or warns that it is
+        // not applied (crate::RoutedOptions::check, crate::daemon).
         let power =
             if self.feed_power { self.last_power_dbm.get(&node).copied().unwrap_or(f64::NEG_INFINITY) } else { 0.0 };
         self.engine.handle_control(now, node, power, bytes);
@@ -248,7 +250,9 @@ impl Node {
         self.flush(now)
     }
 
-    fn node_of_mac(&mut self, mac: &[u8]) -> Option<NodeId> {
+    /// The node whose link-layer address is `mac`, by the kernel's
+    /// neighbour table.
+    pub fn node_of_mac(&mut self, mac: &[u8]) -> Option<NodeId> {
         if let Some(n) = self.macs.get(mac) {
             return *n;
         }

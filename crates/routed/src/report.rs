@@ -32,8 +32,18 @@ pub struct DataCounters {
 pub struct LinkFeedCounters {
     pub heard: u64,
     pub failed: u64,
-    /// Datagrams refused as malformed.
+    /// Datagrams (the emulator's socket) or netlink messages (the host's
+    /// feed) refused as malformed.
     pub malformed: u64,
+    /// The host's feed: times the kernel dropped neighbour events because
+    /// the daemon read them too slowly.
+    pub events_lost: u64,
+    /// The host's feed: nl80211 station dumps taken, and failed.
+    pub station_dumps: u64,
+    pub station_dump_errors: u64,
+    /// The host's feed: station records with news whose MAC maps to no
+    /// mesh node (not in the neighbour table yet, or not a node).
+    pub stations_unknown: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -66,6 +76,9 @@ pub struct RoutedReport {
     pub control_from_strangers: u64,
     pub control_send_errors: u64,
     pub last_error: Option<String>,
+    /// What runs other than asked, said once at start (a threshold with
+    /// no signal to apply it to).
+    pub warnings: Vec<String>,
     /// The kernel routes installed when the report was taken.
     pub routes: Vec<InstalledRoute>,
 }

@@ -116,7 +116,7 @@ pub struct TraceRecord {
 }
 
 impl TraceRecord {
-    pub(crate) fn new(side: Side, sample: &TraceSample) -> Self {
+    pub fn new(side: Side, sample: &TraceSample) -> Self {
         let us = |d: Duration| d.as_nanos() as f64 / 1e3;
         let (at, kind, value) = match *sample {
             TraceSample::DMax { at, d_max } => (at, TraceKind::DMaxUs, us(d_max)),

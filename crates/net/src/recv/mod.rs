@@ -101,6 +101,8 @@ pub struct ReceiveOptions {
     /// transfer subscribes to its sender's route and hands notices and path
     /// information to its engine (read within the loop's 100 ms turn).
     pub routed: Option<std::path::PathBuf>,
+    /// Keep each transfer's engine trace ([`TransferReport::trace`]).
+    pub trace: bool,
 }
 
 impl ReceiveOptions {
@@ -123,6 +125,7 @@ impl ReceiveOptions {
             psk: None,
             read_rate_bps: None,
             routed: None,
+            trace: false,
         }
     }
 }
@@ -145,6 +148,8 @@ struct Transfer {
     engine_finished: bool,
     /// The sender's route as the node's routing daemon reports it.
     notices: Option<EngineNotices>,
+    /// The engine's trace samples (`ReceiveOptions::trace`).
+    trace: Option<crate::conn::EngineTrace>,
 }
 
 /// The receiver without its socket and clock. See the module doc for the
@@ -160,6 +165,9 @@ pub struct ReceiverCore {
     /// Reports not yet handed to the caller of [`ReceiverCore::poll`].
     reports: Vec<TransferReport>,
     ended: u64,
+    /// The real instant engine time counts from (the [`Receiver`]'s clock),
+    /// for the trace samples' times.
+    pub(crate) trace_origin: std::time::Instant,
 }
 
 impl ReceiverCore {
@@ -169,7 +177,7 @@ impl ReceiverCore {
             linger: clock::from_std(options.linger),
             atp_min_delay: None,
             datagram_overhead: Protection::overhead(options.psk.as_ref()),
-            trace: options.routed.is_some(),
+            trace: options.routed.is_some() || options.trace,
         };
         let endpoint = Endpoint::new(EndpointConfig {
             max_connections: options.max_connections,
@@ -188,6 +196,7 @@ impl ReceiverCore {
             counters: ReceiverCounters::default(),
             reports: Vec::new(),
             ended: 0,
+            trace_origin: std::time::Instant::now(),
         }
     }
 
@@ -308,6 +317,7 @@ impl ReceiverCore {
             read_wake: None,
             engine_finished: false,
             notices,
+            trace: self.options.trace.then(|| crate::conn::EngineTrace::new(self.trace_origin)),
         };
         self.endpoint.insert(now, id, peer, protocol, engine, transfer);
         self.endpoint.handle_input(now, id, bytes);
@@ -365,6 +375,7 @@ impl ReceiverCore {
             reorder_peak_bytes: conn.reorder_peak_bytes(),
             receiver: self.counters(),
             routing: conn.app.notices.as_ref().map(|n| n.seen.clone()),
+            trace: conn.app.trace.clone(),
         }
     }
 
@@ -419,6 +430,11 @@ impl ReceiverCore {
                     EngineEvent::Finished => conn.app.engine_finished = true,
                     EngineEvent::Failed(reason) => {
                         failure.get_or_insert((reason.to_string(), false));
+                    }
+                    EngineEvent::Trace(sample) => {
+                        if let Some(t) = &mut conn.app.trace {
+                            t.push(&sample);
+                        }
                     }
                     _ => {}
                 }

@@ -73,6 +73,9 @@ pub struct TransferReport {
     pub receiver: ReceiverCounters,
     /// What the routing daemon told this transfer's engine (with `--routed`).
     pub routing: Option<crate::notice::RoutingSeen>,
+    /// The engine's trace, with `ReceiveOptions::trace`.
+    #[serde(skip)]
+    pub trace: Option<crate::conn::EngineTrace>,
 }
 
 impl TransferReport {

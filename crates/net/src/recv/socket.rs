@@ -31,9 +31,11 @@ impl Receiver {
             stale = remove_stale_temporaries(dir)?.len() as u64;
         }
         let socket = BatchSocket::bind(options.listen)?;
+        let clock = Clock::new();
         let mut core = ReceiverCore::new(options);
         core.counters.stale_temporaries_removed = stale;
-        Ok(Receiver { socket, core, clock: Clock::new() })
+        core.trace_origin = clock.to_real(meshbed_core::Instant::ZERO);
+        Ok(Receiver { socket, core, clock })
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -1,0 +1,292 @@
+//! One transport flow of a scenario as a real transfer on the emulator:
+//! `meshbed-net`'s receiver and sender in the two end nodes' namespaces,
+//! the file verified byte for byte, both engines' trace samples placed in
+//! the run's time (`crate::traffic` runs the scenario around it).
+
+use crate::plumbing;
+use crate::sys;
+use crate::traffic::{flow_port, Running};
+use meshbed_sim::scenario::{Amount, FlowKind};
+use meshbed_sim::transport::Side;
+use meshbed_sim::Scenario;
+use std::net::SocketAddrV4;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What a transport flow did on the emulator.
+pub struct TransferOutcome {
+    pub verified: bool,
+    /// Finished after the run's `duration_s`: the bytes acknowledged when
+    /// the run's time was up, and when it finished (s from the run's start).
+    pub after_end: Option<(u64, f64)>,
+    pub error: Option<String>,
+    pub bytes_delivered: u64,
+    pub goodput_bps: f64,
+    pub duration_s: f64,
+    pub retransmissions: u64,
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    pub feedback_packets: u64,
+    /// Both engines' trace samples, in the run's time (with `trace = true`).
+    pub trace: Vec<meshbed_sim::transport::TraceRecord>,
+}
+
+impl TransferOutcome {
+    pub(crate) fn failed(why: impl Into<String>) -> Self {
+        TransferOutcome {
+            verified: false,
+            after_end: None,
+            error: Some(why.into()),
+            bytes_delivered: 0,
+            goodput_bps: 0.0,
+            duration_s: 0.0,
+            retransmissions: 0,
+            datagrams_sent: 0,
+            datagrams_received: 0,
+            feedback_packets: 0,
+            trace: Vec::new(),
+        }
+    }
+}
+
+/// Runs flow `index` as a real transfer: `meshbed-net`'s receiver in the
+/// destination's namespace writing into a scratch directory, its sender in
+/// the source's namespace with the source node's exported delay (ATP stamps
+/// it; the relays stamp on the way). The file is the flow's own pseudo-random
+/// bytes, and it counts only if what was committed equals them byte for byte.
+pub(crate) fn start_transfer(
+    running: &Running,
+    scenario: &Scenario,
+    index: usize,
+    protocol: meshbed_proto::Protocol,
+    amount: Amount,
+    t0: std::time::Instant,
+) -> std::thread::JoinHandle<TransferOutcome> {
+    use rand::RngCore;
+    let f = &scenario.flows[index];
+    // A flow until `stop_s` sends the simulator's backlog (what its link
+    // could carry in the time, more than it will deliver) and is stopped
+    // there, as the simulator stops it.
+    let bytes = match amount {
+        Amount::Bytes(bytes) => bytes,
+        Amount::Until { .. } => scenario.sender_data_bytes(index),
+    };
+    let stop_at = match amount {
+        Amount::Bytes(_) => None,
+        Amount::Until { stop_s } => Some(t0 + std::time::Duration::from_secs_f64(stop_s.min(scenario.duration_s))),
+    };
+    let mut data = vec![0u8; bytes as usize];
+    meshbed_core::stream_rng(
+        scenario.seed,
+        meshbed_core::StreamId::new(meshbed_core::StreamKind::Transport, index as u64),
+    )
+    .fill_bytes(&mut data);
+    let dst_addr = std::net::SocketAddr::V4(SocketAddrV4::new(plumbing::node_addr(f.dst), flow_port(index)));
+    let (src_ns, dst_ns) = (running.netns(f.src).to_string(), running.netns(f.dst).to_string());
+    let delay_file = crate::realtime::DelayExport::path(&running.emulation.dir(), f.src);
+    // With routing daemons the sender hears its node's route notices and
+    // path information, as the simulator's transports do.
+    let routed_at =
+        |node| running.emulation.state.routed.then(|| crate::routers::notice_socket(&running.emulation.dir(), node));
+    let (routed, routed_rx) = (routed_at(f.src), routed_at(f.dst));
+    let scratch = std::env::temp_dir().join(format!("meshbed-emu-{}-flow{index}", running.emulation.id()));
+    let start = std::time::Duration::from_secs_f64(f.start_s);
+    let run_end = std::time::Duration::from_secs_f64(scenario.duration_s);
+    let trace = matches!(&f.kind, FlowKind::Transport(t) if t.trace);
+    std::thread::spawn(move || {
+        let outcome =
+            (|| -> std::result::Result<TransferOutcome, String> {
+                std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+                // Receiver first, in the destination's namespace.
+                let stop = Arc::new(AtomicBool::new(false));
+                let (stop2, dir) = (stop.clone(), scratch.clone());
+                let receiver =
+                    std::thread::spawn(move || -> std::result::Result<Option<meshbed_net::TransferReport>, String> {
+                        sys::enter_netns(&dst_ns).map_err(|e| format!("entering {dst_ns}: {e}"))?;
+                        let mut options = meshbed_net::ReceiveOptions::new(
+                            dst_addr,
+                            meshbed_net::SinkKind::Directory { dir, overwrite: false },
+                        );
+                        options.max_transfers = Some(1);
+                        options.linger = std::time::Duration::from_millis(500);
+                        options.routed = routed_rx;
+                        options.trace = trace;
+                        let mut rx = meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))?;
+                        let mut report = None;
+                        rx.run(&stop2, &mut |ev| {
+                            if let meshbed_net::ReceiverEvent::Ended(r) = ev {
+                                report = Some(r.clone());
+                            }
+                        })
+                        .map_err(|e| format!("receiver: {e}"))?;
+                        Ok(report)
+                    });
+                let el = t0.elapsed();
+                if el < start {
+                    std::thread::sleep(start - el);
+                }
+                sys::enter_netns(&src_ns).map_err(|e| format!("entering {src_ns}: {e}"))?;
+                let name = format!("flow{index}.bin");
+                let payload = meshbed_net::Payload::from_bytes(&name, &data).map_err(|e| e.to_string())?;
+                let mut options = meshbed_net::SendOptions::new(protocol);
+                options.delay = format!("file:{}", delay_file.display()).parse::<meshbed_net::DelaySpec>()?;
+                options.routed = routed;
+                options.trace = trace;
+                options.stop_at = stop_at;
+                // The receiver may still be binding: a refused first attempt is retried.
+                options.retries = 2;
+                // What the receiver had acknowledged when the run's time was
+                // up (sampled every 100 ms): the simulator stops there, so a
+                // transfer that finishes later is reported incomplete with
+                // these bytes, never as completed.
+                let mut acked_at_end = None;
+                let sent = meshbed_net::send(payload, dst_addr, &options, &mut |p| {
+                    if acked_at_end.is_none() && t0.elapsed() >= run_end {
+                        // Stream bytes: the header, then the file.
+                        acked_at_end = Some(p.acked.saturating_sub(p.total - bytes));
+                    }
+                });
+                if let Some(stopped) = stop_at.and(sent.as_ref().ok().or_else(|| sent.as_ref().err()?.report())) {
+                    if stopped.stopped {
+                        // The receiver still holds the partial file: check
+                        // it before it is abandoned.
+                        let outcome = stopped_outcome(&scratch, &data, stopped, start, stop_at, t0);
+                        stop.store(true, Ordering::Relaxed);
+                        let _ = receiver.join();
+                        return Ok(outcome);
+                    }
+                }
+                let rx_report = match receiver.join() {
+                    Ok(r) => r?,
+                    Err(_) => return Err("receiver thread panicked".into()),
+                };
+                let rx_trace = rx_report.as_ref().and_then(|r| r.trace.as_ref());
+                stop.store(true, Ordering::Relaxed);
+                let report = match &sent {
+                    Ok(r) => r.clone(),
+                    Err(e) => match e.report() {
+                        Some(r) => r.clone(),
+                        None => return Err(e.to_string()),
+                    },
+                };
+                let committed = scratch.join(&name);
+                let verified = report.ok && std::fs::read(&committed).map(|got| got == data).unwrap_or(false);
+                let error =
+                    if verified {
+                        None
+                    } else {
+                        Some(report.error.clone().unwrap_or_else(|| {
+                            format!("{} missing or differs from the data sent", committed.display())
+                        }))
+                    };
+                let trace = run_trace(t0, [(Side::Sender, report.trace.as_ref()), (Side::Receiver, rx_trace)]);
+                let finished_s = start.as_secs_f64() + report.duration_s;
+                let late = finished_s > run_end.as_secs_f64();
+                Ok(TransferOutcome {
+                    verified,
+                    after_end: late.then(|| (acked_at_end.unwrap_or(0), finished_s)),
+                    error,
+                    bytes_delivered: if verified { bytes } else { 0 },
+                    goodput_bps: if verified { report.goodput_bps } else { 0.0 },
+                    duration_s: report.duration_s,
+                    retransmissions: report.retransmissions,
+                    datagrams_sent: report.datagrams_sent,
+                    datagrams_received: rx_report.map_or(0, |r| r.datagrams_received),
+                    feedback_packets: report.feedback_packets,
+                    trace,
+                })
+            })();
+        let _ = std::fs::remove_dir_all(&scratch);
+        outcome.unwrap_or_else(TransferOutcome::failed)
+    })
+}
+
+/// A flow stopped at its `stop_s`: the file bytes the receiver had
+/// acknowledged, and whether what it wrote so far (its partial file in
+/// `scratch`) equals the start of the data.
+fn stopped_outcome(
+    scratch: &std::path::Path,
+    data: &[u8],
+    report: &meshbed_net::SendReport,
+    start: std::time::Duration,
+    stop_at: Option<std::time::Instant>,
+    t0: std::time::Instant,
+) -> TransferOutcome {
+    let written = std::fs::read_dir(scratch)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(meshbed_net::framing::TEMP_SUFFIX))
+        .and_then(|e| std::fs::read(e.path()).ok())
+        .unwrap_or_default();
+    let verified = written.len() <= data.len() && written[..] == data[..written.len()];
+    let active_s =
+        stop_at.map_or(0.0, |t| t.saturating_duration_since(t0).as_secs_f64() - start.as_secs_f64()).max(0.0);
+    let bytes = report.acked_file_bytes;
+    TransferOutcome {
+        verified,
+        after_end: None,
+        error: (!verified).then(|| "the bytes the receiver wrote differ from the data sent".to_string()),
+        bytes_delivered: bytes,
+        goodput_bps: meshbed_sim::report::goodput_bps(bytes, active_s),
+        duration_s: active_s,
+        retransmissions: report.retransmissions,
+        datagrams_sent: report.datagrams_sent,
+        datagrams_received: report.datagrams_received,
+        feedback_packets: report.feedback_packets,
+        trace: run_trace(t0, [(Side::Sender, report.trace.as_ref()), (Side::Receiver, None)]),
+    }
+}
+
+/// Both ends' engine samples as the simulator reports them, in seconds
+/// from the run's start `t0` (each engine counts from its own clock's
+/// origin), in time order.
+fn run_trace(
+    t0: std::time::Instant,
+    ends: [(Side, Option<&meshbed_net::conn::EngineTrace>); 2],
+) -> Vec<meshbed_sim::transport::TraceRecord> {
+    let mut records = Vec::new();
+    for (side, trace) in ends {
+        let Some(trace) = trace else { continue };
+        let offset_s = trace.origin.saturating_duration_since(t0).as_secs_f64();
+        records.extend(trace.samples.iter().map(|sample| {
+            let mut r = meshbed_sim::transport::TraceRecord::new(side, sample);
+            r.t_s += offset_s;
+            r
+        }));
+    }
+    records.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    records
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meshbed_core::{Duration, Instant};
+    use meshbed_sim::TraceKind;
+
+    #[test]
+    fn engine_samples_are_placed_in_the_runs_time_in_order() {
+        use meshbed_proto::engine::TraceSample;
+        let t0 = std::time::Instant::now();
+        let at = |ms: u64| Instant::from_nanos(ms * 1_000_000);
+        let d = |us| Duration::from_micros(us);
+        let mut tx = meshbed_net::conn::EngineTrace::new(t0 + std::time::Duration::from_secs(2));
+        tx.push(&TraceSample::Ds { at: at(500), d_s: d(900) });
+        let mut rx = meshbed_net::conn::EngineTrace::new(t0 + std::time::Duration::from_millis(1500));
+        rx.push(&TraceSample::DMax { at: at(900), d_max: d(300) });
+        rx.push(&TraceSample::DAvgSent { at: at(1200), d_avg: d(400) });
+        let got: Vec<(f64, Side, TraceKind)> = run_trace(t0, [(Side::Sender, Some(&tx)), (Side::Receiver, Some(&rx))])
+            .into_iter()
+            .map(|r| ((r.t_s * 1e3).round() / 1e3, r.side, r.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (2.4, Side::Receiver, TraceKind::DMaxUs),
+                (2.5, Side::Sender, TraceKind::DSUs),
+                (2.7, Side::Receiver, TraceKind::DAvgSentUs)
+            ]
+        );
+    }
+}
