@@ -90,7 +90,7 @@ enum EmuCommand {
     },
     /// List emulations: id, state, nodes with their namespaces and addresses.
     List,
-    /// Run a scenario's flows on the emulator (UDP saturated/CBR, and transport flows with `bytes` as verified transfers) and report like `meshbed sim`.
+    /// Run a scenario's flows on the emulator (UDP saturated/CBR, transport flows with `bytes` as verified transfers, and kernel TCP flows with their congestion control) and report like `meshbed sim`.
     Run {
         scenario: PathBuf,
         #[command(flatten)]

@@ -181,7 +181,7 @@ fn scenarios_that_cannot_work_say_so() {
     // The emulator given flows it cannot run: refused before anything starts.
     let file = tmp(
         "emu.toml",
-        &format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nstop_s = 1.0\n[experiment]\nname = \"emu-refused\"\nrepetitions = 1\n"),
+        &format!("{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 1000\npacket_bytes = 600\n[experiment]\nname = \"emu-refused\"\nrepetitions = 1\n"),
     );
     let out = file.with_extension("out");
     let (code, err) = meshbed_within(
@@ -190,7 +190,7 @@ fn scenarios_that_cannot_work_say_so() {
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("the emulator cannot run flows[1].stop_s = 1.0 (a transport flow that runs for a duration"),
+        err.contains("the emulator cannot run flows[1].packet_bytes = 600 (the emulator's transfers use the UDP runtime's segment size"),
         "{err}"
     );
     assert!(!out.exists());
@@ -339,4 +339,42 @@ fn the_emulator_refuses_dsr_and_ignored_flow_keys_naming_each() {
     let o = meshbed(&["experiment", "run", file.to_str().unwrap(), "--backend", "emu", "--out", "/nonexistent/x"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("the emulator cannot run routing.kind = \"dsr\""), "{err}");
+}
+
+/// The simulator has no kernel: a kernel TCP flow is refused by its key,
+/// whichever way the simulator is asked (`meshbed sim`, with a capture, an
+/// experiment with the simulator backend), exit non-zero, nothing run.
+#[test]
+fn the_simulator_refuses_a_kernel_tcp_flow_naming_its_key_and_the_emulator() {
+    let text = format!(
+        "{CHAIN}[[flows]]\nsrc = 2\ndst = 0\nprotocol = \"kernel-tcp\"\ncongestion_control = \"reno\"\nbytes = 1000\n"
+    );
+    let expected = "the simulator cannot run flows[1].protocol = \"kernel-tcp\" (the simulator has no kernel TCP; its TCP engines are tcp-tahoe, tcp-reno,";
+    let err = sim_error("kernel.toml", &text);
+    assert!(err.contains(expected) && err.contains("(run this flow on the emulator: --backend emu)"), "{err}");
+    assert!(err.trim_end().ends_with("nothing was started"), "{err}");
+    let file = tmp("kernel-pcap.toml", &text);
+    let pcap = file.with_extension("pcap.d");
+    let (code, err) = meshbed_within(60, &["sim", "--json", "--pcap", pcap.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(expected) && !err.contains("panicked"), "{err}");
+    assert!(!pcap.exists(), "nothing was started");
+    let file = tmp("kernel-exp.toml", &format!("{text}[experiment]\nname = \"kernel\"\nrepetitions = 1\n"));
+    let out = file.with_extension("out");
+    let (code, err) = meshbed_within(
+        60,
+        &[
+            "experiment",
+            "run",
+            file.to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--no-store",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(expected) && !err.contains("panicked"), "{err}");
+    assert!(!out.exists());
 }

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+mod common;
+
 #[test]
 #[ignore = "needs root, /dev/net/tun, iproute2 and iptables: run scripts/test as root (CI does)"]
 fn an_experiment_file_runs_on_the_emulator() {
@@ -104,4 +106,58 @@ fn a_transfer_not_done_by_the_end_of_the_run_is_incomplete_as_in_the_simulator()
     assert!(t["error"].as_str().unwrap().starts_with("not finished by duration_s = 1 s"), "{f}");
     assert!(v["run"]["trace_hash"].is_null(), "a wall-clock run has no trace hash: {}", v["run"]["trace_hash"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A transport flow until `stop_s` runs on the emulator as in the
+/// simulator: a backlogged sender stopped at `stop_s`, reported with the
+/// bytes the receiver had acknowledged over the flow's active time (what it
+/// wrote checked against the data); and a flow with `trace = true` carries
+/// both engines' samples in the run's time.
+#[test]
+#[ignore = "needs root, /dev/net/tun, iproute2 and iptables: run scripts/test as root (CI does)"]
+fn a_flow_until_stop_s_stops_there_and_a_traced_flow_has_both_ends_samples() {
+    let v = common::emu_run_json(
+        "until",
+        "seed = 1\nduration_s = 6.0\n[radio]\ndata_rate_kbps = 24000\n[topology]\nkind = \"chain\"\nnodes = 3\n\
+         spacing_m = 200.0\n\
+         [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-newreno\"\nstart_s = 1.0\nstop_s = 3.0\n\
+         [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"atp-default\"\nbytes = 200000\nstart_s = 3.5\ntrace = true\n",
+    );
+    let f = &v["run"]["flows"][0];
+    let t = &f["transfer"];
+    assert!(t["size_bytes"].is_null(), "a flow until stop_s has no size: {f}");
+    assert_eq!(t["completed"], true, "{f}");
+    assert_eq!(t["verified"], true, "{f}");
+    assert!(t["error"].is_null(), "{f}");
+    let delivered = f["bytes_delivered"].as_u64().unwrap();
+    // Two hops at 24 Mbit/s carry several Mbit/s; 2 s of it is far more
+    // than a few segments and far less than the backlog (6 MB).
+    assert!(delivered > 100_000 && delivered < 6_000_000, "{f}");
+    let duration = f["duration_s"].as_f64().unwrap();
+    assert!((duration - 2.0).abs() < 0.05, "active from start_s to stop_s: {f}");
+    assert!((t["completion_time_s"].as_f64().unwrap() - 3.0).abs() < 0.05, "{f}");
+    let goodput = f["goodput_bps"].as_f64().unwrap();
+    assert!((goodput - delivered as f64 * 8.0 / duration).abs() < 1.0, "{f}");
+    assert!(f["trace"].as_array().is_none_or(|t| t.is_empty()), "no trace asked: {f}");
+
+    let g = &v["run"]["flows"][1];
+    assert_eq!(g["transfer"]["verified"], true, "{g}");
+    let trace = g["trace"].as_array().unwrap();
+    let samples = |side: &str, kind: &str| {
+        trace
+            .iter()
+            .filter(|s| s["side"] == side && s["kind"] == kind)
+            .map(|s| s["t_s"].as_f64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let d_s = samples("sender", "d_s_us");
+    let d_max = samples("receiver", "d_max_us");
+    assert!(!d_s.is_empty() && !d_max.is_empty(), "{g}");
+    // In the run's time: after the flow's start, before the run's end plus
+    // the transfer's teardown, and in order.
+    for t_s in d_s.iter().chain(&d_max) {
+        assert!((3.5..12.0).contains(t_s), "sample at {t_s} s");
+    }
+    let times: Vec<f64> = trace.iter().map(|s| s["t_s"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "samples in time order");
 }

@@ -21,12 +21,14 @@
 //!   and stopped with the emulation.
 //! * [`traffic`]: running a scenario's flows on the emulator (the
 //!   experiment layer's hook) and the speed bench; [`transfer`]: one
-//!   transport flow as a real, verified transfer.
+//!   transport flow as a real, verified transfer; [`kernel_tcp`]: one
+//!   flow over the kernel's own TCP with its congestion control.
 //! * [`support`]: what the emulator can run, and the refusal of the rest.
 //! * [`sys`]: the Linux calls underneath.
 //!
 //! The emulator needs root: namespaces, TAP devices and netfilter.
 
+pub mod kernel_tcp;
 pub mod linkfeed;
 pub mod plumbing;
 pub mod realtime;

@@ -7,8 +7,9 @@
 //! the wall clock, so moving nodes move; its kernels get one static route
 //! table at start, or with AODV and OLSR a routing daemon per node
 //! (`meshbed routed`, the simulator's engines); its flows are real UDP
-//! sockets and `meshbed-net` transfers, with the runtime's own transport
-//! settings. docs/ARCHITECTURE.md ("What the emulator refuses") lists every
+//! sockets, `meshbed-net` transfers with the runtime's own transport
+//! settings, and the kernel's TCP with the congestion controls the host's
+//! kernel has. docs/ARCHITECTURE.md ("What the emulator refuses") lists every
 //! refusal.
 
 use meshbed_sim::backend::{flow_key, Refusal, ScenarioBackend};
@@ -115,6 +116,12 @@ fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
             return;
         }
         FlowKind::Transport(t) => t,
+        // Its keys were checked when it was read; what is left is whether
+        // this host's kernel has its congestion control.
+        FlowKind::KernelTcp(k) => {
+            crate::kernel_tcp::check_congestion_control(key, k, refusal);
+            return;
+        }
     };
     if t.packet_bytes != DEFAULT_PACKET_BYTES {
         refusal.add(

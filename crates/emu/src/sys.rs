@@ -3,10 +3,10 @@
 //! descriptors with a nanosecond timeout, and stop signals.
 //!
 //! They go through nix's safe wrappers and take descriptors as `AsFd`.
-//! `unsafe` is left in three places, each with the reason it is sound: the
+//! `unsafe` is left in four places, each with the reason it is sound: the
 //! `TUNSETIFF` ioctl (nix's ioctl macros generate `unsafe fn`s),
-//! `sched_setscheduler` (no safe wrapper in nix) and the stop handlers'
-//! `sigaction`.
+//! `sched_setscheduler` and `TCP_INFO` (no safe wrapper in nix) and the
+//! stop handlers' `sigaction`.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -206,6 +206,63 @@ pub fn set_tcp_congestion(fd: impl AsFd, name: &str) -> io::Result<()> {
 pub fn tcp_congestion(fd: impl AsFd) -> io::Result<String> {
     let name = nix::sys::socket::getsockopt(&fd, nix::sys::socket::sockopt::TcpCongestion)?;
     Ok(name.to_string_lossy().trim_end_matches('\0').to_string())
+}
+
+/// What the kernel counted on a TCP socket (`TCP_INFO`, linux/tcp.h).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpCounters {
+    /// Segments sent, retransmissions included (`tcpi_segs_out`).
+    pub segs_out: u64,
+    /// Segments received (`tcpi_segs_in`).
+    pub segs_in: u64,
+    /// Segments retransmitted (`tcpi_total_retrans`).
+    pub retransmissions: u64,
+    /// Bytes the peer acknowledged (`tcpi_bytes_acked`).
+    pub bytes_acked: u64,
+}
+
+/// `struct tcp_info` (linux/tcp.h) up to `tcpi_segs_in` (Linux 4.2): the
+/// kernel copies at most this much, and a field an older kernel lacks
+/// stays zero.
+#[repr(C)]
+#[derive(Default)]
+struct TcpInfo {
+    /// `tcpi_state` … the wscale and app-limited bit fields.
+    _flags: [u8; 8],
+    /// `tcpi_rto` … `tcpi_rcv_space`.
+    _u32s: [u32; 23],
+    total_retrans: u32,
+    /// `tcpi_pacing_rate`, `tcpi_max_pacing_rate`.
+    _pacing: [u64; 2],
+    bytes_acked: u64,
+    _bytes_received: u64,
+    segs_out: u32,
+    segs_in: u32,
+}
+const _: () = assert!(std::mem::size_of::<TcpInfo>() == 144);
+
+/// A TCP socket's counters ([`TcpCounters`]).
+pub fn tcp_counters(fd: impl AsFd) -> io::Result<TcpCounters> {
+    let mut info = TcpInfo::default();
+    let mut len = std::mem::size_of::<TcpInfo>() as libc::socklen_t;
+    // SAFETY: nix has no TCP_INFO option. `info` is an initialised repr(C)
+    // struct of `len` bytes that outlives the call; the kernel writes at
+    // most `len` bytes into it and sets `len` to what it wrote.
+    Errno::result(unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut TcpInfo).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(TcpCounters {
+        segs_out: info.segs_out.into(),
+        segs_in: info.segs_in.into(),
+        retransmissions: info.total_retrans.into(),
+        bytes_acked: info.bytes_acked,
+    })
 }
 
 /// Gives the calling thread real-time priority (SCHED_FIFO at `priority`),

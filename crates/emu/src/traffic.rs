@@ -26,6 +26,7 @@
 //! flow), so that tables, experiment rows and figures treat both backends
 //! alike, plus the medium's timing ([`LoopSummary`]).
 
+use crate::kernel_tcp::start_kernel_tcp;
 use crate::plumbing::{self, Emulation, NodeRouting, Result};
 use crate::realtime::{EthFrame, LoopSummary, MediumLoop, TapBackend};
 use crate::support::Emulator;
@@ -232,7 +233,8 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         .enumerate()
         .map(|(i, f)| match f.transport().map(|t| (t.protocol, t.amount)) {
             Some((protocol, amount)) => Some(start_transfer(&running, scenario, i, protocol, amount, t0)),
-            None => None,
+            // The kernel's TCP reports as a transfer too (`crate::kernel_tcp`).
+            None => f.kernel_tcp().map(|k| start_kernel_tcp(&running, scenario, i, k, t0)),
         })
         .collect();
     for (i, f) in scenario.flows.iter().enumerate() {
@@ -457,7 +459,9 @@ pub fn bench(seconds: f64, options: &EmuOptions) -> Result<Vec<BenchRow>> {
         // 54 Mbit/s needs the receiver nearer than 200 m at the default
         // power to decode at 21 dB SINR; 50 m keeps the link clean.
         one.topology = meshbed_sim::scenario::Topology::Chain { nodes: 2, spacing_m: 50.0 };
-        *one.flows[0].packet_bytes_mut() = bytes;
+        if let Some(packet_bytes) = one.flows[0].packet_bytes_mut() {
+            *packet_bytes = bytes;
+        }
         rows.push(compare(&format!("1 hop, 54 Mbit/s, {bytes} B saturated UDP"), &one, options)?);
     }
     // One link's DCF caps it near 5 000 frames/s; independent links far
@@ -486,7 +490,9 @@ pub fn parallel_links(pairs: u32, bytes: u32, seconds: f64) -> Scenario {
     s.flows = (0..pairs)
         .map(|k| {
             let mut f = FlowSpec::udp(2 * k, 2 * k + 1, UdpRate::Saturated);
-            *f.packet_bytes_mut() = bytes;
+            if let Some(packet_bytes) = f.packet_bytes_mut() {
+                *packet_bytes = bytes;
+            }
             f
         })
         .collect();
@@ -499,12 +505,12 @@ pub fn instant_from(d: std::time::Duration) -> Instant {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Every key the emulator cannot run is refused by name, together, before
     /// anything is built (no namespace is made: these run without root).
-    fn refused_keys(text: &str) -> Vec<String> {
+    pub(crate) fn refused_keys(text: &str) -> Vec<String> {
         let s = Scenario::from_toml(text).unwrap();
         match build_medium(&s, true) {
             Err(crate::EmuError::Refused(r)) => r.unsupported.into_iter().map(|u| u.key).collect(),
@@ -513,7 +519,7 @@ mod tests {
         }
     }
 
-    const CHAIN: &str = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n";
+    pub(crate) const CHAIN: &str = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n";
 
     #[test]
     fn dsr_is_refused_naming_routing_kind_and_aodv_and_olsr_run_as_daemons() {

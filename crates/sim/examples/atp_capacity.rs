@@ -85,7 +85,10 @@ fn chain(setting: &Setting, hops: u32, seconds: f64, seed: u64, flow: FlowSpec) 
     s.radio = setting.radio.clone();
     s.routing = Routing::Static { paths: vec![(0..=hops).collect()] };
     let mut flow = FlowSpec { src: 0, dst: hops, ..flow };
-    *flow.packet_bytes_mut() = setting.packet_bytes;
+    // Every flow here is UDP or a transfer, each with a packet size.
+    if let Some(bytes) = flow.packet_bytes_mut() {
+        *bytes = setting.packet_bytes;
+    }
     s.flows = vec![flow];
     s
 }

@@ -30,6 +30,7 @@ pub mod trace_kind;
 pub mod transport;
 pub mod udp;
 
+use backend::ScenarioBackend;
 use driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock};
 use meshbed_core::{Duration, Instant};
 use meshbed_radio::{Addr, DropCause, Indication, Medium, NodeId, Payload};
@@ -210,9 +211,13 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// Builds a run: validates the scenario, builds the radio model and the
-    /// routes, and refuses flows the routes cannot carry.
+    /// Builds a run: validates the scenario, refuses what the simulator
+    /// cannot run ([`backend::Simulator`]: kernel TCP flows), builds the
+    /// radio model and the routes, and refuses flows the routes cannot carry.
     pub fn new(scenario: &Scenario) -> Result<Sim, ScenarioError> {
+        // Before the random flows are drawn, so that a drawn flow is named
+        // by its template's key (`random_flows.flow.protocol`).
+        backend::Simulator.supports(scenario)?;
         let scenario = &*scenario.with_random_flows_drawn()?;
         let seed = scenario.seed;
         if scenario.routing.is_dynamic() {
@@ -232,6 +237,7 @@ impl Sim {
         scenario: &Scenario,
         make: &dyn Fn(NodeId) -> Box<dyn meshbed_routing::RoutingEngine>,
     ) -> Result<Sim, ScenarioError> {
+        backend::Simulator.supports(scenario)?;
         let scenario = &*scenario.with_random_flows_drawn()?;
         let (medium, routes) = build_network(scenario, false)?;
         let engines = (0..medium.node_count() as NodeId).map(make).collect();
@@ -271,6 +277,13 @@ impl Sim {
                     FlowKind::Echo(echo::Pinger::new(Duration::from_secs_f64(timeout_s)))
                 }
                 scenario::FlowKind::Udp(u) => FlowKind::Udp(UdpSource::new(u)),
+                // Refused by `Sim::new` and `Sim::with_routing` before this;
+                // refused the same way here rather than assumed away.
+                scenario::FlowKind::KernelTcp(_) => {
+                    let mut refusal = backend::Refusal::new(backend::Simulator.name());
+                    backend::refuse_kernel_tcp(&mut refusal, &format!("flows[{i}]"));
+                    return Err(refusal.into());
+                }
             };
             flows.push(Flow {
                 spec: f.clone(),

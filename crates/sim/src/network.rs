@@ -84,8 +84,9 @@ pub fn build_network<P: Payload>(
         return Ok((medium, routes));
     }
     for (i, f) in scenario.flows.iter().enumerate() {
-        // Transport flows need the way back too, for feedback and ACKs.
-        let ends = if f.transport().is_some() { vec![(f.src, f.dst), (f.dst, f.src)] } else { vec![(f.src, f.dst)] };
+        // Transport and kernel TCP flows need the way back too, for
+        // feedback and ACKs.
+        let ends = if f.needs_route_back() { vec![(f.src, f.dst), (f.dst, f.src)] } else { vec![(f.src, f.dst)] };
         for (from, to) in ends {
             if routes.hop_count(from, to).is_some() {
                 continue;

@@ -24,7 +24,7 @@ fn paced_reno_delivers_every_byte_over_a_4_hop_chain() {
     let bytes = 1_000_000;
     let paced = run(&transfer(Protocol::TcpRenoPaced, 4, bytes));
     let f = &paced.flows[0];
-    assert_eq!(f.protocol, Some(meshbed_proto::Protocol::TcpRenoPaced));
+    assert_eq!(f.protocol, meshbed_sim::report::FlowProtocol::Engine(meshbed_proto::Protocol::TcpRenoPaced));
     assert!(f.completed() && f.verified() && !f.failed(), "{:?}", f.error());
     assert_eq!(f.bytes_delivered, bytes);
     // The same transfer unpaced sends its segments at other times.

@@ -30,6 +30,19 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Writes `text` as `name` in a fresh scratch directory and runs it with
+/// `meshbed emu run FILE --json`, which must succeed: its report.
+pub fn emu_run_json(name: &str, text: &str) -> serde_json::Value {
+    require_emulator_support();
+    let dir = scratch(name);
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, text).unwrap();
+    let o = Command::new(MESHBED).args(["emu", "run", file.to_str().unwrap(), "--json"]).output().expect("run meshbed");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// A chain of `hops` hops, 802.11a at 24 Mbit/s, 200 m apart.
 pub fn chain_scenario(dir: &Path, hops: u32) -> PathBuf {
     let p = dir.join(format!("chain{hops}.toml"));
@@ -154,6 +167,7 @@ pub fn ping(emu: &Emu, from: u32, to: &str) {
     );
 }
 
+#[allow(unused_imports)] // Not every test file that shares this module uses it.
 pub use meshbed_proto::harness::test_bytes as content;
 
 /// Moves `data` over the kernel's TCP with congestion control `cc` from

@@ -59,6 +59,24 @@ fn the_runner_decides_what_runs_and_how_many_at_once() {
     assert!(results.runs.iter().all(|r| r.report.flows[0].bytes_delivered > 0));
 }
 
+/// The simulator refuses a kernel TCP point by its key before any point
+/// runs (its runner asks `Simulator::supports`).
+#[test]
+fn the_simulator_refuses_an_experiment_with_a_kernel_tcp_point_before_anything_runs() {
+    let text = "duration_s = 0.5\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
+        [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-reno\"\nbytes = 1000\n\
+        [experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"protocol\"\nvalues = [\"tcp-reno\", \"kernel-tcp\"]\n";
+    let e = Experiment::from_toml(text, "e.toml").unwrap();
+    let err = run(&e, &RunOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "e.toml: the simulator cannot run flows[0].protocol = \"kernel-tcp\" (the simulator has no kernel TCP;"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("--backend emu") && err.ends_with("nothing was started"), "{err}");
+}
+
 /// The summary's median, extremes and confidence interval are computed
 /// over the runs and reach summary.csv: a runner whose flow reports
 /// 1, 2, 3, 4 kbit/s for seeds 1–4.

@@ -68,18 +68,30 @@ pub(super) fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), 
             }
             set_path(tree, "flows[*].protocol", v)?;
             // A base scenario may carry settings for each family
-            // (`[flows.atp]` and `[flows.tcp]`): a point keeps those of
-            // the protocol it runs.
-            let atp = v.as_str().and_then(|p| p.parse::<meshbed_proto::Protocol>().ok()).is_some_and(|p| p.is_atp());
-            let other = if atp { "tcp" } else { "atp" };
+            // (`[flows.atp]`, `[flows.tcp]`, the kernel's
+            // `congestion_control`): a point keeps those of the protocol it
+            // runs.
+            let name = v.as_str().unwrap_or_default();
+            let others: &[&str] = if name == meshbed_sim::scenario::KERNEL_TCP {
+                &["atp", "tcp"]
+            } else if name.parse::<meshbed_proto::Protocol>().is_ok_and(|p| p.is_atp()) {
+                &["tcp", "congestion_control"]
+            } else {
+                &["atp", "congestion_control"]
+            };
+            let drop_others = |f: &mut toml::Table| {
+                for k in others {
+                    f.remove(*k);
+                }
+            };
             for f in tree.get_mut("flows").and_then(Value::as_array_mut).into_iter().flatten() {
                 if let Some(f) = f.as_table_mut() {
-                    f.remove(other);
+                    drop_others(f);
                 }
             }
-            let template = tree.get_mut("random_flows").and_then(|r| r.get_mut("flow")).and_then(Value::as_table_mut);
-            if let Some(f) = template {
-                f.remove(other);
+            if let Some(f) = tree.get_mut("random_flows").and_then(|r| r.get_mut("flow")).and_then(Value::as_table_mut)
+            {
+                drop_others(f);
             }
             Ok(())
         }

@@ -41,6 +41,20 @@ fn a_protocol_point_keeps_only_its_own_family_settings() {
 }
 
 #[test]
+fn a_kernel_tcp_point_drops_the_engines_tables_and_an_engine_point_the_congestion_control() {
+    let text = format!(
+        "{BASE}congestion_control = \"reno\"\n[flows.tcp]\nmin_rto_s = 1.0\n\
+         [experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"protocol\"\nvalues = [\"tcp-newreno\", \"kernel-tcp\"]\n"
+    );
+    let pts = Experiment::from_toml(&text, "e.toml").unwrap().points("e.toml").unwrap();
+    let t = pts[0].scenario.flows[0].transport().unwrap();
+    assert_eq!(t.tcp().and_then(|t| t.min_rto_s), Some(1.0));
+    let k = pts[1].scenario.flows[0].kernel_tcp().unwrap();
+    assert_eq!((k.congestion_control.as_str(), k.amount.bytes()), ("reno", Some(100_000)));
+    assert_eq!(pts[1].label(), "protocol=kernel-tcp");
+}
+
+#[test]
 fn sweep_is_the_cartesian_product_last_axis_fastest() {
     let e = with(
         "[experiment]\nname = \"t\"\nrepetitions = 2\n[[experiment.sweep]]\nkey = \"hops\"\nvalues = [1, 2]\n[[experiment.sweep]]\nkey = \"protocol\"\nvalues = [\"atp-default\", \"tcp-tahoe\", \"tcp-reno\"]\n",

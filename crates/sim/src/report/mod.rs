@@ -7,8 +7,8 @@ mod result;
 mod table;
 
 pub use result::{
-    protocol_name, EchoResult, FeedbackTiming, FlowResult, PathInfoResult, PathInfoSample, RouteLogEntry,
-    RoutingResult, SenderDetail, TcpDetail, TransferResult, UdpResult, CLUSTER_GAP_FRACTION,
+    EchoResult, FeedbackTiming, FlowProtocol, FlowResult, KernelTcpResult, PathInfoResult, PathInfoSample,
+    RouteLogEntry, RoutingResult, SenderDetail, TcpDetail, TransferResult, UdpResult, CLUSTER_GAP_FRACTION,
 };
 
 use crate::driver::Driver;

@@ -1,14 +1,15 @@
 //! One flow's result, in parts: what every flow has ([`FlowResult`]'s own
 //! fields), and what only some have — a transport transfer
 //! ([`TransferResult`]), UDP traffic ([`UdpResult`]), a run with routing
-//! engines ([`RoutingResult`]), echo traffic ([`EchoResult`]). A part is
+//! engines ([`RoutingResult`]), echo traffic ([`EchoResult`]), the
+//! kernel's TCP ([`KernelTcpResult`]). A part is
 //! `None` where it does not apply, so a reader never mistakes "not
 //! measured" for zero; the convenience methods on [`FlowResult`] give the
 //! one value callers ask for most (false, 0 or `None` where it does not
 //! apply), each rule written once here.
 
 use crate::net_stats::FlowNet;
-use crate::scenario::{FlowSpec, Traffic};
+use crate::scenario::{CongestionControl, FlowKind, FlowSpec, Traffic, KERNEL_TCP};
 use crate::trace_kind::{RouteLogEvent, RouteLogSide};
 use crate::transport::{PathObservation, TraceRecord};
 use meshbed_core::Instant;
@@ -25,10 +26,10 @@ pub struct FlowResult {
     pub hops: Option<u32>,
     /// When the flow starts, seconds.
     pub start_s: f64,
-    /// The transport protocol; `None` for UDP traffic. Written as its
-    /// scenario name (`atp-default`, ...) or `udp`, as files always had it.
-    #[serde(with = "protocol_or_udp")]
-    pub protocol: Option<Protocol>,
+    /// What carried the flow: UDP, a transport engine or the kernel's
+    /// TCP. Written as the engine's scenario name (`atp-default`, ...),
+    /// `udp` or `kernel-tcp`, as files always had it.
+    pub protocol: FlowProtocol,
     /// UDP packets, or datagrams the transport sender sent (retransmissions
     /// included).
     pub sent_packets: u64,
@@ -68,6 +69,73 @@ pub struct FlowResult {
     /// the RTT statistics; `None` for other flows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub echo: Option<EchoResult>,
+    /// A transfer over the kernel's TCP (its `transfer` part says how it
+    /// went); `None` for other flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_tcp: Option<KernelTcpResult>,
+}
+
+/// What carried a flow's data, as results name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowProtocol {
+    /// UDP traffic: saturated, CBR or echo ([`FlowResult::traffic`]).
+    Udp,
+    /// One of meshbed's transport engines.
+    Engine(Protocol),
+    /// The Linux kernel's TCP (the emulator's `kernel-tcp` flows).
+    KernelTcp,
+}
+
+impl FlowProtocol {
+    /// As files name it: the engine's scenario name, `udp` or `kernel-tcp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowProtocol::Udp => "udp",
+            FlowProtocol::Engine(p) => p.name(),
+            FlowProtocol::KernelTcp => KERNEL_TCP,
+        }
+    }
+
+    /// The engine, `None` for UDP and kernel TCP.
+    pub fn engine(self) -> Option<Protocol> {
+        match self {
+            FlowProtocol::Engine(p) => Some(p),
+            FlowProtocol::Udp | FlowProtocol::KernelTcp => None,
+        }
+    }
+
+    /// What carries `spec`'s data.
+    pub fn of(spec: &FlowSpec) -> FlowProtocol {
+        match &spec.kind {
+            FlowKind::Udp(_) | FlowKind::Echo(_) => FlowProtocol::Udp,
+            FlowKind::Transport(t) => FlowProtocol::Engine(t.protocol),
+            FlowKind::KernelTcp(_) => FlowProtocol::KernelTcp,
+        }
+    }
+}
+
+impl Serialize for FlowProtocol {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowProtocol {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "udp" => Ok(FlowProtocol::Udp),
+            KERNEL_TCP => Ok(FlowProtocol::KernelTcp),
+            other => other.parse().map(FlowProtocol::Engine).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// What only a kernel TCP flow has.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelTcpResult {
+    /// The congestion control the sender's socket ran (`TCP_CONGESTION`).
+    pub congestion_control: CongestionControl,
 }
 
 /// What only a transport flow has: whether its transfer completed and
@@ -311,7 +379,7 @@ impl FlowResult {
             dst: spec.dst,
             hops,
             start_s: spec.start_s,
-            protocol: spec.protocol(),
+            protocol: FlowProtocol::of(spec),
             sent_packets: 0,
             received_packets: 0,
             goodput_bps: 0.0,
@@ -321,20 +389,28 @@ impl FlowResult {
             duration_s,
             net: FlowNet::default(),
             trace: Vec::new(),
-            transfer: spec.transport().map(|t| TransferResult {
-                size_bytes: t.amount.bytes(),
-                batch_bytes: t.batch_bytes(),
-                ..TransferResult::default()
-            }),
+            transfer: match &spec.kind {
+                FlowKind::Transport(t) => Some(TransferResult {
+                    size_bytes: t.amount.bytes(),
+                    batch_bytes: t.batch_bytes(),
+                    ..TransferResult::default()
+                }),
+                FlowKind::KernelTcp(k) => {
+                    Some(TransferResult { size_bytes: k.amount.bytes(), ..TransferResult::default() })
+                }
+                FlowKind::Udp(_) | FlowKind::Echo(_) => None,
+            },
             udp: spec.traffic().map(|traffic| UdpResult { traffic, delivery_ratio: None }),
             routing: None,
             echo: None,
+            kernel_tcp: spec.kernel_tcp().map(|k| KernelTcpResult { congestion_control: k.congestion_control.clone() }),
         }
     }
 
-    /// Its protocol as files name it ([`protocol_name`]: `udp` for UDP).
+    /// Its protocol as files name it ([`FlowProtocol::name`]: `udp` for
+    /// UDP, `kernel-tcp` for the kernel's TCP).
     pub fn protocol_name(&self) -> &'static str {
-        protocol_name(self.protocol)
+        self.protocol.name()
     }
 
     /// A transfer that completed; false for UDP, which has no transfer.
@@ -406,30 +482,6 @@ impl FlowResult {
     }
 }
 
-/// A flow's protocol as files name it: the transport's scenario name, or
-/// `udp` for UDP traffic (saturated, CBR or echo: [`FlowResult::traffic`]).
-pub fn protocol_name(protocol: Option<Protocol>) -> &'static str {
-    protocol.map_or("udp", Protocol::name)
-}
-
-/// [`FlowResult::protocol`] in files: [`protocol_name`], read back the same.
-mod protocol_or_udp {
-    use meshbed_proto::Protocol;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(p: &Option<Protocol>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(super::protocol_name(*p))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Protocol>, D::Error> {
-        let name = String::deserialize(d)?;
-        match name.as_str() {
-            "udp" => Ok(None),
-            other => other.parse().map(Some).map_err(serde::de::Error::custom),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,6 +509,27 @@ mod tests {
         assert!(json.get("udp").is_none() && json.get("routing").is_none() && json.get("echo").is_none());
         let back: FlowResult = serde_json::from_value(json).unwrap();
         assert_eq!(back.transfer, t.transfer);
+    }
+
+    #[test]
+    fn a_kernel_tcp_flow_is_named_kernel_tcp_with_its_congestion_control_and_a_transfer() {
+        use crate::scenario::{Amount, KernelTcpFlow};
+        let mut k = KernelTcpFlow::new(Amount::Bytes(1000));
+        k.congestion_control = CongestionControl::new("reno").unwrap();
+        let spec = FlowSpec { src: 0, dst: 2, start_s: 0.0, kind: FlowKind::KernelTcp(k) };
+        let r = FlowResult::blank(0, &spec, Some(2), 1.0);
+        assert_eq!((r.protocol, r.protocol_name()), (FlowProtocol::KernelTcp, "kernel-tcp"));
+        assert!(r.udp.is_none() && r.traffic().is_none() && r.protocol.engine().is_none());
+        assert_eq!(r.transfer.as_ref().and_then(|t| t.size_bytes), Some(1000));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["protocol"], "kernel-tcp");
+        assert_eq!(json["kernel_tcp"]["congestion_control"], "reno");
+        let back: FlowResult = serde_json::from_value(json).unwrap();
+        assert_eq!((back.protocol, back.kernel_tcp), (FlowProtocol::KernelTcp, r.kernel_tcp));
+        // Other flows have no such part, and keep their names.
+        let udp = serde_json::to_value(FlowResult::blank(1, &FlowSpec::default(), None, 1.0)).unwrap();
+        assert!(udp.get("kernel_tcp").is_none());
+        assert_eq!(udp["protocol"], "udp");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The report as a table for people (`meshbed sim`): one line per flow,
 //! then the MAC, network and routing totals and the rates per link.
 
-use super::{protocol_name, SimReport};
+use super::SimReport;
 use crate::scenario::Traffic;
 use std::fmt::Write;
 
@@ -36,11 +36,13 @@ impl SimReport {
         );
         for f in &self.flows {
             let hops = f.hops.map_or("-".to_string(), |h| h.to_string());
-            let kind = match (f.traffic(), f.protocol) {
-                (Some(Traffic::Saturated), _) => "udp saturated",
-                (Some(Traffic::Cbr), _) => "udp cbr",
-                (Some(Traffic::Echo), _) => "udp echo",
-                (None, p) => protocol_name(p),
+            let kind = match (f.traffic(), &f.kernel_tcp) {
+                (Some(Traffic::Saturated), _) => "udp saturated".to_string(),
+                (Some(Traffic::Cbr), _) => "udp cbr".to_string(),
+                (Some(Traffic::Echo), _) => "udp echo".to_string(),
+                // The congestion control is what tells two kernel flows apart.
+                (None, Some(k)) => format!("{}/{}", f.protocol_name(), k.congestion_control),
+                (None, None) => f.protocol_name().to_string(),
             };
             // Done and retransmissions only for a transfer of a set size
             // (one until `stop_s` never completes).

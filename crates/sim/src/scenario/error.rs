@@ -17,11 +17,21 @@ pub enum ScenarioError {
     /// The one error value ([`InvalidValue`]), in a file.
     #[error("{}{invalid}", prefix(file))]
     Invalid { file: String, invalid: InvalidValue },
+    /// A valid scenario that the backend asked to run it cannot run
+    /// (`crate::backend`): every key it refuses, nothing started.
+    #[error("{}{refusal}", prefix(file))]
+    Refused { file: String, refusal: crate::backend::Refusal },
 }
 
 impl From<InvalidValue> for ScenarioError {
     fn from(invalid: InvalidValue) -> Self {
         ScenarioError::Invalid { file: String::new(), invalid }
+    }
+}
+
+impl From<crate::backend::Refusal> for ScenarioError {
+    fn from(refusal: crate::backend::Refusal) -> Self {
+        ScenarioError::Refused { file: String::new(), refusal }
     }
 }
 
@@ -53,6 +63,7 @@ impl ScenarioError {
         match self {
             ScenarioError::Invalid { invalid, .. } => ScenarioError::Invalid { file: name.into(), invalid },
             ScenarioError::Parse { message, .. } => ScenarioError::Parse { file: name.into(), message },
+            ScenarioError::Refused { refusal, .. } => ScenarioError::Refused { file: name.into(), refusal },
             other => other,
         }
     }

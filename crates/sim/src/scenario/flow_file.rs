@@ -4,8 +4,9 @@
 
 use super::error::{invalid, ScenarioError};
 use super::flows::*;
+use super::kernel_tcp::{CongestionControl, KernelTcpFlow, KERNEL_TCP};
 use meshbed_proto::Protocol;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A flow as the file writes it: one flat table whose keys the kind of
 /// flow decides (UDP traffic without `protocol`, a transport transfer with
@@ -22,16 +23,26 @@ use serde::{Deserialize, Serialize};
 /// full data packet (IP + UDP + 36-byte transport header + payload, default
 /// 1500, which gives the engines' default 1436-byte segments); `traffic` is
 /// ignored and `rate_kbps` is rejected.
+///
+/// A kernel TCP flow (`protocol = "kernel-tcp"`, [`KernelTcpFlow`]) takes
+/// `bytes` or `stop_s` as a transport flow does, and `congestion_control`
+/// (default `cubic`); every key of UDP traffic and of meshbed's engines
+/// (`traffic`, `rate_kbps`, `packet_bytes`, `trace`, `batch_packets`,
+/// `[flows.atp]`, `[flows.tcp]`, the slow reader's) is refused by name, and
+/// `congestion_control` on any other flow too.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FlowFile {
     src: u32,
     dst: u32,
-    #[serde(default = "default_traffic")]
-    traffic: Traffic,
-    /// IP packet size in bytes (20-byte IP and 8-byte UDP headers included).
-    #[serde(default = "default_packet_bytes")]
-    packet_bytes: u32,
+    /// Absent: saturated (for UDP). An `Option` so that a kernel TCP flow
+    /// can tell it was given; written for every other kind, as always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    traffic: Option<Traffic>,
+    /// IP packet size in bytes (20-byte IP and 8-byte UDP headers
+    /// included); absent: [`DEFAULT_PACKET_BYTES`]. An `Option` as `traffic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    packet_bytes: Option<u32>,
     /// CBR rate in kbit/s of IP packets (CBR only).
     #[serde(default)]
     rate_kbps: Option<f64>,
@@ -46,9 +57,14 @@ pub(super) struct FlowFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     echo_timeout_s: Option<f64>,
     /// Transport protocol (one of [`Protocol::ALL`], by its scenario name,
-    /// `atp-default` … `mtl`). Absent: UDP.
+    /// `atp-default` … `mtl`), or `kernel-tcp`. Absent: UDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    protocol: Option<Protocol>,
+    protocol: Option<ProtocolKey>,
+    /// Kernel TCP's congestion control by its Linux name (kernel TCP only;
+    /// checked as [`CongestionControl`] once the kind is known, so that the
+    /// error names this key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    congestion_control: Option<String>,
     /// Application bytes a transport flow transfers (required with `protocol`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bytes: Option<u64>,
@@ -87,12 +103,38 @@ pub(super) struct FlowFile {
     receive_buffer_bytes: Option<u64>,
 }
 
-fn default_traffic() -> Traffic {
-    Traffic::Saturated
+/// `protocol` as the file writes it: one of meshbed's transport engines, or
+/// the kernel's TCP (which is not one of them: [`KERNEL_TCP`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ProtocolKey {
+    Engine(Protocol),
+    KernelTcp,
 }
 
-fn default_packet_bytes() -> u32 {
-    DEFAULT_PACKET_BYTES
+impl Serialize for ProtocolKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ProtocolKey::Engine(p) => p.serialize(s),
+            ProtocolKey::KernelTcp => s.serialize_str(KERNEL_TCP),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ProtocolKey {
+    /// A misspelling is refused with every name, the engines' and `kernel-tcp`.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        if name == KERNEL_TCP {
+            return Ok(ProtocolKey::KernelTcp);
+        }
+        name.parse().map(ProtocolKey::Engine).map_err(|_| {
+            let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).chain([KERNEL_TCP]).collect();
+            serde::de::Error::invalid_value(
+                serde::de::Unexpected::Str(&name),
+                &format!("one of {}", names.join(", ")).as_str(),
+            )
+        })
+    }
 }
 
 /// "nothing: …" for a key that another kind of flow takes.
@@ -107,8 +149,18 @@ impl FlowFile {
     /// [`crate::scenario::Scenario::validate`]'s.
     pub(super) fn into_spec(self) -> Result<FlowSpec, ScenarioError> {
         let f = self;
+        if f.protocol != Some(ProtocolKey::KernelTcp) {
+            if let Some(c) = &f.congestion_control {
+                return Err(not_for(
+                    "congestion_control",
+                    format!("{c:?}"),
+                    "kernel TCP flows (protocol = \"kernel-tcp\")",
+                ));
+            }
+        }
         let kind = match f.protocol {
-            Some(protocol) => FlowKind::Transport(f.transport_flow(protocol)?),
+            Some(ProtocolKey::Engine(protocol)) => FlowKind::Transport(f.transport_flow(protocol)?),
+            Some(ProtocolKey::KernelTcp) => FlowKind::KernelTcp(f.kernel_tcp_flow()?),
             None => f.udp_kind()?,
         };
         Ok(FlowSpec { src: f.src, dst: f.dst, start_s: f.start_s, kind })
@@ -129,12 +181,13 @@ impl FlowFile {
                 return Err(invalid(k, "(given)", "nothing: this key belongs to transport flows (set `protocol`)"));
             }
         }
+        let traffic = f.traffic.unwrap_or(Traffic::Saturated);
         // Echo flows trace their RTT samples.
-        if f.trace && f.traffic != Traffic::Echo {
+        if f.trace && traffic != Traffic::Echo {
             return Err(not_for("trace", "(given)", "transport and echo flows (set `protocol` or traffic = \"echo\")"));
         }
-        let (packet_bytes, stop_s) = (f.packet_bytes, f.stop_s);
-        let rate = match (f.traffic, f.rate_kbps) {
+        let (packet_bytes, stop_s) = (f.packet_bytes.unwrap_or(DEFAULT_PACKET_BYTES), f.stop_s);
+        let rate = match (traffic, f.rate_kbps) {
             (Traffic::Cbr, None) => return Err(invalid("rate_kbps", "(missing)", "a CBR rate in kbit/s")),
             (Traffic::Cbr, Some(rate_kbps)) => UdpRate::Cbr { rate_kbps },
             (Traffic::Saturated, Some(r)) => {
@@ -163,25 +216,29 @@ impl FlowFile {
         Ok(FlowKind::Udp(UdpFlow { rate, packet_bytes, stop_s }))
     }
 
+    /// What a transport or kernel TCP flow (`what`) moves: `bytes`, or
+    /// until `stop_s` (issue 3: "move a number of bytes or run for a
+    /// duration").
+    fn amount(&self, what: &str) -> Result<Amount, ScenarioError> {
+        match (self.bytes, self.stop_s) {
+            (None, None) => Err(invalid(
+                "bytes",
+                "(missing)",
+                format!("the transfer size in bytes of a {what}, or a stop_s for a flow that runs for a duration"),
+            )),
+            (Some(_), Some(stop)) => {
+                Err(invalid("stop_s", stop, format!("either bytes or stop_s for a {what}, not both")))
+            }
+            (Some(bytes), None) => Ok(Amount::Bytes(bytes)),
+            (None, Some(stop_s)) => Ok(Amount::Until { stop_s }),
+        }
+    }
+
     fn transport_flow(&self, protocol: Protocol) -> Result<TransportFlow, ScenarioError> {
         let f = self;
-        // A transport flow either moves `bytes` or runs until `stop_s`
-        // (issue 3: "move a number of bytes or run for a duration").
-        let amount =
-            match (f.bytes, f.stop_s) {
-                (None, None) => return Err(invalid(
-                    "bytes",
-                    "(missing)",
-                    "the transfer size in bytes of a transport flow, or a stop_s for a flow that runs for a duration",
-                )),
-                (Some(_), Some(stop)) => {
-                    return Err(invalid("stop_s", stop, "either bytes or stop_s for a transport flow, not both"))
-                }
-                (Some(bytes), None) => Amount::Bytes(bytes),
-                (None, Some(stop_s)) => Amount::Until { stop_s },
-            };
-        if f.traffic != Traffic::Saturated {
-            let kind = if f.traffic == Traffic::Cbr { "\"cbr\"" } else { "\"echo\"" };
+        let amount = f.amount("transport flow")?;
+        if let Some(traffic @ (Traffic::Cbr | Traffic::Echo)) = f.traffic {
+            let kind = if traffic == Traffic::Cbr { "\"cbr\"" } else { "\"echo\"" };
             return Err(invalid("traffic", kind, format!("no traffic kind: {protocol} paces itself")));
         }
         if let Some(t) = f.echo_timeout_s {
@@ -226,12 +283,77 @@ impl FlowFile {
         Ok(TransportFlow {
             protocol,
             amount,
-            packet_bytes: f.packet_bytes,
+            packet_bytes: f.packet_bytes.unwrap_or(DEFAULT_PACKET_BYTES),
             trace: f.trace,
             batch_packets: f.batch_packets,
             settings,
             reader,
         })
+    }
+}
+
+impl FlowFile {
+    /// A kernel TCP flow: `bytes` or `stop_s`, and `congestion_control`;
+    /// every key of UDP traffic or of meshbed's engines is refused by name
+    /// (the kernel runs its own TCP, with its own segments and buffers).
+    fn kernel_tcp_flow(&self) -> Result<KernelTcpFlow, ScenarioError> {
+        let f = self;
+        let amount = f.amount("kernel-tcp flow")?;
+        let given: [(&str, Option<String>, &str); 11] = [
+            (
+                "traffic",
+                f.traffic.map(|t| format!("{:?}", traffic_name(t))),
+                "the kernel's congestion control paces it",
+            ),
+            ("rate_kbps", f.rate_kbps.map(|r| r.to_string()), "the kernel's congestion control chooses its rate"),
+            ("packet_bytes", f.packet_bytes.map(|b| b.to_string()), "the kernel sizes its segments to the path's MTU"),
+            ("echo_timeout_s", f.echo_timeout_s.map(|t| t.to_string()), "this key belongs to echo flows"),
+            ("trace", f.trace.then(|| "true".to_string()), "the kernel's TCP keeps no engine trace samples"),
+            (
+                "batch_packets",
+                f.batch_packets.map(|n| n.to_string()),
+                "no delivery milestones are recorded for the kernel's TCP",
+            ),
+            (
+                "atp",
+                f.atp.as_ref().map(|_| "(given)".to_string()),
+                "[flows.atp] sets meshbed's ATP engines; the kernel's TCP takes only congestion_control",
+            ),
+            (
+                "tcp",
+                f.tcp.as_ref().map(|_| "(given)".to_string()),
+                "[flows.tcp] sets meshbed's TCP engines; the kernel's TCP takes only congestion_control",
+            ),
+            ("read_rate_bps", f.read_rate_bps.map(|r| r.to_string()), "the kernel's receiver reads at full speed"),
+            (
+                "read_rate_steps",
+                (!f.read_rate_steps.is_empty()).then(|| "(given)".to_string()),
+                "the kernel's receiver reads at full speed",
+            ),
+            (
+                "receive_buffer_bytes",
+                f.receive_buffer_bytes.map(|b| b.to_string()),
+                "the kernel sizes its own receive buffer",
+            ),
+        ];
+        if let Some((k, Some(value), why)) = given.into_iter().find(|(_, v, _)| v.is_some()) {
+            return Err(invalid(k, value, format!("nothing on a kernel-tcp flow: {why}")));
+        }
+        let congestion_control = match &f.congestion_control {
+            None => CongestionControl::default(),
+            Some(name) => CongestionControl::new(name)
+                .map_err(|expected| invalid("congestion_control", format!("{name:?}"), expected))?,
+        };
+        Ok(KernelTcpFlow { congestion_control, amount })
+    }
+}
+
+/// `traffic` as the file writes it.
+fn traffic_name(t: Traffic) -> &'static str {
+    match t {
+        Traffic::Saturated => "saturated",
+        Traffic::Cbr => "cbr",
+        Traffic::Echo => "echo",
     }
 }
 
@@ -241,13 +363,14 @@ impl From<&FlowSpec> for FlowFile {
         let mut f = FlowFile {
             src: s.src,
             dst: s.dst,
-            traffic: Traffic::Saturated,
-            packet_bytes: s.packet_bytes(),
+            traffic: Some(Traffic::Saturated),
+            packet_bytes: Some(s.packet_bytes()),
             rate_kbps: None,
             start_s: s.start_s,
             stop_s: s.stop_s(),
             echo_timeout_s: None,
             protocol: None,
+            congestion_control: None,
             bytes: None,
             trace: false,
             batch_packets: None,
@@ -260,17 +383,17 @@ impl From<&FlowSpec> for FlowFile {
         match &s.kind {
             FlowKind::Udp(u) => {
                 if let UdpRate::Cbr { rate_kbps } = u.rate {
-                    f.traffic = Traffic::Cbr;
+                    f.traffic = Some(Traffic::Cbr);
                     f.rate_kbps = Some(rate_kbps);
                 }
             }
             FlowKind::Echo(e) => {
-                f.traffic = Traffic::Echo;
+                f.traffic = Some(Traffic::Echo);
                 f.echo_timeout_s = e.timeout_s;
                 f.trace = e.trace;
             }
             FlowKind::Transport(t) => {
-                f.protocol = Some(t.protocol);
+                f.protocol = Some(ProtocolKey::Engine(t.protocol));
                 f.bytes = t.amount.bytes();
                 f.trace = t.trace;
                 f.batch_packets = t.batch_packets;
@@ -284,6 +407,14 @@ impl From<&FlowSpec> for FlowFile {
                     f.read_rate_steps = r.steps.clone();
                     f.receive_buffer_bytes = r.receive_buffer_bytes;
                 }
+            }
+            // Only its own keys, so that it reads back.
+            FlowKind::KernelTcp(k) => {
+                f.traffic = None;
+                f.packet_bytes = None;
+                f.protocol = Some(ProtocolKey::KernelTcp);
+                f.congestion_control = Some(k.congestion_control.to_string());
+                f.bytes = k.amount.bytes();
             }
         }
         f

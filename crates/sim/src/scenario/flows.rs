@@ -1,11 +1,13 @@
 //! `[[flows]]`: what each flow sends, and the checks of its keys.
 //!
-//! A flow is a sum type ([`FlowKind`]): UDP traffic, echo, or a transport
-//! transfer, each with only its own keys. The file keeps its flat table
+//! A flow is a sum type ([`FlowKind`]): UDP traffic, echo, a transport
+//! transfer, or a transfer over the Linux kernel's TCP, each with only its
+//! own keys. The file keeps its flat table
 //! (`protocol = "..."`, `bytes`, `traffic = "cbr"`, `[flows.atp]`);
 //! `flow_file.rs` reads and writes that form.
 
 use super::error::{invalid, within, ScenarioError};
+use super::kernel_tcp::KernelTcpFlow;
 use super::limits::*;
 use super::Scenario;
 use meshbed_proto::wire::HEADER_LEN as TRANSPORT_HEADER_BYTES;
@@ -31,6 +33,11 @@ pub enum FlowKind {
     Echo(EchoFlow),
     /// A transport transfer (`protocol = "..."`).
     Transport(TransportFlow),
+    /// A transfer over the Linux kernel's own TCP (`protocol =
+    /// "kernel-tcp"`): the emulator runs it between the two nodes'
+    /// namespaces; the simulator, which has no kernel, refuses it
+    /// ([`crate::backend::Simulator`]).
+    KernelTcp(KernelTcpFlow),
 }
 
 /// A UDP source (`traffic = "saturated"` or `"cbr"`).
@@ -90,7 +97,7 @@ pub struct TransportFlow {
     pub reader: Option<SlowReader>,
 }
 
-/// How much a transport flow moves.
+/// How much a transport or kernel TCP flow moves.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Amount {
     /// `bytes`: application bytes to deliver; the flow runs until every
@@ -219,36 +226,59 @@ impl FlowSpec {
         }
     }
 
-    /// The transport protocol; `None` for UDP and echo.
+    /// The kernel TCP transfer, if the flow is one.
+    pub fn kernel_tcp(&self) -> Option<&KernelTcpFlow> {
+        match &self.kind {
+            FlowKind::KernelTcp(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Whether the destination answers the source (a transport's feedback
+    /// and ACKs, the kernel's ACKs), so that the flow needs a route back.
+    pub fn needs_route_back(&self) -> bool {
+        match &self.kind {
+            FlowKind::Transport(_) | FlowKind::KernelTcp(_) => true,
+            FlowKind::Udp(_) | FlowKind::Echo(_) => false,
+        }
+    }
+
+    /// The transport engine; `None` for UDP, echo and kernel TCP (which
+    /// is not one of meshbed's engines: [`FlowSpec::kernel_tcp`]).
     pub fn protocol(&self) -> Option<Protocol> {
         self.transport().map(|t| t.protocol)
     }
 
-    /// The UDP traffic kind; `None` for a transport flow.
+    /// The UDP traffic kind; `None` for a transport or kernel TCP flow.
     pub fn traffic(&self) -> Option<Traffic> {
         match &self.kind {
             FlowKind::Udp(UdpFlow { rate: UdpRate::Saturated, .. }) => Some(Traffic::Saturated),
             FlowKind::Udp(UdpFlow { rate: UdpRate::Cbr { .. }, .. }) => Some(Traffic::Cbr),
             FlowKind::Echo(_) => Some(Traffic::Echo),
-            FlowKind::Transport(_) => None,
+            FlowKind::Transport(_) | FlowKind::KernelTcp(_) => None,
         }
     }
 
-    /// The IP packet size (a transport flow's full data packet).
+    /// The IP packet size (a transport flow's full data packet; for kernel
+    /// TCP, which sizes its own segments, the nodes' 1500-byte MTU that
+    /// they fill).
     pub fn packet_bytes(&self) -> u32 {
         match &self.kind {
             FlowKind::Udp(u) => u.packet_bytes,
             FlowKind::Echo(e) => e.packet_bytes,
             FlowKind::Transport(t) => t.packet_bytes,
+            FlowKind::KernelTcp(_) => DEFAULT_PACKET_BYTES,
         }
     }
 
-    /// The IP packet size, to change.
-    pub fn packet_bytes_mut(&mut self) -> &mut u32 {
+    /// The IP packet size, to change; `None` for kernel TCP, which has no
+    /// `packet_bytes` key (the kernel sizes its segments).
+    pub fn packet_bytes_mut(&mut self) -> Option<&mut u32> {
         match &mut self.kind {
-            FlowKind::Udp(u) => &mut u.packet_bytes,
-            FlowKind::Echo(e) => &mut e.packet_bytes,
-            FlowKind::Transport(t) => &mut t.packet_bytes,
+            FlowKind::Udp(u) => Some(&mut u.packet_bytes),
+            FlowKind::Echo(e) => Some(&mut e.packet_bytes),
+            FlowKind::Transport(t) => Some(&mut t.packet_bytes),
+            FlowKind::KernelTcp(_) => None,
         }
     }
 
@@ -257,17 +287,19 @@ impl FlowSpec {
         match &self.kind {
             FlowKind::Udp(u) => u.stop_s,
             FlowKind::Echo(e) => e.stop_s,
-            FlowKind::Transport(t) => match t.amount {
-                Amount::Until { stop_s } => Some(stop_s),
-                Amount::Bytes(_) => None,
-            },
+            FlowKind::Transport(TransportFlow { amount, .. }) | FlowKind::KernelTcp(KernelTcpFlow { amount, .. }) => {
+                match amount {
+                    Amount::Until { stop_s } => Some(*stop_s),
+                    Amount::Bytes(_) => None,
+                }
+            }
         }
     }
 
     /// Whether the flow keeps trace samples (a transport or echo flow's `trace`).
     pub fn trace(&self) -> bool {
         match &self.kind {
-            FlowKind::Udp(_) => false,
+            FlowKind::Udp(_) | FlowKind::KernelTcp(_) => false,
             FlowKind::Echo(e) => e.trace,
             FlowKind::Transport(t) => t.trace,
         }
@@ -387,7 +419,8 @@ pub const IP_UDP_HEADER_BYTES: u32 = 28;
 impl Scenario {
     /// The data transport flow `i`'s sender holds: its `bytes`, or for a
     /// flow that runs for a duration more than its source's PHY rate could
-    /// carry until its stop, so that it never runs dry. 0 for a UDP or echo flow.
+    /// carry until its stop, so that it never runs dry. 0 for a UDP or echo
+    /// flow, and for kernel TCP, whose data is generated as it is sent.
     pub fn sender_data_bytes(&self, i: usize) -> u64 {
         use meshbed_core::{Duration, Instant};
         let f = &self.flows[i];
@@ -485,6 +518,7 @@ impl Scenario {
                         within(key("echo_timeout_s"), t, ENGINE_PERIOD_S, "a timeout in seconds")?
                     }
                 }
+                FlowKind::KernelTcp(k) => k.validate(i)?,
             }
         }
         Ok(())

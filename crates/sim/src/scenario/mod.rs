@@ -43,6 +43,13 @@
 //! [flows.atp]                  # optional overrides of the preset
 //! epoch_s = 0.04
 //! kappa = 0.5
+//!
+//! [[flows]]                    # the Linux kernel's TCP (emulator only)
+//! src = 0
+//! dst = 6
+//! protocol = "kernel-tcp"
+//! congestion_control = "cubic" # any the kernel has: reno, bbr, ...
+//! bytes = 1_000_000            # or stop_s, a backlogged sender until then
 //! ```
 //!
 //! Every mistake is reported with the key, the value and what was expected.
@@ -56,6 +63,7 @@ mod error;
 mod file;
 mod flow_file;
 mod flows;
+mod kernel_tcp;
 mod limits;
 mod routing;
 #[cfg(test)]
@@ -65,6 +73,7 @@ mod topology;
 pub use error::{read_input_file, ScenarioError};
 pub use file::RandomFlows;
 pub use flows::*;
+pub use kernel_tcp::{CongestionControl, KernelTcpFlow, KERNEL_TCP};
 pub use limits::*;
 pub use routing::{needs_path_info, Routing};
 pub use topology::{stack_rows, NodeSpec, Topology};

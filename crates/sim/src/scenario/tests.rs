@@ -320,3 +320,110 @@ fn a_key_of_another_kind_of_flow_in_the_random_flows_template_names_the_template
     let e = err_of(&chain_with("protocol = \"tcp-reno\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5\n"));
     assert_eq!(e, "s.toml: flows[0].atp = (given): expected no [flows.atp] table: tcp-reno is not ATP");
 }
+
+#[test]
+fn a_kernel_tcp_flow_takes_bytes_or_stop_s_and_a_congestion_control() {
+    let s = Scenario::from_toml(&chain_with("protocol = \"kernel-tcp\"\nbytes = 1000000\n")).unwrap();
+    let k = s.flows[0].kernel_tcp().unwrap();
+    assert_eq!((k.congestion_control.as_str(), k.amount), ("cubic", Amount::Bytes(1_000_000)));
+    assert!(s.flows[0].transport().is_none() && s.flows[0].protocol().is_none() && s.flows[0].traffic().is_none());
+    assert!(s.flows[0].needs_route_back());
+    let s = Scenario::from_toml(&chain_with(
+        "protocol = \"kernel-tcp\"\ncongestion_control = \"bbr\"\nstart_s = 0.5\nstop_s = 1.5\n",
+    ))
+    .unwrap();
+    let f = &s.flows[0];
+    let k = f.kernel_tcp().unwrap();
+    assert_eq!((k.congestion_control.as_str(), k.amount), ("bbr", Amount::Until { stop_s: 1.5 }));
+    assert_eq!((f.stop_s(), f.trace(), s.sender_data_bytes(0)), (Some(1.5), false, 0));
+    // Written back with its own keys only, and read again as the same flow.
+    let written = toml::Table::try_from(f).unwrap();
+    let mut keys: Vec<&str> = written.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["congestion_control", "dst", "protocol", "src", "start_s", "stop_s"]);
+    assert_eq!(written["protocol"].as_str(), Some("kernel-tcp"));
+    assert_eq!(&FlowSpec::deserialize(toml::Value::Table(written)).unwrap(), f);
+    // A whole scenario round-trips too.
+    assert_eq!(Scenario::from_toml(&toml::to_string(&s).unwrap()).unwrap(), s);
+}
+
+#[test]
+fn every_key_a_kernel_tcp_flow_does_not_take_is_refused_by_name() {
+    let kernel = |extra: &str| chain_with(&format!("protocol = \"kernel-tcp\"\nbytes = 1000\n{extra}"));
+    for (extra, key) in [
+        ("traffic = \"cbr\"\n", "traffic = \"cbr\""),
+        ("traffic = \"saturated\"\n", "traffic = \"saturated\""),
+        ("rate_kbps = 100.0\n", "rate_kbps = 100"),
+        ("packet_bytes = 1500\n", "packet_bytes = 1500"),
+        ("echo_timeout_s = 1.0\n", "echo_timeout_s = 1"),
+        ("trace = true\n", "trace = true"),
+        ("batch_packets = 10\n", "batch_packets = 10"),
+        ("read_rate_bps = 8000\n", "read_rate_bps = 8000"),
+        ("read_rate_steps = [{ at_s = 1.0, rate_bps = 0 }]\n", "read_rate_steps = (given)"),
+        ("receive_buffer_bytes = 4000\n", "receive_buffer_bytes = 4000"),
+        ("[flows.atp]\nkappa = 0.5\n", "atp = (given)"),
+        ("[flows.tcp]\nmax_cwnd_segments = 8\n", "tcp = (given)"),
+    ] {
+        let e = err_of(&kernel(extra));
+        assert!(
+            e.starts_with(&format!("s.toml: flows[0].{key}: expected nothing on a kernel-tcp flow: ")),
+            "{extra}: {e}"
+        );
+    }
+    let e = err_of(&kernel("[flows.tcp]\nmax_cwnd_segments = 8\n"));
+    assert!(e.contains("congestion_control"), "{e}");
+    // The amount, as for a transport flow.
+    let e = err_of(&chain_with("protocol = \"kernel-tcp\"\n"));
+    assert!(e.contains("flows[0].bytes = (missing): expected the transfer size in bytes of a kernel-tcp flow"), "{e}");
+    let e = err_of(&chain_with("protocol = \"kernel-tcp\"\nbytes = 10\nstop_s = 1.0\n"));
+    assert!(e.contains("flows[0].stop_s = 1: expected either bytes or stop_s for a kernel-tcp flow"), "{e}");
+    let e = err_of(&chain_with("protocol = \"kernel-tcp\"\nbytes = 0\n"));
+    assert!(e.contains("flows[0].bytes = 0: expected a transfer of at least one byte"), "{e}");
+    let e = err_of(&chain_with("protocol = \"kernel-tcp\"\nstop_s = 0.0\nstart_s = 0.5\n"));
+    assert!(e.contains("flows[0].stop_s = 0: expected a stop time after start_s"), "{e}");
+}
+
+#[test]
+fn a_congestion_control_is_a_kernel_name_and_only_on_kernel_tcp() {
+    for bad in ["", "Cubic", "bbr-2", "abcdefghijklmnop", "cu bic"] {
+        let e =
+            err_of(&chain_with(&format!("protocol = \"kernel-tcp\"\nbytes = 1000\ncongestion_control = \"{bad}\"\n")));
+        assert!(
+            e.starts_with(&format!(
+                "s.toml: flows[0].congestion_control = \"{bad}\": expected a Linux TCP congestion control name"
+            )),
+            "{e}"
+        );
+    }
+    let e = err_of(&chain_with("protocol = \"kernel-tcp\"\nbytes = 1000\ncongestion_control = 3\n"));
+    assert!(e.contains("congestion_control") && e.contains("string"), "{e}");
+    for other in ["", "traffic = \"cbr\"\nrate_kbps = 10.0\n", "protocol = \"tcp-reno\"\nbytes = 1000\n"] {
+        let e = err_of(&chain_with(&format!("{other}congestion_control = \"reno\"\n")));
+        assert!(
+            e.starts_with("s.toml: flows[0].congestion_control = \"reno\": expected nothing: this key belongs to kernel TCP flows"),
+            "{other}: {e}"
+        );
+    }
+    // The list of protocols names kernel-tcp too.
+    let e = err_of(&chain_with("protocol = \"kernel-tpc\"\nbytes = 10\n"));
+    assert!(
+        e.contains("flows[0].protocol = \"kernel-tpc\": expected one of atp-default,") && e.contains("mtl, kernel-tcp"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_random_flows_template_takes_kernel_tcp_and_names_its_wrong_keys() {
+    let template = |flow: &str| {
+        format!("duration_s = 10\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200\n[random_flows]\ncount = 3\n[random_flows.flow]\n{flow}")
+    };
+    let s = Scenario::from_toml(&template("protocol = \"kernel-tcp\"\ncongestion_control = \"reno\"\nbytes = 5000\n"))
+        .unwrap();
+    let drawn = s.with_random_flows_drawn().unwrap();
+    assert_eq!(drawn.flows.len(), 3);
+    assert!(drawn.flows.iter().all(|f| f.kernel_tcp().is_some_and(|k| k.congestion_control.as_str() == "reno")));
+    let e = err_of(&template("protocol = \"kernel-tcp\"\nbytes = 5000\npacket_bytes = 600\n"));
+    assert!(e.contains("random_flows.flow.packet_bytes = 600: expected nothing on a kernel-tcp flow"), "{e}");
+    let e = err_of(&template("protocol = \"kernel-tcp\"\nbytes = 5000\ncongestion_control = \"BBR\"\n"));
+    assert!(e.contains("random_flows.flow.congestion_control = \"BBR\""), "{e}");
+}
