@@ -11,7 +11,7 @@ use meshbed_sim::transport::Side;
 use meshbed_sim::Scenario;
 use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What a transport flow did on the emulator.
 pub struct TransferOutcome {
@@ -100,27 +100,54 @@ pub(crate) fn start_transfer(
                 // Receiver first, in the destination's namespace.
                 let stop = Arc::new(AtomicBool::new(false));
                 let (stop2, dir) = (stop.clone(), scratch.clone());
-                let receiver =
-                    std::thread::spawn(move || -> std::result::Result<Option<meshbed_net::TransferReport>, String> {
+                // The receiver's last ended transfer: a failed attempt and
+                // the sender's retry each end one, and the receiver keeps
+                // listening until the sender is done (it is stopped then),
+                // so a retry always finds it.
+                let last_report: Arc<Mutex<Option<meshbed_net::TransferReport>>> = Arc::default();
+                let reports = last_report.clone();
+                let (bound_tx, bound_rx) = std::sync::mpsc::channel::<std::result::Result<(), String>>();
+                let receiver = std::thread::spawn(move || -> std::result::Result<(), String> {
+                    let bound = (|| {
                         sys::enter_netns(&dst_ns).map_err(|e| format!("entering {dst_ns}: {e}"))?;
                         let mut options = meshbed_net::ReceiveOptions::new(
                             dst_addr,
                             meshbed_net::SinkKind::Directory { dir, overwrite: false },
                         );
-                        options.max_transfers = Some(1);
                         options.linger = std::time::Duration::from_millis(500);
                         options.routed = routed_rx;
                         options.trace = trace;
-                        let mut rx = meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))?;
-                        let mut report = None;
-                        rx.run(&stop2, &mut |ev| {
-                            if let meshbed_net::ReceiverEvent::Ended(r) = ev {
-                                report = Some(r.clone());
-                            }
-                        })
-                        .map_err(|e| format!("receiver: {e}"))?;
-                        Ok(report)
-                    });
+                        meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))
+                    })();
+                    let mut rx = match bound {
+                        Ok(rx) => {
+                            let _ = bound_tx.send(Ok(()));
+                            rx
+                        }
+                        Err(e) => {
+                            let _ = bound_tx.send(Err(e.clone()));
+                            return Err(e);
+                        }
+                    };
+                    rx.run(&stop2, &mut |ev| {
+                        if let meshbed_net::ReceiverEvent::Ended(r) = ev {
+                            *reports.lock().expect("not poisoned") = Some(r.clone());
+                        }
+                    })
+                    .map_err(|e| format!("receiver: {e}"))?;
+                    Ok(())
+                });
+                // The sender starts only once the receiver listens: the
+                // emulation's setup may already have taken longer than the
+                // flow's start_s.
+                match bound_rx.recv_timeout(std::time::Duration::from_secs(10)) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err("the receiver did not start listening within 10 s".into());
+                    }
+                }
                 let el = t0.elapsed();
                 if el < start {
                     std::thread::sleep(start - el);
@@ -133,7 +160,7 @@ pub(crate) fn start_transfer(
                 options.routed = routed;
                 options.trace = trace;
                 options.stop_at = stop_at;
-                // The receiver may still be binding: a refused first attempt is retried.
+                // A failed attempt (a route not there yet) is retried.
                 options.retries = 2;
                 // What the receiver had acknowledged when the run's time was
                 // up (sampled every 100 ms): the simulator stops there, so a
@@ -156,12 +183,22 @@ pub(crate) fn start_transfer(
                         return Ok(outcome);
                     }
                 }
-                let rx_report = match receiver.join() {
+                // A committed transfer's report is made as the receiver
+                // confirms the commit; give it a moment to be handed over.
+                let waited = std::time::Instant::now();
+                while sent.is_ok()
+                    && last_report.lock().expect("not poisoned").is_none()
+                    && waited.elapsed() < std::time::Duration::from_secs(2)
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                stop.store(true, Ordering::Relaxed);
+                match receiver.join() {
                     Ok(r) => r?,
                     Err(_) => return Err("receiver thread panicked".into()),
-                };
+                }
+                let rx_report = last_report.lock().expect("not poisoned").take();
                 let rx_trace = rx_report.as_ref().and_then(|r| r.trace.as_ref());
-                stop.store(true, Ordering::Relaxed);
                 let report = match &sent {
                     Ok(r) => r.clone(),
                     Err(e) => match e.report() {
