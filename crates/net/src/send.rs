@@ -411,6 +411,9 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
     }
 }
 
+/// How often a sender without a route to its peer asks the kernel again.
+const NO_ROUTE_RETRY: StdDuration = StdDuration::from_millis(100);
+
 fn run_attempt(
     payload: &Payload,
     peer: SocketAddr,
@@ -426,7 +429,24 @@ fn run_attempt(
     });
     let setup = |what: &str, e: io::Error| SendError::Setup(format!("{what}: {e}"));
     let mut socket = BatchSocket::bind(bind).map_err(|e| setup(&format!("binding {bind}"), e))?;
-    socket.connect(peer).map_err(|e| setup(&format!("connecting to {peer}"), e))?;
+    // No route to the peer yet (a mesh whose routing has not converged, or
+    // is repairing): the kernel refuses to connect the socket. That is the
+    // routing's delay, not the end of the transfer: wait for a route for up
+    // to the silence the engine would tolerate (`timeout`).
+    let connecting = std::time::Instant::now();
+    loop {
+        match socket.connect(peer) {
+            Ok(()) => break,
+            Err(e)
+                if crate::udp::is_no_route(&e)
+                    && connecting.elapsed() < options.timeout
+                    && options.stop_at.is_none_or(|t| std::time::Instant::now() < t) =>
+            {
+                std::thread::sleep(NO_ROUTE_RETRY.min(options.timeout));
+            }
+            Err(e) => return Err(setup(&format!("connecting to {peer}"), e)),
+        }
+    }
     let engine_options = EngineOptions {
         timeout: clock::from_std(options.timeout),
         linger: clock::from_std(options.timeout),

@@ -146,7 +146,7 @@ pub struct IoCounters {
 }
 
 /// Whether `e` says the network has no route now (a loss, in a mesh).
-fn is_no_route(e: &io::Error) -> bool {
+pub(crate) fn is_no_route(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::NetworkUnreachable | io::ErrorKind::HostUnreachable)
 }
 
