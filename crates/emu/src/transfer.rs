@@ -162,6 +162,12 @@ pub(crate) fn start_transfer(
                 options.stop_at = stop_at;
                 // A failed attempt (a route not there yet) is retried.
                 options.retries = 2;
+                // The simulator's engines wait out a silence as long as
+                // their presets say (TCP and MTL 100 s, ATP 10 s) before a
+                // flow fails; the runtime's default (10 s for all) would
+                // end, and restart from byte 0, a TCP transfer across a
+                // route repair the simulator's flow rides out.
+                options.timeout = meshbed_net::clock::to_std(preset_idle_timeout(protocol));
                 // What the receiver had acknowledged when the run's time was
                 // up (sampled every 100 ms): the simulator stops there, so a
                 // transfer that finishes later is reported incomplete with
@@ -238,6 +244,13 @@ pub(crate) fn start_transfer(
     })
 }
 
+/// The silence after which the simulator's engine for `protocol` fails
+/// (its preset, without the runtime's changes).
+fn preset_idle_timeout(protocol: meshbed_proto::Protocol) -> meshbed_core::Duration {
+    meshbed_proto::connection::EngineConfig::new(protocol, |atp| atp, meshbed_proto::tcp::TcpConfig::default)
+        .idle_timeout()
+}
+
 /// A flow stopped at its `stop_s`: the file bytes the receiver had
 /// acknowledged, and whether what it wrote so far (its partial file in
 /// `scratch`) equals the start of the data.
@@ -301,6 +314,14 @@ mod tests {
     use super::*;
     use meshbed_core::{Duration, Instant};
     use meshbed_sim::TraceKind;
+
+    #[test]
+    fn transfers_wait_out_a_silence_as_long_as_the_simulators_presets() {
+        use meshbed_proto::Protocol;
+        assert_eq!(preset_idle_timeout(Protocol::TcpNewReno), Duration::from_secs(100));
+        assert_eq!(preset_idle_timeout(Protocol::Mtl), Duration::from_secs(100));
+        assert_eq!(preset_idle_timeout(Protocol::AtpDefault), Duration::from_secs(10));
+    }
 
     #[test]
     fn engine_samples_are_placed_in_the_runs_time_in_order() {

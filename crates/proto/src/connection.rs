@@ -19,7 +19,7 @@ use crate::mtl::{MtlConfig, MtlReceiver, MtlSender};
 use crate::stream::{ReceiveStream, SendStream};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender, TcpSenderStats, TcpVariant};
 use crate::wire::ProtocolId;
-use meshbed_core::Instant;
+use meshbed_core::{Duration, Instant};
 
 /// Protocol code in a connection id's top four bits: 1 + index in
 /// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno, 7 tcp-newreno-elfn,
@@ -92,6 +92,15 @@ impl EngineConfig {
                 EngineConfig::Tcp { variant, config }
             }
             None => EngineConfig::Atp(atp(AtpConfig::for_protocol(protocol).expect("an ATP protocol"))),
+        }
+    }
+
+    /// The silence after which a connection with these settings fails.
+    pub fn idle_timeout(&self) -> Duration {
+        match self {
+            EngineConfig::Atp(c) => c.idle_timeout,
+            EngineConfig::Tcp { config, .. } => config.idle_timeout,
+            EngineConfig::Mtl(c) => c.idle_timeout,
         }
     }
 }
