@@ -43,15 +43,16 @@ mod tests {
 
     /// `meshbed experiment run FILE --backend emu` refuses, before anything
     /// runs (no root needed: no namespace is made), every key any point
-    /// asks for that the emulator would run as something else (DSR, flows
-    /// that run for a duration), and runs moving nodes.
+    /// asks for that the emulator would run as something else (DSR, a
+    /// transfer's packet size, echo), and runs moving nodes and transfers
+    /// that stop at a time.
     #[test]
     fn the_emulator_refuses_an_experiment_naming_every_key_once() {
         let text = "duration_s = 3.0\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
             [routing]\nkind = \"dsr\"\n\
             [[flows]]\nsrc = 0\ndst = 2\n\
-            [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nstop_s = 2.0\n\
-            [[flows]]\nsrc = 2\ndst = 0\nprotocol = \"tcp-reno\"\nstop_s = 2.0\n\
+            [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nstop_s = 2.0\npacket_bytes = 512\n\
+            [[flows]]\nsrc = 2\ndst = 0\ntraffic = \"echo\"\n\
             [mobility]\nmodel = \"random-waypoint\"\nwidth_m = 500.0\nheight_m = 100.0\nmin_speed_mps = 1.0\nmax_speed_mps = 5.0\n\
             [experiment]\nname = \"t\"\nrepetitions = 1\n[[experiment.sweep]]\nkey = \"hops\"\nvalues = [2, 3]\n";
         let e = Experiment::from_toml(text, "e.toml").unwrap();
@@ -60,8 +61,10 @@ mod tests {
         let ExperimentError::Refused { file, refusal } = &err else { panic!("{err}") };
         assert_eq!(file, "e.toml");
         let keys: Vec<&str> = refusal.unsupported.iter().map(|u| u.key.as_str()).collect();
-        // Moving nodes run now (the medium's trajectories); DSR does not.
-        assert_eq!(keys, ["routing.kind", "flows[1].stop_s", "flows[2].stop_s"]);
+        // Moving nodes and `stop_s` run now (the medium's trajectories, a
+        // transfer stopped at its time); DSR, a packet size other than the
+        // runtime's and echo do not.
+        assert_eq!(keys, ["routing.kind", "flows[1].packet_bytes", "flows[2].traffic"]);
         let msg = err.to_string();
         assert!(msg.starts_with("e.toml: the emulator cannot run routing.kind = \"dsr\" ("), "{msg}");
         assert!(msg.ends_with("; nothing was started"), "{msg}");
