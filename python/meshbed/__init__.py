@@ -8,7 +8,7 @@ holding the GIL; this module turns what it returns into pandas DataFrames.
     s = meshbed.Scenario.builtin("default")        # or Scenario.from_file(path), Scenario.from_toml(text)
     s["radio.data_rate_kbps"]                      # a value by its dotted key
     s["flows[0].protocol"] = "tcp-reno"            # checked as `meshbed sim` checks a file
-    r = meshbed.run(s, seed=7)                     # r.flows, r.mac, r.net, r.traces
+    r = meshbed.run(s, seed=7)                     # r.flows, r.mac, r.net, r.traces, r.route_log
     df = meshbed.sweep("testbed-a-single", repetitions=2)               # local threads
     df = meshbed.sweep("testbed-a-single", repetitions=2, backend="ray")  # ray.init() first
 
@@ -24,7 +24,9 @@ runner's own single-job function (the CLI's checks, seeds and result store). An 
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -35,7 +37,7 @@ from . import _meshbed
 from ._meshbed import ScenarioError
 
 __version__ = _meshbed.__version__
-__all__ = ["Scenario", "Experiment", "Report", "ScenarioError", "experiments", "run", "sweep"]
+__all__ = ["Scenario", "Experiment", "Report", "ScenarioError", "experiments", "protocol_styles", "run", "sweep"]
 
 
 class Scenario:
@@ -124,9 +126,22 @@ def experiments() -> Dict[str, str]:
     return dict(_meshbed.experiments())
 
 
-@dataclass
+def protocol_styles() -> Dict[str, Dict[str, str]]:
+    """Each protocol's look in meshbed's figures, name → ``{"color": "#rrggbb",
+    "marker": matplotlib marker}``: the very table ``meshbed experiment run``
+    draws with, so that a matplotlib figure shows each protocol as the CLI's
+    figures do (``ax.plot(x, y, **meshbed.protocol_styles()["tcp-reno"])``)."""
+    return {name: {"color": color, "marker": marker} for name, color, marker in _meshbed.protocol_styles()}
+
+
+@dataclass(repr=False)
 class Report:
-    """One simulation run: the JSON ``meshbed sim --json`` prints, and DataFrames of it."""
+    """One simulation run: the JSON ``meshbed sim --json`` prints, and DataFrames of it.
+
+    Its ``repr`` (what ``print(report)`` and a notebook show) is a summary of
+    a bounded size whatever the run: the seed, each table's size and the
+    first rows of a few columns of ``flows``; the tables themselves hold
+    everything (a long mobile run's ``route_log`` has thousands of rows)."""
 
     raw: dict
     flows: pd.DataFrame = field(repr=False)
@@ -142,6 +157,32 @@ class Report:
     @property
     def trace_hash(self) -> str:
         return self.raw["trace_hash"]
+
+    def __repr__(self) -> str:
+        head = f"Report(seed={self.seed}, {self.raw.get('duration_s')} simulated s, trace_hash={str(self.trace_hash)[:12]}…"
+        tables = "; ".join(f"{name}: {_size(getattr(self, name))}" for name in _REPORT_TABLES)
+        return f"{head}\n{tables}\nflows (head):\n{_head(self.flows)})"
+
+
+# The tables of a Report, in the order its repr names them.
+_REPORT_TABLES = ("flows", "mac", "net", "traces", "route_log")
+# The columns of ``flows`` a Report's repr shows (those a run has), the
+# rows and the characters per cell: bounds that keep it a few lines long.
+_HEAD_COLUMNS = ("flow", "protocol", "src", "dst", "hops", "goodput_bps", "mean_delay_s", "transfer.completed")
+_HEAD_ROWS = 3
+_HEAD_CELL_CHARS = 24
+
+
+def _size(df: pd.DataFrame) -> str:
+    rows, cols = df.shape
+    return f"{rows} row{'' if rows == 1 else 's'} × {cols} column{'' if cols == 1 else 's'}"
+
+
+def _head(df: pd.DataFrame) -> str:
+    cols = [c for c in _HEAD_COLUMNS if c in df.columns] or list(df.columns[: len(_HEAD_COLUMNS)])
+    text = df[cols].head(_HEAD_ROWS).to_string(max_colwidth=_HEAD_CELL_CHARS)
+    more = len(df) - _HEAD_ROWS
+    return text + (f"\n… {more} more row{'' if more == 1 else 's'}" if more > 0 else "")
 
 
 def _without_lists(record: dict) -> dict:
@@ -169,13 +210,66 @@ def _report(raw: dict) -> Report:
     return Report(raw=raw, flows=flows, mac=mac, net=net, traces=traces, route_log=route_log)
 
 
-def run(scenario: Union[Scenario, os.PathLike], seed: Optional[int] = None) -> Report:
-    """Runs one scenario (a :class:`Scenario`, or a scenario file's path) in the simulator."""
+def run(scenario: Union[Scenario, os.PathLike], seed: Optional[int] = None, progress: Optional[bool] = None) -> Report:
+    """Runs one scenario (a :class:`Scenario`, or a scenario file's path) in the simulator.
+
+    ``progress``: a bar of simulated seconds (tqdm), as ``meshbed sim``
+    shows. ``None`` (the default): on a long run only (the simulator reports
+    its time every ``2**18`` events, so a short run never draws it nor pays
+    for it) and only when stderr is a terminal; ``True``: from the start,
+    wherever stderr goes (a notebook); ``False``: never."""
     if isinstance(scenario, os.PathLike):
         scenario = Scenario.from_file(scenario)
     if not isinstance(scenario, Scenario):
         raise TypeError("run takes a Scenario (Scenario.from_toml(text), Scenario.from_file(path)) or a path")
-    return _report(json.loads(_meshbed.run_scenario(scenario.toml, seed)))
+    if progress is None:
+        progress = None if _stderr_is_terminal() else False
+    if progress is False:
+        return _report(json.loads(_meshbed.run_scenario(scenario.toml, seed)))
+    bar = _SimProgress(scenario["duration_s"], at_start=progress is True)
+    try:
+        text = _meshbed.run_scenario(scenario.toml, seed, bar)
+        bar.finish()
+    finally:
+        bar.close()
+    return _report(json.loads(text))
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
+
+
+class _SimProgress:
+    """A run's progress bar in simulated seconds, called by the simulator
+    with its time. Opened at the start (``at_start``) or at the first call,
+    which only a long run makes."""
+
+    def __init__(self, duration_s: float, at_start: bool):
+        self.total = math.ceil(duration_s)
+        self.bar = None
+        if at_start:
+            self._open()
+
+    def _open(self):
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self.total, desc="simulating", unit="simulated s")
+
+    def __call__(self, t_s: float) -> None:
+        if self.bar is None:
+            self._open()
+        self.bar.update(min(int(t_s), self.total) - self.bar.n)
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.update(self.total - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _progress(total: int, name: str, show: bool):
@@ -263,7 +357,7 @@ def _sweep_ray(e: Experiment, jobs_list, max_retries: int, store: Optional[str],
     try:
         import ray
     except ImportError as err:  # pragma: no cover - depends on the install
-        raise ImportError("backend='ray' needs Ray: pip install 'ray>=2.9' (and meshbed on every worker)") from err
+        raise ImportError("backend='ray' needs Ray: pip install 'meshbed[ray]' (and meshbed on every worker)") from err
     if not ray.is_initialized():
         ray.init()
     task = ray.remote(max_retries=max_retries, num_cpus=1)(_run_job_task)

@@ -6,7 +6,13 @@
 //!   terminal and figures on disk.
 //! * `meshbed experiment run NAME|FILE`, `experiment list`, `experiment show NAME`.
 //! * `meshbed sim [SCENARIO] [--json] [--seed N]` runs a scenario file.
-//! * `meshbed scenario default` prints the built-in default scenario as TOML.
+//! * `meshbed view SCENARIO [-o FILE]` runs it and writes a page that plays
+//!   the run back (`meshbed sim --html FILE` writes the same page).
+//! * `meshbed scenario default` prints the built-in default scenario as a
+//!   commented file; `scenario keys` / `scenario schema` the reference of
+//!   every key (docs/KEYS.md) and the JSON schema.
+//! * `meshbed completions SHELL`, `meshbed man`: shell completions and the
+//!   man page; `meshbed --version` names the git revision.
 //! * `meshbed bench` measures simulator speed.
 //! * `meshbed send FILE HOST:PORT` / `meshbed recv` move files over UDP with
 //!   any protocol (`recv --rate LIMIT`: a slow application, seed 002
@@ -16,6 +22,7 @@
 mod bench;
 mod emu;
 mod emu_runner;
+mod reference;
 mod routed;
 mod transfer;
 
@@ -29,12 +36,15 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "meshbed",
-    version,
+    version = reference::version(),
     about = "Which transport protocol works on this mesh, and why: simulate multi-hop 802.11 and the transports that run over it."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// The main job: also print the diagnostic tables (they are always in summary.txt).
+    #[arg(long)]
+    verbose: bool,
 }
 
 #[derive(Subcommand)]
@@ -54,16 +64,41 @@ enum Command {
         /// with contrib/wireshark/meshbed.lua). DIR is created if missing.
         #[arg(long, value_name = "DIR")]
         pcap: Option<PathBuf>,
+        /// Also write a page that plays the run back (as `meshbed view`).
+        #[arg(long, value_name = "FILE", conflicts_with = "pcap")]
+        html: Option<PathBuf>,
     },
-    /// Print a built-in scenario as TOML, to copy and edit.
+    /// Run a scenario and write one self-contained HTML page that plays it back: nodes moving, links in range, each flow's route, route breaks and repairs, goodput over time.
+    View {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// The page to write (default: the scenario's name with `.html`, in the current directory).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Print the built-in default scenario as a commented file, or the reference of every key.
     Scenario {
-        /// Which one: `default`.
-        name: String,
+        #[command(subcommand)]
+        command: reference::ScenarioCommand,
     },
     /// Run an experiment (a built-in name or a file), list or print the built-in ones.
     Experiment {
         #[command(subcommand)]
         command: ExperimentCommand,
+    },
+    /// Print a shell completion script (e.g. `meshbed completions bash > /etc/bash_completion.d/meshbed`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (`meshbed man > meshbed.1`), or write a page per command into a directory.
+    Man {
+        /// Write meshbed.1 and a page per command (meshbed-sim.1, ...) into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
     /// Measure simulator speed on a saturated 6-hop 802.11a 24 Mbit/s chain.
     Bench {
@@ -138,6 +173,9 @@ enum ExperimentCommand {
         /// Run every point again, neither reading nor writing a store.
         #[arg(long)]
         no_store: bool,
+        /// Also print the diagnostic tables (they are always in summary.txt).
+        #[arg(long)]
+        verbose: bool,
     },
     /// List the built-in experiments.
     List,
@@ -173,7 +211,13 @@ enum StoreChoice {
     Off,
 }
 
-fn run_experiment(e: &Experiment, dir: Option<PathBuf>, mut options: RunOptions, store: StoreChoice) -> Result<()> {
+fn run_experiment(
+    e: &Experiment,
+    dir: Option<PathBuf>,
+    mut options: RunOptions,
+    store: StoreChoice,
+    verbose: bool,
+) -> Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("results").join(&e.config.name));
     let store_dir = match &store {
         StoreChoice::Default => Some(dir.join("store")),
@@ -194,27 +238,50 @@ fn run_experiment(e: &Experiment, dir: Option<PathBuf>, mut options: RunOptions,
     }
     let t0 = std::time::Instant::now();
     let outcome = meshbed_experiment::execute(e, &options, &dir)?;
-    out(&outcome.table)?;
-    // The few summary figures by name; the per-point trace figures (one per
-    // traced point, 36 for the default experiment; a second, the data
-    // delivered over time, for a point with moving nodes) as a count.
-    let pngs = outcome.files.iter().filter(|p| p.extension().is_some_and(|x| x == "png"));
-    let (traces, summary): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        pngs.partition(|p| meshbed_experiment::figures::is_trace_figure(p));
-    let mut figure_list: Vec<String> = summary.iter().map(|p| p.display().to_string()).collect();
-    if !traces.is_empty() {
-        figure_list.push(format!("{} trace figures (per traced point) in {}/", traces.len(), dir.display()));
+    // The goodput table last, just above the list of files, so that it is
+    // what the terminal shows when the run ends; the diagnostics above it.
+    if verbose && !outcome.diagnostics.trim().is_empty() {
+        out(&format!("{}\n\n", outcome.diagnostics.trim()))?;
     }
+    out(&outcome.headline)?;
     let runs = match &outcome.results.store {
         Some(tally) => tally.summary_line(),
         None => format!("{} runs executed (no result store)", outcome.results.runs.len()),
     };
-    out(&format!(
-        "\n{runs}; {:.1} s. Results in {}/ (flows.csv, summary.csv, summary.txt; Parquet beside the CSV); figures (PNG, SVG beside):\n  {}\n",
-        t0.elapsed().as_secs_f64(),
-        dir.display(),
-        figure_list.join("\n  ")
-    ))
+    out(&format!("\n{runs}; {:.1} s. Wrote:\n{}", t0.elapsed().as_secs_f64(), written(&outcome.files, &dir, verbose)))
+}
+
+/// What an experiment wrote, a path per line: the tables and summary.txt,
+/// the few summary figures by name; the per-point trace figures (one per
+/// traced point, 36 for the default experiment; a second, the data
+/// delivered over time, for a point with moving nodes) as a count. The
+/// Parquet and SVG twins of each CSV and PNG are mentioned, not listed.
+fn written(files: &[PathBuf], dir: &Path, verbose: bool) -> String {
+    let is = |p: &PathBuf, ext: &str| p.extension().is_some_and(|x| x == ext);
+    let twin = |p: &PathBuf, ext: &str| {
+        if files.contains(&p.with_extension(ext)) {
+            format!("   (and .{ext})")
+        } else {
+            String::new()
+        }
+    };
+    let mut lines = Vec::new();
+    for p in files.iter().filter(|p| !is(p, "png") && !is(p, "svg") && !is(p, "parquet")) {
+        let note = match p.file_name().and_then(|n| n.to_str()) {
+            Some("summary.txt") if !verbose => "   (with the diagnostic tables; --verbose prints them)".to_string(),
+            Some(n) if n.ends_with(".csv") => twin(p, "parquet"),
+            _ => String::new(),
+        };
+        lines.push(format!("  {}{note}", p.display()));
+    }
+    let pngs = files.iter().filter(|p| is(p, "png"));
+    let (traces, summary): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        pngs.partition(|p| meshbed_experiment::figures::is_trace_figure(p));
+    lines.extend(summary.iter().map(|p| format!("  {}{}", p.display(), twin(p, "svg"))));
+    if !traces.is_empty() {
+        lines.push(format!("  {} trace figures (per traced point, PNG and SVG) in {}/", traces.len(), dir.display()));
+    }
+    lines.join("\n") + "\n"
 }
 
 fn stderr_is_terminal() -> bool {
@@ -248,11 +315,25 @@ fn simulate(s: &Scenario, progress: bool, pcap: Option<&Path>, file: Option<&Pat
     Ok(report)
 }
 
-fn builtin(name: &str) -> Result<Scenario> {
-    match name {
-        "default" => Ok(Scenario::builtin_default()),
-        other => anyhow::bail!("unknown built-in scenario `{other}`; expected one of: default"),
-    }
+/// Runs a scenario with the recorder on (a progress bar as [`simulate`])
+/// and writes the page that plays it back to `page`, titled after `file`.
+fn simulate_to_page(s: &Scenario, progress: bool, file: Option<&Path>, page: &Path) -> Result<meshbed_sim::SimReport> {
+    let bar =
+        meshbed_experiment::run::progress_bar(progress, s.duration_s.ceil() as u64, "simulated s", "simulating".into());
+    let mut tick = |now: meshbed_core::Instant| bar.set_position(now.as_secs_f64() as u64);
+    let sim = meshbed_sim::Sim::new(s).map_err(|e| match file {
+        Some(path) => e.in_file(&path.display().to_string()),
+        None => e,
+    })?;
+    let (report, recording) = sim.run_recorded(&mut tick);
+    bar.finish_and_clear();
+    let title =
+        file.and_then(Path::file_name).map_or_else(|| "built-in default scenario".into(), |n| n.to_string_lossy());
+    let html = meshbed_view::page(&title, s, &report, &recording);
+    std::fs::write(page, &html)
+        .with_context(|| format!("{}: expected a file that can be created and written to", page.display()))?;
+    eprintln!("wrote {} ({} kB): open it in a web browser", page.display(), html.len().div_ceil(1000));
+    Ok(report)
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -269,14 +350,16 @@ fn run(cli: Cli) -> Result<()> {
                 None,
                 RunOptions { progress: stderr_is_terminal(), ..RunOptions::default() },
                 StoreChoice::Default,
+                cli.verbose,
             )
         }
         Some(Command::Experiment { command }) => match command {
             ExperimentCommand::List => {
                 let mut s = String::new();
+                let width = builtin::NAMES.iter().map(|n| n.len()).max().unwrap_or(0);
                 for name in builtin::NAMES {
                     let e = builtin::get(name).expect("listed");
-                    s.push_str(&format!("{name:<22} {}\n", e.config.description));
+                    s.push_str(&format!("{name:<width$}  {}\n", e.config.description));
                 }
                 out(&s)
             }
@@ -286,7 +369,17 @@ fn run(cli: Cli) -> Result<()> {
                 })?;
                 out(&e.to_toml())
             }
-            ExperimentCommand::Run { experiment, repetitions, out: dir, jobs, backend, force, store, no_store } => {
+            ExperimentCommand::Run {
+                experiment,
+                repetitions,
+                out: dir,
+                jobs,
+                backend,
+                force,
+                store,
+                no_store,
+                verbose,
+            } => {
                 let runner: std::sync::Arc<dyn meshbed_experiment::Runner> = match backend.as_str() {
                     "emu" => std::sync::Arc::new(emu_runner::EmuRunner { daemon_exe: std::env::current_exe().ok() }),
                     _ => std::sync::Arc::new(meshbed_experiment::SimRunner),
@@ -309,10 +402,10 @@ fn run(cli: Cli) -> Result<()> {
                 };
                 let options =
                     RunOptions { repetitions, jobs, progress: stderr_is_terminal(), runner, force, store: None };
-                run_experiment(&e, dir, options, store)
+                run_experiment(&e, dir, options, store, verbose)
             }
         },
-        Some(Command::Sim { scenario, json, seed, pcap }) => {
+        Some(Command::Sim { scenario, json, seed, pcap, html }) => {
             let mut s = match &scenario {
                 Some(path) => Scenario::from_file(path)?,
                 None => Scenario::builtin_default(),
@@ -321,17 +414,31 @@ fn run(cli: Cli) -> Result<()> {
                 s.seed = seed;
             }
             // A --seed can change the links (shadowing): errors name the file too.
-            let report = simulate(&s, !json && stderr_is_terminal(), pcap.as_deref(), scenario.as_deref())?;
+            let progress = !json && stderr_is_terminal();
+            let report = match &html {
+                Some(page) => simulate_to_page(&s, progress, scenario.as_deref(), page)?,
+                None => simulate(&s, progress, pcap.as_deref(), scenario.as_deref())?,
+            };
             if json {
                 out(&(serde_json::to_string_pretty(&report).context("serialising the report")? + "\n"))
             } else {
                 out(&report.to_table())
             }
         }
-        Some(Command::Scenario { name }) => {
-            let s = builtin(&name)?;
-            out(&toml::to_string(&s).context("serialising the scenario")?)
+        Some(Command::View { scenario, seed, output }) => {
+            let mut s = Scenario::from_file(&scenario)?;
+            if let Some(seed) = seed {
+                s.seed = seed;
+            }
+            let page = output.unwrap_or_else(|| {
+                let stem = scenario.file_stem().map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned());
+                PathBuf::from(stem + ".html")
+            });
+            simulate_to_page(&s, stderr_is_terminal(), Some(&scenario), &page).map(|_| ())
         }
+        Some(Command::Scenario { command }) => reference::scenario(command),
+        Some(Command::Completions { shell }) => reference::completions(shell),
+        Some(Command::Man { dir }) => reference::man(dir.as_deref()),
         Some(Command::Bench { sim_seconds, repetitions, json }) => {
             let longest = meshbed_sim::scenario::MAX_DURATION_S;
             anyhow::ensure!(

@@ -378,3 +378,83 @@ fn the_simulator_refuses_a_kernel_tcp_flow_naming_its_key_and_the_emulator() {
     assert!(err.contains(expected) && !err.contains("panicked"), "{err}");
     assert!(!out.exists());
 }
+
+/// An experiment's terminal output ends with the goodput table and the
+/// paths of what it wrote, in a few lines; the diagnostic tables are in
+/// summary.txt, and on the terminal (above the goodput table) only with
+/// `--verbose`, which changes no file.
+#[test]
+fn an_experiment_prints_the_goodput_table_and_its_files_and_the_diagnostics_only_when_verbose() {
+    let file = tmp(
+        "glance.toml",
+        &format!(
+            "{}[[flows]]\nsrc = 0\ndst = 2\nbytes = 100000\npacket_bytes = 1000\n[experiment]\nname = \"glance\"\n\
+             repetitions = 2\n[[experiment.sweep]]\nkey = \"flows[0].protocol\"\nvalues = [\"atp-adaptive\", \"tcp-reno\"]\n",
+            CHAIN.split("[[flows]]").next().unwrap().replace("duration_s = 1", "duration_s = 3")
+        ),
+    );
+    let run = |out: &std::path::Path, verbose: bool| {
+        let mut args = vec!["experiment", "run", file.to_str().unwrap(), "--no-store", "--out", out.to_str().unwrap()];
+        if verbose {
+            args.push("--verbose");
+        }
+        let o = meshbed(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (quiet_dir, verbose_dir) = (file.with_extension("quiet"), file.with_extension("verbose"));
+    let (quiet, verbose) = (run(&quiet_dir, false), run(&verbose_dir, true));
+    let diagnostics = ["feedback delay, receiver to sender", "coefficient of variation as sent and at the sender"];
+    let summary_txt = std::fs::read_to_string(quiet_dir.join("summary.txt")).unwrap();
+    for title in diagnostics {
+        assert!(summary_txt.contains(title), "summary.txt lacks {title}: {summary_txt}");
+        assert!(!quiet.contains(title), "{title} printed without --verbose: {quiet}");
+        assert!(verbose.contains(title), "{title} missing with --verbose: {verbose}");
+    }
+    // The two feedback-gap tables are one.
+    assert_eq!(summary_txt.matches("coefficient of variation").count(), 1, "{summary_txt}");
+    assert!(quiet.lines().count() < 30, "{} lines: {quiet}", quiet.lines().count());
+    for (text, dir) in [(&quiet, &quiet_dir), (&verbose, &verbose_dir)] {
+        let header = text.find("goodput Mb/s").unwrap_or_else(|| panic!("no goodput table: {text}"));
+        for title in diagnostics {
+            assert!(text.find(title).map_or(true, |at| at < header), "{title} after the goodput table: {text}");
+        }
+        for row in ["flows[0].protocol=atp-adaptive", "flows[0].protocol=tcp-reno"] {
+            assert!(text[header..].contains(row), "{row} missing: {text}");
+        }
+        // Every table, summary.txt and summary figure written, by its path,
+        // after the goodput table.
+        let mut listed = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            let listable = [".csv", ".txt", ".toml"].iter().any(|x| name.ends_with(x))
+                || (name.ends_with(".png") && !name.starts_with("trace_"));
+            if listable {
+                let at = text
+                    .find(path.to_str().unwrap())
+                    .unwrap_or_else(|| panic!("{} not listed: {text}", path.display()));
+                assert!(at > header, "{name} listed before the goodput table: {text}");
+                listed += 1;
+            }
+        }
+        assert!(text.contains(".png"), "no figure listed: {text}");
+        assert!(!text.contains("summary.txt   (and"), "{text}");
+        for name in ["flows.csv", "summary.csv", "summary.txt"] {
+            assert!(dir.join(name).exists(), "{name} not written");
+        }
+        assert!(listed >= 5, "{listed} paths: {text}");
+    }
+    // The verbose run printed the diagnostics as summary.txt has them, and
+    // wrote the same files.
+    let verbose_txt = std::fs::read_to_string(verbose_dir.join("summary.txt")).unwrap();
+    assert_eq!(summary_txt, verbose_txt);
+    for line in summary_txt.lines().filter(|l| !l.is_empty()) {
+        assert!(verbose.contains(line), "{line:?} not printed with --verbose: {verbose}");
+    }
+    for name in ["flows.csv", "summary.csv", "network.csv"] {
+        let read = |d: &std::path::Path| std::fs::read(d.join(name)).unwrap();
+        assert_eq!(read(&quiet_dir), read(&verbose_dir), "{name} differs with --verbose");
+    }
+    let _ = (std::fs::remove_dir_all(&quiet_dir), std::fs::remove_dir_all(&verbose_dir));
+}

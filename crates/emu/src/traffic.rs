@@ -341,8 +341,8 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
             r.sent_packets = c.sent.load(Ordering::Relaxed);
             r.received_packets = c.received.load(Ordering::Relaxed);
             r.bytes_delivered = bytes;
-            // Not measured on the emulator: the stacks' packets carry no send time.
-            r.mean_delay_s = 0.0;
+            // Not measured on the emulator: the stacks' packets carry no send
+            // time, so the delay stays `None` (FlowResult::blank).
             r.goodput_bps = meshbed_sim::report::goodput_bps(bytes, duration_s);
             // Every transport flow moves `bytes` (`Emulator::supports`), so
             // every one has an outcome; UDP flows have none.
@@ -404,6 +404,8 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
         mac_per_node: per_node,
         net_total,
         net_per_node,
+        // The kernel forwards, unless AODV's daemons hold the data path.
+        data_path: meshbed_routed::data_path_counting(&scenario.routing),
         routing_overhead_ratio,
         rate_histogram: Vec::new(),
     };

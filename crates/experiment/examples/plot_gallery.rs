@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use meshbed_experiment::plot::{
-    cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, Series, TraceChart, TracePanel, YScale,
+    cdf_chart, line_chart, multi_trace_chart, trace_chart, CdfChart, CdfSeries, LineChart, MultiTraceChart, Series,
+    TimeSeries, TraceChart, TracePanel, Windows, YScale,
 };
 
 /// A small deterministic generator (xorshift), uniform in [0, 1).
@@ -24,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/plot-examples".to_string()));
     let mut rng = Noise(0x9e37_79b9_7f4a_7c15);
 
-    // Goodput against chain length, mean ± sd over runs. TCP's falls by
+    // Goodput against chain length, the mean and an interval over runs. TCP's falls by
     // decades, so the axis is logarithmic; where every transfer was
     // incomplete (the last hops) its points are hollow.
     let protocols = [("ATP", 2.1, 0.55), ("TCP NewReno", 1.7, 2.5), ("TCP Vegas", 1.9, 0.5)];
@@ -33,9 +34,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|&(name, g1, decay)| {
             let points: Vec<(f64, f64)> =
                 (1..=8).map(|h| (h as f64, g1 * (h as f64).powf(-decay) * (1.0 + 0.05 * rng.next()))).collect();
-            let error = points.iter().map(|p| p.1 * (0.05 + 0.1 * rng.next())).collect();
+            let interval = points
+                .iter()
+                .map(|p| {
+                    let e = p.1 * (0.05 + 0.1 * rng.next());
+                    Some((p.1 - e, p.1 + e))
+                })
+                .collect();
             let hollow = points.iter().map(|p| p.1 < 0.02).collect();
-            Series { label: name.to_string(), points, error: Some(error), hollow }
+            Series { label: name.to_string(), points, interval, hollow, style: None }
         })
         .collect();
     let chart = LineChart {
@@ -46,27 +53,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         x_integer_ticks: true,
         y_scale: YScale::Auto,
         hollow_label: Some("hollow: every transfer incomplete".to_string()),
+        key: None,
+        caption: vec![
+            "n = 10 repetitions per point (seeds 1\u{2013}10). Bars: 95% confidence interval of the mean.".into()
+        ],
     };
     for p in line_chart(&chart, &dir.join("line_goodput_vs_hops"))? {
         println!("{}", p.display());
     }
 
     // CDF of per-flow goodput.
-    let cdf: Vec<(String, Vec<f64>)> = [("ATP", 420.0, 60.0), ("TCP NewReno", 300.0, 200.0)]
+    let series: Vec<CdfSeries> = [("ATP", 420.0, 60.0), ("TCP NewReno", 300.0, 200.0)]
         .iter()
         .map(|&(name, mean, spread)| {
-            let v = (0..60).map(|_| (mean + spread * (rng.next() + rng.next() - 1.0)).max(0.0)).collect();
-            (name.to_string(), v)
+            let samples = (0..60).map(|_| (mean + spread * (rng.next() + rng.next() - 1.0)).max(0.0)).collect();
+            CdfSeries { label: name.to_string(), samples, style: None }
         })
         .collect();
-    for p in
-        cdf_chart("Per-flow goodput, 30 random topologies", "Goodput (kbit/s)", &cdf, &dir.join("cdf_flow_goodput"))?
-    {
+    let cdf = CdfChart {
+        title: "Per-flow goodput, 30 random topologies".into(),
+        x_label: "Goodput (kbit/s)".into(),
+        series,
+        key: None,
+        caption: vec![],
+    };
+    for p in cdf_chart(&cdf, &dir.join("cdf_flow_goodput"))? {
         println!("{}", p.display());
     }
 
     // ATP trace: goodput and delay feedback over time.
-    let mut trace = TraceChart { title: "ATP over a 4-hop chain".to_string(), ..Default::default() };
+    let windows = Some(Windows { length_s: 0.2, step_s: 0.1 });
+    let mut trace =
+        TraceChart { title: "ATP over a 4-hop chain".to_string(), goodput_windows: windows, ..Default::default() };
     for k in 0..600 {
         let t = k as f64 * 0.1;
         let g = if t < 1.0 { t * 0.9 } else { 0.9 + 0.25 * (rng.next() - 0.5) };
@@ -84,6 +102,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut tcp = TraceChart {
         title: "TCP NewReno over a 4-hop chain, a title long enough that it has to be set smaller to fit".to_string(),
         lower: TracePanel::Cwnd,
+        goodput_windows: windows,
         ..Default::default()
     };
     let mut cwnd = 1.0;
@@ -98,7 +117,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // Stack topology: three flows over time.
-    let flows: Vec<(String, Vec<(f64, f64)>)> = (0..3)
+    let flows: Vec<TimeSeries> = (0..3)
         .map(|f| {
             let start = 10.0 * f as f64;
             let pts = (0..600)
@@ -109,24 +128,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     (t, active * (share + 0.15 * (rng.next() - 0.5)).max(0.0))
                 })
                 .collect();
-            (format!("Flow {}", f + 1), pts)
+            TimeSeries { label: format!("Flow {}", f + 1), points: pts, style: None }
         })
         .collect();
-    for p in multi_trace_chart(
-        "Stack topology: flows joining every 10 s",
-        &flows,
-        "Time (s)",
-        "Goodput (Mbit/s)",
-        &dir.join("multi_trace_stack"),
-    )? {
+    let stack = MultiTraceChart {
+        title: "Stack topology: flows joining every 10 s".into(),
+        x_label: "Time (s)".into(),
+        y_label: "In-order delivery (Mbit/s)".into(),
+        series: flows,
+        windows,
+        caption: vec![],
+    };
+    for p in multi_trace_chart(&stack, &dir.join("multi_trace_stack"))? {
         println!("{}", p.display());
     }
 
     // Degenerate inputs: they should still give a sensible, labelled frame.
     let edge = |label: &str, points: Vec<(f64, f64)>, error: Option<Vec<f64>>| Series {
         label: label.to_string(),
+        interval: points.iter().zip(error.unwrap_or_default()).map(|(p, e)| Some((p.1 - e, p.1 + e))).collect(),
         points,
-        error,
         ..Default::default()
     };
     let edges = [

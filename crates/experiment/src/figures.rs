@@ -1,21 +1,41 @@
 //! The figures an experiment leaves on disk, chosen from its shape:
 //!
-//! * with a numeric x axis (e.g. `hops`): goodput vs x with error bars (mean
-//!   ± sd over repetitions), one line per series value (e.g. protocol), as
-//!   seed 001 Fig. 5.1; and with several flows, unfairness vs x (Fig. 5.4(c));
+//! * with a numeric x axis (e.g. `hops`): goodput vs x with the 95%
+//!   confidence interval of the mean over repetitions, one line per series
+//!   value (e.g. protocol), as seed 001 Fig. 5.1; and with several flows,
+//!   unfairness vs x (Fig. 5.4(c));
 //! * a CDF of per-flow goodput per series at the largest x (Fig. 5.4(b));
-//! * for traced flows, goodput (200 ms sliding window) and delay traces of the
-//!   first repetition in the style of Fig. 5.2/5.3, and with several flows,
-//!   every flow's instantaneous goodput over time (Fig. 5.9; seed 002 Fig. 10).
+//! * for traced flows, in-order delivery (200 ms sliding window) and delay
+//!   traces of the first repetition in the style of Fig. 5.2/5.3, and with
+//!   several flows, every flow's in-order delivery over time (Fig. 5.9;
+//!   seed 002 Fig. 10): [`traces`].
+//!
+//! Every figure carries a caption ([`caption`]: repetitions, seeds, the
+//! settings its points share, what the bars mean), and a protocol has the
+//! same look in every figure ([`palette`]).
+
+mod caption;
+pub mod palette;
+mod traces;
 
 use crate::metrics::{self, INSTANT_WINDOW};
-use crate::plot::{self, LineChart, PlotError, Series, TraceChart, TracePanel, YScale};
+use crate::plot::{
+    self, CdfChart, CdfSeries, FactoredKey, LineChart, PlotError, Series, SeriesStyle, TraceChart, TracePanel, Windows,
+    YScale,
+};
 use crate::run::{flow_batch_goodput, flow_goodput_bps, PointSummary, Results};
 use crate::spec::value_text;
 use meshbed_core::{Duration, Instant};
 use meshbed_sim::transport::TraceRecord;
 use meshbed_sim::{FlowResult, RouteLogEvent, RouteLogSide, TraceKind};
 use std::path::{Path, PathBuf};
+
+/// The step of the in-order delivery traces (a 200 ms window every 100 ms).
+const INSTANT_STEP: Duration = Duration::from_millis(100);
+
+/// The windows of [`instantaneous_goodput`], as the figures describe them.
+pub const GOODPUT_WINDOWS: Windows =
+    Windows { length_s: INSTANT_WINDOW.as_nanos() as f64 / 1e9, step_s: INSTANT_STEP.as_nanos() as f64 / 1e9 };
 
 fn numeric(v: &toml::Value) -> Option<f64> {
     v.as_integer().map(|i| i as f64).or_else(|| v.as_float())
@@ -40,11 +60,20 @@ pub fn series_axis(results: &Results, x: Option<&str>) -> Option<String> {
 /// The label of a point's series: the values of every axis but x.
 fn series_label(results: &Results, point: usize, x: Option<&str>) -> String {
     let p = &results.points[point];
+    let keys: Vec<&str> = p.values.iter().map(|(k, _)| k.as_str()).collect();
     let parts: Vec<String> = p
         .values
         .iter()
         .filter(|(k, _)| Some(k.as_str()) != x)
-        .map(|(k, v)| if k == "protocol" { value_text(v) } else { format!("{k}={}", value_text(v)) })
+        .map(
+            |(k, v)| {
+                if k == "protocol" {
+                    value_text(v)
+                } else {
+                    format!("{}={}", short_key(k, &keys), value_text(v))
+                }
+            },
+        )
         .collect();
     if parts.is_empty() {
         results.experiment.config.name.clone()
@@ -53,15 +82,50 @@ fn series_label(results: &Results, point: usize, x: Option<&str>) -> String {
     }
 }
 
-fn x_label(key: &str) -> String {
-    match key {
-        "hops" => "Path length (hops)".into(),
-        "flow_count" => "Number of flows".into(),
-        other => other.into(),
+/// A swept key as a legend names it: its last part
+/// (`radio.mac.feedback_priority` → `feedback_priority`) unless another
+/// of `keys` ends the same.
+fn short_key<'a>(key: &'a str, keys: &[&str]) -> &'a str {
+    let last = |k: &'a str| k.rsplit(['.', ']']).next().unwrap_or(k);
+    let short = last(key);
+    if keys.iter().filter(|k| k.rsplit(['.', ']']).next() == Some(short)).count() == 1 {
+        short
+    } else {
+        key
     }
 }
 
-/// Instantaneous goodput of one flow over a 200 ms sliding window (seed 001 §5.1.1).
+/// An axis title for a swept key: the documents' words for the usual
+/// ones, else the key's last part with the unit its name ends in.
+fn x_label(key: &str) -> String {
+    match key {
+        "hops" => return "Path length (hops)".into(),
+        "flow_count" | "random_flows.count" => return "Number of flows".into(),
+        _ => {}
+    }
+    let last = key.rsplit(['.', ']']).next().unwrap_or(key);
+    let units = [
+        ("_mps", "m/s"),
+        ("_dbm", "dBm"),
+        ("_db", "dB"),
+        ("_kbps", "kbit/s"),
+        ("_bytes", "B"),
+        ("_m", "m"),
+        ("_s", "s"),
+    ];
+    for (suffix, unit) in units {
+        if let Some(name) = last.strip_suffix(suffix) {
+            let name = name.replace('_', " ");
+            // `packet_bytes`: a size.
+            return if unit == "B" { format!("{name} size ({unit})") } else { format!("{name} ({unit})") };
+        }
+    }
+    last.replace('_', " ")
+}
+
+/// Instantaneous goodput of one flow over a 200 ms sliding window (seed 001
+/// §5.1.1): (end of the window in s, Mbit/s handed to the application in
+/// order in it), every 100 ms.
 pub fn instantaneous_goodput(flow: &FlowResult, end_s: f64) -> Vec<(f64, f64)> {
     let deliveries: Vec<(Instant, u64)> = flow
         .trace
@@ -72,7 +136,7 @@ pub fn instantaneous_goodput(flow: &FlowResult, end_s: f64) -> Vec<(f64, f64)> {
     metrics::sliding_window_goodput(
         &deliveries,
         INSTANT_WINDOW,
-        Duration::from_millis(100),
+        INSTANT_STEP,
         Instant::ZERO,
         Instant::ZERO + Duration::from_secs_f64(end_s),
     )
@@ -123,6 +187,7 @@ pub fn trace_chart_of(f: &FlowResult, title: String, end_s: f64) -> TraceChart {
     TraceChart {
         title,
         goodput: instantaneous_goodput(f, f.completion_time_s().unwrap_or(end_s)),
+        goodput_windows: Some(GOODPUT_WINDOWS),
         d_max,
         d_s,
         d_avg,
@@ -136,6 +201,7 @@ pub fn trace_chart_of(f: &FlowResult, title: String, end_s: f64) -> TraceChart {
             .filter(|e| e.side == RouteLogSide::Sender && e.event == RouteLogEvent::RouteFailed)
             .map(|e| e.t_s)
             .collect(),
+        caption: Vec::new(),
     }
 }
 
@@ -158,13 +224,94 @@ pub fn is_trace_figure(path: &Path) -> bool {
     path.file_name().and_then(|n| n.to_str()).is_some_and(|n| TRACE_PREFIXES.iter().any(|p| n.starts_with(p)))
 }
 
+/// The look of each series of the experiment's figures, by label, and the
+/// legend by factor when there is one.
+#[derive(Default)]
+struct Looks {
+    by_label: Vec<(String, SeriesStyle)>,
+    key: Option<FactoredKey>,
+}
+
+impl Looks {
+    fn of(&self, label: &str) -> Option<SeriesStyle> {
+        self.by_label.iter().find(|(l, _)| l == label).map(|(_, s)| *s)
+    }
+}
+
+/// When the series are protocols, each protocol's own look ([`palette`]),
+/// with a dash per value of the other axes if a protocol has several
+/// series (up to four, and then a legend by factor: the protocols, and
+/// the dashes); beyond four, and for series that are not protocols, none:
+/// by position.
+fn series_looks(results: &Results, x: Option<&str>) -> Looks {
+    let mut rests: Vec<String> = Vec::new();
+    let mut protocols: Vec<(String, SeriesStyle)> = Vec::new();
+    let mut looks: Vec<(String, SeriesStyle, usize)> = Vec::new();
+    for p in &results.points {
+        let Some(protocol) = p.value("protocol").map(value_text).and_then(|n| palette::protocol_named(&n)) else {
+            return Looks::default();
+        };
+        let keys: Vec<&str> = p.values.iter().map(|(k, _)| k.as_str()).collect();
+        let rest: Vec<String> = p
+            .values
+            .iter()
+            .filter(|(k, _)| k != "protocol" && Some(k.as_str()) != x)
+            .map(|(k, v)| format!("{}={}", short_key(k, &keys), value_text(v)))
+            .collect();
+        let rest = rest.join(", ");
+        let k = rests.iter().position(|r| *r == rest).unwrap_or_else(|| {
+            rests.push(rest);
+            rests.len() - 1
+        });
+        let style = palette::protocol_style(protocol);
+        if !protocols.iter().any(|(n, _)| n == protocol.name()) {
+            protocols.push((protocol.name().to_string(), style));
+        }
+        looks.push((series_label(results, p.index, x), style, k));
+    }
+    if rests.len() > plot::Dash::ALL.len() {
+        return Looks::default();
+    }
+    let key = (rests.len() > 1).then(|| FactoredKey {
+        looks: protocols,
+        dashes: rests.into_iter().enumerate().map(|(k, r)| (r, plot::Dash::ALL[k])).collect(),
+    });
+    Looks { by_label: looks.into_iter().map(|(label, style, k)| (label, palette::with_dash(style, k))).collect(), key }
+}
+
+/// The 95% confidence interval of the mean over `values` (one per
+/// repetition) around `mean`, times `scale`; `None` for fewer than two
+/// values.
+fn ci95(mean: f64, values: &[f64], scale: f64) -> Option<(f64, f64)> {
+    let half = metrics::sample_stats(values).ci95;
+    half.is_finite().then_some(((mean - half) * scale, (mean + half) * scale))
+}
+
+/// The per-run values of a point's summary figures: the mean goodput of a
+/// flow, the aggregate goodput, unfairness and log utility of each run.
+fn per_run(results: &Results, point: usize) -> [Vec<f64>; 4] {
+    let mut out: [Vec<f64>; 4] = Default::default();
+    for r in results.runs.iter().filter(|r| r.point == point) {
+        let g: Vec<f64> = r.report.flows.iter().map(|f| flow_goodput_bps(results, f)).collect();
+        if g.is_empty() {
+            continue;
+        }
+        let values =
+            [g.iter().sum::<f64>() / g.len() as f64, g.iter().sum(), metrics::unfairness(&g), metrics::log_utility(&g)];
+        for (o, v) in out.iter_mut().zip(values) {
+            o.push(v);
+        }
+    }
+    out
+}
+
 /// Draws every figure that fits the experiment into `dir`.
 pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let mut out = Vec::new();
     let name = &results.experiment.config.name;
     let x = x_axis(results);
     let multi = results.points.iter().any(|p| p.scenario.flow_count() > 1);
-    let _ = series_axis(results, x.as_deref());
+    let looks = series_looks(results, x.as_deref());
 
     if let Some(xk) = &x {
         // Group points into series by the values of the other axes.
@@ -189,46 +336,54 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
         ];
         let route_figures = results.points.iter().any(|p| p.scenario.routing.is_dynamic());
         let mut routes: [Vec<Series>; 4] = Default::default();
+        let mut on_axis: Vec<usize> = Vec::new();
         for s in summaries {
             let p = &results.points[s.point];
             let Some(xv) = p.value(xk).and_then(numeric) else { continue };
+            on_axis.push(s.point);
             let label = series_label(results, s.point, Some(xk));
             let i = match labels.iter().position(|l| *l == label) {
                 Some(i) => i,
                 None => {
                     labels.push(label.clone());
-                    goodput.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
-                    unfair.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
-                    aggregate.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
-                    utility.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
-                    starved.push(Series { label: label.clone(), ..Series::default() });
-                    batch.push(Series { label: label.clone(), error: Some(vec![]), ..Series::default() });
+                    let new = || Series { label: label.clone(), style: looks.of(&label), ..Series::default() };
+                    for list in [&mut goodput, &mut unfair, &mut aggregate, &mut utility, &mut starved, &mut batch] {
+                        list.push(new());
+                    }
                     for r in &mut routes {
-                        r.push(Series { label: label.clone(), ..Series::default() });
+                        r.push(new());
                     }
                     labels.len() - 1
                 }
             };
             let incomplete = every_transfer_incomplete(s);
-            // (Goodput in Mbit/s.)
-            for (series, m, scale) in [
+            let runs = per_run(results, s.point);
+            // (Goodput in Mbit/s, aggregate in kbit/s.) The bars: the 95%
+            // interval of the mean over the repetitions, computed in linear
+            // space from each run's value.
+            for ((series, m, scale), values) in [
                 (&mut goodput[i], &s.flow_goodput_bps, 1e-6),
-                (&mut unfair[i], &s.unfairness, 1.0),
                 (&mut aggregate[i], &s.aggregate_goodput_bps, 1e-3),
+                (&mut unfair[i], &s.unfairness, 1.0),
                 (&mut utility[i], &s.log_utility, 1.0),
-            ] {
+            ]
+            .into_iter()
+            .zip(&runs)
+            {
                 series.points.push((xv, m.mean * scale));
-                series.error.as_mut().expect("set").push(m.sd * scale);
+                series.interval.push(ci95(m.mean, values, scale));
                 series.hollow.push(incomplete);
             }
             if s.flows > 0 {
                 starved[i].points.push((xv, s.starved_flows as f64 / s.flows as f64));
+                starved[i].interval.push(None);
                 starved[i].hollow.push(incomplete);
             }
             if let Some(m) = s.batch_means.as_ref().filter(|m| m.goodput_bps.n > 0) {
-                let ci = if m.batch_ci95_bps.is_finite() { m.batch_ci95_bps } else { 0.0 };
-                batch[i].points.push((xv, m.goodput_bps.mean * 1e-6));
-                batch[i].error.as_mut().expect("set").push(ci * 1e-6);
+                let ci = m.batch_ci95_bps;
+                let mean = m.goodput_bps.mean;
+                batch[i].points.push((xv, mean * 1e-6));
+                batch[i].interval.push(ci.is_finite().then_some(((mean - ci) * 1e-6, (mean + ci) * 1e-6)));
                 batch[i].hollow.push(m.short_flows > 0);
             }
             let r = &s.routes;
@@ -247,42 +402,59 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
             .iter()
             .find(|a| &a.key == xk)
             .is_some_and(|a| a.values.iter().all(|v| v.is_integer()));
-        let line_chart = |what: &str, y_label: &str, series: Vec<Series>, y_scale: YScale, stem: &str| {
-            let chart = LineChart {
-                title: format!("{name}: {what}"),
-                x_label: x_label(xk),
-                y_label: y_label.into(),
-                series,
-                x_integer_ticks: integer,
-                y_scale,
-                hollow_label: Some(INCOMPLETE_LABEL.into()),
+        let sample = caption::sample_line(results, &on_axis);
+        let settings = caption::settings_line(results, &on_axis);
+        let line_chart =
+            |what: &str, y_label: &str, series: Vec<Series>, y_scale: YScale, bars: Option<&str>, stem: &str| {
+                let mut lines = vec![sample.clone()];
+                lines.extend(settings.clone());
+                lines.extend(bars.map(String::from));
+                let chart = LineChart {
+                    title: format!("{name}: {what}"),
+                    x_label: x_label(xk),
+                    y_label: y_label.into(),
+                    series,
+                    x_integer_ticks: integer,
+                    y_scale,
+                    hollow_label: Some(INCOMPLETE_LABEL.into()),
+                    key: looks.key.clone(),
+                    caption: lines,
+                };
+                plot::line_chart(&chart, &dir.join(stem))
             };
-            plot::line_chart(&chart, &dir.join(stem))
-        };
+        let ci = Some(caption::CI_BARS);
         // Goodput over many hops spans decades (ATP's Mbit/s next to TCP's
         // kbit/s): a log axis then, so that no curve lies flat on zero.
-        out.extend(line_chart("goodput per flow (mean ± sd)", "Goodput (Mbit/s)", goodput, YScale::Auto, "goodput")?);
+        out.extend(line_chart(
+            "goodput per flow (mean, 95% CI)",
+            "Goodput (Mbit/s)",
+            goodput,
+            YScale::Auto,
+            ci,
+            "goodput",
+        )?);
         let batch: Vec<Series> = batch.into_iter().filter(|s| !s.points.is_empty()).collect();
         if !batch.is_empty() {
-            let what = "goodput by batch means (mean ± 95% CI of the batches)";
-            out.extend(line_chart(what, "Goodput (Mbit/s)", batch, YScale::Auto, "goodput_batch_means")?);
+            let what = "goodput by batch means (mean, 95% CI of the batches)";
+            let bars = "Bars: 95% confidence interval of the mean over the batches of the runs (seed 004 \u{a7}IV).";
+            out.extend(line_chart(what, "Goodput (Mbit/s)", batch, YScale::Auto, Some(bars), "goodput_batch_means")?);
         }
         if multi {
-            let what = "unfairness (normalised sd of flow goodput)";
-            out.extend(line_chart(what, "Unfairness", unfair, YScale::Linear, "unfairness")?);
+            let what = "unfairness (normalised sd of flow goodput; mean, 95% CI)";
+            out.extend(line_chart(what, "Unfairness", unfair, YScale::Linear, ci, "unfairness")?);
             // Seed 002 Fig. 11: the flows' throughput together, kbit/s.
-            let what = "aggregate goodput (mean ± sd)";
-            out.extend(line_chart(what, "Aggregate goodput (kbit/s)", aggregate, YScale::Linear, "aggregate")?);
-            let what = "log utility (sum of log10 kbit/s per flow, a starved flow 0; mean ± sd)";
-            out.extend(line_chart(what, "Log utility", utility, YScale::Linear, "log_utility")?);
+            let what = "aggregate goodput (mean, 95% CI)";
+            out.extend(line_chart(what, "Aggregate goodput (kbit/s)", aggregate, YScale::Linear, ci, "aggregate")?);
+            let what = "log utility (sum of log10 kbit/s per flow, a starved flow 0; mean, 95% CI)";
+            out.extend(line_chart(what, "Log utility", utility, YScale::Linear, ci, "log_utility")?);
             let what = "share of flows starved (below 1 kbit/s)";
-            out.extend(line_chart(what, "Share of flows", starved, YScale::Linear, "starved_share")?);
+            out.extend(line_chart(what, "Share of flows", starved, YScale::Linear, None, "starved_share")?);
         }
         if route_figures {
             for ((what, y_label, stem), series) in ROUTE_FIGURES.into_iter().zip(routes) {
                 let series: Vec<Series> = series.into_iter().filter(|s| !s.points.is_empty()).collect();
                 if !series.is_empty() {
-                    out.extend(line_chart(what, y_label, series, YScale::Linear, stem)?);
+                    out.extend(line_chart(what, y_label, series, YScale::Linear, None, stem)?);
                 }
             }
         }
@@ -299,57 +471,16 @@ pub fn draw(results: &Results, summaries: &[PointSummary], dir: &Path) -> Result
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     let x_max = xs.last().copied();
-    out.extend(goodput_cdf(results, x.as_deref(), x_max, &dir.join("goodput_cdf"))?);
+    out.extend(goodput_cdf(results, &looks, x.as_deref(), x_max, &dir.join("goodput_cdf"))?);
     if multi && xs.len() > 1 && xs.len() <= CDF_PER_X_MAX {
         for &xv in &xs {
             let stem = format!("goodput_cdf_{}", format!("{xv}").replace('.', "_"));
-            out.extend(goodput_cdf(results, x.as_deref(), Some(xv), &dir.join(stem))?);
+            out.extend(goodput_cdf(results, &looks, x.as_deref(), Some(xv), &dir.join(stem))?);
         }
     }
 
     // Traces of the first repetition of every point whose flows were traced.
-    for r in results.runs.iter().filter(|r| r.rep == 0) {
-        let p = &results.points[r.point];
-        if !r.report.flows.iter().any(|f| !f.trace.is_empty()) {
-            continue;
-        }
-        let tag: String = p
-            .label()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
-            .collect();
-        let end_s = p.scenario.duration_s;
-        if p.scenario.flow_count() > 1 {
-            let series: Vec<(String, Vec<(f64, f64)>)> = r
-                .report
-                .flows
-                .iter()
-                .map(|f| (format!("flow {} ({})", f.flow + 1, f.protocol_name()), instantaneous_goodput(f, end_s)))
-                .collect();
-            out.extend(plot::multi_trace_chart(
-                &format!("{name} [{}]: goodput over 200 ms windows", p.label()),
-                &series,
-                "Time (s)",
-                "Goodput (Mbit/s)",
-                &dir.join(format!("flows_over_time_{tag}")),
-            )?);
-        } else if let Some(f) = r.report.flows.first() {
-            let title = format!("{name} [{}], repetition 0", p.label());
-            out.extend(plot::trace_chart(&trace_chart_of(f, title, end_s), &dir.join(format!("trace_{tag}")))?);
-            // Seed 002 Fig. 1: the data a flow over moving nodes delivered
-            // as time goes on (stalls and bursts at each route failure).
-            if p.scenario.mobility.is_some() {
-                let series = vec![(format!("flow 1 ({})", f.protocol_name()), delivered_over_time(f))];
-                out.extend(plot::multi_trace_chart(
-                    &format!("{name} [{}]: data delivered in order", p.label()),
-                    &series,
-                    "Time (s)",
-                    "Delivered (kB)",
-                    &dir.join(format!("progress_{tag}")),
-                )?);
-            }
-        }
-    }
+    out.extend(traces::draw(results, dir)?);
     Ok(out)
 }
 
@@ -358,9 +489,16 @@ const CDF_PER_X_MAX: usize = 8;
 
 /// The CDF of per-flow goodput of every series, over the runs of the
 /// points at `at_x` on the x axis `x` (every run without an x axis).
-fn goodput_cdf(results: &Results, x: Option<&str>, at_x: Option<f64>, stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
+fn goodput_cdf(
+    results: &Results,
+    looks: &Looks,
+    x: Option<&str>,
+    at_x: Option<f64>,
+    stem: &Path,
+) -> Result<Vec<PathBuf>, PlotError> {
     let name = &results.experiment.config.name;
-    let mut cdf: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut cdf: Vec<CdfSeries> = Vec::new();
+    let mut points: Vec<usize> = Vec::new();
     for r in &results.runs {
         let p = &results.points[r.point];
         if let (Some(xk), Some(xv)) = (x, at_x) {
@@ -368,12 +506,15 @@ fn goodput_cdf(results: &Results, x: Option<&str>, at_x: Option<f64>, stem: &Pat
                 continue;
             }
         }
+        if !points.contains(&r.point) {
+            points.push(r.point);
+        }
         let label = series_label(results, r.point, x);
-        let entry = match cdf.iter().position(|(l, _)| *l == label) {
-            Some(i) => &mut cdf[i].1,
+        let entry = match cdf.iter().position(|s| s.label == label) {
+            Some(i) => &mut cdf[i].samples,
             None => {
-                cdf.push((label, vec![]));
-                &mut cdf.last_mut().expect("pushed").1
+                cdf.push(CdfSeries { label: label.clone(), samples: vec![], style: looks.of(&label) });
+                &mut cdf.last_mut().expect("pushed").samples
             }
         };
         // With batch means (seed 004 Fig. 7), each flow's estimate; a flow
@@ -388,7 +529,23 @@ fn goodput_cdf(results: &Results, x: Option<&str>, at_x: Option<f64>, stem: &Pat
         (Some(xk), Some(xm)) => format!(" at {xk} = {xm}"),
         _ => String::new(),
     };
-    plot::cdf_chart(&format!("{name}: CDF of per-flow goodput{at}"), "Goodput (Mbit/s)", &cdf, stem)
+    let sizes: std::collections::BTreeSet<usize> = cdf.iter().map(|s| s.samples.len()).collect();
+    let n = match (sizes.first(), sizes.last()) {
+        (Some(a), Some(b)) if a == b => format!("{a}"),
+        (Some(a), Some(b)) => format!("{a}\u{2013}{b}"),
+        _ => "0".into(),
+    };
+    let mut caption = vec![caption::sample_line(results, &points)];
+    caption.extend(caption::settings_line(results, &points));
+    caption.push(format!("Each curve: the goodput of each flow of its runs, n = {n} flows."));
+    let chart = CdfChart {
+        title: format!("{name}: CDF of per-flow goodput{at}"),
+        x_label: "Goodput (Mbit/s)".into(),
+        series: cdf,
+        key: looks.key.clone(),
+        caption,
+    };
+    plot::cdf_chart(&chart, stem)
 }
 
 #[cfg(test)]
@@ -421,6 +578,21 @@ mod tests {
             batch_means: None,
             delays: Default::default(),
         }
+    }
+
+    #[test]
+    fn swept_keys_read_short_on_axes_and_in_legends() {
+        assert_eq!(x_label("hops"), "Path length (hops)");
+        assert_eq!(x_label("random_flows.count"), "Number of flows");
+        assert_eq!(x_label("topology.row_spacing_m"), "row spacing (m)");
+        assert_eq!(x_label("radio.tx_power_dbm"), "tx power (dBm)");
+        assert_eq!(x_label("mobility.max_speed_mps"), "max speed (m/s)");
+        assert_eq!(x_label("flows[0].packet_bytes"), "packet size (B)");
+        let keys = ["radio.mac.feedback_priority", "flow_count", "a.count", "b.count"];
+        assert_eq!(short_key("radio.mac.feedback_priority", &keys), "feedback_priority");
+        assert_eq!(short_key("flow_count", &keys), "flow_count");
+        // Two keys end alike: both stay whole.
+        assert_eq!(short_key("a.count", &keys), "a.count");
     }
 
     #[test]

@@ -32,6 +32,12 @@ use std::path::{Path, PathBuf};
 pub struct Outcome {
     pub results: Results,
     pub summaries: Vec<PointSummary>,
+    /// What the experiment is, the goodput table and, with random pairs,
+    /// whether every point drew the same ones: what a terminal shows.
+    pub headline: String,
+    /// The tables after it ([`run::diagnostic_tables`]).
+    pub diagnostics: String,
+    /// Both, as `summary.txt` holds them.
     pub table: String,
     pub files: Vec<PathBuf>,
 }
@@ -45,7 +51,7 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
     let results = run::run(experiment, options)?;
     let summaries = run::summarize(&results);
     let reps = options.repetitions.unwrap_or(experiment.config.repetitions);
-    let mut table = format!(
+    let mut headline = format!(
         "{}: {} points × {} repetitions, seeds {}..{}\n{}\n\n",
         experiment.config.name,
         results.points.len(),
@@ -54,7 +60,7 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
         results.points.first().map_or(1, |p| p.scenario.seed) + reps as u64 - 1,
         experiment.config.description
     );
-    table.push_str(&run::summary_table(&results, &summaries));
+    headline.push_str(&run::goodput_table(&results, &summaries));
     if let Some(p) = run::random_pairs(&results) {
         use std::fmt::Write;
         let hops: Vec<String> = p
@@ -63,7 +69,7 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
             .map(|(h, n)| format!("{}: {n}", h.map_or("no route".to_string(), |h| format!("{h} hops"))))
             .collect();
         let _ = writeln!(
-            table,
+            headline,
             "\nRandom pairs: {} drawn (flow index × seed), {}; route length at the start: {}",
             p.pairs,
             if p.same_in_every_point {
@@ -74,6 +80,8 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
             hops.join(", ")
         );
     }
+    let diagnostics = run::diagnostic_tables(&results, &summaries);
+    let table = format!("{headline}{diagnostics}");
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let mut files = Vec::new();
     let spec_path = out_dir.join("experiment.toml");
@@ -87,5 +95,5 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
             .with_context(|| format!("writing CSV and Parquet into {}", out_dir.display()))?,
     );
     files.extend(figures::draw(&results, &summaries, out_dir)?);
-    Ok(Outcome { results, summaries, table, files })
+    Ok(Outcome { results, summaries, headline, diagnostics, table, files })
 }

@@ -7,8 +7,38 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use meshbed_experiment::plot::{
-    cdf_chart, line_chart, multi_trace_chart, trace_chart, LineChart, PlotError, Series, TraceChart, TracePanel, YScale,
+    cdf_chart, line_chart, multi_trace_chart, trace_chart, CdfChart, CdfSeries, Dash, LineChart, MarkerShape,
+    MultiTraceChart, PlotError, Rgb, Series, SeriesStyle, TimeSeries, TraceChart, TracePanel, Windows, YScale,
 };
+
+/// A CDF chart of labelled sample sets.
+fn cdf(title: &str, x_label: &str, series: &[(String, Vec<f64>)]) -> CdfChart {
+    CdfChart {
+        title: title.into(),
+        x_label: x_label.into(),
+        series: series.iter().map(|(l, v)| CdfSeries { label: l.clone(), samples: v.clone(), style: None }).collect(),
+        key: None,
+        caption: vec![],
+    }
+}
+
+/// A chart of labelled series over time.
+fn over_time(title: &str, series: &[(String, Vec<(f64, f64)>)], x_label: &str, y_label: &str) -> MultiTraceChart {
+    MultiTraceChart {
+        title: title.into(),
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        series: series.iter().map(|(l, p)| TimeSeries { label: l.clone(), points: p.clone(), style: None }).collect(),
+        windows: None,
+        caption: vec![],
+    }
+}
+
+/// Intervals of ± `errors` around the points' y (none where missing).
+fn around(points: &[(f64, f64)], errors: Option<Vec<f64>>) -> Vec<Option<(f64, f64)>> {
+    let errors = errors.unwrap_or_default();
+    points.iter().enumerate().map(|(i, p)| errors.get(i).map(|e| (p.1 - e, p.1 + e))).collect()
+}
 
 const PNG_MAGIC: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -90,13 +120,12 @@ fn sample_line_chart() -> LineChart {
             Series {
                 label: "ATP".into(),
                 points: (1..=6).map(|h| (h as f64, 2.0 / h as f64)).collect(),
-                error: Some(vec![0.1, 0.08, 0.05, 0.04, 0.03, 0.02]),
+                interval: (1..=6).map(|h| Some((1.9 / h as f64, 2.1 / h as f64))).collect(),
                 ..Default::default()
             },
             Series {
                 label: "TCP NewReno".into(),
                 points: (1..=6).map(|h| (h as f64, 1.6 / h as f64)).collect(),
-                error: None,
                 ..Default::default()
             },
         ],
@@ -129,7 +158,7 @@ fn cdf_chart_writes_png_and_svg() {
         ("ATP".to_string(), vec![3.0, 1.0, 2.0, 2.0, 5.0]),
         ("TCP".to_string(), (0..500).map(|i| (i as f64).sqrt()).collect()),
     ];
-    let paths = cdf_chart("Flow goodput CDF", "Goodput (kbit/s)", &series, &stem).unwrap();
+    let paths = cdf_chart(&cdf("Flow goodput CDF", "Goodput (kbit/s)", &series), &stem).unwrap();
     check_outputs(&paths, &stem, &["Flow goodput CDF", "Goodput (kbit/s)", "Empirical CDF", "ATP", "TCP"]);
 }
 
@@ -138,7 +167,7 @@ fn cdf_of_a_large_sample_stays_small() {
     let dir = tempfile::tempdir().unwrap();
     let stem = dir.path().join("big_cdf");
     let series = vec![("delay".to_string(), (0..200_000).map(|i| (i % 977) as f64).collect())];
-    let paths = cdf_chart("Delay", "Delay (ms)", &series, &stem).unwrap();
+    let paths = cdf_chart(&cdf("Delay", "Delay (ms)", &series), &stem).unwrap();
     let svg_len = std::fs::metadata(&paths[1]).unwrap().len();
     assert!(svg_len < 400_000, "SVG of {svg_len} bytes");
 }
@@ -163,7 +192,7 @@ fn trace_chart_has_both_panels_and_the_three_delays() {
     let img = check_outputs(
         &paths,
         &stem,
-        &["ATP trace", "Goodput (Mbit/s)", "Delay (ms)", "Time (s)", "D_max", "D_s", "D_avg"],
+        &["ATP trace", "In-order delivery (Mbit/s)", "Delay (ms)", "Time (s)", "D_max", "D_s", "D_avg"],
     );
     // D_max green, D_s blue, D_avg magenta points.
     assert!(img.has_colour_near([0x1a, 0x9e, 0x1a]), "no green D_max");
@@ -184,7 +213,8 @@ fn multi_trace_chart_writes_png_and_svg() {
             (format!("Flow {f}"), pts)
         })
         .collect();
-    let paths = multi_trace_chart("Stack topology", &series, "Time (s)", "Goodput (Mbit/s)", &stem).unwrap();
+    let paths =
+        multi_trace_chart(&over_time("Stack topology", &series, "Time (s)", "Goodput (Mbit/s)"), &stem).unwrap();
     check_outputs(&paths, &stem, &["Stack topology", "Time (s)", "Goodput (Mbit/s)", "Flow 0", "Flow 3"]);
 }
 
@@ -255,8 +285,8 @@ fn line_chart_edge_cases_do_not_panic() {
     let d = dir.path();
     let s = |label: &str, points: Vec<(f64, f64)>, error: Option<Vec<f64>>| Series {
         label: label.into(),
+        interval: around(&points, error),
         points,
-        error,
         ..Default::default()
     };
     let chart = |series: Vec<Series>, ints: bool| LineChart {
@@ -324,7 +354,7 @@ fn cdf_edge_cases_do_not_panic() {
         vec![("a".into(), vec![0.0]), ("b".into(), vec![])],
     ];
     for (i, c) in cases.iter().enumerate() {
-        renders(cdf_chart("CDF", "x (units)", c, &d.join(format!("cdf{i}"))));
+        renders(cdf_chart(&cdf("CDF", "x (units)", c), &d.join(format!("cdf{i}"))));
     }
 }
 
@@ -365,6 +395,52 @@ fn trace_edge_cases_do_not_panic() {
         vec![("flat".into(), vec![(0.0, 0.0), (10.0, 0.0)])],
     ];
     for (i, c) in multi.iter().enumerate() {
-        renders(multi_trace_chart("m", c, "Time (s)", "Goodput (Mbit/s)", &d.join(format!("m{i}"))));
+        renders(multi_trace_chart(&over_time("m", c, "Time (s)", "Goodput (Mbit/s)"), &d.join(format!("m{i}"))));
     }
+}
+
+#[test]
+fn a_series_is_drawn_in_the_look_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let look = SeriesStyle { color: Rgb(0x12, 0xa4, 0x56), marker: MarkerShape::Star, dash: Dash::Dashed };
+    let mut chart = sample_line_chart();
+    chart.series[0].style = Some(look);
+    let paths = line_chart(&chart, &dir.path().join("look")).unwrap();
+    let img = decode_png(&paths[0]);
+    assert!(img.has_colour_near([0x12, 0xa4, 0x56]));
+    // The second series keeps the colour of its position (tab10 orange).
+    assert!(img.has_colour_near([0xff, 0x7f, 0x0e]));
+    assert!(!img.has_colour_near([0x1f, 0x77, 0xb4]), "the first series' own look replaces tab10 blue");
+}
+
+#[test]
+fn captions_and_merged_series_are_written_on_the_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut chart = sample_line_chart();
+    let reno = Series { label: "tcp-reno".into(), ..chart.series[1].clone() };
+    chart.series.push(reno);
+    chart.caption = vec!["n = 2 repetitions per point (seeds 1\u{2013}2).".into()];
+    let paths = line_chart(&chart, &dir.path().join("caption")).unwrap();
+    let svg = read_svg(&paths[1]);
+    assert!(svg.contains("TCP NewReno = tcp-reno"), "one legend entry for both");
+    assert!(svg.contains("n = 2 repetitions per point"), "the caption");
+    assert!(svg.contains("identical results, drawn once"), "and what the = means");
+    // The caption makes the figure taller, not the plot smaller.
+    let plain = line_chart(&sample_line_chart(), &dir.path().join("plain")).unwrap();
+    assert!(decode_png(&paths[0]).height > decode_png(&plain[0]).height);
+    assert_eq!(decode_png(&paths[0]).width, decode_png(&plain[0]).width);
+}
+
+#[test]
+fn windowed_traces_say_what_their_windows_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut trace = sample_trace();
+    trace.goodput_windows = Some(Windows { length_s: 0.2, step_s: 0.1 });
+    let paths = trace_chart(&trace, &dir.path().join("windows")).unwrap();
+    let svg = read_svg(&paths[1]);
+    assert!(svg.contains("in-order delivery (200 ms windows, every 100 ms)"));
+    assert!(
+        svg.contains("D_avg&apos;: that feedback as") || svg.contains("D_avg': that feedback as"),
+        "symbols explained"
+    );
 }

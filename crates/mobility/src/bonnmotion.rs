@@ -8,6 +8,10 @@ use crate::ns2::FileError;
 use crate::{Point, Trajectory};
 use meshbed_core::{Duration, Instant};
 
+/// The values per waypoint besides the time a file may have: `x y`, or
+/// `x y z`.
+pub const DIMENSIONS: std::ops::RangeInclusive<usize> = 2..=3;
+
 /// The trajectories in a BonnMotion `.movements` file's bytes (`file` names
 /// it in errors); `dimensions` is 2 (`t x y`) or 3 (`t x y z`, z ignored); at
 /// most `max_nodes` lines.
@@ -18,7 +22,7 @@ pub fn parse(bytes: &[u8], file: &str, dimensions: usize, max_nodes: u32) -> Res
     }
     let text =
         std::str::from_utf8(bytes).map_err(|e| err(0, format!("not text ({e}): expected lines of `t x y` numbers")))?;
-    if !(2..=3).contains(&dimensions) {
+    if !DIMENSIONS.contains(&dimensions) {
         return Err(err(0, format!("dimensions = {dimensions}: expected 2 or 3")));
     }
     let width = dimensions + 1;

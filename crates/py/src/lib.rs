@@ -50,6 +50,17 @@ fn experiments() -> Vec<(String, String)> {
         .collect()
 }
 
+/// Each protocol's look in the CLI's figures: (name, `#rrggbb`, matplotlib
+/// marker), from the one table the figures draw with
+/// (`meshbed_experiment::figures::palette`).
+#[pyfunction]
+fn protocol_styles() -> Vec<(String, String, String)> {
+    meshbed_experiment::figures::palette::protocol_style_table()
+        .into_iter()
+        .map(|(name, color, marker)| (name.to_string(), color, marker.to_string()))
+        .collect()
+}
+
 /// A scenario as TOML: `default` (`meshbed scenario default`), or a built-in
 /// experiment's base scenario (before its sweep is applied).
 #[pyfunction]
@@ -112,15 +123,38 @@ fn scenario_set(scenario_toml: &str, key: &str, value_json: &str) -> PyResult<St
 }
 
 /// Runs a scenario in the simulator without the GIL; returns the report as
-/// `meshbed sim --json [--seed N]` prints it.
+/// `meshbed sim --json [--seed N]` prints it. `progress`, if given, is
+/// called with the simulated time in seconds every
+/// [`meshbed_sim::PROGRESS_EVERY_EVENTS`] events (a few times per wall
+/// second, never in a short run), taking the GIL only for that call; the
+/// first exception it raises stops the calls and is raised when the run
+/// ends (the simulator cannot be stopped midway).
 #[pyfunction]
-#[pyo3(signature = (scenario_toml, seed=None))]
-fn run_scenario(py: Python<'_>, scenario_toml: &str, seed: Option<u64>) -> PyResult<String> {
+#[pyo3(signature = (scenario_toml, seed=None, progress=None))]
+fn run_scenario(
+    py: Python<'_>,
+    scenario_toml: &str,
+    seed: Option<u64>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
     let mut s = Scenario::from_toml(scenario_toml).map_err(to_py)?;
     if let Some(seed) = seed {
         s.seed = seed;
     }
-    let report = py.detach(|| meshbed_sim::run(&s)).map_err(to_py)?;
+    let mut raised: Option<PyErr> = None;
+    let report = py
+        .detach(|| match &progress {
+            None => meshbed_sim::run(&s),
+            Some(callback) => meshbed_sim::run_with_progress(&s, &mut |now| {
+                if raised.is_none() {
+                    raised = Python::attach(|py| callback.call1(py, (now.as_secs_f64(),)).err());
+                }
+            }),
+        })
+        .map_err(to_py)?;
+    if let Some(err) = raised {
+        return Err(err);
+    }
     serde_json::to_string(&report).map_err(to_py)
 }
 
@@ -320,6 +354,7 @@ fn _meshbed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
+    m.add_function(wrap_pyfunction!(protocol_styles, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_builtin, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_from_file, m)?)?;

@@ -8,11 +8,12 @@
 use crate::phy::Standard;
 use crate::propagation::{Fading, Floors, Propagation};
 use crate::rate_control::RateControl;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How a frame's fate is decided from the SINR it saw.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ErrorModel {
     /// Lost if the SINR ever fell below the rate's threshold while the frame
@@ -23,7 +24,10 @@ pub enum ErrorModel {
     /// 1000-byte frame; each interval of constant interference ("chunk", as
     /// in ns-3's InterferenceHelper) contributes its own success probability.
     Curve {
+        /// How steeply the bit error rate falls above the rate's threshold,
+        /// dB of SINR per decade.
         #[serde(default = "default_db_per_decade")]
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_DB_PER_DECADE))]
         db_per_decade: f64,
     },
 }
@@ -42,11 +46,12 @@ impl Default for ErrorModel {
 /// driver raised a TX interrupt only at the end of the queue (TXEOL) or for a
 /// group of descriptors (TXDESC), so under load only the last frame of a
 /// batch got a completion time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchedCompletion {
     /// Frames per TXDESC interrupt when the queue does not drain first.
     #[serde(default = "default_batch_frames")]
+    #[schemars(range(min = *BATCH_FRAMES.start(), max = *BATCH_FRAMES.end()))]
     pub max_frames: u32,
 }
 
@@ -54,37 +59,48 @@ fn default_batch_frames() -> u32 {
     4
 }
 
-/// DCF parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The DCF MAC's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MacConfig {
     /// Drop-tail interface queue length in packets.
+    #[schemars(range(min = 1, max = MAX_QUEUE_PACKETS))]
     pub queue_packets: u32,
     /// Retransmissions (not attempts) allowed for frames up to the RTS
     /// threshold and for RTS frames; 0 means one attempt (the thesis testbed,
     /// seed 001 §4.2).
+    #[schemars(range(max = MAX_RETRY_LIMIT))]
     pub short_retry_limit: u32,
     /// Retransmissions allowed for frames above the RTS threshold.
+    #[schemars(range(max = MAX_RETRY_LIMIT))]
     pub long_retry_limit: u32,
-    /// MPDUs longer than this many bytes are preceded by RTS/CTS; `None` = off.
+    /// MPDUs longer than this many bytes are preceded by RTS/CTS; absent: off.
+    #[schemars(range(max = MAX_RTS_THRESHOLD_BYTES))]
     pub rts_threshold_bytes: Option<u32>,
-    /// Override the standard's CWmin/CWmax.
+    /// The contention window's minimum, slots, instead of the standard's
+    /// (0 < cw_min <= cw_max).
+    #[schemars(range(min = 1, max = MAX_CW))]
     pub cw_min: Option<u32>,
+    /// The contention window's maximum, slots, instead of the standard's.
+    #[schemars(range(min = 1, max = MAX_CW))]
     pub cw_max: Option<u32>,
-    /// Model the driver's batched completion reporting (off by default).
+    /// Model the driver's batched completion reporting (seed 001 §3.1,
+    /// appendix A.6: one TX interrupt for a group of frames); absent: off.
     pub batched_completion: Option<BatchedCompletion>,
     /// Transport feedback (ATP's feedback, TCP's pure ACKs) goes ahead of
     /// data in the interface queue, behind earlier priority packets, as
     /// routing control packets do. Off by default, as on the testbed (seed
     /// 000 §V.A.2: "we do not use a priority queue for feedback packets").
-    /// The MAC only sees `Payload::priority`; the host says which packets
-    /// are feedback.
+    // The MAC only sees `Payload::priority`; the host says which packets
+    // are feedback.
     #[serde(skip_serializing_if = "is_false")]
+    #[schemars(!skip_serializing_if)]
     pub feedback_priority: bool,
-    /// How each node picks the rate of its unicast DATA frames (issue 13):
-    /// `"fixed"` (the configured rate, the default), `"arf"`, `"aarf"` or
+    /// How each node picks the rate of its unicast DATA frames:
+    /// `"fixed"` (the configured rate), `"arf"`, `"aarf"` or
     /// `"minstrel"`; the configured rate is then the highest one used.
     #[serde(skip_serializing_if = "RateControl::is_fixed")]
+    #[schemars(!skip_serializing_if)]
     pub rate_control: RateControl,
 }
 
@@ -112,46 +128,113 @@ fn is_false(b: &bool) -> bool {
 
 /// Everything about the radio that is the same for all nodes unless a node
 /// overrides it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RadioConfig {
+    /// The PHY standard, which fixes timings and the set of rates.
     pub standard: Standard,
-    /// Data rate of every node, kbit/s (rate control off, seed 001 §4.1).
+    /// Data rate of every node (rate control off, seed 001 §4.1), one of
+    /// the standard's rates.
+    #[schemars(schema_with = "rate_kbps_schema")]
     pub data_rate_kbps: u32,
-    /// Basic rate set; defaults to the standard's mandatory rates.
+    /// Basic rate set (control frames); absent: the standard's mandatory
+    /// rates.
+    #[schemars(schema_with = "basic_rates_schema")]
     pub basic_rates_kbps: Option<Vec<u32>>,
+    /// Transmit power of every node.
+    #[schemars(range(min = *TX_POWER_DBM.start(), max = *TX_POWER_DBM.end()))]
     pub tx_power_dbm: f64,
+    /// The large-scale path loss model.
     pub propagation: Propagation,
     /// A building's floors (`[radio.floors] height_m, loss_db`): nodes then
-    /// say their `floor` (issue 15). `None`: every node on one plane.
+    /// say their `floor`. Absent: every node on one plane.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub floors: Option<Floors>,
     /// Distance at which a frame is just decodable: sets the receiver
     /// sensitivity (preamble lock-on threshold) at `tx_power_dbm`. Give
-    /// this or `rx_sensitivity_dbm`, not both; with neither,
-    /// [`DEFAULT_TX_RANGE_M`].
+    /// this or `rx_sensitivity_dbm`, not both; with neither, the default
+    /// (ns-2's).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "default_tx_range_m", extend("exclusiveMinimum" = 0.0), range(max = MAX_RANGE_M))]
     pub tx_range_m: Option<f64>,
     /// Distance up to which a transmission is sensed: sets the energy
-    /// carrier-sense threshold at `tx_power_dbm`. Give this or
-    /// `cs_threshold_dbm`, not both; with neither, [`DEFAULT_CS_RANGE_M`].
+    /// carrier-sense threshold at `tx_power_dbm`, at least as far as the
+    /// transmission range. Give this or `cs_threshold_dbm`, not both; with
+    /// neither, the default (ns-2's).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "default_cs_range_m", extend("exclusiveMinimum" = 0.0), range(max = MAX_RANGE_M))]
     pub cs_range_m: Option<f64>,
-    /// Direct thresholds, instead of the matching range.
+    /// The receiver sensitivity (preamble lock-on threshold) itself,
+    /// instead of `tx_range_m`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = *POWER_LEVEL_DBM.start(), max = *POWER_LEVEL_DBM.end()))]
     pub rx_sensitivity_dbm: Option<f64>,
+    /// The energy carrier-sense threshold itself, instead of `cs_range_m`;
+    /// at most the receiver sensitivity.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = *POWER_LEVEL_DBM.start(), max = *POWER_LEVEL_DBM.end()))]
     pub cs_threshold_dbm: Option<f64>,
+    /// The receiver's noise figure, added to the thermal noise of the
+    /// standard's bandwidth.
+    #[schemars(range(min = *NOISE_FIGURE_DB.start(), max = *NOISE_FIGURE_DB.end()))]
     pub noise_figure_db: f64,
     /// Standard deviation of static per-link log-normal shadowing (0 = off).
+    #[schemars(range(min = *SHADOWING_SIGMA_DB.start(), max = *SHADOWING_SIGMA_DB.end()))]
     pub shadowing_sigma_db: f64,
+    /// Per-frame small-scale fading of the received power.
     pub fading: Fading,
+    /// How a frame's fate is decided from the SINR it saw.
     pub error_model: ErrorModel,
-    /// Per-rate SINR threshold overrides, keyed by rate in kbit/s.
+    /// Per-rate SINR threshold overrides, dB, keyed by a rate of the
+    /// standard in kbit/s (`"24000" = 12.0`); absent rates keep the
+    /// standard's.
+    #[schemars(schema_with = "sinr_thresholds_schema")]
     pub sinr_threshold_db: BTreeMap<String, f64>,
     /// Signals weaker than this (mean, before fading) are not modelled at all.
+    #[schemars(range(min = *POWER_LEVEL_DBM.start(), max = *POWER_LEVEL_DBM.end()))]
     pub interference_floor_dbm: f64,
+    /// The DCF MAC's parameters.
     pub mac: MacConfig,
+}
+
+/// The ranges the schema shows for a file that gives neither a range nor a
+/// threshold ([`RadioConfig::resolve`] uses the constants).
+fn default_tx_range_m() -> Option<f64> {
+    Some(DEFAULT_TX_RANGE_M)
+}
+fn default_cs_range_m() -> Option<f64> {
+    Some(DEFAULT_CS_RANGE_M)
+}
+
+/// `data_rate_kbps`: an integer, one of the rates of some standard (which
+/// of them [`RadioConfig::resolve`] checks against `standard`).
+pub fn rate_kbps_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut rates: Vec<u32> =
+        [Standard::A, Standard::B, Standard::G].iter().flat_map(|s| s.rates_kbps()).copied().collect();
+    rates.sort_unstable();
+    rates.dedup();
+    schemars::json_schema!({ "type": "integer", "enum": rates })
+}
+
+fn basic_rates_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let items = rate_kbps_schema(generator);
+    schemars::json_schema!({ "type": ["array", "null"], "items": items, "minItems": 1 })
+}
+
+/// `sinr_threshold_db`: a table from rate (kbit/s, as a key) to dB.
+fn sinr_thresholds_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": { "pattern": "^[0-9]+$" },
+        // The placeholder of its keys in meshbed's key reference (docs/KEYS.md).
+        "x-key": "<rate_kbps>",
+        "additionalProperties": {
+            "description": "The SINR threshold of the rate the key names.",
+            "type": "number",
+            "minimum": *SINR_THRESHOLD_DB.start(),
+            "maximum": *SINR_THRESHOLD_DB.end(),
+        },
+    })
 }
 
 impl Default for RadioConfig {
@@ -296,6 +379,35 @@ pub const MAX_QUEUE_PACKETS: u32 = 10_000;
 /// Retry limits count retransmissions; dot11ShortRetryLimit and
 /// dot11LongRetryLimit count attempts, 1 to 255 (802.11-2016 Annex C).
 pub const MAX_RETRY_LIMIT: u32 = 254;
+/// `mac.rts_threshold_bytes`: dot11RTSThreshold's range (802.11-2016 Annex C).
+pub const MAX_RTS_THRESHOLD_BYTES: u32 = 65_535;
+/// `mac.cw_min`, `mac.cw_max`: a 16-bit contention window.
+pub const MAX_CW: u32 = 65_535;
+/// `mac.batched_completion.max_frames`: one frame (every frame timed) to a
+/// thousand, past any driver's descriptor ring.
+pub const BATCH_FRAMES: std::ops::RangeInclusive<u32> = 1..=1000;
+/// `noise_figure_db`: a perfect receiver to a very poor one.
+pub const NOISE_FIGURE_DB: std::ops::RangeInclusive<f64> = 0.0..=30.0;
+/// `shadowing_sigma_db`: off to far beyond measured indoor values (~12 dB).
+pub const SHADOWING_SIGMA_DB: std::ops::RangeInclusive<f64> = 0.0..=30.0;
+/// `fading.m`: Nakagami's shape, 0.5 (its smallest) up to nearly no fading.
+pub const NAKAGAMI_M: std::ops::RangeInclusive<f64> = 0.5..=1000.0;
+/// `error_model.db_per_decade`: above 0, at most this.
+pub const MAX_DB_PER_DECADE: f64 = 100.0;
+/// `sinr_threshold_db` values, dB.
+pub const SINR_THRESHOLD_DB: std::ops::RangeInclusive<f64> = -20.0..=60.0;
+/// `propagation.antenna_height_m` and `propagation.reference_distance_m`:
+/// above 0, at most this.
+pub const MAX_PROPAGATION_HEIGHT_OR_DISTANCE_M: f64 = 1000.0;
+/// `propagation.exponent`: strictly between 0 and this.
+pub const MAX_PATH_LOSS_EXPONENT: f64 = 10.0;
+/// `propagation.reference_loss_db`.
+pub const REFERENCE_LOSS_DB: std::ops::RangeInclusive<f64> = 0.0..=200.0;
+/// `floors.height_m`: above 0 (two floors at one height would be one
+/// floor), at most this.
+pub const MAX_FLOOR_HEIGHT_M: f64 = 100.0;
+/// `floors.loss_db`, per floor slab.
+pub const FLOOR_LOSS_DB: std::ops::RangeInclusive<f64> = 0.0..=100.0;
 
 /// Checks a transmit power (the radio's or a node's); `key` names it.
 pub fn check_tx_power_dbm(key: &str, dbm: f64) -> Result<(), ConfigError> {
@@ -338,41 +450,45 @@ impl RadioConfig {
         check_tx_power_dbm("tx_power_dbm", self.tx_power_dbm)?;
         match self.propagation {
             Propagation::TwoRayGround { antenna_height_m } => {
-                if !(antenna_height_m > 0.0 && antenna_height_m <= 1000.0) {
+                if !(antenna_height_m > 0.0 && antenna_height_m <= MAX_PROPAGATION_HEIGHT_OR_DISTANCE_M) {
                     return Err(err(
                         "propagation.antenna_height_m",
                         antenna_height_m,
-                        "a positive height in metres, at most 1000",
+                        format!("a positive height in metres, at most {MAX_PROPAGATION_HEIGHT_OR_DISTANCE_M}"),
                     ));
                 }
             }
             Propagation::LogDistance { exponent, reference_distance_m, reference_loss_db } => {
-                if !(exponent > 0.0 && exponent < 10.0) {
-                    return Err(err("propagation.exponent", exponent, "a path-loss exponent between 0 and 10"));
+                if !(exponent > 0.0 && exponent < MAX_PATH_LOSS_EXPONENT) {
+                    return Err(err(
+                        "propagation.exponent",
+                        exponent,
+                        format!("a path-loss exponent between 0 and {MAX_PATH_LOSS_EXPONENT}"),
+                    ));
                 }
-                if !(reference_distance_m > 0.0 && reference_distance_m <= 1000.0) {
+                if !(reference_distance_m > 0.0 && reference_distance_m <= MAX_PROPAGATION_HEIGHT_OR_DISTANCE_M) {
                     return Err(err(
                         "propagation.reference_distance_m",
                         reference_distance_m,
-                        "a positive distance in metres, at most 1000",
+                        format!("a positive distance in metres, at most {MAX_PROPAGATION_HEIGHT_OR_DISTANCE_M}"),
                     ));
                 }
                 if let Some(l) = reference_loss_db {
-                    within("propagation.reference_loss_db", l, 0.0..=200.0, "a path loss in dB")?;
+                    within("propagation.reference_loss_db", l, REFERENCE_LOSS_DB, "a path loss in dB")?;
                 }
             }
             Propagation::Friis => {}
         }
         if let Some(f) = self.floors {
             // Above 0: two floors at one height would be one floor.
-            if !(f.height_m > 0.0 && f.height_m <= 100.0) {
+            if !(f.height_m > 0.0 && f.height_m <= MAX_FLOOR_HEIGHT_M) {
                 return Err(err(
                     "floors.height_m",
                     f.height_m,
-                    "a positive floor-to-floor height in metres, at most 100",
+                    format!("a positive floor-to-floor height in metres, at most {MAX_FLOOR_HEIGHT_M}"),
                 ));
             }
-            within("floors.loss_db", f.loss_db, 0.0..=100.0, "a loss per floor slab in dB")?;
+            within("floors.loss_db", f.loss_db, FLOOR_LOSS_DB, "a loss per floor slab in dB")?;
         }
         let f = std.frequency_hz();
         // Each threshold comes from a range (through the propagation model)
@@ -423,21 +539,25 @@ impl RadioConfig {
                 ),
             ));
         }
-        within("noise_figure_db", self.noise_figure_db, 0.0..=30.0, "a noise figure in dB")?;
-        within("shadowing_sigma_db", self.shadowing_sigma_db, 0.0..=30.0, "a standard deviation in dB")?;
+        within("noise_figure_db", self.noise_figure_db, NOISE_FIGURE_DB, "a noise figure in dB")?;
+        within("shadowing_sigma_db", self.shadowing_sigma_db, SHADOWING_SIGMA_DB, "a standard deviation in dB")?;
         if let Fading::Nakagami { m } = self.fading {
-            within("fading.m", m, 0.5..=1000.0, "a Nakagami shape m")?;
+            within("fading.m", m, NAKAGAMI_M, "a Nakagami shape m")?;
         }
         if let ErrorModel::Curve { db_per_decade } = self.error_model {
-            if !(db_per_decade > 0.0 && db_per_decade <= 100.0) {
-                return Err(err("error_model.db_per_decade", db_per_decade, "a positive number of dB, at most 100"));
+            if !(db_per_decade > 0.0 && db_per_decade <= MAX_DB_PER_DECADE) {
+                return Err(err(
+                    "error_model.db_per_decade",
+                    db_per_decade,
+                    format!("a positive number of dB, at most {MAX_DB_PER_DECADE}"),
+                ));
             }
         }
         for (k, v) in &self.sinr_threshold_db {
             let key = format!("sinr_threshold_db.{k}");
             let rate: u32 = k.parse().map_err(|_| err(&key, k, "a rate in kbit/s as the key, e.g. \"24000\""))?;
             self.check_rate(&key, rate)?;
-            within(&key, *v, -20.0..=60.0, "an SINR in dB")?;
+            within(&key, *v, SINR_THRESHOLD_DB, "an SINR in dB")?;
         }
         within("interference_floor_dbm", self.interference_floor_dbm, POWER_LEVEL_DBM, "a power in dBm")?;
         let bw = std.bandwidth_hz();
@@ -445,8 +565,12 @@ impl RadioConfig {
         let t = std.timing();
         let cw_min = self.mac.cw_min.unwrap_or(t.cw_min);
         let cw_max = self.mac.cw_max.unwrap_or(t.cw_max);
-        if cw_min == 0 || cw_min > cw_max || cw_max > 65_535 {
-            return Err(err("mac.cw_min", format!("{cw_min} (cw_max {cw_max})"), "0 < cw_min <= cw_max <= 65535"));
+        if cw_min == 0 || cw_min > cw_max || cw_max > MAX_CW {
+            return Err(err(
+                "mac.cw_min",
+                format!("{cw_min} (cw_max {cw_max})"),
+                format!("0 < cw_min <= cw_max <= {MAX_CW}"),
+            ));
         }
         within("mac.queue_packets", self.mac.queue_packets, 1..=MAX_QUEUE_PACKETS, "a queue length in packets")?;
         within(
@@ -457,10 +581,15 @@ impl RadioConfig {
         )?;
         within("mac.long_retry_limit", self.mac.long_retry_limit, 0..=MAX_RETRY_LIMIT, "a number of retransmissions")?;
         if let Some(r) = self.mac.rts_threshold_bytes {
-            within("mac.rts_threshold_bytes", r, 0..=65_535, "an MPDU size in bytes")?;
+            within("mac.rts_threshold_bytes", r, 0..=MAX_RTS_THRESHOLD_BYTES, "an MPDU size in bytes")?;
         }
         if let Some(b) = self.mac.batched_completion {
-            within("mac.batched_completion.max_frames", b.max_frames, 1..=1000, "a number of frames per interrupt")?;
+            within(
+                "mac.batched_completion.max_frames",
+                b.max_frames,
+                BATCH_FRAMES,
+                "a number of frames per interrupt",
+            )?;
         }
         Ok(Resolved {
             rx_sensitivity_dbm: rx.dbm,

@@ -114,6 +114,25 @@ struct Moving {
     candidates: Vec<NodeId>,
 }
 
+impl Moving {
+    /// The distance and mean received power (path loss and shadowing, no
+    /// fading) of a frame sent at `tx_power_dbm` by node `from` at its
+    /// position to node `to` at its position: the one computation for
+    /// moving nodes.
+    fn rx_dbm(&self, tx_power_dbm: f64, (from, here): (NodeId, Point), (to, there): (NodeId, Point)) -> (f64, f64) {
+        let (a, b) = (self.floors_of[from as usize], self.floors_of[to as usize]);
+        let (d, loss_db) = link_loss(
+            &self.propagation,
+            self.floors.as_ref(),
+            Place { x_m: here.x_m, y_m: here.y_m, floor: a },
+            Place { x_m: there.x_m, y_m: there.y_m, floor: b },
+            self.frequency_hz,
+        );
+        let shadow = self.shadow_db.as_ref().map_or(0.0, |s| s[from as usize][to as usize]);
+        (d, tx_power_dbm - loss_db - shadow)
+    }
+}
+
 /// Nodes by square cell of side `cell_m`, as they were at `built_at`.
 #[derive(Clone, Debug, Default)]
 struct Grid {
@@ -333,22 +352,33 @@ impl LinkBudget {
             if dx * dx + dy * dy > skip_beyond_sq_m2 {
                 continue;
             }
-            let (a, b) = (m.floors_of[from as usize], m.floors_of[j as usize]);
-            let (d, loss_db) = link_loss(
-                &m.propagation,
-                m.floors.as_ref(),
-                Place { x_m: here.x_m, y_m: here.y_m, floor: a },
-                Place { x_m: there.x_m, y_m: there.y_m, floor: b },
-                m.frequency_hz,
-            );
-            let shadow = m.shadow_db.as_ref().map_or(0.0, |s| s[from as usize][j as usize]);
-            let rx_dbm = tx_power_dbm - loss_db - shadow;
+            let (d, rx_dbm) = m.rx_dbm(tx_power_dbm, (from, here), (j, there));
             if rx_dbm >= m.interference_floor_dbm {
                 let propagation_delay = Duration::from_nanos(libm::round(d / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64);
                 m.scratch.push(Neighbour { node: j, mean_power_mw: dbm_to_mw(rx_dbm), propagation_delay });
             }
         }
         &m.scratch
+    }
+
+    /// Mean received power at `to` of a frame `from` sends at `now` (path
+    /// loss and shadowing, no fading): for moving nodes at their positions
+    /// then, by the computation [`LinkBudget::neighbours_at`] makes for
+    /// each frame; otherwise [`LinkBudget::mean_rx_dbm`].
+    pub fn mean_rx_dbm_at(&self, from: NodeId, to: NodeId, now: Instant) -> f64 {
+        match &self.moving {
+            Some(m) if from != to => {
+                let at = |node: NodeId| (node, m.trajectories[node as usize].position(now));
+                m.rx_dbm(self.tx_power_dbm[from as usize], at(from), at(to)).1
+            }
+            _ => self.mean_rx_dbm(from, to),
+        }
+    }
+
+    /// [`LinkBudget::can_decode`] at the nodes' positions at `now` (the
+    /// same rule; for static nodes the same answer).
+    pub fn can_decode_at(&self, from: NodeId, to: NodeId, now: Instant) -> bool {
+        from != to && self.decodes(from, self.mean_rx_dbm_at(from, to, now))
     }
 
     #[inline]
@@ -378,11 +408,13 @@ impl LinkBudget {
     /// (of the lowest rate when `from` runs rate control).
     #[inline]
     pub fn can_decode(&self, from: NodeId, to: NodeId) -> bool {
-        if from == to {
-            return false;
-        }
-        let rx = self.mean_rx_dbm(from, to);
-        rx >= self.rx_sensitivity_dbm && rx - self.noise_dbm >= self.decode_threshold_db[from as usize]
+        from != to && self.decodes(from, self.mean_rx_dbm(from, to))
+    }
+    /// The decoding rule of [`LinkBudget::can_decode`] for a mean power
+    /// `rx_dbm` of `from`'s frames.
+    #[inline]
+    fn decodes(&self, from: NodeId, rx_dbm: f64) -> bool {
+        rx_dbm >= self.rx_sensitivity_dbm && rx_dbm - self.noise_dbm >= self.decode_threshold_db[from as usize]
     }
     /// Whether `to`'s carrier sense finds the medium busy while `from`
     /// sends (mean power at or above the carrier-sense threshold).
@@ -561,5 +593,38 @@ mod tests {
             }
             assert!(found > 600, "the nodes do meet: {found}");
         }
+    }
+
+    /// A walker leaving a static node: who decodes whom at a time is what a
+    /// static budget of the positions then says, and static nodes answer
+    /// as `can_decode` does at any time.
+    #[test]
+    fn decoding_at_a_time_follows_the_moving_nodes() {
+        let config = RadioConfig { shadowing_sigma_db: 3.0, ..RadioConfig::default() };
+        let start = [NodeRadio::at(0.0, 0.0), NodeRadio::at(10.0, 0.0)];
+        // Node 1 walks from 10 m to 1010 m at 10 m/s from t = 0.
+        let walk = Trajectory::through(&[
+            (Instant::ZERO, Point::new(10.0, 0.0)),
+            (Instant::ZERO + Duration::from_secs(100), Point::new(1010.0, 0.0)),
+        ])
+        .unwrap();
+        let fixed = Trajectory::stationary(Point::new(0.0, 0.0));
+        let mut links = LinkBudget::new(&config, &start, 9).unwrap();
+        let still = links.clone();
+        links.set_trajectories(&config, vec![fixed, walk.clone()], 9).unwrap();
+        let mut changed = false;
+        for s in 0..=100u64 {
+            let now = Instant::ZERO + Duration::from_secs(s);
+            let p = walk.position(now);
+            let here = LinkBudget::new(&config, &[NodeRadio::at(0.0, 0.0), NodeRadio::at(p.x_m, p.y_m)], 9).unwrap();
+            for (a, b) in [(0, 1), (1, 0)] {
+                assert_eq!(links.can_decode_at(a, b, now), here.can_decode(a, b), "{a}->{b} at {s} s");
+                assert!((links.mean_rx_dbm_at(a, b, now) - here.mean_rx_dbm(a, b)).abs() < 1e-9);
+                assert_eq!(still.can_decode_at(a, b, now), still.can_decode(a, b));
+            }
+            changed |= links.can_decode_at(0, 1, now) != links.can_decode(0, 1);
+            assert!(!links.can_decode_at(1, 1, now));
+        }
+        assert!(changed, "the walker leaves the range");
     }
 }

@@ -11,7 +11,7 @@ use meshbed_core::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The PHY standard, which fixes timings and the set of rates.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Standard {
     /// OFDM at 5 GHz, 6–54 Mbit/s.
     #[serde(rename = "802.11a")]

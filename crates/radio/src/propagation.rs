@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub const SPEED_OF_LIGHT_M_PER_S: f64 = 299_792_458.0;
 
 /// Deterministic-path-loss models.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Propagation {
     /// Free space.
@@ -20,15 +20,23 @@ pub enum Propagation {
     /// 4π·h_t·h_r/λ, d⁻⁴ beyond it. With 1.5 m antennas this is the model
     /// behind the classic 250 m / 550 m ranges.
     TwoRayGround {
+        /// The height of every antenna (transmitter's and receiver's).
         #[serde(default = "default_antenna_height_m")]
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = crate::config::MAX_PROPAGATION_HEIGHT_OR_DISTANCE_M))]
         antenna_height_m: f64,
     },
     /// PL(d) = PL(d₀) + 10·n·log₁₀(d/d₀), PL(d₀) from Friis unless given.
     LogDistance {
+        /// The path-loss exponent n (2 in free space, 2.7–5 indoors and in cities).
+        #[schemars(extend("exclusiveMinimum" = 0.0, "exclusiveMaximum" = crate::config::MAX_PATH_LOSS_EXPONENT))]
         exponent: f64,
+        /// The reference distance d₀.
         #[serde(default = "default_reference_distance_m")]
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = crate::config::MAX_PROPAGATION_HEIGHT_OR_DISTANCE_M))]
         reference_distance_m: f64,
+        /// The path loss PL(d₀) at the reference distance; absent: Friis's.
         #[serde(default)]
+        #[schemars(range(min = *crate::config::REFERENCE_LOSS_DB.start(), max = *crate::config::REFERENCE_LOSS_DB.end()))]
         reference_loss_db: Option<f64>,
     },
 }
@@ -100,10 +108,14 @@ impl Propagation {
 /// ITU-R P.1238's indoor model (§3 there: about 16 dB through one floor of an
 /// office at 5.2 GHz). Issue 15 models the thesis' two-floor testbed with it
 /// (seed 001 §5.5: flows "in both the 1st and 2nd floors").
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Floors {
+    /// Floor-to-floor height.
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = crate::config::MAX_FLOOR_HEIGHT_M))]
     pub height_m: f64,
+    /// The loss through one floor slab (ITU-R P.1238's L_f).
+    #[schemars(range(min = *crate::config::FLOOR_LOSS_DB.start(), max = *crate::config::FLOOR_LOSS_DB.end()))]
     pub loss_db: f64,
 }
 
@@ -138,15 +150,20 @@ pub fn link_loss(
 }
 
 /// Per-frame small-scale fading of received power.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Fading {
+    /// No fading: every frame gets the mean power.
     #[default]
     None,
     /// Power gain ~ Exp(1).
     Rayleigh,
     /// Power gain ~ Gamma(m, 1/m); m = 1 is Rayleigh, large m approaches none.
-    Nakagami { m: f64 },
+    Nakagami {
+        /// The shape m.
+        #[schemars(range(min = *crate::config::NAKAGAMI_M.start(), max = *crate::config::NAKAGAMI_M.end()))]
+        m: f64,
+    },
 }
 
 impl Fading {

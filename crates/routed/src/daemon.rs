@@ -76,7 +76,7 @@ pub fn run(
     let me = options.nodes.addr(options.node).expect("checked");
     let control = ControlSocket::bind(&options.ifname, port)?;
     let mut kernel = KernelRoutes::new(&options.ifname)?;
-    let on_demand = matches!(options.routing, Routing::Aodv { .. });
+    let on_demand = crate::holds_data_path(&options.routing);
     let mut rules = None;
     let mut queue = None;
     let mut reinjector = None;

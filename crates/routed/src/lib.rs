@@ -60,6 +60,25 @@ pub fn control_port(routing: &Routing) -> Option<u16> {
     }
 }
 
+/// Whether the daemon of `routing` holds the data path: on-demand routing
+/// (AODV) takes every data packet to a mesh address through an NFQUEUE
+/// ([`queue`]) and decides it, so the daemon sees (and counts) what it
+/// forwards and drops; a proactive one (OLSR) installs routes and the
+/// kernel forwards unseen.
+pub fn holds_data_path(routing: &Routing) -> bool {
+    matches!(routing, Routing::Aodv { .. })
+}
+
+/// Who counts the data packets of a mesh routed by `routing`'s daemons (or,
+/// for routing that runs none, by the kernel's static routes).
+pub fn data_path_counting(routing: &Routing) -> meshbed_sim::DataPathCounting {
+    if holds_data_path(routing) {
+        meshbed_sim::DataPathCounting::RoutingDaemons
+    } else {
+        meshbed_sim::DataPathCounting::Kernel
+    }
+}
+
 /// Why DSR runs only in the simulator.
 pub const DSR_REFUSAL: &str = "aodv or olsr: DSR's data packets carry a source route that the Linux kernel does not forward by, so DSR runs only in the simulator";
 

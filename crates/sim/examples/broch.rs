@@ -56,7 +56,9 @@ fn main() {
                 let got: u64 = r.flows.iter().map(|f| f.received_packets).sum();
                 pdr.push(got as f64 / sent.max(1) as f64);
                 overhead.push(r.routing_overhead_ratio.unwrap_or(0.0));
-                let weighted: f64 = r.flows.iter().map(|f| f.mean_delay_s * f.received_packets as f64).sum();
+                // A flow without a delay received nothing: it weighs nothing.
+                let weighted: f64 =
+                    r.flows.iter().filter_map(|f| Some(f.mean_delay_s? * f.received_packets as f64)).sum();
                 delay.push(weighted / got.max(1) as f64 * 1e3);
                 drops.add(&r.net_total.drops);
             }

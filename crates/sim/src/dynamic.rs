@@ -71,6 +71,9 @@ pub struct Dynamic {
     /// [`Dynamic::take_path_changed`]: its routes or link qualities may
     /// have changed.
     path_changed: bool,
+    /// The flows' paths, told every decision carried out for their data
+    /// while a run is recorded ([`crate::record`]); `None` otherwise.
+    pub(crate) paths: Option<Box<crate::record::PathRecorder>>,
 }
 
 impl Dynamic {
@@ -85,6 +88,7 @@ impl Dynamic {
             events: Vec::new(),
             control_priority: true,
             path_changed: false,
+            paths: None,
         }
     }
 
@@ -142,6 +146,13 @@ impl Dynamic {
             now,
             DataPacket { id: pkt.id, src: pkt.src, dst: pkt.dst, prev_hop: pkt.prev_hop, header: &pkt.routing_header },
         );
+        if let Some(paths) = &mut self.paths {
+            let next_hop = match &decision {
+                Decision::Forward { next_hop, .. } => Some(*next_hop),
+                Decision::Hold | Decision::Drop(_) => None,
+            };
+            paths.decided(now, node, &pkt, next_hop);
+        }
         let routed = match decision {
             Decision::Forward { next_hop, header } => match forward(net, now, node, pkt, next_hop, header) {
                 true => Routed::Queued,
@@ -182,6 +193,9 @@ impl Dynamic {
         stats.nodes[node as usize].link_failures += 1;
         let key = (node, pkt.id);
         let neighbour = pkt.next_hop;
+        if let Some(paths) = &mut self.paths {
+            paths.link_broke(now, node, neighbour);
+        }
         if !pkt.control && pkt.id != 0 {
             self.held.insert(key, pkt);
         }
@@ -237,6 +251,9 @@ impl Dynamic {
                 RouteEvent::Release { id, next_hop, header } => {
                     if let Some(pkt) = self.held.remove(&(node, *id)) {
                         stats.released(now, node, &pkt);
+                        if let Some(paths) = &mut self.paths {
+                            paths.decided(now, node, &pkt, Some(*next_hop));
+                        }
                         forward(net, now, node, pkt, *next_hop, header.clone());
                     }
                 }

@@ -23,6 +23,7 @@ pub mod echo;
 pub mod mobility;
 pub mod net_stats;
 mod network;
+pub mod record;
 pub mod report;
 pub mod routing;
 pub mod scenario;
@@ -34,7 +35,7 @@ use backend::ScenarioBackend;
 use driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock};
 use meshbed_core::{Duration, Instant};
 use meshbed_radio::{Addr, DropCause, Indication, Medium, NodeId, Payload};
-pub use net_stats::{Discoveries, Drops, FlowNet, NetCounters};
+pub use net_stats::{DataPathCounting, Discoveries, Drops, FlowNet, NetCounters};
 use net_stats::{Loss, NetStats};
 pub use network::{build_network, check_routes};
 use report::Arrivals;
@@ -85,7 +86,17 @@ pub struct Packet {
     pub path_hash: u64,
 }
 
+/// The hop limit a data packet starts with (IPv4's usual 64).
+pub const INITIAL_TTL: u8 = 64;
+
 impl Packet {
+    /// Hops it has taken so far: its source and every relay take one off
+    /// its TTL as they send it on (as IP counts them), so at its
+    /// destination this is the length of the path it took.
+    pub fn hops_taken(&self) -> u32 {
+        u32::from(INITIAL_TTL.saturating_sub(self.ttl))
+    }
+
     /// A data packet created at `src` at `created_at`.
     pub fn data(
         src: NodeId,
@@ -103,7 +114,7 @@ impl Packet {
             seq,
             size_bytes,
             created_at,
-            ttl: 64,
+            ttl: INITIAL_TTL,
             datagram,
             id: 0,
             prev_hop: None,
@@ -157,6 +168,8 @@ pub(crate) struct Flow {
     pub echo_trace: Vec<transport::TraceRecord>,
     /// A transport flow with `batch_packets`: when each batch was delivered.
     pub milestones: Option<report::DeliveryMilestones>,
+    /// What it delivered per bin, while the run is recorded ([`record`]).
+    pub delivery: Option<record::Delivery>,
 }
 
 pub(crate) enum FlowKind {
@@ -166,10 +179,22 @@ pub(crate) enum FlowKind {
 }
 
 impl Flow {
-    /// Batch boundaries the transport's delivered data crossed by `now`.
+    /// Batch boundaries the transport's delivered data crossed by `now`
+    /// (and the delivery, while the run is recorded).
     fn record_milestones(&mut self, now: Instant, delivered_bytes: u64) {
         if let Some(m) = &mut self.milestones {
             m.record(now, delivered_bytes);
+        }
+        if let Some(d) = &mut self.delivery {
+            d.record_total(now, delivered_bytes);
+        }
+    }
+
+    /// A UDP (or echo request) packet reached the sink at `now`.
+    fn udp_arrived(&mut self, now: Instant, pkt: &Packet) {
+        self.arrivals.record_udp(now, pkt);
+        if let Some(d) = &mut self.delivery {
+            d.record_total(now, self.arrivals.udp_payload_bytes);
         }
     }
 
@@ -293,6 +318,7 @@ impl Sim {
                 kind,
                 echo_trace: Vec::new(),
                 milestones: f.batch_bytes().and_then(report::DeliveryMilestones::new),
+                delivery: None,
             });
         }
         let mut net = Network::new(medium, &relay_classes);
@@ -356,11 +382,26 @@ impl Sim {
     /// every [`PROGRESS_EVERY_EVENTS`] events (for a progress bar on long
     /// runs; it cannot change the run).
     pub fn run_with_progress(mut self, progress: &mut dyn FnMut(Instant)) -> SimReport {
+        self.run_to_end(progress)
+    }
+
+    fn run_to_end(&mut self, progress: &mut dyn FnMut(Instant)) -> SimReport {
         let mut host = SimHost { world: &mut self.world, clock: VirtualClock::default(), progress, air: None };
         self.driver
             .run(&mut host, Some(self.end))
             .expect("the simulator's clock and hosts cannot fail: they do no I/O and the run has an end");
         report::assemble(&self.scenario, &self.world, &self.driver, self.end)
+    }
+
+    /// Runs like [`Sim::run_with_progress`] with the recorder on
+    /// ([`record`]): the report is the one the run gives unrecorded (the
+    /// same events in the same order), and beside it the flows' paths and
+    /// deliveries over time, and the nodes' positions and links in range.
+    pub fn run_recorded(mut self, progress: &mut dyn FnMut(Instant)) -> (SimReport, record::Recording) {
+        record::start(&mut self.world, self.scenario.duration_s);
+        let report = self.run_to_end(progress);
+        let links = self.driver.net.medium().links();
+        (report, record::finish(&mut self.world, links, &self.scenario.node_radios(), self.scenario.duration_s))
     }
 
     /// How this run's packets look in a capture (routing control packets on
@@ -714,7 +755,7 @@ impl World {
         let f = &mut self.flows[flow as usize];
         let FlowKind::Echo(p) = &mut f.kind else { unreachable!("an echo packet of another flow") };
         if node == f.spec.dst {
-            f.arrivals.record_udp(now, &pkt);
+            f.udp_arrived(now, &pkt);
             let reply = Packet::data(node, f.spec.src, flow, pkt.seq, pkt.size_bytes, now, Vec::new());
             let _ = route_out(net, &mut self.router, &mut self.net, now, node, reply);
             return;
@@ -740,7 +781,7 @@ impl World {
             return self.echo_arrive(net, now, node, pkt);
         }
         if pkt.datagram.is_empty() {
-            f.arrivals.record_udp(now, &pkt);
+            f.udp_arrived(now, &pkt);
             return;
         }
         let side = if node == f.spec.dst { Side::Receiver } else { Side::Sender };

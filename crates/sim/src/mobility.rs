@@ -27,7 +27,7 @@
 //! still computed once, from the positions at time zero: routing that reacts
 //! to movement comes with the routing engines.
 
-use crate::scenario::{Scenario, ScenarioError, MAX_COORDINATE_M, MAX_NODES};
+use crate::scenario::{Scenario, ScenarioError, MAX_COORDINATE_M, MAX_DURATION_S, MAX_NODES};
 use meshbed_core::{Duration, Instant};
 use meshbed_mobility::{bonnmotion, ns2, random_waypoint, Area, MobilityError, Point, RandomWaypoint, Trajectory};
 use serde::{Deserialize, Serialize};
@@ -37,30 +37,51 @@ use std::path::PathBuf;
 pub const MAX_SPEED_MPS: f64 = 1_000.0;
 
 /// One scripted node: `[leave_s, x_m, y_m, speed_mps]` per waypoint.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedNode {
+    /// The node's number (each node scripted once).
     pub node: u32,
+    /// Its waypoints, each `[leave at s, to x m, to y m, speed m/s]`: it
+    /// leaves its place at that time and walks to (x, y) at that speed.
     pub waypoints: Vec<[f64; 4]>,
 }
 
 /// The `[mobility]` table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum MobilitySpec {
+    /// ns-2 setdest's random waypoint: every node picks a point in the
+    /// area and a speed, walks there, pauses, and again.
     RandomWaypoint {
+        /// The area's width; absent: a random topology's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_COORDINATE_M))]
         width_m: Option<f64>,
+        /// The area's height; absent: a random topology's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_COORDINATE_M))]
         height_m: Option<f64>,
+        /// The slowest speed, above 0 (a minimum of 0 makes the mean speed
+        /// decay over the run).
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_SPEED_MPS))]
         min_speed_mps: f64,
+        /// The fastest speed, at least `min_speed_mps`.
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_SPEED_MPS))]
         max_speed_mps: f64,
+        /// The pause at every waypoint.
         #[serde(default)]
+        #[schemars(range(min = 0.0, max = MAX_DURATION_S))]
         pause_s: f64,
+        /// Movement simulated before the run and discarded, so that the run
+        /// starts in the model's steady state.
         #[serde(default)]
+        #[schemars(range(min = 0.0, max = MAX_DURATION_S))]
         warmup_s: f64,
     },
+    /// Waypoints per node (`[[mobility.nodes]]`); the other nodes stay put.
     Scripted {
+        /// The scripted nodes.
         nodes: Vec<ScriptedNode>,
     },
     /// One node starts at (`from_x_m`, `from_y_m`), leaves at `start_s` and
@@ -70,19 +91,40 @@ pub enum MobilitySpec {
     /// With a `hops` sweep over a chain, a walker that is the last node
     /// stays the last node.
     Walk {
+        /// The walking node's number.
         node: u32,
+        /// Where it starts, x.
+        #[schemars(range(min = -MAX_COORDINATE_M, max = MAX_COORDINATE_M))]
         from_x_m: f64,
+        /// Where it starts, y.
+        #[schemars(range(min = -MAX_COORDINATE_M, max = MAX_COORDINATE_M))]
         from_y_m: f64,
+        /// When it leaves.
         #[serde(default)]
+        #[schemars(range(min = 0.0, max = MAX_DURATION_S))]
         start_s: f64,
+        /// How fast it walks.
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_SPEED_MPS))]
         speed_mps: f64,
     },
+    /// An ns-2 movement file (setdest's `$node_(i) setdest x y speed`).
     Ns2 {
+        /// The movement file, relative to the scenario file; it gives the
+        /// nodes' start positions too.
         file: PathBuf,
     },
+    /// A BonnMotion `.movements` file (uncompressed).
     Bonnmotion {
+        /// The movement file, relative to the scenario file; it gives the
+        /// nodes' start positions too.
         file: PathBuf,
+        /// Values per waypoint besides the time: 2 (`t x y`) or 3 (`t x y
+        /// z`, z ignored).
         #[serde(default = "two")]
+        #[schemars(range(
+            min = *meshbed_mobility::bonnmotion::DIMENSIONS.start(),
+            max = *meshbed_mobility::bonnmotion::DIMENSIONS.end()
+        ))]
         dimensions: usize,
     },
 }

@@ -37,6 +37,43 @@ pub enum Loss {
     RetryLimit,
 }
 
+/// Who saw the data packets that [`NetCounters::forwarded`] and
+/// [`NetCounters::drops`] count: what is not seen is not measured, and a
+/// report shows it as such rather than as a 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataPathCounting {
+    /// The simulator's network layer: every data packet at every node,
+    /// every loss by its cause.
+    Simulator,
+    /// Routing daemons that hold the data path (the emulator's AODV, on an
+    /// NFQUEUE): the packets they forward and their routing decisions'
+    /// drops (no route, discovery timeout or overflow). The kernel's and the
+    /// MAC's losses (TTL, queue overflow, retry limit) go unseen.
+    RoutingDaemons,
+    /// Nobody: the kernel forwarded and dropped on the routes it was given
+    /// (the emulator's static routes, OLSR's kernel routes).
+    Kernel,
+}
+
+impl DataPathCounting {
+    /// Whether [`NetCounters::forwarded`] counted the packets forwarded.
+    pub fn counts_forwarded(self) -> bool {
+        self != DataPathCounting::Kernel
+    }
+
+    /// Whether [`Drops`] counted the losses of cause `loss`.
+    pub fn counts(self, loss: Loss) -> bool {
+        match self {
+            DataPathCounting::Simulator => true,
+            DataPathCounting::RoutingDaemons => {
+                matches!(loss, Loss::NoRoute | Loss::DiscoveryTimeout | Loss::DiscoveryOverflow)
+            }
+            DataPathCounting::Kernel => false,
+        }
+    }
+}
+
 /// Data packets lost, by cause.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drops {

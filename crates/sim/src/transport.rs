@@ -16,7 +16,7 @@ use crate::scenario::{TransportFlow, IP_UDP_HEADER_BYTES};
 use crate::trace_kind::TraceKind;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use meshbed_proto::atp::AtpConfig;
-use meshbed_proto::connection::{EngineConfig, ReceiverEngine, SenderEngine};
+use meshbed_proto::connection::{connection_id, EngineConfig, ReceiverEngine, SenderEngine};
 use meshbed_proto::engine::{Engine, EngineEvent, PathInfo, TraceSample};
 use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::tcp::TcpConfig;
@@ -244,12 +244,17 @@ impl Transport {
     /// flow that runs for a duration more than it could send in that time.
     pub(crate) fn new(seed: u64, index: u32, spec: &TransportFlow, start: Instant, bytes: u64) -> Transport {
         // The connection id and then the data come from the flow's own stream.
+        // The id's top four bits name the protocol, as a meshbed sender's do
+        // on a real network (`proto::connection::connection_id`), so that a
+        // capture names each flow's protocol as Wireshark's dissector reads
+        // it (contrib/wireshark/meshbed.lua); the draw is the same 32 bits
+        // either way, so the data that follows does not move.
         let mut rng = stream_rng(seed, StreamId::new(StreamKind::Transport, index as u64));
-        let connection_id = rng.next_u32();
+        let protocol = spec.protocol;
+        let connection_id = connection_id(protocol, rng.next_u32());
         let mut data = vec![0u8; bytes as usize];
         ByteStream::new(rng.clone()).fill(&mut data);
         let verifier = ByteStream::new(rng);
-        let protocol = spec.protocol;
         let config = EngineConfig::new(protocol, |_| atp_config(spec), || tcp_config(spec));
         let sender = SenderEngine::with_data(&config, connection_id, data, start);
         let mut receiver = ReceiverEngine::new(&config, connection_id, start);

@@ -2,9 +2,12 @@
 //! pcap + radiotap + 802.11, every frame the MAC's counters say was sent or
 //! received is in them, lost frames carry the bad-FCS flag, and observing
 //! does not change the run. The dissector test runs tshark on the same
-//! capture when tshark is installed.
+//! capture when tshark is installed. Every protocol's connection ids name
+//! it as the dissector reads them (`proto::connection::protocol_of`, the
+//! Lua table kept equal to it).
 
-use meshbed_proto::wire;
+use meshbed_proto::connection::{protocol_code, protocol_of, wire_id};
+use meshbed_proto::{wire, Protocol};
 use meshbed_sim::capture::{node_file, RADIOTAP_BYTES};
 use meshbed_sim::{Scenario, Sim, SimReport};
 use std::path::{Path, PathBuf};
@@ -71,6 +74,14 @@ impl Record {
     fn udp_payload(&self) -> &[u8] {
         let end = self.mpdu.len() - 4;
         &self.mpdu[24 + 8 + 20 + 8..end]
+    }
+    /// The UDP destination port of a DATA frame carrying UDP (IPv4
+    /// protocol 17); `None` for other frames.
+    fn udp_dst_port(&self) -> Option<u16> {
+        let ip = 24 + 8;
+        let udp = ip + 20;
+        (self.frame_control() == DATA && self.mpdu.len() >= udp + 8 && self.mpdu[ip + 9] == 17)
+            .then(|| u16::from_be_bytes([self.mpdu[udp + 2], self.mpdu[udp + 3]]))
     }
 }
 
@@ -401,4 +412,122 @@ fn the_dissector_decodes_a_known_feedback_packet_with_sack_blocks() {
     let heuristic = tshark_fields(&other, &["meshbed.sack_block.end", "meshbed.d_avg_us", "udp.dstport"]);
     assert_eq!(heuristic, vec![vec!["10000,15500".to_string(), "4321".into(), "40001".into()]]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One short transfer of `protocol` over one hop of an 802.11a chain: MTL
+/// over OLSR with ETX (its routing module, which it needs), the others over
+/// shortest-path routes; the flow starts once OLSR has its neighbours.
+fn one_transfer(protocol: Protocol) -> Scenario {
+    let routing =
+        if protocol == Protocol::Mtl { "kind = \"olsr\"\nmetric = \"etx\"" } else { "kind = \"shortest-path\"" };
+    Scenario::from_toml(&format!(
+        "seed = 5\nduration_s = 8.0\n[radio]\nstandard = \"802.11a\"\ndata_rate_kbps = 24000\n\
+         [topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 100.0\n[routing]\n{routing}\n\
+         [[flows]]\nsrc = 0\ndst = 1\nprotocol = \"{}\"\nbytes = 20000\nstart_s = 4.0\n",
+        protocol.name()
+    ))
+    .expect("a valid scenario")
+}
+
+/// Captures [`one_transfer`] of `protocol`: the report and the receiving
+/// node's capture file (it hears both directions).
+fn capture_one_transfer(protocol: Protocol) -> (SimReport, PathBuf, PathBuf) {
+    let dir = scratch_dir(&format!("protocol-{}", protocol.name()));
+    let (report, _) = Sim::new(&one_transfer(protocol)).unwrap().run_with_pcap_dir(&dir, &mut |_| {}).unwrap();
+    let file = node_file(&dir, 1);
+    (report, dir, file)
+}
+
+/// The meshbed datagrams of a capture (good frames to UDP port 7411),
+/// parsed by meshbed's own decoder, each with whether the node heard it
+/// (rather than sent it).
+fn meshbed_datagrams(recs: &[Record]) -> Vec<(bool, wire::Repr)> {
+    recs.iter()
+        .filter(|r| !r.bad_fcs && r.udp_dst_port() == Some(meshbed_sim::capture::MESHBED_UDP_PORT))
+        .map(|r| (r.heard, wire::parse_datagram(r.udp_payload()).expect("a meshbed header").0))
+        .collect()
+}
+
+#[test]
+fn every_protocols_captured_connection_ids_name_that_protocol() {
+    for protocol in Protocol::ALL {
+        let (report, dir, file) = capture_one_transfer(protocol);
+        assert!(report.flows[0].completed(), "{protocol}: {:?}", report.flows[0]);
+        let datagrams = meshbed_datagrams(&read_pcap(&file));
+        // Data heard from the sender, feedback (or ACKs) sent back: both
+        // ends' datagrams, all on one connection.
+        let heard = datagrams.iter().filter(|(heard, _)| *heard).count();
+        assert!(heard > 0 && heard < datagrams.len(), "{protocol}: both directions captured");
+        let datagrams: Vec<wire::Repr> = datagrams.into_iter().map(|(_, d)| d).collect();
+        for d in &datagrams {
+            assert_eq!(protocol_of(d.connection_id), Some(protocol), "{protocol}: id {:#010x}", d.connection_id);
+            assert_eq!(d.protocol, wire_id(protocol), "{protocol}: the header's protocol id");
+        }
+        assert!(datagrams.iter().all(|d| d.connection_id == datagrams[0].connection_id), "{protocol}: one id");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The dissector's table of protocol codes (`connection_protocols` in
+/// contrib/wireshark/meshbed.lua): code → name, as the file writes it.
+fn lua_connection_protocols() -> std::collections::BTreeMap<u32, String> {
+    let lua = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/wireshark/meshbed.lua");
+    let text = std::fs::read_to_string(&lua).unwrap_or_else(|e| panic!("{}: {e}", lua.display()));
+    let start = text.find("local connection_protocols = {").expect("the dissector's connection_protocols table");
+    let body = &text[start..];
+    let body = &body[body.find('{').unwrap() + 1..body.find('}').expect("the table's end")];
+    body.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            // `[1] = "atp-default"`
+            let (code, name) = entry.split_once('=').unwrap_or_else(|| panic!("an entry `[code] = \"name\"`: {entry}"));
+            let code = code.trim().trim_start_matches('[').trim_end_matches(']');
+            let name = name.trim().strip_prefix('"').and_then(|n| n.strip_suffix('"'));
+            (code.parse().unwrap_or_else(|_| panic!("a code: {entry}")), name.expect("a quoted name").to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_dissectors_protocol_names_are_the_connection_id_codes() {
+    let lua = lua_connection_protocols();
+    let rust: std::collections::BTreeMap<u32, String> =
+        Protocol::ALL.iter().map(|&p| (protocol_code(p), p.name().to_string())).collect();
+    assert_eq!(lua, rust, "contrib/wireshark/meshbed.lua's connection_protocols against protocol_code/Protocol::name");
+}
+
+#[test]
+#[ignore = "needs tshark (Debian package tshark)"]
+fn tshark_names_each_captured_flows_protocol() {
+    for protocol in Protocol::ALL {
+        let (_, dir, file) = capture_one_transfer(protocol);
+        let want = meshbed_datagrams(&read_pcap(&file));
+        // A custom column shows the field's value string, the name the
+        // dissector gives the id's top four bits.
+        let lua = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/wireshark/meshbed.lua");
+        let out = std::process::Command::new("tshark")
+            .arg("-X")
+            .arg(format!("lua_script:{}", lua.display()))
+            .arg("-r")
+            .arg(&file)
+            .args(["-Y", "meshbed", "-o", "gui.column.format:\"Name\",\"%Cus:meshbed.connection_id.protocol\""])
+            .args(["-T", "fields", "-e", "meshbed.connection_id", "-e", "_ws.col.Name"])
+            .output()
+            .expect("tshark runs");
+        assert!(out.status.success(), "tshark: {}", String::from_utf8_lossy(&out.stderr));
+        let got: Vec<(String, String)> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (id, name) = l.split_once('\t').expect("two fields");
+                (id.to_string(), name.to_string())
+            })
+            .collect();
+        let want: Vec<(String, String)> =
+            want.iter().map(|(_, d)| (format!("0x{:08x}", d.connection_id), protocol.name().to_string())).collect();
+        assert!(!want.is_empty());
+        assert_eq!(got, want, "{protocol}: tshark's protocol name per datagram");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

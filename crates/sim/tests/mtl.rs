@@ -49,3 +49,38 @@ fn mtl_differs_from_tcp_on_the_same_chain() {
         tcp.flows[0].feedback_packets()
     );
 }
+
+/// MTL's seed 004 grid (ns-2's 802.11g, OLSR with ETX) and one transfer
+/// corner to corner, starting at `start_s`, in a run of `duration_s`.
+fn grid(start_s: f64, duration_s: f64) -> Scenario {
+    let text = format!(
+        "duration_s = {duration_s}\n[radio]\npreset = \"ns2-54g\"\n\
+         [topology]\nkind = \"grid\"\nrows = 6\ncols = 6\nspacing_m = 200.0\n\
+         [routing]\nkind = \"olsr\"\nmetric = \"etx\"\n\
+         [[flows]]\nsrc = 0\ndst = 35\nprotocol = \"mtl\"\nbytes = 300000\nstart_s = {start_s}\n"
+    );
+    Scenario::from_toml(&text).unwrap()
+}
+
+/// A flow that starts before OLSR has routes across the grid, in a run that
+/// ends before they form, delivers nothing, and its error says why (no
+/// route in OLSR's table, OLSR's timing) and what to do; the same flow in a
+/// run long enough completes with no error.
+#[test]
+fn a_transfer_started_before_olsr_has_routes_says_why_it_delivered_nothing() {
+    let early = meshbed_sim::run(&grid(1.0, 6.0)).unwrap();
+    let f = &early.flows[0];
+    assert_eq!((f.bytes_delivered, f.completed()), (0, false), "{f:?}");
+    assert!(f.net.drops.no_route > 0, "{f:?}");
+    let e = f.error().expect("an incomplete transfer has an error");
+    assert!(
+        e.starts_with("incomplete: 0 of 300000 bytes delivered when the run ended; no route from node 0 to node 35 in OLSR's table from the flow's start at 1 s to the end of the run at 6 s"),
+        "{e}"
+    );
+    assert!(e.contains("HELLO messages (every 2 s) and TC messages (every 5 s)"), "{e}");
+    assert!(e.contains("over a 10 s window") && e.contains("start the flow later"), "{e}");
+
+    let long = meshbed_sim::run(&grid(1.0, 40.0)).unwrap();
+    let f = &long.flows[0];
+    assert!(f.completed() && f.error().is_none(), "{f:?}");
+}

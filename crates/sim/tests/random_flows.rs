@@ -94,7 +94,7 @@ fn bad_random_flows_name_their_key() {
                 .replace("rate_kbps = 2.048\npacket_bytes = 64\n\n", "rate_kbps = -1.0\npacket_bytes = 64\n"),
             "random_flows.flow.rate_kbps",
         ),
-        (scenario("dsr", "colour = \"red\""), "random_flows.flow: unknown field `colour`"),
+        (scenario("dsr", "colour = \"red\""), "random_flows.flow.colour: unknown key; expected src, dst, traffic"),
     ];
     for (text, expected) in cases {
         let e = Scenario::from_toml(&text).unwrap_err().to_string();

@@ -60,7 +60,8 @@ fn mistakes_name_the_stack_key() {
     ];
     for (topology, expected) in cases {
         let e = err_of(&file(topology, THREE_FLOWS));
-        assert!(e.starts_with("s.toml: ") && e.contains(expected), "{topology:?}: {e}");
+        // `s.toml: ` or, for a misspelt key, `s.toml:LINE:COLUMN: `.
+        assert!(e.starts_with("s.toml:") && e.contains(expected), "{topology:?}: {e}");
     }
     // A just-valid stack: the smallest positive distances and the most flows.
     assert!(Scenario::from_toml(&file("flows = 999\nrow_spacing_m = 0.001\nlink_m = 0.001\n", THREE_FLOWS)).is_ok());

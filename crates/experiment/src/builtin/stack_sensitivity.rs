@@ -81,7 +81,7 @@ fn sensitivity(name: &str, description: &str, sweep: Vec<Axis>) -> Experiment {
 pub fn geometry_experiment(name: &str, retry_limit: i64) -> Experiment {
     sensitivity(
         name,
-        &format!("Issue 15 / seed 001 §5.4: the stack's row spacing x link length at MAC retry limit {retry_limit}, Tahoe and default ATP; `report` judges the two observations."),
+        &format!("Seed 001 §5.4: do the stack's two observations (Tahoe starves the middle flow, default ATP gives it a fifth) hold for other row spacings and link lengths? MAC retry limit {retry_limit}."),
         vec![
             floats("topology.row_spacing_m", &ROW_SPACINGS_M),
             floats("topology.link_m", &LINKS_M),
@@ -95,7 +95,7 @@ pub fn geometry_experiment(name: &str, retry_limit: i64) -> Experiment {
 pub fn radio_experiment(name: &str) -> Experiment {
     sensitivity(
         name,
-        "Issue 15 / seed 001 §5.4: the stack's transmit power x MAC retry limit, Tahoe and default ATP; `report` judges the two observations.",
+        "Seed 001 §5.4: do the stack's two observations (Tahoe starves the middle flow, default ATP gives it a fifth) hold for other transmit powers and MAC retry limits?",
         vec![
             floats("radio.tx_power_dbm", &TX_POWERS_DBM),
             ints("radio.mac.short_retry_limit", RETRY_LIMITS),

@@ -84,22 +84,100 @@ pub(super) fn round_up_end((lo, hi): (f64, f64)) -> (f64, f64) {
     }
 }
 
-/// A tick label: short, no floating-point noise.
-fn fmt_tick(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return "0".to_string();
+/// How every tick label of one axis is written: one notation per axis, so
+/// that no axis shows `5e-4` beside `0.001`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Notation {
+    /// Decimals, the same number of them on every label (`0.0`, `0.5`,
+    /// `1.0`): a linear axis.
+    Fixed(usize),
+    /// Decimals, as few as each value needs (`0.0005`, `0.001`, `20`): a
+    /// log axis whose labels are all between 10⁻⁴ and 10⁶.
+    Plain,
+    /// Powers of ten (`2×10⁻⁵`, `10⁻⁴`): an axis reaching beyond those.
+    Scientific,
+}
+
+/// The smallest and largest magnitude written in [`Notation::Plain`] or
+/// [`Notation::Fixed`].
+const PLAIN_MIN: f64 = 1e-4;
+const PLAIN_MAX: f64 = 1e6;
+
+/// The decimals `v` needs (at most six): 0.25 → 2, 3.0 → 0.
+fn decimals(v: f64) -> usize {
+    let s = format!("{:.6}", v.abs());
+    trim_zeros(&s).split_once('.').map_or(0, |(_, d)| d.len())
+}
+
+/// `v` in `notation`, without floating-point noise.
+pub(super) fn format_tick(v: f64, notation: Notation) -> String {
+    if !v.is_finite() {
+        return String::new();
     }
-    let a = v.abs();
-    if !(1e-3..1e6).contains(&a) {
-        let s = format!("{v:.2e}");
-        // 1.50e3 -> 1.5e3
-        if let Some((m, e)) = s.split_once('e') {
-            let m = trim_zeros(m);
-            return format!("{m}e{e}");
+    if v == 0.0 {
+        return match notation {
+            Notation::Fixed(d) => format!("{:.*}", d, 0.0),
+            Notation::Plain | Notation::Scientific => "0".into(),
+        };
+    }
+    match notation {
+        Notation::Fixed(d) => format!("{v:.d$}"),
+        Notation::Plain => trim_zeros(&format!("{v:.6}")).to_string(),
+        Notation::Scientific => {
+            let mut e = v.abs().log10().floor() as i32;
+            let mut m = v / 10f64.powi(e);
+            // 9.999… rounds up to the next power of ten.
+            if (m.abs() * 100.0).round() >= 1000.0 {
+                e += 1;
+                m /= 10.0;
+            }
+            let power = format!("10{}", superscript(e));
+            let m = trim_zeros(&format!("{m:.2}")).to_string();
+            match m.as_str() {
+                "1" => power,
+                "-1" => format!("\u{2212}{power}"),
+                _ => format!("{}\u{d7}{power}", m.replace('-', "\u{2212}")),
+            }
         }
-        return s;
     }
-    trim_zeros(&format!("{v:.4}")).to_string()
+}
+
+/// An exponent in superscript digits (`-4` → `⁻⁴`).
+fn superscript(e: i32) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let digits: String = e.unsigned_abs().to_string().bytes().map(|b| DIGITS[usize::from(b - b'0')]).collect();
+    if e < 0 {
+        format!("\u{207b}{digits}")
+    } else {
+        digits
+    }
+}
+
+/// The notation of a log axis labelled at `ticks`.
+pub(super) fn log_notation(ticks: &[f64]) -> Notation {
+    if ticks.iter().all(|t| (PLAIN_MIN..PLAIN_MAX).contains(&t.abs())) {
+        Notation::Plain
+    } else {
+        Notation::Scientific
+    }
+}
+
+/// The notation of a linear axis labelled at `ticks`: as many decimals on
+/// every label as the finest needs, or powers of ten if a label is huge
+/// or every label tiny.
+pub(super) fn linear_notation(ticks: &[f64]) -> Notation {
+    let largest = ticks.iter().fold(0f64, |m, t| m.max(t.abs()));
+    if largest >= PLAIN_MAX || (largest > 0.0 && largest < PLAIN_MIN * 10.0) {
+        return Notation::Scientific;
+    }
+    Notation::Fixed(ticks.iter().map(|&t| decimals(t)).max().unwrap_or(0))
+}
+
+/// The labelled values of a linear axis over `range` with at most
+/// `labels` labels: the ones plotters' mesh draws.
+pub(super) fn linear_ticks((lo, hi): (f64, f64), labels: usize) -> Vec<f64> {
+    use plotters::coord::types::RangedCoordf64;
+    RangedCoordf64::from(lo..hi).key_points(labels)
 }
 
 fn trim_zeros(s: &str) -> &str {
@@ -199,6 +277,12 @@ pub(super) struct Frame {
 
 impl Frame {
     /// The plotting area's size in pixels on an area `dim` large.
+    /// The pixels left and right of the plotting area (the y labels and
+    /// the margins).
+    pub(super) fn plot_sides_px(self) -> (u32, u32) {
+        (self.margin + Y_LABEL_AREA, RIGHT_MARGIN)
+    }
+
     pub(super) fn plot_px(self, dim: (u32, u32)) -> (u32, u32) {
         (
             dim.0.saturating_sub(self.margin + RIGHT_MARGIN + Y_LABEL_AREA),
@@ -215,13 +299,37 @@ pub(super) const FIGURE: Frame = Frame { margin: 20, x_label_area: 80 };
 /// One of the stacked panels of a trace figure.
 pub(super) const PANEL: Frame = Frame { margin: 16, x_label_area: 70 };
 
-/// What the axes say: descriptions and how many labels.
+/// Where an axis is labelled.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Ticks {
+    /// At integers only, with at most this many labels.
+    Integer(usize),
+    /// A linear axis over the range with at most this many labels.
+    Linear((f64, f64), usize),
+    /// A log axis over the range, labelled as [`log_coord`] labels it.
+    Log((f64, f64)),
+}
+
+impl Ticks {
+    /// How many labels, and their one notation (`None`: integers).
+    fn labels(self) -> (usize, Option<Notation>) {
+        match self {
+            Ticks::Integer(n) => (n, None),
+            Ticks::Linear(range, n) => (n, Some(linear_notation(&linear_ticks(range, n)))),
+            Ticks::Log(range) => {
+                let ticks = log_ticks(range, LOG_LABELS_MAX).0;
+                (ticks.len().max(1), Some(log_notation(&ticks)))
+            }
+        }
+    }
+}
+
+/// What the axes say: descriptions and where the labels go.
 pub(super) struct Mesh<'a> {
     pub x_desc: &'a str,
     pub y_desc: &'a str,
-    /// Label the x axis at integers only, with this many labels.
-    pub x_integer: Option<usize>,
-    pub y_labels: usize,
+    pub x: Ticks,
+    pub y: Ticks,
 }
 
 /// The chart type every figure draws on: x and y coordinates (linear or
@@ -260,9 +368,12 @@ pub(super) fn chart<'a, DB: DrawingBackend, X: Coord, Y: Coord>(
     Ok(chart)
 }
 
+/// At most this many labels on a log axis (else powers of ten only).
+const LOG_LABELS_MAX: usize = 16;
+
 /// A log axis coordinate over `range`, labelled by [`log_ticks`].
 pub(super) fn log_coord(range: (f64, f64)) -> WithKeyPoints<LogCoord<f64>> {
-    let (labels, fine) = log_ticks(range, 16);
+    let (labels, fine) = log_ticks(range, LOG_LABELS_MAX);
     (range.0..range.1).log_scale().with_key_points(labels).with_light_points(fine)
 }
 
@@ -277,8 +388,14 @@ where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
-    let int_fmt = |v: &f64| fmt_int_tick(*v);
-    let float_fmt = |v: &f64| fmt_tick(*v);
+    let format = |notation: Option<Notation>| {
+        move |v: &f64| match notation {
+            Some(n) => format_tick(*v, n),
+            None => fmt_int_tick(*v),
+        }
+    };
+    let ((x_count, x_notation), (y_count, y_notation)) = (m.x.labels(), m.y.labels());
+    let (x_fmt, y_fmt) = (format(x_notation), format(y_notation));
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(m.x_desc)
         .y_desc(m.y_desc)
@@ -289,15 +406,12 @@ where
         .axis_style(BLACK.stroke_width(1))
         .max_light_lines(1)
         .y_label_offset(fix.y_label_dy)
-        .y_labels(m.y_labels)
-        .y_label_formatter(&float_fmt);
-    match m.x_integer {
-        Some(n) => {
-            mesh.x_labels(n).x_max_light_lines(0).x_label_formatter(&int_fmt);
-        }
-        None => {
-            mesh.x_labels(10).x_label_formatter(&float_fmt);
-        }
+        .y_labels(y_count)
+        .y_label_formatter(&y_fmt)
+        .x_labels(x_count)
+        .x_label_formatter(&x_fmt);
+    if let Ticks::Integer(_) = m.x {
+        mesh.x_max_light_lines(0);
     }
     mesh.draw()
 }
@@ -344,15 +458,62 @@ mod tests {
     }
 
     #[test]
-    fn tick_labels_are_short() {
-        assert_eq!(fmt_tick(0.0), "0");
-        assert_eq!(fmt_tick(-0.0), "0");
-        assert_eq!(fmt_tick(0.30000000000000004), "0.3");
-        assert_eq!(fmt_tick(2.5), "2.5");
-        assert_eq!(fmt_tick(100.0), "100");
-        assert_eq!(fmt_tick(-1.25), "-1.25");
-        assert_eq!(fmt_tick(2_000_000.0), "2e6");
-        assert_eq!(fmt_tick(0.00015), "1.5e-4");
+    fn tick_labels_have_no_floating_point_noise() {
+        assert_eq!(format_tick(0.30000000000000004, Notation::Plain), "0.3");
+        assert_eq!(format_tick(0.30000000000000004, Notation::Fixed(1)), "0.3");
+        assert_eq!(format_tick(-0.0, Notation::Plain), "0");
+        assert_eq!(format_tick(0.0, Notation::Fixed(2)), "0.00");
+        assert_eq!(format_tick(-1.25, Notation::Fixed(2)), "-1.25");
+        assert_eq!(format_tick(2e-4 * 1.000_000_000_000_1, Notation::Scientific), "2×10⁻⁴");
+        assert_eq!(format_tick(0.001, Notation::Scientific), "10⁻³");
+        assert_eq!(format_tick(2_000_000.0, Notation::Scientific), "2×10⁶");
+        assert_eq!(format_tick(9.999_999e5, Notation::Scientific), "10⁶");
+        assert_eq!(format_tick(15.0, Notation::Scientific), "1.5×10¹");
+        assert_eq!(format_tick(-0.05, Notation::Scientific), "\u{2212}5×10⁻²");
+    }
+
+    #[test]
+    fn every_label_of_a_log_axis_has_one_notation() {
+        // testbed-a-single's goodput axis reaches 2e-4 Mbit/s, labelled at
+        // 1, 2 and 5 times each power of ten. A label below 10^-4 turns
+        // every label into powers of ten; none is written as `5e-4`.
+        let wide = log_ticks((1.5e-5, 2.5), LOG_LABELS_MAX).0;
+        assert_eq!(wide.first().map(|v| format_tick(*v, Notation::Scientific)).as_deref(), Some("2×10⁻⁵"));
+        assert_eq!(log_notation(&wide), Notation::Scientific);
+        let labels: Vec<String> = wide.iter().map(|&v| format_tick(v, log_notation(&wide))).collect();
+        assert!(labels.iter().all(|l| l.contains("10") && !l.contains('e') && !l.contains('.')), "{labels:?}");
+        // 1.5e-4 to 25: every label written out in decimals.
+        let narrow = log_ticks((1.5e-4, 25.0), LOG_LABELS_MAX).0;
+        assert_eq!(log_notation(&narrow), Notation::Plain);
+        let labels: Vec<String> = narrow.iter().map(|&v| format_tick(v, Notation::Plain)).collect();
+        assert_eq!(labels[..3], ["0.0002", "0.0005", "0.001"]);
+        assert!(labels.iter().all(|l| !l.contains('e') && !l.contains('×')), "{labels:?}");
+        // Seven decades, labelled at powers of ten only, none below 10^-4.
+        let powers = log_ticks((1.5e-5, 25.0), LOG_LABELS_MAX).0;
+        assert_eq!(log_notation(&powers), Notation::Plain);
+        // Just inside and just outside the plain range.
+        assert_eq!(log_notation(&[1e-4, 1e5]), Notation::Plain);
+        assert_eq!(log_notation(&[5e-5, 1.0]), Notation::Scientific);
+        assert_eq!(log_notation(&[1.0, 1e6]), Notation::Scientific);
+    }
+
+    #[test]
+    fn every_label_of_a_linear_axis_has_as_many_decimals() {
+        assert_eq!(linear_notation(&[0.0, 0.5, 1.0, 1.5]), Notation::Fixed(1));
+        let labels: Vec<String> = [0.0, 0.5, 1.0, 1.5].iter().map(|&v| format_tick(v, Notation::Fixed(1))).collect();
+        assert_eq!(labels, ["0.0", "0.5", "1.0", "1.5"]);
+        assert_eq!(linear_notation(&[0.0, 2000.0, 4000.0]), Notation::Fixed(0));
+        assert_eq!(linear_notation(&[0.0, 0.25, 0.30000000000000004]), Notation::Fixed(2));
+        assert_eq!(linear_notation(&[0.0, 2e6]), Notation::Scientific);
+        assert_eq!(linear_notation(&[0.0, 2e-4, 4e-4]), Notation::Scientific);
+        // plotters' own labels of a range, one notation for them all.
+        let ticks = linear_ticks((-0.02, 1.04), 12);
+        assert!(ticks.len() > 3);
+        let n = linear_notation(&ticks);
+        let labels: Vec<String> = ticks.iter().map(|&v| format_tick(v, n)).collect();
+        let widths: std::collections::HashSet<usize> =
+            labels.iter().map(|l| l.split_once('.').map_or(0, |(_, d)| d.len())).collect();
+        assert_eq!(widths.len(), 1, "{labels:?}");
     }
 
     #[test]

@@ -4,10 +4,19 @@
 use plotters::prelude::*;
 
 use super::axes::{
-    axis_range, chart, extent, log_coord, log_range, unit, usable, wants_log_scale, AxisRule, Coord, Mesh, FIGURE,
+    axis_range, chart, extent, log_coord, log_range, unit, usable, wants_log_scale, AxisRule, Coord, Mesh, Ticks,
+    FIGURE,
 };
-use super::legend::{color, Entry, Legend, Polyline};
+use super::identical::{merge_cdf, IDENTICAL_NOTE};
+use super::legend::{rgb, Legend, Marker, Polyline};
+use super::legend_key::{self, identical_groups_note};
 use super::render::{titled, Drawn, Figure, Quirks, Root};
+use super::style::{indexed, SeriesStyle};
+use super::{CdfChart, CdfSeries};
+
+/// At most this many markers on a CDF (at the tops of its rises, spread
+/// evenly), enough to tell the lines apart without a colour.
+const CDF_MARKERS: usize = 6;
 
 /// At most this many steps per CDF (quantiles of larger samples).
 const CDF_MAX_STEPS: usize = 2000;
@@ -46,18 +55,26 @@ pub(super) fn cdf_steps(samples: &[f64]) -> Vec<(f64, f64)> {
     out
 }
 
-pub(super) struct CdfFigure<'a> {
-    pub title: &'a str,
-    pub x_label: &'a str,
-    pub series: &'a [(String, Vec<f64>)],
+/// Where a CDF's markers go: the tops of its rises (the odd corners of
+/// [`cdf_steps`]), at most [`CDF_MARKERS`] of them, spread evenly.
+pub(super) fn marker_points(steps: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let tops: Vec<(f64, f64)> = steps.iter().skip(1).step_by(2).copied().collect();
+    if tops.len() <= CDF_MARKERS {
+        return tops;
+    }
+    (0..CDF_MARKERS).map(|k| tops[(k * (tops.len() - 1) + (CDF_MARKERS - 1) / 2) / (CDF_MARKERS - 1)]).collect()
 }
 
+pub(super) struct CdfFigure<'a>(pub &'a CdfChart);
+
 impl CdfFigure<'_> {
-    /// Draws the step lines on an x axis `x_coord` (linear or log) over
-    /// `x`.
+    /// Draws the step lines of `series` on an x axis `x_coord` (linear or
+    /// log) over `x`.
+    #[allow(clippy::too_many_arguments)]
     fn draw_on<DB: DrawingBackend, X: Coord>(
         &self,
         body: &Root<DB>,
+        series: &[CdfSeries],
         steps: &[Vec<(f64, f64)>],
         x_coord: X,
         x: (f64, f64),
@@ -73,34 +90,57 @@ impl CdfFigure<'_> {
                 None => Vec::new(),
             })
             .collect();
-        let legend =
-            Legend(self.series.iter().enumerate().map(|(i, (l, _))| Entry::new(l, color(i), true, None)).collect());
+        let looks: Vec<_> = series.iter().enumerate().map(|(i, s)| s.style.unwrap_or_else(|| indexed(i))).collect();
+        let labelled: Vec<(String, SeriesStyle)> = series.iter().map(|s| s.label.clone()).zip(looks.clone()).collect();
+        let legend = Legend(legend_key::entries(&labelled, self.0.key.as_ref(), true));
         let unit_lines: Vec<Vec<(f64, f64)>> =
             lines.iter().map(|l| l.iter().map(|&(px, py)| (unit(px, x, log), unit(py, y, false))).collect()).collect();
-        let (place, area, column) = legend.layout(body, FIGURE, &unit_lines);
-        let mesh = Mesh { x_desc: self.x_label, y_desc: "Empirical CDF", x_integer: None, y_labels: 12 };
+        let (place, area, strip) = legend.layout(body, FIGURE, &unit_lines);
+        let mesh = Mesh {
+            x_desc: &self.0.x_label,
+            y_desc: "Empirical CDF",
+            x: if log { Ticks::Log(x) } else { Ticks::Linear(x, 10) },
+            y: Ticks::Linear(y, 12),
+        };
         let mut chart = chart(&area, FIGURE, x_coord, y.0..y.1, &mesh, q)?;
-        for (i, line) in lines.into_iter().enumerate() {
-            chart.draw_series(std::iter::once(Polyline::new(line, color(i), 3, q)))?;
+        for ((line, st), look) in lines.into_iter().zip(steps).zip(&looks) {
+            let col = rgb(look.color);
+            chart.draw_series(std::iter::once(Polyline::new(line, col, 3, q).dashed(look.dash)))?;
+            chart.draw_series(marker_points(st).into_iter().map(|p| Marker::new(p, look.marker, 6, col)))?;
         }
         let empty = steps.iter().all(|p| p.is_empty());
-        legend.finish(chart.plotting_area(), empty, place, column.as_ref(), q)
+        legend.finish(chart.plotting_area(), empty, place, strip.as_ref(), q)
     }
 }
 
 impl Figure for CdfFigure<'_> {
+    fn caption(&self) -> Vec<String> {
+        let mut lines = self.0.caption.clone();
+        let (series, merged) = merge_cdf(&self.0.series);
+        if merged {
+            match &self.0.key {
+                None => lines.push(IDENTICAL_NOTE.into()),
+                Some(_) => {
+                    lines.extend(identical_groups_note(&series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>()))
+                }
+            }
+        }
+        lines
+    }
+
     fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
-        let steps: Vec<Vec<(f64, f64)>> = self.series.iter().map(|(_, s)| cdf_steps(s)).collect();
+        let (series, _) = merge_cdf(&self.0.series);
+        let steps: Vec<Vec<(f64, f64)>> = series.iter().map(|s| cdf_steps(&s.samples)).collect();
         let xs = || steps.iter().flatten().map(|p| p.0);
-        let body = titled(root, self.title)?;
+        let body = titled(root, &self.0.title)?;
         // Samples spanning decades (ATP's and TCP's goodput over many hops)
         // on a log axis, so that the small ones are not one vertical line.
         if wants_log_scale(xs()) {
             let x = log_range(extent(xs()));
-            return self.draw_on(&body, &steps, log_coord(x), x, true, q);
+            return self.draw_on(&body, &series, &steps, log_coord(x), x, true, q);
         }
         let x = axis_range(extent(xs()), AxisRule { pad: 0.04, zero_floor: false, integer: false });
-        self.draw_on(&body, &steps, x.0..x.1, x, false, q)
+        self.draw_on(&body, &series, &steps, x.0..x.1, x, false, q)
     }
 }
 
@@ -118,6 +158,21 @@ mod tests {
             cdf_steps(&[3.0, 1.0, f64::NAN, 1.0, 2.0]),
             vec![(1.0, 0.0), (1.0, 0.5), (2.0, 0.5), (2.0, 0.75), (3.0, 0.75), (3.0, 1.0)]
         );
+    }
+
+    #[test]
+    fn a_cdf_has_a_few_markers_on_its_rises() {
+        assert!(marker_points(&[]).is_empty());
+        // Two samples: a marker on each rise's top.
+        let st = cdf_steps(&[1.0, 2.0]);
+        assert_eq!(marker_points(&st), vec![(1.0, 0.5), (2.0, 1.0)]);
+        // Many: at most CDF_MARKERS, on the line, the last at the top.
+        let st = cdf_steps(&(0..100).map(f64::from).collect::<Vec<_>>());
+        let m = marker_points(&st);
+        assert_eq!(m.len(), CDF_MARKERS);
+        assert!(m.iter().all(|p| st.contains(p)));
+        assert_eq!(m.last(), Some(&(99.0, 1.0)));
+        assert!(m.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]

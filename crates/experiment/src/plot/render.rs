@@ -1,7 +1,7 @@
 //! Rendering to files: one [`Figure`] drawn on the bitmap backend (encoded
 //! as PNG here, so that I/O errors name the file) and on the SVG backend,
-//! the embedded font, and what differs between the two backends
-//! ([`Quirks`]).
+//! the embedded font, titles and captions, and what differs between the
+//! two backends ([`Quirks`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,6 +19,12 @@ pub(super) const TITLE_SIZE: u32 = 30;
 pub(super) const DESC_SIZE: u32 = 24;
 pub(super) const TICK_SIZE: u32 = 20;
 pub(super) const LEGEND_SIZE: u32 = 20;
+pub(super) const CAPTION_SIZE: u32 = 18;
+/// The height of one caption line, and the space around the caption.
+const CAPTION_LINE_PX: u32 = CAPTION_SIZE + 7;
+const CAPTION_PAD_PX: u32 = 12;
+/// The caption's left and right margin.
+const CAPTION_SIDE_PX: u32 = 24;
 
 /// Registers the embedded DejaVu Sans as the `sans-serif` family (once).
 fn ensure_fonts() {
@@ -38,8 +44,11 @@ pub(super) type Drawn<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBacken
 
 /// Something that can draw itself on any backend.
 pub(super) trait Figure {
-    /// Width and height in pixels.
+    /// Width and height in pixels of the figure without its caption.
     const SIZE: (u32, u32) = (W, H);
+    /// The caption lines under the figure (before wrapping).
+    fn caption(&self) -> Vec<String>;
+    /// Draws the figure on `root`, the area above the caption.
     fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, fix: Quirks) -> Drawn<DB>;
 }
 
@@ -118,6 +127,67 @@ pub(super) fn titled<DB: DrawingBackend>(
     Ok(area.margin(y, 0, 0, 0))
 }
 
+/// `lines` wrapped at spaces so that each fits `width_px`
+/// (`measure(text)` is a text's width); a word longer than the width gets
+/// a line of its own.
+fn wrap(lines: &[String], width_px: u32, measure: impl Fn(&str) -> u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in lines {
+        let mut current = String::new();
+        for word in line.split(' ') {
+            let candidate = if current.is_empty() { word.to_string() } else { format!("{current} {word}") };
+            if measure(&candidate) <= width_px || current.is_empty() {
+                current = candidate;
+            } else {
+                out.push(std::mem::replace(&mut current, word.to_string()));
+            }
+        }
+        out.push(current);
+    }
+    out
+}
+
+/// The caption font.
+fn caption_font() -> FontDesc<'static> {
+    (FONT, CAPTION_SIZE).into_font()
+}
+
+/// A caption's lines wrapped to a figure `width_px` wide.
+fn caption_lines(lines: &[String], width_px: u32) -> Vec<String> {
+    let font = caption_font();
+    let measure = |text: &str| font.box_size(text).map_or(text.chars().count() as u32 * CAPTION_SIZE * 6 / 10, |b| b.0);
+    wrap(lines, width_px.saturating_sub(2 * CAPTION_SIDE_PX), measure)
+}
+
+/// The height of a figure `width_px` wide with the caption `lines`.
+fn caption_height(lines: &[String], width_px: u32) -> u32 {
+    match caption_lines(lines, width_px).len() {
+        0 => 0,
+        n => n as u32 * CAPTION_LINE_PX + 2 * CAPTION_PAD_PX,
+    }
+}
+
+/// Draws the caption `lines` across the bottom of `root` (left-aligned,
+/// under a thin rule) and returns the area above it.
+fn captioned<DB: DrawingBackend>(
+    root: &Root<DB>,
+    lines: &[String],
+) -> Result<Root<DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (w, h) = root.dim_in_pixel();
+    let height = caption_height(lines, w);
+    if height == 0 {
+        return Ok(root.clone());
+    }
+    let (above, below) = root.split_vertically(h.saturating_sub(height));
+    let side = CAPTION_SIDE_PX as i32;
+    below.draw(&PathElement::new(vec![(side, 2), (w as i32 - side, 2)], RGBColor(0xb0, 0xb0, 0xb0)))?;
+    let font = caption_font().color(&RGBColor(0x30, 0x30, 0x30)).pos(Pos::new(HPos::Left, VPos::Top));
+    for (i, line) in caption_lines(lines, w).iter().enumerate() {
+        below.draw_text(line, &font, (side, (CAPTION_PAD_PX + i as u32 * CAPTION_LINE_PX) as i32))?;
+    }
+    Ok(above)
+}
+
 /// Writes "No data" in the middle of an empty plotting area.
 pub(super) fn draw_no_data<DB: DrawingBackend, X: Ranged, Y: Ranged>(
     area: &DrawingArea<DB, Cartesian2d<X, Y>>,
@@ -145,7 +215,8 @@ pub(super) fn render<F: Figure>(fig: &F, stem: &Path) -> Result<Vec<PathBuf>, Pl
                 .map_err(|source| PlotError::CreateDir { path: parent.to_path_buf(), source })?;
         }
     }
-    let (w, h) = F::SIZE;
+    let caption = fig.caption();
+    let (w, h) = (F::SIZE.0, F::SIZE.1 + caption_height(&caption, F::SIZE.0));
     let png_path = with_extension(stem, "png");
     let svg_path = with_extension(stem, "svg");
 
@@ -153,7 +224,8 @@ pub(super) fn render<F: Figure>(fig: &F, stem: &Path) -> Result<Vec<PathBuf>, Pl
     let mut buf = vec![255u8; (w as usize) * (h as usize) * 3];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-        draw_all(fig, &root, Quirks::BITMAP).map_err(|message| PlotError::Draw { path: png_path.clone(), message })?;
+        draw_all(fig, &caption, &root, Quirks::BITMAP)
+            .map_err(|message| PlotError::Draw { path: png_path.clone(), message })?;
     }
     let png = encode_png(&buf, w, h).map_err(|message| PlotError::Encode { path: png_path.clone(), message })?;
     std::fs::write(&png_path, png).map_err(|source| PlotError::Write { path: png_path.clone(), source })?;
@@ -162,15 +234,22 @@ pub(super) fn render<F: Figure>(fig: &F, stem: &Path) -> Result<Vec<PathBuf>, Pl
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        draw_all(fig, &root, Quirks::SVG).map_err(|message| PlotError::Draw { path: svg_path.clone(), message })?;
+        draw_all(fig, &caption, &root, Quirks::SVG)
+            .map_err(|message| PlotError::Draw { path: svg_path.clone(), message })?;
     }
     std::fs::write(&svg_path, svg).map_err(|source| PlotError::Write { path: svg_path.clone(), source })?;
     Ok(vec![png_path, svg_path])
 }
 
-fn draw_all<DB: DrawingBackend>(fig: &impl Figure, root: &DrawingArea<DB, Shift>, fix: Quirks) -> Result<(), String> {
+fn draw_all<DB: DrawingBackend>(
+    fig: &impl Figure,
+    caption: &[String],
+    root: &DrawingArea<DB, Shift>,
+    fix: Quirks,
+) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    fig.draw(root, fix).map_err(|e| e.to_string())?;
+    let above = captioned(root, caption).map_err(|e| e.to_string())?;
+    fig.draw(&above, fix).map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
 }
 
@@ -215,6 +294,18 @@ mod tests {
         assert_eq!(format!("{} {}", lines[0], lines[1]), t);
         assert!(lines.iter().all(|l| measure(l, size) <= 1000));
         assert!(lines[0].len().abs_diff(lines[1].len()) < 12);
+    }
+
+    #[test]
+    fn captions_wrap_at_spaces_to_fit() {
+        let measure = |text: &str| text.chars().count() as u32 * 10;
+        let lines = vec!["n = 2 repetitions per point, seeds 1-2".to_string(), "short".to_string()];
+        let wrapped = wrap(&lines, 200, measure);
+        assert_eq!(wrapped, ["n = 2 repetitions", "per point, seeds 1-2", "short"]);
+        assert!(wrapped.iter().all(|l| measure(l) <= 200));
+        // A word wider than the line stands alone rather than vanishing.
+        assert_eq!(wrap(&["a verylongword b".to_string()], 50, measure), ["a", "verylongword", "b"]);
+        assert!(wrap(&[], 100, measure).is_empty());
     }
 
     #[test]

@@ -1,13 +1,19 @@
 //! Quantities over time: the two stacked panels of a thesis-style trace
-//! figure (goodput above; ATP's delay feedback or TCP's congestion window
-//! below), and one line per flow.
+//! figure (in-order delivery above; ATP's delay feedback or TCP's
+//! congestion window below), and one line per flow. Counts per time window
+//! are drawn as steps, one per window: nothing is interpolated between
+//! windows.
 
 use plotters::prelude::*;
 
-use super::axes::{axis_range, chart, extent, round_up_end, unit, usable_points, AxisRule, Frame, Mesh, FIGURE, PANEL};
-use super::legend::{color, shape, split_off_column, Entry, Legend, Marker, Place, Polyline, Shape};
+use super::axes::{
+    axis_range, chart, extent, round_up_end, unit, usable_points, AxisRule, Frame, Mesh, Ticks, FIGURE, PANEL,
+};
+use super::identical::{merge_time_series, IDENTICAL_NOTE};
+use super::legend::{rgb, split_off_strip, Entry, Legend, Marker, Place, Polyline};
 use super::render::{titled, Drawn, Figure, Quirks, Root};
-use super::{TraceChart, TracePanel, W};
+use super::style::{indexed, Dash, MarkerShape, SeriesStyle};
+use super::{MultiTraceChart, TraceChart, TracePanel, Windows, W};
 
 const D_MAX_COLOR: RGBColor = RGBColor(0x1a, 0x9e, 0x1a);
 const D_S_COLOR: RGBColor = RGBColor(0x1f, 0x4e, 0xd8);
@@ -23,8 +29,8 @@ const MARKER_MAX_POINTS: usize = 40;
 
 /// What a panel draws of one series.
 enum Layer {
-    /// A line, `width` pixels wide, with markers if given.
-    Line { points: Vec<(f64, f64)>, color: RGBColor, width: u32, marker: Option<(Shape, i32)> },
+    /// A line, `width` pixels wide, in a dash, with markers if given.
+    Line { points: Vec<(f64, f64)>, color: RGBColor, width: u32, dash: Dash, marker: Option<(MarkerShape, i32)> },
     /// Points alone.
     Points { points: Vec<(f64, f64)>, color: RGBColor, radius: i32 },
 }
@@ -34,6 +40,11 @@ impl Layer {
         match self {
             Layer::Line { points, .. } | Layer::Points { points, .. } => points,
         }
+    }
+
+    /// A solid line without markers.
+    fn line(points: Vec<(f64, f64)>, color: RGBColor) -> Layer {
+        Layer::Line { points, color, width: 2, dash: Dash::Solid, marker: None }
     }
 }
 
@@ -47,9 +58,17 @@ struct Panel<'a> {
 }
 
 impl Panel<'_> {
+    /// From zero (rates, delays, windows and byte counts are never
+    /// negative, and a rate axis that starts elsewhere misleads) to a
+    /// little above the largest value.
     fn y_range(&self) -> (f64, f64) {
         let ys = self.layers.iter().flat_map(|l| l.points().iter().map(|p| p.1));
-        axis_range(extent(ys), AxisRule { pad: 0.06, zero_floor: true, integer: false })
+        let (lo, hi) = axis_range(extent(ys.clone()), AxisRule { pad: 0.06, zero_floor: true, integer: false });
+        if extent(ys).is_some_and(|(dlo, _)| dlo >= 0.0) {
+            (0.0, hi)
+        } else {
+            (lo, hi)
+        }
     }
 
     /// Every series in plot units (see [`Legend::place`]).
@@ -71,27 +90,33 @@ impl Panel<'_> {
         area: &Root<DB>,
         frame: Frame,
         t: (f64, f64),
-        (place, column): (Place, Option<&Root<DB>>),
+        (place, strip): (Place, Option<&Root<DB>>),
         q: Quirks,
     ) -> Drawn<DB> {
         let y = self.y_range();
-        let mesh = Mesh { x_desc: self.x_desc, y_desc: self.y_desc, x_integer: None, y_labels: self.y_labels };
+        let mesh = Mesh {
+            x_desc: self.x_desc,
+            y_desc: self.y_desc,
+            x: Ticks::Linear(t, 10),
+            y: Ticks::Linear(y, self.y_labels),
+        };
         let mut chart = chart(area, frame, t.0..t.1, y.0..y.1, &mesh, q)?;
         for layer in &self.layers {
             match layer {
-                Layer::Line { points, color, width, marker } => {
-                    chart.draw_series(std::iter::once(Polyline::new(points.iter().copied(), *color, *width, q)))?;
+                Layer::Line { points, color, width, dash, marker } => {
+                    let line = Polyline::new(points.iter().copied(), *color, *width, q).dashed(*dash);
+                    chart.draw_series(std::iter::once(line))?;
                     if let Some((shape, r)) = *marker {
                         chart.draw_series(points.iter().map(|&p| Marker::new(p, shape, r, *color)))?;
                     }
                 }
                 Layer::Points { points, color, radius } => {
-                    chart.draw_series(points.iter().map(|&p| Marker::new(p, Shape::Circle, *radius, *color)))?;
+                    chart.draw_series(points.iter().map(|&p| Marker::new(p, MarkerShape::Circle, *radius, *color)))?;
                 }
             }
         }
         let empty = self.layers.iter().all(|l| l.points().is_empty());
-        self.legend.finish(chart.plotting_area(), empty, place, column, q)
+        self.legend.finish(chart.plotting_area(), empty, place, strip, q)
     }
 }
 
@@ -113,7 +138,44 @@ fn steps(changes: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
+/// The step line of values counted per window ending at their time: each
+/// value held flat over the `step_s` before its time (never before zero),
+/// the next one joined by a vertical rise or fall. A line through the
+/// values themselves would invent rates between windows.
+pub(super) fn window_steps(values: &[(f64, f64)], step_s: f64) -> Vec<(f64, f64)> {
+    if step_s.is_nan() || step_s <= 0.0 {
+        return values.to_vec();
+    }
+    values.iter().flat_map(|&(t, v)| [((t - step_s).max(0.0), v), (t, v)]).collect()
+}
+
+/// What a windowed series' legend entry says.
+fn windowed_label(what: &str, windows: Option<Windows>) -> String {
+    match windows {
+        Some(w) => format!("{what} ({})", w.describe()),
+        None => what.to_string(),
+    }
+}
+
+/// The points of a series over time as drawn: steps per window, or as
+/// given.
+fn drawn(points: &[(f64, f64)], windows: Option<Windows>) -> Vec<(f64, f64)> {
+    let points = usable_points(points);
+    match windows {
+        Some(w) => window_steps(&points, w.step_s),
+        None => points,
+    }
+}
+
 pub(super) struct TraceFigure<'a>(pub &'a TraceChart);
+
+/// What the delay panel's symbols mean (seed 001 §2.2, Fig. 5.2; seed 000
+/// Fig. 7b), once per figure.
+pub(super) const DELAY_SYMBOLS: &str =
+    "D_max: the largest per-hop delay (queueing + transmission, \u{d7}\u{3b7} when the \
+    channel was idle) stamped into a data packet along its path, as it arrived; D_s: the sender's packet spacing \
+    (rate 1/D_s); D_avg: the receiver's moving average of D_max, fed back once per epoch; D_avg': that feedback as \
+    it reached the sender.";
 
 impl TraceFigure<'_> {
     fn lower_panel(&self) -> Panel<'static> {
@@ -133,7 +195,7 @@ impl TraceFigure<'_> {
                     y_desc: "Delay (ms)",
                     y_labels: 8,
                     legend: Legend(
-                        delays.iter().map(|d| Entry::new(d.0, d.2, false, Some((Shape::Circle, 5)))).collect(),
+                        delays.iter().map(|d| Entry::new(d.0, d.2, false, Some((MarkerShape::Circle, 5)))).collect(),
                     ),
                     layers: delays
                         .into_iter()
@@ -146,12 +208,7 @@ impl TraceFigure<'_> {
                 y_desc: "Congestion window (segments)",
                 y_labels: 8,
                 legend: Legend(vec![Entry::new("cwnd", CWND_COLOR, true, None)]),
-                layers: vec![Layer::Line {
-                    points: steps(&usable_points(&c.cwnd_segments)),
-                    color: CWND_COLOR,
-                    width: 2,
-                    marker: None,
-                }],
+                layers: vec![Layer::line(steps(&usable_points(&c.cwnd_segments)), CWND_COLOR)],
             },
         }
     }
@@ -160,72 +217,88 @@ impl TraceFigure<'_> {
 impl Figure for TraceFigure<'_> {
     const SIZE: (u32, u32) = (W, 1000);
 
+    fn caption(&self) -> Vec<String> {
+        let mut lines = self.0.caption.clone();
+        if self.0.lower == TracePanel::Delay {
+            lines.push(DELAY_SYMBOLS.into());
+        }
+        lines
+    }
+
     fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
         let c = self.0;
+        let label = windowed_label("in-order delivery", c.goodput_windows);
         let mut upper = Panel {
             x_desc: "Time (s)",
-            y_desc: "Goodput (Mbit/s)",
+            y_desc: "In-order delivery (Mbit/s)",
             y_labels: 8,
-            legend: Legend(vec![Entry::new("Instantaneous goodput", GOODPUT_COLOR, true, None)]),
-            layers: vec![Layer::Line {
-                points: usable_points(&c.goodput),
-                color: GOODPUT_COLOR,
-                width: 2,
-                marker: None,
-            }],
+            legend: Legend(vec![Entry::new(label, GOODPUT_COLOR, true, None)]),
+            layers: vec![Layer::line(drawn(&c.goodput, c.goodput_windows), GOODPUT_COLOR)],
         };
         if !c.route_failures.is_empty() {
             // On the time axis, as seed 002 Figs. 8–9 mark them.
             let points = usable_points(&c.route_failures.iter().map(|&t| (t, 0.0)).collect::<Vec<_>>());
-            upper.legend.0.push(Entry::new("Route failure", ROUTE_FAILURE_COLOR, false, Some((Shape::Circle, 5))));
+            upper.legend.0.push(Entry::new(
+                "Route failure",
+                ROUTE_FAILURE_COLOR,
+                false,
+                Some((MarkerShape::Circle, 5)),
+            ));
             upper.layers.push(Layer::Points { points, color: ROUTE_FAILURE_COLOR, radius: 5 });
         }
         let lower = self.lower_panel();
-        // Both panels share the time axis, and so the width of the plots:
-        // if either legend has no free corner, both go into one column.
+        // Both panels share the time axis and the width of their plots; if
+        // either legend has no free corner, both legends go in strips of
+        // one height above their plots, so that the plots stay alike.
         let t = time_axis(&[&upper, &lower]);
         let body = titled(root, &c.title)?;
         let half = body.dim_in_pixel().1 / 2;
-        let (probe, _) = body.split_vertically(half);
-        let places = [upper.place(&probe, PANEL, t), lower.place(&probe, PANEL, t)];
-        let width = if places.contains(&Place::Right) {
-            upper.legend.column_width(&body).max(lower.legend.column_width(&body))
+        let (top, bottom) = body.split_vertically(half);
+        let places = [upper.place(&top, PANEL, t), lower.place(&bottom, PANEL, t)];
+        let strip = if places.contains(&Place::Above) {
+            let width = PANEL.plot_px(top.dim_in_pixel()).0;
+            upper.legend.strip_height(&top, width).max(lower.legend.strip_height(&bottom, width))
         } else {
             0
         };
-        let (plots, column) = split_off_column(&body, width);
-        let (top, bottom) = plots.split_vertically(half);
-        let columns = column.map(|c| {
-            let (a, b) = c.split_vertically(half);
-            [a.margin(PANEL.margin, 0, 0, 0), b.margin(PANEL.margin, 0, 0, 0)]
-        });
-        let place = |i: usize| if columns.is_some() { Place::Right } else { places[i] };
-        upper.draw(&top, PANEL, t, (place(0), columns.as_ref().map(|c| &c[0])), q)?;
-        lower.draw(&bottom, PANEL, t, (place(1), columns.as_ref().map(|c| &c[1])), q)
+        for (panel, area, place) in [(&upper, top, places[0]), (&lower, bottom, places[1])] {
+            let (strip, plot) = split_off_strip(&area, strip, PANEL);
+            let place = if strip.is_some() { Place::Above } else { place };
+            panel.draw(&plot, PANEL, t, (place, strip.as_ref()), q)?;
+        }
+        Ok(())
     }
 }
 
-pub(super) struct MultiTraceFigure<'a> {
-    pub title: &'a str,
-    pub series: &'a [(String, Vec<(f64, f64)>)],
-    pub x_label: &'a str,
-    pub y_label: &'a str,
-}
+pub(super) struct MultiTraceFigure<'a>(pub &'a MultiTraceChart);
 
 impl Figure for MultiTraceFigure<'_> {
+    fn caption(&self) -> Vec<String> {
+        let mut lines = self.0.caption.clone();
+        if merge_time_series(&self.0.series).1 {
+            lines.push(IDENTICAL_NOTE.into());
+        }
+        lines
+    }
+
     fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
+        let c = self.0;
         let mut panel =
-            Panel { x_desc: self.x_label, y_desc: self.y_label, y_labels: 10, layers: vec![], legend: Legend(vec![]) };
-        for (i, (label, points)) in self.series.iter().enumerate() {
-            let points = usable_points(points);
-            let marker = (points.len() <= MARKER_MAX_POINTS).then_some((shape(i), 5));
-            panel.legend.0.push(Entry::new(label, color(i), true, marker));
-            panel.layers.push(Layer::Line { points, color: color(i), width: 2, marker });
+            Panel { x_desc: &c.x_label, y_desc: &c.y_label, y_labels: 10, layers: vec![], legend: Legend(vec![]) };
+        let (series, _) = merge_time_series(&c.series);
+        for (i, s) in series.iter().enumerate() {
+            let look: SeriesStyle = s.style.unwrap_or_else(|| indexed(i));
+            let points = drawn(&s.points, c.windows);
+            // Markers on a few points given as such; none on steps.
+            let marker = (c.windows.is_none() && s.points.len() <= MARKER_MAX_POINTS).then_some((look.marker, 5));
+            let color = rgb(look.color);
+            panel.legend.0.push(Entry { dash: look.dash, ..Entry::new(&s.label, color, true, marker) });
+            panel.layers.push(Layer::Line { points, color, width: 2, dash: look.dash, marker });
         }
         let t = time_axis(&[&panel]);
-        let body = titled(root, self.title)?;
-        let (place, plot, column) = panel.legend.layout(&body, FIGURE, &panel.unit_lines(t));
-        panel.draw(&plot, FIGURE, t, (place, column.as_ref()), q)
+        let body = titled(root, &c.title)?;
+        let (place, plot, strip) = panel.legend.layout(&body, FIGURE, &panel.unit_lines(t));
+        panel.draw(&plot, FIGURE, t, (place, strip.as_ref()), q)
     }
 }
 
@@ -297,6 +370,33 @@ mod tests {
         // The legend entry alone, then the legend and two points.
         let legend_only = count(vec![]);
         assert!(count(vec![(0.2, 3.0), (0.3, 1.0)]) > legend_only + 20);
+    }
+
+    #[test]
+    fn windowed_values_are_drawn_as_flat_steps_without_interpolation() {
+        // 200 ms windows every 100 ms, as the trace figures count
+        // in-order delivery: each value flat over the 100 ms before its
+        // time, rises and falls vertical.
+        let values = [(0.1, 2.0), (0.2, 6.0), (0.3, 0.0)];
+        let st = window_steps(&values, 0.1);
+        assert_eq!(st.len(), 6);
+        for pair in st.chunks(2) {
+            assert_eq!(pair[0].1, pair[1].1, "flat within a window: {pair:?}");
+            assert!((pair[1].0 - pair[0].0 - 0.1).abs() < 1e-12);
+        }
+        for w in st.windows(2).skip(1).step_by(2) {
+            assert!((w[0].0 - w[1].0).abs() < 1e-12, "vertical between windows: {w:?}");
+        }
+        assert_eq!(st[0], (0.0, 2.0));
+        // No value between two windows' values is drawn anywhere.
+        assert!(st.iter().all(|p| values.iter().any(|v| v.1 == p.1)));
+        // No step given: the values as they are.
+        assert_eq!(window_steps(&values, 0.0), values);
+        assert_eq!(Windows { length_s: 0.2, step_s: 0.1 }.describe(), "200 ms windows, every 100 ms");
+        assert_eq!(
+            windowed_label("in-order delivery", Some(Windows { length_s: 0.2, step_s: 0.2 })),
+            "in-order delivery (200 ms windows)"
+        );
     }
 
     #[test]

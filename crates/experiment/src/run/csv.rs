@@ -6,6 +6,7 @@ use crate::metrics::SampleStats;
 use crate::spec::{value_text, Point};
 use crate::store::Provenance;
 use crate::table::{Table, TableWriter};
+use meshbed_sim::net_stats::Loss;
 use meshbed_sim::{RouteLogEvent, RouteLogSide};
 use serde::Serialize;
 
@@ -79,7 +80,8 @@ struct FlowCsvRow<'a> {
     mac_retransmissions: u64,
     /// UDP: received / sent; empty for a transport flow.
     delivery_ratio: Option<Decimal>,
-    mean_delay_s: Decimal,
+    /// Empty where nothing measured it (no packet arrived; the emulator).
+    mean_delay_s: Option<Decimal>,
     /// Routing (issue 11 §4): how often the data's path changed, the ELFN
     /// notices its ends got, the route discoveries its packets waited for.
     path_changes: u64,
@@ -123,7 +125,9 @@ struct NetworkCsvRow {
     rep: u32,
     seed: u64,
     data_packets_delivered: u64,
-    forwarded: u64,
+    /// This and the `drop_` columns are empty where nobody counted them
+    /// (`SimReport::data_path`: the emulator's kernel forwarding).
+    forwarded: Option<u64>,
     control_packets_sent: u64,
     control_bytes_sent: u64,
     /// Control packets sent per data packet delivered (empty without
@@ -137,12 +141,12 @@ struct NetworkCsvRow {
     route_discoveries_failed: u64,
     route_discovery_mean_s: Option<Decimal>,
     route_discovery_max_s: Decimal,
-    drop_no_route: u64,
-    drop_discovery_timeout: u64,
-    drop_discovery_overflow: u64,
-    drop_ttl_expired: u64,
-    drop_queue_overflow: u64,
-    drop_retry_limit: u64,
+    drop_no_route: Option<u64>,
+    drop_discovery_timeout: Option<u64>,
+    drop_discovery_overflow: Option<u64>,
+    drop_ttl_expired: Option<u64>,
+    drop_queue_overflow: Option<u64>,
+    drop_retry_limit: Option<u64>,
 }
 
 /// One row of `rates.csv`: the DATA frames one link sent at one rate in
@@ -403,7 +407,7 @@ fn write_flows(results: &Results, flow_axes: &[&str], w: &mut TableWriter) -> cs
                 mac_rx_below_sensitivity: m.rx_below_sensitivity,
                 mac_retransmissions: m.retransmissions,
                 delivery_ratio: f.delivery_ratio().map(Decimal),
-                mean_delay_s: Decimal(f.mean_delay_s),
+                mean_delay_s: f.mean_delay_s.map(Decimal),
                 path_changes: routing.path_changes,
                 routes_recomputed: routing.routes_recomputed,
                 routes_new: routing.routes_new,
@@ -456,11 +460,13 @@ pub fn write_csv(
     for r in &results.runs {
         let p = &results.points[r.point];
         let n = &r.report.net_total;
+        let counting = r.report.data_path;
+        let dropped = |loss: Loss, count: u64| counting.counts(loss).then_some(count);
         let row = NetworkCsvRow {
             rep: r.rep,
             seed: r.seed,
             data_packets_delivered: r.report.flows.iter().map(|f| f.received_packets).sum(),
-            forwarded: n.forwarded,
+            forwarded: counting.counts_forwarded().then_some(n.forwarded),
             control_packets_sent: n.control_packets_sent,
             control_bytes_sent: n.control_bytes_sent,
             routing_overhead_ratio: r.report.routing_overhead_ratio.map(Decimal),
@@ -472,12 +478,12 @@ pub fn write_csv(
             route_discoveries_failed: n.discoveries.failed,
             route_discovery_mean_s: n.discoveries.mean_s().map(Decimal),
             route_discovery_max_s: Decimal(n.discoveries.max_ns as f64 / 1e9),
-            drop_no_route: n.drops.no_route,
-            drop_discovery_timeout: n.drops.discovery_timeout,
-            drop_discovery_overflow: n.drops.discovery_overflow,
-            drop_ttl_expired: n.drops.ttl_expired,
-            drop_queue_overflow: n.drops.queue_overflow,
-            drop_retry_limit: n.drops.retry_limit,
+            drop_no_route: dropped(Loss::NoRoute, n.drops.no_route),
+            drop_discovery_timeout: dropped(Loss::DiscoveryTimeout, n.drops.discovery_timeout),
+            drop_discovery_overflow: dropped(Loss::DiscoveryOverflow, n.drops.discovery_overflow),
+            drop_ttl_expired: dropped(Loss::TtlExpired, n.drops.ttl_expired),
+            drop_queue_overflow: dropped(Loss::QueueOverflow, n.drops.queue_overflow),
+            drop_retry_limit: dropped(Loss::RetryLimit, n.drops.retry_limit),
         };
         write_row(&mut w, FlowCsvKey { experiment: name, point: p.index }, &axis_values(p, &axes), row, &r.provenance)?;
     }

@@ -5,7 +5,7 @@
 //!   job loop over points × repetitions with the result store.
 //! * [`summary`]: a flow's goodput as a summary uses it, the per-point
 //!   summaries ([`PointSummary`], [`RouteSummary`]) and the random pairs.
-//! * [`text`]: the summary as the plain-text table.
+//! * [`text`]: the summary as plain-text tables: the goodput headline and the diagnostics.
 //! * [`csv`]: the result tables' row structs and their writers.
 
 pub mod csv;
@@ -21,7 +21,7 @@ pub use summary::{
     batch_goodput, flow_batch_goodput, flow_goodput_bps, random_pairs, summarize, windowed_goodput_bps, BatchGoodput,
     BatchSummary, DelaySummary, PointSummary, RandomPairs, RouteSummary,
 };
-pub use text::summary_table;
+pub use text::{diagnostic_tables, goodput_table, summary_table};
 
 #[cfg(test)]
 mod tests;

@@ -265,3 +265,47 @@ fn jobs_are_ordered_and_run_job_keeps_then_reuses_a_run() {
     let results = run(&e, &RunOptions::default()).unwrap();
     assert_eq!(results.runs[3].report.trace_hash, first.report.trace_hash);
 }
+
+/// What a backend did not measure (the emulator's delay; packets its
+/// kernel forwarded) is an empty cell in the CSVs, never a 0.
+#[test]
+fn what_nothing_measured_is_an_empty_cell() {
+    #[derive(Debug)]
+    struct KernelForwarded;
+    impl Runner for KernelForwarded {
+        fn supports(&self, scenario: &Scenario) -> Result<(), Refusal> {
+            SimRunner.supports(scenario)
+        }
+        fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
+            let mut r = SimRunner.run(scenario)?;
+            r.data_path = meshbed_sim::DataPathCounting::Kernel;
+            r.flows[0].mean_delay_s = None;
+            Ok(r)
+        }
+    }
+    let text = "duration_s = 0.5\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
+        [[flows]]\nsrc = 0\ndst = 2\ntraffic = \"cbr\"\nrate_kbps = 100.0\n[experiment]\nname = \"t\"\nrepetitions = 1\n";
+    let e = Experiment::from_toml(text, "e.toml").unwrap();
+    let cells = |runner: Arc<dyn Runner>| {
+        let results = run(&e, &RunOptions { runner, ..RunOptions::default() }).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_csv(&results, &summarize(&results), dir.path()).unwrap();
+        let cell = |file: &str, name: &str| {
+            let mut r = ::csv::Reader::from_path(dir.path().join(file)).unwrap();
+            let header = r.headers().unwrap().clone();
+            let row = r.records().next().unwrap().unwrap();
+            row[header.iter().position(|h| h == name).unwrap()].to_string()
+        };
+        ["forwarded", "drop_no_route", "drop_retry_limit"]
+            .map(|c| cell("network.csv", c))
+            .into_iter()
+            .chain([cell("flows.csv", "mean_delay_s")])
+            .collect::<Vec<_>>()
+    };
+    // Simulated: node 1 forwarded every packet, each with its delay.
+    let simulated = cells(Arc::new(SimRunner));
+    assert!(simulated[0].parse::<u64>().unwrap() > 0, "{simulated:?}");
+    assert_eq!((simulated[1].as_str(), simulated[2].as_str()), ("0", "0"));
+    assert!(simulated[3].parse::<f64>().unwrap() > 0.0, "{simulated:?}");
+    assert_eq!(cells(Arc::new(KernelForwarded)), ["", "", "", ""]);
+}

@@ -1,14 +1,28 @@
-//! The per-point summary as the plain-text table `summary.txt` holds and
-//! `meshbed experiment run` prints.
+//! The per-point summary as plain text: the goodput table that
+//! `meshbed experiment run` prints, and the diagnostic tables that
+//! `summary.txt` adds after it (on the terminal with `--verbose`).
 
 use super::{PointSummary, Results};
 use crate::metrics::SampleStats;
-/// The per-point summary as a plain-text table.
+
+/// The per-point summary as a plain-text table: [`goodput_table`], then
+/// [`diagnostic_tables`] (what `summary.txt` holds).
 pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
+    goodput_table(results, summaries) + &diagnostic_tables(results, summaries)
+}
+
+/// The width of the point column.
+fn label_width(summaries: &[PointSummary]) -> usize {
+    summaries.iter().map(|x| x.label.len()).max().unwrap_or(5).max(5)
+}
+
+/// The headline: each point's goodput (and, with several flows, aggregate
+/// and fairness), retransmissions and incomplete flows, one row per point.
+pub fn goodput_table(results: &Results, summaries: &[PointSummary]) -> String {
     use std::fmt::Write;
     let multi = results.points.iter().any(|p| p.scenario.flow_count() > 1);
     let mut s = String::new();
-    let width = summaries.iter().map(|x| x.label.len()).max().unwrap_or(5).max(5);
+    let width = label_width(summaries);
     // Mean ± sd, then the median (seed 003 reports medians; the CSV also
     // has min, max and the 95% confidence interval).
     let _ = write!(s, "{:<width$}  {:>4}  {:>17}  {:>7}", "point", "runs", "goodput Mb/s", "median");
@@ -46,6 +60,16 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
         }
         let _ = writeln!(s, "  {:>10.1}  {:>10}  {:>6}", x.retransmissions.mean, x.incomplete_flows, x.failed_flows);
     }
+    s
+}
+
+/// Every table after the headline, each where the points have its
+/// quantities: routing (seed 002 §2), seed 003's Tables 2–4, feedback
+/// timing and D_max, batch means (seed 004 §IV), per-flow goodput.
+pub fn diagnostic_tables(results: &Results, summaries: &[PointSummary]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let width = label_width(summaries);
     // Over routing that reacts: seed 002 §2's quantities per point.
     if results.points.iter().any(|p| p.scenario.routing.is_dynamic()) {
         let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
@@ -90,16 +114,19 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
     }
     // Seed 003 Tables 2–4: min, median, max, mean and sd over runs (or
     // over every RTT), where the point has them.
-    type Get = fn(&PointSummary) -> Option<SampleStats>;
-    let extra: [(&str, f64, Get); 9] = [
+    let extra: [(&str, f64, Get); 4] = [
         ("route discovery time (ms; one sample per run)", 1e3, |x| x.route_discovery_s),
         ("routing overhead ratio (control packets per data packet delivered; per run)", 1.0, |x| {
             x.routing_overhead_ratio
         }),
         ("echo RTT (ms; every reply of every run)", 1e3, |x| x.echo_rtt_s),
         ("feedback delay, receiver to sender (ms; per flow)", 1e3, |x| x.delays.feedback_delay_s),
-        ("feedback gaps as sent: coefficient of variation (per flow)", 1.0, |x| x.delays.feedback_sent_gap_cv),
-        ("feedback gaps at the sender: coefficient of variation (per flow)", 1.0, |x| x.delays.feedback_arrival_gap_cv),
+    ];
+    for (what, scale, get) in extra {
+        stats_table(&mut s, width, summaries, what, scale, get);
+    }
+    feedback_gap_table(&mut s, width, summaries);
+    let extra: [(&str, f64, Get); 3] = [
         ("feedback clustered at the sender: share of arrival gaps under 1/4 of the sending gap (per flow)", 1.0, |x| {
             x.delays.feedback_clustered_share
         }),
@@ -109,29 +136,7 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
         }),
     ];
     for (what, scale, get) in extra {
-        if summaries.iter().any(|x| get(x).is_some()) {
-            let _ = writeln!(s, "\n{what}");
-            let _ = writeln!(
-                s,
-                "{:<width$}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
-                "point", "n", "min", "median", "max", "mean", "sd"
-            );
-            for x in summaries {
-                if let Some(m) = get(x) {
-                    let _ = writeln!(
-                        s,
-                        "{:<width$}  {:>6}  {:>9.3}  {:>9.3}  {:>9.3}  {:>9.3}  {:>9.3}",
-                        x.label,
-                        m.n,
-                        m.min * scale,
-                        m.median * scale,
-                        m.max * scale,
-                        m.mean * scale,
-                        m.sd * scale
-                    );
-                }
-            }
-        }
+        stats_table(&mut s, width, summaries, what, scale, get);
     }
     if let Some(b) = results.experiment.config.batch_means {
         let _ = writeln!(
@@ -192,4 +197,80 @@ pub fn summary_table(results: &Results, summaries: &[PointSummary]) -> String {
         }
     }
     s
+}
+
+/// A quantity of a point, as [`SampleStats`] where it has one.
+type Get = fn(&PointSummary) -> Option<SampleStats>;
+
+/// One quantity's min, median, max, mean and sd per point (times `scale`),
+/// titled `what`; nothing if no point has it.
+fn stats_table(s: &mut String, width: usize, summaries: &[PointSummary], what: &str, scale: f64, get: Get) {
+    use std::fmt::Write;
+    if !summaries.iter().any(|x| get(x).is_some()) {
+        return;
+    }
+    let _ = writeln!(s, "\n{what}");
+    let _ = writeln!(
+        s,
+        "{:<width$}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
+        "point", "n", "min", "median", "max", "mean", "sd"
+    );
+    for x in summaries {
+        if let Some(m) = get(x) {
+            let _ = writeln!(
+                s,
+                "{:<width$}  {:>6}  {:>9.3}  {:>9.3}  {:>9.3}  {:>9.3}  {:>9.3}",
+                x.label,
+                m.n,
+                m.min * scale,
+                m.median * scale,
+                m.max * scale,
+                m.mean * scale,
+                m.sd * scale
+            );
+        }
+    }
+}
+
+/// The feedback gaps' coefficient of variation as the receiver sent them
+/// and as they reached the sender, side by side in one table: the second
+/// says something only against the first (the reverse path clusters
+/// feedback when it is larger, seed 000 §V.A.2 Fig. 7b), and as two
+/// tables they read as the same table twice. Min and max are left out to
+/// keep it to a line per point; `summary.csv` has both means.
+fn feedback_gap_table(s: &mut String, width: usize, summaries: &[PointSummary]) {
+    use std::fmt::Write;
+    let sides = |x: &PointSummary| (x.delays.feedback_sent_gap_cv, x.delays.feedback_arrival_gap_cv);
+    if !summaries.iter().any(|x| matches!(sides(x), (Some(_), _) | (_, Some(_)))) {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nfeedback gaps: coefficient of variation as sent and at the sender (per flow; larger at the sender: \
+         clustered on the reverse path)"
+    );
+    let _ = writeln!(
+        s,
+        "{:<width$}  {:>7}  {:>9}  {:>9}  {:>9}  {:>11}  {:>11}  {:>11}",
+        "point", "n", "sent med", "sent mean", "sent sd", "at snd med", "at snd mean", "at snd sd"
+    );
+    let three = |m: Option<SampleStats>| {
+        m.map_or(["-".to_string(), "-".to_string(), "-".to_string()], |m| {
+            [format!("{:.3}", m.median), format!("{:.3}", m.mean), format!("{:.3}", m.sd)]
+        })
+    };
+    for x in summaries {
+        let (sent, arrival) = sides(x);
+        if sent.is_none() && arrival.is_none() {
+            continue;
+        }
+        // A side has no CV for a flow whose gaps average zero: n can differ.
+        let n = match (sent.map(|m| m.n), arrival.map(|m| m.n)) {
+            (Some(a), Some(b)) if a == b => a.to_string(),
+            (a, b) => format!("{}/{}", a.unwrap_or(0), b.unwrap_or(0)),
+        };
+        let [sm, sa, sd] = three(sent);
+        let [am, aa, ad] = three(arrival);
+        let _ = writeln!(s, "{:<width$}  {n:>7}  {sm:>9}  {sa:>9}  {sd:>9}  {am:>11}  {aa:>11}  {ad:>11}", x.label);
+    }
 }

@@ -33,12 +33,14 @@
 //! random numbers: points differ only by what the sweep changed).
 
 use meshbed_sim::{Scenario, ScenarioError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use toml::Value;
 
 mod parse;
 mod plan;
+pub mod reference;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -46,28 +48,39 @@ mod tests;
 pub use sweep::{get_path, set_path};
 
 /// The `[experiment]` table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentConfig {
+    /// The experiment's name: its results go to `results/NAME/`.
+    #[schemars(extend("pattern" = NAME_PATTERN))]
     pub name: String,
+    /// What it compares, in a sentence (`meshbed experiment list` shows it).
     #[serde(default)]
     pub description: String,
+    /// Runs of every point, with seeds `seed`, `seed + 1` and so on.
     #[serde(default = "default_repetitions")]
+    #[schemars(range(min = 1, max = MAX_REPETITIONS))]
     pub repetitions: u32,
+    /// The sweep axes, each a `[[experiment.sweep]]` table; every point of
+    /// their Cartesian product runs.
     #[serde(default)]
     pub sweep: Vec<Axis>,
+    /// The axis on the x of the line figures (the key of a sweep axis);
+    /// absent: the first numeric axis.
     #[serde(default)]
     pub x_axis: Option<String>,
+    /// The axis drawn as one line per value (the key of a sweep axis);
+    /// absent: `protocol` when it is swept.
     #[serde(default)]
     pub series_axis: Option<String>,
     /// For per-flow goodput tables of flows that overlap in time: only the
-    /// deliveries inside [from, to] seconds count (needs `trace = true`).
+    /// deliveries inside `[from, to]` seconds count (needs `trace = true`).
     #[serde(default)]
     pub window_s: Option<[f64; 2]>,
     /// Goodput by the batch-means method (seed 004 §IV): every transport
     /// flow records when each batch of `batch_packets` packets was
     /// delivered; the first `discard` batches are dropped and the rest give
-    /// the estimate and its 95% confidence interval ([`BatchMeans`]).
+    /// the estimate and its 95% confidence interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_means: Option<BatchMeans>,
 }
@@ -76,22 +89,31 @@ fn default_repetitions() -> u32 {
     10
 }
 
+/// Most repetitions of a point.
+pub const MAX_REPETITIONS: u32 = 10_000;
+
+/// What an experiment's name is made of (it names a directory).
+pub const NAME_PATTERN: &str = "^[A-Za-z0-9_-]+$";
+
 /// `[experiment] batch_means = { batch_packets = 5000, batches = 11,
 /// discard = 1 }`: seed 004 §IV's "FTP connections until 55,000 packets are
 /// successfully transmitted, ... split ... in 11 batches, each 5,000
 /// packets in size. The first batch is discarded as initial transient ...
 /// 95% confidence intervals by the batch means method". Each key defaults
 /// to the paper's value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchMeans {
     /// Full data packets per batch.
     #[serde(default = "default_batch_packets")]
+    #[schemars(range(min = 1, max = meshbed_sim::scenario::MAX_BATCH_PACKETS))]
     pub batch_packets: u32,
     /// Batches in all, the discarded ones included.
     #[serde(default = "default_batches")]
+    #[schemars(range(min = MIN_BATCHES, max = MAX_BATCHES))]
     pub batches: u32,
-    /// Leading batches dropped as the initial transient.
+    /// Leading batches dropped as the initial transient (at most
+    /// `batches` − 2: two must remain for a confidence interval).
     #[serde(default = "default_discard")]
     pub discard: u32,
 }
@@ -112,6 +134,9 @@ impl Default for BatchMeans {
         BatchMeans { batch_packets: default_batch_packets(), batches: default_batches(), discard: default_discard() }
     }
 }
+
+/// Fewest batches: two must remain for a confidence interval.
+pub const MIN_BATCHES: u32 = 2;
 
 /// Most batches an experiment may ask for: the per-flow record is one
 /// time per batch, and ten thousand are far past any confidence interval's need.
@@ -135,18 +160,18 @@ impl BatchMeans {
                 format!("1 to {max_packets} packets per batch"),
             ));
         }
-        if !(2..=MAX_BATCHES).contains(&self.batches) {
-            return Err(invalid(file, key("batches"), self.batches, format!("2 to {MAX_BATCHES} batches")));
+        if !(MIN_BATCHES..=MAX_BATCHES).contains(&self.batches) {
+            return Err(invalid(file, key("batches"), self.batches, format!("{MIN_BATCHES} to {MAX_BATCHES} batches")));
         }
         // A confidence interval needs two kept batches.
-        if self.discard + 2 > self.batches {
+        if self.discard + MIN_BATCHES > self.batches {
             return Err(invalid(
                 file,
                 key("discard"),
                 self.discard,
                 format!(
-                    "at most {} (batches − 2): two batches must remain for a confidence interval",
-                    self.batches - 2
+                    "at most {} (batches − {MIN_BATCHES}): two batches must remain for a confidence interval",
+                    self.batches - MIN_BATCHES
                 ),
             ));
         }
@@ -155,10 +180,17 @@ impl BatchMeans {
 }
 
 /// One sweep axis.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Axis {
+    /// What the axis sets: `hops` (a chain's length; flows ending at the
+    /// last node move with it), `protocol` (every flow's), `flow_count`
+    /// (copies of the first flow), or any dotted key of the scenario
+    /// (`radio.data_rate_kbps`, `flows[*].atp.epoch_s` for every flow,
+    /// `flows[1].start_s`).
     pub key: String,
+    /// The values it takes, one point each.
+    #[schemars(with = "Vec<serde_json::Value>", length(min = 1))]
     pub values: Vec<Value>,
 }
 
@@ -216,6 +248,10 @@ pub enum ExperimentError {
     Point { file: String, point: String, error: Box<ScenarioError> },
     #[error("{file}: {message}")]
     TooLarge { file: String, message: String },
+    /// A key the file's types do not have, at its line and column
+    /// ([`ScenarioError::UnknownKey`], in the file).
+    #[error("{0}")]
+    UnknownKey(Box<ScenarioError>),
     /// The backend cannot run part of the experiment (every point's refused
     /// keys, each once); nothing was started.
     #[error("{file}: {refusal}")]

@@ -1,8 +1,7 @@
 //! Reading an experiment file, checking it, and writing it back.
 
-use super::{invalid, Experiment, ExperimentConfig, ExperimentError, MAX_RUNS};
-use meshbed_sim::Scenario;
-use toml::Value;
+use super::{invalid, Experiment, ExperimentConfig, ExperimentError, MAX_REPETITIONS, MAX_RUNS};
+use meshbed_sim::{Scenario, ScenarioError};
 
 impl Experiment {
     /// Reads an experiment file.
@@ -20,12 +19,32 @@ impl Experiment {
         let Some(exp) = base.remove("experiment") else {
             return Err(invalid(file, "experiment", "(missing)", "an [experiment] table with at least a name"));
         };
-        let config: ExperimentConfig = exp.try_into().map_err(|e: toml::de::Error| ExperimentError::Parse {
-            file: file.into(),
-            message: format!("[experiment]: {e}"),
-        })?;
+        let config: ExperimentConfig =
+            serde_path_to_error::deserialize(exp).map_err(|e: serde_path_to_error::Error<toml::de::Error>| {
+                let table = match e.path().to_string().as_str() {
+                    "." => "experiment".to_string(),
+                    p => format!("experiment.{p}"),
+                };
+                let inner = e.into_inner();
+                match ScenarioError::unknown_key(&table, inner.message()) {
+                    Some(unknown) => ExperimentError::UnknownKey(Box::new(unknown.located(text).in_file(file))),
+                    None => ExperimentError::Parse { file: file.into(), message: format!("[experiment]: {inner}") },
+                }
+            })?;
         let e = Experiment { config, base, file: file.into() };
-        e.validate(file)?;
+        e.validate(file).map_err(|e| match e {
+            // A misspelt key of the base scenario, wherever the point is,
+            // at its line in the file.
+            ExperimentError::Point { file: f, point, error } if matches!(*error, ScenarioError::UnknownKey { .. }) => {
+                match error.located(text) {
+                    located @ ScenarioError::UnknownKey { location: Some(_), .. } => {
+                        ExperimentError::UnknownKey(Box::new(located.in_file(file)))
+                    }
+                    other => ExperimentError::Point { file: f, point, error: Box::new(other) },
+                }
+            }
+            other => other,
+        })?;
         Ok(e)
     }
 
@@ -38,11 +57,17 @@ impl Experiment {
 
     fn validate(&self, file: &str) -> Result<(), ExperimentError> {
         let c = &self.config;
+        // NAME_PATTERN, which the schema shows.
         if c.name.is_empty() || !c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_') {
             return Err(invalid(file, "experiment.name", &c.name, "a non-empty name of letters, digits, - and _"));
         }
-        if !(1..=10_000).contains(&c.repetitions) {
-            return Err(invalid(file, "experiment.repetitions", c.repetitions, "1 to 10000 repetitions"));
+        if !(1..=MAX_REPETITIONS).contains(&c.repetitions) {
+            return Err(invalid(
+                file,
+                "experiment.repetitions",
+                c.repetitions,
+                format!("1 to {MAX_REPETITIONS} repetitions"),
+            ));
         }
         for (i, a) in c.sweep.iter().enumerate() {
             if a.values.is_empty() {
@@ -85,10 +110,10 @@ impl Experiment {
         Ok(())
     }
 
-    /// The experiment as a TOML file (scenario plus `[experiment]`).
+    /// The experiment as a TOML file (scenario plus `[experiment]`), in
+    /// reading order with every key under a comment saying what it is
+    /// ([`Experiment::to_commented_toml`]).
     pub fn to_toml(&self) -> String {
-        let mut t = self.base.clone();
-        t.insert("experiment".into(), Value::try_from(&self.config).expect("serialisable"));
-        toml::to_string(&t).expect("serialisable")
+        self.to_commented_toml()
     }
 }

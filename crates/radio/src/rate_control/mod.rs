@@ -84,6 +84,17 @@ impl Serialize for RateControl {
     }
 }
 
+impl schemars::JsonSchema for RateControl {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RateControl".into()
+    }
+
+    /// One of [`RateControl::NAMES`].
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "enum": RateControl::NAMES })
+    }
+}
+
 impl<'de> Deserialize<'de> for RateControl {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = String::deserialize(d)?;

@@ -3,11 +3,12 @@
 //! ([`SimReport`]), the text table (`table.rs`), and here how the
 //! simulator fills them in at the end of a run.
 
+mod hint;
 mod result;
 mod table;
 
 pub use result::{
-    EchoResult, FeedbackTiming, FlowProtocol, FlowResult, KernelTcpResult, PathInfoResult, PathInfoSample,
+    EchoResult, FeedbackTiming, FlowProtocol, FlowResult, HopRange, KernelTcpResult, PathInfoResult, PathInfoSample,
     RouteLogEntry, RoutingResult, SenderDetail, TcpDetail, TransferResult, UdpResult, CLUSTER_GAP_FRACTION,
 };
 
@@ -15,7 +16,7 @@ use crate::driver::Driver;
 use crate::scenario::{Scenario, IP_UDP_HEADER_BYTES};
 use crate::trace_kind::{RouteLogEvent, RouteLogSide};
 use crate::transport::Transport;
-use crate::{Flow, FlowKind, NetCounters, Packet, SimEvent, World};
+use crate::{DataPathCounting, Flow, FlowKind, NetCounters, Packet, SimEvent, World};
 use meshbed_core::Instant;
 use meshbed_radio::{LinkRates, MacCounters, NodeId};
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,9 @@ pub struct SimReport {
     pub mac_per_node: Vec<MacCounters>,
     pub net_total: NetCounters,
     pub net_per_node: Vec<NetCounters>,
+    /// Who counted the data packets in `net_total` and `net_per_node`
+    /// (`forwarded`, `drops`): which of those counts are measurements.
+    pub data_path: DataPathCounting,
     /// Routing control packets sent (every hop counted) per data packet
     /// delivered to its flow's destination (seed 003 §5.3's overhead ratio;
     /// Broch et al.'s normalised routing load). `None` without routing
@@ -104,6 +108,8 @@ pub(crate) struct Arrivals {
     /// The path fingerprint of the last packet, and when it changed.
     pub last_path: Option<u64>,
     pub path_changed_at: Vec<Instant>,
+    /// The fewest and most hops the packets took.
+    pub hops: Option<HopRange>,
     /// The source's route failed: the path packets took before, to compare
     /// with the next packet's (seed 002 Fig. 4(b)).
     pub path_before_failure: Option<u64>,
@@ -142,6 +148,7 @@ impl Arrivals {
         if self.last_path.is_some_and(|p| p != pkt.path_hash) {
             self.path_changed_at.push(now);
         }
+        self.hops = Some(HopRange::with(self.hops, pkt.hops_taken()));
         if let Some(before) = self.path_before_failure.take() {
             self.routes_recomputed += 1;
             self.routes_new += u64::from(before != pkt.path_hash);
@@ -197,7 +204,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     let hops = world.router.table.hop_count(f.spec.src, f.spec.dst);
     let mut r = FlowResult::blank(flow, &f.spec, hops, f.stop.saturating_since(f.start).as_secs_f64());
     r.received_packets = a.packets;
-    r.mean_delay_s = if a.packets > 0 { (a.delay_sum_ns / a.packets as u128) as f64 / 1e9 } else { 0.0 };
+    r.mean_delay_s = (a.packets > 0).then(|| (a.delay_sum_ns / a.packets as u128) as f64 / 1e9);
     r.out_of_order = a.out_of_order;
     r.bytes_delivered = a.udp_payload_bytes;
     r.net = world.net.flows[flow as usize].clone();
@@ -207,6 +214,7 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
         path_changes: a.path_changed_at.len() as u64,
         routes_recomputed: a.routes_recomputed,
         routes_new: a.routes_new,
+        hops_observed: a.hops,
         ..RoutingResult::default()
     };
     match &f.kind {
@@ -262,7 +270,11 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
     routing.route_log.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     // Without routing engines no route fails or changes: the part is left
     // out rather than written as zeros.
-    debug_assert!(world.router.dynamic.is_some() || routing == RoutingResult::default(), "{routing:?}");
+    debug_assert!(
+        world.router.dynamic.is_some()
+            || routing == RoutingResult { hops_observed: routing.hops_observed, ..RoutingResult::default() },
+        "{routing:?}"
+    );
     r.routing = world.router.dynamic.is_some().then_some(routing);
     r.goodput_bps = goodput_bps(r.bytes_delivered, r.duration_s);
     r
@@ -310,8 +322,13 @@ pub(crate) fn assemble(
     driver: &Driver<Packet, SimEvent>,
     end: Instant,
 ) -> SimReport {
-    let flows: Vec<FlowResult> =
-        world.flows.iter().enumerate().map(|(i, f)| flow_result(world, i as u32, f, end)).collect();
+    // A transfer that delivered nothing for want of a route says so.
+    let flows: Vec<FlowResult> = world
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| hint::no_route(scenario, world, flow_result(world, i as u32, f, end), end))
+        .collect();
     let medium = driver.net.medium();
     let per_node: Vec<MacCounters> = (0..medium.node_count()).map(|n| medium.counters(n as NodeId).clone()).collect();
     let mut mac_total = MacCounters::default();
@@ -335,6 +352,7 @@ pub(crate) fn assemble(
         mac_per_node: per_node,
         net_total,
         net_per_node: world.net.nodes.clone(),
+        data_path: DataPathCounting::Simulator,
         routing_overhead_ratio,
         rate_histogram: medium.rate_histogram(),
     }

@@ -38,8 +38,11 @@ pub struct FlowResult {
     pub received_packets: u64,
     /// Useful bits per second, `bytes_delivered` over `duration_s`.
     pub goodput_bps: f64,
-    /// Mean one-way network delay of the packets counted in `received_packets`.
-    pub mean_delay_s: f64,
+    /// Mean one-way network delay of the packets counted in
+    /// `received_packets`; `None` where nothing measured it: no packet
+    /// arrived, or the emulator, whose stacks' packets carry no send time
+    /// (written as null, never as a 0 that reads as a measurement).
+    pub mean_delay_s: Option<f64>,
     pub out_of_order: u64,
     /// Application bytes the receiver handed up in order (each checked
     /// against the data sent), or UDP payload bytes received.
@@ -220,6 +223,12 @@ pub struct RoutingResult {
     /// is chosen").
     pub routes_recomputed: u64,
     pub routes_new: u64,
+    /// The fewest and most hops the flow's data packets took to reach the
+    /// destination over the run (counted as IP counts them, by the TTL
+    /// each hop takes off); `None` before any arrived. Without routing
+    /// engines the route never changes and `FlowResult::hops` is all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops_observed: Option<HopRange>,
 }
 
 /// The routing part of a flow of a run without routing engines: nothing
@@ -231,7 +240,25 @@ static NO_ROUTING: RoutingResult = RoutingResult {
     path_changes: 0,
     routes_recomputed: 0,
     routes_new: 0,
+    hops_observed: None,
 };
+
+/// The fewest and most hops of something observed over a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HopRange {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl HopRange {
+    /// The range widened to take in `hops`, or just `hops` for none yet.
+    pub fn with(range: Option<HopRange>, hops: u32) -> HopRange {
+        match range {
+            Some(r) => HopRange { min: r.min.min(hops), max: r.max.max(hops) },
+            None => HopRange { min: hops, max: hops },
+        }
+    }
+}
 
 /// One entry of a flow's route history.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -383,7 +410,7 @@ impl FlowResult {
             sent_packets: 0,
             received_packets: 0,
             goodput_bps: 0.0,
-            mean_delay_s: 0.0,
+            mean_delay_s: None,
             out_of_order: 0,
             bytes_delivered: 0,
             duration_s,

@@ -2,6 +2,7 @@
 //! that build it with the key's path, and the bounded file reader.
 
 use super::limits::MAX_FILE_BYTES;
+use super::unknown_key::{locate_key, KeyLocation};
 use meshbed_core::InvalidValue;
 use std::path::Path;
 use thiserror::Error;
@@ -21,6 +22,24 @@ pub enum ScenarioError {
     /// (`crate::backend`): every key it refuses, nothing started.
     #[error("{}{refusal}", prefix(file))]
     Refused { file: String, refusal: crate::backend::Refusal },
+    /// A key the file's types do not have, by its whole path (`detail`:
+    /// what its table expected), at its own line and column when the
+    /// text is known ([`ScenarioError::located`]).
+    #[error("{}", unknown_key_text(file, key, detail, location.as_ref()))]
+    UnknownKey { file: String, key: String, detail: String, location: Option<KeyLocation> },
+}
+
+/// `file:line:column: key: unknown key; expected …`, then the line with
+/// the key underlined (as compilers and TOML's own errors write it).
+fn unknown_key_text(file: &str, key: &str, detail: &str, location: Option<&KeyLocation>) -> String {
+    let at = match (file.is_empty(), location) {
+        (false, Some(l)) => format!("{file}:{}:{}: ", l.line, l.column),
+        (true, Some(l)) => format!("line {}, column {}: ", l.line, l.column),
+        (false, None) => format!("{file}: "),
+        (true, None) => String::new(),
+    };
+    let snippet = location.map_or_else(String::new, |l| format!("\n{l}"));
+    format!("{at}{key}: unknown key{detail}{snippet}")
 }
 
 impl From<InvalidValue> for ScenarioError {
@@ -64,6 +83,29 @@ impl ScenarioError {
             ScenarioError::Invalid { invalid, .. } => ScenarioError::Invalid { file: name.into(), invalid },
             ScenarioError::Parse { message, .. } => ScenarioError::Parse { file: name.into(), message },
             ScenarioError::Refused { refusal, .. } => ScenarioError::Refused { file: name.into(), refusal },
+            ScenarioError::UnknownKey { key, detail, location, .. } => {
+                ScenarioError::UnknownKey { file: name.into(), key, detail, location }
+            }
+            other => other,
+        }
+    }
+
+    /// The error of a reader's `message` if it is about an unknown key in
+    /// the table at `table` (a dotted path, empty for the top): for readers
+    /// of tables besides the scenario's own (an experiment's).
+    pub fn unknown_key(table: &str, message: &str) -> Option<ScenarioError> {
+        super::unknown_key::from_message(table, message)
+    }
+
+    /// An unknown key placed at its line and column in `text`, the file
+    /// it came from (a key that is not there, one a sweep set, stays as
+    /// it is).
+    pub fn located(self, text: &str) -> Self {
+        match self {
+            ScenarioError::UnknownKey { file, key, detail, location: None } => {
+                let location = locate_key(text, &key);
+                ScenarioError::UnknownKey { file, key, detail, location }
+            }
             other => other,
         }
     }

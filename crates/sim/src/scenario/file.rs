@@ -7,6 +7,7 @@ use super::error::{
 use super::flow_file::FlowFile;
 use super::flows::FlowSpec;
 use super::limits::MAX_FLOWS;
+use super::unknown_key;
 use super::Scenario;
 use meshbed_core::limits::Bounded;
 use serde::{Deserialize, Serialize};
@@ -17,23 +18,29 @@ use std::path::Path;
 /// the run seed's own stream ([`meshbed_core::StreamKind::FlowPairs`]): two
 /// runs with the same seed and nodes draw the same pairs, whatever their
 /// routing or protocol, so that protocols are compared on the same traffic.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RandomFlows {
+    /// How many flows are drawn (with the listed flows, at most 1000).
+    #[schemars(range(min = 1, max = MAX_FLOWS))]
     pub count: u32,
-    /// Each flow starts at a time drawn uniformly in `[a, b)` seconds
-    /// (Broch et al. start their CBR sources at random); without it, at the
-    /// template's `start_s`.
+    /// Each flow starts at a time drawn uniformly in `[a, b)` seconds, 0 <=
+    /// a < b <= duration_s (Broch et al. start their CBR sources at
+    /// random); absent: at the template's `start_s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_window_s: Option<[f64; 2]>,
-    /// Any key of a `[[flows]]` entry but `src` and `dst`.
+    /// The drawn flows' template: any key of a `[[flows]]` table but `src`
+    /// and `dst`.
     #[serde(default)]
+    #[schemars(schema_with = "super::flow_file::flow_template_schema")]
     pub flow: toml::Table,
     /// How many of `flows`, at the end, were drawn from this (0 until
     /// drawn), and for which seed.
     #[serde(skip)]
+    #[schemars(skip)]
     pub drawn: usize,
     #[serde(skip)]
+    #[schemars(skip)]
     pub drawn_for_seed: Option<u64>,
 }
 
@@ -54,6 +61,7 @@ impl Scenario {
         let name = path.display().to_string();
         let text = read_input_file(path).map_err(|err| ScenarioError::Io { file: name.clone(), err })?;
         let mut s = Scenario::parse(&text).map_err(|e| e.in_file(&name))?;
+        let in_file = |e: ScenarioError| e.located(&text).in_file(&name);
         // A movement file is named relative to the scenario file.
         if let Some(
             crate::mobility::MobilitySpec::Ns2 { file } | crate::mobility::MobilitySpec::Bonnmotion { file, .. },
@@ -63,7 +71,7 @@ impl Scenario {
                 *file = path.parent().unwrap_or(Path::new("")).join(&*file);
             }
         }
-        crate::check_routes(&s).map_err(|e| e.in_file(&name))?;
+        crate::check_routes(&s).map_err(in_file)?;
         Ok(s)
     }
 
@@ -72,15 +80,20 @@ impl Scenario {
     /// working directory.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         let s = Scenario::parse(text)?;
-        crate::check_routes(&s)?;
+        crate::check_routes(&s).map_err(|e| e.located(text))?;
         Ok(s)
     }
 
-    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    pub(super) fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
             let key = e.path().to_string();
             let inner = e.into_inner();
             let value = inner.span().and_then(|span| text.get(span)).map(str::trim);
+            // A misspelt key at its own line (the reader of a table read
+            // whole knows only the table's).
+            if let Some(unknown) = unknown_key::from_message(&key, inner.message()) {
+                return unknown.located(text);
+            }
             typed_value_error(&key, value, inner.message())
                 .or_else(|| flow_error(&key, inner.message()))
                 .unwrap_or_else(|| ScenarioError::Parse { file: String::new(), message: inner.to_string() })
@@ -96,6 +109,9 @@ impl Scenario {
             let key = e.path().to_string();
             let inner = e.into_inner();
             let found = lookup(&value, e_path_segments(&key)).map(|v| v.to_string());
+            if let Some(unknown) = unknown_key::from_message(&key, inner.message()) {
+                return unknown;
+            }
             typed_value_error(&key, found.as_deref(), inner.message())
                 .or_else(|| flow_error(&key, inner.message()))
                 .unwrap_or_else(|| ScenarioError::Parse { file: String::new(), message: inner.message().to_string() })
@@ -115,9 +131,11 @@ impl Scenario {
         let mut t = r.flow.clone();
         t.insert("src".into(), toml::Value::Integer(src.into()));
         t.insert("dst".into(), toml::Value::Integer(dst.into()));
-        let file: FlowFile = t.try_into().map_err(|e: toml::de::Error| ScenarioError::Parse {
-            file: String::new(),
-            message: format!("random_flows.flow: {}", e.message()),
+        let file: FlowFile = t.try_into().map_err(|e: toml::de::Error| {
+            unknown_key::from_message("random_flows.flow", e.message()).unwrap_or_else(|| ScenarioError::Parse {
+                file: String::new(),
+                message: format!("random_flows.flow: {}", e.message()),
+            })
         })?;
         file.into_spec().map_err(|e| e.under("random_flows.flow"))
     }

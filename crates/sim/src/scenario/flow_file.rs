@@ -5,7 +5,9 @@
 use super::error::{invalid, ScenarioError};
 use super::flows::*;
 use super::kernel_tcp::{CongestionControl, KernelTcpFlow, KERNEL_TCP};
+use super::limits::*;
 use meshbed_proto::Protocol;
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A flow as the file writes it: one flat table whose keys the kind of
@@ -30,54 +32,89 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// (`traffic`, `rate_kbps`, `packet_bytes`, `trace`, `batch_packets`,
 /// `[flows.atp]`, `[flows.tcp]`, the slow reader's) is refused by name, and
 /// `congestion_control` on any other flow too.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Its doc comments are the `[[flows]]` keys' reference (`docs/KEYS.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "Flow")]
 pub(super) struct FlowFile {
+    /// The source node's number (below the node count).
     src: u32,
+    /// The destination node's number (below the node count, not `src`).
     dst: u32,
-    /// Absent: saturated (for UDP). An `Option` so that a kernel TCP flow
-    /// can tell it was given; written for every other kind, as always.
+    /// UDP traffic: `"saturated"` (the source's interface queue kept
+    /// full), `"cbr"` (at `rate_kbps`) or `"echo"` (adaptive ping). A
+    /// transport flow paces itself and ignores it.
+    // An `Option` so that a kernel TCP flow can tell it was given; written
+    // for every other kind, as always.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "default_traffic")]
     traffic: Option<Traffic>,
-    /// IP packet size in bytes (20-byte IP and 8-byte UDP headers
-    /// included); absent: [`DEFAULT_PACKET_BYTES`]. An `Option` as `traffic`.
+    /// The IP packet size (20-byte IP and 8-byte UDP headers included); of
+    /// a transport flow, the size of a full data packet, at least 65 (with
+    /// the 36-byte transport header: 1500 gives 1436-byte segments). Not
+    /// for kernel TCP.
+    // An `Option` as `traffic`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "default_packet_bytes", range(min = IP_UDP_HEADER_BYTES + 1, max = MAX_PACKET_BYTES))]
     packet_bytes: Option<u32>,
-    /// CBR rate in kbit/s of IP packets (CBR only).
+    /// The rate of CBR traffic in IP packets, at most the source's PHY data
+    /// rate (`traffic = "cbr"` only, where it is required).
     #[serde(default)]
+    #[schemars(range(min = MIN_CBR_RATE_KBPS))]
     rate_kbps: Option<f64>,
+    /// When the flow starts, simulated seconds from the run's start (before
+    /// `duration_s`).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = MAX_DURATION_S))]
     start_s: f64,
-    /// Stop sending at this time: for UDP, default the end of the run; for a
-    /// transport flow, instead of `bytes`, it runs for a duration.
+    /// When the flow stops sending (after `start_s`): UDP traffic sends
+    /// until then (absent: the end of the run); a transport flow with it
+    /// instead of `bytes` runs from `start_s` until then with a backlogged
+    /// sender.
     #[serde(default)]
     stop_s: Option<f64>,
     /// Echo traffic: seconds after which an unanswered request is given up
-    /// and the next one sent (default 1, [`crate::echo`]).
+    /// and the next one sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        default = "default_echo_timeout_s",
+        range(min = *ENGINE_PERIOD_S.start(), max = *ENGINE_PERIOD_S.end())
+    )]
     echo_timeout_s: Option<f64>,
-    /// Transport protocol (one of [`Protocol::ALL`], by its scenario name,
-    /// `atp-default` … `mtl`), or `kernel-tcp`. Absent: UDP.
+    /// The transport that moves the data: `"atp-default"`,
+    /// `"atp-aggressive"`, `"atp-adaptive"` (seed 002's ATP), the TCPs,
+    /// `"mtl"` (seed 004's Mesh Transmission Layer, over `[routing] kind =
+    /// "olsr"` with `metric = "etx"`), or `"kernel-tcp"` (the Linux
+    /// kernel's TCP, on the emulator only). Absent: UDP traffic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     protocol: Option<ProtocolKey>,
-    /// Kernel TCP's congestion control by its Linux name (kernel TCP only;
-    /// checked as [`CongestionControl`] once the kind is known, so that the
-    /// error names this key).
+    /// Kernel TCP's congestion control by its Linux name (`cubic`, `reno`,
+    /// `bbr`, ...; `protocol = "kernel-tcp"` only).
+    // Checked as [`CongestionControl`] once the kind is known, so that the
+    // error names this key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "default_congestion_control", with = "Option<CongestionControl>")]
     congestion_control: Option<String>,
-    /// Application bytes a transport flow transfers (required with `protocol`).
+    /// Application bytes a transport flow delivers: it runs until every
+    /// byte is acknowledged, or the run ends and it is reported incomplete.
+    /// A transport flow needs this or `stop_s`; all senders together hold
+    /// at most 4 GiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = MAX_SENDER_DATA_BYTES))]
     bytes: Option<u64>,
     /// Keep the engines' trace samples (D_max, D_avg, D_s, cwnd,
     /// retransmissions) in the flow's result. Transport flows, and echo
     /// flows (their RTT samples, `rtt_s`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
     trace: bool,
     /// Record the times at which the data handed up crossed each multiple
-    /// of this many full data packets (`TransferResult::delivery_milestones_s`),
-    /// for the batch-means method (seed 004 §IV: batches of 5,000 packets).
-    /// Transport flows only; set by an experiment's `batch_means`.
+    /// of this many full data packets, for the batch-means method (seed 004
+    /// §IV: batches of 5,000 packets). Transport flows only; an
+    /// experiment's `batch_means` sets it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = MAX_BATCH_PACKETS))]
     batch_packets: Option<u32>,
     /// Overrides of the ATP preset (ATP protocols only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,21 +123,67 @@ pub(super) struct FlowFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tcp: Option<TcpOverrides>,
     /// A slow reader (seed 002 §4.2.3): the application at the destination
-    /// reads at most this many bits per second from the flow's start.
-    /// Absent: it takes everything as it arrives. ATP and TCP flows.
+    /// reads at most this many bits per second from the flow's start (0
+    /// stalls it). Absent: it takes everything as it arrives. ATP and TCP
+    /// flows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = MAX_READ_RATE_BPS))]
     read_rate_bps: Option<u64>,
-    /// Changes of the reader's rate during the run, `{ at_s, rate_bps }`
-    /// (simulated seconds; rate 0 stalls the reader). Needs `read_rate_bps`.
+    /// Changes of the reader's rate during the run, each `{ at_s, rate_bps
+    /// }`, in time order. Needs `read_rate_bps`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     read_rate_steps: Vec<ReadRateStep>,
     /// With a reader rate: the bytes the receiver holds unread or out of
-    /// order at most (ATP's and TCP's receive buffer; beyond it data is
-    /// dropped). Default: 1 MiB for ATP (an epoch of quick-start,
-    /// `meshbed_proto::connection::ATP_READER_BUFFER_BYTES`), the window
-    /// for TCP (`tcp.max_cwnd_segments` segments).
+    /// order at most, at least one full packet's payload (beyond it data
+    /// is dropped). Absent: 1 MiB for ATP (an epoch of quick-start), the
+    /// window for TCP (`tcp.max_cwnd_segments` segments).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = MAX_RECEIVE_BUFFER_BYTES))]
     receive_buffer_bytes: Option<u64>,
+}
+
+/// The defaults the schema shows for keys whose absence the reader
+/// resolves by kind ([`FlowFile::into_spec`]): UDP traffic is saturated,
+/// packets are [`DEFAULT_PACKET_BYTES`], echo requests time out after
+/// [`DEFAULT_ECHO_TIMEOUT_S`], kernel TCP runs `cubic`.
+fn default_traffic() -> Option<Traffic> {
+    Some(Traffic::Saturated)
+}
+fn default_packet_bytes() -> Option<u32> {
+    Some(DEFAULT_PACKET_BYTES)
+}
+fn default_echo_timeout_s() -> Option<f64> {
+    Some(DEFAULT_ECHO_TIMEOUT_S)
+}
+fn default_congestion_control() -> Option<CongestionControl> {
+    Some(CongestionControl::default())
+}
+
+impl JsonSchema for FlowSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Flow".into()
+    }
+
+    /// The flat table it is read from ([`FlowFile`]).
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        FlowFile::json_schema(generator)
+    }
+}
+
+/// `[random_flows.flow]`'s schema: a `[[flows]]` table's keys but `src` and
+/// `dst`, which are drawn.
+pub(super) fn flow_template_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut schema = FlowFile::json_schema(generator);
+    for ends in ["src", "dst"] {
+        if let Some(serde_json::Value::Object(p)) = schema.get_mut("properties") {
+            p.remove(ends);
+        }
+        if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+            required.retain(|k| k != ends);
+        }
+    }
+    schema.remove("title");
+    schema
 }
 
 /// `protocol` as the file writes it: one of meshbed's transport engines, or
@@ -117,6 +200,18 @@ impl Serialize for ProtocolKey {
             ProtocolKey::Engine(p) => p.serialize(s),
             ProtocolKey::KernelTcp => s.serialize_str(KERNEL_TCP),
         }
+    }
+}
+
+impl JsonSchema for ProtocolKey {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Protocol".into()
+    }
+
+    /// Every engine's name ([`Protocol::ALL`]) and [`KERNEL_TCP`].
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).chain([KERNEL_TCP]).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
 

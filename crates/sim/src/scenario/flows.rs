@@ -12,6 +12,7 @@ use super::limits::*;
 use super::Scenario;
 use meshbed_proto::wire::HEADER_LEN as TRANSPORT_HEADER_BYTES;
 use meshbed_proto::Protocol;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One flow: from `src` to `dst`, starting at `start_s` (seconds of
@@ -147,7 +148,7 @@ pub struct SlowReader {
 }
 
 /// What a flow sends, by the name of `traffic` (a transport flow has none).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Traffic {
     /// Keeps the source's interface queue full (a saturating UDP source).
@@ -163,11 +164,15 @@ pub enum Traffic {
 }
 
 /// One change of a slow reader's rate ([`SlowReader::steps`]).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRateStep {
-    /// When the rate changes, seconds of simulated time.
+    /// When the rate changes, simulated seconds (after the flow's start
+    /// and the step before).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_DURATION_S))]
     pub at_s: f64,
+    /// The reader's rate from then on (0 stalls it).
+    #[schemars(range(max = MAX_READ_RATE_BPS))]
     pub rate_bps: u64,
 }
 
@@ -355,54 +360,79 @@ impl TransportFlow {
 }
 
 /// `[flows.atp]`: ATP parameters that differ from the protocol's preset
-/// (meshbed_proto::atp::AtpConfig documents each).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// (meshbed_proto::atp::AtpConfig documents each); absent keys keep the
+/// preset's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtpOverrides {
-    /// Epoch E, seconds.
+    /// The epoch E: how often the receiver feeds the rate back (seed 002 §4.2).
+    #[schemars(range(min = *ENGINE_PERIOD_S.start(), max = *ENGINE_PERIOD_S.end()))]
     pub epoch_s: Option<f64>,
-    /// Increase factor κ.
+    /// The increase factor κ (seed 002 §4.2.2).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
     pub kappa: Option<f64>,
-    /// Increase threshold φ.
+    /// The increase threshold φ, a margin on the rate (seed 002 §4.2.2).
+    #[schemars(range(min = *ATP_PHI.start(), max = *ATP_PHI.end()))]
     pub phi: Option<f64>,
-    /// Relay EWMA weight α.
+    /// The relays' EWMA weight α of the queueing and transmission delay
+    /// (seed 002 §4.1).
+    #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     pub alpha: Option<f64>,
-    /// Receiver EWMA weight β.
+    /// The receiver's EWMA weight β of the delays it is told (seed 002 §4.1).
+    #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     pub beta: Option<f64>,
-    /// Idle multiplier η.
+    /// The idle multiplier η of a relay's delay when it is idle (seed 001
+    /// §3.1).
+    #[schemars(range(min = *ATP_ETA.start(), max = *ATP_ETA.end()))]
     pub eta: Option<f64>,
-    /// Silence after which a connection fails, seconds.
+    /// Silence after which a connection fails.
+    #[schemars(range(min = *IDLE_TIMEOUT_S.start(), max = *IDLE_TIMEOUT_S.end()))]
     pub idle_timeout_s: Option<f64>,
     /// The sender's reaction to a "route failed" notice: `probe` (the
-    /// default: connection initiation, seed 002 §4.3.3),
+    /// preset's: connection initiation again, seed 002 §4.3.3),
     /// `probe-while-sending`, or `ignore`.
     pub route_failure: Option<RouteFailure>,
-    /// Silence allowed while the route is reported down, seconds.
+    /// Silence allowed while the route is reported down.
+    #[schemars(range(min = *IDLE_TIMEOUT_S.start(), max = *IDLE_TIMEOUT_S.end()))]
     pub route_outage_timeout_s: Option<f64>,
 }
 
 /// `[flows.atp] route_failure` (meshbed_proto::atp::RouteFailureReaction).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RouteFailure {
+    /// Stop and probe the path as at connection initiation (seed 002 §4.3.3).
     Probe,
+    /// Probe the path while still sending at the last rate.
     ProbeWhileSending,
+    /// Carry on as if nothing happened.
     Ignore,
 }
 
 /// `[flows.tcp]`: TCP parameters that differ from the defaults
-/// (meshbed_proto::tcp::TcpConfig documents each).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// (meshbed_proto::tcp::TcpConfig documents each); absent keys keep the
+/// defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpOverrides {
+    /// The congestion window at the start, segments.
+    #[schemars(range(min = 1, max = MAX_CWND_SEGMENTS))]
     pub initial_cwnd_segments: Option<u32>,
+    /// The largest congestion window (and the receiver's window), segments.
+    #[schemars(range(min = 1, max = MAX_CWND_SEGMENTS))]
     pub max_cwnd_segments: Option<u32>,
+    /// The smallest retransmission timeout.
+    #[schemars(range(min = *ENGINE_PERIOD_S.start(), max = *ENGINE_PERIOD_S.end()))]
     pub min_rto_s: Option<f64>,
+    /// The receiver delays its ACKs (one per two segments, RFC 1122 §4.2.3.2).
     pub delayed_acks: Option<bool>,
-    /// Silence after which a connection fails, seconds.
+    /// Silence after which a connection fails.
+    #[schemars(range(min = *IDLE_TIMEOUT_S.start(), max = *IDLE_TIMEOUT_S.end()))]
     pub idle_timeout_s: Option<f64>,
-    /// Pacing aggressiveness V (paced protocols only; default 1, seed 003 §6).
+    /// Pacing aggressiveness V (`tcp-reno-paced` and `tcp-newreno-paced`
+    /// only; absent: 1, seed 003 §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = *PACING_V.start(), max = *PACING_V.end()))]
     pub pacing_v: Option<f64>,
 }
 
@@ -602,8 +632,7 @@ impl TransportFlow {
                 check("atp.epoch_s", a.epoch_s, ENGINE_PERIOD_S, "an epoch in seconds")?;
                 check("atp.idle_timeout_s", a.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
                 check("atp.route_outage_timeout_s", a.route_outage_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
-                // η multiplies a node's delay when it is idle (3 in the documents).
-                check("atp.eta", a.eta, 0.001..=100.0, "an idle multiplier")?;
+                check("atp.eta", a.eta, ATP_ETA, "an idle multiplier")?;
                 fraction("atp.alpha", a.alpha)?;
                 fraction("atp.beta", a.beta)?;
                 if let Some(k) = a.kappa {
@@ -611,9 +640,7 @@ impl TransportFlow {
                         return Err(invalid(key("atp.kappa"), k, "an increase factor in (0, 1]"));
                     }
                 }
-                // φ is a margin on the rate (0.1 in the documents); 10 would
-                // already mean "never increase".
-                check("atp.phi", a.phi, 0.0..=10.0, "an increase threshold")?;
+                check("atp.phi", a.phi, ATP_PHI, "an increase threshold")?;
             }
             TransportSettings::Tcp(t) => {
                 check("tcp.min_rto_s", t.min_rto_s, ENGINE_PERIOD_S, "a minimum RTO in seconds")?;
@@ -626,9 +653,7 @@ impl TransportFlow {
                             format!("nothing: {protocol} does not pace (tcp-reno-paced and tcp-newreno-paced do)"),
                         ));
                     }
-                    // V scales the rate: 0.01 is a hundredth of a window per
-                    // RTT, 100 a hundred windows, both far past any use.
-                    check("tcp.pacing_v", Some(v), 0.01..=100.0, "a pacing aggressiveness V")?;
+                    check("tcp.pacing_v", Some(v), PACING_V, "a pacing aggressiveness V")?;
                 }
                 for (k, v) in [
                     ("tcp.initial_cwnd_segments", t.initial_cwnd_segments),

@@ -77,6 +77,18 @@ impl CongestionControl {
     }
 }
 
+impl schemars::JsonSchema for CongestionControl {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CongestionControl".into()
+    }
+
+    /// A name as [`CongestionControl::new`] takes it.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let pattern = format!("^[a-z0-9_]{{1,{}}}$", Self::MAX_LEN);
+        schemars::json_schema!({ "type": "string", "pattern": pattern })
+    }
+}
+
 impl Default for CongestionControl {
     /// `cubic`, Linux's default since 2.6.19.
     fn default() -> Self {

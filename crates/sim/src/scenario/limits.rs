@@ -8,6 +8,11 @@ pub const MAX_PACKET_BYTES: u32 = 2304;
 /// simulates about 100 s per wall second, so a day takes minutes, with
 /// progress shown by `meshbed sim`.
 pub const MAX_DURATION_S: f64 = 86_400.0;
+/// Fewest nodes in a topology: a flow needs two ends.
+pub const MIN_NODES: u32 = 2;
+/// Fewest rows of a stack topology: an odd number with a middle row and
+/// one on each side of it (seed 001 §5.4).
+pub const MIN_STACK_FLOWS: u32 = 3;
 /// Most nodes in a topology. The radio model and the route table keep
 /// n × n tables (about 24 bytes per pair: 100 MB at 2000 nodes) and every
 /// frame is offered to every node within the interference floor.
@@ -47,3 +52,15 @@ pub const MAX_FILE_BYTES: u64 = 1 << 20;
 pub const MAX_READ_RATE_BPS: u64 = 10_000_000_000;
 /// Largest receive buffer: ATP's and TCP's memory guard (`max_reorder_bytes`).
 pub const MAX_RECEIVE_BUFFER_BYTES: u64 = 256 << 20;
+/// `[flows.atp] eta`: η multiplies a node's delay when it is idle (3 in
+/// the documents, seed 001 §3.1).
+pub const ATP_ETA: std::ops::RangeInclusive<f64> = 0.001..=100.0;
+/// `[flows.atp] phi`: φ is a margin on the rate (0.1 in the documents); 10
+/// would already mean "never increase".
+pub const ATP_PHI: std::ops::RangeInclusive<f64> = 0.0..=10.0;
+/// `[flows.tcp] pacing_v`: V scales the rate (seed 003 §6); 0.01 is a
+/// hundredth of a window per RTT, 100 a hundred windows, both far past any use.
+pub const PACING_V: std::ops::RangeInclusive<f64> = 0.01..=100.0;
+/// `[routing] ss_threshold_dbm` (AODV's signal-strength filter, seed 003
+/// §3.2): a signal strength in dBm.
+pub const SS_THRESHOLD_DBM: std::ops::RangeInclusive<f64> = -150.0..=0.0;

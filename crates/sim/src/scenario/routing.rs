@@ -2,13 +2,19 @@
 //! reader of a table tagged with `kind` that `[topology]` uses too.
 
 use super::error::{invalid, ScenarioError};
+use super::limits::SS_THRESHOLD_DBM;
+use super::unknown_key::{under_table, unknown_key};
 use super::Scenario;
 use meshbed_proto::Protocol;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How next hops are chosen. (Read by [`Tagged`], so that a wrong value names its key.)
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// How next hops are chosen.
+// Read by [`Tagged`], so that a wrong value names its key; the schema says
+// what it reads, defaults included: every key of the kind, no other.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+#[schemars(deny_unknown_fields)]
 pub enum Routing {
     /// Fewest hops over links both ends can decode (interference-free, no
     /// fading), ties broken towards the lowest node index.
@@ -16,30 +22,56 @@ pub enum Routing {
     ShortestPath,
     /// Explicit paths; each path installs next hops in both directions for
     /// every node on it, so that replies follow the same path.
-    Static { paths: Vec<Vec<u32>> },
-    /// DSR (seed 002 §5.1, ns-2's; RFC 4728), a `meshbed_routing` engine
-    /// per node: routes are discovered as packets need them.
-    Dsr { control_priority: bool },
-    /// AODV (RFC 3561; seed 003's AODV-UU); with `ss_threshold_dbm`, seed
-    /// 003's signal-strength filter (§3.2: control packets from neighbours
-    /// whose averaged signal is below it are ignored). `link_layer_feedback`
-    /// (default true): a MAC retry-limit failure breaks the link at once;
-    /// false: only missed HELLOs do (AODV-UU's default).
-    Aodv {
-        ss_threshold_dbm: Option<f64>,
-        link_layer_feedback: bool,
-        expanding_ring_search: bool,
+    Static {
+        /// The paths, each a list of node numbers from one end to the other
+        /// (2 nodes or more, none twice).
+        paths: Vec<Vec<u32>>,
+    },
+    /// DSR (seed 002 §5.1, ns-2's; RFC 4728), a routing engine per node:
+    /// routes are discovered as packets need them.
+    Dsr {
+        /// Routing control packets go ahead of data in the interface queue
+        /// (ns-2's CMU priority queue, which the documents' ns-2 runs used).
+        #[schemars(default = "default_control_priority")]
         control_priority: bool,
     },
-    /// OLSR (RFC 3626), proactive; `metric = "etx"` (seed 004 §III.B) or
-    /// `"hop-count"` (the default); `link_layer_notification` (RFC 3626 §13,
-    /// default false).
+    /// AODV (RFC 3561; seed 003's AODV-UU), with seed 003's
+    /// signal-strength filter if `ss_threshold_dbm` is given.
+    Aodv {
+        /// Control packets from neighbours whose averaged signal is below
+        /// this are ignored (seed 003 §3.2); absent: no filter.
+        #[schemars(range(min = *SS_THRESHOLD_DBM.start(), max = *SS_THRESHOLD_DBM.end()))]
+        ss_threshold_dbm: Option<f64>,
+        /// A MAC retry-limit failure breaks the link at once; false: only
+        /// missed HELLOs do (AODV-UU's default).
+        #[schemars(default = "default_link_layer_feedback")]
+        link_layer_feedback: bool,
+        /// Route requests search outwards with growing TTLs (RFC 3561
+        /// §6.4) instead of flooding the whole network at once.
+        #[schemars(default)]
+        expanding_ring_search: bool,
+        /// Routing control packets go ahead of data in the interface queue
+        /// (ns-2's CMU priority queue, which the documents' ns-2 runs used).
+        #[schemars(default = "default_control_priority")]
+        control_priority: bool,
+    },
+    /// OLSR (RFC 3626), proactive: periodic HELLO and TC messages build
+    /// every node's routes (at RFC 3626 §18.2's intervals).
     Olsr {
+        /// The route metric: `"hop-count"`, or `"etx"`, the expected
+        /// transmission count from probes (seed 004 §III.B: MTL's routing).
         // Written as the key it is read from, so that a scenario written
         // out (an experiment's base) reads back.
         #[serde(rename = "metric", serialize_with = "olsr_metric")]
+        #[schemars(default, schema_with = "olsr_metric_schema")]
         etx: bool,
+        /// A MAC retry-limit failure declares the link lost at once (RFC
+        /// 3626 §13); false: links are lost when HELLOs stop.
+        #[schemars(default)]
         link_layer_notification: bool,
+        /// Routing control packets go ahead of data in the interface queue
+        /// (ns-2's CMU priority queue, which the documents' ns-2 runs used).
+        #[schemars(default = "default_control_priority")]
         control_priority: bool,
     },
 }
@@ -47,6 +79,21 @@ pub enum Routing {
 /// `[routing] metric` of OLSR: `"etx"` or `"hop-count"`.
 fn olsr_metric<S: serde::Serializer>(etx: &bool, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(if *etx { "etx" } else { "hop-count" })
+}
+
+fn olsr_metric_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": ["hop-count", "etx"] })
+}
+
+/// `control_priority` of a dynamic routing kind when absent: true, as in
+/// the documents' ns-2 runs.
+fn default_control_priority() -> bool {
+    true
+}
+
+/// AODV's `link_layer_feedback` when absent: true (ns-2's AODV).
+fn default_link_layer_feedback() -> bool {
+    true
 }
 
 impl Routing {
@@ -70,7 +117,7 @@ impl Routing {
 
     /// DSR with its defaults.
     pub fn dsr() -> Routing {
-        Routing::Dsr { control_priority: true }
+        Routing::Dsr { control_priority: default_control_priority() }
     }
 
     /// AODV with its defaults (link-layer feedback, no expanding ring
@@ -78,9 +125,9 @@ impl Routing {
     pub fn aodv(ss_threshold_dbm: Option<f64>) -> Routing {
         Routing::Aodv {
             ss_threshold_dbm,
-            link_layer_feedback: true,
+            link_layer_feedback: default_link_layer_feedback(),
             expanding_ring_search: false,
-            control_priority: true,
+            control_priority: default_control_priority(),
         }
     }
 
@@ -115,19 +162,22 @@ impl Routing {
                 };
                 Box::new(meshbed_routing::Aodv::new(node, config, stream))
             }
-            Routing::Olsr { etx, link_layer_notification, .. } => {
-                let base =
-                    if etx { meshbed_routing::OlsrConfig::etx() } else { meshbed_routing::OlsrConfig::default() };
-                let config = meshbed_routing::OlsrConfig { link_layer_notification, ..base };
-                Box::new(meshbed_routing::OlsrEngine::new(node, config, stream))
-            }
+            Routing::Olsr { .. } => Box::new(meshbed_routing::OlsrEngine::new(node, self.olsr_config()?, stream)),
             Routing::ShortestPath | Routing::Static { .. } => return None,
         })
     }
 
+    /// The configuration of OLSR's engines (`None` for other kinds): its
+    /// intervals, and the metric's.
+    pub fn olsr_config(&self) -> Option<meshbed_routing::OlsrConfig> {
+        let Routing::Olsr { etx, link_layer_notification, .. } = *self else { return None };
+        let base = if etx { meshbed_routing::OlsrConfig::etx() } else { meshbed_routing::OlsrConfig::default() };
+        Some(meshbed_routing::OlsrConfig { link_layer_notification, ..base })
+    }
+
     /// OLSR with its defaults (no link-layer notification), hop count or ETX.
     pub fn olsr(etx: bool) -> Routing {
-        Routing::Olsr { etx, link_layer_notification: false, control_priority: true }
+        Routing::Olsr { etx, link_layer_notification: false, control_priority: default_control_priority() }
     }
 }
 
@@ -169,7 +219,13 @@ impl<'a> Tagged<'a> {
         let Some(v) = self.table.get(key) else {
             return Err(format!("{}.{key} = (missing): expected {what}", self.section));
         };
-        T::deserialize(v.clone()).map_err(|e| {
+        serde_path_to_error::deserialize(v.clone()).map_err(|e: serde_path_to_error::Error<toml::de::Error>| {
+            let path = e.path().clone();
+            let e = e.into_inner();
+            // A misspelt key inside (an explicit node's) is reported as itself.
+            if let Some(unknown) = under_table(&format!("{}.{key}", self.section), &path, e.message()) {
+                return unknown;
+            }
             // Inside an array or table serde's words locate the problem; for
             // a single value they would only repeat the expectation.
             let detail = match v {
@@ -180,14 +236,15 @@ impl<'a> Tagged<'a> {
         })
     }
 
-    /// Refuses keys the kind does not have.
+    /// Refuses keys the kind does not have (asked before any key is read,
+    /// so that a misspelt key is reported as itself, not as the key it
+    /// should have been reported missing).
     pub(super) fn only(&self, keys: &[&str]) -> Result<(), String> {
         match self.table.keys().find(|k| k.as_str() != "kind" && !keys.contains(&k.as_str())) {
-            Some(k) => Err(format!(
-                "{}.{k}: unknown key for kind = {}; expected {}",
-                self.section,
-                self.table.get("kind").map_or(String::new(), brief),
-                if keys.is_empty() { "no other key".to_string() } else { keys.join(", ") }
+            Some(k) => Err(unknown_key(
+                &format!("{}.{k}", self.section),
+                &format!(" for kind = {}", self.table.get("kind").map_or(String::new(), brief)),
+                keys,
             )),
             None => Ok(()),
         }
@@ -203,9 +260,9 @@ fn brief(v: &toml::Value) -> String {
     }
 }
 
-/// `control_priority` of a dynamic routing kind (default true).
+/// `control_priority` of a dynamic routing kind.
 fn control_priority(t: &Tagged<'_>) -> Result<bool, String> {
-    Ok(t.get_opt("control_priority", "true or false")?.unwrap_or(true))
+    Ok(t.get_opt("control_priority", "true or false")?.unwrap_or_else(default_control_priority))
 }
 
 impl<'de> Deserialize<'de> for Routing {
@@ -226,15 +283,19 @@ impl<'de> Deserialize<'de> for Routing {
                     t.only(&["ss_threshold_dbm", "link_layer_feedback", "expanding_ring_search", "control_priority"])?;
                     let ss_threshold_dbm: Option<f64> = t.get_opt("ss_threshold_dbm", "a signal strength in dBm")?;
                     if let Some(v) = ss_threshold_dbm {
-                        if !(-150.0..=0.0).contains(&v) {
+                        if !SS_THRESHOLD_DBM.contains(&v) {
                             return Err(format!(
-                                "routing.ss_threshold_dbm = {v}: expected a signal strength in dBm, -150 to 0"
+                                "routing.ss_threshold_dbm = {v}: expected a signal strength in dBm, {} to {}",
+                                SS_THRESHOLD_DBM.start(),
+                                SS_THRESHOLD_DBM.end()
                             ));
                         }
                     }
                     Routing::Aodv {
                         ss_threshold_dbm,
-                        link_layer_feedback: t.get_opt("link_layer_feedback", "true or false")?.unwrap_or(true),
+                        link_layer_feedback: t
+                            .get_opt("link_layer_feedback", "true or false")?
+                            .unwrap_or_else(default_link_layer_feedback),
                         expanding_ring_search: t.get_opt("expanding_ring_search", "true or false")?.unwrap_or(false),
                         control_priority: control_priority(&t)?,
                     }
@@ -258,9 +319,8 @@ impl<'de> Deserialize<'de> for Routing {
                     }
                 }
                 _ => {
-                    let paths = t.get("paths", "an array of paths, each an array of node indices")?;
                     t.only(&["paths"])?;
-                    Routing::Static { paths }
+                    Routing::Static { paths: t.get("paths", "an array of paths, each an array of node indices")? }
                 }
             })
         };

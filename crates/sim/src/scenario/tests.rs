@@ -207,7 +207,7 @@ fn a_radio_preset_is_a_base_the_table_overrides() {
     let e = Scenario::from_toml(&text("preset = \"ns3\"")).unwrap_err().to_string();
     assert!(e.contains("radio.preset = \"ns3\": expected one of \"ns2\""), "{e}");
     let e = Scenario::from_toml(&text("preset = \"ns2\"\ncolour = 1")).unwrap_err().to_string();
-    assert!(e.contains("unknown field `colour`"), "{e}");
+    assert!(e.contains("radio.colour: unknown key; expected standard"), "{e}");
 }
 
 #[test]
@@ -426,4 +426,49 @@ fn the_random_flows_template_takes_kernel_tcp_and_names_its_wrong_keys() {
     assert!(e.contains("random_flows.flow.packet_bytes = 600: expected nothing on a kernel-tcp flow"), "{e}");
     let e = err_of(&template("protocol = \"kernel-tcp\"\nbytes = 5000\ncongestion_control = \"BBR\"\n"));
     assert!(e.contains("random_flows.flow.congestion_control = \"BBR\""), "{e}");
+}
+
+/// A misspelt key is reported at its own line and column, by its whole
+/// path, with the key it was probably meant to be: in a table read whole
+/// (`[topology]`, `[radio.mac]`), in `[[flows]]` entries and their tables,
+/// in an explicit node and in `[random_flows.flow]`.
+#[test]
+fn a_misspelt_key_is_reported_at_its_own_line_and_column() {
+    let base = "duration_s = 5\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n";
+    let flows =
+        "[[flows]]\nsrc = 0\ndst = 2\n\n[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 1000\n";
+    let cases: [(String, &str, (usize, usize), &str); 7] = [
+        (base.replace("spacing_m", "spacing"), "topology.spacing", (5, 1), "spacing_m"),
+        (format!("{base}[radio.mac]\nqueue_packets = 5\n  short_retry = 3\n"), "radio.mac.short_retry", (8, 3), "short_retry_limit"),
+        (format!("{base}{flows}start = 1.0\n"), "flows[1].start", (15, 1), "start_s"),
+        (format!("{base}{flows}[flows.atp]\nepoch = 0.1\n"), "flows[1].atp.epoch", (16, 1), "epoch_s"),
+        // A key of another kind, beside a kind that has no keys of its own.
+        (format!("{base}[radio.propagation]\nmodel = \"friis\"\nexponent = 2\n"), "radio.propagation.exponent", (8, 1), ""),
+        (
+            "duration_s = 5\n[topology]\nkind = \"explicit\"\nnodes = [{ x_m = 0.0, y_m = 0.0 }, { x_m = 9.0, ym = 0.0 }]\n"
+                .to_string(),
+            "topology.nodes[1].ym",
+            (4, 49),
+            "y_m",
+        ),
+        (
+            format!("{base}[random_flows]\ncount = 2\n[random_flows.flow]\nprotocol = \"tcp-reno\"\nbytes = 100\nbatch = 3\n"),
+            "random_flows.flow.batch",
+            (11, 1),
+            "batch_packets",
+        ),
+    ];
+    for (text, key, (line, column), meant) in cases {
+        let e = Scenario::from_toml(&text).unwrap_err();
+        let ScenarioError::UnknownKey { key: k, location: Some(at), .. } = &e else { panic!("{key}: {e}") };
+        assert_eq!((k.as_str(), at.line, at.column), (key, line, column), "{text}");
+        let shown = e.in_file("s.toml").to_string();
+        assert!(shown.starts_with(&format!("s.toml:{line}:{column}: {key}: unknown key")), "{shown}");
+        let bad = key.rsplit(['.', ']']).next().unwrap();
+        assert!(shown.contains(&format!("{line} | {}", text.lines().nth(line - 1).unwrap())), "{shown}");
+        assert!(shown.contains(&format!("| {}{}", " ".repeat(column - 1), "^".repeat(bad.len()))), "{shown}");
+        if !meant.is_empty() {
+            assert!(shown.contains(&format!("(did you mean `{meant}`?)")), "{shown}");
+        }
+    }
 }

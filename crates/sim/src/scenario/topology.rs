@@ -7,28 +7,75 @@ use super::routing::Tagged;
 use super::Scenario;
 use meshbed_core::limits::Bounded;
 use meshbed_radio::NodeRadio;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Where the nodes are. (Read by [`Tagged`], so that a wrong value names its key.)
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Where the nodes are.
+// Read by [`Tagged`], so that a wrong value names its key; the schema says
+// what it reads: every key of the kind, no other.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+#[schemars(deny_unknown_fields)]
 pub enum Topology {
     /// `nodes` nodes on a line, `spacing_m` apart, node 0 at the origin.
-    Chain { nodes: u32, spacing_m: f64 },
+    Chain {
+        /// The number of nodes (a chain of `nodes` − 1 hops).
+        #[schemars(range(min = MIN_NODES, max = MAX_NODES))]
+        nodes: u32,
+        /// The distance between neighbouring nodes.
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_SPACING_M))]
+        spacing_m: f64,
+    },
     /// `rows` × `cols` nodes, row-major numbering.
-    Grid { rows: u32, cols: u32, spacing_m: f64 },
+    Grid {
+        /// Rows of the grid (rows × cols is 2 to 2000 nodes).
+        #[schemars(range(min = 1, max = MAX_NODES))]
+        rows: u32,
+        /// Columns of the grid.
+        #[schemars(range(min = 1, max = MAX_NODES))]
+        cols: u32,
+        /// The distance between neighbouring nodes in a row or a column.
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_SPACING_M))]
+        spacing_m: f64,
+    },
     /// Explicit coordinates, optionally per-node power and rate.
-    Explicit { nodes: Vec<NodeSpec> },
+    Explicit {
+        /// The nodes, in the order of their numbers, each a
+        /// `[[topology.nodes]]` table or `{ x_m = …, y_m = … }`.
+        #[schemars(length(min = MIN_NODES, max = MAX_NODES))]
+        nodes: Vec<NodeSpec>,
+    },
     /// `nodes` nodes placed uniformly at random in `width_m` × `height_m`,
     /// each from its own stream of the seed.
-    Random { nodes: u32, width_m: f64, height_m: f64 },
+    Random {
+        /// The number of nodes.
+        #[schemars(range(min = MIN_NODES, max = MAX_NODES))]
+        nodes: u32,
+        /// The area's width (x).
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_COORDINATE_M))]
+        width_m: f64,
+        /// The area's height (y).
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_COORDINATE_M))]
+        height_m: f64,
+    },
     /// The stack topology (seed 001 §5.4, Fig. 5.8): `flows` one-hop links
     /// of `link_m` in parallel rows `row_spacing_m` apart, senders at x = 0
     /// and receivers at x = `link_m`. Flow i's sender is node 2i, its
     /// receiver node 2i + 1. The outer rows come first, from y = 0 up, and
     /// the middle row's flow last, as the thesis numbers them ("flow 3" is
-    /// the middle one of three). [`stack_rows`] gives the order.
-    Stack { flows: u32, row_spacing_m: f64, link_m: f64 },
+    /// the middle one of three).
+    // [`stack_rows`] gives the order.
+    Stack {
+        /// The number of rows, one flow each: odd, so that one is the middle one.
+        #[schemars(range(min = MIN_STACK_FLOWS, max = MAX_NODES / 2))]
+        flows: u32,
+        /// The distance between neighbouring rows.
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_SPACING_M))]
+        row_spacing_m: f64,
+        /// The length of every row's link, sender to receiver.
+        #[schemars(extend("exclusiveMinimum" = 0.0), range(max = MAX_SPACING_M))]
+        link_m: f64,
+    },
 }
 
 /// The row of each flow of a stack of `flows` rows (an odd number): the
@@ -40,23 +87,44 @@ pub fn stack_rows(flows: u32) -> impl Iterator<Item = u32> {
     (0..flows).filter(move |&r| r != middle).chain((flows > 0).then_some(middle))
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One node of an explicit topology.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
+    /// The node's x coordinate.
+    #[schemars(range(min = -MAX_COORDINATE_M, max = MAX_COORDINATE_M))]
     pub x_m: f64,
+    /// The node's y coordinate.
+    #[schemars(range(min = -MAX_COORDINATE_M, max = MAX_COORDINATE_M))]
     pub y_m: f64,
+    /// This node's transmit power instead of `radio.tx_power_dbm`.
     #[serde(default)]
+    #[schemars(range(
+        min = *meshbed_radio::config::TX_POWER_DBM.start(),
+        max = *meshbed_radio::config::TX_POWER_DBM.end()
+    ))]
     pub tx_power_dbm: Option<f64>,
+    /// This node's data rate instead of `radio.data_rate_kbps`, one of the
+    /// standard's rates.
     #[serde(default)]
+    #[schemars(schema_with = "optional_rate_schema")]
     pub data_rate_kbps: Option<u32>,
     /// This node's rate control (`"fixed"`, `"arf"`, `"aarf"`, `"minstrel"`)
-    /// instead of `[radio.mac] rate_control` (issue 13).
+    /// instead of `[radio.mac] rate_control`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<meshbed_radio::RateControl>")]
     pub rate_control: Option<String>,
     /// The building floor the node is on, counted from 0; needs
-    /// `[radio.floors]` (issue 15: the thesis' two-floor testbed).
+    /// `[radio.floors]` (the thesis' two-floor testbed, seed 001 §5.5).
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(!skip_serializing_if, range(max = meshbed_radio::link::MAX_FLOOR))]
     pub floor: u32,
+}
+
+/// A node's own `data_rate_kbps`: a rate, or absent.
+fn optional_rate_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let rate = meshbed_radio::config::rate_kbps_schema(generator);
+    schemars::json_schema!({ "anyOf": [rate, { "type": "null" }] })
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -75,7 +143,15 @@ impl<'de> Deserialize<'de> for Topology {
         let table = toml::Table::deserialize(d)?;
         let t = Tagged { section: "topology", table: &table };
         let read = || -> Result<Topology, String> {
-            let topology = match t.kind(&["chain", "grid", "explicit", "random", "stack"])? {
+            let kind = t.kind(&["chain", "grid", "explicit", "random", "stack"])?;
+            t.only(match kind {
+                "chain" => &["nodes", "spacing_m"],
+                "grid" => &["rows", "cols", "spacing_m"],
+                "random" => &["nodes", "width_m", "height_m"],
+                "stack" => &["flows", "row_spacing_m", "link_m"],
+                _ => &["nodes"],
+            })?;
+            let topology = match kind {
                 "chain" => Topology::Chain {
                     nodes: t.get("nodes", "a whole number of nodes")?,
                     spacing_m: t.get("spacing_m", "a distance in metres")?,
@@ -97,13 +173,6 @@ impl<'de> Deserialize<'de> for Topology {
                 },
                 _ => Topology::Explicit { nodes: t.get("nodes", "an array of { x_m, y_m } tables")? },
             };
-            t.only(match topology {
-                Topology::Chain { .. } => &["nodes", "spacing_m"],
-                Topology::Grid { .. } => &["rows", "cols", "spacing_m"],
-                Topology::Explicit { .. } => &["nodes"],
-                Topology::Random { .. } => &["nodes", "width_m", "height_m"],
-                Topology::Stack { .. } => &["flows", "row_spacing_m", "link_m"],
-            })?;
             Ok(topology)
         };
         read().map_err(serde::de::Error::custom)
@@ -194,12 +263,12 @@ impl Scenario {
         };
         match &self.topology {
             Topology::Chain { nodes, spacing_m } => {
-                within("topology.nodes", *nodes, 2..=MAX_NODES, "a number of nodes")?;
+                within("topology.nodes", *nodes, MIN_NODES..=MAX_NODES, "a number of nodes")?;
                 spacing(*spacing_m)?;
             }
             Topology::Grid { rows, cols, spacing_m } => {
                 match rows.checked_mul(*cols) {
-                    Some(n) if (2..=MAX_NODES).contains(&n) => {}
+                    Some(n) if (MIN_NODES..=MAX_NODES).contains(&n) => {}
                     product => {
                         return Err(invalid(
                             "topology.rows",
@@ -207,18 +276,18 @@ impl Scenario {
                                 "{rows} (cols = {cols}, {} nodes)",
                                 product.map_or_else(|| (*rows as u64 * *cols as u64).to_string(), |n| n.to_string())
                             ),
-                            format!("a grid of 2 to {MAX_NODES} nodes"),
+                            format!("a grid of {MIN_NODES} to {MAX_NODES} nodes"),
                         ))
                     }
                 }
                 spacing(*spacing_m)?;
             }
             Topology::Explicit { nodes } => {
-                if !(2..=MAX_NODES as usize).contains(&nodes.len()) {
+                if !(MIN_NODES as usize..=MAX_NODES as usize).contains(&nodes.len()) {
                     return Err(invalid(
                         "topology.nodes",
                         format!("({} entries)", nodes.len()),
-                        format!("a list of 2 to {MAX_NODES} nodes"),
+                        format!("a list of {MIN_NODES} to {MAX_NODES} nodes"),
                     ));
                 }
                 let std = self.radio.standard;
@@ -257,17 +326,17 @@ impl Scenario {
                 }
             }
             Topology::Random { nodes, width_m, height_m } => {
-                within("topology.nodes", *nodes, 2..=MAX_NODES, "a number of nodes")?;
+                within("topology.nodes", *nodes, MIN_NODES..=MAX_NODES, "a number of nodes")?;
                 within("topology.width_m", *width_m, f64::MIN_POSITIVE..=MAX_COORDINATE_M, "a size in metres")?;
                 within("topology.height_m", *height_m, f64::MIN_POSITIVE..=MAX_COORDINATE_M, "a size in metres")?;
             }
             Topology::Stack { flows, row_spacing_m, link_m } => {
                 // An odd count, so that one row is the middle one.
-                if !(flows % 2 == 1 && (3..=MAX_NODES / 2).contains(flows)) {
+                if !(flows % 2 == 1 && (MIN_STACK_FLOWS..=MAX_NODES / 2).contains(flows)) {
                     return Err(invalid(
                         "topology.flows",
                         flows,
-                        format!("an odd number of flows from 3 to {} (two nodes each)", MAX_NODES / 2),
+                        format!("an odd number of flows from {MIN_STACK_FLOWS} to {} (two nodes each)", MAX_NODES / 2),
                     ));
                 }
                 let distance = "a positive distance in metres";
