@@ -417,7 +417,7 @@ fn an_experiment_prints_the_goodput_table_and_its_files_and_the_diagnostics_only
     for (text, dir) in [(&quiet, &quiet_dir), (&verbose, &verbose_dir)] {
         let header = text.find("goodput Mb/s").unwrap_or_else(|| panic!("no goodput table: {text}"));
         for title in diagnostics {
-            assert!(text.find(title).map_or(true, |at| at < header), "{title} after the goodput table: {text}");
+            assert!(text.find(title).is_none_or(|at| at < header), "{title} after the goodput table: {text}");
         }
         for row in ["flows[0].protocol=atp-adaptive", "flows[0].protocol=tcp-reno"] {
             assert!(text[header..].contains(row), "{row} missing: {text}");
