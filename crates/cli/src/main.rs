@@ -20,6 +20,7 @@
 //!   kernel TCP.
 
 mod bench;
+mod bench_transfer;
 mod emu;
 mod emu_runner;
 mod reference;
@@ -112,7 +113,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Send a file over UDP to a `meshbed recv` with ATP or TCP (the simulator's engines).
+    /// Send a file over UDP to a `meshbed recv` with ATP or TCP (the simulator's engines), or test for a time as iperf3 does (--time, --interval, --parallel).
     Send(transfer::SendArgs),
     /// Receive files sent with `meshbed send`, several at once; each appears under its name only when complete and verified.
     Recv(transfer::RecvArgs),
@@ -124,8 +125,8 @@ enum Command {
     Routed(routed::RoutedArgs),
     /// Benchmark: a large loopback transfer with ATP and with the kernel's TCP, goodput and CPU time side by side.
     BenchTransfer {
-        /// Bytes to move, in MiB (1 to 4096).
-        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=transfer::MAX_BENCH_MIB))]
+        /// Bytes to move per run, in MiB (1 to 4096); the default run ends within about a minute on 2 cores.
+        #[arg(long, default_value_t = bench_transfer::DEFAULT_BENCH_MIB, value_parser = clap::value_parser!(u64).range(1..=bench_transfer::MAX_BENCH_MIB))]
         size_mib: u64,
         /// Engine protocols to run (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "atp-adaptive,atp-default", value_enum)]
@@ -448,13 +449,22 @@ fn run(cli: Cli) -> Result<()> {
             anyhow::ensure!(repetitions >= 1, "--repetitions 0: expected at least one repetition");
             bench::run(sim_seconds, repetitions, json)
         }
-        Some(Command::Send(args)) => transfer::run_send(args),
+        Some(Command::Send(args)) => {
+            // What clap cannot check alone (FILE or --time), reported as clap reports.
+            let plan = args.plan().unwrap_or_else(|(kind, message)| {
+                let mut cli = <Cli as clap::CommandFactory>::command();
+                cli.build();
+                let send = cli.find_subcommand_mut("send").expect("the send subcommand").clone();
+                send.bin_name("meshbed send").error(kind, message).exit()
+            });
+            transfer::run_send(args, plan)
+        }
         Some(Command::Recv(args)) => transfer::run_recv(args),
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
         Some(Command::Routed(args)) => routed::run(args),
         Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, psk, json }) => {
-            transfer::run_bench(size_mib, &protocols, atp_min_delay, psk, json)
+            bench_transfer::run_bench(size_mib, &protocols, atp_min_delay, psk, json)
         }
     }
 }

@@ -4,7 +4,10 @@
 use crate::out;
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use meshbed_net::{send, DelaySpec, Payload, ReceiveOptions, Receiver, ReceiverEvent, SendOptions, SinkKind};
+use meshbed_net::interval::{self, Interval, IntervalMeter, IntervalSum};
+use meshbed_net::{
+    send, DelaySpec, Payload, ReceiveOptions, Receiver, ReceiverEvent, SendOptions, SendReport, SinkKind,
+};
 use meshbed_proto::Protocol;
 use serde_json::json;
 use std::io::IsTerminal;
@@ -41,9 +44,6 @@ pub fn resolve(target: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("`{target}` resolves to no address"))
 }
 
-/// Largest `bench-transfer --size-mib`: the sender holds the data in memory.
-pub const MAX_BENCH_MIB: u64 = 4096;
-
 fn progress_bar(total: u64, quiet: bool) -> Option<ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {
         return None;
@@ -58,10 +58,24 @@ fn progress_bar(total: u64, quiet: bool) -> Option<ProgressBar> {
 
 #[derive(clap::Args)]
 pub struct SendArgs {
-    /// The file to send (streamed from disk; memory does not grow with its size).
-    pub file: PathBuf,
+    /// The file to send (streamed from disk; memory does not grow with its size); leave it out with --time.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
     /// The receiver, HOST:PORT.
-    pub target: String,
+    #[arg(value_name = "HOST:PORT")]
+    pub target: Option<String>,
+    /// Send generated data for this long instead of a file (e.g. 10s, 1min), as iperf3 -t: every byte is
+    /// checked by the receiver, nothing is written there; exactly one of FILE or --time.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub time: Option<Duration>,
+    /// Print a line per interval (e.g. 1s): bytes acknowledged, goodput, retransmissions (iperf3 -i);
+    /// with --json they are in the report instead.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<Duration>,
+    /// Streams at once, each its own connection to the receiver (iperf3 -P), with --time; at most the
+    /// receiver's default --max-per-peer.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_parallel)]
+    pub parallel: usize,
     /// Any transport: atp-default, atp-aggressive, atp-adaptive, tcp-tahoe, tcp-reno, tcp-newreno,
     /// tcp-newreno-elfn (no route notices over UDP: behaves as NewReno), tcp-reno-paced, tcp-newreno-paced
     /// or mtl (without a routing module: one hop, no link loss assumed).
@@ -96,6 +110,94 @@ pub struct SendArgs {
     pub quiet: bool,
 }
 
+/// What `meshbed send` moves: a file, or generated data for a time.
+#[derive(Clone, Debug)]
+pub enum SendWhat {
+    File(PathBuf),
+    Timed(Duration),
+}
+
+/// `meshbed send`'s operands and flags, checked together.
+pub struct SendPlan {
+    pub what: SendWhat,
+    pub target: String,
+}
+
+impl SendArgs {
+    /// The combinations clap cannot express (an optional FILE before a
+    /// required HOST:PORT): a message naming the flags and what is expected.
+    pub fn plan(&self) -> Result<SendPlan, (clap::error::ErrorKind, String)> {
+        use clap::error::ErrorKind;
+        let usage = "expected `meshbed send FILE HOST:PORT` or `meshbed send --time DURATION HOST:PORT`";
+        let (what, target) = match (&self.file, &self.target, self.time) {
+            (Some(file), Some(_), Some(t)) => {
+                return Err((
+                    ErrorKind::ArgumentConflict,
+                    format!(
+                        "--time {} and FILE `{}` together: {usage} (exactly one of FILE or --time)",
+                        humantime(t),
+                        file.display()
+                    ),
+                ))
+            }
+            (Some(file), Some(target), None) => (SendWhat::File(file.clone()), target.clone()),
+            // With --time the one operand is the receiver.
+            (Some(target), None, Some(t)) => (SendWhat::Timed(t), target.display().to_string()),
+            (Some(one), None, None) => {
+                return Err((
+                    ErrorKind::MissingRequiredArgument,
+                    format!(
+                        "`{}` alone: {usage} (a FILE needs HOST:PORT after it; a test without a file needs --time)",
+                        one.display()
+                    ),
+                ))
+            }
+            (None, _, _) => return Err((ErrorKind::MissingRequiredArgument, format!("HOST:PORT missing: {usage}"))),
+        };
+        if let (SendWhat::File(file), n @ 2..) = (&what, self.parallel) {
+            return Err((
+                ErrorKind::ArgumentConflict,
+                format!(
+                    "--parallel {n} with FILE `{}`: parallel streams send generated data; expected --parallel with --time instead of FILE (docs/PROTOCOLS.md §6, \"Timed tests\")",
+                    file.display()
+                ),
+            ));
+        }
+        Ok(SendPlan { what, target })
+    }
+}
+
+fn humantime(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
+/// The receiver's default limit on transfers from one address
+/// (`meshbed recv --max-per-peer`): more parallel streams would be refused.
+fn max_parallel() -> usize {
+    meshbed_proto::endpoint::EndpointConfig::default().max_connections_per_peer
+}
+
+/// `--parallel N`: 1 up to the receiver's default per-address limit.
+pub fn parse_parallel(s: &str) -> Result<usize, String> {
+    let limit = max_parallel();
+    match s.parse::<usize>() {
+        Ok(n) if (1..=limit).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}`: expected 1 to {limit} streams; a receiver takes at most {limit} transfers from one address (`meshbed recv --max-per-peer`, default {limit})"
+        )),
+    }
+}
+
+/// `--interval`: a duration of at least 100 ms (the sender's progress
+/// samples come every 100 ms).
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_positive_duration(s)?;
+    if d < Duration::from_millis(100) {
+        return Err(format!("`{s}`: expected at least 100ms (the sender samples its progress every 100 ms)"));
+    }
+    Ok(d)
+}
+
 /// `--routed SOCKET`, else $MESHBED_ROUTED_SOCKET, else none.
 pub fn routed_socket(arg: &Option<PathBuf>) -> Option<PathBuf> {
     arg.clone().or_else(|| std::env::var_os("MESHBED_ROUTED_SOCKET").map(PathBuf::from))
@@ -110,7 +212,7 @@ fn load_psk(file: &Option<PathBuf>) -> Result<Option<meshbed_net::auth::Psk>> {
     psk.map_err(|e| anyhow::anyhow!("--psk: {e}"))
 }
 
-fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
+pub(crate) fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
     match spec {
         None => Ok(None),
         Some(DelaySpec::Fixed(d)) if !d.is_zero() => Ok(Some(Duration::from_nanos(d.as_nanos()))),
@@ -118,10 +220,25 @@ fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
     }
 }
 
-pub fn run_send(a: SendArgs) -> Result<()> {
-    let peer = resolve(&a.target).map_err(anyhow::Error::msg)?;
-    // Hashing a large file takes seconds: show it.
-    let hash_bar = progress_bar(0, a.quiet);
+/// What every stream of a `meshbed send` shares.
+fn send_options(a: &SendArgs) -> Result<SendOptions> {
+    let mut options = SendOptions::new(a.protocol);
+    options.delay = a.delay.clone();
+    options.timeout = a.timeout;
+    options.retries = a.retries;
+    options.retry_delay = a.retry_delay;
+    options.atp_min_delay = min_delay(&a.atp_min_delay)?;
+    options.psk = load_psk(&a.psk)?;
+    options.routed = routed_socket(&a.routed);
+    Ok(options)
+}
+
+/// The name a timed test stream announces (the receiver shows it).
+const TIMED_NAME: &str = "timed-test";
+
+/// Hashes the file with a bar (a large file takes seconds).
+fn file_payload(file: &std::path::Path, quiet: bool) -> Result<Payload> {
+    let hash_bar = progress_bar(0, quiet);
     if let Some(bar) = &hash_bar {
         bar.set_message("hashing");
     }
@@ -131,32 +248,95 @@ pub fn run_send(a: SendArgs) -> Result<()> {
             bar.set_position(done);
         }
     };
-    let payload = Payload::from_file_with_progress(&a.file, &mut on_hash);
+    let payload = Payload::from_file_with_progress(file, &mut on_hash);
     if let Some(bar) = &hash_bar {
         bar.finish_and_clear();
     }
     // The error names the file and the cause once (its source is the same cause).
-    let payload = payload.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut options = SendOptions::new(a.protocol);
-    options.delay = a.delay;
-    options.timeout = a.timeout;
-    options.retries = a.retries;
-    options.retry_delay = a.retry_delay;
-    options.atp_min_delay = min_delay(&a.atp_min_delay)?;
-    options.psk = load_psk(&a.psk)?;
-    options.routed = routed_socket(&a.routed);
-    let bar = progress_bar(payload.stream_len(), a.quiet);
+    payload.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// A timed run's bar counts seconds, a file's bytes.
+fn send_bar(what: &SendWhat, payload: &Payload, quiet: bool) -> Option<ProgressBar> {
+    match what {
+        SendWhat::File(_) => progress_bar(payload.stream_len(), quiet),
+        SendWhat::Timed(t) => {
+            let bar = progress_bar(t.as_millis() as u64, quiet)?;
+            bar.set_style(ProgressStyle::with_template("{bar:30} {msg}").expect("valid template"));
+            Some(bar)
+        }
+    }
+}
+
+/// Prints a line above the bar (stdout).
+fn print_line(bar: &Option<ProgressBar>, line: &str) -> Result<()> {
+    match bar {
+        Some(bar) => bar.suspend(|| out(line)),
+        None => out(line),
+    }
+}
+
+pub fn run_send(a: SendArgs, plan: SendPlan) -> Result<()> {
+    let peer = resolve(&plan.target).map_err(anyhow::Error::msg)?;
+    let mut options = send_options(&a)?;
+    let payload = match &plan.what {
+        SendWhat::File(file) => file_payload(file, a.quiet)?,
+        SendWhat::Timed(_) => Payload::timed(TIMED_NAME).map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    if let SendWhat::Timed(t) = plan.what {
+        options.stop_at = Some(Instant::now() + t);
+    }
+    if a.parallel > 1 {
+        return run_parallel(&a, &plan, payload, peer, &options);
+    }
+    let bar = send_bar(&plan.what, &payload, a.quiet);
+    let mut meter = a.interval.map(IntervalMeter::new);
+    let mut intervals = Vec::new();
+    let mut print_error = None;
+    let mut on_interval = |iv: Interval, bar: &Option<ProgressBar>| {
+        if !a.json {
+            if intervals.is_empty() {
+                print_error = print_line(bar, interval::HEADING).err().or(print_error.take());
+            }
+            print_error = print_line(bar, &iv.to_line("1")).err().or(print_error.take());
+        }
+        intervals.push(iv);
+    };
     let mut on_progress = |p: &meshbed_net::SendProgress| {
         if let Some(bar) = &bar {
-            bar.set_position(p.acked);
+            match plan.what {
+                SendWhat::File(_) => bar.set_position(p.acked),
+                SendWhat::Timed(t) => {
+                    bar.set_position(p.elapsed.as_millis() as u64);
+                    bar.set_message(format!(
+                        "{:.1}/{:.1} s, {:.1} MB acknowledged",
+                        p.elapsed.as_secs_f64(),
+                        t.as_secs_f64(),
+                        p.acked_file_bytes as f64 / 1e6
+                    ));
+                }
+            }
             if p.attempt > 1 {
                 bar.set_message(format!("attempt {}", p.attempt));
             }
         }
+        if let Some(m) = &mut meter {
+            for iv in m.sample(p) {
+                on_interval(iv, &bar);
+            }
+        }
     };
     let result = send(payload, peer, &options, &mut on_progress);
+    if let Some(m) = &mut meter {
+        for iv in m.finish() {
+            on_interval(iv, &bar);
+        }
+    }
     if let Some(bar) = &bar {
         bar.finish_and_clear();
+    }
+    if let Some(e) = print_error {
+        return Err(e);
     }
     let report = match &result {
         Ok(r) => Some(r),
@@ -164,12 +344,171 @@ pub fn run_send(a: SendArgs) -> Result<()> {
     };
     if let Some(r) = report {
         if a.json {
-            out(&(serde_json::to_string_pretty(r).context("serialising the report")? + "\n"))?;
+            let mut v = serde_json::to_value(r).context("serialising the report")?;
+            if a.interval.is_some() {
+                v["intervals"] = serde_json::to_value(&intervals)?;
+            }
+            out(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         } else if r.ok {
             out(&r.to_text())?;
         }
     }
-    result.map(|_| ()).map_err(|e| anyhow::anyhow!("sending `{}` to {peer}: {e}", a.file.display()))
+    let what = match &plan.what {
+        SendWhat::File(file) => format!("`{}`", file.display()),
+        SendWhat::Timed(t) => format!("a timed test ({})", humantime(*t)),
+    };
+    result.map(|_| ()).map_err(|e| anyhow::anyhow!("sending {what} to {peer}: {e}"))
+}
+
+/// What one of several parallel streams tells the main thread.
+enum StreamNews {
+    Progress(usize, meshbed_net::SendProgress),
+    Ended(usize, Box<Result<SendReport, meshbed_net::SendError>>),
+}
+
+/// A stream's whole run as one line: its bytes, goodput and retransmissions.
+fn whole_run(r: &SendReport) -> Interval {
+    Interval {
+        index: 0,
+        start_s: 0.0,
+        end_s: r.duration_s,
+        bytes: r.acked_file_bytes,
+        goodput_bps: r.acked_file_bytes as f64 * 8.0 / r.duration_s.max(1e-9),
+        retransmissions: r.retransmissions,
+    }
+}
+
+/// `--parallel N`: N threads, each the one-stream `send`, to the same
+/// receiver; a line per stream and their sum, as iperf3 -P prints them.
+fn run_parallel(
+    a: &SendArgs,
+    plan: &SendPlan,
+    payload: Payload,
+    peer: SocketAddr,
+    options: &SendOptions,
+) -> Result<()> {
+    let n = a.parallel;
+    let bar = send_bar(&plan.what, &payload, a.quiet);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let threads: Vec<_> = (0..n)
+        .map(|i| {
+            let (tx, payload, options) = (tx.clone(), payload.clone(), options.clone());
+            std::thread::spawn(move || {
+                let progress_tx = tx.clone();
+                let mut on_progress = |p: &meshbed_net::SendProgress| {
+                    let _ = progress_tx.send(StreamNews::Progress(i, p.clone()));
+                };
+                let result = send(payload, peer, &options, &mut on_progress);
+                let _ = tx.send(StreamNews::Ended(i, Box::new(result)));
+            })
+        })
+        .collect();
+    drop(tx);
+    let mut meters: Vec<Option<IntervalMeter>> = (0..n).map(|_| a.interval.map(IntervalMeter::new)).collect();
+    let mut sums = IntervalSum::new(n);
+    let mut all_intervals: Vec<serde_json::Value> = Vec::new();
+    let mut sum_intervals = Vec::new();
+    let mut results: Vec<Option<Result<SendReport, meshbed_net::SendError>>> = (0..n).map(|_| None).collect();
+    let mut acked = vec![0u64; n];
+    let mut heading_printed = false;
+    for news in rx {
+        let (i, closed) = match news {
+            StreamNews::Progress(i, p) => {
+                acked[i] = p.acked_file_bytes;
+                if let (Some(bar), SendWhat::Timed(t)) = (&bar, &plan.what) {
+                    bar.set_position(p.elapsed.as_millis() as u64);
+                    let total: u64 = acked.iter().sum();
+                    bar.set_message(format!(
+                        "{:.1}/{:.1} s, {n} streams, {:.1} MB acknowledged",
+                        p.elapsed.as_secs_f64(),
+                        t.as_secs_f64(),
+                        total as f64 / 1e6
+                    ));
+                }
+                (i, meters[i].as_mut().map(|m| m.sample(&p)).unwrap_or_default())
+            }
+            StreamNews::Ended(i, result) => {
+                results[i] = Some(*result);
+                let closed = meters[i].as_mut().map(|m| m.finish()).unwrap_or_default();
+                (i, closed)
+            }
+        };
+        let mut lines = String::new();
+        for iv in closed {
+            sums.add(i, &iv);
+            lines.push_str(&iv.to_line(&(i + 1).to_string()));
+            let mut v = serde_json::to_value(&iv)?;
+            v["stream"] = json!(i + 1);
+            all_intervals.push(v);
+        }
+        if results[i].is_some() {
+            sums.end(i);
+        }
+        for sum in sums.ready() {
+            lines.push_str(&sum.to_line("SUM"));
+            sum_intervals.push(sum);
+        }
+        if !a.json && !lines.is_empty() {
+            if !heading_printed {
+                lines.insert_str(0, interval::HEADING);
+                heading_printed = true;
+            }
+            print_line(&bar, &lines)?;
+        }
+    }
+    for t in threads {
+        t.join().map_err(|_| anyhow::anyhow!("a sending thread panicked"))?;
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let results: Vec<_> = results.into_iter().map(|r| r.expect("every stream ends")).collect();
+    let reports: Vec<Option<&SendReport>> =
+        results.iter().map(|r| r.as_ref().ok().or_else(|| r.as_ref().err()?.report())).collect();
+    let failures: Vec<(usize, String)> =
+        results.iter().enumerate().filter_map(|(i, r)| r.as_ref().err().map(|e| (i + 1, e.to_string()))).collect();
+    let lines: Vec<Interval> = reports.iter().flatten().map(|r| whole_run(r)).collect();
+    let mut total = IntervalSum::new(1);
+    for line in &lines {
+        total.add(0, line);
+    }
+    total.end(0);
+    let sum = total.ready().pop();
+    if a.json {
+        let streams: Vec<serde_json::Value> = results
+            .iter()
+            .map(|r| match r {
+                Ok(report) => serde_json::to_value(report).unwrap_or_default(),
+                Err(e) => match e.report() {
+                    Some(report) => serde_json::to_value(report).unwrap_or_default(),
+                    None => json!({ "ok": false, "error": e.to_string() }),
+                },
+            })
+            .collect();
+        let mut v = json!({ "ok": failures.is_empty(), "streams": streams, "sum": sum });
+        if a.interval.is_some() {
+            v["intervals"] = json!(all_intervals);
+            v["sum_intervals"] = serde_json::to_value(&sum_intervals)?;
+        }
+        out(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+    } else {
+        let mut text = format!("{}- - - - - - - - - - - - -\n", interval::HEADING);
+        for (i, r) in reports.iter().enumerate() {
+            match r {
+                Some(r) => text.push_str(&whole_run(r).to_line(&(i + 1).to_string())),
+                None => text.push_str(&format!("[{:>3}] no report\n", i + 1)),
+            }
+        }
+        if let Some(sum) = &sum {
+            text.push_str(&sum.to_line("SUM"));
+        }
+        out(&text)?;
+    }
+    if !failures.is_empty() {
+        let each: Vec<String> = failures.iter().map(|(i, e)| format!("stream {i}: {e}")).collect();
+        bail!("{} of {n} streams to {peer} failed: {}", failures.len(), each.join("; "));
+    }
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -332,148 +671,6 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// One measured transfer of the benchmark.
-struct BenchRow {
-    name: String,
-    bytes: u64,
-    wall_s: f64,
-    cpu_s: f64,
-    retransmissions: Option<u64>,
-}
-
-fn bench_engine(
-    protocol: Protocol,
-    bytes: usize,
-    atp_min_delay: Option<Duration>,
-    psk: Option<&meshbed_net::auth::Psk>,
-) -> Result<BenchRow> {
-    let mut ro = ReceiveOptions::new("127.0.0.1:0".parse().expect("addr"), SinkKind::Discard);
-    ro.psk = psk.cloned();
-    ro.max_transfers = Some(1);
-    ro.linger = Duration::from_millis(200);
-    ro.timeout = Duration::from_secs(10);
-    let mut receiver = Receiver::bind(ro)?;
-    let addr = receiver.local_addr()?;
-    let rx = std::thread::spawn(move || receiver.run(&AtomicBool::new(false), &mut |_| {}));
-    let payload = Payload::unchecked("bench.bin", bytes as u64);
-    let mut so = SendOptions::new(protocol);
-    so.atp_min_delay = atp_min_delay;
-    so.psk = psk.cloned();
-    let cpu0 = meshbed_net::udp::process_cpu_time();
-    let t0 = Instant::now();
-    let report = send(payload, addr, &so, &mut |_| {}).map_err(|e| anyhow::anyhow!("{protocol}: {e}"))?;
-    let wall_s = t0.elapsed().as_secs_f64();
-    let cpu_s = (meshbed_net::udp::process_cpu_time() - cpu0).as_secs_f64();
-    rx.join().expect("receiver thread")?;
-    let mut name = match atp_min_delay {
-        Some(d) if protocol.is_atp() => format!("{protocol} (min delay {} us)", d.as_micros()),
-        _ => protocol.name().to_string(),
-    };
-    if psk.is_some() {
-        name.push_str(" +psk");
-    }
-    Ok(BenchRow { name, bytes: bytes as u64, wall_s, cpu_s, retransmissions: Some(report.retransmissions) })
-}
-
-fn bench_kernel_tcp(bytes: usize) -> Result<BenchRow> {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let addr = listener.local_addr()?;
-    let data = vec![0x5au8; 1 << 20];
-    let cpu0 = meshbed_net::udp::process_cpu_time();
-    let t0 = Instant::now();
-    let reader = std::thread::spawn(move || -> std::io::Result<u64> {
-        let (mut s, _) = listener.accept()?;
-        let mut buf = vec![0u8; 256 << 10];
-        let mut total = 0u64;
-        loop {
-            let n = s.read(&mut buf)?;
-            if n == 0 {
-                return Ok(total);
-            }
-            total += n as u64;
-        }
-    });
-    let mut s = std::net::TcpStream::connect(addr)?;
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(data.len());
-        s.write_all(&data[..n])?;
-        left -= n;
-    }
-    drop(s);
-    let got = reader.join().expect("reader thread")?;
-    let wall_s = t0.elapsed().as_secs_f64();
-    let cpu_s = (meshbed_net::udp::process_cpu_time() - cpu0).as_secs_f64();
-    anyhow::ensure!(got == bytes as u64, "kernel TCP delivered {got} of {bytes} bytes");
-    Ok(BenchRow { name: "kernel TCP".into(), bytes: bytes as u64, wall_s, cpu_s, retransmissions: None })
-}
-
-pub fn run_bench(
-    size_mib: u64,
-    protocols: &[Protocol],
-    atp_min_delay: Option<DelaySpec>,
-    compare_psk: bool,
-    json_out: bool,
-) -> Result<()> {
-    let bytes = size_mib.checked_mul(1 << 20).and_then(|b| usize::try_from(b).ok()).context("--size-mib too large")?;
-    let min_delay = min_delay(&atp_min_delay)?;
-    let mut rows = Vec::new();
-    for &p in protocols {
-        if !json_out {
-            eprintln!("bench-transfer: {p}, {size_mib} MiB over loopback ...");
-        }
-        // With and without the seal back to back, so that the ratio is
-        // measured under the same machine load.
-        let key = meshbed_net::auth::Psk::from_bytes(b"a benchmark key, made for this run").expect("long enough");
-        let keys: &[Option<&meshbed_net::auth::Psk>] = if compare_psk { &[None, Some(&key)] } else { &[None] };
-        for &k in keys {
-            rows.push(bench_engine(p, bytes, None, k)?);
-            if let (Some(d), true) = (min_delay, p.is_atp()) {
-                rows.push(bench_engine(p, bytes, Some(d), k)?);
-            }
-        }
-    }
-    if !json_out {
-        eprintln!("bench-transfer: kernel TCP, {size_mib} MiB over loopback ...");
-    }
-    rows.push(bench_kernel_tcp(bytes)?);
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    if json_out {
-        let list: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "transport": r.name,
-                    "bytes": r.bytes,
-                    "wall_s": r.wall_s,
-                    "goodput_mbps": r.bytes as f64 * 8.0 / r.wall_s / 1e6,
-                    "cpu_s": r.cpu_s,
-                    "cpu_s_per_gib": r.cpu_s / gib(r.bytes),
-                    "retransmissions": r.retransmissions,
-                })
-            })
-            .collect();
-        return out(&(serde_json::to_string_pretty(&json!({ "size_mib": size_mib, "results": list }))? + "\n"));
-    }
-    let mut s = format!(
-        "{size_mib} MiB over loopback, one process (sender + receiver threads), CPU = user + system of the process\n\n{:<32} {:>14} {:>9} {:>8} {:>12} {:>8}\n",
-        "transport", "goodput Mbit/s", "wall s", "CPU s", "CPU s / GiB", "retx"
-    );
-    for r in &rows {
-        s.push_str(&format!(
-            "{:<32} {:>14.1} {:>9.2} {:>8.2} {:>12.2} {:>8}\n",
-            r.name,
-            r.bytes as f64 * 8.0 / r.wall_s / 1e6,
-            r.wall_s,
-            r.cpu_s,
-            r.cpu_s / gib(r.bytes),
-            r.retransmissions.map_or("-".to_string(), |n| n.to_string())
-        ));
-    }
-    out(&s)
 }
 
 #[cfg(test)]

@@ -28,6 +28,8 @@ pub mod clock;
 pub mod conn;
 pub mod delay;
 pub mod framing;
+pub mod generated;
+pub mod interval;
 pub mod linkfeed;
 pub mod notice;
 pub mod recv;

@@ -34,14 +34,14 @@
 use crate::auth::{Direction, Psk};
 use crate::clock;
 use crate::conn::{EngineOptions, Protection};
-use crate::framing::{hex, Sink, SinkKind};
+use crate::framing::{hex, Sink, SinkKind, StreamKind};
 use crate::notice::EngineNotices;
 use crate::udp::MAX_DATAGRAM;
 use meshbed_core::Instant;
 use meshbed_proto::endpoint::{Connection, Endpoint, EndpointConfig, Incoming, Route};
 use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::wire::{parse_datagram, ResetReason};
-use meshbed_proto::EngineEvent;
+use meshbed_proto::{EngineEvent, FailReason};
 use std::net::SocketAddr;
 use std::time::Duration as StdDuration;
 
@@ -146,6 +146,9 @@ struct Transfer {
     read_wake: Option<Instant>,
     /// The engine reported `Finished` (every byte is in).
     engine_finished: bool,
+    /// A timed test stream's sender reset the connection: its deadline,
+    /// the stream's end (docs/PROTOCOLS.md §6, "Timed tests").
+    stopped_by_sender: bool,
     /// The sender's route as the node's routing daemon reports it.
     notices: Option<EngineNotices>,
     /// The engine's trace samples (`ReceiveOptions::trace`).
@@ -316,6 +319,7 @@ impl ReceiverCore {
             reader,
             read_wake: None,
             engine_finished: false,
+            stopped_by_sender: false,
             notices,
             trace: self.options.trace.then(|| crate::conn::EngineTrace::new(self.trace_origin)),
         };
@@ -325,7 +329,8 @@ impl ReceiverCore {
 
     /// Reports a transfer that ended (already out of the endpoint's table)
     /// and lets go of it: a failed one's temporary file is removed; a
-    /// completed one lingers.
+    /// completed one lingers, unless its sender reset it (a timed test's
+    /// end: there is no FIN to answer again).
     fn end(&mut self, now: Instant, id: u32, mut conn: Connection<SocketAddr, Transfer>, error: Option<String>) {
         let ok = error.is_none();
         if !ok {
@@ -337,7 +342,7 @@ impl ReceiverCore {
         self.ended += 1;
         let report = self.report(now, id, &conn, error);
         self.reports.push(report);
-        if ok {
+        if ok && !conn.app.stopped_by_sender {
             self.endpoint.linger(id, conn);
         }
     }
@@ -362,6 +367,7 @@ impl ReceiverCore {
             peer: conn.peer.to_string(),
             protocol: conn.protocol.name().to_string(),
             file: header.map(|h| h.name.clone()),
+            timed: sink.kind() == Some(StreamKind::Timed),
             path: sink.committed().map(|p| p.display().to_string()),
             file_bytes: sink.file_bytes(),
             stream_bytes: sink.stream_bytes().max(stats.bytes_delivered),
@@ -428,6 +434,9 @@ impl ReceiverCore {
                 }
                 match event {
                     EngineEvent::Finished => conn.app.engine_finished = true,
+                    EngineEvent::Failed(FailReason::Reset) if conn.app.sink.kind() == Some(StreamKind::Timed) => {
+                        conn.app.stopped_by_sender = true;
+                    }
                     EngineEvent::Failed(reason) => {
                         failure.get_or_insert((reason.to_string(), false));
                     }
@@ -441,7 +450,7 @@ impl ReceiverCore {
             }
             // A slow application may still be reading what the engine has:
             // the transfer ends once it read everything.
-            let mut finished = conn.app.engine_finished && conn.app.read_wake.is_none();
+            let mut finished = (conn.app.engine_finished && conn.app.read_wake.is_none()) || conn.app.stopped_by_sender;
             let sink = &mut conn.app.sink;
             if finished && failure.is_none() {
                 if let Err(e) = sink.finish() {
@@ -519,7 +528,7 @@ impl ReceiverCore {
                 peer: c.peer,
                 file: c.app.sink.header().map(|h| h.name.clone()),
                 received: c.app.sink.file_bytes(),
-                total: c.app.sink.header().map(|h| h.size),
+                total: c.app.sink.header().filter(|_| c.app.sink.kind() == Some(StreamKind::File)).map(|h| h.size),
             })
             .collect()
     }

@@ -53,6 +53,10 @@ pub struct TransferReport {
     pub peer: String,
     pub protocol: String,
     pub file: Option<String>,
+    /// A timed test stream (`meshbed send --time`): `file_bytes` were
+    /// checked against the generated stream as they came, and nothing was
+    /// written; it ends, successfully, when its sender stops.
+    pub timed: bool,
     /// The committed file, when `ok` and writing to a directory.
     pub path: Option<String>,
     pub file_bytes: u64,
@@ -82,6 +86,18 @@ impl TransferReport {
     pub fn to_text(&self) -> String {
         let what = self.file.as_deref().unwrap_or("(no header)");
         match &self.error {
+            None if self.timed => format!(
+                "received a timed test stream from {} with {}: {} bytes in {:.3} s, every one as generated: {:.3} Mbit/s, {} datagrams, {} feedback, {} dropped{}\n",
+                self.peer,
+                self.protocol,
+                self.file_bytes,
+                self.duration_s,
+                self.goodput_bps / 1e6,
+                self.datagrams_received,
+                self.feedback_packets,
+                self.dropped_datagrams,
+                self.counters_note(),
+            ),
             None => format!(
                 "received {} ({} bytes, sha256 {}) from {} with {} in {:.3} s: {:.3} Mbit/s, {} datagrams, {} feedback, {} dropped{}\n",
                 self.path.as_deref().unwrap_or(what),
