@@ -46,6 +46,11 @@ pub(super) type Drawn<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBacken
 pub(super) trait Figure {
     /// Width and height in pixels of the figure without its caption.
     const SIZE: (u32, u32) = (W, H);
+    /// This figure's size: [`Figure::SIZE`] unless its content sets it
+    /// (one panel per flow grows the figure, not the flows' panels).
+    fn size(&self) -> (u32, u32) {
+        Self::SIZE
+    }
     /// The caption lines under the figure (before wrapping).
     fn caption(&self) -> Vec<String>;
     /// Draws the figure on `root`, the area above the caption.
@@ -216,7 +221,8 @@ pub(super) fn render<F: Figure>(fig: &F, stem: &Path) -> Result<Vec<PathBuf>, Pl
         }
     }
     let caption = fig.caption();
-    let (w, h) = (F::SIZE.0, F::SIZE.1 + caption_height(&caption, F::SIZE.0));
+    let (w, h) = fig.size();
+    let h = h + caption_height(&caption, w);
     let png_path = with_extension(stem, "png");
     let svg_path = with_extension(stem, "svg");
 

@@ -55,6 +55,9 @@ struct Panel<'a> {
     y_labels: usize,
     layers: Vec<Layer>,
     legend: Legend,
+    /// A y range shared with other panels (one per flow, compared by
+    /// eye), instead of the panel's own.
+    y_fixed: Option<(f64, f64)>,
 }
 
 impl Panel<'_> {
@@ -62,6 +65,9 @@ impl Panel<'_> {
     /// negative, and a rate axis that starts elsewhere misleads) to a
     /// little above the largest value.
     fn y_range(&self) -> (f64, f64) {
+        if let Some(y) = self.y_fixed {
+            return y;
+        }
         let ys = self.layers.iter().flat_map(|l| l.points().iter().map(|p| p.1));
         let (lo, hi) = axis_range(extent(ys.clone()), AxisRule { pad: 0.06, zero_floor: true, integer: false });
         if extent(ys).is_some_and(|(dlo, _)| dlo >= 0.0) {
@@ -194,6 +200,7 @@ impl TraceFigure<'_> {
                     x_desc: "Time (s)",
                     y_desc: "Delay (ms)",
                     y_labels: 8,
+                    y_fixed: None,
                     legend: Legend(
                         delays.iter().map(|d| Entry::new(d.0, d.2, false, Some((MarkerShape::Circle, 5)))).collect(),
                     ),
@@ -207,6 +214,7 @@ impl TraceFigure<'_> {
                 x_desc: "Time (s)",
                 y_desc: "Congestion window (segments)",
                 y_labels: 8,
+                y_fixed: None,
                 legend: Legend(vec![Entry::new("cwnd", CWND_COLOR, true, None)]),
                 layers: vec![Layer::line(steps(&usable_points(&c.cwnd_segments)), CWND_COLOR)],
             },
@@ -232,6 +240,7 @@ impl Figure for TraceFigure<'_> {
             x_desc: "Time (s)",
             y_desc: "In-order delivery (Mbit/s)",
             y_labels: 8,
+            y_fixed: None,
             legend: Legend(vec![Entry::new(label, GOODPUT_COLOR, true, None)]),
             layers: vec![Layer::line(drawn(&c.goodput, c.goodput_windows), GOODPUT_COLOR)],
         };
@@ -272,28 +281,126 @@ impl Figure for TraceFigure<'_> {
 
 pub(super) struct MultiTraceFigure<'a>(pub &'a MultiTraceChart);
 
+/// Windowed series (rates per window, which jump between zero and bursts)
+/// of this many flows get a panel each, one above the other on one time
+/// axis and one y scale (seed 001 Fig. 5.9 draws its stacked flows so):
+/// drawn over each other, their steps hide one another.
+const STACKED_SERIES: std::ops::RangeInclusive<usize> = 2..=6;
+/// The height of one flow's panel, in pixels.
+const STACKED_PANEL_PX: u32 = 240;
+/// The height above the panels (the title), in pixels.
+const STACKED_TITLE_PX: u32 = 70;
+/// Below a stacked panel that is not the last: its time tick labels.
+const STACKED_TICKS_PX: u32 = 36;
+
+impl MultiTraceFigure<'_> {
+    /// Each series after merging identical ones, in its look.
+    fn layers(&self) -> Vec<(Entry, Layer)> {
+        let c = self.0;
+        let (series, _) = merge_time_series(&c.series);
+        series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let look: SeriesStyle = s.style.unwrap_or_else(|| indexed(i));
+                let points = drawn(&s.points, c.windows);
+                // Markers on a few points given as such; none on steps.
+                let marker = (c.windows.is_none() && s.points.len() <= MARKER_MAX_POINTS).then_some((look.marker, 5));
+                let color = rgb(look.color);
+                let entry = Entry { dash: look.dash, ..Entry::new(&s.label, color, true, marker) };
+                (entry, Layer::Line { points, color, width: 2, dash: look.dash, marker })
+            })
+            .collect()
+    }
+
+    /// How many panels it draws stacked, if it stacks them.
+    fn stacked(&self) -> Option<usize> {
+        let n = merge_time_series(&self.0.series).0.len();
+        (self.0.windows.is_some() && STACKED_SERIES.contains(&n)).then_some(n)
+    }
+
+    /// One panel per series, sharing the time axis and the y range.
+    fn draw_stacked<DB: DrawingBackend>(&self, root: &Root<DB>, n: usize, q: Quirks) -> Drawn<DB> {
+        let c = self.0;
+        // A panel is too short for the whole y label: its unit, the part
+        // in parentheses ("In-order delivery (Mbit/s)"); the title says what.
+        let unit = c.y_label.rsplit_once('(').and_then(|(_, u)| u.strip_suffix(')')).unwrap_or(&c.y_label);
+        let panels: Vec<Panel> = self
+            .layers()
+            .into_iter()
+            .map(|(entry, layer)| Panel {
+                x_desc: &c.x_label,
+                y_desc: unit,
+                y_labels: 5,
+                layers: vec![layer],
+                legend: Legend(vec![entry]),
+                y_fixed: None,
+            })
+            .collect();
+        let refs: Vec<&Panel> = panels.iter().collect();
+        let t = time_axis(&refs);
+        let ys = panels.iter().map(Panel::y_range);
+        let y = (0.0, ys.map(|r| r.1).fold(0.0, f64::max).max(f64::MIN_POSITIVE));
+        let body = titled(root, &c.title)?;
+        // The time axis is named once, under the last panel; the others
+        // keep their tick labels only, and the room a name would take.
+        let upper = Frame { x_label_area: STACKED_TICKS_PX, ..PANEL };
+        for (i, (mut panel, area)) in panels.into_iter().zip(body.split_evenly((n, 1))).enumerate() {
+            panel.y_fixed = Some(y);
+            let frame = if i + 1 < n {
+                panel.x_desc = "";
+                upper
+            } else {
+                PANEL
+            };
+            let place = panel.place(&area, frame, t);
+            let height = if place == Place::Above {
+                panel.legend.strip_height(&area, frame.plot_px(area.dim_in_pixel()).0)
+            } else {
+                0
+            };
+            let (strip, plot) = split_off_strip(&area, height, frame);
+            panel.draw(&plot, frame, t, (place, strip.as_ref()), q)?;
+        }
+        Ok(())
+    }
+}
+
 impl Figure for MultiTraceFigure<'_> {
+    fn size(&self) -> (u32, u32) {
+        match self.stacked() {
+            Some(n) => (W, STACKED_TITLE_PX + n as u32 * STACKED_PANEL_PX),
+            None => Self::SIZE,
+        }
+    }
+
     fn caption(&self) -> Vec<String> {
         let mut lines = self.0.caption.clone();
         if merge_time_series(&self.0.series).1 {
             lines.push(IDENTICAL_NOTE.into());
         }
+        if self.stacked().is_some() {
+            lines.push("One panel per flow, on one time axis and one y scale.".into());
+        }
         lines
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &Root<DB>, q: Quirks) -> Drawn<DB> {
+        if let Some(n) = self.stacked() {
+            return self.draw_stacked(root, n, q);
+        }
         let c = self.0;
-        let mut panel =
-            Panel { x_desc: &c.x_label, y_desc: &c.y_label, y_labels: 10, layers: vec![], legend: Legend(vec![]) };
-        let (series, _) = merge_time_series(&c.series);
-        for (i, s) in series.iter().enumerate() {
-            let look: SeriesStyle = s.style.unwrap_or_else(|| indexed(i));
-            let points = drawn(&s.points, c.windows);
-            // Markers on a few points given as such; none on steps.
-            let marker = (c.windows.is_none() && s.points.len() <= MARKER_MAX_POINTS).then_some((look.marker, 5));
-            let color = rgb(look.color);
-            panel.legend.0.push(Entry { dash: look.dash, ..Entry::new(&s.label, color, true, marker) });
-            panel.layers.push(Layer::Line { points, color, width: 2, dash: look.dash, marker });
+        let mut panel = Panel {
+            x_desc: &c.x_label,
+            y_desc: &c.y_label,
+            y_labels: 10,
+            layers: vec![],
+            legend: Legend(vec![]),
+            y_fixed: None,
+        };
+        for (entry, layer) in self.layers() {
+            panel.legend.0.push(entry);
+            panel.layers.push(layer);
         }
         let t = time_axis(&[&panel]);
         let body = titled(root, &c.title)?;
