@@ -1,28 +1,15 @@
 //! `meshbed send` and `meshbed recv` as processes on loopback: a round trip,
 //! an unreachable peer, and a receiver killed (SIGKILL) and restarted.
 
+mod common;
+use common::{free_port, meshbed, scratch};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-fn meshbed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_meshbed"))
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshbed-cli-transfer-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 use meshbed_net::framing::is_temporary_name;
 use meshbed_proto::harness::test_bytes as content;
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
@@ -51,7 +38,7 @@ fn listening(port: u16, dir: &Path, extra: &[&str]) -> Child {
 /// A source directory holding `name` (`len` bytes of the test content for
 /// `seed`), an empty destination directory, and the content.
 fn source_and_destination(tag: &str, name: &str, len: usize, seed: u64) -> (PathBuf, PathBuf, Vec<u8>) {
-    let (src, dst) = (temp_dir(&format!("{tag}-src")), temp_dir(&format!("{tag}-dst")));
+    let (src, dst) = (scratch(&format!("{tag}-src")), scratch(&format!("{tag}-dst")));
     let data = content(len, seed);
     std::fs::write(src.join(name), &data).unwrap();
     (src, dst, data)
@@ -118,7 +105,7 @@ fn send_and_recv_move_a_file_and_report_json() {
 
 #[test]
 fn unreachable_peer_exits_non_zero_with_a_clear_message_within_the_timeout() {
-    let dir = temp_dir("unreach");
+    let dir = scratch("unreach");
     std::fs::write(dir.join("f"), b"data").unwrap();
     let file = dir.join("f");
     // Nothing listening.
@@ -147,7 +134,7 @@ fn unreachable_peer_exits_non_zero_with_a_clear_message_within_the_timeout() {
 
 #[test]
 fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
-    let dir = temp_dir("busy");
+    let dir = scratch("busy");
     std::fs::write(dir.join("f"), b"data").unwrap();
     let port = free_port();
     let receiver = listening(port, &dir, &["--max-active", "1"]);

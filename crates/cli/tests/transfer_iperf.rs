@@ -2,25 +2,11 @@
 //! timed, verified test), `--interval` lines, `--parallel` streams with a
 //! sum, and the combinations refused with the flag named.
 
-use std::net::UdpSocket;
+mod common;
+use common::{free_port, meshbed, scratch};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn meshbed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_meshbed"))
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshbed-cli-iperf-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// `meshbed recv` with its default options on a free port, writing into a
 /// fresh directory, ending after `count` transfers; it has had time to bind.
@@ -29,7 +15,7 @@ fn receiver(tag: &str, count: u32) -> (Child, String, PathBuf) {
 }
 
 fn receiver_with(tag: &str, count: u32, extra: &[&str]) -> (Child, String, PathBuf) {
-    let (port, dir) = (free_port(), temp_dir(tag));
+    let (port, dir) = (free_port(), scratch(tag));
     let target = format!("127.0.0.1:{port}");
     let child = meshbed()
         .args(["recv", "--listen", &target, "--dir", dir.to_str().unwrap(), "--quiet"])
@@ -180,7 +166,7 @@ fn a_failed_stream_makes_the_parallel_run_fail() {
 
 #[test]
 fn bad_combinations_are_refused_naming_the_flag() {
-    let file = temp_dir("bad").join("f.txt");
+    let file = scratch("bad").join("f.txt");
     std::fs::write(&file, b"data").unwrap();
     let f = file.to_str().unwrap();
     let cases: &[(&[&str], &[&str])] = &[
@@ -209,7 +195,7 @@ fn bad_combinations_are_refused_naming_the_flag() {
 fn a_file_still_goes_as_before_with_intervals() {
     // A committed file lingers (to answer a repeated FIN): briefly here.
     let (rx, target, dir) = receiver_with("file", 1, &["--linger", "500ms"]);
-    let src = temp_dir("file-src").join("data.bin");
+    let src = scratch("file-src").join("data.bin");
     let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(&src, &data).unwrap();
     let o = send(&["--interval", "1s", src.to_str().unwrap(), &target]);

@@ -1,6 +1,7 @@
-//! What the emulator's end-to-end tests share: starting `meshbed emu` in
-//! the background, running programs in its nodes, and the checks every
-//! test needs (root, /dev/net/tun, the tools).
+//! What the CLI's end-to-end tests share: the binary, scratch directories
+//! and free ports; for the emulator's, starting `meshbed emu` in the
+//! background, running programs in its nodes, and the checks every test
+//! needs (root, /dev/net/tun, the tools).
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -23,8 +24,19 @@ pub fn require_emulator_support() {
     }
 }
 
+/// `meshbed` as a command to add arguments to.
+pub fn meshbed() -> Command {
+    Command::new(MESHBED)
+}
+
+/// A UDP port on loopback that nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A fresh, empty directory for one test (named after the test process).
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshbed-emu-test-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("meshbed-cli-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
