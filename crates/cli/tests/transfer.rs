@@ -2,7 +2,7 @@
 //! an unreachable peer, and a receiver killed (SIGKILL) and restarted.
 
 mod common;
-use common::{free_port, meshbed, scratch};
+use common::{free_port, meshbed, scratch, wait_bounded};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -49,19 +49,6 @@ fn send_failure(args: &[&str]) -> (Option<i32>, String) {
     let child = meshbed().arg("send").args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let o = wait_bounded(child, Duration::from_secs(30));
     (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-/// Waits (bounded) for a child; kills it if it overstays.
-fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
-    let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > limit {
-            child.kill().unwrap();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
 }
 
 #[test]

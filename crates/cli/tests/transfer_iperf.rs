@@ -3,7 +3,7 @@
 //! sum, and the combinations refused with the flag named.
 
 mod common;
-use common::{free_port, meshbed, scratch};
+use common::{free_port, meshbed, scratch, wait_bounded};
 use std::path::PathBuf;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -27,19 +27,6 @@ fn receiver_with(tag: &str, count: u32, extra: &[&str]) -> (Child, String, PathB
         .expect("start meshbed recv");
     std::thread::sleep(Duration::from_millis(300));
     (child, target, dir)
-}
-
-/// Waits (bounded) for a child; kills it if it overstays.
-fn wait_bounded(mut child: Child, limit: Duration) -> Output {
-    let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > limit {
-            child.kill().unwrap();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// Runs `meshbed send ARGS` to its end (bounded): its output.

@@ -159,6 +159,13 @@ pub fn wait_timeout(child: &mut Child, limit: Duration) -> Option<std::process::
     None
 }
 
+/// Waits (bounded) for a child and collects its output; kills it if it
+/// overstays.
+pub fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
+    wait_timeout(&mut child, limit);
+    child.wait_with_output().unwrap()
+}
+
 pub fn namespaces_of(id: &str) -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
     String::from_utf8_lossy(&out.stdout)

@@ -83,34 +83,39 @@ pub struct TransferReport {
 }
 
 impl TransferReport {
+    /// What a completed transfer's line ends with, a file's or a timed
+    /// stream's: goodput, datagrams, feedback, drops and the counters.
+    fn rates_text(&self) -> String {
+        format!(
+            "{:.3} Mbit/s, {} datagrams, {} feedback, {} dropped{}\n",
+            self.goodput_bps / 1e6,
+            self.datagrams_received,
+            self.feedback_packets,
+            self.dropped_datagrams,
+            self.counters_note(),
+        )
+    }
+
     pub fn to_text(&self) -> String {
         let what = self.file.as_deref().unwrap_or("(no header)");
         match &self.error {
             None if self.timed => format!(
-                "received a timed test stream from {} with {}: {} bytes in {:.3} s, every one as generated: {:.3} Mbit/s, {} datagrams, {} feedback, {} dropped{}\n",
+                "received a timed test stream from {} with {}: {} bytes in {:.3} s, every one as generated: {}",
                 self.peer,
                 self.protocol,
                 self.file_bytes,
                 self.duration_s,
-                self.goodput_bps / 1e6,
-                self.datagrams_received,
-                self.feedback_packets,
-                self.dropped_datagrams,
-                self.counters_note(),
+                self.rates_text(),
             ),
             None => format!(
-                "received {} ({} bytes, sha256 {}) from {} with {} in {:.3} s: {:.3} Mbit/s, {} datagrams, {} feedback, {} dropped{}\n",
+                "received {} ({} bytes, sha256 {}) from {} with {} in {:.3} s: {}",
                 self.path.as_deref().unwrap_or(what),
                 self.file_bytes,
                 self.sha256.as_deref().unwrap_or("-"),
                 self.peer,
                 self.protocol,
                 self.duration_s,
-                self.goodput_bps / 1e6,
-                self.datagrams_received,
-                self.feedback_packets,
-                self.dropped_datagrams,
-                self.counters_note(),
+                self.rates_text(),
             ),
             Some(e) => format!(
                 "FAILED {what} from {} with {} (connection {}) after {} bytes: {e}{}\n",
