@@ -23,6 +23,7 @@ mod bench;
 mod bench_transfer;
 mod emu;
 mod emu_runner;
+mod recv;
 mod reference;
 mod routed;
 mod transfer;
@@ -116,7 +117,7 @@ enum Command {
     /// Send a file over UDP to a `meshbed recv` with ATP or TCP (the simulator's engines), or test for a time as iperf3 does (--time, --interval, --parallel).
     Send(transfer::SendArgs),
     /// Receive files sent with `meshbed send`, several at once; each appears under its name only when complete and verified.
-    Recv(transfer::RecvArgs),
+    Recv(recv::RecvArgs),
     /// The real-time emulator: a network namespace per node, frames through the 802.11 model against the wall clock (needs root).
     Emu(emu::EmuArgs),
     /// The delay-collection daemon inside an emulated node: stamps forwarded ATP packets' D_max and N_h via NFQUEUE.
@@ -459,7 +460,7 @@ fn run(cli: Cli) -> Result<()> {
             });
             transfer::run_send(args, plan)
         }
-        Some(Command::Recv(args)) => transfer::run_recv(args),
+        Some(Command::Recv(args)) => recv::run_recv(args),
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
         Some(Command::Routed(args)) => routed::run(args),

@@ -5,15 +5,12 @@ use crate::out;
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use meshbed_net::interval::{self, Interval, IntervalMeter, IntervalSum};
-use meshbed_net::{
-    send, DelaySpec, Payload, ReceiveOptions, Receiver, ReceiverEvent, SendOptions, SendReport, SinkKind,
-};
+use meshbed_net::{send, DelaySpec, Payload, SendOptions, SendReport};
 use meshbed_proto::Protocol;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// A positive duration of at most one day with its unit (`10s`, `500ms`,
@@ -204,7 +201,7 @@ pub fn routed_socket(arg: &Option<PathBuf>) -> Option<PathBuf> {
 }
 
 /// The pre-shared key of `--psk FILE`, else of $MESHBED_PSK, else none.
-fn load_psk(file: &Option<PathBuf>) -> Result<Option<meshbed_net::auth::Psk>> {
+pub(crate) fn load_psk(file: &Option<PathBuf>) -> Result<Option<meshbed_net::auth::Psk>> {
     let psk = match file {
         Some(path) => meshbed_net::auth::Psk::from_file(path).map(Some),
         None => meshbed_net::auth::Psk::from_env(),
@@ -374,7 +371,7 @@ fn whole_run(r: &SendReport) -> Interval {
         end_s: r.duration_s,
         bytes: r.acked_file_bytes,
         goodput_bps: r.acked_file_bytes as f64 * 8.0 / r.duration_s.max(1e-9),
-        retransmissions: r.retransmissions,
+        retransmissions: Some(r.retransmissions),
     }
 }
 
@@ -509,184 +506,4 @@ fn run_parallel(
         bail!("{} of {n} streams to {peer} failed: {}", failures.len(), each.join("; "));
     }
     Ok(())
-}
-
-#[derive(clap::Args)]
-pub struct RecvArgs {
-    /// Address (or host name) and port to listen on.
-    #[arg(long, default_value = "0.0.0.0:7411", value_parser = resolve)]
-    pub listen: SocketAddr,
-    /// Directory for the received files.
-    #[arg(long, default_value = ".")]
-    pub dir: PathBuf,
-    /// Replace an existing file of the same name.
-    #[arg(long)]
-    pub overwrite: bool,
-    /// A transfer fails after this long without hearing from its sender.
-    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
-    pub timeout: std::time::Duration,
-    /// Keep a finished transfer this long to answer a sender that missed the last acknowledgement.
-    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
-    pub linger: std::time::Duration,
-    /// Exit after this many transfers ended (exit code 2 if any failed). Default: run until killed.
-    #[arg(long)]
-    pub count: Option<u64>,
-    /// Transfers in progress at most (finished ones do not count); beyond it a sender is refused as busy.
-    #[arg(long, default_value_t = 64)]
-    pub max_active: usize,
-    /// Transfers in progress from one IP address at most.
-    #[arg(long, default_value_t = 8)]
-    pub max_per_peer: usize,
-    /// One JSON object per transfer, one per line.
-    #[arg(long)]
-    pub json: bool,
-    /// No listening notice or progress.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Accept only datagrams sealed with the pre-shared key in this file; default: the key in $MESHBED_PSK, if set.
-    #[arg(long, value_name = "FILE")]
-    pub psk: Option<PathBuf>,
-    /// Read each transfer at most LIMIT bits per second (e.g. 200k, 1.5M, 2000000; k, M, G are powers of
-    /// 1000), a slow application: ATP's sender is told the read rate, TCP's finds the receive buffer full.
-    /// MTL transfers have no flow control and are read as they arrive.
-    #[arg(long, value_name = "LIMIT", value_parser = parse_rate_bps)]
-    pub rate: Option<u64>,
-    /// The node's routing daemon (`meshbed routed --notice-socket`): each transfer hears of its sender's route; default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
-    #[arg(long, value_name = "SOCKET")]
-    pub routed: Option<PathBuf>,
-}
-
-/// A rate in bits per second: a number with an optional k, M or G (powers
-/// of 1000), e.g. `200k`, `1.5M`, `2000000`; more than zero.
-pub fn parse_rate_bps(s: &str) -> Result<u64, String> {
-    let expected =
-        "expected a rate in bits per second above zero, like 200k, 1.5M or 2000000 (k, M, G: powers of 1000)";
-    let (number, scale) = match s.strip_suffix(['k', 'K']) {
-        Some(n) => (n, 1e3),
-        None => match s.strip_suffix('M') {
-            Some(n) => (n, 1e6),
-            None => match s.strip_suffix('G') {
-                Some(n) => (n, 1e9),
-                None => (s, 1.0),
-            },
-        },
-    };
-    let value = number
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && number.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        .map(|v| (v * scale).round())
-        .filter(|&bps| (1.0..=1e12).contains(&bps))
-        .ok_or_else(|| format!("`{s}`: {expected}"))?;
-    Ok(value as u64)
-}
-
-pub fn run_recv(a: RecvArgs) -> Result<()> {
-    if std::fs::metadata(&a.dir).is_ok_and(|m| !m.is_dir()) {
-        bail!("--dir {}: not a directory; expected a directory for the received files", a.dir.display());
-    }
-    let mut options = ReceiveOptions::new(a.listen, SinkKind::Directory { dir: a.dir.clone(), overwrite: a.overwrite });
-    options.timeout = a.timeout;
-    options.linger = a.linger;
-    options.max_transfers = a.count;
-    options.psk = load_psk(&a.psk)?;
-    options.read_rate_bps = a.rate;
-    options.routed = routed_socket(&a.routed);
-    options.max_connections = a.max_active;
-    options.max_connections_per_peer = a.max_per_peer;
-    let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
-    let local = receiver.local_addr()?;
-    if !a.quiet {
-        eprintln!("meshbed recv: listening on {local}, writing to {}", a.dir.display());
-        let stale = receiver.counters().stale_temporaries_removed;
-        if stale > 0 {
-            eprintln!("meshbed recv: removed {stale} temporary files left by receivers that died");
-        }
-    }
-    let bar = if a.quiet || !std::io::stderr().is_terminal() {
-        None
-    } else {
-        let bar = ProgressBar::new_spinner();
-        bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
-        Some(bar)
-    };
-    let mut last: Option<(Instant, u64)> = None;
-    let mut failed = 0u64;
-    let mut write_error = None;
-    let stop = AtomicBool::new(false);
-    let counters = receiver.run(&stop, &mut |event| match event {
-        ReceiverEvent::Progress(list) => {
-            let Some(bar) = &bar else { return };
-            if list.is_empty() {
-                bar.set_message("waiting for transfers");
-                return;
-            }
-            let received: u64 = list.iter().map(|p| p.received).sum();
-            let now = Instant::now();
-            let rate = match last {
-                Some((t, b)) if now > t => (received.saturating_sub(b)) as f64 / (now - t).as_secs_f64(),
-                _ => 0.0,
-            };
-            last = Some((now, received));
-            let files: Vec<String> = list
-                .iter()
-                .map(|p| match (&p.file, p.total) {
-                    (Some(f), Some(t)) => format!("{f} {:.1}/{:.1} MB", p.received as f64 / 1e6, t as f64 / 1e6),
-                    _ => format!("{:08x} starting", p.connection_id),
-                })
-                .collect();
-            bar.set_message(format!("{:.2} MB/s  {}", rate / 1e6, files.join(", ")));
-            bar.tick();
-        }
-        ReceiverEvent::Ended(report) => {
-            if !report.ok {
-                failed += 1;
-            }
-            let line = if a.json {
-                serde_json::to_string(report).map(|s| s + "\n").unwrap_or_default()
-            } else {
-                report.to_text()
-            };
-            let written = match &bar {
-                Some(bar) => bar.suspend(|| out(&line)),
-                None => out(&line),
-            };
-            if let Err(e) = written {
-                write_error.get_or_insert(e);
-            }
-        }
-    })?;
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    if let Some(e) = write_error {
-        return Err(e);
-    }
-    if failed > 0 {
-        bail!(
-            "{failed} of {} transfers failed ({} malformed, {} stray datagrams dropped)",
-            counters.transfers_completed + counters.transfers_failed,
-            counters.malformed,
-            counters.stray
-        );
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod rate_tests {
-    use super::parse_rate_bps;
-
-    #[test]
-    fn rates_take_k_m_g_suffixes_and_bad_ones_say_what_is_expected() {
-        assert_eq!(parse_rate_bps("200k"), Ok(200_000));
-        assert_eq!(parse_rate_bps("1.5M"), Ok(1_500_000));
-        assert_eq!(parse_rate_bps("2000000"), Ok(2_000_000));
-        assert_eq!(parse_rate_bps("1G"), Ok(1_000_000_000));
-        assert_eq!(parse_rate_bps("1"), Ok(1));
-        for bad in ["", "0", "0.4", "-5k", "fast", "1.5m", "2 M", "1e6", "inf", "2000G"] {
-            let e = parse_rate_bps(bad).unwrap_err();
-            assert!(e.contains(&format!("`{bad}`")) && e.contains("bits per second"), "{bad}: {e}");
-        }
-    }
 }

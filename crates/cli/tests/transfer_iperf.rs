@@ -1,6 +1,7 @@
-//! `meshbed send` as iperf3 users expect it, on loopback: `--time` (a
-//! timed, verified test), `--interval` lines, `--parallel` streams with a
-//! sum, and the combinations refused with the flag named.
+//! `meshbed send` and `recv` as iperf3 users expect them, on loopback:
+//! `--time` (a timed, verified test), `--interval` lines at both ends,
+//! `--parallel` streams with a sum, and the combinations refused with the
+//! flag named.
 
 mod common;
 use common::{free_port, meshbed, scratch, wait_bounded};
@@ -45,6 +46,8 @@ fn interval_lines(stdout: &str, label: &str) -> Vec<(f64, f64, u64)> {
     stdout
         .lines()
         .filter_map(|l| l.strip_prefix(&prefix))
+        // Not the receiver's announcement of a transfer.
+        .filter(|rest| !rest.trim_start().starts_with("connection "))
         .map(|rest| {
             let words: Vec<&str> = rest.split_whitespace().collect();
             let (start, end) = words[0].split_once('-').unwrap();
@@ -117,6 +120,46 @@ fn intervals_cover_the_run_and_add_up_to_the_total() {
     let sum: u64 = intervals.iter().map(|i| i["bytes"].as_u64().unwrap()).sum();
     assert_eq!(Some(sum), v["acked_file_bytes"].as_u64());
     wait_bounded(rx, Duration::from_secs(5));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_receivers_intervals_cover_the_transfer_and_add_up_to_what_it_received() {
+    let (rx, target, dir) = receiver_with("recv-interval", 1, &["--interval", "500ms"]);
+    let o = send(&["--time", "2s", &target]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r = wait_bounded(rx, Duration::from_secs(5));
+    let stdout = text(&r.stdout);
+    assert_eq!(r.status.code(), Some(0), "{stdout}{}", text(&r.stderr));
+    // The transfer is announced with its peer, then its intervals: the
+    // receiver's columns, no retransmissions (it cannot count them).
+    assert!(stdout.starts_with("[  1] connection ") && stdout.contains(" from 127.0.0.1:"), "{stdout}");
+    assert!(stdout.contains("Received") && !stdout.contains("retx"), "{stdout}");
+    let lines = interval_lines(&stdout, "1");
+    assert!((4..=5).contains(&lines.len()), "2 s in 500 ms intervals: {stdout}");
+    assert_eq!(lines[0].0, 0.0);
+    for w in lines.windows(2) {
+        assert_eq!(w[0].1, w[1].0, "contiguous: {stdout}");
+    }
+    let received: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("received a timed test stream"))
+        .and_then(|l| l.split(": ").nth(1)?.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no report line: {stdout}"));
+    assert_eq!(lines.iter().map(|l| l.2).sum::<u64>(), received, "{stdout}");
+    assert!(lines.iter().filter(|l| l.2 > 0).count() >= 3, "data in most intervals: {stdout}");
+
+    // With --json: in the transfer's report, without a retransmission count.
+    let (rx, target, _) = receiver_with("recv-interval", 1, &["--interval", "500ms", "--json"]);
+    let o = send(&["--time", "1s", &target]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r = wait_bounded(rx, Duration::from_secs(5));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let intervals = v["intervals"].as_array().unwrap_or_else(|| panic!("{v}"));
+    assert!((2..=3).contains(&intervals.len()), "{v}");
+    let sum: u64 = intervals.iter().map(|i| i["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(Some(sum), v["file_bytes"].as_u64(), "{v}");
+    assert!(intervals.iter().all(|i| i.get("retransmissions").is_none()), "{v}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

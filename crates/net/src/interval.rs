@@ -1,8 +1,11 @@
-//! Per-interval reports of a sender (`meshbed send --interval`), as iperf3
-//! prints them: what the receiver acknowledged in each interval, the
-//! goodput and the retransmissions, made from the [`SendProgress`] samples
-//! the sender hands out every 100 ms. Socket-free: the caller feeds the
-//! samples and prints what comes out.
+//! Per-interval reports, as iperf3 prints them, at both ends: the sender's
+//! (`meshbed send --interval`: what the receiver acknowledged in each
+//! interval, the goodput and the retransmissions, from the [`SendProgress`]
+//! samples the sender hands out every 100 ms) and the receiver's (`meshbed
+//! recv --interval`: the file bytes delivered in order, from its progress
+//! every 100 ms; a receiver cannot count retransmissions, so it shows none
+//! rather than a zero). Socket-free: the caller feeds the samples and
+//! prints what comes out.
 //!
 //! An interval closes at the first sample at or past its nominal end, so
 //! its times are the samples' (within 100 ms of the nominal ones) and its
@@ -22,10 +25,13 @@ pub struct Interval {
     pub index: u64,
     pub start_s: f64,
     pub end_s: f64,
-    /// File bytes the receiver acknowledged in the interval.
+    /// File bytes the receiver acknowledged (or, at the receiver,
+    /// delivered in order) in the interval.
     pub bytes: u64,
     pub goodput_bps: f64,
-    pub retransmissions: u64,
+    /// Datagrams sent again; `None` at the receiver, which cannot tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retransmissions: Option<u64>,
 }
 
 impl Interval {
@@ -37,13 +43,26 @@ impl Interval {
             self.end_s,
             self.bytes,
             self.goodput_bps / 1e6,
-            self.retransmissions
+            self.retransmissions.map_or("-".to_string(), |n| n.to_string())
+        )
+    }
+
+    /// The receiver's line: as [`Interval::to_line`] without the Retr column.
+    pub fn to_received_line(&self, label: &str) -> String {
+        format!(
+            "[{label:>3}] {:>6.2}-{:<6.2} s {:>14} bytes {:>11.3} Mbit/s\n",
+            self.start_s,
+            self.end_s,
+            self.bytes,
+            self.goodput_bps / 1e6
         )
     }
 }
 
 /// The column heads above [`Interval::to_line`]'s lines.
 pub const HEADING: &str = "[ ID] Interval                Transfer              Goodput      Retr\n";
+/// The column heads above [`Interval::to_received_line`]'s lines.
+pub const RECEIVED_HEADING: &str = "[ ID] Interval                Received              Goodput\n";
 
 /// A final piece shorter than this share of the interval joins the one
 /// before it rather than make a line of its own.
@@ -54,7 +73,7 @@ const SLIVER_SHARE: f64 = 0.1;
 struct Reading {
     elapsed: Duration,
     acked: u64,
-    retransmissions: u64,
+    retransmissions: Option<u64>,
 }
 
 /// Cuts one stream's progress samples into intervals.
@@ -75,8 +94,17 @@ impl IntervalMeter {
     /// `interval` must be positive.
     pub fn new(interval: Duration) -> Self {
         assert!(!interval.is_zero(), "an interval must be positive");
-        let zero = Reading { elapsed: Duration::ZERO, acked: 0, retransmissions: 0 };
+        let zero = Reading { elapsed: Duration::ZERO, acked: 0, retransmissions: Some(0) };
         IntervalMeter { interval, attempt: 1, start: zero, index: 0, last: zero, held: None }
+    }
+
+    /// A receiver's meter, fed by [`IntervalMeter::sample_received`]: its
+    /// intervals count no retransmissions. `interval` must be positive.
+    pub fn for_receiver(interval: Duration) -> Self {
+        let mut meter = IntervalMeter::new(interval);
+        meter.start.retransmissions = None;
+        meter.last.retransmissions = None;
+        meter
     }
 
     fn closed(&self, index: u64, from: Reading, to: Reading) -> Interval {
@@ -88,7 +116,7 @@ impl IntervalMeter {
             end_s: to.elapsed.as_secs_f64(),
             bytes,
             goodput_bps: if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 },
-            retransmissions: to.retransmissions.saturating_sub(from.retransmissions),
+            retransmissions: to.retransmissions.map(|to| to.saturating_sub(from.retransmissions.unwrap_or(0))),
         }
     }
 
@@ -102,7 +130,23 @@ impl IntervalMeter {
             *self = IntervalMeter::new(self.interval);
             self.attempt = p.attempt;
         }
-        let now = Reading { elapsed: p.elapsed, acked: p.acked_file_bytes, retransmissions: p.retransmissions };
+        out.extend(self.take(Reading {
+            elapsed: p.elapsed,
+            acked: p.acked_file_bytes,
+            retransmissions: Some(p.retransmissions),
+        }));
+        out
+    }
+
+    /// Takes a receiver's sample: `delivered` file bytes in order,
+    /// `elapsed` since the transfer's SYN. The intervals now final.
+    /// (A meter made by [`IntervalMeter::for_receiver`].)
+    pub fn sample_received(&mut self, elapsed: Duration, delivered: u64) -> Vec<Interval> {
+        self.take(Reading { elapsed, acked: delivered, retransmissions: None })
+    }
+
+    fn take(&mut self, now: Reading) -> Vec<Interval> {
+        let mut out = Vec::new();
         self.last = now;
         let nominal_end = self.interval.saturating_mul((self.index + 1).min(u32::MAX as u64) as u32);
         if now.elapsed >= nominal_end {
@@ -127,14 +171,17 @@ impl IntervalMeter {
             Some(mut held) if sliver => {
                 held.end_s = tail.end_s;
                 held.bytes += tail.bytes;
-                held.retransmissions += tail.retransmissions;
+                held.retransmissions = match (held.retransmissions, tail.retransmissions) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
                 let secs = held.end_s - held.start_s;
                 held.goodput_bps = if secs > 0.0 { held.bytes as f64 * 8.0 / secs } else { 0.0 };
                 out.push(held);
             }
             held => {
                 out.extend(held);
-                if !sliver || tail.bytes > 0 || tail.retransmissions > 0 {
+                if !sliver || tail.bytes > 0 || tail.retransmissions.unwrap_or(0) > 0 {
                     out.push(tail);
                 }
             }
@@ -234,7 +281,7 @@ mod tests {
         let got = run(&mut meter, 2_999);
         assert_eq!(got.iter().map(|i| i.index).collect::<Vec<_>>(), [0, 1, 2], "{got:?}");
         assert_eq!(got.iter().map(|i| i.bytes).sum::<u64>(), 29_990);
-        assert_eq!(got.iter().map(|i| i.retransmissions).sum::<u64>(), 5);
+        assert_eq!(got.iter().map(|i| i.retransmissions.unwrap()).sum::<u64>(), 5);
         // Each interval starts where the one before it ended.
         assert_eq!(got[0].start_s, 0.0);
         for w in got.windows(2) {
@@ -276,6 +323,27 @@ mod tests {
     }
 
     #[test]
+    fn a_receivers_intervals_add_up_to_what_it_delivered_and_count_no_retransmissions() {
+        let mut meter = IntervalMeter::for_receiver(Duration::from_millis(500));
+        let mut got = Vec::new();
+        // Progress every 100 ms (+7 ms), 2000 bytes each, for 1.3 s.
+        let mut ms = 0;
+        while ms <= 1_300 {
+            got.extend(meter.sample_received(Duration::from_millis(ms), ms * 20));
+            ms += 107;
+        }
+        got.extend(meter.sample_received(Duration::from_millis(1_350), 27_000));
+        got.extend(meter.finish());
+        assert_eq!(got.iter().map(|i| i.index).collect::<Vec<_>>(), [0, 1, 2], "{got:?}");
+        assert_eq!(got.iter().map(|i| i.bytes).sum::<u64>(), 27_000);
+        assert!(got.iter().all(|i| i.retransmissions.is_none()), "{got:?}");
+        let line = got[0].to_received_line("1");
+        assert!(line.starts_with("[  1]   0.00-0.54 ") && line.trim_end().ends_with("Mbit/s"), "{line}");
+        // Nothing about retransmissions in its JSON either.
+        assert!(!serde_json::to_string(&got[0]).unwrap().contains("retransmissions"));
+    }
+
+    #[test]
     fn sums_wait_for_every_stream_and_stop_waiting_for_ended_ones() {
         let iv = |index, bytes| Interval {
             index,
@@ -283,7 +351,7 @@ mod tests {
             end_s: index as f64 + 1.0,
             bytes,
             goodput_bps: bytes as f64 * 8.0,
-            retransmissions: 1,
+            retransmissions: Some(1),
         };
         let mut sum = IntervalSum::new(2);
         sum.add(0, &iv(0, 10));
@@ -291,7 +359,7 @@ mod tests {
         sum.add(1, &iv(0, 5));
         let ready = sum.ready();
         assert_eq!(ready.len(), 1);
-        assert_eq!((ready[0].bytes, ready[0].retransmissions, ready[0].goodput_bps), (15, 2, 120.0));
+        assert_eq!((ready[0].bytes, ready[0].retransmissions, ready[0].goodput_bps), (15, Some(2), 120.0));
         sum.add(0, &iv(1, 7));
         sum.add(0, &iv(2, 7));
         assert!(sum.ready().is_empty());

@@ -38,5 +38,5 @@ pub mod udp;
 
 pub use delay::DelaySpec;
 pub use framing::SinkKind;
-pub use recv::{ReceiveOptions, Receiver, ReceiverCounters, ReceiverEvent, TransferReport};
+pub use recv::{ReceiveOptions, Receiver, ReceiverCounters, ReceiverEvent, TransferProgress, TransferReport};
 pub use send::{send, Payload, SendError, SendOptions, SendProgress, SendReport};

@@ -519,13 +519,14 @@ impl ReceiverCore {
         self.endpoint.next_deadline().into_iter().chain(readers).min()
     }
 
-    /// The transfers in progress.
-    pub fn progress(&self) -> Vec<TransferProgress> {
+    /// The transfers in progress at `now`.
+    pub fn progress(&self, now: Instant) -> Vec<TransferProgress> {
         self.endpoint
             .active()
             .map(|(id, c)| TransferProgress {
                 connection_id: id,
                 peer: c.peer,
+                elapsed: clock::to_std(now.saturating_since(c.started)),
                 file: c.app.sink.header().map(|h| h.name.clone()),
                 received: c.app.sink.file_bytes(),
                 total: c.app.sink.header().filter(|_| c.app.sink.kind() == Some(StreamKind::File)).map(|h| h.size),

@@ -146,6 +146,8 @@ impl TransferReport {
 pub struct TransferProgress {
     pub connection_id: u32,
     pub peer: SocketAddr,
+    /// Since its SYN arrived (the clock of its report's `duration_s`).
+    pub elapsed: std::time::Duration,
     pub file: Option<String>,
     pub received: u64,
     pub total: Option<u64>,
@@ -153,7 +155,8 @@ pub struct TransferProgress {
 
 /// What the receiver tells its caller.
 pub enum ReceiverEvent<'a> {
-    /// Every ~200 ms while transfers run.
+    /// Every ~100 ms while transfers run (the sender samples its progress
+    /// as often, so `--interval` has the same floor at both ends).
     Progress(&'a [TransferProgress]),
     /// A transfer ended.
     Ended(&'a TransferReport),

@@ -94,8 +94,8 @@ impl Receiver {
             let real_now = std::time::Instant::now();
             let (active, lingering) = self.core.transfers();
             if real_now >= next_progress && active + lingering > 0 {
-                on_event(ReceiverEvent::Progress(&self.core.progress()));
-                next_progress = real_now + StdDuration::from_millis(200);
+                on_event(ReceiverEvent::Progress(&self.core.progress(now)));
+                next_progress = real_now + StdDuration::from_millis(100);
             }
             // Sleep until the earliest engine deadline or linger end, at most
             // 100 ms so that `stop` is noticed.

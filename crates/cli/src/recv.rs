@@ -1,0 +1,299 @@
+//! `meshbed recv`: the receiving end of `meshbed send` (meshbed-net's
+//! receiver), with a progress line and, as iperf3's server prints them,
+//! per-interval reports of what each transfer delivered.
+
+use crate::out;
+use crate::transfer::{load_psk, parse_interval, parse_positive_duration, resolve, routed_socket};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use meshbed_net::interval::{self, Interval, IntervalMeter};
+use meshbed_net::{ReceiveOptions, Receiver, ReceiverEvent, SinkKind, TransferProgress, TransferReport};
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct RecvArgs {
+    /// Address (or host name) and port to listen on.
+    #[arg(long, default_value = "0.0.0.0:7411", value_parser = resolve)]
+    pub listen: SocketAddr,
+    /// Directory for the received files.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Replace an existing file of the same name.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// A transfer fails after this long without hearing from its sender.
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
+    pub timeout: std::time::Duration,
+    /// Keep a finished transfer this long to answer a sender that missed the last acknowledgement.
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
+    pub linger: std::time::Duration,
+    /// Exit after this many transfers ended (exit code 2 if any failed). Default: run until killed.
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Transfers in progress at most (finished ones do not count); beyond it a sender is refused as busy.
+    #[arg(long, default_value_t = 64)]
+    pub max_active: usize,
+    /// Transfers in progress from one IP address at most.
+    #[arg(long, default_value_t = 8)]
+    pub max_per_peer: usize,
+    /// One JSON object per transfer, one per line.
+    #[arg(long)]
+    pub json: bool,
+    /// No listening notice or progress.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print a line per interval (e.g. 1s) for each transfer: the bytes it delivered in order and their
+    /// goodput (iperf3 -i on the server); with --json they are in each transfer's report instead.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<std::time::Duration>,
+    /// Accept only datagrams sealed with the pre-shared key in this file; default: the key in $MESHBED_PSK, if set.
+    #[arg(long, value_name = "FILE")]
+    pub psk: Option<PathBuf>,
+    /// Read each transfer at most LIMIT bits per second (e.g. 200k, 1.5M, 2000000; k, M, G are powers of
+    /// 1000), a slow application: ATP's sender is told the read rate, TCP's finds the receive buffer full.
+    /// MTL transfers have no flow control and are read as they arrive.
+    #[arg(long, value_name = "LIMIT", value_parser = parse_rate_bps)]
+    pub rate: Option<u64>,
+    /// The node's routing daemon (`meshbed routed --notice-socket`): each transfer hears of its sender's route; default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
+    #[arg(long, value_name = "SOCKET")]
+    pub routed: Option<PathBuf>,
+}
+
+/// A rate in bits per second: a number with an optional k, M or G (powers
+/// of 1000), e.g. `200k`, `1.5M`, `2000000`; more than zero.
+pub fn parse_rate_bps(s: &str) -> Result<u64, String> {
+    let expected =
+        "expected a rate in bits per second above zero, like 200k, 1.5M or 2000000 (k, M, G: powers of 1000)";
+    let (number, scale) = match s.strip_suffix(['k', 'K']) {
+        Some(n) => (n, 1e3),
+        None => match s.strip_suffix('M') {
+            Some(n) => (n, 1e6),
+            None => match s.strip_suffix('G') {
+                Some(n) => (n, 1e9),
+                None => (s, 1.0),
+            },
+        },
+    };
+    let value = number
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && number.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(|v| (v * scale).round())
+        .filter(|&bps| (1.0..=1e12).contains(&bps))
+        .ok_or_else(|| format!("`{s}`: {expected}"))?;
+    Ok(value as u64)
+}
+
+pub fn run_recv(a: RecvArgs) -> Result<()> {
+    if std::fs::metadata(&a.dir).is_ok_and(|m| !m.is_dir()) {
+        bail!("--dir {}: not a directory; expected a directory for the received files", a.dir.display());
+    }
+    let mut options = ReceiveOptions::new(a.listen, SinkKind::Directory { dir: a.dir.clone(), overwrite: a.overwrite });
+    options.timeout = a.timeout;
+    options.linger = a.linger;
+    options.max_transfers = a.count;
+    options.psk = load_psk(&a.psk)?;
+    options.read_rate_bps = a.rate;
+    options.routed = routed_socket(&a.routed);
+    options.max_connections = a.max_active;
+    options.max_connections_per_peer = a.max_per_peer;
+    let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
+    let local = receiver.local_addr()?;
+    if !a.quiet {
+        eprintln!("meshbed recv: listening on {local}, writing to {}", a.dir.display());
+        let stale = receiver.counters().stale_temporaries_removed;
+        if stale > 0 {
+            eprintln!("meshbed recv: removed {stale} temporary files left by receivers that died");
+        }
+    }
+    let bar = if a.quiet || !std::io::stderr().is_terminal() {
+        None
+    } else {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+        Some(bar)
+    };
+    let mut meters = a.interval.map(Meters::new);
+    let mut last: Option<(Instant, u64)> = None;
+    let mut failed = 0u64;
+    let mut write_error = None;
+    let stop = AtomicBool::new(false);
+    let counters = receiver.run(&stop, &mut |event| match event {
+        ReceiverEvent::Progress(list) => {
+            if let Some(meters) = &mut meters {
+                let lines = meters.progress(list, !a.json);
+                if let Err(e) = print_line(&bar, &lines) {
+                    write_error.get_or_insert(e);
+                }
+            }
+            let Some(bar) = &bar else { return };
+            if list.is_empty() {
+                bar.set_message("waiting for transfers");
+                return;
+            }
+            let received: u64 = list.iter().map(|p| p.received).sum();
+            let now = Instant::now();
+            let rate = match last {
+                Some((t, b)) if now > t => (received.saturating_sub(b)) as f64 / (now - t).as_secs_f64(),
+                _ => 0.0,
+            };
+            last = Some((now, received));
+            let files: Vec<String> = list
+                .iter()
+                .map(|p| match (&p.file, p.total) {
+                    (Some(f), Some(t)) => format!("{f} {:.1}/{:.1} MB", p.received as f64 / 1e6, t as f64 / 1e6),
+                    _ => format!("{:08x} starting", p.connection_id),
+                })
+                .collect();
+            bar.set_message(format!("{:.2} MB/s  {}", rate / 1e6, files.join(", ")));
+            bar.tick();
+        }
+        ReceiverEvent::Ended(report) => {
+            if !report.ok {
+                failed += 1;
+            }
+            let intervals = meters.as_mut().map(|m| m.ended(report));
+            let line = if a.json {
+                let mut v = serde_json::to_value(report).unwrap_or_default();
+                if let Some((_, intervals)) = intervals {
+                    v["intervals"] = serde_json::to_value(intervals).unwrap_or_default();
+                }
+                v.to_string() + "\n"
+            } else {
+                intervals.map(|(lines, _)| lines).unwrap_or_default() + &report.to_text()
+            };
+            let written = print_line(&bar, &line);
+            if let Err(e) = written {
+                write_error.get_or_insert(e);
+            }
+        }
+    })?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} transfers failed ({} malformed, {} stray datagrams dropped)",
+            counters.transfers_completed + counters.transfers_failed,
+            counters.malformed,
+            counters.stray
+        );
+    }
+    Ok(())
+}
+
+fn print_line(bar: &Option<ProgressBar>, line: &str) -> Result<()> {
+    match (line.is_empty(), bar) {
+        (true, _) => Ok(()),
+        (false, Some(bar)) => bar.suspend(|| out(line)),
+        (false, None) => out(line),
+    }
+}
+
+/// `--interval`: a meter per running transfer, each labelled by a number
+/// in the order the transfers arrived (iperf3's `[  5]`), announced with
+/// its peer and connection id on its first line.
+struct Meters {
+    interval: std::time::Duration,
+    running: HashMap<u32, Metered>,
+    next_label: u32,
+}
+
+struct Metered {
+    label: String,
+    meter: IntervalMeter,
+    intervals: Vec<Interval>,
+}
+
+impl Meters {
+    fn new(interval: std::time::Duration) -> Self {
+        Meters { interval, running: HashMap::new(), next_label: 1 }
+    }
+
+    /// The lines of the intervals that closed by this progress report (none
+    /// when `text` is off: they go in the transfer's JSON at its end).
+    fn progress(&mut self, list: &[TransferProgress], text: bool) -> String {
+        let mut lines = String::new();
+        for p in list {
+            let m = match self.running.get_mut(&p.connection_id) {
+                Some(m) => m,
+                None => {
+                    let label = self.next_label.to_string();
+                    self.next_label += 1;
+                    if text {
+                        lines += &format!(
+                            "[{label:>3}] connection {:08x} from {}\n{}",
+                            p.connection_id,
+                            p.peer,
+                            interval::RECEIVED_HEADING
+                        );
+                    }
+                    let fresh =
+                        Metered { label, meter: IntervalMeter::for_receiver(self.interval), intervals: Vec::new() };
+                    self.running.entry(p.connection_id).or_insert(fresh)
+                }
+            };
+            for iv in m.meter.sample_received(p.elapsed, p.received) {
+                if text {
+                    lines += &iv.to_received_line(&m.label);
+                }
+                m.intervals.push(iv);
+            }
+        }
+        lines
+    }
+
+    /// A transfer ended: its last intervals (from its report's totals) as
+    /// lines, and all of them. A transfer that ended before its first
+    /// progress report has one interval, its whole run.
+    fn ended(&mut self, report: &TransferReport) -> (String, Vec<Interval>) {
+        let id = u32::from_str_radix(&report.connection_id, 16).ok();
+        let mut lines = String::new();
+        let mut m = match id.and_then(|id| self.running.remove(&id)) {
+            Some(m) => m,
+            None => {
+                let label = self.next_label.to_string();
+                self.next_label += 1;
+                lines += &format!(
+                    "[{label:>3}] connection {} from {}\n{}",
+                    report.connection_id,
+                    report.peer,
+                    interval::RECEIVED_HEADING
+                );
+                Metered { label, meter: IntervalMeter::for_receiver(self.interval), intervals: Vec::new() }
+            }
+        };
+        let elapsed = std::time::Duration::from_secs_f64(report.duration_s.max(0.0));
+        let mut tail = m.meter.sample_received(elapsed, report.file_bytes);
+        tail.extend(m.meter.finish());
+        lines.extend(tail.iter().map(|iv| iv.to_received_line(&m.label)));
+        m.intervals.extend(tail);
+        (lines, m.intervals)
+    }
+}
+
+#[cfg(test)]
+mod rate_tests {
+    use super::parse_rate_bps;
+
+    #[test]
+    fn rates_take_k_m_g_suffixes_and_bad_ones_say_what_is_expected() {
+        assert_eq!(parse_rate_bps("200k"), Ok(200_000));
+        assert_eq!(parse_rate_bps("1.5M"), Ok(1_500_000));
+        assert_eq!(parse_rate_bps("2000000"), Ok(2_000_000));
+        assert_eq!(parse_rate_bps("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_rate_bps("1"), Ok(1));
+        for bad in ["", "0", "0.4", "-5k", "fast", "1.5m", "2 M", "1e6", "inf", "2000G"] {
+            let e = parse_rate_bps(bad).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`")) && e.contains("bits per second"), "{bad}: {e}");
+        }
+    }
+}
