@@ -46,9 +46,30 @@ struct Prepared {
     series: Vec<Series>,
     cleaned: Vec<Vec<Point>>,
     merged: bool,
-    /// The sideways offset between neighbouring series (0: none).
+    /// The sideways offset between neighbouring series (0: none), in x
+    /// units, or in octaves on a log2 x axis.
     dodge: f64,
+    /// The x values are counts that double from point to point (1, 2, 4…
+    /// flows): a logarithmic x axis labelled at them, so that each step
+    /// gets the same width and the small counts are not crammed together.
+    log2_x: bool,
 }
+
+/// Whether integer x values are powers of two spanning at least three
+/// doublings, with at least four of them: drawn on a log2 axis.
+pub(super) fn doubling_x(xs: impl IntoIterator<Item = f64>, integer_x: bool) -> bool {
+    let mut distinct: Vec<f64> = xs.into_iter().collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    let power_of_two = |x: &f64| *x >= 1.0 && x.fract() == 0.0 && (*x as u64).is_power_of_two();
+    integer_x
+        && distinct.len() >= 4
+        && distinct.iter().all(power_of_two)
+        && distinct[distinct.len() - 1] / distinct[0] >= 8.0
+}
+
+/// How far a log2 x axis reaches beyond the outer points, in octaves.
+const LOG2_X_PAD_OCTAVES: f64 = 0.3;
 
 /// The sideways offset between neighbouring series of `n` on an integer x
 /// axis with bars, 0 when there is nothing to set apart.
@@ -65,13 +86,15 @@ impl LineFigure<'_> {
         let mut cleaned: Vec<Vec<Point>> = series.iter().map(cleaned).collect();
         let bars = cleaned.iter().flatten().any(|p| p.2.is_some_and(|(lo, hi)| hi > lo));
         let dodge = dodge_step(cleaned.len(), self.0.x_integer_ticks, bars);
+        let log2_x = doubling_x(cleaned.iter().flatten().map(|p| p.0), self.0.x_integer_ticks);
         let middle = (cleaned.len() as f64 - 1.0) / 2.0;
         for (i, pts) in cleaned.iter_mut().enumerate() {
             for p in pts.iter_mut() {
-                p.0 += (i as f64 - middle) * dodge;
+                let offset = (i as f64 - middle) * dodge;
+                p.0 = if log2_x { p.0 * offset.exp2() } else { p.0 + offset };
             }
         }
-        Prepared { series, cleaned, merged, dodge }
+        Prepared { series, cleaned, merged, dodge, log2_x }
     }
 
     fn legend(&self, p: &Prepared) -> Legend {
@@ -85,14 +108,16 @@ impl LineFigure<'_> {
         Legend(entries)
     }
 
-    /// Draws the series on a y axis `y` (linear or log) over `y_range`;
-    /// on a log axis, a bar whose lower end is below the axis ends at the
-    /// axis in an arrowhead.
+    /// Draws the series on an x axis `x_coord` (linear, or log2 when
+    /// `p.log2_x`) over `x` and a y axis `y` (linear or log) over
+    /// `y_range`; on a log y axis, a bar whose lower end is below the axis
+    /// ends at the axis in an arrowhead.
     #[allow(clippy::too_many_arguments)]
-    fn draw_on<DB: DrawingBackend, Y: Coord>(
+    fn draw_on<DB: DrawingBackend, X: Coord, Y: Coord>(
         &self,
         body: &Root<DB>,
         p: &Prepared,
+        x_coord: X,
         x: (f64, f64),
         y: Y,
         y_range: (f64, f64),
@@ -103,7 +128,7 @@ impl LineFigure<'_> {
         let legend = self.legend(p);
         let floor = |v: f64| if log { v.max(y_range.0) } else { v };
         // The lines, and each error bar as a line of its own, in plot units.
-        let to_unit = |px: f64, py: f64| (unit(px, x, false), unit(py, y_range, log));
+        let to_unit = |px: f64, py: f64| (unit(px, x, p.log2_x), unit(py, y_range, log));
         let bars = p
             .cleaned
             .iter()
@@ -115,10 +140,14 @@ impl LineFigure<'_> {
         let mesh = Mesh {
             x_desc: &c.x_label,
             y_desc: &c.y_label,
-            x: if c.x_integer_ticks { Ticks::Integer(integer_label_count(x.0, x.1)) } else { Ticks::Linear(x, 10) },
+            x: match (p.log2_x, c.x_integer_ticks) {
+                (true, _) => Ticks::Integer(log2_key_points(x).len()),
+                (false, true) => Ticks::Integer(integer_label_count(x.0, x.1)),
+                (false, false) => Ticks::Linear(x, 10),
+            },
             y: if log { Ticks::Log(y_range) } else { Ticks::Linear(y_range, 10) },
         };
-        let mut chart = chart(&area, FIGURE, x.0..x.1, y, &mesh, q)?;
+        let mut chart = chart(&area, FIGURE, x_coord, y, &mesh, q)?;
         for (i, (s, pts)) in p.series.iter().zip(&p.cleaned).enumerate() {
             let look = style(s, i);
             let col = rgb(look.color);
@@ -182,6 +211,11 @@ impl LineFigure<'_> {
     }
 }
 
+/// The powers of two inside `range`: a log2 axis's labels.
+fn log2_key_points(range: (f64, f64)) -> Vec<f64> {
+    (0..63).map(|k| (1u64 << k) as f64).filter(|v| *v >= range.0 && *v <= range.1).collect()
+}
+
 /// A series' look: its own, or its position's.
 fn style(s: &Series, i: usize) -> SeriesStyle {
     s.style.unwrap_or_else(|| indexed(i))
@@ -213,7 +247,17 @@ impl Figure for LineFigure<'_> {
                 }
             }
         }
-        if p.dodge > 0.0 {
+        if p.log2_x {
+            lines.push("Logarithmic x axis (base 2): each doubling takes the same width.".into());
+        }
+        if p.dodge > 0.0 && p.log2_x {
+            let most = p.dodge * (p.cleaned.len() as f64 - 1.0) / 2.0;
+            lines.push(format!(
+                "Series shifted sideways by up to \u{b1}{} of a doubling on the x axis so that their bars do not \
+                 hide each other; each point belongs to the nearest labelled x.",
+                (most * 100.0).round() / 100.0
+            ));
+        } else if p.dodge > 0.0 {
             let most = p.dodge * (p.cleaned.len() as f64 - 1.0) / 2.0;
             lines.push(format!(
                 "Series shifted sideways by up to \u{b1}{} on the x axis so that their bars do not hide each other; \
@@ -231,21 +275,33 @@ impl Figure for LineFigure<'_> {
         let c = self.0;
         let p = self.prepare();
         let points = || p.cleaned.iter().flatten();
-        let x = axis_range(
-            extent(points().map(|p| p.0)),
-            AxisRule { pad: 0.03, zero_floor: false, integer: c.x_integer_ticks },
-        );
+        let x = if p.log2_x {
+            let (lo, hi) = extent(points().map(|p| p.0)).expect("a log2 axis has points");
+            (lo * (-LOG2_X_PAD_OCTAVES).exp2(), hi * LOG2_X_PAD_OCTAVES.exp2())
+        } else {
+            axis_range(
+                extent(points().map(|p| p.0)),
+                AxisRule { pad: 0.03, zero_floor: false, integer: c.x_integer_ticks },
+            )
+        };
         let body = titled(root, &c.title)?;
+        let log2_coord = || (x.0..x.1).log_scale().with_key_points(log2_key_points(x));
         if self.log_axis(&p.cleaned) {
             let y = Self::log_y_range(&p.cleaned);
-            return self.draw_on(&body, &p, x, log_coord(y), y, true, q);
+            return match p.log2_x {
+                true => self.draw_on(&body, &p, log2_coord(), x, log_coord(y), y, true, q),
+                false => self.draw_on(&body, &p, x.0..x.1, x, log_coord(y), y, true, q),
+            };
         }
         let ends = points().flat_map(|&(_, y, e, _)| {
             let (lo, hi) = e.unwrap_or((y, y));
             [y, lo, hi]
         });
         let y = axis_range(extent(ends), AxisRule { pad: 0.06, zero_floor: true, integer: false });
-        self.draw_on(&body, &p, x, y.0..y.1, y, false, q)
+        match p.log2_x {
+            true => self.draw_on(&body, &p, log2_coord(), x, y.0..y.1, y, false, q),
+            false => self.draw_on(&body, &p, x.0..x.1, x, y.0..y.1, y, false, q),
+        }
     }
 }
 
@@ -310,6 +366,43 @@ mod tests {
         // The values themselves are unchanged.
         assert_eq!(chart.series[0].points, [(3.0, 1.0)]);
         assert!(fig.caption().iter().any(|l| l.contains("up to \u{b1}0.06 on the x axis")));
+    }
+
+    #[test]
+    fn doubling_counts_get_a_log2_axis_labelled_at_them() {
+        assert!(doubling_x([1.0, 2.0, 4.0, 8.0, 16.0, 32.0], true));
+        assert!(doubling_x([2.0, 4.0, 8.0, 16.0], true));
+        // Not integers, too few, too narrow, or not doublings: linear.
+        assert!(!doubling_x([1.0, 2.0, 4.0, 8.0], false));
+        assert!(!doubling_x([1.0, 2.0, 4.0], true));
+        assert!(!doubling_x([4.0, 8.0, 16.0, 16.0], true));
+        assert!(!doubling_x([1.0, 2.0, 3.0, 4.0, 8.0], true));
+        assert!(!doubling_x([0.5, 1.0, 2.0, 4.0], true));
+        assert_eq!(log2_key_points((0.8, 40.0)), [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]);
+        // Dodged multiplicatively, and the caption says how.
+        let s = |label: &str, y: f64| Series {
+            label: label.into(),
+            points: [1.0, 2.0, 4.0, 8.0].iter().map(|&x| (x, y)).collect(),
+            interval: vec![Some((y - 0.1, y + 0.1)); 4],
+            ..Series::default()
+        };
+        let chart = LineChart { series: vec![s("a", 1.0), s("b", 2.0)], x_integer_ticks: true, ..LineChart::default() };
+        let fig = LineFigure(&chart);
+        let p = fig.prepare();
+        assert!(p.log2_x);
+        let ratio = p.cleaned[1][3].0 / p.cleaned[0][3].0;
+        assert!((ratio - 0.06f64.exp2()).abs() < 1e-9, "{ratio}");
+        let caption = fig.caption();
+        assert!(caption.iter().any(|l| l.contains("Logarithmic x axis (base 2)")), "{caption:?}");
+        assert!(caption.iter().any(|l| l.contains("of a doubling")), "{caption:?}");
+        // It draws.
+        let mut svg = String::new();
+        {
+            let root = plotters::backend::SVGBackend::with_string(&mut svg, (800, 600)).into_drawing_area();
+            fig.draw(&root, Quirks::SVG).map_err(|e| format!("{e:?}")).unwrap();
+        }
+        let texts: Vec<&str> = svg.lines().map(str::trim).filter(|l| ["1", "2", "4", "8"].contains(l)).collect();
+        assert_eq!(texts, ["1", "2", "4", "8"], "x labelled at the doublings, once each");
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Quirks {
         legend_dy: (LEGEND_SIZE as i32 * 22 + 50) / 100,
         split_wide_paths: true,
     };
-    const SVG: Quirks = Quirks { y_label_dy: 0, legend_dy: 0, split_wide_paths: false };
+    pub(super) const SVG: Quirks = Quirks { y_label_dy: 0, legend_dy: 0, split_wide_paths: false };
 }
 
 /// Titles smaller than this are wrapped onto two lines instead.
