@@ -25,6 +25,7 @@ mod emu;
 mod emu_runner;
 mod recv;
 mod reference;
+mod reverse;
 mod routed;
 mod transfer;
 

@@ -51,6 +51,11 @@ pub struct RecvArgs {
     /// goodput (iperf3 -i on the server); with --json they are in each transfer's report instead.
     #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
     pub interval: Option<std::time::Duration>,
+    /// Run reverse tests (`meshbed send --reverse`, iperf3 -R): send a timed test stream, at most 1 hour,
+    /// to a client that asks, at the address it asked from (at most 4 at once). Off by default: it makes
+    /// this receiver a sender for whoever can reach it (and holds the --psk key, with one).
+    #[arg(long)]
+    pub allow_reverse: bool,
     /// Accept only datagrams sealed with the pre-shared key in this file; default: the key in $MESHBED_PSK, if set.
     #[arg(long, value_name = "FILE")]
     pub psk: Option<PathBuf>,
@@ -102,6 +107,8 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.routed = routed_socket(&a.routed);
     options.max_connections = a.max_active;
     options.max_connections_per_peer = a.max_per_peer;
+    options.allow_reverse = a.allow_reverse;
+    let mut reverse = crate::reverse::ReverseSenders::new(options.psk.clone(), a.timeout, a.json);
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
     let local = receiver.local_addr()?;
     if !a.quiet {
@@ -157,6 +164,13 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
             if !report.ok {
                 failed += 1;
             }
+            if let Some(request) = report.reverse.filter(|_| report.ok) {
+                if let Some(line) = reverse.start(report, request) {
+                    if let Err(e) = print_line(&bar, &line) {
+                        write_error.get_or_insert(e);
+                    }
+                }
+            }
             let intervals = meters.as_mut().map(|m| m.ended(report));
             let line = if a.json {
                 let mut v = serde_json::to_value(report).unwrap_or_default();
@@ -176,6 +190,8 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    // The reverse tests it started run to their end.
+    reverse.join();
     if let Some(e) = write_error {
         return Err(e);
     }
@@ -201,7 +217,7 @@ fn print_line(bar: &Option<ProgressBar>, line: &str) -> Result<()> {
 /// `--interval`: a meter per running transfer, each labelled by a number
 /// in the order the transfers arrived (iperf3's `[  5]`), announced with
 /// its peer and connection id on its first line.
-struct Meters {
+pub(crate) struct Meters {
     interval: std::time::Duration,
     running: HashMap<u32, Metered>,
     next_label: u32,
@@ -214,13 +230,13 @@ struct Metered {
 }
 
 impl Meters {
-    fn new(interval: std::time::Duration) -> Self {
+    pub(crate) fn new(interval: std::time::Duration) -> Self {
         Meters { interval, running: HashMap::new(), next_label: 1 }
     }
 
     /// The lines of the intervals that closed by this progress report (none
     /// when `text` is off: they go in the transfer's JSON at its end).
-    fn progress(&mut self, list: &[TransferProgress], text: bool) -> String {
+    pub(crate) fn progress(&mut self, list: &[TransferProgress], text: bool) -> String {
         let mut lines = String::new();
         for p in list {
             let m = match self.running.get_mut(&p.connection_id) {
@@ -254,7 +270,7 @@ impl Meters {
     /// A transfer ended: its last intervals (from its report's totals) as
     /// lines, and all of them. A transfer that ended before its first
     /// progress report has one interval, its whole run.
-    fn ended(&mut self, report: &TransferReport) -> (String, Vec<Interval>) {
+    pub(crate) fn ended(&mut self, report: &TransferReport) -> (String, Vec<Interval>) {
         let id = u32::from_str_radix(&report.connection_id, 16).ok();
         let mut lines = String::new();
         let mut m = match id.and_then(|id| self.running.remove(&id)) {

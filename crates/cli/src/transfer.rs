@@ -105,6 +105,11 @@ pub struct SendArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Receive instead of send (iperf3 -R), with --time: ask the receiver (started with
+    /// `meshbed recv --allow-reverse`) to send a timed test stream here for that long; --protocol,
+    /// --psk, --timeout and --interval apply to it.
+    #[arg(long)]
+    pub reverse: bool,
 }
 
 /// What `meshbed send` moves: a file, or generated data for a time.
@@ -159,6 +164,21 @@ impl SendArgs {
                     file.display()
                 ),
             ));
+        }
+        if self.reverse {
+            let refuse = |why: String| Err((ErrorKind::ArgumentConflict, why));
+            match &what {
+                SendWhat::File(file) => {
+                    return refuse(format!(
+                        "--reverse with FILE `{}`: a reverse test receives a timed test stream; expected `meshbed send --reverse --time DURATION HOST:PORT`",
+                        file.display()
+                    ))
+                }
+                SendWhat::Timed(_) if self.parallel > 1 => {
+                    return refuse(format!("--reverse with --parallel {}: a reverse test is one stream", self.parallel))
+                }
+                SendWhat::Timed(_) => {}
+            }
         }
         Ok(SendPlan { what, target })
     }
@@ -275,6 +295,9 @@ fn print_line(bar: &Option<ProgressBar>, line: &str) -> Result<()> {
 
 pub fn run_send(a: SendArgs, plan: SendPlan) -> Result<()> {
     let peer = resolve(&plan.target).map_err(anyhow::Error::msg)?;
+    if let (true, SendWhat::Timed(t)) = (a.reverse, &plan.what) {
+        return crate::reverse::run_reverse(&a, *t, peer);
+    }
     let mut options = send_options(&a)?;
     let payload = match &plan.what {
         SendWhat::File(file) => file_payload(file, a.quiet)?,

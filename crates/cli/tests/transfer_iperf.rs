@@ -185,6 +185,50 @@ fn three_parallel_streams_give_three_lines_and_their_sum() {
 }
 
 #[test]
+fn a_reverse_test_receives_a_checked_stream_from_a_receiver_that_allows_it() {
+    // --count 1: the request is the receiver's one transfer; it exits once
+    // the stream it started has ended.
+    let (rx, target, dir) = receiver_with("reverse", 1, &["--allow-reverse"]);
+    let o = send(&["--reverse", "--time", "2s", "--interval", "500ms", &target]);
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    assert!(stdout.contains(&format!("reverse test from {target}: received a timed test stream")), "{stdout}");
+    assert!(stdout.contains("every one as generated"), "{stdout}");
+    let lines = interval_lines(&stdout, "1");
+    assert!((3..=5).contains(&lines.len()), "the client's intervals: {stdout}");
+    let r = wait_bounded(rx, Duration::from_secs(10));
+    let served = text(&r.stdout);
+    assert_eq!(r.status.code(), Some(0), "{served}{}", text(&r.stderr));
+    assert!(served.contains("reverse test requested by 127.0.0.1:") && served.contains("2.000 s to port"), "{served}");
+    assert!(served.contains("reverse test to 127.0.0.1:") && served.contains("sent a timed test stream"), "{served}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written at either end");
+
+    // With --json, the client's report; another protocol.
+    let (rx, target, _) = receiver_with("reverse", 1, &["--allow-reverse"]);
+    let o = send(&["--reverse", "--time", "1s", "--protocol", "tcp-newreno", "--json", &target]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["ok"].as_bool(), v["reverse"].as_bool(), v["timed"].as_bool()), (Some(true), Some(true), Some(true)));
+    assert_eq!(v["protocol"].as_str(), Some("tcp-newreno"), "{v}");
+    assert!(v["file_bytes"].as_u64().unwrap() > 10_000, "{v}");
+    wait_bounded(rx, Duration::from_secs(10));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_receiver_that_does_not_allow_reverse_tests_refuses_and_the_client_says_how() {
+    let (rx, target, dir) = receiver("no-reverse", 1);
+    let o = send(&["--reverse", "--time", "1s", &target]);
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("reverse test request") && err.contains("--allow-reverse"), "{err}");
+    let r = wait_bounded(rx, Duration::from_secs(10));
+    let said = text(&r.stdout);
+    assert!(said.contains("FAILED") && said.contains("does not run reverse tests"), "{said}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_failed_stream_makes_the_parallel_run_fail() {
     // Nobody listens: every stream is refused, and the run says so.
     let target = format!("127.0.0.1:{}", free_port());
@@ -208,6 +252,11 @@ fn bad_combinations_are_refused_naming_the_flag() {
         (&["--interval", "10ms", "--time", "1s", "127.0.0.1:9"], &["--interval", "`10ms`", "at least 100ms"]),
         (&["--time", "0s", "127.0.0.1:9"], &["--time", "`0s`", "expected a duration"]),
         (&["--time", "soon", "127.0.0.1:9"], &["--time", "soon"]),
+        (&["--reverse", f, "127.0.0.1:9"], &["--reverse with FILE", "--time"]),
+        (
+            &["--reverse", "--parallel", "2", "--time", "1s", "127.0.0.1:9"],
+            &["--reverse with --parallel 2", "one stream"],
+        ),
     ];
     for (args, wanted) in cases {
         let o = send(args);

@@ -33,6 +33,7 @@ pub mod interval;
 pub mod linkfeed;
 pub mod notice;
 pub mod recv;
+pub mod reverse;
 pub mod send;
 pub mod udp;
 

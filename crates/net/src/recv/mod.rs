@@ -103,6 +103,14 @@ pub struct ReceiveOptions {
     pub routed: Option<std::path::PathBuf>,
     /// Keep each transfer's engine trace ([`TransferReport::trace`]).
     pub trace: bool,
+    /// Take reverse test requests (`--allow-reverse`): the request is
+    /// reported ([`TransferReport::reverse`]) and the caller sends the
+    /// stream ([`crate::reverse`]).
+    pub allow_reverse: bool,
+    /// Accept new transfers from this address only (the client's end of a
+    /// reverse test takes its stream from the receiver it asked, nobody
+    /// else); datagrams from others count as stray.
+    pub only_from: Option<std::net::IpAddr>,
 }
 
 impl ReceiveOptions {
@@ -126,6 +134,8 @@ impl ReceiveOptions {
             read_rate_bps: None,
             routed: None,
             trace: false,
+            allow_reverse: false,
+            only_from: None,
         }
     }
 }
@@ -206,7 +216,7 @@ impl ReceiverCore {
     pub fn counters(&self) -> ReceiverCounters {
         let e = self.endpoint.counters();
         ReceiverCounters {
-            stray: e.stray,
+            stray: e.stray + self.counters.stray,
             over_capacity: e.over_capacity,
             evicted: e.evicted,
             lingering_evicted: e.lingering_evicted,
@@ -245,6 +255,10 @@ impl ReceiverCore {
             }
             Route::Stray => return,
             Route::Known(id) => (id, true),
+            Route::Unknown(_) if self.options.only_from.is_some_and(|ip| ip != peer.ip()) => {
+                self.counters.stray += 1;
+                return;
+            }
             Route::Unknown(id) => (id, false),
         };
         // Open the seal (with --psk) before believing anything in it.
@@ -292,7 +306,7 @@ impl ReceiverCore {
             self.endpoint.reset_connection(now, to, victim_protocol, victim, Some(ResetReason::Busy), protection);
         }
         let mut engine = self.engine_options.receiver(protocol, id, now);
-        if matches!(self.options.sink, SinkKind::Directory { .. }) {
+        if matches!(self.options.sink, SinkKind::Directory { .. } | SinkKind::TimedOnly) {
             // The sender finishes only on a commit confirmation.
             engine.engine().hold_fin_ack_for_commit();
         }
@@ -314,7 +328,7 @@ impl ReceiverCore {
             }
         });
         let transfer = Transfer {
-            sink: Sink::new(self.options.sink.clone()),
+            sink: Sink::new(self.options.sink.clone()).allowing_reverse(self.options.allow_reverse),
             protection,
             reader,
             read_wake: None,
@@ -368,6 +382,7 @@ impl ReceiverCore {
             protocol: conn.protocol.name().to_string(),
             file: header.map(|h| h.name.clone()),
             timed: sink.kind() == Some(StreamKind::Timed),
+            reverse: sink.reverse_request(),
             path: sink.committed().map(|p| p.display().to_string()),
             file_bytes: sink.file_bytes(),
             stream_bytes: sink.stream_bytes().max(stats.bytes_delivered),

@@ -57,6 +57,10 @@ pub struct TransferReport {
     /// checked against the generated stream as they came, and nothing was
     /// written; it ends, successfully, when its sender stops.
     pub timed: bool,
+    /// A reverse test request (`meshbed send --reverse`), taken: the caller
+    /// now sends the stream ([`crate::reverse`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<crate::reverse::ReverseRequest>,
     /// The committed file, when `ok` and writing to a directory.
     pub path: Option<String>,
     pub file_bytes: u64,
@@ -99,6 +103,13 @@ impl TransferReport {
     pub fn to_text(&self) -> String {
         let what = self.file.as_deref().unwrap_or("(no header)");
         match &self.error {
+            None if self.reverse.is_some() => format!(
+                "reverse test requested by {} with {}: {:.3} s to port {}\n",
+                self.peer,
+                self.protocol,
+                self.reverse.map_or(0.0, |r| r.duration.as_secs_f64()),
+                self.reverse.map_or(0, |r| r.port),
+            ),
             None if self.timed => format!(
                 "received a timed test stream from {} with {}: {} bytes in {:.3} s, every one as generated: {}",
                 self.peer,
