@@ -36,10 +36,10 @@ pub struct RecvArgs {
     #[arg(long)]
     pub count: Option<u64>,
     /// Transfers in progress at most (finished ones do not count); beyond it a sender is refused as busy.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = at_least_one)]
     pub max_active: usize,
     /// Transfers in progress from one IP address at most.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = at_least_one)]
     pub max_per_peer: usize,
     /// One JSON object per transfer, one per line.
     #[arg(long)]
@@ -67,6 +67,14 @@ pub struct RecvArgs {
     /// The node's routing daemon (`meshbed routed --notice-socket`): each transfer hears of its sender's route; default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
     #[arg(long, value_name = "SOCKET")]
     pub routed: Option<PathBuf>,
+}
+
+/// A limit of transfers: zero would refuse every sender.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{s}`: expected a whole number of transfers, at least 1 (0 would refuse every sender)")),
+    }
 }
 
 /// A rate in bits per second: a number with an optional k, M or G (powers

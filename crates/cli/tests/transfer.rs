@@ -120,6 +120,30 @@ fn unreachable_peer_exits_non_zero_with_a_clear_message_within_the_timeout() {
 }
 
 #[test]
+fn zero_limits_and_a_delay_file_that_never_ends_are_refused_naming_the_argument() {
+    for (args, says) in
+        [(&["recv", "--max-active", "0"][..], "--max-active"), (&["recv", "--max-per-peer", "0"][..], "--max-per-peer")]
+    {
+        let o = meshbed().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && err.contains("`0`") && err.contains("at least 1"), "{args:?}: {err}");
+    }
+    // `--delay file:/dev/zero` once read until the kernel killed it.
+    let dir = scratch("delay-zero");
+    let file = dir.join("f.bin");
+    std::fs::write(&file, b"data").unwrap();
+    let t0 = std::time::Instant::now();
+    let o =
+        meshbed().args(["send", file.to_str().unwrap(), "127.0.0.1:9", "--delay", "file:/dev/zero"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("/dev/zero") && err.contains("not a regular file"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(5), "refused at once");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
     let dir = scratch("busy");
     std::fs::write(dir.join("f"), b"data").unwrap();

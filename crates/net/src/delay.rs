@@ -78,15 +78,44 @@ impl FromStr for DelaySpec {
     }
 }
 
-/// Reads a `file:` source: the first whitespace-separated token, microseconds.
+/// The most a `file:` source is read: a delay is one number (the
+/// driver's `/proc` file holds a few bytes), so `/dev/zero` or a huge file
+/// costs no memory.
+pub const MAX_DELAY_FILE_BYTES: u64 = 64;
+
+/// Reads a `file:` source: the first whitespace-separated token,
+/// microseconds. Only a regular file (procfs files are), opened without
+/// blocking: a FIFO or a device is refused at once instead of blocking or
+/// being read forever; at most [`MAX_DELAY_FILE_BYTES`] are read, and an
+/// error quotes at most a short excerpt.
 pub fn read_delay_file(path: &std::path::Path) -> Result<Duration, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("reading `{}`: {e}", path.display()))?;
-    let token = text.split_whitespace().next().ok_or_else(|| format!("`{}` is empty", path.display()))?;
-    let us: f64 = token
-        .parse()
-        .map_err(|_| format!("`{}`: expected the delay in microseconds, found `{token}`", path.display()))?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| format!("reading `{shown}`: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("reading `{shown}`: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "`{shown}` is not a regular file (a device, FIFO or directory); expected a file holding the node's delay in microseconds"
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_DELAY_FILE_BYTES).read_to_end(&mut bytes).map_err(|e| format!("reading `{shown}`: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let token = text.split_whitespace().next().ok_or_else(|| format!("`{shown}` is empty"))?;
+    let excerpt: String = if token.chars().count() > 24 {
+        token.chars().take(24).chain("…".chars()).collect()
+    } else {
+        token.to_string()
+    };
+    let us: f64 =
+        token.parse().map_err(|_| format!("`{shown}`: expected the delay in microseconds, found `{excerpt}`"))?;
     if !us.is_finite() || us < 0.0 {
-        return Err(format!("`{}`: negative or non-finite delay `{token}`", path.display()));
+        return Err(format!("`{shown}`: negative or non-finite delay `{excerpt}`"));
     }
     Ok(Duration::from_nanos((us * 1e3).round() as u64))
 }
@@ -404,6 +433,27 @@ mod tests {
         assert_eq!(src.current(t(40_000)), Duration::from_micros(300));
         std::fs::remove_file(&path).unwrap();
         assert!(DelaySource::open(&DelaySpec::File(path), 0.75).is_err());
+    }
+
+    #[test]
+    fn a_delay_file_that_never_ends_or_blocks_is_refused_at_once() {
+        let t0 = std::time::Instant::now();
+        let e = read_delay_file(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let dir = std::env::temp_dir().join(format!("meshbed-delay-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = read_delay_file(&fifo).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        // A large file: read 64 bytes of it, and quoted in a short excerpt.
+        let big = dir.join("big");
+        std::fs::write(&big, "x".repeat(3 << 20)).unwrap();
+        let e = read_delay_file(&big).unwrap_err();
+        assert!(e.len() < 200 && e.contains("xxx…"), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(1));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

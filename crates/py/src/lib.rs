@@ -14,10 +14,9 @@
 //! An invalid scenario or experiment raises `meshbed.ScenarioError` (a
 //! `ValueError`) with the message the CLI prints after `error: `.
 
-use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, UInt64Array};
-use arrow::datatypes::{Field, Schema};
-use arrow::pyarrow::ToPyArrow;
-use arrow::record_batch::RecordBatch;
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_pyarrow::ToPyArrow;
+use arrow_schema::{Field, Schema};
 use meshbed_experiment::run::{self, flows_table, Job, Planned, Results, RunOutcome};
 use meshbed_experiment::spec::{get_path, set_path, Point};
 use meshbed_experiment::table::{Column, Table};
@@ -285,7 +284,7 @@ fn arrow_array(column: &Column) -> ArrayRef {
 }
 
 /// A table as one Arrow record batch, every column nullable.
-fn record_batch(table: &Table) -> Result<RecordBatch, arrow::error::ArrowError> {
+fn record_batch(table: &Table) -> Result<RecordBatch, arrow_schema::ArrowError> {
     let arrays: Vec<ArrayRef> = table.columns.iter().map(arrow_array).collect();
     let fields: Vec<Field> =
         table.header.iter().zip(&arrays).map(|(name, a)| Field::new(name, a.data_type().clone(), true)).collect();

@@ -276,10 +276,16 @@ pub fn trajectories(
             let name = file.display().to_string();
             let bytes = crate::scenario::read_input_file(file)
                 .map_err(|e| invalid("mobility.file", &name, format!("a readable movement file ({e})")))?;
+            // The bounds of the scenario's own mobility keys.
+            let bounds = ns2::Bounds {
+                max_coordinate_m: MAX_COORDINATE_M,
+                max_speed_mps: MAX_SPEED_MPS,
+                max_time_s: crate::scenario::MAX_DURATION_S,
+            };
             let parsed = match spec {
-                MobilitySpec::Ns2 { .. } => ns2::parse(&bytes, &name, MAX_NODES),
+                MobilitySpec::Ns2 { .. } => ns2::parse(&bytes, &name, MAX_NODES, bounds),
                 MobilitySpec::Bonnmotion { dimensions, .. } => {
-                    bonnmotion::parse(bytes.as_bytes(), &name, *dimensions, MAX_NODES)
+                    bonnmotion::parse(bytes.as_bytes(), &name, *dimensions, MAX_NODES, bounds)
                 }
                 _ => unreachable!("matched above"),
             };

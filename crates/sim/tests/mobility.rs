@@ -175,6 +175,39 @@ fn an_ns2_movement_file_moves_the_nodes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Movement files that once spun the simulator forever (a node sent to
+/// 1e300 m, at 1e300 m/s, or at 1e300 s) and a truncated `setdest` are
+/// refused at load time, within a second, naming the key, file and line.
+#[test]
+fn movement_files_that_would_hang_the_simulator_are_refused_naming_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("meshbed-mobility-hang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = "$node_(0) set X_ 0.0\n$node_(0) set Y_ 0.0\n$node_(1) set X_ 100.0\n$node_(1) set Y_ 0.0\n";
+    let cases = [
+        ("ns2", format!("{start}$ns_ at 1 \"$node_(1) setdest 300 0 1e300\"\n"), ":5: speed 1e300"),
+        ("ns2", format!("{start}$ns_ at 1 \"$node_(1) setdest 1e300 0 10\"\n"), ":5: x 1e300"),
+        ("ns2", format!("{start}$ns_ at 1e300 \"$node_(1) setdest 3 0 10\"\n"), ":5: time 1e300"),
+        ("ns2", format!("{start}$ns_ at 1 \"$node_(1) setdest 3 0\"\n"), ":5: `$ns_ at 1"),
+        ("bonnmotion", "0 0 0\n0 100 0 1e300 200 0\n".to_string(), ":2: time 1e300"),
+        ("bonnmotion", "0 0 0\n0 100 0 1 1e300 0\n".to_string(), ":2: x 1e300"),
+        ("bonnmotion", "0 0 0\n0 100 0 1 200 0 1 300 0\n".to_string(), ":2: waypoints 2 and 3 both at 1 s"),
+    ];
+    for (i, (model, movement, says)) in cases.iter().enumerate() {
+        let file = dir.join(format!("m{i}"));
+        std::fs::write(&file, movement).unwrap();
+        let text = format!(
+            "duration_s = 5.0\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 100.0\n\
+             [[flows]]\nsrc = 0\ndst = 1\n[mobility]\nmodel = \"{model}\"\nfile = {:?}\n",
+            file.display().to_string()
+        );
+        let t0 = std::time::Instant::now();
+        let e = error_of(&text);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(1), "{model} case {i}: refused late");
+        assert!(e.contains("mobility.file") && e.contains(&format!("m{i}{says}")), "{model} case {i}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Every shipped scenario example loads and runs (its first five seconds).
 #[test]
 fn the_example_files_load_and_run() {
