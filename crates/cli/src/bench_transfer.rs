@@ -152,7 +152,7 @@ pub fn run_bench(
         }
         // With and without the seal back to back, so that the ratio is
         // measured under the same machine load.
-        let key = meshbed_net::auth::Psk::from_bytes(b"a benchmark key, made for this run").expect("long enough");
+        let key = meshbed_net::auth::Psk::random()?;
         let keys: &[Option<&meshbed_net::auth::Psk>] = if compare_psk { &[None, Some(&key)] } else { &[None] };
         for &k in keys {
             rows.push(bench_engine(p, bytes, None, k, !json_out)?);

@@ -119,6 +119,11 @@ enum Command {
     Send(transfer::SendArgs),
     /// Receive files sent with `meshbed send`, several at once; each appears under its name only when complete and verified.
     Recv(recv::RecvArgs),
+    /// Write a new random pre-shared key for `send`/`recv --psk` (64 hex digits, mode 0600); never over an existing file.
+    Keygen {
+        /// Where to write it (must not exist).
+        file: std::path::PathBuf,
+    },
     /// The real-time emulator: a network namespace per node, frames through the 802.11 model against the wall clock (needs root).
     Emu(emu::EmuArgs),
     /// The delay-collection daemon inside an emulated node: stamps forwarded ATP packets' D_max and N_h via NFQUEUE.
@@ -462,6 +467,11 @@ fn run(cli: Cli) -> Result<()> {
             transfer::run_send(args, plan)
         }
         Some(Command::Recv(args)) => recv::run_recv(args),
+        Some(Command::Keygen { file }) => {
+            meshbed_net::auth::Psk::generate_file(&file).map_err(|e| anyhow::anyhow!("keygen: {e}"))?;
+            eprintln!("wrote a new key to {} (mode 0600): give both ends `--psk {}`", file.display(), file.display());
+            Ok(())
+        }
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
         Some(Command::Routed(args)) => routed::run(args),

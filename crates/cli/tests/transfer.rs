@@ -120,6 +120,60 @@ fn unreachable_peer_exits_non_zero_with_a_clear_message_within_the_timeout() {
 }
 
 #[test]
+fn keygen_writes_a_key_both_ends_use_and_bad_key_files_are_refused_with_the_reason() {
+    use std::os::unix::fs::PermissionsExt;
+    let (src, dst, data) = source_and_destination("keygen", "sealed.bin", 100_000, 4);
+    let key = src.join("mesh.key");
+    let k = key.to_str().unwrap();
+    let o = meshbed().args(["keygen", k]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+    let written = std::fs::read(&key).unwrap();
+    // Never over an existing file.
+    let o = meshbed().args(["keygen", k]).output().unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(k));
+    assert_eq!(std::fs::read(&key).unwrap(), written);
+
+    // Both ends with the key: the file arrives.
+    let port = free_port();
+    let target = format!("127.0.0.1:{port}");
+    let receiver = listening(port, &dst, &["--count", "1", "--psk", k, "--linger", "1s"]);
+    let file = src.join("sealed.bin");
+    let o = wait_bounded(
+        meshbed()
+            .args(["send", file.to_str().unwrap(), &target, "--psk", k, "--quiet"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(30),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    wait_bounded(receiver, Duration::from_secs(10));
+    assert_eq!(std::fs::read(dst.join("sealed.bin")).unwrap(), data);
+
+    // Keys a stranger could read or guess: refused before anything is sent.
+    let bad = |name: &str, bytes: &[u8], mode: u32| {
+        let p = src.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    };
+    for (path, says) in [
+        (bad("readable.key", &written, 0o644), "mode 0644"),
+        (bad("short.key", b"0123456789abcdef\n", 0o600), "16 bytes; expected 32 to 4096"),
+        (bad("phrase.key", b"correct horse battery staple and a few more words\n", 0o600), "a passphrase?"),
+        (bad("same.key", &[b'a'; 64], 0o600), "use only 1 of the 16"),
+    ] {
+        let (code, err) = send_failure(&[file.to_str().unwrap(), &target, "--psk", path.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("--psk") && err.contains(path.to_str().unwrap()) && err.contains(says), "{err}");
+    }
+    std::fs::remove_dir_all(&src).unwrap();
+    std::fs::remove_dir_all(&dst).unwrap();
+}
+
+#[test]
 fn zero_limits_and_a_delay_file_that_never_ends_are_refused_naming_the_argument() {
     for (args, says) in
         [(&["recv", "--max-active", "0"][..], "--max-active"), (&["recv", "--max-per-peer", "0"][..], "--max-per-peer")]

@@ -55,21 +55,18 @@ use hkdf::Hkdf;
 use meshbed_proto::wire::{Packet, HEADER_LEN};
 use sha2::Sha256;
 use std::fmt;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use thiserror::Error;
 use zeroize::Zeroizing;
+
+mod key;
+pub use key::{ENV_KEY, KEY_HEX_DIGITS, MAX_KEY_LEN, MIN_KEY_LEN};
 
 const SALT_LEN: usize = 16;
 const PN_LEN: usize = 8;
 const TAG_LEN: usize = 16;
 /// Bytes a sealed datagram carries beyond the plain one.
 pub const OVERHEAD: usize = SALT_LEN + PN_LEN + TAG_LEN;
-/// Shortest and longest pre-shared key, in bytes.
-pub const MIN_KEY_LEN: usize = 16;
-pub const MAX_KEY_LEN: usize = 4096;
-/// The environment variable that may hold the key itself.
-pub const ENV_KEY: &str = "MESHBED_PSK";
 /// Packet numbers remembered behind the highest one accepted.
 const REPLAY_WINDOW: u64 = 1024;
 
@@ -84,8 +81,12 @@ pub enum Direction {
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum AuthError {
-    #[error("pre-shared key {source_name}: {len} bytes; expected {MIN_KEY_LEN} to {MAX_KEY_LEN} bytes (for example 32 random bytes, or a long passphrase)")]
+    #[error("pre-shared key {source_name}: {len} bytes; expected {MIN_KEY_LEN} to {MAX_KEY_LEN} bytes of a random key (`meshbed keygen FILE` writes one)")]
     KeyLength { source_name: String, len: usize },
+    #[error("pre-shared key {source_name}: {why}; expected a random key: {KEY_HEX_DIGITS} hex digits as `meshbed keygen FILE` writes, or at least {MIN_KEY_LEN} random bytes (meshbed takes no passphrases: one captured datagram would let anyone try a dictionary against it offline)")]
+    KeyNotRandom { source_name: String, why: String },
+    #[error("pre-shared key file `{path}`: mode {mode:04o} lets group or others read or write it; expected a file only its owner can use (`chmod 600 {path}`), as ssh and WireGuard insist")]
+    KeyPermissions { path: PathBuf, mode: u32 },
     #[error("pre-shared key file `{0}`: not a regular file")]
     NotAFile(PathBuf),
     #[error("pre-shared key file `{path}`: {message}")]
@@ -119,43 +120,6 @@ impl fmt::Debug for Psk {
 }
 
 impl Psk {
-    fn checked(bytes: &[u8], source_name: &str) -> Result<Psk, AuthError> {
-        if !(MIN_KEY_LEN..=MAX_KEY_LEN).contains(&bytes.len()) {
-            return Err(AuthError::KeyLength { source_name: source_name.to_string(), len: bytes.len() });
-        }
-        Ok(Psk { key: Zeroizing::new(bytes.to_vec()) })
-    }
-
-    /// A key from its bytes (one trailing newline, as an editor leaves it,
-    /// is not part of the key).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Psk, AuthError> {
-        Self::checked(strip_newline(bytes), "given")
-    }
-
-    /// A key from a file: its content, less one trailing newline. Only a
-    /// regular file is read, and only up to the longest key.
-    pub fn from_file(path: &Path) -> Result<Psk, AuthError> {
-        let io = |e: std::io::Error| AuthError::Io { path: path.to_path_buf(), message: e.to_string() };
-        let meta = std::fs::metadata(path).map_err(io)?;
-        if !meta.is_file() {
-            return Err(AuthError::NotAFile(path.to_path_buf()));
-        }
-        let mut bytes = Zeroizing::new(Vec::new());
-        std::fs::File::open(path).map_err(io)?.take(MAX_KEY_LEN as u64 + 3).read_to_end(&mut bytes).map_err(io)?;
-        Self::checked(strip_newline(&bytes), &format!("file `{}`", path.display()))
-    }
-
-    /// The key in the environment variable [`ENV_KEY`], if set.
-    pub fn from_env() -> Result<Option<Psk>, AuthError> {
-        match std::env::var_os(ENV_KEY) {
-            None => Ok(None),
-            Some(v) => {
-                use std::os::unix::ffi::OsStrExt;
-                Self::checked(strip_newline(v.as_bytes()), &format!("in ${ENV_KEY}")).map(Some)
-            }
-        }
-    }
-
     fn keys(&self, connection_id: u32, direction: Direction) -> Keys {
         Keys { hkdf: Hkdf::<Sha256>::new(Some(b"meshbed psk v1"), &self.key), connection_id, direction }
     }
@@ -191,11 +155,6 @@ impl Keys {
         self.hkdf.expand(&info, key.as_mut()).expect("32 bytes is a valid HKDF-SHA256 output length");
         Aes256Gcm::new(key.as_ref().into())
     }
-}
-
-fn strip_newline(bytes: &[u8]) -> &[u8] {
-    let b = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    b.strip_suffix(b"\r").unwrap_or(b)
 }
 
 /// The header and SACK blocks of a datagram: their length, and the copy
@@ -359,7 +318,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn psk() -> Psk {
-        Psk::from_bytes(b"correct horse battery staple\n").unwrap()
+        Psk::from_bytes(b"3f9a0c1e7b2d48a65c0e9f1d2b3a4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d\n").unwrap()
     }
 
     /// A datagram with `blocks` SACK blocks and `payload` bytes, in a buffer
@@ -454,7 +413,7 @@ mod tests {
         let (mut s, _) = pair();
         let (mut buf, len) = datagram(0, b"data");
         let sealed = s.seal(&mut buf, len).unwrap();
-        let other_key = Psk::from_bytes(&[9u8; 32]).unwrap();
+        let other_key = Psk::from_bytes(b"9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807f6e5d4c3b2a1908f7e6d5c4b").unwrap();
         let mut openers = [
             other_key.opener(0x1234_5678, Direction::ToReceiver),
             psk().opener(0x1234_5679, Direction::ToReceiver),
@@ -486,24 +445,6 @@ mod tests {
             let r = o.open(&mut buf[..n]);
             assert_eq!(r.is_ok(), i == 0, "{r:?}");
         }
-    }
-
-    #[test]
-    fn keys_are_checked_and_never_printed() {
-        let err = Psk::from_bytes(b"short").unwrap_err();
-        assert!(err.to_string().contains("5 bytes") && err.to_string().contains("16 to 4096"), "{err}");
-        let dir = std::env::temp_dir().join(format!("meshbed-psk-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("key");
-        std::fs::write(&file, b"0123456789abcdef0123456789abcdef\n").unwrap();
-        let k = Psk::from_file(&file).unwrap();
-        assert_eq!(format!("{k:?}"), "Psk(32 bytes)");
-        std::fs::write(&file, vec![b'k'; 5000]).unwrap();
-        let err = Psk::from_file(&file).unwrap_err().to_string();
-        assert!(err.contains(&file.display().to_string()) && err.contains("bytes"), "{err}");
-        assert!(matches!(Psk::from_file(&dir), Err(AuthError::NotAFile(_))));
-        assert!(matches!(Psk::from_file(&dir.join("absent")), Err(AuthError::Io { .. })));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -171,7 +171,7 @@ fn psk_options(protocol: Protocol, key: &[u8]) -> SendOptions {
 
 #[test]
 fn with_a_psk_injected_data_acks_and_resets_are_dropped_and_counted() {
-    const KEY: &[u8] = b"the mesh's shared secret, 32 B!!";
+    const KEY: &[u8] = b"c0ffee00d15ea5e5a1b2c3d4e5f60718293a4b5c6d7e8f901122334455667788";
     for (i, protocol) in [Protocol::AtpAdaptive, Protocol::TcpNewReno].into_iter().enumerate() {
         let dir = temp_dir(&format!("psk-{protocol}"));
         let data = content(300_000, 80 + i as u64);
@@ -214,12 +214,12 @@ fn with_a_psk_injected_data_acks_and_resets_are_dropped_and_counted() {
     }
 }
 
+const ONE: &[u8; 64] = b"1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809";
+const TWO: &[u8; 64] = b"f0e1d2c3b4a5968778695a4b3c2d1e0ff0e1d2c3b4a5968778695a4b3c2d1e0f";
+
 #[test]
 fn a_wrong_key_or_no_key_moves_nothing() {
-    for (sender_key, receiver_key) in [
-        (Some(&b"0123456789abcdef-one"[..]), Some(&b"0123456789abcdef-two"[..])),
-        (Some(b"0123456789abcdef-one"), None),
-    ] {
+    for (sender_key, receiver_key) in [(Some(&ONE[..]), Some(&TWO[..])), (Some(ONE), None)] {
         let dir = temp_dir("psk-wrong");
         let mut ro = receive_options(&dir);
         ro.psk = receiver_key.map(|k| meshbed_net::auth::Psk::from_bytes(k).unwrap());

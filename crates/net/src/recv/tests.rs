@@ -17,7 +17,7 @@ fn core(configure: impl FnOnce(&mut ReceiveOptions)) -> ReceiverCore {
 }
 #[test]
 fn a_sealed_connection_replayed_whole_is_not_opened_again() {
-    let key = Psk::from_bytes(b"a key for the replay test").unwrap();
+    let key = Psk::random().unwrap();
     let mut c = core(|o| o.psk = Some(key.clone()));
     let mut sender = Protection::new(Some(&key), id(1), Direction::ToReceiver).unwrap();
     let mut sealed = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
