@@ -59,6 +59,11 @@ pub struct RecvArgs {
     /// Accept only datagrams sealed with the pre-shared key in this file; default: the key in $MESHBED_PSK, if set.
     #[arg(long, value_name = "FILE")]
     pub psk: Option<PathBuf>,
+    /// Without a key on an address that is not loopback: accept unauthenticated, unencrypted transfers
+    /// (anyone who can reach it can then send files, and read, forge or reset transfers on the path).
+    /// Off loopback a key is the default.
+    #[arg(long)]
+    pub insecure: bool,
     /// Read each transfer at most LIMIT bits per second (e.g. 200k, 1.5M, 2000000; k, M, G are powers of
     /// 1000), a slow application: ATP's sender is told the read rate, TCP's finds the receive buffer full.
     /// MTL transfers have no flow control and are read as they arrive.
@@ -110,7 +115,7 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.timeout = a.timeout;
     options.linger = a.linger;
     options.max_transfers = a.count;
-    options.psk = load_psk(&a.psk)?;
+    options.psk = load_psk(&a.psk, a.insecure, a.listen, "recv")?;
     options.read_rate_bps = a.rate;
     options.routed = routed_socket(&a.routed);
     options.max_connections = a.max_active;

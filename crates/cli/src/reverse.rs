@@ -32,7 +32,7 @@ pub fn run_reverse(a: &SendArgs, duration: Duration, peer: SocketAddr) -> Result
             MAX_REVERSE.as_secs()
         );
     }
-    let psk = load_psk(&a.psk)?;
+    let psk = load_psk(&a.psk, a.insecure, peer, "send --reverse")?;
     let any: SocketAddr = if peer.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().expect("an address");
     let mut ro = ReceiveOptions::new(any, SinkKind::TimedOnly);
     // The stream it asked for, from the host it asked, and nothing else.

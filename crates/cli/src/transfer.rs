@@ -96,6 +96,10 @@ pub struct SendArgs {
     /// Seal every datagram with the pre-shared key in this file (the receiver needs the same key); default: the key in $MESHBED_PSK, if set.
     #[arg(long, value_name = "FILE")]
     pub psk: Option<PathBuf>,
+    /// Without a key to a peer that is not on loopback: send unauthenticated and unencrypted (anyone on
+    /// the path can read the data and forge or reset the transfer). Off loopback a key is the default.
+    #[arg(long)]
+    pub insecure: bool,
     /// The node's routing daemon (`meshbed routed --notice-socket`): route notices and path information reach the engine (ATP re-probes, TCP-ELFN stands by, MTL takes h and P_max); default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
     #[arg(long, value_name = "SOCKET")]
     pub routed: Option<PathBuf>,
@@ -220,13 +224,38 @@ pub fn routed_socket(arg: &Option<PathBuf>) -> Option<PathBuf> {
     arg.clone().or_else(|| std::env::var_os("MESHBED_ROUTED_SOCKET").map(PathBuf::from))
 }
 
-/// The pre-shared key of `--psk FILE`, else of $MESHBED_PSK, else none.
-pub(crate) fn load_psk(file: &Option<PathBuf>) -> Result<Option<meshbed_net::auth::Psk>> {
+/// The pre-shared key of `--psk FILE`, else of $MESHBED_PSK; without one,
+/// the one rule of issue 26: on loopback nothing is needed, anywhere else
+/// `--insecure` must say so, and then a warning says it plainly. `addr` is
+/// the peer (`send`) or the listening address (`recv`: an unspecified
+/// address such as 0.0.0.0 is not loopback); `who` names the command.
+pub(crate) fn load_psk(
+    file: &Option<PathBuf>,
+    insecure: bool,
+    addr: SocketAddr,
+    who: &str,
+) -> Result<Option<meshbed_net::auth::Psk>> {
     let psk = match file {
         Some(path) => meshbed_net::auth::Psk::from_file(path).map(Some),
         None => meshbed_net::auth::Psk::from_env(),
     };
-    psk.map_err(|e| anyhow::anyhow!("--psk: {e}"))
+    let psk = psk.map_err(|e| anyhow::anyhow!("--psk: {e}"))?;
+    match (&psk, insecure) {
+        (Some(_), true) => bail!(
+            "--insecure with a key (--psk or ${}): expected one of them; the key seals every datagram, --insecure sends them unsealed",
+            meshbed_net::auth::ENV_KEY
+        ),
+        (Some(_), false) => {}
+        (None, _) if addr.ip().is_loopback() => {}
+        (None, true) => eprintln!(
+            "meshbed {who}: --insecure: {addr} is not a loopback address and these transfers are neither authenticated nor encrypted: anyone on the path can read them, and forge or reset them"
+        ),
+        (None, false) => bail!(
+            "meshbed {who}: {addr} is not a loopback address and no key was given: off loopback, send and recv authenticate and encrypt every datagram by default. Give both ends the same key (`meshbed keygen mesh.key`, copy it, then `--psk mesh.key`, or the key in ${}), or say --insecure to go unauthenticated and unencrypted (anyone on the path can then read the data and forge or reset the transfer)",
+            meshbed_net::auth::ENV_KEY
+        ),
+    }
+    Ok(psk)
 }
 
 pub(crate) fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
@@ -237,15 +266,15 @@ pub(crate) fn min_delay(spec: &Option<DelaySpec>) -> Result<Option<Duration>> {
     }
 }
 
-/// What every stream of a `meshbed send` shares.
-fn send_options(a: &SendArgs) -> Result<SendOptions> {
+/// What every stream of a `meshbed send` to `peer` shares.
+fn send_options(a: &SendArgs, peer: SocketAddr) -> Result<SendOptions> {
     let mut options = SendOptions::new(a.protocol);
     options.delay = a.delay.clone();
     options.timeout = a.timeout;
     options.retries = a.retries;
     options.retry_delay = a.retry_delay;
     options.atp_min_delay = min_delay(&a.atp_min_delay)?;
-    options.psk = load_psk(&a.psk)?;
+    options.psk = load_psk(&a.psk, a.insecure, peer, "send")?;
     options.routed = routed_socket(&a.routed);
     Ok(options)
 }
@@ -298,7 +327,7 @@ pub fn run_send(a: SendArgs, plan: SendPlan) -> Result<()> {
     if let (true, SendWhat::Timed(t)) = (a.reverse, &plan.what) {
         return crate::reverse::run_reverse(&a, *t, peer);
     }
-    let mut options = send_options(&a)?;
+    let mut options = send_options(&a, peer)?;
     let payload = match &plan.what {
         SendWhat::File(file) => file_payload(file, a.quiet)?,
         SendWhat::Timed(_) => Payload::timed(TIMED_NAME).map_err(|e| anyhow::anyhow!("{e}"))?,

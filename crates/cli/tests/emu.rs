@@ -73,6 +73,8 @@ fn three_hop_chain_carries_ping_kernel_tcp_and_relay_stamped_atp_then_leaves_not
             "recv",
             "--listen",
             "10.0.0.4:7411",
+            // Namespaces this test made, no one else on the path.
+            "--insecure",
             "--dir",
             rx_dir.to_str().unwrap(),
             "--count",
@@ -88,7 +90,7 @@ fn three_hop_chain_carries_ping_kernel_tcp_and_relay_stamped_atp_then_leaves_not
             "sh",
             "-c",
             &format!(
-                "{MESHBED} send {} 10.0.0.4:7411 --protocol atp-default --delay file:$MESHBED_DELAY_FILE --quiet --json",
+                "{MESHBED} send {} 10.0.0.4:7411 --insecure --protocol atp-default --delay file:$MESHBED_DELAY_FILE --quiet --json",
                 file.display()
             ),
         ],

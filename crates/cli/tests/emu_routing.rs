@@ -113,6 +113,8 @@ fn start_send(
             "recv",
             "--listen",
             "10.0.0.5:7411",
+            // Namespaces this test made, no one else on the path.
+            "--insecure",
             "--dir",
             rx_dir.to_str().unwrap(),
             "--count",
@@ -138,7 +140,7 @@ fn start_send(
             "sh",
             "-c",
             &format!(
-                "{MESHBED} send {} 10.0.0.5:7411 --protocol {protocol} --timeout 60s --quiet --json",
+                "{MESHBED} send {} 10.0.0.5:7411 --insecure --protocol {protocol} --timeout 60s --quiet --json",
                 file.display()
             ),
         ],

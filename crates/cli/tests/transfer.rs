@@ -173,6 +173,41 @@ fn keygen_writes_a_key_both_ends_use_and_bad_key_files_are_refused_with_the_reas
     std::fs::remove_dir_all(&dst).unwrap();
 }
 
+/// Off loopback a key is the default (issue 26): without one and without
+/// --insecure nothing is sent or bound. (No test sends to an address that
+/// is not loopback: these are refused before any socket exists.)
+#[test]
+fn off_loopback_send_and_recv_want_a_key_or_insecure() {
+    let dir = scratch("insecure");
+    let file = dir.join("f.bin");
+    std::fs::write(&file, b"data").unwrap();
+    let f = file.to_str().unwrap();
+    for (args, says) in [
+        (&["send", f, "192.0.2.1:9"][..], "meshbed send: 192.0.2.1:9 is not a loopback address and no key was given"),
+        (
+            &["send", "--reverse", "--time", "1s", "192.0.2.1:9"][..],
+            "meshbed send --reverse: 192.0.2.1:9 is not a loopback",
+        ),
+        (
+            &["recv", "--listen", "0.0.0.0:0", "--dir", dir.to_str().unwrap()][..],
+            "meshbed recv: 0.0.0.0:0 is not a loopback",
+        ),
+    ] {
+        let o = meshbed().args(args).env_remove("MESHBED_PSK").output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && err.contains("--psk") && err.contains("--insecure"), "{args:?}: {err}");
+    }
+    // A key and --insecure together: which one?
+    let key = dir.join("k");
+    assert!(meshbed().args(["keygen", key.to_str().unwrap()]).output().unwrap().status.success());
+    let o = meshbed().args(["send", f, "192.0.2.1:9", "--psk", key.to_str().unwrap(), "--insecure"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--insecure with a key"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn zero_limits_and_a_delay_file_that_never_ends_are_refused_naming_the_argument() {
     for (args, says) in
