@@ -15,8 +15,13 @@ fn main() {
     let revision = match git(&["rev-parse", "HEAD"]) {
         Some(head) if !head.is_empty() => {
             // Uncommitted changes to tracked files: the revision alone does
-            // not say what was built.
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            // not say what was built. Without optional locks: a plain `git
+            // status` refreshes and rewrites the index (always, right after
+            // a clone), which this script watches, so the next cargo call
+            // ran it again and rebuilt this crate and everything above it
+            // (a minute of every fresh clone's test command).
+            let dirty = git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
             if dirty {
                 format!("{head}-dirty")
             } else {

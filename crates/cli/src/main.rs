@@ -232,9 +232,18 @@ fn run_experiment(
         StoreChoice::At(path) => Some(path.clone()),
         StoreChoice::Off => None,
     };
+    let mut _store_lock = None;
     match (options.runner.store_name(), store_dir) {
         (Some(_), Some(store_dir)) => {
-            options.store = Some(std::sync::Arc::new(meshbed_experiment::Store::open(&store_dir)?))
+            let store = meshbed_experiment::Store::open(&store_dir)?;
+            // One run at a time per store: a second waits, then reuses.
+            _store_lock = Some(store.lock(|| {
+                eprintln!(
+                    "meshbed: another run is using the store {}; waiting for it, then reusing what it kept",
+                    store_dir.display()
+                )
+            })?);
+            options.store = Some(std::sync::Arc::new(store))
         }
         // Emulated runs depend on the machine and the wall clock, not on
         // the scenario alone: nothing to key them by.

@@ -35,3 +35,47 @@ fn a_rerun_reuses_the_store_and_no_store_runs_again() {
     assert!(run(&fresh).contains("2 runs executed (no result store)"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two `experiment run`s on one store at once compute each run once: the
+/// second waits for the store, then reuses what the first kept (issue 26).
+#[test]
+fn two_runs_on_one_store_compute_each_run_once() {
+    let dir = std::env::temp_dir().join(format!("meshbed-cli-store-twice-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("e.toml");
+    // Long enough (seconds) that the two overlap.
+    std::fs::write(
+        &file,
+        "duration_s = 60.0\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200.0\n\
+         [[flows]]\nsrc = 0\ndst = 3\nprotocol = \"tcp-newreno\"\nbytes = 50000000\n\
+         [experiment]\nname = \"t\"\nrepetitions = 6\n",
+    )
+    .unwrap();
+    let store = dir.join("store");
+    let start = |out: &str| {
+        Command::new(env!("CARGO_BIN_EXE_meshbed"))
+            .args(["experiment", "run", file.to_str().unwrap(), "--out", dir.join(out).to_str().unwrap()])
+            .args(["--store", store.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start("a"), start("b"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let executed = |o: &std::process::Output| -> usize {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = text.lines().find(|l| l.contains("runs executed")).unwrap_or_else(|| panic!("{text}"));
+        line.split_whitespace().find_map(|w| w.parse().ok()).unwrap()
+    };
+    assert_eq!(executed(&a) + executed(&b), 6, "each of the 6 runs computed once");
+    let waited = [&a, &b]
+        .iter()
+        .filter(|o| String::from_utf8_lossy(&o.stderr).contains("another run is using the store"))
+        .count();
+    assert!(waited <= 1);
+    assert_eq!(std::fs::read(dir.join("a/flows.csv")).unwrap(), std::fs::read(dir.join("b/flows.csv")).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -149,6 +149,11 @@ pub struct Store {
     model_revision: String,
 }
 
+/// The largest stored run file, and what it may decompress to: far above
+/// any run's report (a 300 s traced run is tens of MB), far below memory.
+pub const MAX_ENTRY_BYTES: u64 = 1 << 30;
+pub const MAX_DECODED_BYTES: u64 = 2 << 30;
+
 /// Temporary files of this process get distinct names (several threads
 /// may write the same run: two points with the same scenario).
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -186,6 +191,33 @@ impl Store {
         &self.dir
     }
 
+    /// Takes the store for one experiment run (`meshbed experiment run`):
+    /// an advisory lock on `DIR/.lock`, held while the returned file lives.
+    /// A second run on the same store calls `on_wait` and waits, then
+    /// reuses what the first one kept instead of computing it again; the
+    /// store's files are written whole and renamed, so even without the
+    /// lock two writers never corrupt an entry.
+    pub fn lock(&self, on_wait: impl FnOnce()) -> Result<std::fs::File, StoreError> {
+        let path = self.dir.join(".lock");
+        let fail = |what, err| StoreError { path: path.display().to_string(), what, err };
+        std::fs::create_dir_all(&self.dir).map_err(|e| fail("creating the store for", e))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| fail("opening the lock", e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                on_wait();
+                file.lock().map_err(|e| fail("waiting for the lock", e))?;
+                Ok(file)
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(fail("taking the lock", e)),
+        }
+    }
+
     /// The key of a run of `scenario` (its seed already the repetition's)
     /// on the backend `runner`.
     pub fn key(&self, runner: &str, scenario: &Scenario) -> RunKey {
@@ -215,17 +247,45 @@ impl Store {
         self.dir.join(&key.address[..2]).join(format!("{}.cbor.sz", key.address))
     }
 
-    /// What the store holds for `key`.
+    /// What the store holds for `key`. Whatever sits at the entry's path,
+    /// this never blocks, never reads without bound and never fails the
+    /// experiment: an entry that is not a regular file, too large or
+    /// unreadable is [`Lookup::Corrupt`], and its run runs again (issue 26).
     pub fn load(&self, key: &RunKey) -> Lookup {
+        use std::os::unix::fs::OpenOptionsExt;
         let path = self.path(key);
-        let file = match std::fs::File::open(&path) {
+        // Not following a link, and not waiting on a FIFO.
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+        {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Missing,
             Err(e) => return Lookup::Corrupt(format!("{}: cannot read: {e}", path.display())),
         };
+        match file.metadata() {
+            Ok(m) if m.is_file() && m.len() <= MAX_ENTRY_BYTES => {}
+            Ok(m) if m.is_file() => {
+                return Lookup::Corrupt(format!(
+                    "{}: {} bytes, more than a stored run may have ({MAX_ENTRY_BYTES})",
+                    path.display(),
+                    m.len()
+                ))
+            }
+            Ok(_) => return Lookup::Corrupt(format!("{}: not a regular file", path.display())),
+            Err(e) => return Lookup::Corrupt(format!("{}: cannot read: {e}", path.display())),
+        }
         let mut bytes = Vec::new();
-        if let Err(e) = snap::read::FrameDecoder::new(std::io::BufReader::new(file)).read_to_end(&mut bytes) {
+        let decoder = snap::read::FrameDecoder::new(std::io::BufReader::new(file));
+        if let Err(e) = decoder.take(MAX_DECODED_BYTES + 1).read_to_end(&mut bytes) {
             return Lookup::Corrupt(format!("{}: cannot decompress: {e}", path.display()));
+        }
+        if bytes.len() as u64 > MAX_DECODED_BYTES {
+            return Lookup::Corrupt(format!(
+                "{}: decompresses to more than a stored run may hold ({MAX_DECODED_BYTES} bytes)",
+                path.display()
+            ));
         }
         let stored: StoredRun = match ciborium::from_reader(&bytes[..]) {
             Ok(s) => s,
@@ -312,6 +372,20 @@ impl Store {
             let buffered = w.into_inner().map_err(|e| e.into_error())?;
             buffered.into_inner().map_err(|e| e.into_error())?.sync_all()
         })();
+        // Something that is not a file where the run goes (a directory, a
+        // link, a FIFO): moved aside, kept, and the run stored in its place.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            let aside = parent.join(format!(
+                "{}.displaced.{}.{}",
+                key.address,
+                std::process::id(),
+                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            if let Err(e) = std::fs::rename(&path, &aside) {
+                let _ = std::fs::remove_file(&temp);
+                return Err(fail("moving aside what is not a stored run at", e));
+            }
+        }
         if let Err(e) = written.and_then(|()| std::fs::rename(&temp, &path)) {
             let _ = std::fs::remove_file(&temp);
             return Err(fail("writing a finished run", e));
@@ -333,6 +407,9 @@ pub struct StoreTally {
     pub stale: Vec<String>,
     /// Stored files that could not be read (run again), why.
     pub corrupt: Vec<String>,
+    /// Finished runs that could not be kept (the experiment went on), why.
+    #[serde(default)]
+    pub unsaved: Vec<String>,
 }
 
 impl StoreTally {
@@ -343,6 +420,7 @@ impl StoreTally {
         self.reused_from_other_revisions += other.reused_from_other_revisions;
         self.stale.extend(other.stale);
         self.corrupt.extend(other.corrupt);
+        self.unsaved.extend(other.unsaved);
     }
 
     /// The reasons sorted: jobs finish in any order, and the report must
@@ -350,6 +428,7 @@ impl StoreTally {
     pub fn sorted(mut self) -> StoreTally {
         self.stale.sort();
         self.corrupt.sort();
+        self.unsaved.sort();
         self
     }
 
@@ -364,9 +443,13 @@ impl StoreTally {
                 self.reused_from_other_revisions
             ));
         }
-        for (what, list) in [("stale (another version or model revision)", &self.stale), ("corrupt", &self.corrupt)] {
+        for (what, list) in [
+            ("stored runs stale (another version or model revision), run again", &self.stale),
+            ("stored runs corrupt, run again", &self.corrupt),
+            ("finished runs not kept in the store", &self.unsaved),
+        ] {
             if !list.is_empty() {
-                s.push_str(&format!("; {} stored runs {what}, run again: {}", list.len(), list[0]));
+                s.push_str(&format!("; {} {what}: {}", list.len(), list[0]));
                 if list.len() > 1 {
                     s.push_str(&format!(" (and {} more)", list.len() - 1));
                 }

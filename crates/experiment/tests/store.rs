@@ -143,6 +143,65 @@ fn a_damaged_stored_run_is_reported_and_run_again() {
     assert!(matches!(store.load(&key), Lookup::Hit(..)), "rewritten whole");
 }
 
+/// What is not a stored run where one should be (a directory, a FIFO, a
+/// link) is run again, never waited on or fatal (issue 26); a directory is
+/// moved aside, kept, and the run stored in its place; a store that cannot
+/// keep a run says so and the experiment still ends with every result.
+#[test]
+fn an_entry_that_is_not_a_file_is_run_again_never_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let e = experiment(&[150.0], 3);
+    let first = run_with(&e, &store, Counting::default()).0.unwrap();
+    let key = |rep: u64| {
+        let mut scenario = first.points[0].scenario.clone();
+        scenario.seed += rep;
+        store.key("sim", &scenario)
+    };
+    let (dir_key, fifo_key, link_key) = (key(0), key(1), key(2));
+    std::fs::remove_file(store.path(&dir_key)).unwrap();
+    std::fs::create_dir(store.path(&dir_key)).unwrap();
+    std::fs::write(store.path(&dir_key).join("user data"), b"kept").unwrap();
+    std::fs::remove_file(store.path(&fifo_key)).unwrap();
+    nix::unistd::mkfifo(&store.path(&fifo_key), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::remove_file(store.path(&link_key)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", store.path(&link_key)).unwrap();
+    let t0 = std::time::Instant::now();
+    for k in [&dir_key, &fifo_key, &link_key] {
+        assert!(matches!(store.load(k), Lookup::Corrupt(_)), "{}", store.path(k).display());
+    }
+    assert!(t0.elapsed() < std::time::Duration::from_secs(1), "nothing waited on or read forever");
+    let (results, executed) = run_with(&e, &store, Counting::default());
+    let tally = results.unwrap().store.unwrap();
+    assert_eq!((executed, tally.corrupt.len(), tally.unsaved.len()), (3, 3, 0), "{}", tally.summary_line());
+    for k in [&dir_key, &fifo_key, &link_key] {
+        assert!(matches!(store.load(k), Lookup::Hit(..)), "stored again: {}", store.path(k).display());
+    }
+    let parent = store.path(&dir_key).parent().unwrap().to_path_buf();
+    let aside: Vec<_> = std::fs::read_dir(&parent)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".displaced."))
+        .collect();
+    assert!(aside.iter().any(|p| p.join("user data").exists()), "the directory is kept aside: {aside:?}");
+
+    // A store that cannot keep runs (its directory read-only, as another
+    // user): said, and every result is still there. (Root ignores modes.)
+    if !nix::unistd::geteuid().is_root() {
+        let ro = tempfile::tempdir().unwrap();
+        let ro_store = Store::open(&ro.path().join("store")).unwrap();
+        std::fs::create_dir(ro_store.dir()).unwrap();
+        std::fs::set_permissions(ro_store.dir(), std::os::unix::fs::PermissionsExt::from_mode(0o500)).unwrap();
+        let (results, executed) = run_with(&e, &ro_store, Counting::default());
+        let results = results.unwrap();
+        assert_eq!((executed, results.runs.len()), (3, 3));
+        let tally = results.store.unwrap();
+        assert_eq!(tally.unsaved.len(), 3, "{}", tally.summary_line());
+        assert!(tally.summary_line().contains("3 finished runs not kept in the store"), "{}", tally.summary_line());
+        std::fs::set_permissions(ro_store.dir(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    }
+}
+
 /// A stored file's CBOR as a value, and back.
 fn read_value(path: &Path) -> ciborium::Value {
     let file = std::fs::File::open(path).unwrap();

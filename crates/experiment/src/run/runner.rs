@@ -250,7 +250,10 @@ pub fn run_job(
         RunError::Backend(why) => ExperimentError::Backend(why),
     })?;
     if let (Some((store, _)), Some(key)) = (store, &key) {
-        store.save(key, &report).map_err(|e| ExperimentError::Backend(e.to_string()))?;
+        // A run that cannot be kept is still a result: said, never fatal.
+        if let Err(e) = store.save(key, &report) {
+            tally.unsaved.push(e.to_string());
+        }
     }
     tally.executed += 1;
     Ok((RunOutcome { point: p, rep, seed, report, provenance: Provenance::this_build() }, tally))
