@@ -9,18 +9,23 @@ fn run(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-#[test]
-fn a_rerun_reuses_the_store_and_no_store_runs_again() {
-    let dir = std::env::temp_dir().join(format!("meshbed-cli-store-{}", std::process::id()));
+/// A fresh directory named for `tag` holding the experiment `e.toml`.
+fn experiment_dir(tag: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("meshbed-cli-store-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("e.toml");
-    std::fs::write(
-        &file,
+    std::fs::write(&file, text).unwrap();
+    (dir, file)
+}
+
+#[test]
+fn a_rerun_reuses_the_store_and_no_store_runs_again() {
+    let (dir, file) = experiment_dir(
+        "rerun",
         "duration_s = 0.5\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
          [[flows]]\nsrc = 0\ndst = 2\n[experiment]\nname = \"t\"\nrepetitions = 2\n",
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
     let args = ["experiment", "run", file.to_str().unwrap(), "--out", out.to_str().unwrap()];
     let store = out.join("store").display().to_string();
@@ -40,18 +45,13 @@ fn a_rerun_reuses_the_store_and_no_store_runs_again() {
 /// second waits for the store, then reuses what the first kept (issue 26).
 #[test]
 fn two_runs_on_one_store_compute_each_run_once() {
-    let dir = std::env::temp_dir().join(format!("meshbed-cli-store-twice-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("e.toml");
     // Long enough (seconds) that the two overlap.
-    std::fs::write(
-        &file,
+    let (dir, file) = experiment_dir(
+        "twice",
         "duration_s = 60.0\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200.0\n\
          [[flows]]\nsrc = 0\ndst = 3\nprotocol = \"tcp-newreno\"\nbytes = 50000000\n\
          [experiment]\nname = \"t\"\nrepetitions = 6\n",
-    )
-    .unwrap();
+    );
     let store = dir.join("store");
     let start = |out: &str| {
         Command::new(env!("CARGO_BIN_EXE_meshbed"))

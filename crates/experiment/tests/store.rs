@@ -123,15 +123,20 @@ fn a_new_model_revision_runs_everything_again() {
     assert_eq!((executed, results.unwrap().store.unwrap().stale.len()), (4, 4));
 }
 
+/// The store key of repetition `rep` of the first point of `results`.
+fn rep_key(store: &Store, results: &run::Results, rep: u64) -> store::RunKey {
+    let mut scenario = results.points[0].scenario.clone();
+    scenario.seed += rep;
+    store.key("sim", &scenario)
+}
+
 #[test]
 fn a_damaged_stored_run_is_reported_and_run_again() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let e = experiment(&[150.0], 2);
     let first = run_with(&e, &store, Counting::default()).0.unwrap();
-    let mut scenario = first.points[0].scenario.clone();
-    scenario.seed += 1;
-    let key = store.key("sim", &scenario);
+    let key = rep_key(&store, &first, 1);
     let path = store.path(&key);
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
@@ -153,12 +158,8 @@ fn an_entry_that_is_not_a_file_is_run_again_never_fatal() {
     let store = Store::open(dir.path()).unwrap();
     let e = experiment(&[150.0], 3);
     let first = run_with(&e, &store, Counting::default()).0.unwrap();
-    let key = |rep: u64| {
-        let mut scenario = first.points[0].scenario.clone();
-        scenario.seed += rep;
-        store.key("sim", &scenario)
-    };
-    let (dir_key, fifo_key, link_key) = (key(0), key(1), key(2));
+    let (dir_key, fifo_key, link_key) =
+        (rep_key(&store, &first, 0), rep_key(&store, &first, 1), rep_key(&store, &first, 2));
     std::fs::remove_file(store.path(&dir_key)).unwrap();
     std::fs::create_dir(store.path(&dir_key)).unwrap();
     std::fs::write(store.path(&dir_key).join("user data"), b"kept").unwrap();

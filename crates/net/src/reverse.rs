@@ -111,18 +111,12 @@ mod tests {
         stream
     }
 
-    fn scratch(tag: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("meshbed-net-reverse-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     #[test]
     fn a_receiver_takes_a_request_only_when_allowed_and_writes_nothing() {
         let r = ReverseRequest { port: 9000, duration: Duration::from_secs(3) };
         let stream = request_stream(&r);
-        let dir = scratch("allowed");
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().to_path_buf();
         let directory = || SinkKind::Directory { dir: dir.clone(), overwrite: false };
         // Not allowed (the default): refused at the header, saying how to allow it.
         let err = Sink::new(directory()).write(&stream).unwrap_err();
@@ -149,7 +143,6 @@ mod tests {
         let zero_port = request_stream(&ReverseRequest { port: 0, duration: Duration::from_secs(1) });
         let err = Sink::new(directory()).allowing_reverse(true).write(&zero_port).unwrap_err();
         assert!(err.to_string().contains("port 0"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -142,13 +142,6 @@ mod tests {
     /// A key `meshbed keygen` could have written.
     const HEX: &[u8] = b"3f9a0c1e7b2d48a65c0e9f1d2b3a4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d";
 
-    fn scratch() -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("meshbed-psk-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     #[test]
     fn random_keys_are_taken_and_guessable_ones_refused_with_the_reason() {
         assert!(Psk::from_bytes(HEX).is_ok());
@@ -170,7 +163,8 @@ mod tests {
 
     #[test]
     fn key_files_are_checked_never_printed_and_keygen_writes_one_only_its_owner_reads() {
-        let dir = scratch();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         let file = dir.join("key");
         Psk::generate_file(&file).unwrap();
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
@@ -195,11 +189,10 @@ mod tests {
         std::fs::set_permissions(&long, std::fs::Permissions::from_mode(0o600)).unwrap();
         let err = Psk::from_file(&long).unwrap_err().to_string();
         assert!(err.contains(&long.display().to_string()) && err.contains("bytes"), "{err}");
-        assert!(matches!(Psk::from_file(&dir), Err(AuthError::NotAFile(_))));
+        assert!(matches!(Psk::from_file(dir), Err(AuthError::NotAFile(_))));
         assert!(matches!(Psk::from_file(&dir.join("absent")), Err(AuthError::Io { .. })));
         let fifo = dir.join("fifo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(matches!(Psk::from_file(&fifo), Err(AuthError::NotAFile(_))));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
