@@ -135,10 +135,11 @@ fn eighty_small_files_in_a_row_all_complete() {
 }
 
 /// A receiver whose only slot is taken by a transfer that is making
-/// progress refuses the next one explicitly; the sender says so and makes
-/// no further attempt, whatever `retries` says.
+/// progress refuses the next one explicitly. The refusal is advisory (it
+/// could be forged): the sender backs off and asks again for as long as its
+/// timeout allows, then fails saying the receiver was busy.
 #[test]
-fn a_sender_refused_at_capacity_fails_at_once_with_receiver_busy() {
+fn a_sender_refused_at_capacity_backs_off_and_fails_with_receiver_busy() {
     let dir = temp_dir("busy");
     let mut o = receive_options(&dir);
     o.max_connections = 1;
@@ -150,12 +151,45 @@ fn a_sender_refused_at_capacity_fails_at_once_with_receiver_busy() {
     occupant.send(0, atp_id(7), 0, &header);
     assert!(occupant.feedback_ack().is_some(), "the occupant's transfer is open");
     let mut o = send_options();
-    o.retries = 3;
+    o.timeout = Duration::from_secs(2);
+    o.retry_delay = Duration::from_millis(200);
+    let started = Instant::now();
     let err = send(Payload::from_bytes("late.bin", b"late").unwrap(), receiver.addr, &o, &mut |_| {}).unwrap_err();
     let message = err.to_string();
     assert!(message.contains("receiver busy") && message.contains("transfer limit"), "{message}");
-    assert_eq!(err.report().unwrap().attempts, 1, "no retry after a busy refusal");
+    // Asked at 0, 0.2, 0.6 and 1.4 s; another wait of 0.8 s would end
+    // past the 2 s timeout.
+    assert_eq!(err.report().unwrap().attempts, 4, "{message}");
+    assert!(started.elapsed() >= Duration::from_millis(1400), "{:?}", started.elapsed());
     assert!(!dir.join("late.bin").exists());
+    let counters = receiver.stop();
+    assert!(counters.over_capacity >= 4, "{counters:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same refusal while the slot frees up: the sender's later attempt
+/// gets in and the file arrives.
+#[test]
+fn a_sender_refused_at_capacity_gets_in_once_the_slot_frees() {
+    let dir = temp_dir("busy-then-free");
+    let mut o = receive_options(&dir);
+    o.max_connections = 1;
+    o.stalled_after = Duration::from_secs(60);
+    o.timeout = Duration::from_millis(800);
+    let receiver = RunningReceiver::start(o);
+    let occupant = RawPeer::new(2, receiver.addr);
+    let header = StreamHeader { name: "big".into(), size: 1 << 30, sha256: [0; 32] }.encode();
+    occupant.send(Control::SYN, atp_id(8), 0, &[]);
+    occupant.send(0, atp_id(8), 0, &header);
+    assert!(occupant.feedback_ack().is_some(), "the occupant's transfer is open");
+    // The occupant then goes silent: the receiver times it out after 0.8 s.
+    let mut o = send_options();
+    o.retry_delay = Duration::from_millis(200);
+    let data = content(50_000, 9);
+    let report = send(Payload::from_bytes("late.bin", &data).unwrap(), receiver.addr, &o, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(report.attempts >= 2, "refused first: {}", report.attempts);
+    assert!(std::fs::read(dir.join("late.bin")).unwrap() == data);
     let counters = receiver.stop();
     assert!(counters.over_capacity >= 1, "{counters:?}");
     std::fs::remove_dir_all(&dir).unwrap();

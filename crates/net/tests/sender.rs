@@ -233,3 +233,67 @@ fn a_wrong_key_or_no_key_moves_nothing() {
         assert!(names(&dir).is_empty(), "nothing written");
     }
 }
+
+/// Issue 26, without `--psk`: an attacker who does not know where the
+/// sender's acknowledgements stand answers data with RSTs (below, inside and
+/// beyond the window) and busy RSTs. Only an RST at exactly the oldest
+/// unacknowledged sequence ends a sender (RFC 5961 §3), so every transfer
+/// completes, the file intact, and the forgeries are counted.
+#[test]
+fn blind_resets_and_busy_refusals_do_not_end_a_transfer_without_a_key() {
+    for (i, protocol) in [Protocol::AtpAdaptive, Protocol::TcpNewReno, Protocol::Mtl].into_iter().enumerate() {
+        let dir = temp_dir(&format!("blind-rst-{protocol}"));
+        let data = content(300_000, 90 + i as u64);
+        let receiver = RunningReceiver::start(receive_options(&dir));
+        let shim = Shim::start(receiver.addr, Impairments { seed: 7, loss: 0.02, ..Impairments::default() });
+        let mut n = 0u64;
+        shim.set_forger(Box::new(move |bytes: &[u8]| {
+            let (repr, payload) = parse_datagram(bytes).ok()?;
+            n += 1;
+            // Inside the window but off any segment boundary, far beyond
+            // it, and a busy refusal naming a guess.
+            let end = repr.seq + payload.len() as u64;
+            match n % 3 {
+                0 => plain(bytes, Control::RST, 0, end + 1, &[]),
+                1 => plain(bytes, Control::RST, 0, end + (1 << 40), &[]),
+                _ => plain(bytes, Control::RST, 0, 12_345, &[1]),
+            }
+        }));
+        let report = send(Payload::from_bytes("f.bin", &data).unwrap(), shim.addr, &options(protocol), &mut |_| {})
+            .unwrap_or_else(|e| panic!("{protocol}: {e}"));
+        assert_eq!(report.attempts, 1, "{protocol}");
+        assert!(report.resets_ignored > 100, "{protocol}: {}", report.resets_ignored);
+        let reports = receiver.wait_for(1, Duration::from_secs(10));
+        assert!(reports[0].ok, "{protocol}: {:?}", reports[0].error);
+        assert!(std::fs::read(dir.join("f.bin")).unwrap() == data, "{protocol}: content differs");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Issue 26, without `--psk`: an on-path attacker answers the first SYN
+/// with a busy RST naming it exactly. Busy is advisory: the sender backs off
+/// and asks again, and the transfer completes on its second attempt (it
+/// used to end at once, blaming the receiver, whatever `--retries` said).
+#[test]
+fn a_forged_busy_refusal_costs_a_backoff_not_the_transfer() {
+    let dir = temp_dir("forged-busy");
+    let data = content(20_000, 95);
+    let receiver = RunningReceiver::start(receive_options(&dir));
+    let shim = Shim::start(receiver.addr, Impairments { seed: 3, ..Impairments::default() });
+    let mut forged = false;
+    shim.set_forger(Box::new(move |bytes: &[u8]| {
+        let (repr, _) = parse_datagram(bytes).ok()?;
+        if forged || !repr.control.contains(Control::SYN) {
+            return None;
+        }
+        forged = true;
+        plain(bytes, Control::RST, 0, repr.seq, &[1])
+    }));
+    let mut o = options(Protocol::AtpAdaptive);
+    o.retry_delay = Duration::from_millis(100);
+    let report = send(Payload::from_bytes("f.bin", &data).unwrap(), shim.addr, &o, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.attempts, 2);
+    assert!(std::fs::read(dir.join("f.bin")).unwrap() == data);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

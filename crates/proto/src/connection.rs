@@ -226,6 +226,15 @@ impl ReceiverEngine {
     pub fn take_delivered(&mut self) -> Vec<u8> {
         self.engine().take_delivered()
     }
+    /// The next byte it expects in order (the cumulative ack; TCP's
+    /// `rcv_nxt`): what a reset to its sender names.
+    pub fn next_expected(&self) -> u64 {
+        match self {
+            ReceiverEngine::Atp(e) => e.next_expected(),
+            ReceiverEngine::Tcp(e) => e.next_expected(),
+            ReceiverEngine::Mtl(e) => e.next_expected(),
+        }
+    }
     /// The memory its out-of-order bytes are charged ([`crate::reorder`]).
     pub fn reorder_charge(&self) -> u64 {
         match self {

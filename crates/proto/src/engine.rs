@@ -151,6 +151,14 @@ pub struct Stats {
     /// receive buffer is full of bytes the application has not read yet (a
     /// slow reader; ATP's `set_receive_buffer`, TCP's window).
     pub dropped_over_buffer_limit: u64,
+    /// RSTs ignored because they did not name the sequence this end holds
+    /// (RFC 5961 §3; also counted as dropped): a sender takes an RST only at
+    /// exactly its oldest unacknowledged sequence, a receiver only within
+    /// its window.
+    pub resets_ignored: u64,
+    /// Sender: RSTs within the window but not exactly at its start, answered
+    /// by sending that sequence again (RFC 5961 §3.2's challenge).
+    pub reset_challenges: u64,
 }
 
 /// The engine surface. See the module doc for the calling order.

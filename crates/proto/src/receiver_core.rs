@@ -288,6 +288,11 @@ impl<C: ReceiveControl> Receiver<C> {
         self.core.stream.delivered.len()
     }
 
+    /// The next byte expected in order ([`Reassembly::next`]).
+    pub fn next_expected(&self) -> u64 {
+        self.core.stream.next
+    }
+
     /// The memory the out-of-order bytes are charged (see [`crate::reorder`]).
     pub fn reorder_charge(&self) -> u64 {
         self.core.stream.out_of_order.charge()
@@ -308,6 +313,11 @@ impl<C: ReceiveControl> Receiver<C> {
     }
 }
 
+/// How far beyond the next byte expected a sender's RST may name its
+/// highest sequence: what a fast sender may have in flight (64 MiB: a
+/// second at 500 Mbit/s).
+const RESET_WINDOW_BYTES: u64 = 64 << 20;
+
 #[allow(private_bounds)]
 impl<C: ReceiveControl> Engine for Receiver<C> {
     fn handle_input(&mut self, now: Instant, datagram: &[u8]) {
@@ -319,11 +329,23 @@ impl<C: ReceiveControl> Engine for Receiver<C> {
             core.stats.dropped_datagrams += 1;
             return;
         }
-        core.last_heard = now;
         if repr.control.contains(Control::RST) {
+            // docs/PROTOCOLS.md §6, "Resets": a sender's RST names one past
+            // the highest sequence it sent, which is at or beyond the next
+            // byte expected and at most a window beyond it (RFC 793 §3.4's
+            // window check: the sender that sent it has left, so there is
+            // no one to answer RFC 5961's challenge).
+            let next = core.stream.next;
+            if repr.seq < next || repr.seq - next > RESET_WINDOW_BYTES {
+                core.stats.dropped_datagrams += 1;
+                core.stats.resets_ignored += 1;
+                return;
+            }
+            core.last_heard = now;
             self.fail(FailReason::Reset);
             return;
         }
+        core.last_heard = now;
         self.control.on_packet(core, now, &repr, payload);
         self.control.refresh_timers(&mut self.core);
     }

@@ -28,7 +28,7 @@ use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, RouteNotice, Stat
 use crate::engine_core::{EngineCore, Phase};
 use crate::stream::{CommitToken, SendBuffer, SendStream};
 use crate::timer::TimerId;
-use crate::wire::{Control, Repr};
+use crate::wire::{Control, Repr, ResetAt};
 use meshbed_core::{Duration, Instant};
 
 /// The timers every sender has: slots of its protocol's timer enum.
@@ -70,13 +70,15 @@ pub(crate) struct StreamEnd {
     /// How long the commit confirmation may take once every byte is
     /// acknowledged: the idle time.
     confirm_wait: Duration,
+    /// When an RST inside the window last drew a challenge.
+    last_challenge: Option<Instant>,
 }
 
 impl StreamEnd {
     /// A stream whose commit confirmation, once required, may take
     /// `confirm_wait` after every byte is acknowledged.
     pub(crate) fn new(confirm_wait: Duration) -> Self {
-        StreamEnd { fin_sent_at: None, commit_token: None, confirm_wait }
+        StreamEnd { fin_sent_at: None, commit_token: None, confirm_wait, last_challenge: None }
     }
 }
 
@@ -172,6 +174,14 @@ pub(crate) trait SendControl {
     /// Whether a datagram (`ours`: this connection's protocol and id) is
     /// taken; screened before anything else, in the protocol's own order.
     fn screen(&self, core: &SenderCore<Self::Timer>, ours: bool, repr: &Repr) -> Screen;
+    /// The sequences an RST is judged by (RFC 5961 §3): the oldest one not
+    /// acknowledged, and one past the highest sent (TCP's `snd_una` and
+    /// `snd_max`; ATP's and MTL's cumulative ack and sent end).
+    fn reset_window(&self) -> (u64, u64);
+    /// An RST in the window but not at its start: send the sequence at its
+    /// start again now (RFC 5961 §3.2's challenge), so that a receiver that
+    /// really lost the connection answers with an RST naming it exactly.
+    fn on_reset_challenge(&mut self, core: &mut SenderCore<Self::Timer>, now: Instant);
     /// The peer was heard from (an accepted datagram, RST included).
     fn on_heard(&mut self, _core: &mut SenderCore<Self::Timer>, _now: Instant) {}
     /// An accepted datagram other than RST.
@@ -254,12 +264,32 @@ impl<C: SendControl> Engine for Sender<C> {
                 return;
             }
         }
-        core.last_heard = now;
-        self.control.on_heard(core, now);
         if repr.control.contains(Control::RST) {
+            // docs/PROTOCOLS.md §6, "Resets": only an RST naming exactly the
+            // oldest unacknowledged sequence ends the connection; one inside
+            // the window draws a challenge, at most one per RTT-scale
+            // interval (RFC 5961 §7 limits challenges too).
+            let (una, max) = self.control.reset_window();
+            if repr.ack != una {
+                core.stats.dropped_datagrams += 1;
+                core.stats.resets_ignored += 1;
+                let in_window = repr.ack > una && repr.ack <= max;
+                let due = core.stream.last_challenge.is_none_or(|t| now.saturating_since(t) >= CHALLENGE_INTERVAL);
+                if in_window && due {
+                    core.stream.last_challenge = Some(now);
+                    core.stats.reset_challenges += 1;
+                    self.control.on_reset_challenge(core, now);
+                    self.control.refresh_timers(&mut self.core);
+                }
+                return;
+            }
+            core.last_heard = now;
+            self.control.on_heard(core, now);
             self.fail(now, FailReason::of_reset(datagram));
             return;
         }
+        core.last_heard = now;
+        self.control.on_heard(core, now);
         // Screening took datagrams for an open connection only, so one
         // closed now finished on this feedback.
         self.control.on_feedback(core, now, &repr, payload);
@@ -346,4 +376,13 @@ impl<C: SendControl> SendStream for Sender<C> {
     fn require_commit_token(&mut self, token: CommitToken) {
         self.core.stream.commit_token = Some(token);
     }
+    fn reset_at(&self) -> ResetAt {
+        ResetAt::to_receiver(self.control.reset_window().1)
+    }
 }
+
+/// At most one challenge (a re-sent oldest sequence answering an RST inside
+/// the window) per this long: a flood of forged RSTs costs the sender one
+/// retransmission per 100 ms, the receiver's own interval between resets of
+/// one connection (`crate::endpoint`).
+const CHALLENGE_INTERVAL: Duration = Duration::from_millis(100);

@@ -40,6 +40,9 @@ pub trait SendStream: Engine {
     /// until it does the transfer is not finished, and a wrong token is a
     /// protocol violation (counted, ignored).
     fn require_commit_token(&mut self, token: CommitToken);
+    /// What an RST from this sender to its receiver names: one past the
+    /// highest sequence sent (the receiver takes it only within its window).
+    fn reset_at(&self) -> crate::wire::ResetAt;
 }
 
 /// What a driver can do with a receiver besides the [`Engine`] surface.

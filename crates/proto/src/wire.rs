@@ -358,17 +358,40 @@ impl ResetReason {
     }
 }
 
+/// The sequence numbers an RST names, so that its receiver can tell it from
+/// a blind forgery (RFC 5961 §3): a receiver's RST to a sender names, in
+/// `ack`, the next byte it expects (for a connection it has) or the `seq` of
+/// the datagram it answers (for one it does not); a sender's RST to a
+/// receiver names, in `seq`, one past the highest sequence it sent.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResetAt {
+    pub seq: u64,
+    pub ack: u64,
+}
+
+impl ResetAt {
+    /// From a receiver: the sequence the sender must hold exactly.
+    pub fn to_sender(ack: u64) -> ResetAt {
+        ResetAt { seq: 0, ack }
+    }
+    /// From a sender: one past the highest sequence it sent.
+    pub fn to_receiver(seq: u64) -> ResetAt {
+        ResetAt { seq, ack: 0 }
+    }
+}
+
 impl Repr {
-    /// An RST for `connection_id`; with a reason, its payload is the one
-    /// reason byte ([`Repr::emit_reset`] writes it).
-    pub fn reset(protocol: ProtocolId, connection_id: u32, reason: Option<ResetReason>) -> Repr {
+    /// An RST for `connection_id` at `at` (docs/PROTOCOLS.md §6, "Resets":
+    /// RFC 5961 §3's check of the sequence an RST names); with a reason, its
+    /// payload is the one reason byte ([`Repr::emit_reset`] writes it).
+    pub fn reset(protocol: ProtocolId, connection_id: u32, at: ResetAt, reason: Option<ResetReason>) -> Repr {
         Repr {
             protocol,
             control: Control(Control::RST),
             hop_count: 0,
             connection_id,
-            seq: 0,
-            ack: 0,
+            seq: at.seq,
+            ack: at.ack,
             d_max_us: 0,
             d_s_us: 0,
             sack_blocks: Vec::new(),
@@ -378,8 +401,14 @@ impl Repr {
 
     /// Writes a whole RST (header and reason byte) into `buf`, which must be
     /// at least `HEADER_LEN + 1` bytes; returns its length.
-    pub fn emit_reset(buf: &mut [u8], protocol: ProtocolId, connection_id: u32, reason: Option<ResetReason>) -> usize {
-        let repr = Repr::reset(protocol, connection_id, reason);
+    pub fn emit_reset(
+        buf: &mut [u8],
+        protocol: ProtocolId,
+        connection_id: u32,
+        at: ResetAt,
+        reason: Option<ResetReason>,
+    ) -> usize {
+        let repr = Repr::reset(protocol, connection_id, at, reason);
         repr.emit(buf);
         if let Some(reason) = reason {
             buf[repr.header_len()] = reason as u8;
@@ -515,16 +544,20 @@ mod tests {
     #[test]
     fn a_busy_reset_is_an_rst_with_one_reason_byte() {
         let mut buf = [0xffu8; 64];
-        let len = Repr::emit_reset(&mut buf, ProtocolId::Tcp, 0x4000_0001, Some(ResetReason::Busy));
+        let len =
+            Repr::emit_reset(&mut buf, ProtocolId::Tcp, 0x4000_0001, ResetAt::to_sender(7), Some(ResetReason::Busy));
         let mut expected = vec![2, 1, 0x04, 0, 0, 0, 0, 0, 0x40, 0, 0, 1];
-        expected.extend_from_slice(&[0; 24]);
+        // seq 0, ack 7 (the sequence the sender must hold), no stamps.
+        expected.extend_from_slice(&[0; 8]);
+        expected.extend_from_slice(&7u64.to_be_bytes());
+        expected.extend_from_slice(&[0; 8]);
         expected.push(1);
         assert_eq!(&buf[..len], &expected[..]);
         let (repr, payload) = parse_datagram(&buf[..len]).unwrap();
         assert!(repr.control.contains(Control::RST));
         assert_eq!(ResetReason::from_payload(payload), Some(ResetReason::Busy));
         // A plain RST, an unknown code or a longer payload carry no reason.
-        let len = Repr::emit_reset(&mut buf, ProtocolId::Atp, 7, None);
+        let len = Repr::emit_reset(&mut buf, ProtocolId::Atp, 7, ResetAt::default(), None);
         assert_eq!(len, HEADER_LEN);
         for payload in [&[][..], &[0], &[2], &[1, 1]] {
             assert_eq!(ResetReason::from_payload(payload), None, "{payload:?}");

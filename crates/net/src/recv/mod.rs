@@ -301,9 +301,8 @@ impl ReceiverCore {
         if let Some((victim, mut conn, why)) = evicted {
             // Its sender is told the receiver is busy.
             let protection = std::mem::replace(&mut conn.app.protection, Protection::Plain);
-            let (to, victim_protocol) = (conn.peer, conn.protocol);
+            self.endpoint.reset_connection(now, victim, &conn, Some(ResetReason::Busy), protection);
             self.end(now, victim, conn, Some(why.to_string()));
-            self.endpoint.reset_connection(now, to, victim_protocol, victim, Some(ResetReason::Busy), protection);
         }
         let mut engine = self.engine_options.receiver(protocol, id, now);
         if matches!(self.options.sink, SinkKind::Directory { .. } | SinkKind::TimedOnly) {
@@ -483,18 +482,15 @@ impl ReceiverCore {
                 continue;
             }
             let mut conn = self.endpoint.remove(id).expect("listed");
-            let (peer, protocol) = (conn.peer, conn.protocol);
-            let reset = matches!(failure, Some((_, true)));
-            // A refused transfer's seal goes with its reset; a finished one
-            // keeps it to answer from the lingering table.
-            let protection =
-                if reset { std::mem::replace(&mut conn.app.protection, Protection::Plain) } else { Protection::Plain };
-            self.end(now, id, conn, failure.map(|(m, _)| m));
-            if reset {
+            if matches!(failure, Some((_, true))) {
                 // Tell the sender at once rather than let it finish or time
-                // out: its data was refused.
-                self.endpoint.reset_connection(now, peer, protocol, id, None, protection);
+                // out: its data was refused. The seal goes with the reset;
+                // a finished transfer keeps it to answer from the lingering
+                // table.
+                let protection = std::mem::replace(&mut conn.app.protection, Protection::Plain);
+                self.endpoint.reset_connection(now, id, &conn, None, protection);
             }
+            self.end(now, id, conn, failure.map(|(m, _)| m));
         }
         self.endpoint.poll_lingering(now);
         for report in std::mem::take(&mut self.reports) {

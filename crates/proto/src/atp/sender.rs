@@ -406,6 +406,16 @@ impl SendControl for AtpSendControl {
         self.segs.buf_mut()
     }
 
+    fn reset_window(&self) -> (u64, u64) {
+        (self.segs.acked(), self.segs.sent_end())
+    }
+    fn on_reset_challenge(&mut self, _core: &mut Core, _now: Instant) {
+        let first = self.segs.first_unacked();
+        if first < self.segs.next_new() {
+            self.segs.queue_retransmission(first);
+        }
+    }
+
     fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> Screen {
         // Feedback about bytes never sent did not come from our receiver:
         // ignore all of it (issue 9: a forged ack must not end a transfer).

@@ -33,7 +33,7 @@
 
 use crate::connection::{protocol_of, wire_id, wire_matches, ReceiverEngine};
 use crate::engine::Protocol;
-use crate::wire::{Control, Packet, ProtocolId, Repr, ResetReason};
+use crate::wire::{Control, Packet, ProtocolId, Repr, ResetAt, ResetReason};
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -213,6 +213,7 @@ struct PendingReset<P, S> {
     peer: P,
     protocol: ProtocolId,
     connection_id: u32,
+    at: ResetAt,
     reason: Option<ResetReason>,
     seal: S,
 }
@@ -405,7 +406,9 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
                 && !c.contains(Control::FIN)
                 && !c.contains(Control::SYN);
             if !c.contains(Control::SACK_OPT) && !tcp_ack && !c.contains(Control::RST) {
-                self.queue_reset(now, peer, repr.protocol, id, None, seal, true);
+                // Naming the datagram it answers: the sender takes it only
+                // if that is the sequence it holds exactly (RFC 5961 §3).
+                self.queue_reset(now, peer, repr.protocol, id, ResetAt::to_sender(repr.seq), None, seal, true);
             }
             return Incoming::Stray;
         }
@@ -420,7 +423,8 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         let Ok(evicted) = self.make_room(now, peer) else {
             self.counters.over_capacity += 1;
             if !c.contains(Control::RST) {
-                self.queue_reset(now, peer, repr.protocol, id, Some(ResetReason::Busy), seal, true);
+                let at = ResetAt::to_sender(repr.seq);
+                self.queue_reset(now, peer, repr.protocol, id, at, Some(ResetReason::Busy), seal, true);
             }
             return Incoming::Refused;
         };
@@ -532,19 +536,22 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         });
     }
 
-    /// Queues a reset for `connection_id` at `peer`, a connection this
-    /// endpoint had (evicted, or ended by the driver). At most one per id
-    /// per 100 ms; plain resets only with `reset_unknown`.
+    /// Queues a reset for `conn` (`connection_id`), a connection this
+    /// endpoint had (evicted, or ended by the driver), naming the next byte
+    /// it expected: its sender takes the reset if that is exactly where its
+    /// acknowledgements stand, and otherwise sends that byte again, which
+    /// the reset of a connection no longer here then names (RFC 5961 §3).
+    /// At most one per id per 100 ms; plain resets only with `reset_unknown`.
     pub fn reset_connection(
         &mut self,
         now: Instant,
-        peer: P,
-        protocol: Protocol,
         connection_id: u32,
+        conn: &Connection<P, C>,
         reason: Option<ResetReason>,
         seal: S,
     ) {
-        self.queue_reset(now, peer, wire_id(protocol), connection_id, reason, seal, false);
+        let at = ResetAt::to_sender(conn.engine.next_expected());
+        self.queue_reset(now, conn.peer, wire_id(conn.protocol), connection_id, at, reason, seal, false);
     }
 
     /// `stateless`: answers a datagram of no connection here, so draws from
@@ -556,6 +563,7 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         peer: P,
         protocol: ProtocolId,
         connection_id: u32,
+        at: ResetAt,
         reason: Option<ResetReason>,
         seal: S,
         stateless: bool,
@@ -575,13 +583,13 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
             self.last_reset.clear();
         }
         self.last_reset.insert(connection_id, now);
-        self.resets.push_back(PendingReset { peer, protocol, connection_id, reason, seal });
+        self.resets.push_back(PendingReset { peer, protocol, connection_id, at, reason, seal });
     }
 
     /// Writes the next queued reset into `buf` (at least the header long).
     pub fn poll_reset(&mut self, buf: &mut [u8]) -> Option<ResetTransmit<P, S>> {
         let r = self.resets.pop_front()?;
-        let len = Repr::emit_reset(buf, r.protocol, r.connection_id, r.reason);
+        let len = Repr::emit_reset(buf, r.protocol, r.connection_id, r.at, r.reason);
         Some(ResetTransmit { peer: r.peer, connection_id: r.connection_id, len, seal: r.seal })
     }
     pub fn has_pending_resets(&self) -> bool {

@@ -49,7 +49,7 @@ fn deliver(ep: &mut Ep, now: Instant, from: SocketAddr, datagram: &[u8], instanc
         Incoming::Refused => Outcome::Refused,
         Incoming::Accept { protocol, evicted, .. } => {
             let evicted = evicted.map(|(victim, conn, why)| {
-                ep.reset_connection(now, conn.peer, conn.protocol, victim, Some(ResetReason::Busy), ());
+                ep.reset_connection(now, victim, &conn, Some(ResetReason::Busy), ());
                 (victim, why)
             });
             let engine = ReceiverEngine::new(&EngineConfig::new(protocol, |c| c, TcpConfig::default), id, now);
@@ -204,7 +204,10 @@ fn a_flood_of_unknown_datagrams_gets_at_most_the_reset_budget() {
     }
     assert_eq!(resets(&mut full).len(), burst);
     // A reset of a connection the endpoint had does not.
-    full.reset_connection(at(0), peer(9, 9), Protocol::AtpDefault, id(5000), Some(ResetReason::Busy), ());
+    let mut roomy = endpoint(|_| {});
+    assert_eq!(syn(&mut roomy, at(0), peer(9, 9), 5000), Outcome::Accepted(None));
+    let conn = roomy.remove(id(5000)).unwrap();
+    full.reset_connection(at(0), id(5000), &conn, Some(ResetReason::Busy), ());
     assert_eq!(resets(&mut full), vec![(peer(9, 9), id(5000), BUSY)]);
 }
 
@@ -288,4 +291,26 @@ fn the_reorder_budget_is_per_connection_and_shared() {
     // Removing B gives its share back too.
     ep.remove(id(2)).unwrap();
     assert_eq!(ep.counters().reorder_bytes, 0);
+}
+
+/// The sequence each reset names (RFC 5961 §3): a reset answering a
+/// datagram of no connection names that datagram's `seq`; a reset of a
+/// connection the endpoint had names the next byte it expected.
+#[test]
+fn a_reset_names_the_sequence_its_sender_must_hold() {
+    let mut ep = endpoint(|_| {});
+    let named = |ep: &mut Ep| {
+        let mut buf = [0u8; 1500];
+        let r = ep.poll_reset(&mut buf).expect("a reset");
+        parse_datagram(&buf[..r.len]).unwrap().0.ack
+    };
+    assert_eq!(data(&mut ep, at(0), peer(1, 1), 7, 4200, 100, false), Outcome::Stray);
+    assert_eq!(named(&mut ep), 4200);
+    assert_eq!(syn(&mut ep, at(0), peer(1, 1), 8), Outcome::Accepted(None));
+    assert_eq!(data(&mut ep, at(1), peer(1, 1), 8, 0, 300, false), Outcome::Known);
+    // Out of order: the connection still expects byte 300.
+    assert_eq!(data(&mut ep, at(2), peer(1, 1), 8, 600, 100, false), Outcome::Known);
+    let conn = ep.remove(id(8)).unwrap();
+    ep.reset_connection(at(3), id(8), &conn, None, ());
+    assert_eq!(named(&mut ep), 300);
 }

@@ -367,6 +367,16 @@ impl SendControl for MtlSendControl {
         self.segs.buf_mut()
     }
 
+    fn reset_window(&self) -> (u64, u64) {
+        (self.segs.acked(), self.segs.sent_end())
+    }
+    fn on_reset_challenge(&mut self, _core: &mut Core, _now: Instant) {
+        let first = self.segs.first_unacked();
+        if first < self.segs.next_new() {
+            self.segs.queue_retransmission(first);
+        }
+    }
+
     fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> Screen {
         let egn = repr.control.contains(Control::SACK_OPT);
         if !ours || core.is_closed() || !(egn || repr.control.contains(Control::RST)) {

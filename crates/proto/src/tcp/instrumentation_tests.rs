@@ -5,6 +5,7 @@
 use super::tests::*;
 use super::*;
 use crate::engine::{Engine, EngineEvent, TraceSample};
+use crate::sender_core::SendControl;
 use crate::wire::Control;
 
 // ------------------------------------- instrumentation (seed 002 §2, Figs. 2–3)
@@ -62,7 +63,8 @@ fn slow_start_entries_and_time_follow_a_scripted_loss_pattern() {
         ]
     );
     // The open period stops counting when the connection closes.
-    s.handle_input(ms(1_100), &datagram(Control::RST, 0, 0, &[]));
+    let (una, _) = s.control.reset_window();
+    s.handle_input(ms(1_100), &datagram(Control::RST, 0, una, &[]));
     assert_eq!(s.tcp_stats(ms(9_000)).slow_start_time, Duration::from_millis(450 + 50));
 }
 

@@ -648,6 +648,15 @@ impl SendControl for TcpSendControl {
         &mut self.buf
     }
 
+    fn reset_window(&self) -> (u64, u64) {
+        (self.snd_una, self.snd_max)
+    }
+    fn on_reset_challenge(&mut self, _core: &mut Core, _now: Instant) {
+        if self.snd_una < self.snd_max {
+            self.retransmit_head = true;
+        }
+    }
+
     fn screen(&self, core: &Core, ours: bool, _repr: &Repr) -> Screen {
         if !ours || core.is_closed() {
             return Screen::Stray;

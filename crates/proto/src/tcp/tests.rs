@@ -646,12 +646,61 @@ fn sender_finishes_only_when_the_fin_is_acknowledged() {
 
 #[test]
 fn reset_fails_the_connection() {
+    // Nothing sent yet: snd_una = snd_max = 1, the exact sequence.
     let mut s = established(TcpVariant::Tahoe, config(), 100);
-    s.handle_input(ms(150), &datagram(Control::RST, 1, 0, &[]));
+    s.handle_input(ms(150), &datagram(Control::RST, 0, 1, &[]));
     assert!(s.is_closed());
     assert!(events(&mut s).contains(&EngineEvent::Failed(FailReason::Reset)));
+    // A receiver expecting byte 1 takes an RST naming 1 as the sender's end.
     let mut r = listening(config());
-    r.handle_input(ms(150), &datagram(Control::RST, 0, 0, &[]));
+    r.handle_input(ms(150), &datagram(Control::RST, 1, 0, &[]));
+    assert!(events(&mut r).contains(&EngineEvent::Failed(FailReason::Reset)));
+}
+
+/// RFC 5961 §3: a sender takes an RST only at exactly `snd_una`; one inside
+/// `(snd_una, snd_max]` draws a re-sent head segment (at most one per
+/// 100 ms), anything else is ignored. Counted either way.
+#[test]
+fn a_reset_ends_the_sender_only_at_exactly_snd_una() {
+    let mut s = established(TcpVariant::NewReno, with_cwnd(4), 10_000);
+    let sent = drain(&mut s, ms(100));
+    assert_eq!(seqs(&sent), vec![seg(0), seg(1), seg(2), seg(3)]);
+    ack(&mut s, ms(150), seg(1));
+    drain(&mut s, ms(150));
+    // Outside the window (below snd_una, beyond snd_max, zero): ignored.
+    for bad in [0, seg(0), seg(9)] {
+        s.handle_input(ms(160), &datagram(Control::RST, 0, bad, &[]));
+        assert!(!s.is_closed(), "{bad}");
+        assert!(drain(&mut s, ms(160)).is_empty(), "no challenge for {bad}");
+    }
+    // Inside but not exact: the segment at snd_una goes again, once.
+    s.handle_input(ms(170), &datagram(Control::RST, 0, seg(3), &[]));
+    assert!(!s.is_closed());
+    assert_eq!(seqs(&drain(&mut s, ms(170))), vec![seg(1)]);
+    s.handle_input(ms(180), &datagram(Control::RST, 0, seg(2), &[]));
+    assert!(drain(&mut s, ms(180)).is_empty(), "one challenge per 100 ms");
+    assert_eq!((s.stats().resets_ignored, s.stats().reset_challenges), (5, 1));
+    assert!(events(&mut s).iter().all(|e| !matches!(e, EngineEvent::Failed(_))));
+    // Exactly snd_una: the connection ends.
+    s.handle_input(ms(190), &datagram(Control::RST, 0, seg(1), &[]));
+    assert!(events(&mut s).contains(&EngineEvent::Failed(FailReason::Reset)));
+}
+
+/// A receiver takes a sender's RST only if it names a sequence at or beyond
+/// the next byte it expects and within a window of it.
+#[test]
+fn a_receiver_takes_a_reset_only_within_its_window() {
+    let mut r = listening(config());
+    r.handle_input(ms(0), &datagram(Control::SYN, 0, 0, &[]));
+    drain(&mut r, ms(0));
+    r.handle_input(ms(10), &datagram(Control::ACK, 1, 1, &[]));
+    r.handle_input(ms(10), &datagram(Control::ACK, 1, 1, &[7; 500]));
+    for bad in [0, 500, 501 + (64 << 20) + 1] {
+        r.handle_input(ms(20), &datagram(Control::RST, bad, 0, &[]));
+        assert!(!r.is_closed(), "{bad}");
+    }
+    assert_eq!(r.stats().resets_ignored, 3);
+    r.handle_input(ms(30), &datagram(Control::RST, 2_001, 0, &[]));
     assert!(events(&mut r).contains(&EngineEvent::Failed(FailReason::Reset)));
 }
 

@@ -252,6 +252,9 @@ impl StreamReader {
     }
 }
 
+mod retry;
+use retry::BusyBackoff;
+
 /// How to send.
 #[derive(Clone, Debug)]
 pub struct SendOptions {
@@ -349,6 +352,10 @@ pub struct SendReport {
     /// Datagrams no conforming receiver sends (acknowledging bytes never
     /// sent, a wrong commit confirmation): ignored, and a sign of an attack.
     pub protocol_violations: u64,
+    /// RSTs that did not name exactly the oldest unacknowledged sequence
+    /// (RFC 5961 §3): ignored, or answered with a challenge
+    /// (docs/PROTOCOLS.md §6, "Resets").
+    pub resets_ignored: u64,
     /// With `--psk`: datagrams that failed verification (forged, replayed,
     /// or sealed with another key), dropped before the engine saw them.
     pub unauthenticated: u64,
@@ -383,7 +390,7 @@ impl SendReport {
             format!("  file          {} ({} bytes, sha256 {})\n", self.file, self.file_bytes, self.sha256)
         };
         format!(
-            "{status}\n{what}  to            {} with {} (connection {})\n  duration      {:.3} s\n  goodput       {:.3} Mbit/s\n  retransmitted {} datagrams ({} bytes)\n  feedback      {} packets\n  datagrams     {} sent, {} received, {} dropped ({} protocol violations)\n  attempts      {}\n  delay source  {}\n",
+            "{status}\n{what}  to            {} with {} (connection {})\n  duration      {:.3} s\n  goodput       {:.3} Mbit/s\n  retransmitted {} datagrams ({} bytes)\n  feedback      {} packets\n  datagrams     {} sent, {} received, {} dropped ({} protocol violations, {} resets ignored)\n  attempts      {}\n  delay source  {}\n",
             self.peer,
             self.protocol,
             self.connection_id,
@@ -396,6 +403,7 @@ impl SendReport {
             self.datagrams_received,
             self.dropped_datagrams,
             self.protocol_violations,
+            self.resets_ignored,
             self.attempts,
             self.delay_source,
         ) + &self.routing.as_ref().map_or(String::new(), |r| {
@@ -432,8 +440,9 @@ impl SendError {
 enum Ending {
     Finished,
     Failed(String),
-    /// The receiver refused it for being at its limit: another attempt at
-    /// once would only add to its load, so none follows.
+    /// The receiver refused it for being at its limit: advisory (anyone
+    /// on the path can forge it without `--psk`), so the sender backs off
+    /// and asks again for as long as its timeout allows ([`send`]).
     Busy(String),
     /// [`SendOptions::stop_at`] came first.
     Stopped,
@@ -680,7 +689,8 @@ fn run_attempt(
     if matches!(ending, Ending::Stopped) && payload.kind() == StreamKind::Timed {
         // The end of a timed test: its receiver learns it now rather than
         // after its silence timeout (docs/PROTOCOLS.md §6, "Timed tests").
-        tell_stopped(&mut socket, &mut protection, options.protocol, connection_id, overhead);
+        let at = conn.engine().reset_at();
+        tell_stopped(&mut socket, &mut protection, options.protocol, connection_id, at, overhead);
     }
     let stats = conn.engine_ref().stats().clone();
     progress(&sample(&stats, duration));
@@ -708,6 +718,7 @@ fn tell_stopped(
     protection: &mut Protection,
     protocol: Protocol,
     connection_id: u32,
+    at: meshbed_proto::wire::ResetAt,
     overhead: usize,
 ) {
     let mut outbox = Outbox::default();
@@ -718,6 +729,7 @@ fn tell_stopped(
             &mut buf[..room],
             meshbed_proto::connection::wire_id(protocol),
             connection_id,
+            at,
             None,
         );
         let Ok(len) = protection.seal(buf, len) else { return };
@@ -737,12 +749,24 @@ pub fn send(
     let header = payload.header.clone();
     let stream_bytes = payload.stream_len();
     let mut attempt = 0;
+    // Failed attempts that count against `retries`; a busy refusal counts
+    // only once the receiver stayed busy for a whole `timeout`.
+    let mut failures = 0;
+    let mut busy = BusyBackoff::new(options.retry_delay);
     loop {
         attempt += 1;
-        let mut last = attempt > options.retries;
         let a = run_attempt(&payload, peer, options, attempt, progress)?;
-        // A busy receiver is not asked again: the sender reports it at once.
-        last |= matches!(a.ending, Ending::Busy(_) | Ending::Stopped);
+        let wait = match a.ending {
+            Ending::Busy(_) => busy.next(std::time::Instant::now(), options.timeout),
+            _ => {
+                busy = BusyBackoff::new(options.retry_delay);
+                None
+            }
+        };
+        if wait.is_none() && !matches!(a.ending, Ending::Finished) {
+            failures += 1;
+        }
+        let last = wait.is_none() && (failures > options.retries || matches!(a.ending, Ending::Stopped));
         let e2e: Option<&EndToEndEstimator> = match &a.stamper.source {
             DelaySource::EndToEnd(e) => Some(e),
             _ => None,
@@ -782,6 +806,7 @@ pub fn send(
             datagrams_received: a.stats.datagrams_received,
             dropped_datagrams: a.stats.dropped_datagrams,
             protocol_violations: a.stats.protocol_violations,
+            resets_ignored: a.stats.resets_ignored,
             unauthenticated: a.unauthenticated,
             attempts: attempt,
             delay_source: options.delay.to_string(),
@@ -800,11 +825,10 @@ pub fn send(
                 let message = if attempt > 1 { format!("{message} (after {attempt} attempts)") } else { message };
                 return Err(SendError::Failed { message, report: Box::new(report) });
             }
-            Some(_) => std::thread::sleep(options.retry_delay),
+            Some(_) => std::thread::sleep(wait.unwrap_or(options.retry_delay)),
         }
     }
 }
 
 #[cfg(test)]
-#[path = "send_tests.rs"]
 mod tests;
