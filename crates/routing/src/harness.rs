@@ -1,7 +1,8 @@
 //! A toy network to test routing engines without the radio model: links
 //! are up or down (and carry a signal strength), every control packet and
-//! data hop takes `hop_delay`, a unicast over a down link comes back to the
-//! sender as a link failure. Virtual time, deterministic; the same
+//! data hop takes `hop_delay`, a unicast over a down link (or to a node
+//! outside the network, which forged control packets can name) comes back to
+//! the sender as a link failure. Virtual time, deterministic; the same
 //! [`RoutingEngine`] surface the simulator drives.
 
 use crate::{DataPacket, Decision, Dest, DropReason, NodeId, RouteEvent, RoutingEngine};
@@ -119,6 +120,32 @@ impl<E: RoutingEngine> Net<E> {
         id
     }
 
+    /// A data packet from `src` to `dst` arriving at `node` from neighbour
+    /// `from` with the routing header `header` (as a forwarder sees one,
+    /// which need not be honest); its id.
+    pub fn arrive(&mut self, src: NodeId, dst: NodeId, node: NodeId, from: NodeId, header: Vec<u8>) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.data.insert(id, Data { src, dst, header, hops: 1 });
+        self.fates.insert(id, Fate::InFlight);
+        self.at_node(id, node, Some(from));
+        id
+    }
+
+    /// Calls `f` on `node`'s engine now with something the network does not
+    /// make itself (a control packet from outside it or forged, a MAC or
+    /// transport notice), then carries out what the engine asks for, as
+    /// after any event.
+    pub fn with_engine(&mut self, node: NodeId, f: impl FnOnce(&mut E, Instant)) {
+        f(&mut self.engines[node as usize], self.now);
+        self.flush(node);
+    }
+
+    /// Whether `b` hears `a`; never for a node outside the network.
+    fn is_up(&self, a: NodeId, b: NodeId) -> bool {
+        self.up.get(a as usize).and_then(|row| row.get(b as usize)).copied().unwrap_or(false)
+    }
+
     pub fn fate(&self, id: u64) -> &Fate {
         &self.fates[&id]
     }
@@ -200,7 +227,7 @@ impl<E: RoutingEngine> Net<E> {
         }
         d.hops += 1;
         let at = self.now + self.hop_delay;
-        if self.up[from as usize][to as usize] {
+        if self.is_up(from, to) {
             self.fates.insert(id, Fate::InFlight);
             self.queue.schedule(at, Ev::DataArrives { id, at_node: to, from });
         } else {
@@ -219,13 +246,13 @@ impl<E: RoutingEngine> Net<E> {
             match tx.dest {
                 Dest::Broadcast => {
                     for to in 0..self.engines.len() as NodeId {
-                        if to != node && self.up[node as usize][to as usize] {
+                        if to != node && self.is_up(node, to) {
                             self.queue.schedule(at, Ev::Control { to, from: node, bytes: tx.bytes.clone() });
                         }
                     }
                 }
                 Dest::Unicast(to) => {
-                    if self.up[node as usize][to as usize] {
+                    if self.is_up(node, to) {
                         self.queue.schedule(at, Ev::Control { to, from: node, bytes: tx.bytes });
                     } else {
                         self.queue.schedule(at, Ev::LinkFailure { at_node: node, neighbour: to });
