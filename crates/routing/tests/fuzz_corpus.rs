@@ -48,6 +48,16 @@ fn the_honest_seeds_deliver_their_data_for_every_engine() {
     }
 }
 
+/// Inputs the fuzzer found that once broke an oracle, each fixed at its
+/// home; they replay with every oracle holding.
+#[test]
+fn the_regression_seeds_keep_the_oracles() {
+    // A forged TC advertising a link cost below ETX 1: OLSR-ETX reported a
+    // path with an ETX of 0.11 (olsr::tables, RoutingTable::compute).
+    let outcome = drive::drive(&seed("regression_olsr_etx_below_1"));
+    assert_eq!(outcome.kind, Some(drive::Kind::OlsrEtx));
+}
+
 /// Byte flips and truncations of the seeds (a cheap stand-in for the fuzzer
 /// on stable).
 #[test]

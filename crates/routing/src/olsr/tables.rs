@@ -106,13 +106,18 @@ impl RoutingTable {
         events: &mut VecDeque<RouteEvent>,
     ) {
         let hop = matches!(metric, Metric::HopCount);
+        // An ETX is at least 1 (seed 004 eq. 1: the delivery ratios are at
+        // most 1): a smaller cost, which no node measures but a damaged or
+        // forged HELLO or TC can carry, counts as a loss-free link, so that
+        // no link is cheaper than a perfect one and a path's quality never
+        // reports an ETX below 1.
         let edge_cost = |m: u16| -> Option<u32> {
             if hop {
                 Some(METRIC_UNIT)
             } else if m == METRIC_INFINITE {
                 None
             } else {
-                Some(m as u32)
+                Some(u32::from(m).max(METRIC_UNIT))
             }
         };
         let mut edges: BTreeMap<NodeId, Vec<(NodeId, u32)>> = BTreeMap::new();
@@ -253,5 +258,18 @@ mod tests {
         let q = e.path_info(3).expect("a route to 3");
         assert_eq!(q, PathQuality::unmeasured(3));
         assert_eq!(q.max_link_loss(), 0.0);
+    }
+
+    /// A HELLO and a TC advertising a link cost below ETX 1 (found by the
+    /// `control_packets` fuzz target: an ETX of 0.11 in a path's quality)
+    /// count it as a loss-free link: boundary pair 255 (below) and 256.
+    #[test]
+    fn an_advertised_cost_below_etx_1_counts_as_etx_1() {
+        for (advertised, etx) in [(0, 1.0), (29, 1.0), (255, 1.0), (256, 1.0), (257, 257.0 / 256.0)] {
+            let e = chain_seen_from_0(OlsrConfig::etx(), 10, 10, advertised);
+            let q = e.path_info(3).expect("a route to 3");
+            assert_eq!(q.link_etx, vec![1.0, etx, 1.0], "advertised {advertised}");
+            assert_eq!(e.routes()[&3].metric, 2 * METRIC_UNIT + (advertised as u32).max(METRIC_UNIT));
+        }
     }
 }
