@@ -78,3 +78,36 @@ fn tcp_completes_at_a_slow_readers_pace() {
     );
     assert!(sent.goodput_bps < 1.2 * READ_RATE_BPS as f64, "sender at {} bit/s", sent.goodput_bps);
 }
+
+/// Issue 26: the receive buffer holds more than the sender's wait for the
+/// commit confirmation lets the reader drain (at 8 kbit/s, 12 kB take 12 s
+/// to read; the sender waits 2 s; at 200 kbit/s, the 125 kB buffer takes
+/// 5 s, the sender waits 1 s). The sender used to report failure ("the
+/// acknowledgements may have been forged") for a file its receiver then
+/// committed. Now the receiver's drain reports keep it waiting while the
+/// reader makes progress: both ends report success, the file committed.
+#[test]
+fn a_reader_slower_than_the_senders_wait_gets_one_verdict_at_both_ends() {
+    for (rate_bps, len, wait_s, protocol) in
+        [(8_000, 12_000, 2, Protocol::AtpAdaptive), (200_000, 300_000, 1, Protocol::TcpNewReno)]
+    {
+        let dir = temp_dir(&format!("drain-{rate_bps}"));
+        let mut options = receive_options(&dir);
+        options.read_rate_bps = Some(rate_bps);
+        let receiver = RunningReceiver::start(options);
+        let data = content(len, 11);
+        let mut o = SendOptions::new(protocol);
+        o.timeout = Duration::from_secs(wait_s);
+        o.atp_min_delay = Some(Duration::from_millis(1));
+        let sent = send(Payload::from_bytes("drain.bin", &data).unwrap(), receiver.addr, &o, &mut |_| {});
+        let reports = receiver.wait_for(1, Duration::from_secs(60));
+        let sent = sent.unwrap_or_else(|e| panic!("{rate_bps} bit/s: the sender failed: {e}; receiver: {reports:?}"));
+        assert!(sent.ok);
+        assert!(reports[0].ok, "{rate_bps} bit/s: {:?}", reports[0].error);
+        assert_eq!(std::fs::read(dir.join("drain.bin")).unwrap(), data);
+        // The reader's pace, not the network's, set the duration.
+        let read_s = len as f64 * 8.0 / rate_bps as f64;
+        assert!(sent.duration_s > 0.5 * read_s, "{rate_bps}: {} s for {read_s} s of reading", sent.duration_s);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -154,8 +154,10 @@ pub(crate) enum FinAck {
     Confirmed(CommitToken),
     /// Acknowledge it plainly (nobody asked for a confirmation).
     Plain,
-    /// Do not acknowledge it yet: the application has not committed.
-    Held,
+    /// Do not acknowledge it yet: the application has not committed. The
+    /// acknowledgement of the data carries how far it has read (a drain
+    /// report, [`crate::stream::DRAIN_REPORT_LEN`]).
+    Held { read_upto: u64 },
 }
 
 /// What the skeleton lends a receiver's control: the [`EngineCore`] every
@@ -181,24 +183,31 @@ impl<T: ReceiverTimer> ReceiverCore<T> {
         let fin_ack = match (commit.token, commit.hold) {
             (Some(token), _) => FinAck::Confirmed(token),
             (None, false) => FinAck::Plain,
-            (None, true) => FinAck::Held,
+            (None, true) => FinAck::Held { read_upto: self.stream.read_upto() },
         };
         covers_fin.then_some(fin_ack)
     }
 }
 
-/// Writes `repr` into `buf` with the commit `token`, if any, as its payload;
-/// `None` if `buf` is too short.
-pub(crate) fn emit_with_token(mut repr: Repr, token: Option<CommitToken>, buf: &mut [u8]) -> Option<Transmit> {
-    repr.payload_len = token.map_or(0, |t| t.len());
+/// Writes `repr` into `buf` with the payload `fin_ack` asks for: the commit
+/// token, a drain report, or none; `None` if `buf` is too short.
+pub(crate) fn emit_ack(mut repr: Repr, fin_ack: Option<FinAck>, buf: &mut [u8]) -> Option<Transmit> {
+    let report;
+    let payload: &[u8] = match &fin_ack {
+        Some(FinAck::Confirmed(token)) => token,
+        Some(FinAck::Held { read_upto }) => {
+            report = read_upto.to_be_bytes();
+            &report
+        }
+        Some(FinAck::Plain) | None => &[],
+    };
+    repr.payload_len = payload.len();
     let len = repr.buffer_len();
     if buf.len() < len {
         return None;
     }
     repr.emit(buf);
-    if let Some(token) = token {
-        buf[repr.header_len()..len].copy_from_slice(&token);
-    }
+    buf[repr.header_len()..len].copy_from_slice(payload);
     Some(Transmit { len })
 }
 
@@ -228,8 +237,10 @@ pub(crate) trait ReceiveControl {
     fn on_close(&mut self) {}
     /// The application read `n` bytes and left `unread`.
     fn on_read(&mut self, _n: usize, _unread: usize) {}
-    /// The application gave its commit token.
-    fn on_commit_token(&mut self, _core: &mut ReceiverCore<Self::Timer>) {}
+    /// The sender should hear now how the end of the stream stands: the
+    /// application gave its commit token, or read more of a stream whose
+    /// FIN waits for it (a drain report is due).
+    fn on_commit_progress(&mut self, _core: &mut ReceiverCore<Self::Timer>) {}
 }
 
 /// One connection's receiver: the shared skeleton around a protocol's
@@ -273,6 +284,7 @@ impl<C: ReceiveControl> Receiver<C> {
         let delivered = &mut self.core.stream.delivered;
         let n = delivered.read(buf);
         self.control.on_read(n, delivered.len());
+        self.report_drain(n);
         n
     }
 
@@ -280,7 +292,19 @@ impl<C: ReceiveControl> Receiver<C> {
     pub fn take_delivered(&mut self) -> Vec<u8> {
         let all = self.core.stream.delivered.take_all();
         self.control.on_read(all.len(), 0);
+        self.report_drain(all.len());
         all
+    }
+
+    /// The application read `n` bytes: if every byte and the FIN are in and
+    /// the FIN's acknowledgement waits for the commit, the sender hears how
+    /// far it got (its wait for the confirmation restarts).
+    fn report_drain(&mut self, n: usize) {
+        let commit = self.core.stream.commit;
+        let draining = self.core.phase() == Phase::Finished && commit.hold && commit.token.is_none();
+        if n > 0 && draining {
+            self.control.on_commit_progress(&mut self.core);
+        }
     }
 
     /// Bytes delivered in order but not yet read.
@@ -410,6 +434,6 @@ impl<C: ReceiveControl> ReceiveStream for Receiver<C> {
     }
     fn set_commit_token(&mut self, token: CommitToken) {
         self.core.stream.commit.token = Some(token);
-        self.control.on_commit_token(&mut self.core);
+        self.control.on_commit_progress(&mut self.core);
     }
 }

@@ -26,7 +26,7 @@
 
 use crate::engine::{Engine, EngineEvent, FailReason, PathInfo, RouteNotice, Stats, TraceSample, Transmit};
 use crate::engine_core::{EngineCore, Phase};
-use crate::stream::{CommitToken, SendBuffer, SendStream};
+use crate::stream::{drain_report, CommitToken, SendBuffer, SendStream};
 use crate::timer::TimerId;
 use crate::wire::{Control, Repr, ResetAt};
 use meshbed_core::{Duration, Instant};
@@ -72,13 +72,16 @@ pub(crate) struct StreamEnd {
     confirm_wait: Duration,
     /// When an RST inside the window last drew a challenge.
     last_challenge: Option<Instant>,
+    /// The furthest the receiver's application had read, by its last drain
+    /// report.
+    drained_to: Option<u64>,
 }
 
 impl StreamEnd {
     /// A stream whose commit confirmation, once required, may take
     /// `confirm_wait` after every byte is acknowledged.
     pub(crate) fn new(confirm_wait: Duration) -> Self {
-        StreamEnd { fin_sent_at: None, commit_token: None, confirm_wait, last_challenge: None }
+        StreamEnd { fin_sent_at: None, commit_token: None, confirm_wait, last_challenge: None, drained_to: None }
     }
 }
 
@@ -135,6 +138,24 @@ impl<T: SenderTimer> SenderCore<T> {
     pub(crate) fn await_confirmation(&mut self, now: Instant) {
         if self.stream.commit_token.is_some() && self.timers.get(T::CONFIRM).is_none() {
             self.timers.set(T::CONFIRM, now + self.stream.confirm_wait);
+        }
+    }
+    /// A drain report (the receiver's application has read up to
+    /// `read_upto` of a stream whose FIN waits for its commit): while the
+    /// confirmation is awaited, progress of at least [`DRAIN_STEP_BYTES`]
+    /// restarts its clock, so that a slow reader's receiver is not taken for
+    /// a forger (issue 26). Bounded: one `confirm_wait` per
+    /// `DRAIN_STEP_BYTES` of the stream at most, so forged reports stretch a
+    /// sender's wait that far at worst, and never make it succeed.
+    pub(crate) fn on_drain_report(&mut self, now: Instant, read_upto: u64) {
+        let Some(deadline) = self.timers.get(T::CONFIRM) else { return };
+        if self.stream.drained_to.is_some_and(|d| read_upto < d.saturating_add(DRAIN_STEP_BYTES)) {
+            return;
+        }
+        self.stream.drained_to = Some(read_upto);
+        let extended = now + self.stream.confirm_wait;
+        if extended > deadline {
+            self.timers.set(T::CONFIRM, extended);
         }
     }
     /// The end of a feedback packet for a protocol that reports the FIN
@@ -290,6 +311,9 @@ impl<C: SendControl> Engine for Sender<C> {
         }
         core.last_heard = now;
         self.control.on_heard(core, now);
+        if let Some(read_upto) = drain_report(payload) {
+            core.on_drain_report(now, read_upto);
+        }
         // Screening took datagrams for an open connection only, so one
         // closed now finished on this feedback.
         self.control.on_feedback(core, now, &repr, payload);
@@ -380,6 +404,11 @@ impl<C: SendControl> SendStream for Sender<C> {
         ResetAt::to_receiver(self.control.reset_window().1)
     }
 }
+
+/// The least progress a drain report must show to restart the wait for the
+/// commit confirmation: 1 KiB, under what `meshbed recv --rate` reads per
+/// wake (a datagram's worth).
+const DRAIN_STEP_BYTES: u64 = 1024;
 
 /// At most one challenge (a re-sent oldest sequence answering an RST inside
 /// the window) per this long: a flood of forged RSTs costs the sender one

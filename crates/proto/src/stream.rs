@@ -16,6 +16,14 @@
 //! `Finished` only when the token equals the hash it announced. Without the
 //! data nobody can produce the token, so a forged final acknowledgement
 //! cannot end a transfer in success (issue 9; docs/PROTOCOLS.md §6).
+//!
+//! While the application has not committed yet (a slow reader still
+//! drains the receive buffer: `meshbed recv --rate`), each acknowledgement
+//! that would cover the FIN covers only the data and carries a drain report
+//! instead ([`DRAIN_REPORT_LEN`] bytes: how far the application has read),
+//! so that the sender's wait for the confirmation runs from the reader's
+//! last progress rather than from the last byte's arrival (issue 26: the
+//! sender had reported failure for a file its receiver then committed).
 
 use crate::engine::Engine;
 use meshbed_core::{Duration, Instant};
@@ -26,6 +34,15 @@ pub const COMMIT_TOKEN_LEN: usize = 32;
 
 /// A commit confirmation token.
 pub type CommitToken = [u8; COMMIT_TOKEN_LEN];
+
+/// Bytes of a drain report: the stream offset the application has read up
+/// to, big-endian.
+pub const DRAIN_REPORT_LEN: usize = 8;
+
+/// The offset a drain report carries, if `payload` is one.
+pub(crate) fn drain_report(payload: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(payload.try_into().ok()?))
+}
 
 /// What a driver can do with a sender besides the [`Engine`] surface.
 pub trait SendStream: Engine {

@@ -275,11 +275,14 @@ impl Repr {
             sack_blocks.push((start, end));
         }
         let payload_len = packet.payload().len();
-        // Feedback carries no data; the one exception is the commit
-        // confirmation on a feedback that acknowledges the FIN
-        // ([`crate::stream`]).
-        let commit_token = control.contains(Control::FIN) && payload_len == crate::stream::COMMIT_TOKEN_LEN;
-        if control.contains(Control::SACK_OPT) && payload_len != 0 && !commit_token {
+        // Feedback carries no data; the exceptions are the commit
+        // confirmation on a feedback that acknowledges the FIN, and the
+        // drain report on one that acknowledges the data while the FIN
+        // waits for the commit ([`crate::stream`]).
+        let fin = control.contains(Control::FIN);
+        let commit_token = fin && payload_len == crate::stream::COMMIT_TOKEN_LEN;
+        let drain_report = !fin && payload_len == crate::stream::DRAIN_REPORT_LEN;
+        if control.contains(Control::SACK_OPT) && payload_len != 0 && !commit_token && !drain_report {
             return Err(WireError::DataInFeedback(payload_len));
         }
         Ok(Repr {
@@ -517,6 +520,18 @@ mod tests {
         let mut with_data = FEEDBACK.to_vec();
         with_data.push(0);
         assert_eq!(parse_datagram(&with_data).unwrap_err(), WireError::DataInFeedback(1));
+        // A drain report (8 bytes) only without FIN, a commit token (32)
+        // only with it.
+        let mut report = FEEDBACK.to_vec();
+        report.extend_from_slice(&[0; 8]);
+        assert!(parse_datagram(&report).is_ok());
+        report[2] |= Control::FIN;
+        assert_eq!(parse_datagram(&report).unwrap_err(), WireError::DataInFeedback(8));
+        let mut token = FEEDBACK.to_vec();
+        token.extend_from_slice(&[0; 32]);
+        assert_eq!(parse_datagram(&token).unwrap_err(), WireError::DataInFeedback(32));
+        token[2] |= Control::FIN;
+        assert!(parse_datagram(&token).is_ok());
     }
 
     #[test]

@@ -326,3 +326,85 @@ fn atp_streams_at_its_rate_cap_with_two_epochs_of_window() {
     assert!(streamed.as_nanos() <= whole.as_nanos() * 102 / 100, "{streamed} vs {whole}");
     assert!(starved.as_nanos() > whole.as_nanos() * 120 / 100, "a quarter window must stall: {starved} vs {whole}");
 }
+
+/// Issue 26: a receiver whose application drains its buffer slowly (a
+/// `--rate` reader) reports how far it read; each report with at least
+/// 1 KiB of progress restarts the sender's wait for the confirmation, so
+/// the sender does not fail a transfer its receiver then commits. A report
+/// that shows no such progress changes nothing.
+#[test]
+fn drain_reports_restart_the_wait_for_the_confirmation_only_on_progress() {
+    use meshbed_proto::FailReason;
+    let data = test_bytes(20_000, 7);
+    let (mut s, now) = atp_sender_with_sent(&data, true);
+    s.require_commit_token(token_of(&data));
+    let all = Control::SACK_OPT | Control::ACK;
+    s.handle_input(now, &feedback(5, 20_000, all, &[]));
+    // 1400 bytes read every 50 s, for 500 s: far beyond the 60 s wait.
+    let mut t = now;
+    for k in 1..=10u64 {
+        t += Duration::from_secs(50);
+        s.handle_input(t, &feedback(5, 20_000, all, &(1_400 * k).to_be_bytes()));
+        s.handle_timeout(t);
+        assert!(!s.is_closed(), "failed at {k}: {:?}", s.stats().clone());
+    }
+    // Progress of less than 1 KiB, or none, does not extend it.
+    let stalled_at = t;
+    while !s.is_closed() {
+        t += Duration::from_secs(10);
+        s.handle_input(t, &feedback(5, 20_000, all, &(14_000 + 500u64).to_be_bytes()));
+        s.handle_timeout(t);
+    }
+    assert_eq!(t, stalled_at + Duration::from_secs(60), "the wait ran from the last real progress");
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(events.iter().any(|e| matches!(e, EngineEvent::Failed(FailReason::Unconfirmed { .. }))), "{events:?}");
+}
+
+/// The same end to end, for ATP and TCP: every byte arrives at once, the
+/// application then reads 1400 bytes per virtual second (15 s for the
+/// stream) while the sender's wait is 5 s; the sender finishes, confirmed.
+#[test]
+fn a_slow_reader_that_commits_at_the_end_gets_a_confirmed_sender() {
+    let wait = Duration::from_secs(5);
+    let mut atp = atp_config(2);
+    atp.idle_timeout = wait;
+    let tcp = TcpConfig { idle_timeout: wait, ..TcpConfig::default() };
+    let now = Instant::ZERO;
+    read_slowly(AtpSender::streaming(atp.clone(), 11, 1 << 20, now), AtpReceiver::new(atp, 11, now), "atp");
+    read_slowly(
+        TcpSender::streaming(tcp.clone(), TcpVariant::NewReno, 12, 1 << 20, now),
+        TcpReceiver::new(tcp, 12, now),
+        "tcp",
+    );
+}
+
+fn read_slowly<S: SendStream, R: ReceiveStream>(mut s: S, mut r: R, name: &str) {
+    let data = test_bytes(20_000, 8);
+    assert_eq!(s.write(&data), data.len());
+    s.finish();
+    s.require_commit_token(token_of(&data));
+    r.hold_fin_ack_for_commit();
+    let mut pair = Pair::new(s, r, ToyChannel::default(), 9);
+    let mut read = Vec::new();
+    let mut t = Instant::ZERO;
+    while read.len() < data.len() {
+        t += Duration::from_secs(1);
+        pair.run(t, 1_000_000);
+        // The application reads at `t` (the pair stops at its last event).
+        pair.now = t;
+        assert!(
+            !pair.a.is_closed(),
+            "{name}: the sender gave up after {} of {} bytes read: {:?}",
+            read.len(),
+            data.len(),
+            pair.events_a
+        );
+        let mut buf = [0u8; 1400];
+        let n = pair.b.read(&mut buf);
+        read.extend_from_slice(&buf[..n]);
+    }
+    assert!(read == data, "{name}");
+    pair.b.set_commit_token(token_of(&read));
+    pair.run(t + Duration::from_secs(2), 1_000_000);
+    assert!(pair.events_a.contains(&EngineEvent::Finished), "{name}: {:?}", pair.events_a);
+}

@@ -6,9 +6,7 @@
 use super::config::AtpConfig;
 use crate::engine::{Engine, RouteNotice, TraceSample, Transmit};
 use crate::engine_core::Phase;
-use crate::receiver_core::{
-    emit_with_token, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverTimer,
-};
+use crate::receiver_core::{emit_ack, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverTimer};
 use crate::relay::duration_to_us;
 use crate::reorder::Offer;
 use crate::timer::TimerId;
@@ -461,11 +459,7 @@ impl ReceiveControl for AtpReceiveControl {
         // does not claim the FIN (the sender then cannot finish).
         let stream = &core.stream;
         let fin_ack = core.fin_ack(stream.fin_seq == Some(stream.next)).unwrap_or(FinAck::Plain);
-        let token = match fin_ack {
-            FinAck::Confirmed(token) => Some(token),
-            _ => None,
-        };
-        if stream.fin_seq.is_some() && fin_ack != FinAck::Held {
+        if stream.fin_seq.is_some() && !matches!(fin_ack, FinAck::Held { .. }) {
             control = control.with(Control::FIN);
         }
         if core.phase() == Phase::Established
@@ -481,7 +475,7 @@ impl ReceiveControl for AtpReceiveControl {
         // seed 002 §4.2.2: the blocks always describe the first holes.
         let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
         repr.sack_blocks = stream.out_of_order.ranges().take(max_blocks).collect();
-        let sent = emit_with_token(repr, token, buf)?;
+        let sent = emit_ack(repr, Some(fin_ack), buf)?;
         self.pending_feedback = false;
         self.pending_syn_ack = false;
         self.drops_since_feedback = 0;
@@ -513,7 +507,7 @@ impl ReceiveControl for AtpReceiveControl {
         self.reads.on_read(n, unread);
     }
 
-    fn on_commit_token(&mut self, core: &mut Core) {
+    fn on_commit_progress(&mut self, core: &mut Core) {
         // Tell the sender at once.
         if core.phase() == Phase::Finished {
             self.pending_feedback = true;

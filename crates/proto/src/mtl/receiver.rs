@@ -6,7 +6,7 @@ use super::config::MtlConfig;
 use crate::engine::Transmit;
 use crate::engine_core::Phase;
 use crate::receiver_core::{
-    emit_with_token, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverState, ReceiverTimer,
+    emit_ack, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore, ReceiverState, ReceiverTimer,
 };
 use crate::reorder::Offer;
 use crate::timer::TimerId;
@@ -256,18 +256,13 @@ impl ReceiveControl for MtlReceiveControl {
             control = control.with(Control::SACK_REQ);
         }
         let stream = &core.stream;
-        let mut token = None;
-        match core.fin_ack(stream.fin_seq == Some(stream.next)) {
-            Some(FinAck::Confirmed(t)) => {
-                control = control.with(Control::FIN);
-                token = Some(t);
-            }
-            Some(FinAck::Plain) => control = control.with(Control::FIN),
-            Some(FinAck::Held) | None => {}
+        let fin_ack = core.fin_ack(stream.fin_seq == Some(stream.next));
+        if matches!(fin_ack, Some(FinAck::Confirmed(_) | FinAck::Plain)) {
+            control = control.with(Control::FIN);
         }
         let mut repr = core.header(control, echo_seq, stream.next);
         repr.sack_blocks = self.gaps(core);
-        let sent = emit_with_token(repr, token, buf)?;
+        let sent = emit_ack(repr, fin_ack, buf)?;
         if self.answer.take().is_none() {
             self.gap_egn_due = None;
             self.last_gap_egn_sent = Some(now);

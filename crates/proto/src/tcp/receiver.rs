@@ -5,7 +5,7 @@
 use super::{TcpConfig, Timer};
 use crate::engine::Transmit;
 use crate::engine_core::Phase;
-use crate::receiver_core::{emit_with_token, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore};
+use crate::receiver_core::{emit_ack, FinAck, Reassembly, ReceiveControl, Receiver, ReceiverCore};
 use crate::reorder::Offer;
 use crate::wire::{Control, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
@@ -242,12 +242,9 @@ impl TcpReceiveControl {
     /// acknowledges only the data.
     fn emit(&self, core: &Core, buf: &mut [u8], control: u8, seq: u64, ack: u64) -> Option<Transmit> {
         let covers_fin = core.stream.fin_seq.is_some_and(|fin| ack > fin);
-        let (ack, token) = match core.fin_ack(covers_fin) {
-            Some(FinAck::Confirmed(token)) => (ack, Some(token)),
-            Some(FinAck::Held) => (ack - 1, None),
-            _ => (ack, None),
-        };
-        emit_with_token(core.header(Control(control), seq, ack), token, buf)
+        let fin_ack = core.fin_ack(covers_fin);
+        let ack = if matches!(fin_ack, Some(FinAck::Held { .. })) { ack - 1 } else { ack };
+        emit_ack(core.header(Control(control), seq, ack), fin_ack, buf)
     }
 }
 
@@ -312,7 +309,7 @@ impl ReceiveControl for TcpReceiveControl {
         self.synack_pending = false;
     }
 
-    fn on_commit_token(&mut self, core: &mut Core) {
+    fn on_commit_progress(&mut self, core: &mut Core) {
         // Tell the sender at once.
         if core.phase() == Phase::Finished {
             self.ack_now(core);
