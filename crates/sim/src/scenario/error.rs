@@ -131,6 +131,37 @@ pub(super) fn typed_value_error(key: &str, value: Option<&str>, message: &str) -
     (typed && !key.is_empty() && key != ".").then(|| invalid(key, value.unwrap_or("(given)"), expected))
 }
 
+/// A value as an error shows it: its TOML, cut after 60 characters.
+pub(super) fn brief(v: &toml::Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// A value of the wrong form inside a table that a reader takes whole and
+/// then reads with its types (`[radio]`): serde's `invalid value …,
+/// expected …` (or `invalid type`, `unknown variant`) at `path` inside
+/// `table`, as the one error value's text with the key's whole path and
+/// the key's own value, `radio.standard = "802.11x": expected one of …`,
+/// rather than the whole table as the value of `radio`. `None` for any
+/// other message.
+pub(super) fn value_under_table(
+    name: &str,
+    table: &toml::Table,
+    path: &serde_path_to_error::Path,
+    message: &str,
+) -> Option<String> {
+    let (_, expected) = message.split_once(", expected ")?;
+    let inner = path.to_string();
+    let segments = e_path_segments(&inner);
+    let (first, rest) = segments.split_first()?;
+    let value = lookup(table.get(first)?, rest.to_vec())?;
+    let key = if inner.starts_with('[') { format!("{name}{inner}") } else { format!("{name}.{inner}") };
+    Some(format!("{key} = {}: expected {}", brief(value), expected.trim_end()))
+}
+
 /// An error of a flow's reader ([`FlowSpec`](super::FlowSpec)'s, through
 /// its flat form), whose text is an [`InvalidValue`] relative to the flow
 /// (`rate_kbps = 5: expected …`), at `key` = `flows[i]`: the one error

@@ -160,11 +160,15 @@ fn radio_with_preset<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RadioConf
         if let Some(t) = tagged("error_model") {
             check(unknown_key::check_tagged::<meshbed_radio::ErrorModel>(&path("error_model"), "model", t))?;
         }
-        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(
+        serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(
             |e: serde_path_to_error::Error<toml::de::Error>| {
                 let path = e.path().clone();
                 let inner = e.into_inner();
-                D::Error::custom(unknown_key::under_table("radio", &path, inner.message()).unwrap_or(inner.to_string()))
+                D::Error::custom(
+                    unknown_key::under_table("radio", &path, inner.message())
+                        .or_else(|| error::value_under_table("radio", &table, &path, inner.message()))
+                        .unwrap_or(inner.to_string()),
+                )
             },
         )
     };

@@ -1,7 +1,7 @@
 //! `[routing]`: how next hops are chosen, and [`Tagged`], the key-by-key
 //! reader of a table tagged with `kind` that `[topology]` uses too.
 
-use super::error::{invalid, ScenarioError};
+use super::error::{brief, invalid, ScenarioError};
 use super::limits::SS_THRESHOLD_DBM;
 use super::unknown_key::{under_table, unknown_key};
 use super::Scenario;
@@ -252,14 +252,6 @@ impl<'a> Tagged<'a> {
 }
 
 /// A value as the file wrote it, cut short if long (an array of nodes).
-fn brief(v: &toml::Value) -> String {
-    let text = v.to_string();
-    match text.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
-}
-
 /// `control_priority` of a dynamic routing kind.
 fn control_priority(t: &Tagged<'_>) -> Result<bool, String> {
     Ok(t.get_opt("control_priority", "true or false")?.unwrap_or_else(default_control_priority))
