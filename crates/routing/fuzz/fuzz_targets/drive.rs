@@ -21,7 +21,7 @@
 //!    * `1`: the same, but if the bytes parse as the protocol's packet its
 //!      node ids are first folded into 0..=5, so forged packets name real
 //!      nodes;
-//!    * `2`: time advances by `u16` ms;
+//!    * `2`: time advances by `u16` ms (the script ends after 300 s);
 //!    * `3`: a data packet from `u16 % 5` to `u16 / 5 % 5`;
 //!    * `4`: a data packet arriving at node `op / 8 % 5` from `op / 40 % 6`
 //!      with the bytes `[src, dst, routing header…]`;
@@ -55,6 +55,9 @@ use meshbed_routing::{
 pub const NODES: u32 = 5;
 const SEED: u64 = 11;
 const MAX_OPS: usize = 400;
+/// Simulated time a script may take: a few OLSR hold times, enough to
+/// converge, break, repair and expire; more only slows the fuzzer down.
+const MAX_SIMULATED: Duration = Duration::from_secs(300);
 
 /// The four engines the target drives.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -382,7 +385,7 @@ pub fn drive(data: &[u8]) -> Outcome {
     let mut net = Net::new(NODES as usize, &topology(selector / 4), |node| Checked::new(kind, variant, node));
     let mut sent = Vec::new();
     let mut ops = 0;
-    while rest.len() >= 3 && ops < MAX_OPS {
+    while rest.len() >= 3 && ops < MAX_OPS && net.now() < Instant::ZERO + MAX_SIMULATED {
         ops += 1;
         let op = rest[0];
         let arg = u32::from(u16::from_be_bytes([rest[1], rest[2]]));
