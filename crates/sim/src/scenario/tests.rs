@@ -67,6 +67,14 @@ fn mistakes_name_key_value_and_expectation() {
     assert!(e.contains("flows[0].rate_kbps") && e.contains("missing"), "{e}");
     let e = err_of(&format!("{base}colour = 3\n"));
     assert!(e.contains("colour"), "{e}");
+    // A key that is not a bare key is quoted, the empty one too (found by
+    // the scenario_toml fuzz target: `: unknown key`).
+    for (key, path) in [("\"\"", "\"\""), ("\"a b\"", "\"a b\""), ("\"q\\\"\"", "\"q\\\"\"")] {
+        let e = err_of(&format!("{key} = 1\n{base}"));
+        assert!(e.contains(&format!(": {path}: unknown key; expected seed")), "{key}: {e}");
+        let e = err_of(&format!("{base}[radio]\n{key} = 1\n"));
+        assert!(e.contains(&format!("radio.{path}: unknown key")), "{key}: {e}");
+    }
     let e = err_of("duration_s = -1\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200\n");
     assert!(e.contains("duration_s = -1"), "{e}");
     let e = err_of("duration_s = 1\n[topology]\nkind = \"ring\"\n");

@@ -77,13 +77,27 @@ pub(super) fn from_message(table: &str, message: &str) -> Option<ScenarioError> 
 
 /// The path of `field` in the table at `table`, as serde_path_to_error
 /// reports it: the path of a struct's field already ends with it (that of
-/// an internally tagged enum's does not).
+/// an internally tagged enum's does not). A key that is not a bare TOML key
+/// is quoted as TOML writes it, so that even the empty key `""` is named
+/// (found by the scenario_toml fuzz target: `: unknown key`).
 fn key_path(table: &str, field: &str) -> String {
+    let name = toml_key(field);
     match table {
-        "" | "." => field.to_string(),
-        t if t == field || t.ends_with(&format!(".{field}")) || t.ends_with(&format!("]{field}")) => t.to_string(),
-        t => format!("{t}.{field}"),
+        "" | "." => name,
+        t if t == field => name,
+        t => match t.strip_suffix(field).filter(|parent| parent.ends_with('.') || parent.ends_with(']')) {
+            Some(parent) => format!("{parent}{name}"),
+            None => format!("{t}.{name}"),
+        },
     }
+}
+
+/// A key as TOML writes it: bare, or quoted.
+fn toml_key(key: &str) -> String {
+    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return key.to_string();
+    }
+    format!("\"{}\"", key.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// A reader's error for an unknown key in a table (an `InvalidValue`-less
