@@ -323,7 +323,8 @@ pub fn document(u: &mut Unstructured, reference: &Reference, base: &str) -> Opti
 }
 
 /// The segments of a key path as errors write it (`flows[2].atp.kappa` →
-/// `flows`, `[2]`, `atp`, `kappa`), for [`Reference::normalize`].
+/// `flows`, `[2]`, `atp`, `kappa`), for [`Reference::normalize`]; an error
+/// about an entry of an array (`experiment.sweep[0]`) names the array.
 pub fn error_segments(path: &str) -> Vec<String> {
     let mut out = Vec::new();
     for part in path.split('.') {
@@ -336,5 +337,8 @@ pub fn error_segments(path: &str) -> Vec<String> {
         }
     }
     out.retain(|s| !s.is_empty());
+    while out.last().is_some_and(|s| s.starts_with('[')) {
+        out.pop();
+    }
     out
 }
