@@ -15,6 +15,10 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+/// The receiver's limits: their defaults have one home, the endpoint.
+static LIMITS: std::sync::LazyLock<meshbed_proto::endpoint::EndpointConfig> =
+    std::sync::LazyLock::new(meshbed_proto::endpoint::EndpointConfig::default);
+
 #[derive(clap::Args)]
 pub struct RecvArgs {
     /// Address (or host name) and port to listen on.
@@ -36,11 +40,19 @@ pub struct RecvArgs {
     #[arg(long)]
     pub count: Option<u64>,
     /// Transfers in progress at most (finished ones do not count); beyond it a sender is refused as busy.
-    #[arg(long, default_value_t = 64, value_parser = at_least_one)]
+    #[arg(long, default_value_t = LIMITS.max_connections, value_parser = at_least_one)]
     pub max_active: usize,
     /// Transfers in progress from one IP address at most.
-    #[arg(long, default_value_t = 8, value_parser = at_least_one)]
+    #[arg(long, default_value_t = LIMITS.max_connections_per_peer, value_parser = at_least_one)]
     pub max_per_peer: usize,
+    /// Transfers in progress from one address prefix (an IPv4 /24, an IPv6 /64) at most.
+    #[arg(long, default_value_t = LIMITS.max_connections_per_prefix, value_parser = at_least_one)]
+    pub max_per_prefix: usize,
+    /// When no slot is free, a transfer older than 5 s that averaged less than this many bits per
+    /// second (e.g. 8k, 1.5M) gives way to a new sender, the slowest first, as do half-open and
+    /// stalled ones: a trickle cannot hold a slot.
+    #[arg(long, value_name = "RATE", default_value_t = LIMITS.min_rate_bps, value_parser = parse_rate_bps)]
+    pub min_rate: u64,
     /// One JSON object per transfer, one per line.
     #[arg(long)]
     pub json: bool,
@@ -120,6 +132,8 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.routed = routed_socket(&a.routed);
     options.max_connections = a.max_active;
     options.max_connections_per_peer = a.max_per_peer;
+    options.max_connections_per_prefix = a.max_per_prefix;
+    options.min_rate_bps = a.min_rate;
     options.allow_reverse = a.allow_reverse;
     let mut reverse = crate::reverse::ReverseSenders::new(options.psk.clone(), a.timeout, a.json);
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;

@@ -232,8 +232,11 @@ fn zero_limits_and_a_delay_file_that_never_ends_are_refused_naming_the_argument(
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The receiver's busy refusal is advisory: the sender backs off and asks
+/// again while its --timeout allows, once more per --retries, then exits 2
+/// saying the receiver was busy.
 #[test]
-fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
+fn a_receiver_at_its_limit_refuses_and_the_sender_backs_off_then_exits_non_zero() {
     let dir = scratch("busy");
     std::fs::write(dir.join("f"), b"data").unwrap();
     let port = free_port();
@@ -263,10 +266,24 @@ fn a_receiver_at_its_limit_refuses_and_the_sender_exits_non_zero_at_once() {
             }
         })
     };
-    let (code, err) =
-        send_failure(&[dir.join("f").to_str().unwrap(), &format!("127.0.0.1:{port}"), "--retries", "3", "--quiet"]);
+    let t0 = std::time::Instant::now();
+    let (code, err) = send_failure(&[
+        dir.join("f").to_str().unwrap(),
+        &format!("127.0.0.1:{port}"),
+        "--retries",
+        "1",
+        "--timeout",
+        "2s",
+        "--retry-delay",
+        "200ms",
+        "--quiet",
+    ]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("receiver busy") && err.contains("try again later"), "{err}");
+    // Asked at 0, 0.2, 0.6 and 1.4 s, then (the retry) at about 1.6, 1.8,
+    // 2.2 and 3.0 s: more than one attempt, and done well within 30 s.
+    assert!(err.contains("attempts"), "{err}");
+    assert!(t0.elapsed() >= Duration::from_millis(2_500), "{:?}", t0.elapsed());
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     progressing.join().unwrap();
     let mut receiver = receiver;

@@ -263,17 +263,26 @@ fn vanished_sender_fails_the_transfer_and_leaves_no_file() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The receiver refuses the file and resets the connection, naming the
+/// next byte it expected; the sender takes the reset (at once, or after a
+/// challenge when its acknowledgements lag: RFC 5961 §3) and says so well
+/// within its timeout, for every protocol family.
 #[test]
 fn an_existing_name_is_refused_and_the_sender_is_told() {
-    let dir = temp_dir("exists");
-    std::fs::write(dir.join("e.txt"), b"keep me").unwrap();
-    let receiver = RunningReceiver::start(receive_options(&dir));
-    let err = send(Payload::from_bytes("e.txt", b"new").unwrap(), receiver.addr, &options("tcp-tahoe"), &mut |_| {})
-        .unwrap_err();
-    assert!(err.to_string().contains("reset"), "{err}");
-    let reports = receiver.wait_for(1, Duration::from_secs(5));
-    assert!(reports[0].error.as_deref().unwrap().contains("already exists"), "{reports:?}");
-    assert_eq!(std::fs::read(dir.join("e.txt")).unwrap(), b"keep me");
-    assert_eq!(names(&dir), vec!["e.txt".to_string()]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    for protocol in ["tcp-tahoe", "atp-adaptive", "atp-default", "mtl"] {
+        let dir = temp_dir(&format!("exists-{protocol}"));
+        std::fs::write(dir.join("e.txt"), b"keep me").unwrap();
+        let receiver = RunningReceiver::start(receive_options(&dir));
+        let started = std::time::Instant::now();
+        let err = send(Payload::from_bytes("e.txt", b"new").unwrap(), receiver.addr, &options(protocol), &mut |_| {})
+            .unwrap_err();
+        assert!(err.to_string().contains("reset"), "{protocol}: {err}");
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_secs(3), "{protocol}: told after {elapsed:?}");
+        let reports = receiver.wait_for(1, Duration::from_secs(5));
+        assert!(reports[0].error.as_deref().unwrap().contains("already exists"), "{reports:?}");
+        assert_eq!(std::fs::read(dir.join("e.txt")).unwrap(), b"keep me");
+        assert_eq!(names(&dir), vec!["e.txt".to_string()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

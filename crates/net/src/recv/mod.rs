@@ -23,12 +23,14 @@
 //! where the core writes datagrams; `socket.rs` the [`Receiver`].
 //!
 //! Limits (docs/PROTOCOLS.md §6): transfers in progress count against
-//! [`ReceiveOptions::max_connections`] and, per IP address,
-//! [`ReceiveOptions::max_connections_per_peer`]; finished ones only linger,
-//! in a table of their own. A SYN that finds no room evicts a half-open
-//! transfer (nothing received yet), else one that stalled (nothing new for
-//! [`ReceiveOptions::stalled_after`]), oldest first; failing that it is
-//! refused with a busy RST. Out-of-order bytes are charged against a
+//! [`ReceiveOptions::max_connections`] and, per IP address and per address
+//! prefix, [`ReceiveOptions::max_connections_per_peer`] and
+//! [`ReceiveOptions::max_connections_per_prefix`]; finished ones only
+//! linger, in a table of their own. A SYN that finds no room evicts a
+//! half-open transfer (nothing received yet), else one that stalled
+//! (nothing new for [`ReceiveOptions::stalled_after`]) or ran below
+//! [`ReceiveOptions::min_rate_bps`], the slowest first; failing that it is
+//! refused with a busy RST (`meshbed_proto::endpoint` decides). Out-of-order bytes are charged against a
 //! per-transfer and a receiver-wide budget.
 
 use crate::auth::{Direction, Psk};
@@ -70,6 +72,11 @@ pub struct ReceiveOptions {
     pub max_connections: usize,
     /// Transfers in progress from one IP address at most.
     pub max_connections_per_peer: usize,
+    /// Transfers in progress from one /24 (IPv4) or /64 (IPv6) at most.
+    pub max_connections_per_prefix: usize,
+    /// Below this average rate (bits per second, after `stalled_after`) a
+    /// transfer may be evicted when a new one finds no room.
+    pub min_rate_bps: u64,
     /// Finished transfers kept to answer repeated FINs; when full, the one
     /// finished longest ago goes first.
     pub max_lingering: usize,
@@ -125,6 +132,8 @@ impl ReceiveOptions {
             max_transfers: None,
             max_connections: limits.max_connections,
             max_connections_per_peer: limits.max_connections_per_peer,
+            max_connections_per_prefix: limits.max_connections_per_prefix,
+            min_rate_bps: limits.min_rate_bps,
             max_lingering: limits.max_lingering,
             stalled_after: clock::to_std(limits.stalled_after),
             max_reorder_bytes_per_connection: limits.max_reorder_bytes_per_connection,
@@ -195,6 +204,8 @@ impl ReceiverCore {
         let endpoint = Endpoint::new(EndpointConfig {
             max_connections: options.max_connections,
             max_connections_per_peer: options.max_connections_per_peer,
+            max_connections_per_prefix: options.max_connections_per_prefix,
+            min_rate_bps: options.min_rate_bps,
             max_lingering: options.max_lingering,
             stalled_after: clock::from_std(options.stalled_after),
             linger: clock::from_std(options.linger),

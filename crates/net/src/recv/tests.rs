@@ -93,9 +93,12 @@ fn finished_transfers_linger_outside_the_limit_in_a_bounded_table() {
 
 #[test]
 fn a_full_table_evicts_half_open_then_stalled_transfers_and_refuses_otherwise() {
+    // No minimum rate: half-open and stalled transfers only (the endpoint's
+    // tests cover the rate).
     let mut core = core(|o| {
         o.max_connections = 3;
         o.stalled_after = StdDuration::from_secs(5);
+        o.min_rate_bps = 0;
     });
     let (a, b, c, d, e, f) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1), peer(6, 1), peer(7, 1));
     for (from, k) in [(a, 1), (b, 2)] {

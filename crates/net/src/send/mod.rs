@@ -765,6 +765,8 @@ pub fn send(
         };
         if wait.is_none() && !matches!(a.ending, Ending::Finished) {
             failures += 1;
+            // A retry after a busy spell gets a spell of its own.
+            busy = BusyBackoff::new(options.retry_delay);
         }
         let last = wait.is_none() && (failures > options.retries || matches!(a.ending, Ending::Stopped));
         let e2e: Option<&EndToEndEstimator> = match &a.stamper.source {

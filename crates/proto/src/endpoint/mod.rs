@@ -4,10 +4,11 @@
 //! The [`Endpoint`] owns the table of connections and every decision about
 //! it: which connection a datagram belongs to, whether a SYN opens a new one
 //! (within the limits: [`EndpointConfig::max_connections`] in progress,
-//! [`EndpointConfig::max_connections_per_peer`] per host), which one gives
-//! way when there is no room (a half-open one first, else one stalled for
-//! [`EndpointConfig::stalled_after`], the one idle longest first), when a
-//! SYN is refused with a busy RST, which stray datagram is answered with a
+//! [`EndpointConfig::max_connections_per_peer`] per host and
+//! [`EndpointConfig::max_connections_per_prefix`] per address prefix), which
+//! one gives way when there is no room (a half-open one first, else the one
+//! furthest below [`EndpointConfig::min_rate_bps`] or stalled for
+//! [`EndpointConfig::stalled_after`]), when a SYN is refused with a busy RST, which stray datagram is answered with a
 //! reset, how the out-of-order memory budget is shared, and how long a
 //! finished connection lingers to answer repeated FINs (docs/PROTOCOLS.md §6).
 //!
@@ -40,16 +41,40 @@ use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
 /// A peer's address as the driver knows it. Limits per peer count the
-/// connections of one [`PeerAddr::host`] (all ports of an IP address).
+/// connections of one [`PeerAddr::host`] (all ports of an IP address);
+/// limits per prefix those of one [`PeerAddr::prefix`] (a network).
 pub trait PeerAddr: Copy + Eq + fmt::Debug {
     type Host: Eq;
+    type Prefix: Eq;
     fn host(&self) -> Self::Host;
+    fn prefix(&self) -> Self::Prefix;
 }
 
 impl PeerAddr for SocketAddr {
     type Host = IpAddr;
+    /// The /24 of an IPv4 address, the /64 of an IPv6 one (an IPv4-mapped
+    /// one counts as IPv4): what one site or one attacker's subnet usually
+    /// holds, as rate limiters such as nginx's `limit_conn` are keyed.
+    type Prefix = (bool, [u8; 8]);
     fn host(&self) -> IpAddr {
         self.ip()
+    }
+    fn prefix(&self) -> (bool, [u8; 8]) {
+        let v4 = match self.ip() {
+            IpAddr::V4(v4) => Some(v4),
+            IpAddr::V6(v6) => v6.to_ipv4_mapped(),
+        };
+        match (v4, self.ip()) {
+            (Some(v4), _) => {
+                let [a, b, c, _] = v4.octets();
+                (true, [a, b, c, 0, 0, 0, 0, 0])
+            }
+            (None, IpAddr::V6(v6)) => {
+                let o = v6.octets();
+                (false, [o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]])
+            }
+            (None, IpAddr::V4(_)) => unreachable!("an IPv4 address has its octets"),
+        }
     }
 }
 
@@ -60,6 +85,14 @@ pub struct EndpointConfig {
     pub max_connections: usize,
     /// Connections in progress from one host at most.
     pub max_connections_per_peer: usize,
+    /// Connections in progress from one address prefix (/24, /64) at most.
+    pub max_connections_per_prefix: usize,
+    /// A connection older than `stalled_after` whose stream grew more slowly
+    /// than this on average (bits per second, in order) may be evicted when
+    /// a new one finds no room, the slowest first (a minimum body rate, as
+    /// Apache's `mod_reqtimeout` and nginx's send/body timeouts enforce):
+    /// a trickle cannot hold a slot.
+    pub min_rate_bps: u64,
     /// Finished connections kept to answer repeated FINs; when full, the one
     /// heard from least recently goes first.
     pub max_lingering: usize,
@@ -84,6 +117,8 @@ impl Default for EndpointConfig {
         EndpointConfig {
             max_connections: 64,
             max_connections_per_peer: 8,
+            max_connections_per_prefix: 32,
+            min_rate_bps: 8_000,
             max_lingering: 256,
             stalled_after: Duration::from_secs(5),
             linger: Duration::from_secs(10),
@@ -101,8 +136,8 @@ pub struct EndpointCounters {
     /// known id from another address), or a SYN whose id names no protocol
     /// or the other protocol family.
     pub stray: u64,
-    /// SYNs refused because every slot, or the peer's share, was taken by
-    /// connections that could not be evicted.
+    /// SYNs refused because every slot, or the peer's or its prefix's
+    /// share, was taken by connections that could not be evicted.
     pub over_capacity: u64,
     /// Connections ended to make room for a new one (half-open or stalled).
     pub evicted: u64,
@@ -162,21 +197,31 @@ pub enum Route {
 
 /// Why a connection was evicted for a new one.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Eviction {
-    /// Stalled (its stream did not grow for `stalled_after`), rather than
-    /// half-open (nothing received after the SYN).
-    pub stalled: bool,
-    /// Since its stream last grew (or since the SYN).
-    pub idle: Duration,
+pub enum Eviction {
+    /// Nothing received after the SYN for `idle`.
+    HalfOpen { idle: Duration },
+    /// Its stream did not grow for `idle` (at least `stalled_after`).
+    Stalled { idle: Duration },
+    /// Its stream grew `delivered` bytes in `age`: below the minimum rate
+    /// over `window` (its age, but at least `stalled_after`).
+    TooSlow { delivered: u64, age: Duration, window: Duration },
 }
 
 impl fmt::Display for Eviction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let idle = self.idle.as_secs_f64();
-        if self.stalled {
-            write!(f, "evicted for a new transfer: nothing new for {idle:.1} s")
-        } else {
-            write!(f, "evicted for a new transfer: nothing received for {idle:.1} s after the SYN")
+        match *self {
+            Eviction::HalfOpen { idle } => {
+                write!(f, "evicted for a new transfer: nothing received for {:.1} s after the SYN", idle.as_secs_f64())
+            }
+            Eviction::Stalled { idle } => {
+                write!(f, "evicted for a new transfer: nothing new for {:.1} s", idle.as_secs_f64())
+            }
+            Eviction::TooSlow { delivered, age, window } => write!(
+                f,
+                "evicted for a new transfer: {delivered} bytes in {:.1} s, below the minimum rate over {:.1} s",
+                age.as_secs_f64(),
+                window.as_secs_f64()
+            ),
         }
     }
 }
@@ -221,7 +266,8 @@ struct PendingReset<P, S> {
 /// Resets waiting for [`Endpoint::poll_reset`] at most; more are dropped
 /// (they are advisory, and a flood must not grow the queue).
 const MAX_PENDING_RESETS: usize = 1024;
-/// One reset per connection id per this many nanoseconds at most.
+/// One reset per connection id and named sequence per this many
+/// nanoseconds at most.
 const RESET_INTERVAL_NS: u64 = 100_000_000;
 /// Ids the per-id interval remembers before it forgets them all (a flood of
 /// fresh ids must not grow the map; the budget below still holds then).
@@ -287,7 +333,8 @@ pub struct Endpoint<P, C, S> {
     /// Finished connections answering repeated FINs until their linger ends.
     lingering: BTreeMap<u32, Connection<P, C>>,
     counters: EndpointCounters,
-    last_reset: HashMap<u32, Instant>,
+    /// When a reset last went for (connection id, the sequence it named).
+    last_reset: HashMap<(u32, u64), Instant>,
     budget: ResetBudget,
     resets: VecDeque<PendingReset<P, S>>,
     /// The (connection id, peer instance) of the last
@@ -457,42 +504,60 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
     }
 
     /// Makes room for a new connection from `peer`, evicting one if the
-    /// table or the peer's share is full; `Err` if nothing could give way.
+    /// table, the peer's share or its prefix's share is full; `Err` if
+    /// nothing could give way.
     #[allow(clippy::type_complexity)]
     fn make_room(&mut self, now: Instant, peer: P) -> Result<Option<(u32, Connection<P, C>, Eviction)>, ()> {
-        let host = peer.host();
+        let (host, prefix) = (peer.host(), peer.prefix());
         let from_peer = self.active.values().filter(|c| c.peer.host() == host).count();
         if from_peer >= self.config.max_connections_per_peer {
             // Only the peer's own connections give way to it.
-            return self.evict_one(now, Some(peer)).map(Some).ok_or(());
+            return self.evict_one(now, |c| c.host() == host).map(Some).ok_or(());
+        }
+        let from_prefix = self.active.values().filter(|c| c.peer.prefix() == prefix).count();
+        if from_prefix >= self.config.max_connections_per_prefix {
+            return self.evict_one(now, |c| c.prefix() == prefix).map(Some).ok_or(());
         }
         if self.active.len() >= self.config.max_connections {
-            return self.evict_one(now, None).map(Some).ok_or(());
+            return self.evict_one(now, |_| true).map(Some).ok_or(());
         }
         Ok(None)
     }
 
-    /// Takes out the connection (of `peer`'s host, if given) that should go
-    /// first: a half-open one (nothing delivered after the SYN), else one
-    /// stalled for `stalled_after`, the one idle longest first.
-    fn evict_one(&mut self, now: Instant, of: Option<P>) -> Option<(u32, Connection<P, C>, Eviction)> {
-        let stalled_after = self.config.stalled_after;
-        let (stalled, _, id) = self
+    /// Takes out the connection (of a peer `among` allows) that should go
+    /// first: the one furthest below `min_rate_bps`. Its rate is what its
+    /// stream grew in order over its age, but at least `stalled_after`, so
+    /// that an attacker cannot keep its slots by reconnecting (a fresh
+    /// trickle is as slow as an old one); only its first fifth of
+    /// `stalled_after` a new transfer is spared, to get going. A half-open
+    /// connection (nothing delivered) and one stalled for `stalled_after`
+    /// count as rate 0; ties go to the one idle longest.
+    fn evict_one(&mut self, now: Instant, among: impl Fn(&P) -> bool) -> Option<(u32, Connection<P, C>, Eviction)> {
+        let (stalled_after, min_rate_bps) = (self.config.stalled_after, self.config.min_rate_bps);
+        let (_, id, eviction) = self
             .active
             .iter()
-            .filter(|(_, c)| match of {
-                Some(p) => p.host() == c.peer.host(),
-                None => true,
-            })
+            .filter(|(_, c)| among(&c.peer))
             .filter_map(|(&id, c)| {
-                let half_open = c.engine.engine_ref().stats().bytes_delivered == 0;
+                let delivered = c.engine.engine_ref().stats().bytes_delivered;
                 let idle = now.saturating_since(c.last_progress);
-                (half_open || idle >= stalled_after).then_some((!half_open, c.last_progress, id))
+                let age = now.saturating_since(c.started);
+                let (rate_bps, eviction) = if delivered == 0 {
+                    (0, Eviction::HalfOpen { idle })
+                } else if idle >= stalled_after {
+                    (0, Eviction::Stalled { idle })
+                } else if age.as_nanos() * 5 < stalled_after.as_nanos() {
+                    return None;
+                } else {
+                    let window = age.max(stalled_after);
+                    let rate_bps = (u128::from(delivered) * 8 * 1_000_000_000 / u128::from(window.as_nanos())) as u64;
+                    (rate_bps, Eviction::TooSlow { delivered, age, window })
+                };
+                (rate_bps < min_rate_bps || rate_bps == 0).then_some(((rate_bps, c.last_progress), id, eviction))
             })
-            .min()?;
+            .min_by_key(|(key, id, _)| (*key, *id))?;
         let conn = self.remove(id).expect("listed");
         self.counters.evicted += 1;
-        let eviction = Eviction { stalled, idle: now.saturating_since(conn.last_progress) };
         Some((id, conn, eviction))
     }
 
@@ -571,10 +636,11 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         if reason.is_none() && !self.config.reset_unknown {
             return;
         }
-        let recent = self
-            .last_reset
-            .get(&connection_id)
-            .is_some_and(|&t| now.saturating_since(t).as_nanos() < RESET_INTERVAL_NS);
+        // Per id and named sequence: the answer to a sender's challenge
+        // (its oldest unacknowledged sequence, sent again because a reset
+        // named another) is never held back by the reset that caused it.
+        let key = (connection_id, at.ack);
+        let recent = self.last_reset.get(&key).is_some_and(|&t| now.saturating_since(t).as_nanos() < RESET_INTERVAL_NS);
         if recent || self.resets.len() >= MAX_PENDING_RESETS || (stateless && !self.budget.take(now)) {
             self.counters.resets_suppressed += 1;
             return;
@@ -582,7 +648,7 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         if self.last_reset.len() > RESET_IDS_REMEMBERED {
             self.last_reset.clear();
         }
-        self.last_reset.insert(connection_id, now);
+        self.last_reset.insert(key, now);
         self.resets.push_back(PendingReset { peer, protocol, connection_id, at, reason, seal });
     }
 

@@ -99,7 +99,11 @@ const BUSY: Option<ResetReason> = Some(ResetReason::Busy);
 
 #[test]
 fn a_full_table_evicts_half_open_then_the_longest_stalled_and_refuses_otherwise() {
-    let mut ep = endpoint(|c| c.max_connections = 3);
+    // No minimum rate: half-open and stalled connections only.
+    let mut ep = endpoint(|c| {
+        c.max_connections = 3;
+        c.min_rate_bps = 0;
+    });
     let (a, b, c, d, e, f) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1), peer(6, 1), peer(7, 1));
     for (from, k) in [(a, 1), (b, 2)] {
         assert_eq!(syn(&mut ep, at(0), from, k), Outcome::Accepted(None));
@@ -107,7 +111,7 @@ fn a_full_table_evicts_half_open_then_the_longest_stalled_and_refuses_otherwise(
     }
     assert_eq!(syn(&mut ep, at(0), c, 3), Outcome::Accepted(None)); // half-open
                                                                     // D takes the half-open C's slot, though A and B are older; C is told busy.
-    let half_open = Eviction { stalled: false, idle: Duration::from_secs(1) };
+    let half_open = Eviction::HalfOpen { idle: Duration::from_secs(1) };
     assert_eq!(syn(&mut ep, at(1000), d, 4), Outcome::Accepted(Some((id(3), half_open))));
     assert_eq!(resets(&mut ep), vec![(c, id(3), BUSY)]);
     data(&mut ep, at(1000), d, 4, 0, 100, false);
@@ -120,7 +124,7 @@ fn a_full_table_evicts_half_open_then_the_longest_stalled_and_refuses_otherwise(
     // At 4999 ms nobody has stalled for 5 s yet. At 6000 ms A and B
     // have for 6 s and D for 5 s: A goes (idle longest, lower id than B).
     assert_eq!(syn(&mut ep, at(4999), f, 6), Outcome::Refused);
-    let stalled = Eviction { stalled: true, idle: Duration::from_secs(6) };
+    let stalled = Eviction::Stalled { idle: Duration::from_secs(6) };
     assert_eq!(syn(&mut ep, at(6000), f, 6), Outcome::Accepted(Some((id(1), stalled))));
     assert_eq!(stalled.to_string(), "evicted for a new transfer: nothing new for 6.0 s");
     let counters = ep.counters();
@@ -133,6 +137,7 @@ fn one_host_gets_its_share_and_only_its_own_connections_give_way() {
     let mut ep = endpoint(|c| {
         c.max_connections = 10;
         c.max_connections_per_peer = 2;
+        c.min_rate_bps = 0;
     });
     // Two ports of one address count as one host.
     let (x1, x2, y) = (peer(2, 1), peer(2, 2), peer(3, 1));
@@ -313,4 +318,93 @@ fn a_reset_names_the_sequence_its_sender_must_hold() {
     let conn = ep.remove(id(8)).unwrap();
     ep.reset_connection(at(3), id(8), &conn, None, ());
     assert_eq!(named(&mut ep), 300);
+}
+
+/// Issue 26: a trickle cannot hold a slot. Past `stalled_after`, a
+/// connection whose stream grew below `min_rate_bps` on average gives way
+/// to a new one, the slowest first; one at the minimum rate does not.
+#[test]
+fn a_full_table_evicts_the_transfer_furthest_below_the_minimum_rate() {
+    let mut ep = endpoint(|c| {
+        c.max_connections = 3;
+        c.min_rate_bps = 8_000;
+    });
+    let (a, b, c, d) = (peer(2, 1), peer(3, 1), peer(4, 1), peer(5, 1));
+    for (from, k) in [(a, 1), (b, 2), (c, 3)] {
+        assert_eq!(syn(&mut ep, at(0), from, k), Outcome::Accepted(None));
+    }
+    // Every second for 10 s: A sends 2000 bytes (16 kbit/s), B 500
+    // (4 kbit/s), C 100 (800 bit/s). None ever stalls.
+    for t in 0..10u64 {
+        for (from, k, len) in [(a, 1, 2_000u64), (b, 2, 500), (c, 3, 100)] {
+            data(&mut ep, at(t * 1000), from, k, t * len, len as usize, false);
+        }
+    }
+    // C, the slowest, goes first; then B; A, above the minimum, stays.
+    let outcome = syn(&mut ep, at(10_000), d, 4);
+    let Outcome::Accepted(Some((victim, eviction))) = outcome else { panic!("{outcome:?}") };
+    let ten = Duration::from_secs(10);
+    assert_eq!((victim, eviction), (id(3), Eviction::TooSlow { delivered: 1_000, age: ten, window: ten }));
+    assert_eq!(
+        eviction.to_string(),
+        "evicted for a new transfer: 1000 bytes in 10.0 s, below the minimum rate over 10.0 s"
+    );
+    data(&mut ep, at(10_000), d, 4, 0, 10_000, false);
+    let outcome = syn(&mut ep, at(10_000), peer(6, 1), 5);
+    assert!(matches!(outcome, Outcome::Accepted(Some((v, Eviction::TooSlow { .. }))) if v == id(2)), "{outcome:?}");
+    data(&mut ep, at(10_000), peer(6, 1), 5, 0, 10_000, false);
+    // A (16 kbit/s), D and E (young) stay: the next is refused.
+    assert_eq!(syn(&mut ep, at(10_000), peer(7, 1), 6), Outcome::Refused);
+}
+
+/// Addresses of one /24 (IPv4) or /64 (IPv6) share
+/// `max_connections_per_prefix`; only their own connections give way.
+#[test]
+fn one_prefix_gets_its_share_and_only_its_own_connections_give_way() {
+    let v4 = |net: u8, host: u8| SocketAddr::from(([10, 0, net, host], 5000));
+    assert_eq!(v4(1, 1).prefix(), v4(1, 200).prefix());
+    assert_ne!(v4(1, 1).prefix(), v4(2, 1).prefix());
+    let v6 = |a: u16, z: u16| SocketAddr::from(([0xfd00, 0, 0, a, 0, 0, 0, z], 5000));
+    assert_eq!(v6(1, 1).prefix(), v6(1, 9).prefix());
+    assert_ne!(v6(1, 1).prefix(), v6(2, 1).prefix());
+    let mapped = SocketAddr::from((std::net::Ipv4Addr::new(10, 0, 1, 7).to_ipv6_mapped(), 5000));
+    assert_eq!(mapped.prefix(), v4(1, 1).prefix(), "an IPv4-mapped address is its IPv4 /24");
+
+    let mut ep = endpoint(|c| {
+        c.max_connections = 10;
+        c.max_connections_per_peer = 2;
+        c.max_connections_per_prefix = 3;
+        c.min_rate_bps = 0;
+    });
+    for (k, host) in [(1, 1), (2, 2), (3, 3)] {
+        assert_eq!(syn(&mut ep, at(0), v4(1, host), k), Outcome::Accepted(None));
+        data(&mut ep, at(0), v4(1, host), k, 0, 10, false);
+    }
+    // A fourth address of 10.0.1.0/24: refused; another /24 gets in.
+    assert_eq!(syn(&mut ep, at(1), v4(1, 4), 4), Outcome::Refused);
+    assert_eq!(syn(&mut ep, at(1), v4(2, 4), 5), Outcome::Accepted(None));
+    // The /24's own half-open connection gives way to it.
+    ep.remove(id(3));
+    assert_eq!(syn(&mut ep, at(2), v4(1, 5), 6), Outcome::Accepted(None));
+    assert_eq!(
+        syn(&mut ep, at(1003), v4(1, 6), 7),
+        Outcome::Accepted(Some((id(6), Eviction::HalfOpen { idle: Duration::from_millis(1001) })))
+    );
+}
+
+/// A trickle that reconnects is judged over `stalled_after` all the same
+/// (its bytes over at least 5 s): after its first second it gives way. In
+/// that first second a new transfer is spared.
+#[test]
+fn a_fresh_trickle_gives_way_after_its_first_second() {
+    let mut ep = endpoint(|c| c.max_connections = 1);
+    assert_eq!(syn(&mut ep, at(0), peer(2, 1), 1), Outcome::Accepted(None));
+    data(&mut ep, at(0), peer(2, 1), 1, 0, 60, false);
+    // 0.9 s old: spared.
+    assert_eq!(syn(&mut ep, at(900), peer(3, 1), 2), Outcome::Refused);
+    // 1 s old, 60 bytes: 96 bit/s over 5 s.
+    let outcome = syn(&mut ep, at(1_000), peer(3, 1), 3);
+    let window = Duration::from_secs(5);
+    let evicted = Eviction::TooSlow { delivered: 60, age: Duration::from_secs(1), window };
+    assert_eq!(outcome, Outcome::Accepted(Some((id(1), evicted))));
 }
