@@ -53,6 +53,16 @@ pub struct RecvArgs {
     /// stalled ones: a trickle cannot hold a slot.
     #[arg(long, value_name = "RATE", default_value_t = LIMITS.min_rate_bps, value_parser = parse_rate_bps)]
     pub min_rate: u64,
+    /// Disk space left free whatever senders announce (e.g. 500M, 2G; k, M, G are powers of 1024);
+    /// default: 5% of the file system, at most 1 GiB. A file that does not fit in the free space less
+    /// this and less what transfers in progress announced is refused: its sender hears "receiver out
+    /// of space".
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub reserve: Option<u64>,
+    /// Bytes one IP address may have committed in this run plus announced in transfers in progress
+    /// (e.g. 10G); default: no quota.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub quota_per_peer: Option<u64>,
     /// One JSON object per transfer, one per line.
     #[arg(long)]
     pub json: bool,
@@ -119,6 +129,25 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, String> {
     Ok(value as u64)
 }
 
+/// A size in bytes: a whole number with an optional k, M, G or T (powers
+/// of 1024), e.g. `500M`, `2G`, `1048576`.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let expected = "expected a size in bytes, like 500M, 2G or 1048576 (k, M, G, T: powers of 1024)";
+    let (number, shift) = match s.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&s[..i], 10),
+        Some((i, 'M')) => (&s[..i], 20),
+        Some((i, 'G')) => (&s[..i], 30),
+        Some((i, 'T')) => (&s[..i], 40),
+        _ => (s, 0),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .filter(|_| number.chars().all(|c| c.is_ascii_digit()))
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| format!("`{s}`: {expected}"))
+}
+
 pub fn run_recv(a: RecvArgs) -> Result<()> {
     if std::fs::metadata(&a.dir).is_ok_and(|m| !m.is_dir()) {
         bail!("--dir {}: not a directory; expected a directory for the received files", a.dir.display());
@@ -134,6 +163,7 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.max_connections_per_peer = a.max_per_peer;
     options.max_connections_per_prefix = a.max_per_prefix;
     options.min_rate_bps = a.min_rate;
+    options.space = meshbed_net::SpaceLimits { reserve_bytes: a.reserve, quota_per_peer_bytes: a.quota_per_peer };
     options.allow_reverse = a.allow_reverse;
     let mut reverse = crate::reverse::ReverseSenders::new(options.psk.clone(), a.timeout, a.json);
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
@@ -337,6 +367,24 @@ mod rate_tests {
         for bad in ["", "0", "0.4", "-5k", "fast", "1.5m", "2 M", "1e6", "inf", "2000G"] {
             let e = parse_rate_bps(bad).unwrap_err();
             assert!(e.contains(&format!("`{bad}`")) && e.contains("bits per second"), "{bad}: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn sizes_take_binary_suffixes_and_refuse_anything_else() {
+        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(parse_bytes("500M"), Ok(500 << 20));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("64k"), Ok(64 << 10));
+        assert_eq!(parse_bytes("1T"), Ok(1 << 40));
+        for bad in ["", "G", "1.5G", "-1", "12P", "99999999999999999999", "20000000T"] {
+            let err = parse_bytes(bad).unwrap_err();
+            assert!(err.contains(&format!("`{bad}`")) && err.contains("size in bytes"), "{bad}: {err}");
         }
     }
 }

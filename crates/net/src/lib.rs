@@ -39,5 +39,7 @@ pub mod udp;
 
 pub use delay::DelaySpec;
 pub use framing::SinkKind;
-pub use recv::{ReceiveOptions, Receiver, ReceiverCounters, ReceiverEvent, TransferProgress, TransferReport};
+pub use recv::{
+    ReceiveOptions, Receiver, ReceiverCounters, ReceiverEvent, SpaceLimits, TransferProgress, TransferReport,
+};
 pub use send::{send, Payload, SendError, SendOptions, SendProgress, SendReport};

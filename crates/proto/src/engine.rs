@@ -39,6 +39,9 @@ pub enum FailReason {
     /// The peer refused the connection because it is at its transfer limit
     /// (an RST carrying [`ResetReason::Busy`]).
     Busy,
+    /// The peer has no room for the stream (an RST carrying
+    /// [`ResetReason::NoSpace`]).
+    NoSpace,
 }
 
 impl FailReason {
@@ -47,6 +50,7 @@ impl FailReason {
     pub fn of_reset(datagram: &[u8]) -> FailReason {
         match parse_datagram(datagram).map(|(_, payload)| ResetReason::from_payload(payload)) {
             Ok(Some(ResetReason::Busy)) => FailReason::Busy,
+            Ok(Some(ResetReason::NoSpace)) => FailReason::NoSpace,
             _ => FailReason::Reset,
         }
     }
@@ -63,6 +67,7 @@ impl fmt::Display for FailReason {
                 write!(f, "every byte was acknowledged but the receiver did not confirm the commit within {waited}")
             }
             FailReason::Busy => write!(f, "receiver busy: the peer is at its transfer limit"),
+            FailReason::NoSpace => write!(f, "receiver out of space: the peer has no room for the file"),
         }
     }
 }

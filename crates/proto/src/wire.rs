@@ -342,12 +342,17 @@ impl Repr {
 pub enum ResetReason {
     /// The receiver is at its transfer limit: try again later.
     Busy = 1,
+    /// The receiver has no room for the file: the file system's free space
+    /// (less a reserve) or the sender's quota would not hold it, or a write
+    /// found the disk full.
+    NoSpace = 2,
 }
 
 impl ResetReason {
     pub fn from_u8(code: u8) -> Option<ResetReason> {
         match code {
             1 => Some(ResetReason::Busy),
+            2 => Some(ResetReason::NoSpace),
             _ => None,
         }
     }
@@ -574,9 +579,10 @@ mod tests {
         // A plain RST, an unknown code or a longer payload carry no reason.
         let len = Repr::emit_reset(&mut buf, ProtocolId::Atp, 7, ResetAt::default(), None);
         assert_eq!(len, HEADER_LEN);
-        for payload in [&[][..], &[0], &[2], &[1, 1]] {
+        for payload in [&[][..], &[0], &[3], &[1, 1]] {
             assert_eq!(ResetReason::from_payload(payload), None, "{payload:?}");
         }
+        assert_eq!(ResetReason::from_payload(&[2]), Some(ResetReason::NoSpace));
     }
 
     #[test]

@@ -120,6 +120,27 @@ pub enum FramingError {
     Replaced(PathBuf),
     #[error("{what} `{path}`: {source}")]
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
+    /// No room on disk: refused before the first byte (`crate::recv`), or
+    /// a write found the file system full or the disk quota exceeded.
+    #[error("no room for the file: {0}")]
+    NoSpace(String),
+}
+
+impl FramingError {
+    /// What the sender is told with the reset: out of space, or a plain
+    /// reset (the refusal's reason is in the receiver's log).
+    pub fn reset_reason(&self) -> Option<meshbed_proto::wire::ResetReason> {
+        matches!(self, FramingError::NoSpace(_)).then_some(meshbed_proto::wire::ResetReason::NoSpace)
+    }
+
+    /// `Io`, or `NoSpace` when the file system is full or the quota spent.
+    pub(crate) fn io(what: &'static str, path: &Path, source: std::io::Error) -> FramingError {
+        use std::io::ErrorKind::{QuotaExceeded, StorageFull};
+        if matches!(source.kind(), StorageFull | QuotaExceeded) {
+            return FramingError::NoSpace(format!("{what} `{}`: {source}", path.display()));
+        }
+        FramingError::Io { what, path: path.to_path_buf(), source }
+    }
 }
 
 /// What every receiver's temporary file name starts and ends with.
@@ -300,6 +321,13 @@ pub enum SinkKind {
     /// Timed test streams only, checked and never written: the client's
     /// end of a reverse test ([`crate::reverse`]).
     TimedOnly,
+}
+
+impl SinkKind {
+    /// Whether files land on disk (and need room there).
+    pub fn is_directory(&self) -> bool {
+        matches!(self, SinkKind::Directory { .. })
+    }
 }
 
 /// 64 unpredictable bits for a temporary name (from the kernel; the
@@ -499,6 +527,17 @@ impl Sink {
     /// Takes the next delivered bytes. Returns `Ok(true)` once the file is
     /// complete, verified and renamed to its final name.
     pub fn write(&mut self, bytes: &[u8]) -> Result<bool, FramingError> {
+        self.write_admitting(bytes, &mut |_, _| Ok(()))
+    }
+
+    /// [`Sink::write`], asking `admit` about a file's header (its size) and
+    /// directory before anything is created for it: the receiver's check
+    /// of the room on disk (`crate::recv`).
+    pub fn write_admitting(
+        &mut self,
+        bytes: &[u8],
+        admit: &mut dyn FnMut(&StreamHeader, &Path) -> Result<(), FramingError>,
+    ) -> Result<bool, FramingError> {
         self.stream_bytes += bytes.len() as u64;
         let (dir, overwrite) = match &self.kind {
             SinkKind::Discard => return Ok(false),
@@ -553,16 +592,16 @@ impl Sink {
                 )));
             }
             let final_path = dir.join(&header.name);
-            self.header = Some(header);
             // A link at the final name counts as existing, dangling or not.
             if !overwrite && std::fs::symlink_metadata(&final_path).is_ok() {
+                self.header = Some(header);
                 return Err(FramingError::Exists(final_path));
             }
-            let temp = TempFile::create(&dir).map_err(|source| FramingError::Io {
-                what: "creating a temporary file in",
-                path: dir.clone(),
-                source,
-            })?;
+            let admitted = admit(&header, &dir);
+            self.header = Some(header);
+            admitted?;
+            let temp = TempFile::create(&dir)
+                .map_err(|source| FramingError::io("creating a temporary file in", &dir, source))?;
             self.file = Some(temp);
             return self.write_body(&rest, &dir, overwrite);
         }
@@ -596,11 +635,7 @@ impl Sink {
             return Ok(true);
         }
         let temp = self.file.as_mut().expect("file open");
-        temp.writer.write_all(bytes).map_err(|source| FramingError::Io {
-            what: "writing",
-            path: temp.path.clone(),
-            source,
-        })?;
+        temp.writer.write_all(bytes).map_err(|source| FramingError::io("writing", &temp.path, source))?;
         self.hasher.update(bytes);
         self.written += bytes.len() as u64;
         if self.written < size {
@@ -614,7 +649,7 @@ impl Sink {
         let final_path = dir.join(&header.name);
         let temp = self.file.as_mut().expect("file open");
         let partial = temp.path.clone();
-        let io = |what: &'static str, source| FramingError::Io { what, path: partial.clone(), source };
+        let io = |what: &'static str, source| FramingError::io(what, &partial, source);
         temp.writer.flush().map_err(|e| io("writing", e))?;
         let file = temp.writer.get_ref();
         file.sync_all().map_err(|e| io("syncing", e))?;

@@ -36,7 +36,7 @@
 use crate::auth::{Direction, Psk};
 use crate::clock;
 use crate::conn::{EngineOptions, Protection};
-use crate::framing::{hex, Sink, SinkKind, StreamKind};
+use crate::framing::{hex, FramingError, Sink, SinkKind, StreamHeader, StreamKind};
 use crate::notice::EngineNotices;
 use crate::udp::MAX_DATAGRAM;
 use meshbed_core::Instant;
@@ -49,10 +49,12 @@ use std::time::Duration as StdDuration;
 
 mod report;
 mod socket;
+mod space;
 mod transmit;
 
 pub use report::{ReceiverCounters, ReceiverEvent, TransferProgress, TransferReport};
 pub use socket::Receiver;
+pub use space::{admit, default_reserve, Claims, FileSystemSpace, SpaceLimits};
 pub use transmit::{DatagramList, Transmitter};
 
 /// How to receive.
@@ -98,6 +100,9 @@ pub struct ReceiveOptions {
     /// Accept only datagrams sealed with this pre-shared key, and seal every
     /// answer (`--psk`; docs/PROTOCOLS.md §6).
     pub psk: Option<Psk>,
+    /// Room on disk: the reserve left free and the quota per address
+    /// (`--reserve`, `--quota-per-peer`).
+    pub space: SpaceLimits,
     /// A slow application (`--rate`): each transfer's bytes are taken from
     /// its engine at most this many bits per second, and unread bytes count
     /// against the engine's receive buffer, so ATP's feedback carries the
@@ -140,6 +145,7 @@ impl ReceiveOptions {
             max_reorder_bytes: limits.max_reorder_bytes,
             reset_unknown: limits.reset_unknown,
             psk: None,
+            space: SpaceLimits::default(),
             read_rate_bps: None,
             routed: None,
             trace: false,
@@ -170,6 +176,9 @@ struct Transfer {
     stopped_by_sender: bool,
     /// The sender's route as the node's routing daemon reports it.
     notices: Option<EngineNotices>,
+    /// Bytes of this transfer's file counted against its sender's quota
+    /// (its announced size, once the header is in).
+    announced: Option<u64>,
     /// The engine's trace samples (`ReceiveOptions::trace`).
     trace: Option<crate::conn::EngineTrace>,
 }
@@ -190,6 +199,17 @@ pub struct ReceiverCore {
     /// The real instant engine time counts from (the [`Receiver`]'s clock),
     /// for the trace samples' times.
     pub(crate) trace_origin: std::time::Instant,
+    /// File bytes each address committed in this run (its quota's use).
+    committed_by_host: std::collections::HashMap<std::net::IpAddr, u64>,
+}
+
+/// What the sender of a transfer that failed here is told.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Tell {
+    /// Nothing: the engine failed (the sender knows, or is gone).
+    Nothing,
+    /// An RST at once, with this reason: its data was refused.
+    Reset(Option<ResetReason>),
 }
 
 impl ReceiverCore {
@@ -221,6 +241,7 @@ impl ReceiverCore {
             reports: Vec::new(),
             ended: 0,
             trace_origin: std::time::Instant::now(),
+            committed_by_host: std::collections::HashMap::new(),
         }
     }
 
@@ -345,6 +366,7 @@ impl ReceiverCore {
             engine_finished: false,
             stopped_by_sender: false,
             notices,
+            announced: None,
             trace: self.options.trace.then(|| crate::conn::EngineTrace::new(self.trace_origin)),
         };
         self.endpoint.insert(now, id, peer, protocol, engine, transfer);
@@ -415,6 +437,12 @@ impl ReceiverCore {
     /// `on_event`.
     pub fn poll(&mut self, now: Instant, on_event: &mut dyn FnMut(ReceiverEvent)) {
         for id in self.endpoint.active_ids() {
+            // A file not yet announced is admitted against what the others
+            // claim (only then: the sum runs over every transfer).
+            let claims = self.endpoint.active().find(|&(i, _)| i == id).and_then(|(_, c)| {
+                (c.app.announced.is_none() && self.options.sink.is_directory()).then(|| self.claims(id, c.peer.ip()))
+            });
+            let limits = self.options.space;
             let conn = self.endpoint.active_mut(id).expect("listed");
             let engine = conn.engine.engine();
             if let Some(n) = &mut conn.app.notices {
@@ -438,19 +466,35 @@ impl ReceiverCore {
                 }
             };
             let sink = &mut conn.app.sink;
-            // (message, whether to tell the sender with RST)
-            let mut failure: Option<(String, bool)> = None;
+            let mut failure: Option<(String, Tell)> = None;
             if !delivered.is_empty() {
-                match sink.write(&delivered) {
+                let mut admit = |header: &StreamHeader, dir: &std::path::Path| match claims {
+                    Some(claims) => {
+                        let space = FileSystemSpace::of(dir)
+                            .map_err(|e| FramingError::io("reading the free space of", dir, e))?;
+                        space::admit(header.size, space, claims, limits).map_err(FramingError::NoSpace)
+                    }
+                    None => Ok(()),
+                };
+                let written = sink.write_admitting(&delivered, &mut admit);
+                if conn.app.announced.is_none() && sink.kind() == Some(StreamKind::File) {
+                    conn.app.announced = sink.header().map(|h| h.size);
+                }
+                match written {
                     // Committed: the FIN's acknowledgement carries the hash
                     // this receiver computed (the commit confirmation).
                     Ok(true) => {
                         if let Some(sha) = sink.verified_sha256() {
                             conn.engine.engine().set_commit_token(sha);
                         }
+                        if let Some(size) = conn.app.announced.filter(|_| sink.committed().is_some()) {
+                            *self.committed_by_host.entry(conn.peer.ip()).or_default() += size;
+                            // Counted once: no longer a claim in progress.
+                            conn.app.announced = Some(0);
+                        }
                     }
                     Ok(false) => {}
-                    Err(e) => failure = Some((e.to_string(), true)),
+                    Err(e) => failure = Some((e.to_string(), Tell::Reset(e.reset_reason()))),
                 }
             }
             while let Some(event) = conn.engine.engine().poll_event() {
@@ -463,7 +507,7 @@ impl ReceiverCore {
                         conn.app.stopped_by_sender = true;
                     }
                     EngineEvent::Failed(reason) => {
-                        failure.get_or_insert((reason.to_string(), false));
+                        failure.get_or_insert((reason.to_string(), Tell::Nothing));
                     }
                     EngineEvent::Trace(sample) => {
                         if let Some(t) = &mut conn.app.trace {
@@ -479,10 +523,10 @@ impl ReceiverCore {
             let sink = &mut conn.app.sink;
             if finished && failure.is_none() {
                 if let Err(e) = sink.finish() {
-                    failure = Some((e.to_string(), true));
+                    failure = Some((e.to_string(), Tell::Reset(e.reset_reason())));
                 }
             }
-            if matches!(failure, Some((_, false))) && sink.is_complete() {
+            if matches!(failure, Some((_, Tell::Nothing))) && sink.is_complete() {
                 // The engine gave up after the file was verified and
                 // committed (e.g. waiting for a FIN that never came): the
                 // file is complete all the same.
@@ -493,13 +537,13 @@ impl ReceiverCore {
                 continue;
             }
             let mut conn = self.endpoint.remove(id).expect("listed");
-            if matches!(failure, Some((_, true))) {
+            if let Some((_, Tell::Reset(reason))) = failure {
                 // Tell the sender at once rather than let it finish or time
                 // out: its data was refused. The seal goes with the reset;
                 // a finished transfer keeps it to answer from the lingering
                 // table.
                 let protection = std::mem::replace(&mut conn.app.protection, Protection::Plain);
-                self.endpoint.reset_connection(now, id, &conn, None, protection);
+                self.endpoint.reset_connection(now, id, &conn, reason, protection);
             }
             self.end(now, id, conn, failure.map(|(m, _)| m));
         }
@@ -507,6 +551,21 @@ impl ReceiverCore {
         for report in std::mem::take(&mut self.reports) {
             on_event(ReceiverEvent::Ended(&report));
         }
+    }
+
+    /// What the transfers in progress other than `id` claim on the disk, and
+    /// what the address `host` has used of its quota.
+    fn claims(&self, id: u32, host: std::net::IpAddr) -> Claims {
+        let mut claims =
+            Claims { promised_bytes: 0, peer_bytes: self.committed_by_host.get(&host).copied().unwrap_or(0) };
+        for (_, c) in self.endpoint.active().filter(|&(other, _)| other != id) {
+            let Some(size) = c.app.announced else { continue };
+            claims.promised_bytes += size.saturating_sub(c.app.sink.file_bytes());
+            if c.peer.ip() == host {
+                claims.peer_bytes += size;
+            }
+        }
+        claims
     }
 
     /// Writes what the transfers (and the refusals) want to send into `out`.

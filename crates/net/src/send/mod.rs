@@ -475,6 +475,9 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
             clock::to_std(*waited).as_secs_f64()
         ),
         FailReason::Busy => format!("receiver busy: {peer} is at its transfer limit; try again later"),
+        FailReason::NoSpace => format!(
+            "receiver out of space: {peer} has no room for this file (its free disk space less a reserve, or its quota for this sender); see its log"
+        ),
     }
 }
 

@@ -335,6 +335,10 @@ pub struct Endpoint<P, C, S> {
     counters: EndpointCounters,
     /// When a reset last went for (connection id, the sequence it named).
     last_reset: HashMap<(u32, u64), Instant>,
+    /// The reason a connection this endpoint reset was given, for the
+    /// resets answering its sender's later datagrams (a challenge's answer
+    /// carries it too: "out of space" is not lost on the way).
+    reset_reasons: HashMap<u32, ResetReason>,
     budget: ResetBudget,
     resets: VecDeque<PendingReset<P, S>>,
     /// The (connection id, peer instance) of the last
@@ -351,6 +355,7 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
             lingering: BTreeMap::new(),
             counters: EndpointCounters::default(),
             last_reset: HashMap::new(),
+            reset_reasons: HashMap::new(),
             budget: ResetBudget::new(),
             resets: VecDeque::new(),
             opened: VecDeque::new(),
@@ -455,7 +460,8 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
             if !c.contains(Control::SACK_OPT) && !tcp_ack && !c.contains(Control::RST) {
                 // Naming the datagram it answers: the sender takes it only
                 // if that is the sequence it holds exactly (RFC 5961 §3).
-                self.queue_reset(now, peer, repr.protocol, id, ResetAt::to_sender(repr.seq), None, seal, true);
+                let reason = self.reset_reasons.get(&id).copied();
+                self.queue_reset(now, peer, repr.protocol, id, ResetAt::to_sender(repr.seq), reason, seal, true);
             }
             return Incoming::Stray;
         }
@@ -616,6 +622,12 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         seal: S,
     ) {
         let at = ResetAt::to_sender(conn.engine.next_expected());
+        if let Some(reason) = reason {
+            if self.reset_reasons.len() >= RESET_IDS_REMEMBERED {
+                self.reset_reasons.clear();
+            }
+            self.reset_reasons.insert(connection_id, reason);
+        }
         self.queue_reset(now, conn.peer, wire_id(conn.protocol), connection_id, at, reason, seal, false);
     }
 
