@@ -42,6 +42,9 @@ pub enum FailReason {
     /// The peer has no room for the stream (an RST carrying
     /// [`ResetReason::NoSpace`]).
     NoSpace,
+    /// The peer holds a key and could not verify ours (an RST carrying
+    /// [`ResetReason::KeyMismatch`]).
+    KeyMismatch,
 }
 
 impl FailReason {
@@ -51,6 +54,7 @@ impl FailReason {
         match parse_datagram(datagram).map(|(_, payload)| ResetReason::from_payload(payload)) {
             Ok(Some(ResetReason::Busy)) => FailReason::Busy,
             Ok(Some(ResetReason::NoSpace)) => FailReason::NoSpace,
+            Ok(Some(ResetReason::KeyMismatch)) => FailReason::KeyMismatch,
             _ => FailReason::Reset,
         }
     }
@@ -68,6 +72,9 @@ impl fmt::Display for FailReason {
             }
             FailReason::Busy => write!(f, "receiver busy: the peer is at its transfer limit"),
             FailReason::NoSpace => write!(f, "receiver out of space: the peer has no room for the file"),
+            FailReason::KeyMismatch => {
+                write!(f, "key mismatch: the peer could not verify this connection with its key")
+            }
         }
     }
 }

@@ -346,6 +346,11 @@ pub enum ResetReason {
     /// (less a reserve) or the sender's quota would not hold it, or a write
     /// found the disk full.
     NoSpace = 2,
+    /// The receiver holds a pre-shared key and could not verify the SYN
+    /// with it (sent plain, always: it has no key in common with the
+    /// sender). Tells nothing but that a key is needed and this one is not
+    /// it (docs/PROTOCOLS.md §6, "Threat model").
+    KeyMismatch = 3,
 }
 
 impl ResetReason {
@@ -353,6 +358,7 @@ impl ResetReason {
         match code {
             1 => Some(ResetReason::Busy),
             2 => Some(ResetReason::NoSpace),
+            3 => Some(ResetReason::KeyMismatch),
             _ => None,
         }
     }
@@ -579,7 +585,7 @@ mod tests {
         // A plain RST, an unknown code or a longer payload carry no reason.
         let len = Repr::emit_reset(&mut buf, ProtocolId::Atp, 7, ResetAt::default(), None);
         assert_eq!(len, HEADER_LEN);
-        for payload in [&[][..], &[0], &[3], &[1, 1]] {
+        for payload in [&[][..], &[0], &[4], &[1, 1]] {
             assert_eq!(ResetReason::from_payload(payload), None, "{payload:?}");
         }
         assert_eq!(ResetReason::from_payload(&[2]), Some(ResetReason::NoSpace));

@@ -310,6 +310,13 @@ impl ReceiverCore {
         };
         let Ok(bytes) = opened else {
             self.counters.unauthenticated += 1;
+            // A SYN this key does not verify (another key, or none): its
+            // sender is told, plainly, that the keys differ.
+            if !known {
+                if let Ok((repr, _)) = parse_datagram(bytes) {
+                    self.endpoint.refuse_unverified(now, peer, &repr, Protection::Plain);
+                }
+            }
             return;
         };
         let repr = match parse_datagram(bytes) {

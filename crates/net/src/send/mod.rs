@@ -475,6 +475,9 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
             clock::to_std(*waited).as_secs_f64()
         ),
         FailReason::Busy => format!("receiver busy: {peer} is at its transfer limit; try again later"),
+        FailReason::KeyMismatch => format!(
+            "key mismatch: {peer} holds a pre-shared key and could not verify this sender's datagrams: give the sender the receiver's key (--psk FILE)"
+        ),
         FailReason::NoSpace => format!(
             "receiver out of space: {peer} has no room for this file (its free disk space less a reserve, or its quota for this sender); see its log"
         ),
@@ -554,6 +557,10 @@ fn run_attempt(
     let overhead = engine_options.datagram_overhead;
     let mut scratch = [0u8; MAX_DATAGRAM];
     let mut unauthenticated = 0u64;
+    // A plain RST of this connection saying the receiver's key did not
+    // verify ours (it cannot be sealed: the keys differ). Not believed,
+    // only reported if the attempt fails.
+    let mut key_mismatch_heard = false;
     if payload.confirm {
         // Success needs the receiver's proof that it committed these bytes.
         conn.engine().require_commit_token(payload.header.sha256);
@@ -573,7 +580,7 @@ fn run_attempt(
         format!("{peer} refused the datagrams (ICMP port unreachable): is `meshbed recv` listening there?")
     };
 
-    let ending = 'run: loop {
+    let mut ending = 'run: loop {
         if options.stop_at.is_some_and(|t| std::time::Instant::now() >= t) {
             break 'run Ending::Stopped;
         }
@@ -593,6 +600,7 @@ fn run_attempt(
                     copy.copy_from_slice(bytes);
                     let Ok(plain) = protection.open(copy) else {
                         unauthenticated += 1;
+                        key_mismatch_heard |= says_key_mismatch(bytes, connection_id);
                         continue;
                     };
                     stamper.on_received(now, plain);
@@ -689,6 +697,18 @@ fn run_attempt(
         readable = ready.readable;
     };
     let duration = started.elapsed();
+    if let Ending::Failed(message) = &mut ending {
+        // Silence from the engine's view, yet answers that do not verify
+        // with our key: say what is likely wrong instead of "unreachable".
+        let heard_nothing_verified = conn.engine_ref().stats().datagrams_received == 0;
+        if options.psk.is_some() && heard_nothing_verified && (key_mismatch_heard || unauthenticated > 0) {
+            *message = if key_mismatch_heard {
+                format!("key mismatch: {peer} says it could not verify this sender's datagrams with its key (an unauthenticated answer, {unauthenticated} in all): give both ends the same key")
+            } else {
+                format!("key mismatch? {peer} answered with {unauthenticated} datagrams that do not verify with this key: the receiver holds another key, or none (then run both ends with the same --psk, or both with --insecure)")
+            };
+        }
+    }
     if matches!(ending, Ending::Stopped) && payload.kind() == StreamKind::Timed {
         // The end of a timed test: its receiver learns it now rather than
         // after its silence timeout (docs/PROTOCOLS.md §6, "Timed tests").
@@ -707,6 +727,17 @@ fn run_attempt(
         io: socket.counters,
         routing: notices.map(|n| n.seen),
         trace,
+    })
+}
+
+/// Whether `datagram` (as received, unverified) is a plain RST of
+/// `connection_id` carrying [`meshbed_proto::wire::ResetReason::KeyMismatch`].
+fn says_key_mismatch(datagram: &[u8], connection_id: u32) -> bool {
+    use meshbed_proto::wire::{parse_datagram, Control, ResetReason};
+    parse_datagram(datagram).is_ok_and(|(repr, payload)| {
+        repr.connection_id == connection_id
+            && repr.control.contains(Control::RST)
+            && ResetReason::from_payload(payload) == Some(ResetReason::KeyMismatch)
     })
 }
 

@@ -607,6 +607,20 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         });
     }
 
+    /// Answers an opening datagram from `peer` that the driver could not
+    /// verify with its key (`repr`, parsed from the clear header) with a
+    /// plain RST saying so: stateless, from the same budget as every
+    /// answer to a datagram of no connection here, so it reflects nothing
+    /// more than they do.
+    pub fn refuse_unverified(&mut self, now: Instant, peer: P, repr: &Repr, seal: S) {
+        let c = repr.control;
+        if c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT) {
+            let at = ResetAt::to_sender(repr.seq);
+            let reason = Some(ResetReason::KeyMismatch);
+            self.queue_reset(now, peer, repr.protocol, repr.connection_id, at, reason, seal, true);
+        }
+    }
+
     /// Queues a reset for `conn` (`connection_id`), a connection this
     /// endpoint had (evicted, or ended by the driver), naming the next byte
     /// it expected: its sender takes the reset if that is exactly where its
