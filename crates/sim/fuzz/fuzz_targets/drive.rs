@@ -21,7 +21,6 @@
 
 #![allow(dead_code)]
 
-use arbitrary::Unstructured;
 use meshbed_sim::scenario::reference::{specimen_texts, Reference};
 use meshbed_sim::scenario::{Amount, FlowKind};
 use meshbed_sim::{Scenario, ScenarioError};
@@ -76,16 +75,8 @@ pub struct Outcome {
 
 /// Runs one input.
 pub fn drive(data: &[u8]) -> Outcome {
-    let Some((&mode, rest)) = data.split_first() else {
-        return Outcome::default();
-    };
-    if mode % 4 == 0 {
-        return check(&String::from_utf8_lossy(rest), false);
-    }
-    let bases = bases();
-    let base = &bases[usize::from(mode / 4) % bases.len()];
-    match hostile_toml::document(&mut Unstructured::new(rest), reference(), base) {
-        Some(text) => check(&text, true),
+    match hostile_toml::input_text(data, reference(), bases()) {
+        Some((text, generated)) => check(&text, generated),
         None => Outcome::default(),
     }
 }

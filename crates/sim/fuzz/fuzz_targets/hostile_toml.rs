@@ -322,6 +322,19 @@ pub fn document(u: &mut Unstructured, reference: &Reference, base: &str) -> Opti
     toml::to_string(&doc).ok()
 }
 
+/// The text of one input of a TOML target: byte 0 picks the mode; `b % 4
+/// == 0`: the rest as it is (invalid UTF-8 replaced), otherwise the rest
+/// drives [`document`] from `bases[b / 4]` (wrapping). With whether it was
+/// generated; `None` when the bytes run out before a document is made.
+pub fn input_text(data: &[u8], reference: &Reference, bases: &[String]) -> Option<(String, bool)> {
+    let (&mode, rest) = data.split_first()?;
+    if mode % 4 == 0 {
+        return Some((String::from_utf8_lossy(rest).into_owned(), false));
+    }
+    let base = &bases[usize::from(mode / 4) % bases.len()];
+    document(&mut Unstructured::new(rest), reference, base).map(|text| (text, true))
+}
+
 /// The segments of a key path as errors write it (`flows[2].atp.kappa` →
 /// `flows`, `[2]`, `atp`, `kappa`), for [`Reference::normalize`]; an error
 /// about an entry of an array (`experiment.sweep[0]`) names the array.
