@@ -227,6 +227,9 @@ fn run_experiment(
     verbose: bool,
 ) -> Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("results").join(&e.config.name));
+    // Refuse what cannot run (too large without --force, a key the backend
+    // cannot run) before the store's directory and lock are made.
+    meshbed_experiment::run::runner::plan(e, &options)?;
     let store_dir = match &store {
         StoreChoice::Default => Some(dir.join("store")),
         StoreChoice::At(path) => Some(path.clone()),

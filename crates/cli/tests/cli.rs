@@ -234,6 +234,8 @@ fn experiments_too_large_to_run_ask_for_force_instead_of_aborting() {
     let (code, err) = meshbed_within(120, &["experiment", "run", large.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("2500 points × 10 repetitions = 25000 runs") && err.contains("pass --force"), "{err}");
+    // Refused before anything is made: no output directory, no store lock.
+    assert!(!std::path::Path::new("results/large").exists(), "a refused run left results/large behind");
     let flows = tmp("flows.toml", &format!("{CHAIN}[experiment]\nname = \"flows\"\n[[experiment.sweep]]\nkey = \"flow_count\"\nvalues = [4000000000]\n"));
     let (code, err) = meshbed_within(60, &["experiment", "run", flows.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{err}");

@@ -251,7 +251,13 @@ fn a_receiver_at_its_limit_refuses_and_the_sender_backs_off_then_exits_non_zero(
     let datagram = move |control, seq, payload: &[u8]| {
         meshbed_proto::harness::sender_datagram(meshbed_proto::wire::ProtocolId::Atp, control, id, seq, payload)
     };
+    // Where it says it is: it proves its address with the Retry's token.
     occupant.send_to(&datagram(meshbed_proto::wire::Control::SYN, 0, &[]), ("127.0.0.1", port)).unwrap();
+    let mut answer = [0u8; 2048];
+    let n = occupant.recv(&mut answer).expect("a Retry");
+    let (_, payload) = meshbed_proto::wire::parse_datagram(&answer[..n]).unwrap();
+    let token = meshbed_proto::wire::retry_token(payload).expect("a Retry with a token");
+    occupant.send_to(&datagram(meshbed_proto::wire::Control::SYN, 0, &token), ("127.0.0.1", port)).unwrap();
     occupant.send_to(&datagram(0, 0, &header), ("127.0.0.1", port)).unwrap();
     assert!(occupant.recv(&mut [0u8; 2048]).is_ok(), "the receiver answers the occupant");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

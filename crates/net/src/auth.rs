@@ -60,6 +60,7 @@ use thiserror::Error;
 use zeroize::Zeroizing;
 
 mod key;
+pub mod token;
 pub use key::{ENV_KEY, KEY_HEX_DIGITS, MAX_KEY_LEN, MIN_KEY_LEN};
 
 const SALT_LEN: usize = 16;

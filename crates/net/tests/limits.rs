@@ -46,6 +46,23 @@ impl RawPeer {
     fn send(&self, control: u8, id: u32, seq: u64, payload: &[u8]) {
         let _ = self.socket.send_to(&sender_datagram(ProtocolId::Atp, control, id, seq, payload), self.target);
     }
+    /// Opens connection `id` as a peer that is where it says it is: a SYN,
+    /// and again with the token of the receiver's Retry (address
+    /// validation). Without a Retry within ~20 ms (the receiver's budget
+    /// for them spent) the connection stays unopened.
+    fn open(&self, id: u32) {
+        self.send(Control::SYN, id, 0, &[]);
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = self.socket.recv(&mut buf) {
+            let Ok((repr, payload)) = parse_datagram(&buf[..n]) else { continue };
+            if repr.connection_id == id {
+                if let Some(token) = meshbed_proto::wire::retry_token(payload) {
+                    self.send(Control::SYN, id, 0, &token);
+                    return;
+                }
+            }
+        }
+    }
     /// The highest cumulative ack in the feedback that arrives within ~20 ms.
     fn feedback_ack(&self) -> Option<u64> {
         let mut buf = [0u8; 2048];
@@ -91,7 +108,7 @@ fn a_flooding_socket_cannot_take_the_slot_of_a_concurrent_legitimate_transfer() 
             let header = StreamHeader { name: "x".into(), size: 1 << 30, sha256: [0; 32] }.encode();
             while !stop.load(Ordering::SeqCst) {
                 for k in 0..64 {
-                    peer.send(Control::SYN, atp_id(0x100 + k), 0, &[]);
+                    peer.open(atp_id(0x100 + k));
                     peer.send(0, atp_id(0x100 + k), 0, &header);
                 }
                 std::thread::sleep(Duration::from_millis(100));
@@ -111,6 +128,52 @@ fn a_flooding_socket_cannot_take_the_slot_of_a_concurrent_legitimate_transfer() 
     // half-open or far below the minimum rate), or it was refused.
     assert!(counters.over_capacity + counters.evicted > 0, "the flooder was held to its share: {counters:?}");
     assert!(counters.resets_sent > 0, "{counters:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 26: a blind spoofer of the legitimate sender's own address (same
+/// IP, any port: it never reads an answer) used to hold that address's 8
+/// slots at 1.6 datagrams/s, so the sender never got through. Now a plain
+/// SYN from an address not yet proven gets a Retry and nothing is kept: the
+/// spoofer holds no slot however fast it sends, and the sender, which
+/// answers its Retry, gets in at once.
+#[test]
+fn a_blind_spoofer_of_the_senders_address_holds_no_slot() {
+    let dir = temp_dir("spoofer");
+    let mut ro = receive_options(&dir);
+    ro.max_connections_per_peer = 2;
+    let receiver = RunningReceiver::start(ro);
+    let stop = Arc::new(AtomicBool::new(false));
+    let spoofer = {
+        let (stop, target) = (stop.clone(), receiver.addr);
+        std::thread::spawn(move || {
+            // 127.0.0.1, like the sender; never reads.
+            let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let header = StreamHeader { name: "x".into(), size: 1 << 30, sha256: [0; 32] }.encode();
+            let mut k = 0u32;
+            while !stop.load(Ordering::SeqCst) {
+                for _ in 0..16 {
+                    k += 1;
+                    let _ = socket.send_to(&sender_datagram(ProtocolId::Atp, Control::SYN, atp_id(k), 0, &[]), target);
+                    let _ = socket.send_to(&sender_datagram(ProtocolId::Atp, 0, atp_id(k), 0, &header), target);
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let data = content(100_000, 41);
+    let result = send(Payload::from_bytes("legit.bin", &data).unwrap(), receiver.addr, &send_options(), &mut |_| {});
+    std::thread::sleep(Duration::from_millis(200));
+    stop.store(true, Ordering::SeqCst);
+    spoofer.join().unwrap();
+    let report = result.unwrap_or_else(|e| panic!("the legitimate transfer failed: {e}"));
+    assert_eq!(report.attempts, 1);
+    assert!(std::fs::read(dir.join("legit.bin")).unwrap() == data);
+    let counters = receiver.stop();
+    assert!(counters.address_retries > 50, "{counters:?}");
+    assert_eq!((counters.evicted, counters.over_capacity), (0, 0), "the spoofer held no slot: {counters:?}");
+    assert_eq!(counters.transfers_completed + counters.transfers_failed, 1, "only the sender's transfer existed");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -136,7 +199,7 @@ fn a_trickle_from_many_addresses_cannot_lock_out_a_legitimate_sender() {
                     for k in 0..8u32 {
                         let id = atp_id(0x200 + p as u32 * 8 + k);
                         // A SYN each second: a connection evicted comes back.
-                        peer.send(Control::SYN, id, 0, &[]);
+                        peer.open(id);
                         peer.send(0, id, 0, &header);
                         peer.send(0, id, header.len() as u64 + second, &[0x55]);
                     }
@@ -196,7 +259,7 @@ fn a_sender_refused_at_capacity_backs_off_and_fails_with_receiver_busy() {
     let receiver = RunningReceiver::start(o);
     let occupant = RawPeer::new(2, receiver.addr);
     let header = StreamHeader { name: "big".into(), size: 1 << 30, sha256: [0; 32] }.encode();
-    occupant.send(Control::SYN, atp_id(7), 0, &[]);
+    occupant.open(atp_id(7));
     occupant.send(0, atp_id(7), 0, &header);
     assert!(occupant.feedback_ack().is_some(), "the occupant's transfer is open");
     let mut o = send_options();
@@ -230,7 +293,7 @@ fn a_sender_refused_at_capacity_gets_in_once_the_slot_frees() {
     let receiver = RunningReceiver::start(o);
     let occupant = RawPeer::new(2, receiver.addr);
     let header = StreamHeader { name: "big".into(), size: 1 << 30, sha256: [0; 32] }.encode();
-    occupant.send(Control::SYN, atp_id(8), 0, &[]);
+    occupant.open(atp_id(8));
     occupant.send(0, atp_id(8), 0, &header);
     assert!(occupant.feedback_ack().is_some(), "the occupant's transfer is open");
     // The occupant then goes silent: the receiver times it out after 0.8 s.
@@ -273,7 +336,7 @@ fn the_hole_attack_stays_under_both_caps_and_the_connection_survives() {
     let stream = raw_stream("holed.bin", &data);
     let attackers: Vec<RawPeer> = (2..6).map(|n| RawPeer::new(n, receiver.addr)).collect();
     for (i, peer) in attackers.iter().enumerate() {
-        peer.send(Control::SYN, atp_id(0x200 + i as u32), 0, &[]);
+        peer.open(atp_id(0x200 + i as u32));
     }
     for (i, peer) in attackers.iter().enumerate() {
         peer.send_chunks(atp_id(0x200 + i as u32), &stream, 0, &[0]);
@@ -315,7 +378,7 @@ fn one_byte_pieces_stay_under_the_cap_and_the_receiver_serves_others() {
     let receiver = RunningReceiver::start(o);
     let peer = RawPeer::new(2, receiver.addr);
     let id = atp_id(0x300);
-    peer.send(Control::SYN, id, 0, &[]);
+    peer.open(id);
     let pieces = 100_000u64;
     for k in 0..pieces {
         peer.send(0, id, 2 * k + 1, &[0x5a]);

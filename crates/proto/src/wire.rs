@@ -351,6 +351,22 @@ pub enum ResetReason {
     /// sender). Tells nothing but that a key is needed and this one is not
     /// it (docs/PROTOCOLS.md §6, "Threat model").
     KeyMismatch = 3,
+    /// Prove your address first (QUIC's Retry, RFC 9000 §8.1.2): the RST's
+    /// payload is this byte and a [`RETRY_TOKEN_LEN`]-byte token, which the
+    /// sender's next SYN carries as its payload ([`Repr::emit_retry`],
+    /// [`retry_token`]). Not a failure.
+    Retry = 4,
+}
+
+/// Bytes of an address validation token.
+pub const RETRY_TOKEN_LEN: usize = 16;
+
+/// The token a Retry RST carries, if `payload` is one.
+pub fn retry_token(payload: &[u8]) -> Option<[u8; RETRY_TOKEN_LEN]> {
+    match payload.split_first() {
+        Some((&code, token)) if code == ResetReason::Retry as u8 => token.try_into().ok(),
+        _ => None,
+    }
 }
 
 impl ResetReason {
@@ -359,6 +375,7 @@ impl ResetReason {
             1 => Some(ResetReason::Busy),
             2 => Some(ResetReason::NoSpace),
             3 => Some(ResetReason::KeyMismatch),
+            4 => Some(ResetReason::Retry),
             _ => None,
         }
     }
@@ -411,6 +428,25 @@ impl Repr {
             sack_blocks: Vec::new(),
             payload_len: usize::from(reason.is_some()),
         }
+    }
+
+    /// Writes a Retry (an RST with [`ResetReason::Retry`] and `token`) into
+    /// `buf`, which must be at least `HEADER_LEN + 1 + RETRY_TOKEN_LEN`
+    /// bytes; returns its length.
+    pub fn emit_retry(
+        buf: &mut [u8],
+        protocol: ProtocolId,
+        connection_id: u32,
+        at: ResetAt,
+        token: &[u8; RETRY_TOKEN_LEN],
+    ) -> usize {
+        let mut repr = Repr::reset(protocol, connection_id, at, Some(ResetReason::Retry));
+        repr.payload_len = 1 + RETRY_TOKEN_LEN;
+        repr.emit(buf);
+        let at = repr.header_len();
+        buf[at] = ResetReason::Retry as u8;
+        buf[at + 1..at + 1 + RETRY_TOKEN_LEN].copy_from_slice(token);
+        repr.buffer_len()
     }
 
     /// Writes a whole RST (header and reason byte) into `buf`, which must be
@@ -585,7 +621,7 @@ mod tests {
         // A plain RST, an unknown code or a longer payload carry no reason.
         let len = Repr::emit_reset(&mut buf, ProtocolId::Atp, 7, ResetAt::default(), None);
         assert_eq!(len, HEADER_LEN);
-        for payload in [&[][..], &[0], &[4], &[1, 1]] {
+        for payload in [&[][..], &[0], &[5], &[1, 1]] {
             assert_eq!(ResetReason::from_payload(payload), None, "{payload:?}");
         }
         assert_eq!(ResetReason::from_payload(&[2]), Some(ResetReason::NoSpace));

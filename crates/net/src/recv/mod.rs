@@ -40,7 +40,7 @@ use crate::framing::{hex, FramingError, Sink, SinkKind, StreamHeader, StreamKind
 use crate::notice::EngineNotices;
 use crate::udp::MAX_DATAGRAM;
 use meshbed_core::Instant;
-use meshbed_proto::endpoint::{Connection, Endpoint, EndpointConfig, Incoming, Route};
+use meshbed_proto::endpoint::{Connection, Endpoint, EndpointConfig, Incoming, Origin, Route};
 use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::wire::{parse_datagram, ResetReason};
 use meshbed_proto::{EngineEvent, FailReason};
@@ -119,6 +119,12 @@ pub struct ReceiveOptions {
     /// reported ([`TransferReport::reverse`]) and the caller sends the
     /// stream ([`crate::reverse`]).
     pub allow_reverse: bool,
+    /// Answer a plain SYN from an address not yet proven with a Retry and
+    /// keep nothing until its next SYN brings the token back
+    /// ([`crate::auth::token`]); sealed SYNs (`psk`) need no proof. On by
+    /// default; off costs nothing but lets a blind spoofer open transfers
+    /// in another host's name.
+    pub validate_addresses: bool,
     /// Accept new transfers from this address only (the client's end of a
     /// reverse test takes its stream from the receiver it asked, nobody
     /// else); datagrams from others count as stray.
@@ -150,6 +156,7 @@ impl ReceiveOptions {
             routed: None,
             trace: false,
             allow_reverse: false,
+            validate_addresses: true,
             only_from: None,
         }
     }
@@ -201,6 +208,8 @@ pub struct ReceiverCore {
     pub(crate) trace_origin: std::time::Instant,
     /// File bytes each address committed in this run (its quota's use).
     committed_by_host: std::collections::HashMap<std::net::IpAddr, u64>,
+    /// Makes and checks address tokens (`validate_addresses`, plain SYNs).
+    tokens: Option<crate::auth::token::AddressTokens>,
 }
 
 /// What the sender of a transfer that failed here is told.
@@ -214,6 +223,8 @@ enum Tell {
 
 impl ReceiverCore {
     pub fn new(options: ReceiveOptions) -> Self {
+        // Sealed SYNs prove themselves: tokens only for plain ones.
+        let options_validate = options.validate_addresses && options.psk.is_none();
         let engine_options = EngineOptions {
             timeout: clock::from_std(options.timeout),
             linger: clock::from_std(options.linger),
@@ -242,6 +253,7 @@ impl ReceiverCore {
             ended: 0,
             trace_origin: std::time::Instant::now(),
             committed_by_host: std::collections::HashMap::new(),
+            tokens: (options_validate).then(crate::auth::token::AddressTokens::random),
         }
     }
 
@@ -251,6 +263,7 @@ impl ReceiverCore {
             stray: e.stray + self.counters.stray,
             over_capacity: e.over_capacity,
             evicted: e.evicted,
+            address_retries: e.retries,
             lingering_evicted: e.lingering_evicted,
             dropped_over_buffer_limit: e.dropped_over_buffer_limit,
             reorder_bytes: e.reorder_bytes,
@@ -331,11 +344,26 @@ impl ReceiverCore {
             return;
         }
         let protection = fresh.expect("made for an unknown connection");
-        let instance = protection.peer_salt();
-        let (protocol, protection, evicted) = match self.endpoint.handle_new(now, peer, id, &repr, instance, protection)
-        {
+        // Where the SYN comes from: sealed by a peer instance, or plain with
+        // (or without) the token that proves its address; the token is not
+        // part of the stream and the engine never sees it.
+        let mut syn = bytes;
+        let origin = match (protection.peer_salt(), &self.tokens) {
+            (Some(instance), _) => Origin::Sealed(instance),
+            (None, None) => Origin::Plain,
+            (None, Some(tokens)) => {
+                let carried = &bytes[bytes.len() - repr.payload_len..];
+                if tokens.check(peer, id, now, carried) {
+                    syn = &bytes[..bytes.len() - repr.payload_len];
+                    Origin::Proven
+                } else {
+                    Origin::Unproven { token: tokens.token(peer, id, now) }
+                }
+            }
+        };
+        let (protocol, protection, evicted) = match self.endpoint.handle_new(now, peer, id, &repr, origin, protection) {
             Incoming::Accept { protocol, seal, evicted } => (protocol, seal, evicted),
-            Incoming::Stray | Incoming::Replayed | Incoming::Refused => return,
+            Incoming::Stray | Incoming::Replayed | Incoming::Refused | Incoming::Retry => return,
         };
         if let Some((victim, mut conn, why)) = evicted {
             // Its sender is told the receiver is busy.
@@ -377,7 +405,7 @@ impl ReceiverCore {
             trace: self.options.trace.then(|| crate::conn::EngineTrace::new(self.trace_origin)),
         };
         self.endpoint.insert(now, id, peer, protocol, engine, transfer);
-        self.endpoint.handle_input(now, id, bytes);
+        self.endpoint.handle_input(now, id, syn);
     }
 
     /// Reports a transfer that ended (already out of the endpoint's table)

@@ -20,6 +20,9 @@ pub struct ReceiverCounters {
     pub over_capacity: u64,
     /// Transfers ended to make room for a new one (half-open or stalled).
     pub evicted: u64,
+    /// Plain SYNs answered with a Retry: their address not yet proven
+    /// (`ReceiveOptions::validate_addresses`); nothing was kept for them.
+    pub address_retries: u64,
     /// Finished transfers dropped before their linger ended because the
     /// lingering table was full.
     pub lingering_evicted: u64,

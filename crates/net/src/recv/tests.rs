@@ -10,10 +10,37 @@ use meshbed_proto::Protocol;
 fn id(k: u32) -> u32 {
     connection_id(Protocol::AtpDefault, k)
 }
+/// A receiver core; its peers here are scripted datagrams that never read a
+/// Retry, so address validation is off unless a test turns it on.
 fn core(configure: impl FnOnce(&mut ReceiveOptions)) -> ReceiverCore {
     let mut o = ReceiveOptions::new(peer(1, 1), SinkKind::Discard);
+    o.validate_addresses = false;
     configure(&mut o);
     ReceiverCore::new(o)
+}
+
+/// A plain SYN from an unproven address gets a Retry and opens nothing;
+/// the same SYN carrying the Retry's token opens the transfer, and the
+/// engine never sees the token.
+#[test]
+fn a_plain_syn_opens_a_transfer_only_with_the_token_of_its_address() {
+    let mut c = core(|o| o.validate_addresses = true);
+    let a = peer(2, 1);
+    let syn = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
+    c.handle_datagram(at(0), a, &syn, false);
+    let (_, sent) = step(&mut c, at(0));
+    assert_eq!(c.transfers(), (0, 0), "nothing kept before the proof");
+    let (to, retry) = sent.iter().find(|(_, d)| parse_datagram(d).unwrap().0.control.contains(Control::RST)).unwrap();
+    assert_eq!(*to, a);
+    let token = meshbed_proto::wire::retry_token(parse_datagram(retry).unwrap().1).expect("a Retry with a token");
+    // A wrong token, or the right one from another port: another Retry.
+    for (from, t) in [(a, [0u8; 16]), (peer(2, 2), token)] {
+        c.handle_datagram(at(1), from, &[&syn[..], &t[..]].concat(), false);
+        assert_eq!(c.transfers(), (0, 0));
+    }
+    c.handle_datagram(at(2), a, &[&syn[..], &token[..]].concat(), false);
+    assert_eq!(c.transfers(), (1, 0), "proven: opened");
+    assert_eq!(c.counters().stray, 0);
 }
 #[test]
 fn a_sealed_connection_replayed_whole_is_not_opened_again() {
@@ -151,7 +178,9 @@ fn directory_core(tag: &str) -> (ReceiverCore, std::path::PathBuf) {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let sink = SinkKind::Directory { dir: dir.clone(), overwrite: false };
-    (ReceiverCore::new(ReceiveOptions::new(peer(1, 1), sink)), dir)
+    let mut o = ReceiveOptions::new(peer(1, 1), sink);
+    o.validate_addresses = false;
+    (ReceiverCore::new(o), dir)
 }
 
 #[test]

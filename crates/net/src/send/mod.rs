@@ -253,6 +253,7 @@ impl StreamReader {
 }
 
 mod retry;
+pub use retry::AddressProof;
 use retry::BusyBackoff;
 
 /// How to send.
@@ -561,6 +562,9 @@ fn run_attempt(
     // verify ours (it cannot be sealed: the keys differ). Not believed,
     // only reported if the attempt fails.
     let mut key_mismatch_heard = false;
+    // Address validation: Retries taken, tokens on the SYN.
+    let mut proof = AddressProof::default();
+    let mut connected = false;
     if payload.confirm {
         // Success needs the receiver's proof that it committed these bytes.
         conn.engine().require_commit_token(payload.header.sha256);
@@ -603,6 +607,9 @@ fn run_attempt(
                         key_mismatch_heard |= says_key_mismatch(bytes, connection_id);
                         continue;
                     };
+                    if proof.on_received(plain, connection_id, connected) {
+                        continue;
+                    }
                     stamper.on_received(now, plain);
                     engine.handle_input(now, plain);
                 }
@@ -631,6 +638,17 @@ fn run_attempt(
                 Err(e) => return Err(setup("sending", e)),
             }
         }
+        // A Retry came: the SYN goes again at once, with its token.
+        if !blocked {
+            if let Some(buf) = outbox.next_buf() {
+                let room = buf.len() - overhead;
+                if let Some(len) = proof.poll_resend(&mut buf[..room]) {
+                    let _ = stamper.stamp(now, &mut buf[..len]);
+                    let len = protection.seal(buf, len).map_err(|e| SendError::Setup(format!("sealing: {e}")))?;
+                    outbox.commit(len, None);
+                }
+            }
+        }
         while !blocked {
             let Some(buf) = outbox.next_buf() else {
                 match socket.flush(&mut outbox) {
@@ -643,8 +661,9 @@ fn run_attempt(
             // Room for the seal after what the engine writes.
             let room = buf.len() - overhead;
             let Some(t) = engine.poll_transmit(now, &mut buf[..room]) else { break };
-            let _ = stamper.stamp(now, &mut buf[..t.len]);
-            let len = protection.seal(buf, t.len).map_err(|e| SendError::Setup(format!("sealing: {e}")))?;
+            let len = proof.on_transmit(&mut buf[..room], t.len);
+            let _ = stamper.stamp(now, &mut buf[..len]);
+            let len = protection.seal(buf, len).map_err(|e| SendError::Setup(format!("sealing: {e}")))?;
             outbox.commit(len, None);
         }
         if !blocked {
@@ -659,6 +678,7 @@ fn run_attempt(
                 n.observe(&event).map_err(|e| setup("telling the routing daemon", e))?;
             }
             match event {
+                EngineEvent::Connected => connected = true,
                 EngineEvent::Finished => break 'run Ending::Finished,
                 EngineEvent::Failed(FailReason::Busy) => {
                     break 'run Ending::Busy(describe_failure(&FailReason::Busy, peer, options.timeout))
@@ -671,7 +691,7 @@ fn run_attempt(
                         t.push(&sample);
                     }
                 }
-                EngineEvent::Connected | EngineEvent::PeerUnresponsive => {}
+                EngineEvent::PeerUnresponsive => {}
             }
         }
         let real_now = std::time::Instant::now();

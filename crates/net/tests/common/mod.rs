@@ -334,6 +334,9 @@ pub fn send_as(
     socket.connect(target).unwrap();
     socket.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
     let mut buf = vec![0u8; 2048];
+    // The receiver's address validation, as `meshbed send` follows it.
+    let mut proof = meshbed_net::send::AddressProof::default();
+    let mut connected = false;
     loop {
         let now = clock.now();
         let engine = conn.engine();
@@ -344,18 +347,25 @@ pub fn send_as(
         if written == stream.len() {
             engine.finish();
         }
+        if let Some(len) = proof.poll_resend(&mut buf) {
+            let _ = socket.send(&buf[..len]);
+        }
         while let Some(t) = engine.poll_transmit(now, &mut buf) {
-            let _ = socket.send(&buf[..t.len]);
+            let len = proof.on_transmit(&mut buf, t.len);
+            let _ = socket.send(&buf[..len]);
         }
         while let Some(event) = engine.poll_event() {
             match event {
+                EngineEvent::Connected => connected = true,
                 EngineEvent::Finished => return Ok(()),
                 EngineEvent::Failed(reason) => return Err(reason),
                 _ => {}
             }
         }
         if let Ok(n) = socket.recv(&mut buf) {
-            engine.handle_input(clock.now(), &buf[..n]);
+            if !proof.on_received(&buf[..n], id, connected) {
+                engine.handle_input(clock.now(), &buf[..n]);
+            }
         }
     }
 }

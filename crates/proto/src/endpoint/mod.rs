@@ -34,7 +34,7 @@
 
 use crate::connection::{protocol_of, wire_id, wire_matches, ReceiverEngine};
 use crate::engine::Protocol;
-use crate::wire::{Control, Packet, ProtocolId, Repr, ResetAt, ResetReason};
+use crate::wire::{Control, Packet, ProtocolId, Repr, ResetAt, ResetReason, RETRY_TOKEN_LEN};
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -144,6 +144,8 @@ pub struct EndpointCounters {
     /// Finished connections dropped before their linger ended because the
     /// lingering table was full.
     pub lingering_evicted: u64,
+    /// Plain SYNs answered with a Retry (their address not yet proven).
+    pub retries: u64,
     /// SYNs of a sealed connection opened before (same id, same peer
     /// instance): a recording replayed whole.
     pub replayed: u64,
@@ -202,9 +204,9 @@ pub enum Eviction {
     HalfOpen { idle: Duration },
     /// Its stream did not grow for `idle` (at least `stalled_after`).
     Stalled { idle: Duration },
-    /// Its stream grew `delivered` bytes in `age`: below the minimum rate
-    /// over `window` (its age, but at least `stalled_after`).
-    TooSlow { delivered: u64, age: Duration, window: Duration },
+    /// Its stream grew `delivered` bytes in its `age`: below the minimum
+    /// rate.
+    TooSlow { delivered: u64, age: Duration },
 }
 
 impl fmt::Display for Eviction {
@@ -216,14 +218,29 @@ impl fmt::Display for Eviction {
             Eviction::Stalled { idle } => {
                 write!(f, "evicted for a new transfer: nothing new for {:.1} s", idle.as_secs_f64())
             }
-            Eviction::TooSlow { delivered, age, window } => write!(
+            Eviction::TooSlow { delivered, age } => write!(
                 f,
-                "evicted for a new transfer: {delivered} bytes in {:.1} s, below the minimum rate over {:.1} s",
-                age.as_secs_f64(),
-                window.as_secs_f64()
+                "evicted for a new transfer: {delivered} bytes in {:.3} s, below the minimum rate",
+                age.as_secs_f64()
             ),
         }
     }
+}
+
+/// Where an opening SYN comes from, as far as the driver could tell.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Sealed with the receiver's key by this peer instance (its salt):
+    /// authenticated, so its address needs no proof; remembered against
+    /// replay of the whole connection.
+    Sealed([u8; 16]),
+    /// Plain, and its address proven by the token it carries.
+    Proven,
+    /// Plain and unproven: answer with a Retry carrying `token` (what a
+    /// SYN from this address and id must carry), keep nothing.
+    Unproven { token: [u8; RETRY_TOKEN_LEN] },
+    /// Plain, and the driver does not validate addresses.
+    Plain,
 }
 
 /// What became of a datagram for an unknown connection.
@@ -238,6 +255,11 @@ pub enum Incoming<P, C, S> {
     Replayed,
     /// No room: refused, answered with a busy RST if the budget allows.
     Refused,
+    /// An unproven address ([`Origin::Unproven`]): answered with a Retry if
+    /// the budget allows, and nothing kept (no slot, no file): a blind
+    /// spoofer of another host's address cannot hold its slots (RFC 9000
+    /// §8.1, RFC 4987 §3.6).
+    Retry,
     /// Room was made: the driver ends `evicted` (already out of the table;
     /// its sender should get a busy RST through [`Endpoint::reset_connection`]),
     /// then builds the engine for `protocol` and [`Endpoint::insert`]s it,
@@ -260,6 +282,8 @@ struct PendingReset<P, S> {
     connection_id: u32,
     at: ResetAt,
     reason: Option<ResetReason>,
+    /// A Retry's token.
+    token: Option<[u8; RETRY_TOKEN_LEN]>,
     seal: S,
 }
 
@@ -436,18 +460,22 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
     }
 
     /// Decides about a datagram (opened and parsed: `repr`) from `peer` for
-    /// unknown connection `id`. `instance` identifies the peer instance of a
-    /// sealed connection (the salt its first datagram carried); `seal` seals
-    /// a reset to it.
+    /// unknown connection `id`. `origin` says whether a SYN's address is
+    /// proven (its token, or the seal of a peer instance: the salt its
+    /// first datagram carried); `seal` seals a reset to it.
     pub fn handle_new(
         &mut self,
         now: Instant,
         peer: P,
         id: u32,
         repr: &Repr,
-        instance: Option<[u8; 16]>,
+        origin: Origin,
         seal: S,
     ) -> Incoming<P, C, S> {
+        let instance = match origin {
+            Origin::Sealed(instance) => Some(instance),
+            _ => None,
+        };
         let c = repr.control;
         let opens = c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT);
         if !opens {
@@ -473,6 +501,27 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
             self.counters.stray += 1;
             return Incoming::Stray;
         };
+        if let Origin::Unproven { token } = origin {
+            // Before any state: the address proves itself by sending the
+            // token back (a spoofer never sees it).
+            self.counters.retries += 1;
+            let at = ResetAt::to_sender(repr.seq);
+            if self.budget.take(now) && self.resets.len() < MAX_PENDING_RESETS {
+                let reset = PendingReset {
+                    peer,
+                    protocol: repr.protocol,
+                    connection_id: id,
+                    at,
+                    reason: Some(ResetReason::Retry),
+                    token: Some(token),
+                    seal,
+                };
+                self.resets.push_back(reset);
+            } else {
+                self.counters.resets_suppressed += 1;
+            }
+            return Incoming::Retry;
+        }
         let Ok(evicted) = self.make_room(now, peer) else {
             self.counters.over_capacity += 1;
             if !c.contains(Control::RST) {
@@ -531,13 +580,15 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
     }
 
     /// Takes out the connection (of a peer `among` allows) that should go
-    /// first: the one furthest below `min_rate_bps`. Its rate is what its
-    /// stream grew in order over its age, but at least `stalled_after`, so
-    /// that an attacker cannot keep its slots by reconnecting (a fresh
-    /// trickle is as slow as an old one); only its first fifth of
-    /// `stalled_after` a new transfer is spared, to get going. A half-open
-    /// connection (nothing delivered) and one stalled for `stalled_after`
-    /// count as rate 0; ties go to the one idle longest.
+    /// first: the one furthest below `min_rate_bps`, its rate being what
+    /// its stream grew in order over its whole age. No age spares a
+    /// connection: a grace period would let an attacker that reconnects
+    /// faster than it keep every slot young (measured: a 1 s grace locked a
+    /// sender out of a table that 64 reconnecting trickles churned), while
+    /// a real transfer's average is above the minimum from its first
+    /// segment on. A half-open connection (nothing delivered) and one
+    /// stalled for `stalled_after` count as rate 0; ties go to the one idle
+    /// longest.
     fn evict_one(&mut self, now: Instant, among: impl Fn(&P) -> bool) -> Option<(u32, Connection<P, C>, Eviction)> {
         let (stalled_after, min_rate_bps) = (self.config.stalled_after, self.config.min_rate_bps);
         let (_, id, eviction) = self
@@ -552,12 +603,11 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
                     (0, Eviction::HalfOpen { idle })
                 } else if idle >= stalled_after {
                     (0, Eviction::Stalled { idle })
-                } else if age.as_nanos() * 5 < stalled_after.as_nanos() {
-                    return None;
                 } else {
-                    let window = age.max(stalled_after);
-                    let rate_bps = (u128::from(delivered) * 8 * 1_000_000_000 / u128::from(window.as_nanos())) as u64;
-                    (rate_bps, Eviction::TooSlow { delivered, age, window })
+                    let age_ns = u128::from(age.as_nanos().max(1_000_000));
+                    let rate_bps =
+                        (u128::from(delivered) * 8 * 1_000_000_000 / age_ns).min(u128::from(u64::MAX)) as u64;
+                    (rate_bps, Eviction::TooSlow { delivered, age })
                 };
                 (rate_bps < min_rate_bps || rate_bps == 0).then_some(((rate_bps, c.last_progress), id, eviction))
             })
@@ -675,13 +725,17 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
             self.last_reset.clear();
         }
         self.last_reset.insert(key, now);
-        self.resets.push_back(PendingReset { peer, protocol, connection_id, at, reason, seal });
+        self.resets.push_back(PendingReset { peer, protocol, connection_id, at, reason, token: None, seal });
     }
 
-    /// Writes the next queued reset into `buf` (at least the header long).
+    /// Writes the next queued reset into `buf` (at least the header, a reason
+    /// byte and a Retry token long).
     pub fn poll_reset(&mut self, buf: &mut [u8]) -> Option<ResetTransmit<P, S>> {
         let r = self.resets.pop_front()?;
-        let len = Repr::emit_reset(buf, r.protocol, r.connection_id, r.at, r.reason);
+        let len = match &r.token {
+            Some(token) => Repr::emit_retry(buf, r.protocol, r.connection_id, r.at, token),
+            None => Repr::emit_reset(buf, r.protocol, r.connection_id, r.at, r.reason),
+        };
         Some(ResetTransmit { peer: r.peer, connection_id: r.connection_id, len, seal: r.seal })
     }
     pub fn has_pending_resets(&self) -> bool {
