@@ -108,6 +108,22 @@ impl StoredRun {
     }
 }
 
+/// A run claimed by this process ([`Store::claim`]). Dropped after the run
+/// was kept (or failed): its file is removed, then its lock let go. Whoever
+/// waited on it, or makes a new one from then on, finds the run kept when
+/// it looks again, so removing it loses nothing and leaves no file behind.
+#[derive(Debug)]
+pub struct Claim {
+    path: PathBuf,
+    _file: std::fs::File,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// Where one run lives in the store and what it must have been built by.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunKey {
@@ -216,6 +232,27 @@ impl Store {
             }
             Err(std::fs::TryLockError::Error(e)) => Err(fail("taking the lock", e)),
         }
+    }
+
+    /// Claims the run of `key` for this process until the returned
+    /// [`Claim`] is dropped: an advisory lock on `DIR/claims/ADDRESS`,
+    /// waited for if another process (a second `experiment run`, a Python
+    /// sweep's other worker) holds it. The caller then looks the run up
+    /// again, since the other may have kept it meanwhile: two sweeps on one
+    /// store share their runs one by one instead of both computing them.
+    pub fn claim(&self, key: &RunKey) -> Result<Claim, StoreError> {
+        let dir = self.dir.join("claims");
+        let path = dir.join(&key.address);
+        let fail = |what, err| StoreError { path: path.display().to_string(), what, err };
+        std::fs::create_dir_all(&dir).map_err(|e| fail("creating the directory of", e))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| fail("opening the claim", e))?;
+        file.lock().map_err(|e| fail("waiting for the claim", e))?;
+        Ok(Claim { path, _file: file })
     }
 
     /// The key of a run of `scenario` (its seed already the repetition's)

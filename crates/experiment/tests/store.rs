@@ -18,6 +18,8 @@ use std::sync::Arc;
 struct Counting {
     runs: AtomicUsize,
     fail_after: Option<usize>,
+    /// Each run takes at least this long (so that runs overlap).
+    slow: Option<std::time::Duration>,
 }
 
 impl Runner for Counting {
@@ -26,6 +28,9 @@ impl Runner for Counting {
     }
     fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
         let done = self.runs.fetch_add(1, Ordering::SeqCst);
+        if let Some(d) = self.slow {
+            std::thread::sleep(d);
+        }
         if self.fail_after.is_some_and(|n| done >= n) {
             return Err(RunError::Backend("stopped".into()));
         }
@@ -397,4 +402,35 @@ fn a_store_where_a_file_is_is_refused_by_name() {
     assert!(!store.dir().exists());
     run_with(&experiment(&[150.0], 1), &store, Counting::default()).0.unwrap();
     assert_eq!(walk(store.dir()).len(), 1);
+}
+
+/// Issue 26: two sweeps on one store at once (two `experiment run`s, or two
+/// workers of a Python sweep) used to compute every run each. Now a run is
+/// claimed while it is computed: of two processes asking for the same run
+/// at once, one computes it and the other waits and reuses what was kept.
+#[test]
+fn two_sweeps_at_once_on_one_store_compute_each_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let e = experiment(&[200.0], 1);
+    let points = e.points("e.toml").unwrap();
+    let point = Arc::new(points[0].clone());
+    let runner = Arc::new(Counting { slow: Some(std::time::Duration::from_millis(300)), ..Counting::default() });
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            // Each worker opens the store itself, as another process would.
+            let (point, runner, dir) = (point.clone(), runner.clone(), dir.path().to_path_buf());
+            std::thread::spawn(move || {
+                let store = Store::open(&dir).unwrap();
+                let (outcome, tally) =
+                    run::run_job("e.toml", &point, run::Job::new(&point, 0), &*runner, Some(&store)).expect("the run");
+                (outcome.report.trace_hash_text(), tally.executed, tally.reused)
+            })
+        })
+        .collect();
+    let done: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    assert_eq!(runner.runs.load(Ordering::SeqCst), 1, "computed once: {done:?}");
+    assert_eq!(done.iter().map(|d| (d.1, d.2)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)), (1, 1), "{done:?}");
+    assert_eq!(done[0].0, done[1].0, "both have the same run");
+    assert!(matches!(store.load(&store.key("sim", &run::Job::new(&point, 0).scenario)), Lookup::Hit(..)));
 }

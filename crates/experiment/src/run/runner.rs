@@ -229,16 +229,35 @@ pub fn run_job(
     let mut tally =
         StoreTally { dir: store.map(|(s, _)| s.dir().to_path_buf()).unwrap_or_default(), ..StoreTally::default() };
     let key = store.map(|(store, runner)| store.key(runner, &scenario));
+    // Held until the run is kept: another process on the same store waits
+    // for it, then finds the run kept (`Store::claim`).
+    let mut _claim = None;
     if let (Some((store, _)), Some(key)) = (store, &key) {
-        match store.load(key) {
-            Lookup::Hit(report, provenance) => {
-                tally.reused += 1;
-                tally.reused_from_other_revisions += usize::from(provenance.git_revision != crate::store::GIT_REVISION);
-                return Ok((RunOutcome { point: p, rep, seed, report: *report, provenance }, tally));
+        // Looked up before the claim (the usual hit costs no lock) and
+        // again after it (another process may have kept it meanwhile).
+        for claimed in [false, true] {
+            match store.load(key) {
+                Lookup::Hit(report, provenance) => {
+                    tally.reused += 1;
+                    tally.reused_from_other_revisions +=
+                        usize::from(provenance.git_revision != crate::store::GIT_REVISION);
+                    return Ok((RunOutcome { point: p, rep, seed, report: *report, provenance }, tally));
+                }
+                Lookup::Missing => {}
+                Lookup::Stale(why) if !claimed => tally.stale.push(why),
+                Lookup::Corrupt(why) if !claimed => tally.corrupt.push(why),
+                Lookup::Stale(_) | Lookup::Corrupt(_) => {}
             }
-            Lookup::Missing => {}
-            Lookup::Stale(why) => tally.stale.push(why),
-            Lookup::Corrupt(why) => tally.corrupt.push(why),
+            if !claimed {
+                // A claim that cannot be taken only costs the sharing.
+                match store.claim(key) {
+                    Ok(file) => _claim = Some(file),
+                    Err(e) => {
+                        tally.unsaved.push(e.to_string());
+                        break;
+                    }
+                }
+            }
         }
     }
     let report = runner.run(&scenario).map_err(|e| match e {
