@@ -142,6 +142,19 @@ impl Segments {
         }
     }
 
+    /// The sequences an RST is judged by (RFC 5961 §3,
+    /// `SendControl::reset_window`): the cumulative ack and the sent end.
+    pub(crate) fn reset_window(&self) -> (u64, u64) {
+        (self.acked(), self.sent_end())
+    }
+    /// Sends the oldest unacknowledged segment again: the challenge an RST
+    /// inside the window draws (`SendControl::on_reset_challenge`).
+    pub(crate) fn queue_challenge(&mut self) {
+        let first = self.first_unacked();
+        if first < self.next_new() {
+            self.queue_retransmission(first);
+        }
+    }
     /// The scoreboard entry of sent segment `i` (`base <= i < next_new`).
     pub(crate) fn segment(&self, i: usize) -> &Segment {
         &self.entries[i - self.base]

@@ -368,13 +368,10 @@ impl SendControl for MtlSendControl {
     }
 
     fn reset_window(&self) -> (u64, u64) {
-        (self.segs.acked(), self.segs.sent_end())
+        self.segs.reset_window()
     }
     fn on_reset_challenge(&mut self, _core: &mut Core, _now: Instant) {
-        let first = self.segs.first_unacked();
-        if first < self.segs.next_new() {
-            self.segs.queue_retransmission(first);
-        }
+        self.segs.queue_challenge();
     }
 
     fn screen(&self, core: &Core, ours: bool, repr: &Repr) -> Screen {
