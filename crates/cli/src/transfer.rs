@@ -84,10 +84,12 @@ pub struct SendArgs {
     /// Give up after this long without hearing from the receiver (e.g. 10s, 500ms).
     #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
     pub timeout: std::time::Duration,
-    /// Start over on a new connection this many times after a failure.
+    /// Start over on a new connection this many times after a failure. A receiver that answers "busy" is
+    /// asked again anyway, the wait doubling up to 4 s, for as long as --timeout allows; only a receiver
+    /// busy for all of it counts as a failure.
     #[arg(long, default_value_t = 0)]
     pub retries: u32,
-    /// Wait between attempts.
+    /// Wait between attempts (and the first wait after a "busy" answer).
     #[arg(long, default_value = "500ms", value_parser = parse_positive_duration)]
     pub retry_delay: std::time::Duration,
     /// ATP's smallest inter-packet delay, i.e. its rate cap (default 100us = 10 000 packets/s).
