@@ -20,7 +20,11 @@ pub(super) fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), 
             if topo.get("kind").and_then(Value::as_str) != Some("chain") {
                 return Err("a chain topology for the `hops` axis".into());
             }
-            let old_last = topo.get("nodes").and_then(Value::as_integer).ok_or("topology.nodes")? - 1;
+            // A chain of at least one node (any integer may stand here
+            // before the scenario's own checks: `nodes = -9223372036854775808`
+            // overflowed, found by the experiment_toml fuzz target).
+            let nodes = topo.get("nodes").and_then(Value::as_integer).filter(|&n| n >= 1);
+            let old_last = nodes.ok_or("topology.nodes of at least 1 for the `hops` axis")? - 1;
             topo.insert("nodes".into(), Value::Integer(hops as i64 + 1));
             if let Some(flows) = tree.get_mut("flows").and_then(Value::as_array_mut) {
                 for f in flows.iter_mut().filter_map(Value::as_table_mut) {

@@ -183,3 +183,16 @@ fn a_sweep_point_error_names_file_point_and_key_once() {
         "{e}"
     );
 }
+
+/// Found by the experiment_toml fuzz target: a `hops` sweep over a chain
+/// whose `nodes` is the most negative integer overflowed (a panic in a
+/// debug build) instead of being refused with the key.
+#[test]
+fn a_hops_sweep_over_a_chain_of_no_nodes_is_refused_by_name() {
+    for nodes in ["-9223372036854775808", "0", "-1"] {
+        let text = BASE.replace("nodes = 4", &format!("nodes = {nodes}"))
+            + "[experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"hops\"\nvalues = [2]\n";
+        let e = Experiment::from_toml(&text, "e.toml").unwrap_err().to_string();
+        assert!(e.contains("hops") && e.contains("topology.nodes of at least 1"), "{nodes}: {e}");
+    }
+}
