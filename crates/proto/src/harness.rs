@@ -35,6 +35,28 @@ pub fn corpus_files(dir: &std::path::Path, at_least: usize) -> Vec<std::path::Pa
     files
 }
 
+/// A scratch directory for the fuzz drivers' files: one per `name`,
+/// process and thread (the replay tests run seeds on several threads of one
+/// process), emptied the first time this thread asks for it, and made again
+/// if something outside removed it. Not created when `create` is false (a
+/// driver that makes it itself).
+pub fn scratch_dir(name: &str, create: bool) -> std::path::PathBuf {
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+    thread_local! {
+        static EMPTIED: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    }
+    let thread = format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let dir = std::env::temp_dir().join(format!("meshbed-{name}-{}-{thread}", std::process::id()));
+    if EMPTIED.with(|e| e.borrow_mut().insert(name.to_string())) {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if create {
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+    }
+    dir
+}
+
 /// Everything `engine` wants to send at `now`, parsed (a test panics on a
 /// datagram the wire format rejects, or on an engine that never stops).
 pub fn drain(engine: &mut impl Engine, now: Instant) -> Vec<(crate::wire::Repr, Vec<u8>)> {

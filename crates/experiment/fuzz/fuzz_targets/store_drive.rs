@@ -29,15 +29,7 @@ use std::sync::OnceLock;
 /// A scratch directory for this thread (the replay test runs seeds on
 /// several threads of one process).
 fn scratch() -> PathBuf {
-    thread_local! {
-        static DIR: PathBuf = {
-            let thread = format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_alphanumeric(), "");
-            let dir = std::env::temp_dir().join(format!("meshbed-store-fuzz-{}-{thread}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            dir
-        };
-    }
-    DIR.with(|d| d.clone())
+    meshbed_proto::harness::scratch_dir("store-fuzz", false)
 }
 
 /// Removes this thread's scratch directory (the replay test, when done).

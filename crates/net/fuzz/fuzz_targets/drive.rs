@@ -53,16 +53,7 @@ pub const REORDER_TOTAL: u64 = 12 << 10;
 /// A scratch directory for this thread (the replay test runs seeds on
 /// several threads of one process).
 fn scratch() -> PathBuf {
-    thread_local! {
-        static DIR: PathBuf = {
-            let thread = format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_alphanumeric(), "");
-            let dir = std::env::temp_dir().join(format!("meshbed-net-fuzz-{}-{thread}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("a scratch directory");
-            dir
-        };
-    }
-    DIR.with(|d| d.clone())
+    meshbed_proto::harness::scratch_dir("net-fuzz", true)
 }
 
 /// Removes this thread's scratch directory (the replay test, when done).

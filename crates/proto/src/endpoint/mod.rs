@@ -478,6 +478,14 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
         };
         let c = repr.control;
         let opens = c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT);
+        if !opens && instance.is_some_and(|i| self.opened_set.contains(&(id, i))) {
+            // A sealed datagram of a connection this peer instance had, now
+            // gone: a straggler or a replay from anywhere. Unanswered: a
+            // reset sealed afresh carries a salt the sender no longer
+            // accepts, so it could only be reflected at a stranger.
+            self.counters.replayed += 1;
+            return Incoming::Replayed;
+        }
         if !opens {
             self.counters.stray += 1;
             // Feedback and ACKs travel towards senders; only answer data.

@@ -268,6 +268,28 @@ fn a_sealed_connection_opened_before_is_not_opened_again() {
     assert_eq!(ep.counters().replayed, 1);
 }
 
+/// Found by fuzzing the sealed open path: a replayed sealed data datagram
+/// of a connection that is gone, from any address, is not answered (a
+/// reset sealed afresh would only reach the address the replayer chose);
+/// a plain one still draws a reset, as an unknown connection's data does.
+#[test]
+fn a_sealed_straggler_of_a_gone_connection_is_a_replay_not_answered() {
+    let mut ep = endpoint(|_| {});
+    let (a, stranger) = (peer(2, 1), peer(9, 9));
+    let syn = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
+    let data = sender_datagram(ProtocolId::Atp, 0, id(1), 0, &[7; 100]);
+    assert_eq!(deliver(&mut ep, at(0), a, &syn, Some([1; 16])), Outcome::Accepted(None));
+    ep.clear();
+    let _ = resets(&mut ep);
+    for from in [a, stranger] {
+        assert_eq!(deliver(&mut ep, at(1), from, &data, Some([1; 16])), Outcome::Replayed);
+    }
+    assert_eq!(ep.counters().replayed, 2);
+    assert!(resets(&mut ep).is_empty());
+    assert_eq!(deliver(&mut ep, at(1), stranger, &data, None), Outcome::Stray);
+    assert_eq!(resets(&mut ep).len(), 1);
+}
+
 #[test]
 fn the_reorder_budget_is_per_connection_and_shared() {
     let (per, total) = (100_000, 150_000);

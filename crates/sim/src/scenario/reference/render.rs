@@ -152,7 +152,7 @@ impl Reference {
                 }
                 v => {
                     self.comment(out, doc, v);
-                    let _ = writeln!(out, "{} = {v}", quote_key(key));
+                    let _ = writeln!(out, "{} = {}", quote_key(key), value_text(v));
                 }
             }
         }
@@ -193,13 +193,19 @@ fn is_array_of_tables(items: &[toml::Value]) -> bool {
     !items.is_empty() && items.iter().all(toml::Value::is_table)
 }
 
-/// A key as TOML writes it: bare if it can be.
+/// A key as TOML writes it: bare if it can be, else quoted with escapes
+/// (never as a multi-line string, which a key cannot be).
 fn quote_key(key: &str) -> String {
-    let bare = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare {
-        key.to_string()
-    } else {
-        toml::Value::String(key.to_string()).to_string()
+    toml_edit::Key::new(key).display_repr().into_owned()
+}
+
+/// A value as TOML writes it. `toml`'s own `Display` writes a lone
+/// date-time as the inline table it is serialised through, which does not
+/// read back as a date-time.
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Datetime(d) => d.to_string(),
+        v => v.to_string(),
     }
 }
 

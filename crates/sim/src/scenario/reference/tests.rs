@@ -90,6 +90,21 @@ fn a_commented_scenario_reads_back_as_the_same_scenario() {
     }
 }
 
+/// Whatever table the writer is given (an experiment keeps its base
+/// scenario's text as a table, keys it does not know included) it writes as
+/// TOML that reads back to the same table: keys with quotes, newlines and
+/// control characters quoted on one line, a lone date-time as a date-time
+/// (found by fuzzing `experiment_toml`).
+#[test]
+fn odd_keys_and_date_times_are_written_as_toml_that_reads_back() {
+    let text = "\"a\\nb\\\"c\" = 1979-05-27T07:32:00Z\n[t]\n\"\\u0001 x\" = [1979-05-27]\n\"\" = 'é'\n";
+    let table: toml::Table = toml::from_str(text).unwrap();
+    assert_eq!(table.len(), 2);
+    let written = Reference::scenario().commented_toml("header", &table);
+    let again: toml::Table = toml::from_str(&written).unwrap_or_else(|e| panic!("{e}\n{written}"));
+    assert_eq!(again, table, "{written}");
+}
+
 /// `meshbed scenario default`: the default scenario in reading order
 /// (top-level keys, topology, radio, routing, flows), a comment over every
 /// key, no empty table, and it reads back as the default.
