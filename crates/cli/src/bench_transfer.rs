@@ -7,6 +7,7 @@ use crate::out;
 use crate::transfer::min_delay;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use meshbed_core::stats::sample_stats;
 use meshbed_net::{send, DelaySpec, Payload, ReceiveOptions, Receiver, SendOptions, SinkKind};
 use meshbed_proto::Protocol;
 use serde_json::json;
@@ -136,67 +137,174 @@ fn bench_kernel_tcp(bytes: usize, show_bar: bool) -> Result<BenchRow> {
     Ok(BenchRow { name: "kernel TCP".into(), bytes: bytes as u64, wall_s, cpu_s, retransmissions: None })
 }
 
-pub fn run_bench(
-    size_mib: u64,
-    protocols: &[Protocol],
-    atp_min_delay: Option<DelaySpec>,
-    compare_psk: bool,
-    json_out: bool,
-) -> Result<()> {
-    let bytes = size_mib.checked_mul(1 << 20).and_then(|b| usize::try_from(b).ok()).context("--size-mib too large")?;
-    let min_delay = min_delay(&atp_min_delay)?;
-    let mut rows = Vec::new();
-    for &p in protocols {
-        if !json_out {
-            eprintln!("bench-transfer: {p}, {size_mib} MiB over loopback ...");
+/// Most `--repeat`: each repetition runs every row again.
+pub const MAX_REPEAT: u32 = 100;
+
+/// What `bench-transfer` measures: the size of each run, the engines, the
+/// extra ATP rate cap, whether each engine also runs sealed, and how many
+/// times every row runs.
+pub struct BenchPlan<'a> {
+    pub size_mib: u64,
+    pub protocols: &'a [Protocol],
+    pub atp_min_delay: Option<DelaySpec>,
+    pub compare_psk: bool,
+    pub repeat: u32,
+}
+
+/// The runs of one row of the table (a transport, maybe sealed), one per
+/// repetition; `plain` is the row's unsealed twin (for the paired cost of
+/// the seal).
+struct RowRuns {
+    name: String,
+    runs: Vec<BenchRow>,
+    plain: Option<usize>,
+}
+
+impl RowRuns {
+    fn goodput_mbps(&self) -> Vec<f64> {
+        self.runs.iter().map(|r| r.bytes as f64 * 8.0 / r.wall_s / 1e6).collect()
+    }
+    fn cpu_s_per_gib(&self) -> Vec<f64> {
+        self.runs.iter().map(|r| r.cpu_s / (r.bytes as f64 / (1u64 << 30) as f64)).collect()
+    }
+}
+
+/// The index of the row named `name`, added (with its plain twin) if new.
+fn row(rows: &mut Vec<RowRuns>, name: &str, plain: Option<usize>) -> usize {
+    match rows.iter().position(|r| r.name == name) {
+        Some(i) => i,
+        None => {
+            rows.push(RowRuns { name: name.to_string(), runs: Vec::new(), plain });
+            rows.len() - 1
         }
-        // With and without the seal back to back, so that the ratio is
-        // measured under the same machine load.
-        let key = meshbed_net::auth::Psk::random()?;
-        let keys: &[Option<&meshbed_net::auth::Psk>] = if compare_psk { &[None, Some(&key)] } else { &[None] };
-        for &k in keys {
-            rows.push(bench_engine(p, bytes, None, k, !json_out)?);
-            if let (Some(d), true) = (min_delay, p.is_atp()) {
-                rows.push(bench_engine(p, bytes, Some(d), k, !json_out)?);
+    }
+}
+
+/// A sealed row's goodput over its plain twin's, run by run (each pair ran
+/// back to back, under the same machine load).
+fn paired_ratios(sealed: &RowRuns, plain: &RowRuns) -> Vec<f64> {
+    sealed.goodput_mbps().iter().zip(plain.goodput_mbps()).map(|(s, p)| s / p).collect()
+}
+
+pub fn run_bench(plan: &BenchPlan, json_out: bool) -> Result<()> {
+    let BenchPlan { size_mib, protocols, compare_psk, repeat, .. } = *plan;
+    let bytes = size_mib.checked_mul(1 << 20).and_then(|b| usize::try_from(b).ok()).context("--size-mib too large")?;
+    anyhow::ensure!((1..=MAX_REPEAT).contains(&repeat), "--repeat {repeat}: expected 1 to {MAX_REPEAT} repetitions");
+    let min_delay = min_delay(&plan.atp_min_delay)?;
+    let mut rows: Vec<RowRuns> = Vec::new();
+    let key = meshbed_net::auth::Psk::random()?;
+    for rep in 1..=repeat {
+        for &p in protocols {
+            if !json_out {
+                let of = if repeat > 1 { format!(" (repetition {rep} of {repeat})") } else { String::new() };
+                eprintln!("bench-transfer: {p}, {size_mib} MiB over loopback{of} ...");
+            }
+            // With and without the seal back to back, so that each pair is
+            // measured under the same machine load.
+            for d in std::iter::once(None).chain(min_delay.filter(|_| p.is_atp()).map(Some)) {
+                let plain = bench_engine(p, bytes, d, None, !json_out)?;
+                let i = row(&mut rows, &plain.name, None);
+                rows[i].runs.push(plain);
+                if compare_psk {
+                    let sealed = bench_engine(p, bytes, d, Some(&key), !json_out)?;
+                    let j = row(&mut rows, &sealed.name, Some(i));
+                    rows[j].runs.push(sealed);
+                }
             }
         }
+        if !json_out {
+            eprintln!("bench-transfer: kernel TCP, {size_mib} MiB over loopback ...");
+        }
+        let kernel = bench_kernel_tcp(bytes, !json_out)?;
+        let i = row(&mut rows, &kernel.name, None);
+        rows[i].runs.push(kernel);
     }
-    if !json_out {
-        eprintln!("bench-transfer: kernel TCP, {size_mib} MiB over loopback ...");
-    }
-    rows.push(bench_kernel_tcp(bytes, !json_out)?);
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     if json_out {
         let list: Vec<_> = rows
             .iter()
             .map(|r| {
-                json!({
+                let goodput = sample_stats(&r.goodput_mbps());
+                let cpu = sample_stats(&r.cpu_s_per_gib());
+                let first = &r.runs[0];
+                let mut entry = json!({
                     "transport": r.name,
-                    "bytes": r.bytes,
-                    "wall_s": r.wall_s,
-                    "goodput_mbps": r.bytes as f64 * 8.0 / r.wall_s / 1e6,
-                    "cpu_s": r.cpu_s,
-                    "cpu_s_per_gib": r.cpu_s / gib(r.bytes),
-                    "retransmissions": r.retransmissions,
-                })
+                    "bytes": first.bytes,
+                    "runs": r.runs.len(),
+                    "wall_s": r.runs.iter().map(|x| x.wall_s).sum::<f64>() / r.runs.len() as f64,
+                    "goodput_mbps": goodput.mean,
+                    "goodput_mbps_ci95": finite(goodput.ci95),
+                    "goodput_mbps_runs": r.goodput_mbps(),
+                    "cpu_s": r.runs.iter().map(|x| x.cpu_s).sum::<f64>() / r.runs.len() as f64,
+                    "cpu_s_per_gib": cpu.mean,
+                    "cpu_s_per_gib_ci95": finite(cpu.ci95),
+                    "retransmissions": first.retransmissions.map(|_| r.runs.iter().filter_map(|x| x.retransmissions).sum::<u64>()),
+                });
+                if let Some(p) = r.plain {
+                    let ratio = sample_stats(&paired_ratios(r, &rows[p]));
+                    entry["goodput_ratio_to_plain"] = json!(ratio.mean);
+                    entry["goodput_ratio_to_plain_ci95"] = json!(finite(ratio.ci95));
+                }
+                entry
             })
             .collect();
-        return out(&(serde_json::to_string_pretty(&json!({ "size_mib": size_mib, "results": list }))? + "\n"));
+        return out(&(serde_json::to_string_pretty(
+            &json!({ "size_mib": size_mib, "repeat": repeat, "results": list }),
+        )? + "\n"));
     }
+    out(&table(size_mib, repeat, &rows))
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// The table `bench-transfer` prints: each row's mean (± the 95% interval
+/// of the mean over the repetitions, when there are several), then the
+/// seal's paired cost.
+fn table(size_mib: u64, repeat: u32, rows: &[RowRuns]) -> String {
+    let runs = if repeat > 1 { format!(", mean ± 95% CI of {repeat} runs") } else { String::new() };
     let mut s = format!(
-        "{size_mib} MiB over loopback, one process (sender + receiver threads), CPU = user + system of the process\n\n{:<32} {:>14} {:>9} {:>8} {:>12} {:>8}\n",
+        "{size_mib} MiB over loopback{runs}, one process (sender + receiver threads), CPU = user + system of the process\n\n{:<32} {:>20} {:>9} {:>8} {:>16} {:>8}\n",
         "transport", "goodput Mbit/s", "wall s", "CPU s", "CPU s / GiB", "retx"
     );
-    for r in &rows {
+    let pm = |st: &meshbed_core::stats::SampleStats, decimals: usize| {
+        if st.ci95.is_finite() {
+            format!("{:.*} ± {:.*}", decimals, st.mean, decimals, st.ci95)
+        } else {
+            format!("{:.*}", decimals, st.mean)
+        }
+    };
+    for r in rows {
+        let n = r.runs.len() as f64;
+        let retx: Option<u64> =
+            r.runs[0].retransmissions.map(|_| r.runs.iter().filter_map(|x| x.retransmissions).sum());
         s.push_str(&format!(
-            "{:<32} {:>14.1} {:>9.2} {:>8.2} {:>12.2} {:>8}\n",
+            "{:<32} {:>20} {:>9.2} {:>8.2} {:>16} {:>8}\n",
             r.name,
-            r.bytes as f64 * 8.0 / r.wall_s / 1e6,
-            r.wall_s,
-            r.cpu_s,
-            r.cpu_s / gib(r.bytes),
-            r.retransmissions.map_or("-".to_string(), |n| n.to_string())
+            pm(&sample_stats(&r.goodput_mbps()), 1),
+            r.runs.iter().map(|x| x.wall_s).sum::<f64>() / n,
+            r.runs.iter().map(|x| x.cpu_s).sum::<f64>() / n,
+            pm(&sample_stats(&r.cpu_s_per_gib()), 2),
+            retx.map_or("-".to_string(), |n| n.to_string())
         ));
     }
-    out(&s)
+    let sealed: Vec<_> = rows.iter().filter_map(|r| r.plain.map(|p| (r, &rows[p]))).collect();
+    if !sealed.is_empty() {
+        s.push_str("\nThe seal's cost: sealed goodput over plain, paired run by run");
+        s.push_str(if repeat > 1 { " (mean, 95% CI)\n" } else { " (one run: no interval; --repeat N gives one)\n" });
+        for (r, p) in sealed {
+            let ratio = sample_stats(&paired_ratios(r, p));
+            let interval = if ratio.ci95.is_finite() {
+                format!(
+                    " [{:+.1}%, {:+.1}%]",
+                    (ratio.mean - ratio.ci95 - 1.0) * 100.0,
+                    (ratio.mean + ratio.ci95 - 1.0) * 100.0
+                )
+            } else {
+                String::new()
+            };
+            s.push_str(&format!("{:<32} {:>+7.1}%{interval}\n", r.name, (ratio.mean - 1.0) * 100.0));
+        }
+    }
+    s
 }

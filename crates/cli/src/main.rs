@@ -144,6 +144,9 @@ enum Command {
         /// Also run each protocol with every datagram sealed (`--psk`, a key made for the run), side by side.
         #[arg(long)]
         psk: bool,
+        /// Run every row this many times (1 to 100), alternating, and report means with 95% intervals (and the seal's paired cost).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=bench_transfer::MAX_REPEAT as i64))]
+        repeat: u32,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -487,8 +490,10 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
         Some(Command::Routed(args)) => routed::run(args),
-        Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, psk, json }) => {
-            bench_transfer::run_bench(size_mib, &protocols, atp_min_delay, psk, json)
+        Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, psk, repeat, json }) => {
+            let plan =
+                bench_transfer::BenchPlan { size_mib, protocols: &protocols, atp_min_delay, compare_psk: psk, repeat };
+            bench_transfer::run_bench(&plan, json)
         }
     }
 }

@@ -144,6 +144,37 @@ fn inputs_that_used_to_exhaust_memory_or_loop_are_refused_naming_key_value_and_r
     assert!(String::from_utf8_lossy(&o.stderr).contains("17592186044417 is not in 1..=4096"));
 }
 
+/// `bench-transfer --repeat`: every row runs that many times, the sealed
+/// row's cost is paired with its plain twin's run by run, and the interval
+/// is there once there are two runs; out-of-range repetitions are refused.
+#[test]
+fn bench_transfer_repeats_rows_and_pairs_the_seals_cost() {
+    let o =
+        meshbed(&["bench-transfer", "--size-mib", "1", "--protocols", "tcp-reno", "--psk", "--repeat", "2", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["repeat"], 2);
+    let rows = v["results"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["transport"].as_str().unwrap()).collect();
+    assert_eq!(names, ["tcp-reno", "tcp-reno +psk", "kernel TCP"]);
+    for r in rows {
+        assert_eq!(r["runs"], 2, "{r}");
+        let runs: Vec<f64> = r["goodput_mbps_runs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert!(runs.len() == 2 && runs.iter().all(|g| *g > 0.0), "{r}");
+        let mean = r["goodput_mbps"].as_f64().unwrap();
+        assert!((mean - (runs[0] + runs[1]) / 2.0).abs() < 1e-6 * mean, "{r}");
+        assert!(r["goodput_mbps_ci95"].as_f64().is_some_and(|c| c >= 0.0), "{r}");
+    }
+    let plain = rows[0]["goodput_mbps_runs"].as_array().unwrap();
+    let sealed = rows[1]["goodput_mbps_runs"].as_array().unwrap();
+    let paired: f64 = (0..2).map(|i| sealed[i].as_f64().unwrap() / plain[i].as_f64().unwrap()).sum::<f64>() / 2.0;
+    assert!((rows[1]["goodput_ratio_to_plain"].as_f64().unwrap() - paired).abs() < 1e-9, "{}", rows[1]);
+    assert!(rows[0].get("goodput_ratio_to_plain").is_none());
+    let o = meshbed(&["bench-transfer", "--repeat", "101"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("101 is not in 1..=100"));
+}
+
 #[test]
 fn only_regular_files_are_read_and_a_fifo_does_not_block() {
     let (code, err) = meshbed_within(20, &["sim", "/dev/zero"]);
