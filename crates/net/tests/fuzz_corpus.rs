@@ -30,12 +30,31 @@ fn every_corpus_file_replays() {
     drive::remove_scratch();
 }
 
+/// The session seeds with address validation on (selector bit 7): the
+/// real sender's first SYN draws a Retry and its second carries the token,
+/// as `meshbed send` does, so the fuzzer reaches the validated path's deep
+/// states too. Written into the corpus when asked (`MESHBED_WRITE_SEEDS=1`).
+#[test]
+fn the_validated_session_seeds_are_the_sessions_with_bit_7_set() {
+    for name in ["session_atp", "session_tcp"] {
+        let mut bytes = seed(name);
+        bytes[0] |= 0x80;
+        let path = corpus_dir().join(format!("{name}_validated"));
+        if std::env::var_os("MESHBED_WRITE_SEEDS").is_some() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let stored = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (MESHBED_WRITE_SEEDS=1 writes it)", path.display()));
+        assert!(stored == bytes, "{} differs from what this test makes", path.display());
+    }
+}
+
 /// The session seeds really complete a transfer, so the fuzzer starts from
 /// deep states (committed files, lingering, repeated FINs), not only from
 /// the parser.
 #[test]
 fn the_session_seeds_complete_their_transfers() {
-    for name in ["session_atp", "session_tcp", "template_transfer"] {
+    for name in ["session_atp", "session_tcp", "template_transfer", "session_atp_validated", "session_tcp_validated"] {
         assert_eq!(drive::drive(&seed(name)), 1, "{name}");
     }
     drive::remove_scratch();

@@ -33,6 +33,7 @@ use meshbed_core::{Duration, Instant};
 use meshbed_net::conn::{connection_id, EngineOptions};
 use meshbed_net::framing::{is_temporary_name, Sink, SinkKind, StreamHeader};
 use meshbed_net::recv::{DatagramList, ReceiveOptions, ReceiverCore, ReceiverEvent};
+use meshbed_net::send::AddressProof;
 use meshbed_proto::harness::sender_datagram;
 use meshbed_proto::wire::{parse_datagram, ProtocolId};
 use meshbed_proto::{EngineEvent, Protocol};
@@ -44,6 +45,10 @@ pub const SEED_FILE_LEN: usize = 3000;
 pub const SEED_FILE_NAME: &str = "seed.bin";
 /// The connection number of the script's real sender.
 pub const SENDER_NUMBER: u32 = 0x5eed;
+
+/// Room the engine may fill in the 2048-byte buffer: the rest is for the
+/// Retry token a SYN may carry.
+const MAX_ENGINE_DATAGRAM: usize = 2048 - meshbed_proto::wire::RETRY_TOKEN_LEN;
 
 pub const MAX_ACTIVE: usize = 3;
 pub const MAX_LINGERING: usize = 2;
@@ -122,10 +127,11 @@ pub fn drive(data: &[u8]) -> u64 {
     options.max_reorder_bytes_per_connection = REORDER_PER_CONNECTION;
     options.max_reorder_bytes = REORDER_TOTAL;
     options.reset_unknown = selector & 2 == 0;
-    // The script's peers are raw datagrams that do not follow a Retry
-    // (address validation is covered by `recv::tests`): off, so that the
-    // seeds reach deep states.
-    options.validate_addresses = false;
+    // Address validation (selector bit 7): the raw datagrams' SYNs then
+    // draw Retries, and the real sender answers them as `meshbed send`
+    // does (`AddressProof`); off, raw SYNs open transfers and reach the
+    // deep states.
+    options.validate_addresses = selector & 0x80 != 0;
     let mut core = ReceiverCore::new(options);
     let protocol = Protocol::ALL[usize::from(selector >> 2) % Protocol::ALL.len()];
     let engine_options = EngineOptions {
@@ -149,6 +155,8 @@ pub fn drive(data: &[u8]) -> u64 {
         engine.require_commit_token(StreamHeader::for_data(SEED_FILE_NAME, &data).expect("a valid name").sha256);
     }
     let mut sender_inbox: Vec<Vec<u8>> = Vec::new();
+    let mut proof = AddressProof::default();
+    let mut connected = false;
     let mut heard_from: Vec<SocketAddr> = Vec::new();
     let mut completed = 0;
     let mut buf = vec![0u8; 2048];
@@ -195,22 +203,28 @@ pub fn drive(data: &[u8]) -> u64 {
                 for _ in 0..arg % 64 {
                     let engine = sender.engine();
                     for d in sender_inbox.drain(..) {
-                        engine.handle_input(now, &d);
+                        if !proof.on_received(&d, sender_id, connected) {
+                            engine.handle_input(now, &d);
+                        }
                     }
                     if engine.poll_timeout().is_some_and(|t| t <= now) {
                         engine.handle_timeout(now);
                     }
+                    heard_from.push(peer(0));
+                    if let Some(len) = proof.poll_resend(&mut buf) {
+                        core.handle_datagram(now, peer(0), &buf[..len], false);
+                    }
                     let mut sent = 0;
-                    while let Some(t) = engine.poll_transmit(now, &mut buf) {
-                        heard_from.push(peer(0));
-                        core.handle_datagram(now, peer(0), &buf[..t.len], false);
+                    while let Some(t) = engine.poll_transmit(now, &mut buf[..MAX_ENGINE_DATAGRAM]) {
+                        let len = proof.on_transmit(&mut buf, t.len);
+                        core.handle_datagram(now, peer(0), &buf[..len], false);
                         sent += 1;
                         if sent > 256 {
                             break;
                         }
                     }
                     while let Some(event) = engine.poll_event() {
-                        let _ = matches!(event, EngineEvent::Finished);
+                        connected |= matches!(event, EngineEvent::Connected);
                     }
                     completed += exchange(&mut core, now, &heard_from, &mut sender_inbox);
                     // Pacing: let the sender's next deadline come.
