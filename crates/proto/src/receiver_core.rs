@@ -390,7 +390,13 @@ impl<C: ReceiveControl> Engine for Receiver<C> {
         // Timers due together run in the enum's `ALL` order, the shared
         // ones first: a receiver that gives up or closes does nothing else
         // at that instant.
+        let mut ran = 0usize;
         while let Some(timer) = self.core.timers.take_expired(now) {
+            // Handlers re-arm only for later instants (`take_expired`); a
+            // timer run this often at one instant breaks that rule, which
+            // fuzzing should see as a failure rather than a hang.
+            ran += 1;
+            debug_assert!(ran <= 1024, "timer {timer:?} re-armed at or before {now:?}");
             if timer == C::Timer::IDLE {
                 let silent_for = now.saturating_since(self.core.last_heard);
                 self.fail(FailReason::PeerUnreachable { silent_for });

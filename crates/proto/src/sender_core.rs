@@ -331,7 +331,13 @@ impl<C: SendControl> Engine for Sender<C> {
         // Timers due together run in the enum's `ALL` order; the shared
         // ones come first where a protocol lists them first, so that a
         // connection that gives up does nothing else at that instant.
+        let mut ran = 0usize;
         while let Some(timer) = self.core.timers.take_expired(now) {
+            // Handlers re-arm only for later instants (`take_expired`); a
+            // timer run this often at one instant breaks that rule, which
+            // fuzzing should see as a failure rather than a hang.
+            ran += 1;
+            debug_assert!(ran <= 1024, "timer {timer:?} re-armed at or before {now:?}");
             if timer == C::Timer::IDLE {
                 if let Some(since) = self.control.on_idle_timeout(&mut self.core, now) {
                     let silent_for = now.saturating_since(since);

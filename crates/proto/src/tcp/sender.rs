@@ -679,15 +679,18 @@ impl SendControl for TcpSendControl {
         }
     }
 
-    fn on_idle_timeout(&mut self, core: &mut Core, _now: Instant) -> Option<Instant> {
+    fn on_idle_timeout(&mut self, core: &mut Core, now: Instant) -> Option<Instant> {
         // A backed-off RTO can exceed the idle time: then the silence only
         // says that we have not asked again yet. Give the peer
         // `max_unanswered_rtos` retransmissions to answer before declaring
         // it unreachable; RTOs are capped (max_rto), so the wait stays
-        // bounded.
+        // bounded. The idle check moves past the RTO, and past `now`: when
+        // both are due at once (a driver that woke late) the RTO runs
+        // first and the check comes again after it (found by fuzzing:
+        // re-armed at the due RTO, the idle timer ran forever).
         if self.unanswered_rtos < self.config.max_unanswered_rtos {
             if let Some(rto_at) = core.timers.get(Timer::Retransmit) {
-                core.timers.set(Timer::Idle, rto_at + Duration::from_nanos(1));
+                core.timers.set(Timer::Idle, rto_at.max(now) + Duration::from_nanos(1));
                 return None;
             }
         }

@@ -522,6 +522,37 @@ fn idle_timeout_waits_for_two_unanswered_retransmissions() {
     assert!(s.is_closed(), "two unanswered retransmissions and ten silent seconds: unreachable");
 }
 
+/// A driver that wakes late, with the idle check and a backed-off RTO both
+/// due: the RTO runs and the idle check comes again after it, at a later
+/// instant (found by fuzzing: re-armed at the due RTO, the idle timer ran
+/// at the same instant forever). The call runs on a thread so that a
+/// regression fails the test instead of hanging it.
+#[test]
+fn an_idle_check_and_an_rto_due_together_both_run_once() {
+    let cfg = TcpConfig {
+        initial_rto: Duration::from_secs(6),
+        min_rto: Duration::from_secs(6),
+        max_unanswered_rtos: 2,
+        idle_timeout: Duration::from_secs(10),
+        ..config()
+    };
+    let mut s = established(TcpVariant::Reno, cfg, 10_000);
+    assert!(!drain(&mut s, ms(100)).is_empty());
+    s.handle_timeout(ms(6_100)); // 1st unanswered RTO; the next at 18.1 s
+    drain(&mut s, ms(6_100));
+    // Woken at 20 s: the idle check (due at 10.1 s) and the RTO (18.1 s).
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        s.handle_timeout(ms(20_000));
+        let _ = done.send(s);
+    });
+    let mut s = finished.recv_timeout(std::time::Duration::from_secs(60)).expect("handle_timeout returned");
+    let sent = drain(&mut s, ms(20_000));
+    assert!(sent.iter().any(|(r, _)| r.seq == 1), "the RTO ran: the head goes again");
+    assert!(!s.is_closed(), "the second retransmission gets its chance");
+    assert!(s.poll_timeout().is_some_and(|t| t > ms(20_000)), "every timer moved past now: {:?}", s.poll_timeout());
+}
+
 /// The receiver outwaits a sender in exponential backoff: it gives up only
 /// after the idle time plus `max_unanswered_rtos` maximum RTOs of silence.
 #[test]
