@@ -490,18 +490,24 @@ fn idle_timeout_fails_exactly_at_the_limit() {
     assert!(drain(&mut s, limit).is_empty());
 }
 
-/// A backed-off RTO longer than the idle time must not make a live peer look
-/// unreachable: the sender waits for `max_unanswered_rtos` (here two)
-/// unanswered retransmissions.
-#[test]
-fn idle_timeout_waits_for_two_unanswered_retransmissions() {
-    let cfg = TcpConfig {
+/// RTOs of at least 6 s, two of them unanswered allowed, 10 s idle time: a
+/// backed-off RTO (12 s) outlasts the idle time.
+fn six_second_rtos_ten_second_idle() -> TcpConfig {
+    TcpConfig {
         initial_rto: Duration::from_secs(6),
         min_rto: Duration::from_secs(6),
         max_unanswered_rtos: 2,
         idle_timeout: Duration::from_secs(10),
         ..config()
-    };
+    }
+}
+
+/// A backed-off RTO longer than the idle time must not make a live peer look
+/// unreachable: the sender waits for `max_unanswered_rtos` (here two)
+/// unanswered retransmissions.
+#[test]
+fn idle_timeout_waits_for_two_unanswered_retransmissions() {
+    let cfg = six_second_rtos_ten_second_idle();
     let mut s = established(TcpVariant::Reno, cfg, 10_000);
     // Heard at 100 ms (SYN-ACK, which gave an RTT sample: RTO = min 6 s).
     assert!(!drain(&mut s, ms(100)).is_empty());
@@ -529,13 +535,7 @@ fn idle_timeout_waits_for_two_unanswered_retransmissions() {
 /// regression fails the test instead of hanging it.
 #[test]
 fn an_idle_check_and_an_rto_due_together_both_run_once() {
-    let cfg = TcpConfig {
-        initial_rto: Duration::from_secs(6),
-        min_rto: Duration::from_secs(6),
-        max_unanswered_rtos: 2,
-        idle_timeout: Duration::from_secs(10),
-        ..config()
-    };
+    let cfg = six_second_rtos_ten_second_idle();
     let mut s = established(TcpVariant::Reno, cfg, 10_000);
     assert!(!drain(&mut s, ms(100)).is_empty());
     s.handle_timeout(ms(6_100)); // 1st unanswered RTO; the next at 18.1 s
