@@ -462,6 +462,8 @@ impl FlowRun {
             datagrams_received: r.counters.segs_in,
             feedback_packets: r.counters.segs_out,
             trace: Vec::new(),
+            // The kernel's TCP makes one attempt.
+            failed_attempts: Vec::new(),
         }
     }
 }

@@ -29,6 +29,9 @@ pub struct TransferOutcome {
     pub feedback_packets: u64,
     /// Both engines' trace samples, in the run's time (with `trace = true`).
     pub trace: Vec<meshbed_sim::transport::TraceRecord>,
+    /// Every attempt of the sender that failed, as `meshbed send` reports
+    /// it (a later attempt starts again from byte 0).
+    pub failed_attempts: Vec<String>,
 }
 
 impl TransferOutcome {
@@ -45,6 +48,7 @@ impl TransferOutcome {
             datagrams_received: 0,
             feedback_packets: 0,
             trace: Vec::new(),
+            failed_attempts: Vec::new(),
         }
     }
 }
@@ -237,6 +241,7 @@ pub(crate) fn start_transfer(
                     datagrams_received: rx_report.map_or(0, |r| r.datagrams_received),
                     feedback_packets: report.feedback_packets,
                     trace,
+                    failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
                 })
             })();
         let _ = std::fs::remove_dir_all(&scratch);
@@ -285,6 +290,7 @@ fn stopped_outcome(
         datagrams_received: report.datagrams_received,
         feedback_packets: report.feedback_packets,
         trace: run_trace(t0, [(Side::Sender, report.trace.as_ref()), (Side::Receiver, None)]),
+        failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
     }
 }
 

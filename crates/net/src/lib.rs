@@ -42,4 +42,4 @@ pub use framing::SinkKind;
 pub use recv::{
     ReceiveOptions, Receiver, ReceiverCounters, ReceiverEvent, SpaceLimits, TransferProgress, TransferReport,
 };
-pub use send::{send, Payload, SendError, SendOptions, SendProgress, SendReport};
+pub use send::{send, FailedAttempt, Payload, SendError, SendOptions, SendProgress, SendReport};

@@ -272,6 +272,10 @@ fn a_sender_refused_at_capacity_backs_off_and_fails_with_receiver_busy() {
     // Asked at 0, 0.2, 0.6 and 1.4 s; another wait of 0.8 s would end
     // past the 2 s timeout.
     assert_eq!(err.report().unwrap().attempts, 4, "{message}");
+    // Every attempt is in the report, in order, each started later.
+    let failed = &err.report().unwrap().failed_attempts;
+    assert_eq!(failed.iter().map(|a| a.attempt).collect::<Vec<_>>(), [1, 2, 3, 4], "{failed:?}");
+    assert!(failed.windows(2).all(|w| w[1].started_s > w[0].started_s), "{failed:?}");
     assert!(started.elapsed() >= Duration::from_millis(1400), "{:?}", started.elapsed());
     assert!(!dir.join("late.bin").exists());
     let counters = receiver.stop();

@@ -306,6 +306,13 @@ fn a_forged_busy_refusal_costs_a_backoff_not_the_transfer() {
     let report = send(Payload::from_bytes("f.bin", &data).unwrap(), shim.addr, &o, &mut |_| {})
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.attempts, 2);
+    // The failed first attempt is in the report of the transfer that
+    // completed, with its reason.
+    assert_eq!(report.failed_attempts.len(), 1, "{:?}", report.failed_attempts);
+    let first = &report.failed_attempts[0];
+    assert_eq!(first.attempt, 1);
+    assert!(first.error.contains("busy"), "{first}");
+    assert!(report.to_text().contains("failed        attempt 1"), "{}", report.to_text());
     assert!(std::fs::read(dir.join("f.bin")).unwrap() == data);
     std::fs::remove_dir_all(&dir).unwrap();
 }

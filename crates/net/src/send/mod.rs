@@ -361,6 +361,11 @@ pub struct SendReport {
     /// or sealed with another key), dropped before the engine saw them.
     pub unauthenticated: u64,
     pub attempts: u32,
+    /// Every attempt that failed, in order (the last one too when the
+    /// transfer failed): when and why, so that a transfer that succeeded
+    /// on a later attempt still says what went wrong before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_attempts: Vec<FailedAttempt>,
     pub delay_source: String,
     /// End-to-end estimator state (`e2e` source): smoothed and minimum RTT.
     pub srtt_us: Option<f64>,
@@ -407,7 +412,8 @@ impl SendReport {
             self.resets_ignored,
             self.attempts,
             self.delay_source,
-        ) + &self.routing.as_ref().map_or(String::new(), |r| {
+        ) + &self.failed_attempts.iter().map(|a| format!("  failed        {a}\n")).collect::<String>()
+            + &self.routing.as_ref().map_or(String::new(), |r| {
             format!(
                 "  routing       {} route-failed and {} re-established notices, {} path updates{}\n",
                 r.route_failed_notices,
@@ -792,6 +798,30 @@ fn tell_stopped(
     let _ = socket.flush(&mut outbox);
 }
 
+/// An attempt of [`send`] that failed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FailedAttempt {
+    /// 1 for the first.
+    pub attempt: u32,
+    /// When it started, seconds after `send` was called.
+    pub started_s: f64,
+    pub duration_s: f64,
+    /// File bytes the receiver had acknowledged when it ended (the next
+    /// attempt starts again from byte 0).
+    pub acked_file_bytes: u64,
+    pub error: String,
+}
+
+impl std::fmt::Display for FailedAttempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "attempt {} (from {:.3} s, for {:.3} s, {} file bytes acknowledged): {}",
+            self.attempt, self.started_s, self.duration_s, self.acked_file_bytes, self.error
+        )
+    }
+}
+
 /// Sends `payload` to a `meshbed recv` at `peer`. `progress` is called at
 /// most every 100 ms. On failure the error carries the report.
 pub fn send(
@@ -807,8 +837,11 @@ pub fn send(
     // only once the receiver stayed busy for a whole `timeout`.
     let mut failures = 0;
     let mut busy = BusyBackoff::new(options.retry_delay);
+    let mut failed_attempts = Vec::new();
+    let began = std::time::Instant::now();
     loop {
         attempt += 1;
+        let started_s = began.elapsed().as_secs_f64();
         let a = run_attempt(&payload, peer, options, attempt, progress)?;
         let wait = match a.ending {
             Ending::Busy(_) => busy.next(std::time::Instant::now(), options.timeout),
@@ -842,6 +875,15 @@ pub fn send(
         let timed = payload.kind() == StreamKind::Timed;
         let acked_file_bytes = a.stats.bytes_delivered.min(stream_bytes).saturating_sub(stream_bytes - header.size);
         let delivered_file_bytes = if matches!(a.ending, Ending::Stopped) { acked_file_bytes } else { header.size };
+        if let Some(error) = &error {
+            failed_attempts.push(FailedAttempt {
+                attempt,
+                started_s,
+                duration_s: secs,
+                acked_file_bytes,
+                error: error.clone(),
+            });
+        }
         let report = SendReport {
             ok: error.is_none(),
             error: error.clone(),
@@ -865,6 +907,7 @@ pub fn send(
             resets_ignored: a.stats.resets_ignored,
             unauthenticated: a.unauthenticated,
             attempts: attempt,
+            failed_attempts: failed_attempts.clone(),
             delay_source: options.delay.to_string(),
             srtt_us: e2e.and_then(|e| e.srtt()).map(|d| d.as_nanos() as f64 / 1e3),
             min_rtt_us: e2e.and_then(|e| e.min_rtt()).map(|d| d.as_nanos() as f64 / 1e3),

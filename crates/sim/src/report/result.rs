@@ -188,6 +188,11 @@ pub struct TransferResult {
     /// nothing was exchanged (static routing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_info: Option<PathInfoResult>,
+    /// The emulator's transfers (`meshbed send`) retry a failed attempt
+    /// from byte 0: each failed attempt, when and why, also when a later
+    /// one completed. Empty in the simulator, whose flows make one attempt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_attempts: Vec<String>,
 }
 
 /// What only UDP traffic has.
