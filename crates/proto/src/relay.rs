@@ -105,6 +105,14 @@ pub struct RelayConfig {
     /// radio (DIFS + mean backoff + airtime + SIFS + ACK) here. Zero (the
     /// default) leaves a fresh path at D = 0 and the sender at its rate cap.
     pub prior_delay: Duration,
+    /// How often the stamping reads the node's average: zero (the default)
+    /// reads it at each packet's own instant, as seed 002's simulation does;
+    /// seed 001's testbed read `/proc/ath5k/Da` from user space (§3.1, A.6),
+    /// and meshbed's emulator exports each node's average at most every
+    /// 10 ms to relays that re-read it at most every 10 ms, so there a
+    /// stamp may be up to 20 ms stale. A positive value holds each reading
+    /// that long: the simulator's sensitivity check of that staleness.
+    pub delay_read_interval: Duration,
 }
 
 impl Default for RelayConfig {
@@ -114,6 +122,7 @@ impl Default for RelayConfig {
             eta: EtaRule::Fixed(3.0),
             idle_after: Duration::from_millis(100),
             prior_delay: Duration::ZERO,
+            delay_read_interval: Duration::ZERO,
         }
     }
 }
@@ -377,13 +386,16 @@ pub struct Relay {
     config: RelayConfig,
     average: DelayAverage,
     stamper: Stamper,
+    /// The last reading of the average and when it was taken, with a
+    /// positive [`RelayConfig::delay_read_interval`].
+    read: Option<(Instant, Duration)>,
 }
 
 impl Relay {
     pub fn new(config: RelayConfig) -> Self {
         let average = DelayAverage::new(config.alpha, config.prior_delay);
         let stamper = Stamper::new(config.eta, config.idle_after);
-        Relay { config, average, stamper }
+        Relay { config, average, stamper, read: None }
     }
 
     pub fn config(&self) -> &RelayConfig {
@@ -428,9 +440,22 @@ impl Relay {
         self.average.skipped_reports()
     }
 
-    /// [`Stamper::stamp`] with this node's average as the delay.
+    /// [`Stamper::stamp`] with this node's average as the delay: read now,
+    /// or as last read if that was less than the read interval ago.
     pub fn stamp(&mut self, now: Instant, datagram: &mut [u8]) -> Result<StampOutcome, WireError> {
-        self.stamper.stamp(now, datagram, &mut self.average)
+        let interval = self.config.delay_read_interval;
+        if interval.is_zero() {
+            return self.stamper.stamp(now, datagram, &mut self.average);
+        }
+        let mut held = match self.read {
+            Some((at, d)) if now < at + interval => d,
+            _ => {
+                let d = self.average.current();
+                self.read = Some((now, d));
+                d
+            }
+        };
+        self.stamper.stamp(now, datagram, &mut held)
     }
 }
 
@@ -496,6 +521,32 @@ mod tests {
         assert_eq!(relay.current_delay(), Duration::from_micros(400));
         relay.on_tx_report(t(10), t(9), Some(t(10)));
         assert_eq!(relay.current_delay(), Duration::from_millis(1));
+    }
+
+    /// With a read interval, a stamp uses the average as last read until
+    /// the interval has passed (the emulator's and seed 001's testbed's
+    /// staleness), then reads it again; without one, the average of the
+    /// packet's own instant.
+    #[test]
+    fn a_read_interval_holds_the_delay_a_relay_stamps() {
+        let d_max = |relay: &mut Relay, at: Instant| {
+            let mut packet = atp_data();
+            relay.stamp(at, &mut packet).unwrap();
+            Packet::new_checked(&packet[..]).unwrap().d_max_us()
+        };
+        let held = RelayConfig { delay_read_interval: Duration::from_millis(10), ..RelayConfig::default() };
+        let (mut relay, mut fresh) = (Relay::new(held), Relay::new(RelayConfig::default()));
+        for r in [&mut relay, &mut fresh] {
+            r.on_tx_report(t(100), t(99), Some(t(100))); // D = 1 ms
+        }
+        // Busy (a packet just sent): no idle multiplier.
+        assert_eq!(d_max(&mut relay, t(100)), 1_000);
+        for r in [&mut relay, &mut fresh] {
+            r.on_tx_report(t(104), t(100), Some(t(104))); // D = 0.75·1 + 0.25·4 = 1.75 ms
+        }
+        assert_eq!(d_max(&mut fresh, t(105)), 1_750, "read at the packet's instant");
+        assert_eq!(d_max(&mut relay, t(105)), 1_000, "held: read 5 ms ago");
+        assert_eq!(d_max(&mut relay, t(110)), 1_750, "read again after 10 ms");
     }
 
     /// An ATP data packet with 10 bytes of data, N_h = 0 and D_max = 0.

@@ -667,6 +667,9 @@ fn atp_config(spec: &TransportFlow) -> AtpConfig {
         if let Some(t) = o.route_outage_timeout_s {
             cfg.route_outage_timeout = Duration::from_secs_f64(t);
         }
+        if let Some(t) = o.delay_read_interval_s {
+            cfg.relay_delay_read_interval = Duration::from_secs_f64(t);
+        }
     }
     cfg
 }

@@ -64,8 +64,9 @@ fn the_hostile_seeds_are_refused() {
 /// home; they replay with every oracle holding.
 #[test]
 fn the_regression_seeds_keep_the_oracles() {
-    // A generated document with the empty key `""`: the error named no key
-    // (`: unknown key`); now `""`.
+    // A document with the empty key `""` (found in a generated document;
+    // kept as text, which a new key in the reference cannot change): the
+    // error named no key (`: unknown key`); now `""`.
     let error = drive::drive(&seed("regression_empty_key")).error.unwrap();
     assert!(error.starts_with("\"\": unknown key; expected seed"), "{error}");
 }

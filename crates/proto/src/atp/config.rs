@@ -107,6 +107,9 @@ pub struct AtpConfig {
     /// A fresh node's assumed delay (see [`RelayConfig::prior_delay`]); radio
     /// dependent, so zero here and set by the scenario.
     pub relay_prior_delay: Duration,
+    /// How often a relay reads its node's delay (see
+    /// [`RelayConfig::delay_read_interval`]); zero, per packet.
+    pub relay_delay_read_interval: Duration,
     /// Immediate-feedback triggers of adaptive ATP; `None` for default and
     /// aggressive.
     pub adaptive: Option<AdaptiveFeedback>,
@@ -179,6 +182,7 @@ impl Default for AtpConfig {
             retransmit_guard_factor: 1.0,
             relay_idle_after: Duration::from_millis(100),
             relay_prior_delay: Duration::ZERO,
+            relay_delay_read_interval: Duration::ZERO,
             adaptive: None,
             max_reorder_bytes: 256 << 20,
             route_failure: RouteFailureReaction::Probe,
@@ -238,7 +242,13 @@ impl AtpConfig {
             None => EtaRule::Fixed(self.eta),
             Some(per_hop) => EtaRule::ByHopCount { base: self.eta, per_hop },
         };
-        RelayConfig { alpha: self.alpha, eta, idle_after: self.relay_idle_after, prior_delay: self.relay_prior_delay }
+        RelayConfig {
+            alpha: self.alpha,
+            eta,
+            idle_after: self.relay_idle_after,
+            prior_delay: self.relay_prior_delay,
+            delay_read_interval: self.relay_delay_read_interval,
+        }
     }
 
     /// How long the sender waits for feedback: 1.1·E.

@@ -395,6 +395,13 @@ pub struct AtpOverrides {
     /// Silence allowed while the route is reported down.
     #[schemars(range(min = *IDLE_TIMEOUT_S.start(), max = *IDLE_TIMEOUT_S.end()))]
     pub route_outage_timeout_s: Option<f64>,
+    /// How stale the delay a relay stamps may be: it reads its node's
+    /// average at most this often (0, the default: at each packet's own
+    /// instant, as seed 002's simulation). Seed 001's testbed read it from
+    /// `/proc` (§3.1); the emulator's relays read an export up to 20 ms old.
+    /// A sensitivity check; the simulator only.
+    #[schemars(range(min = *DELAY_READ_INTERVAL_S.start(), max = *DELAY_READ_INTERVAL_S.end()))]
+    pub delay_read_interval_s: Option<f64>,
 }
 
 /// `[flows.atp] route_failure` (meshbed_proto::atp::RouteFailureReaction).
@@ -633,6 +640,12 @@ impl TransportFlow {
                 check("atp.idle_timeout_s", a.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
                 check("atp.route_outage_timeout_s", a.route_outage_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
                 check("atp.eta", a.eta, ATP_ETA, "an idle multiplier")?;
+                check(
+                    "atp.delay_read_interval_s",
+                    a.delay_read_interval_s,
+                    DELAY_READ_INTERVAL_S,
+                    "an interval in seconds",
+                )?;
                 fraction("atp.alpha", a.alpha)?;
                 fraction("atp.beta", a.beta)?;
                 if let Some(k) = a.kappa {

@@ -150,6 +150,7 @@ fn flows() -> Vec<FlowSpec> {
         idle_timeout_s: Some(10.0),
         route_failure: Some(RouteFailure::ProbeWhileSending),
         route_outage_timeout_s: Some(20.0),
+        delay_read_interval_s: Some(0.01),
     };
     let tcp = TcpOverrides {
         initial_cwnd_segments: Some(2),
