@@ -62,13 +62,22 @@ fn readme_example_paths(readme: &str) -> Vec<String> {
 }
 
 #[test]
-fn every_scenario_under_examples_reads() {
+fn every_scenario_and_experiment_under_examples_reads() {
     let mut files = Vec::new();
     toml_files(&repo().join("examples"), &mut files);
     assert!(files.len() >= 10, "{files:?}");
+    let mut experiments = 0;
     for f in &files {
-        Scenario::from_file(f).unwrap_or_else(|e| panic!("{e}"));
+        // An experiment file is a scenario with an `[experiment]` table.
+        let text = std::fs::read_to_string(f).unwrap();
+        if text.lines().any(|l| l.trim() == "[experiment]") {
+            meshbed_experiment::Experiment::from_file(f).unwrap_or_else(|e| panic!("{e}"));
+            experiments += 1;
+        } else {
+            Scenario::from_file(f).unwrap_or_else(|e| panic!("{e}"));
+        }
     }
+    assert!(experiments >= 1, "the sensitivity experiments are under examples/sensitivity");
 }
 
 #[test]
