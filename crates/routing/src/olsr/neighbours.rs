@@ -76,6 +76,18 @@ pub(super) struct Neighbours {
     mpr_set: BTreeSet<NodeId>,
     mpr_selectors: BTreeMap<NodeId, Instant>,
     probes: BTreeMap<NodeId, ProbeRecord>,
+    /// What the MPR set was last selected from.
+    mpr_inputs: Option<MprInputs>,
+}
+
+/// Everything MPR selection reads (RFC 3626 §8.3.1): the symmetric
+/// neighbours with their willingness, and the 2-hop tuples. Selection runs
+/// again only when these change: same inputs, same MPR set (issue 28: it
+/// was most of OLSR's cost, run on every control packet).
+#[derive(Clone, Debug, PartialEq)]
+struct MprInputs {
+    symmetric: Vec<(NodeId, u8)>,
+    two_hop: Vec<(NodeId, NodeId)>,
 }
 
 impl Neighbours {
@@ -278,7 +290,14 @@ impl Neighbours {
         }
         let links = &self.links;
         self.two_hop.retain(|(via, _), _| links.get(via).is_some_and(|l| l.is_sym(now)));
-        self.mpr_set = self.select_mprs(now, me);
+        let inputs = MprInputs {
+            symmetric: self.links.iter().filter(|(_, l)| l.is_sym(now)).map(|(&n, l)| (n, l.willingness)).collect(),
+            two_hop: self.two_hop.keys().copied().collect(),
+        };
+        if self.mpr_inputs.as_ref() != Some(&inputs) {
+            self.mpr_set = self.select_mprs(now, me);
+            self.mpr_inputs = Some(inputs);
+        }
         broken
     }
 

@@ -19,6 +19,9 @@ struct Duplicate {
 #[derive(Clone, Debug, Default)]
 pub(super) struct DuplicateSet {
     tuples: BTreeMap<(NodeId, u16), Duplicate>,
+    /// No tuple expires before this (a lower bound: a refresh only moves
+    /// a tuple's time later), so that `expire` skips the scan until then.
+    earliest: Option<Instant>,
 }
 
 impl DuplicateSet {
@@ -34,11 +37,16 @@ impl DuplicateSet {
         let dup = self.tuples.entry((originator, seq)).or_insert(Duplicate { until, retransmitted: false });
         dup.until = until;
         dup.retransmitted |= retransmitted;
+        self.earliest = Some(self.earliest.map_or(until, |e| e.min(until)));
     }
 
-    /// Drops expired tuples.
+    /// Drops expired tuples (a scan only once one may have expired).
     pub(super) fn expire(&mut self, now: Instant) {
+        if self.earliest.is_none_or(|e| e > now) {
+            return;
+        }
         self.tuples.retain(|_, d| d.until > now);
+        self.earliest = self.tuples.values().map(|d| d.until).min();
     }
 }
 

@@ -24,6 +24,27 @@ struct Topology {
 #[derive(Clone, Debug, Default)]
 pub(super) struct TopologySet {
     tuples: BTreeMap<(NodeId, NodeId), Topology>,
+    /// Bumped whenever the advertised links (T_last, T_dest, metric)
+    /// change, not when a TC only refreshes them: the routing table is
+    /// recomputed only then (RFC 3626 §10: "when a change is detected").
+    links_version: u64,
+    /// The tuples' expiry times, as a multiset (time → tuples), so that the
+    /// next expiry is found, and an `expire` with nothing due skipped,
+    /// without a scan of the set.
+    untils: BTreeMap<Instant, u32>,
+}
+
+fn add_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
+    *untils.entry(at).or_insert(0) += 1;
+}
+
+fn remove_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
+    if let Some(n) = untils.get_mut(&at) {
+        *n -= 1;
+        if *n == 0 {
+            untils.remove(&at);
+        }
+    }
 }
 
 impl TopologySet {
@@ -41,26 +62,52 @@ impl TopologySet {
         if from_originator.clone().any(|(_, t)| seq_newer(t.seq, ansn)) {
             return; // out of order: a newer set is known
         }
+        let before = self.links_of(originator);
         let stale: Vec<_> = from_originator.filter(|(_, t)| t.seq != ansn).map(|(&k, _)| k).collect();
         for k in stale {
-            self.tuples.remove(&k);
+            if let Some(t) = self.tuples.remove(&k) {
+                remove_until(&mut self.untils, t.until);
+            }
         }
         let until = now + vtime;
         for &(dest, metric) in advertised {
-            self.tuples.insert((originator, dest), Topology { seq: ansn, until, metric });
+            if let Some(old) = self.tuples.insert((originator, dest), Topology { seq: ansn, until, metric }) {
+                remove_until(&mut self.untils, old.until);
+            }
+            add_until(&mut self.untils, until);
         }
+        if self.links_of(originator) != before {
+            self.links_version += 1;
+        }
+    }
+
+    /// The links `originator` advertises: (T_dest, metric), in order.
+    fn links_of(&self, originator: NodeId) -> Vec<(NodeId, u16)> {
+        self.tuples.range((originator, 0)..=(originator, NodeId::MAX)).map(|(&(_, dest), t)| (dest, t.metric)).collect()
     }
 
     /// Drops expired tuples (RFC 3626 §4.4).
     pub(super) fn expire(&mut self, now: Instant) {
+        if self.untils.first_key_value().is_none_or(|(&at, _)| at > now) {
+            return; // nothing due
+        }
         self.tuples.retain(|_, t| t.until > now);
+        // The times left are exactly those after `now`.
+        self.untils = self.untils.split_off(&(now + Duration::from_nanos(1)));
+        self.links_version += 1;
+    }
+
+    /// The first expiry after `now`.
+    pub(super) fn next_expiry(&self, now: Instant) -> Option<Instant> {
+        self.untils.range(now + Duration::from_nanos(1)..).next().map(|(&at, _)| at)
+    }
+
+    /// Changes with the advertised links (see the field).
+    pub(super) fn links_version(&self) -> u64 {
+        self.links_version
     }
 
     /// When each tuple expires.
-    pub(super) fn expiry_times(&self) -> impl Iterator<Item = Instant> + '_ {
-        self.tuples.values().map(|t| t.until)
-    }
-
     /// The advertised links: (T_last, T_dest, metric).
     pub(super) fn links(&self) -> impl Iterator<Item = (NodeId, NodeId, u16)> + '_ {
         self.tuples.iter().map(|(&(last, dest), t)| (last, dest, t.metric))
