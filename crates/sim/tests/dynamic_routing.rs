@@ -261,6 +261,7 @@ fn aodv_carries_a_tcp_transfer_over_a_chain() {
         meshbed_sim::scenario::Routing::Aodv {
             ss_threshold_dbm: None,
             link_layer_feedback: false,
+            hello: true,
             expanding_ring_search: true,
             control_priority: false
         }
@@ -287,6 +288,33 @@ fn aodv_carries_a_tcp_transfer_over_a_chain() {
 /// lost) or through node 1 over two short, strong links. Plain AODV takes
 /// the direct link (its RREQ arrives first); with the filter the weak
 /// neighbour's control packets are ignored and the route goes through 1.
+/// `[routing] hello = false` (ns-2's link-layer detection): the same
+/// transfer arrives over AODV with no HELLOs at all, so only the discovery's
+/// control packets are sent; without link-layer feedback it is refused,
+/// naming the key.
+#[test]
+fn aodv_without_hellos_carries_a_transfer_with_only_discovery_traffic() {
+    let parse = |routing: &str| {
+        Scenario::from_toml(&format!(
+            "duration_s = 30.0\n[topology]\nkind = \"chain\"\nnodes = 4\nspacing_m = 200.0\n[routing]\n{routing}\n\
+             [[flows]]\nsrc = 0\ndst = 3\nprotocol = \"tcp-newreno\"\nbytes = 200000\n"
+        ))
+    };
+    let with = meshbed_sim::run(&parse("kind = \"aodv\"").unwrap()).unwrap();
+    let without = meshbed_sim::run(&parse("kind = \"aodv\"\nhello = false").unwrap()).unwrap();
+    let control = |r: &meshbed_sim::SimReport| r.net_per_node.iter().map(|c| c.control_packets_sent).sum::<u64>();
+    for r in [&with, &without] {
+        let f = &r.flows[0];
+        assert!(f.completed() && f.verified() && f.bytes_delivered == 200_000, "{f:?}");
+    }
+    // The HELLOs, about one a second from each of the 4 nodes for 30 s, are the
+    // difference; discoveries (and their repairs) are left.
+    assert!(control(&without) > 0, "the route was discovered");
+    assert!(control(&with) >= control(&without) + 4 * 20, "{} with, {} without", control(&with), control(&without));
+    let e = parse("kind = \"aodv\"\nhello = false\nlink_layer_feedback = false").unwrap_err().to_string();
+    assert!(e.contains("routing.hello = false: expected true when link_layer_feedback = false"), "{e}");
+}
+
 #[test]
 fn signal_strength_aodv_avoids_a_weak_long_link() {
     use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
@@ -433,6 +461,7 @@ fn chain_goodput_against_static_routing() {
     let aodv_hello = Routing::Aodv {
         ss_threshold_dbm: None,
         link_layer_feedback: false,
+        hello: true,
         expanding_ring_search: false,
         control_priority: true,
     };

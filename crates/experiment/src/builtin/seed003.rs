@@ -80,6 +80,7 @@ pub fn chain_routing() -> Routing {
     Routing::Aodv {
         ss_threshold_dbm: Some(SS_THRESHOLD_DBM),
         link_layer_feedback: false,
+        hello: true,
         expanding_ring_search: false,
         control_priority: true,
     }

@@ -380,14 +380,18 @@ impl RoutingEngine for Aodv {
     fn handle_timeout(&mut self, now: Instant) {
         // HELLO (§6.9); the next one a little early, never late, so that a
         // neighbour never misses ALLOWED_HELLO_LOSS intervals by jitter alone.
-        if self.next_hello <= now {
+        if self.config.hellos && self.next_hello <= now {
             self.send_hello(now);
             let early = jitter(&mut self.rng, self.config.broadcast_jitter);
             self.next_hello = now + self.config.hello_interval.saturating_sub(early).max(Duration::from_nanos(1));
         }
-        // Neighbours not heard for ALLOWED_HELLO_LOSS · HELLO_INTERVAL (§6.11).
-        for neighbour in self.neighbours.silent(now, self.config.neighbour_timeout()) {
-            self.link_broken(now, neighbour);
+        // Neighbours not heard for ALLOWED_HELLO_LOSS · HELLO_INTERVAL
+        // (§6.11); without HELLOs silence says nothing (ns-2's link-layer
+        // detection runs neither timer).
+        if self.config.hellos {
+            for neighbour in self.neighbours.silent(now, self.config.neighbour_timeout()) {
+                self.link_broken(now, neighbour);
+            }
         }
         // Route lifetimes (§6.11: an expired route becomes invalid, and is
         // deleted DELETE_PERIOD later).
@@ -450,10 +454,11 @@ impl RoutingEngine for Aodv {
 
     fn poll_timeout(&self) -> Option<Instant> {
         let neighbour_timeout = self.config.neighbour_timeout();
+        let hellos = self.config.hellos;
         let deadlines = [
-            Some(self.next_hello),
+            hellos.then_some(self.next_hello),
             self.outbox.next_due(),
-            self.neighbours.next_silence(neighbour_timeout),
+            self.neighbours.next_silence(neighbour_timeout).filter(|_| hellos),
             self.routes.next_lifetime(),
             self.discoveries.values().map(|d| d.deadline).min(),
             self.held.next_expiry(self.config.discovery_buffer_timeout),

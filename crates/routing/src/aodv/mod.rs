@@ -101,6 +101,13 @@ pub struct AodvConfig {
     /// when nothing is heard for ALLOWED_HELLO_LOSS · HELLO_INTERVAL, as
     /// AODV-UU runs by default (seed 003 §3.3's implementation).
     pub link_layer_feedback: bool,
+    /// HELLO messages every `hello_interval`, and a neighbour not heard for
+    /// ALLOWED_HELLO_LOSS of them lost (RFC 3561 §6.9, §6.11). `false`:
+    /// neither, as ns-2's AODV runs with `AODV_LINK_LAYER_DETECTION` (the
+    /// ATP paper's, seed 002 §5.1) and ns-3's with its default of no
+    /// HELLOs when link-layer feedback is on: links break only on the
+    /// MAC's retry-limit failures, so it needs `link_layer_feedback`.
+    pub hellos: bool,
 }
 
 impl Default for AodvConfig {
@@ -125,6 +132,7 @@ impl Default for AodvConfig {
             ss_threshold_dbm: None,
             ss_alpha: 0.25,
             link_layer_feedback: true,
+            hellos: true,
         }
     }
 }

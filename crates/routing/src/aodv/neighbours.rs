@@ -162,6 +162,31 @@ mod tests {
         assert_eq!(net.engines[1].route_to(2), Some((2, 1)));
     }
 
+    /// Without HELLOs (ns-2's link-layer detection): none is sent, a
+    /// silent neighbour is not lost, routes come from discovery, and a link
+    /// breaks when the MAC gives up on a frame.
+    #[test]
+    fn without_hellos_only_the_mac_breaks_a_link() {
+        let config = AodvConfig { hellos: false, ..AodvConfig::default() };
+        let mut net = net(3, &[(0, 1), (1, 2)], config);
+        let first = net.send(0, 2);
+        net.run_for(Duration::from_secs(10));
+        assert!(matches!(net.fate(first), Fate::Delivered { hops: 2, .. }));
+        assert!(net.engines.iter().all(|e| e.counters().hello_sent == 0));
+        // Ten silent seconds (five HELLO losses' worth): nothing breaks
+        // (the idle route expires, as any AODV route does).
+        assert!(!events_at(&net, 1).iter().any(|(_, e)| matches!(e, RouteEvent::LinkBroken { .. })));
+        let again = net.send(0, 2);
+        net.run_for(Duration::from_secs(1));
+        assert!(matches!(net.fate(again), Fate::Delivered { hops: 2, .. }));
+        assert_eq!(net.engines[1].route_to(2), Some((2, 1)));
+        let now = net.now();
+        net.engines[1].on_link_failure(now, 2);
+        assert_eq!(net.engines[1].route_to(2), None);
+        let events: Vec<RouteEvent> = std::iter::from_fn(|| net.engines[1].poll_event()).collect();
+        assert!(events.contains(&RouteEvent::LinkBroken { neighbour: 2 }), "{events:?}");
+    }
+
     fn diamond_hops(ss_threshold_dbm: Option<f64>) -> (u32, u64) {
         let config = AodvConfig { ss_threshold_dbm, ..AodvConfig::default() };
         let mut net = net(3, &[(0, 1), (1, 2), (0, 2)], config);

@@ -19,7 +19,7 @@
 //! [routing]
 //! kind = "shortest-path"       # shortest-path | static (paths) | dsr | aodv | olsr
 //!                              # aodv: ss_threshold_dbm, link_layer_feedback (true),
-//!                              #   expanding_ring_search (false)
+//!                              #   hello (true), expanding_ring_search (false)
 //!                              # olsr: metric = "hop-count" | "etx", link_layer_notification (false)
 //!                              # dsr, aodv, olsr: control_priority (true)
 //!

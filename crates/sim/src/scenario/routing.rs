@@ -46,6 +46,12 @@ pub enum Routing {
         /// missed HELLOs do (AODV-UU's default).
         #[schemars(default = "default_link_layer_feedback")]
         link_layer_feedback: bool,
+        /// HELLO messages every second, and a neighbour silent for two of
+        /// them lost (RFC 3561); false: neither, links break only on MAC
+        /// failures (ns-2's `AODV_LINK_LAYER_DETECTION`, the ATP paper's
+        /// AODV; needs `link_layer_feedback`).
+        #[schemars(default = "default_hello")]
+        hello: bool,
         /// Route requests search outwards with growing TTLs (RFC 3561
         /// §6.4) instead of flooding the whole network at once.
         #[schemars(default)]
@@ -91,6 +97,11 @@ fn default_control_priority() -> bool {
     true
 }
 
+/// AODV's `hello` when absent: true (RFC 3561, AODV-UU).
+fn default_hello() -> bool {
+    true
+}
+
 /// AODV's `link_layer_feedback` when absent: true (ns-2's AODV).
 fn default_link_layer_feedback() -> bool {
     true
@@ -126,6 +137,7 @@ impl Routing {
         Routing::Aodv {
             ss_threshold_dbm,
             link_layer_feedback: default_link_layer_feedback(),
+            hello: default_hello(),
             expanding_ring_search: false,
             control_priority: default_control_priority(),
         }
@@ -153,10 +165,11 @@ impl Routing {
             Routing::Dsr { .. } => {
                 Box::new(meshbed_routing::dsr::Dsr::new(node, meshbed_routing::dsr::DsrConfig::default(), stream))
             }
-            Routing::Aodv { ss_threshold_dbm, link_layer_feedback, expanding_ring_search, .. } => {
+            Routing::Aodv { ss_threshold_dbm, link_layer_feedback, hello, expanding_ring_search, .. } => {
                 let config = meshbed_routing::AodvConfig {
                     ss_threshold_dbm,
                     link_layer_feedback,
+                    hellos: hello,
                     expanding_ring_search,
                     ..meshbed_routing::AodvConfig::default()
                 };
@@ -272,7 +285,13 @@ impl<'de> Deserialize<'de> for Routing {
                     Routing::Dsr { control_priority: control_priority(&t)? }
                 }
                 "aodv" => {
-                    t.only(&["ss_threshold_dbm", "link_layer_feedback", "expanding_ring_search", "control_priority"])?;
+                    t.only(&[
+                        "ss_threshold_dbm",
+                        "link_layer_feedback",
+                        "hello",
+                        "expanding_ring_search",
+                        "control_priority",
+                    ])?;
                     let ss_threshold_dbm: Option<f64> = t.get_opt("ss_threshold_dbm", "a signal strength in dBm")?;
                     if let Some(v) = ss_threshold_dbm {
                         if !SS_THRESHOLD_DBM.contains(&v) {
@@ -283,11 +302,18 @@ impl<'de> Deserialize<'de> for Routing {
                             ));
                         }
                     }
+                    let link_layer_feedback: bool =
+                        t.get_opt("link_layer_feedback", "true or false")?.unwrap_or_else(default_link_layer_feedback);
+                    let hello: bool = t.get_opt("hello", "true or false")?.unwrap_or_else(default_hello);
+                    if !hello && !link_layer_feedback {
+                        return Err("routing.hello = false: expected true when link_layer_feedback = false (without \
+                                    HELLOs and without link-layer feedback no link would ever break)"
+                            .to_string());
+                    }
                     Routing::Aodv {
                         ss_threshold_dbm,
-                        link_layer_feedback: t
-                            .get_opt("link_layer_feedback", "true or false")?
-                            .unwrap_or_else(default_link_layer_feedback),
+                        link_layer_feedback,
+                        hello,
                         expanding_ring_search: t.get_opt("expanding_ring_search", "true or false")?.unwrap_or(false),
                         control_priority: control_priority(&t)?,
                     }
