@@ -462,8 +462,9 @@ impl FlowRun {
             datagrams_received: r.counters.segs_in,
             feedback_packets: r.counters.segs_out,
             trace: Vec::new(),
-            // The kernel's TCP makes one attempt.
+            // The kernel's TCP makes one attempt, paced by the kernel.
             failed_attempts: Vec::new(),
+            pacing: None,
         }
     }
 }

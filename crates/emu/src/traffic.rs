@@ -357,6 +357,7 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                 t.failed = !o.verified;
                 t.error = o.error.clone();
                 t.failed_attempts = o.failed_attempts.clone();
+                t.sender_pacing = o.pacing.clone();
                 t.retransmissions = o.retransmissions;
                 t.feedback_packets = o.feedback_packets;
                 r.trace = o.trace.clone();

@@ -32,6 +32,22 @@ pub struct TransferOutcome {
     /// Every attempt of the sender that failed, as `meshbed send` reports
     /// it (a later attempt starts again from byte 0).
     pub failed_attempts: Vec<String>,
+    /// How the sender's loop kept the engine's schedule.
+    pub pacing: Option<meshbed_sim::report::SenderPacing>,
+}
+
+/// The send report's pacing, as a flow's result carries it.
+fn sender_pacing(p: &meshbed_net::send::Pacing) -> meshbed_sim::report::SenderPacing {
+    meshbed_sim::report::SenderPacing {
+        deadline_wakes: p.deadline_wakes,
+        late_p50_us: p.late_p50_us,
+        late_p99_us: p.late_p99_us,
+        late_max_us: p.late_max_us,
+        sending_wakes: p.sending_wakes,
+        burst_wakes: p.burst_wakes,
+        burst_datagrams: p.burst_datagrams,
+        max_burst: p.max_burst,
+    }
 }
 
 impl TransferOutcome {
@@ -49,6 +65,7 @@ impl TransferOutcome {
             feedback_packets: 0,
             trace: Vec::new(),
             failed_attempts: Vec::new(),
+            pacing: None,
         }
     }
 }
@@ -242,6 +259,7 @@ pub(crate) fn start_transfer(
                     feedback_packets: report.feedback_packets,
                     trace,
                     failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
+                    pacing: Some(sender_pacing(&report.pacing)),
                 })
             })();
         let _ = std::fs::remove_dir_all(&scratch);
@@ -291,6 +309,7 @@ fn stopped_outcome(
         feedback_packets: report.feedback_packets,
         trace: run_trace(t0, [(Side::Sender, report.trace.as_ref()), (Side::Receiver, None)]),
         failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
+        pacing: Some(sender_pacing(&report.pacing)),
     }
 }
 

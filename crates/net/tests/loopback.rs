@@ -68,6 +68,27 @@ fn lossy_reordering_duplicating_link_delivers_identical_files() {
     }
 }
 
+/// The send report says how the loop kept ATP's pacing: ATP waits for its
+/// inter-packet slots, so the loop wakes at engine deadlines, each a
+/// measured lateness (the simulator's senders are never late: what the
+/// emulator-vs-simulator comparison needs, issue 24).
+#[test]
+fn the_send_report_measures_how_late_the_paced_sender_woke() {
+    let dir = temp_dir("pacing");
+    let data = content(400_000, 5);
+    let imp = Impairments { seed: 3, loss: 0.0, duplicate: 0.0, reorder: 0.0, blackout: None };
+    let (result, _) = transfer_through(&dir, "paced.bin", &data, "atp-default", imp);
+    let report = result.unwrap();
+    let p = &report.pacing;
+    assert!(p.deadline_wakes > 0, "{p:?}");
+    let (p50, p99) = (p.late_p50_us.unwrap(), p.late_p99_us.unwrap());
+    assert!(p50 <= p99 && p99 <= p.late_max_us, "{p:?}");
+    assert!(p.sending_wakes > 0 && p.burst_datagrams >= 2 * p.burst_wakes && p.max_burst >= 1, "{p:?}");
+    assert!(report.to_text().contains("wake-ups at the engine's deadlines"), "{}", report.to_text());
+    assert_identical(&dir, "paced.bin", &data);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn two_second_blackout_mid_transfer_completes() {
     for protocol in ["atp-adaptive", "tcp-newreno"] {

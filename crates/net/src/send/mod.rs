@@ -252,7 +252,10 @@ impl StreamReader {
     }
 }
 
+mod pacing;
 mod retry;
+pub use pacing::Pacing;
+use pacing::PacingMeter;
 pub use retry::AddressProof;
 use retry::BusyBackoff;
 
@@ -374,6 +377,9 @@ pub struct SendReport {
     pub io: IoCounters,
     /// What the routing daemon told the engine (with `--routed`).
     pub routing: Option<RoutingSeen>,
+    /// How late the send loop woke for the engine's deadlines, and how
+    /// many datagrams it sent at once (the last attempt's).
+    pub pacing: Pacing,
     /// Ended by [`SendOptions::stop_at`], not finished.
     pub stopped: bool,
     /// File bytes the receiver acknowledged (handed up in order).
@@ -412,6 +418,16 @@ impl SendReport {
             self.resets_ignored,
             self.attempts,
             self.delay_source,
+        ) + &format!(
+            "  pacing        {} wake-ups at the engine's deadlines, late by {} µs (median), {} µs (99th), {} µs (max); {} of {} sending passes sent bursts ({} datagrams, at most {})\n",
+            self.pacing.deadline_wakes,
+            self.pacing.late_p50_us.map_or("-".to_string(), |v| v.to_string()),
+            self.pacing.late_p99_us.map_or("-".to_string(), |v| v.to_string()),
+            self.pacing.late_max_us,
+            self.pacing.burst_wakes,
+            self.pacing.sending_wakes,
+            self.pacing.burst_datagrams,
+            self.pacing.max_burst,
         ) + &self.failed_attempts.iter().map(|a| format!("  failed        {a}\n")).collect::<String>()
             + &self.routing.as_ref().map_or(String::new(), |r| {
             format!(
@@ -465,6 +481,7 @@ struct Attempt {
     io: IoCounters,
     routing: Option<RoutingSeen>,
     trace: Option<crate::conn::EngineTrace>,
+    pacing: Pacing,
 }
 
 fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration) -> String {
@@ -579,6 +596,10 @@ fn run_attempt(
     let mut outbox = Outbox::default();
     let mut readable = true;
     let mut blocked = false;
+    let mut pacing = PacingMeter::default();
+    // The engine deadline the loop last waited for, if it was the one it
+    // woke for (then how late it woke is measured).
+    let mut waited_for: Option<std::time::Instant> = None;
     let mut next_progress = started;
     // Read at every turn of the loop, which turns at least every 100 ms
     // (the progress tick): a notice reaches the engine within that.
@@ -594,8 +615,12 @@ fn run_attempt(
         if options.stop_at.is_some_and(|t| std::time::Instant::now() >= t) {
             break 'run Ending::Stopped;
         }
+        if let Some(due) = waited_for.take().filter(|_| !readable) {
+            pacing.on_deadline_wake(std::time::Instant::now().saturating_duration_since(due));
+        }
         let now = clock.now();
         let engine = conn.engine();
+        let mut sent_now = 0u64;
         if readable {
             // Bounded so that timers stay on time under a flood.
             for _ in 0..4 {
@@ -652,6 +677,7 @@ fn run_attempt(
                     let _ = stamper.stamp(now, &mut buf[..len]);
                     let len = protection.seal(buf, len).map_err(|e| SendError::Setup(format!("sealing: {e}")))?;
                     outbox.commit(len, None);
+                    sent_now += 1;
                 }
             }
         }
@@ -671,7 +697,9 @@ fn run_attempt(
             let _ = stamper.stamp(now, &mut buf[..len]);
             let len = protection.seal(buf, len).map_err(|e| SendError::Setup(format!("sealing: {e}")))?;
             outbox.commit(len, None);
+            sent_now += 1;
         }
+        pacing.on_sent(sent_now);
         if !blocked {
             match socket.flush(&mut outbox) {
                 Ok(done) => blocked = !done,
@@ -710,7 +738,8 @@ fn run_attempt(
                 next_progress = real_now + PROGRESS_EVERY;
             }
         }
-        let mut deadline = engine.poll_timeout().map(|t| clock.to_real(t)).unwrap_or(next_progress).min(next_progress);
+        let engine_due = engine.poll_timeout().map(|t| clock.to_real(t));
+        let mut deadline = engine_due.unwrap_or(next_progress).min(next_progress);
         // Wake for the stop itself: it ends the attempt on time.
         if let Some(stop_at) = options.stop_at {
             deadline = deadline.min(stop_at);
@@ -719,6 +748,9 @@ fn run_attempt(
             // Wait for buffer space, but never spin on a past deadline.
             deadline = deadline.max(real_now + StdDuration::from_millis(1));
         }
+        // A wake for the engine's own deadline (not for progress, the stop,
+        // or buffer space) is what pacing is measured on.
+        waited_for = engine_due.filter(|&due| due == deadline && due > real_now && !blocked);
         let ready = socket.wait(blocked, Some(deadline)).map_err(|e| setup("waiting on the socket", e))?;
         readable = ready.readable;
     };
@@ -753,6 +785,7 @@ fn run_attempt(
         io: socket.counters,
         routing: notices.map(|n| n.seen),
         trace,
+        pacing: pacing.report(),
     })
 }
 
@@ -914,6 +947,7 @@ pub fn send(
             stamp: a.stamper.counters,
             io: a.io,
             routing: a.routing,
+            pacing: a.pacing,
             trace: a.trace,
             stopped: matches!(a.ending, Ending::Stopped),
             acked_file_bytes,

@@ -9,7 +9,8 @@ mod table;
 
 pub use result::{
     EchoResult, FeedbackTiming, FlowProtocol, FlowResult, HopRange, KernelTcpResult, PathInfoResult, PathInfoSample,
-    RouteLogEntry, RoutingResult, SenderDetail, TcpDetail, TransferResult, UdpResult, CLUSTER_GAP_FRACTION,
+    RouteLogEntry, RoutingResult, SenderDetail, SenderPacing, TcpDetail, TransferResult, UdpResult,
+    CLUSTER_GAP_FRACTION,
 };
 
 use crate::driver::Driver;

@@ -193,6 +193,25 @@ pub struct TransferResult {
     /// one completed. Empty in the simulator, whose flows make one attempt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_attempts: Vec<String>,
+    /// The emulator's senders (`meshbed send`): how late their loop woke
+    /// for the engine's deadlines and how many datagrams it sent at once.
+    /// `None` in the simulator, whose senders transmit at the instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_pacing: Option<SenderPacing>,
+}
+
+/// How a real sender kept its engine's schedule (`meshbed send`'s report,
+/// `net::send::Pacing`), in a flow's result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SenderPacing {
+    pub deadline_wakes: u64,
+    pub late_p50_us: Option<u64>,
+    pub late_p99_us: Option<u64>,
+    pub late_max_us: u64,
+    pub sending_wakes: u64,
+    pub burst_wakes: u64,
+    pub burst_datagrams: u64,
+    pub max_burst: u64,
 }
 
 /// What only UDP traffic has.
