@@ -48,6 +48,28 @@ pub fn ci95_half_width(sd: f64, n: usize) -> f64 {
     t.inverse_cdf(0.975) * sd / (n as f64).sqrt()
 }
 
+/// How a real sender kept its engine's schedule: the lateness of its
+/// loop's wake-ups at the engine's deadlines, and the datagrams it sent at
+/// once (`meshbed send`'s report, measured by `net::send`'s pacing meter;
+/// the emulator's flows carry it). The simulator's senders transmit at the
+/// instant itself and have none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SenderPacing {
+    /// Wake-ups at a deadline the engine set (a pacing slot, a timer).
+    pub deadline_wakes: u64,
+    /// How late those wake-ups were, µs: median and 99th percentile (each
+    /// within 19%, the lower bound of its histogram bucket) and the worst.
+    pub late_p50_us: Option<u64>,
+    pub late_p99_us: Option<u64>,
+    pub late_max_us: u64,
+    /// Passes of the send loop that sent datagrams; those that sent more
+    /// than one at once, with how many; the largest such burst.
+    pub sending_wakes: u64,
+    pub burst_wakes: u64,
+    pub burst_datagrams: u64,
+    pub max_burst: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

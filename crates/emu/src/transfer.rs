@@ -36,20 +36,6 @@ pub struct TransferOutcome {
     pub pacing: Option<meshbed_sim::report::SenderPacing>,
 }
 
-/// The send report's pacing, as a flow's result carries it.
-fn sender_pacing(p: &meshbed_net::send::Pacing) -> meshbed_sim::report::SenderPacing {
-    meshbed_sim::report::SenderPacing {
-        deadline_wakes: p.deadline_wakes,
-        late_p50_us: p.late_p50_us,
-        late_p99_us: p.late_p99_us,
-        late_max_us: p.late_max_us,
-        sending_wakes: p.sending_wakes,
-        burst_wakes: p.burst_wakes,
-        burst_datagrams: p.burst_datagrams,
-        max_burst: p.max_burst,
-    }
-}
-
 impl TransferOutcome {
     pub(crate) fn failed(why: impl Into<String>) -> Self {
         TransferOutcome {
@@ -259,7 +245,7 @@ pub(crate) fn start_transfer(
                     feedback_packets: report.feedback_packets,
                     trace,
                     failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
-                    pacing: Some(sender_pacing(&report.pacing)),
+                    pacing: Some(report.pacing.clone()),
                 })
             })();
         let _ = std::fs::remove_dir_all(&scratch);
@@ -309,7 +295,7 @@ fn stopped_outcome(
         feedback_packets: report.feedback_packets,
         trace: run_trace(t0, [(Side::Sender, report.trace.as_ref()), (Side::Receiver, None)]),
         failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
-        pacing: Some(sender_pacing(&report.pacing)),
+        pacing: Some(report.pacing.clone()),
     }
 }
 

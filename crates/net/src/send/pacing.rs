@@ -6,7 +6,7 @@
 //! a real one was from that (the emulator-vs-simulator question of
 //! docs/RESULTS.md, issue 24).
 
-use serde::Serialize;
+pub use meshbed_core::stats::SenderPacing as Pacing;
 use std::time::Duration;
 
 /// Sub-buckets per power of two of the lateness histogram: a percentile is
@@ -118,24 +118,6 @@ impl PacingMeter {
             max_burst: self.max_burst,
         }
     }
-}
-
-/// What [`PacingMeter`] measured, for the send report.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Pacing {
-    /// Wake-ups at a deadline the engine set (a pacing slot, a timer).
-    pub deadline_wakes: u64,
-    /// How late those wake-ups were, µs: median and 99th percentile (each
-    /// within 19%, the lower bound of its histogram bucket) and the worst.
-    pub late_p50_us: Option<u64>,
-    pub late_p99_us: Option<u64>,
-    pub late_max_us: u64,
-    /// Passes of the send loop that sent datagrams; those that sent more
-    /// than one at once, with how many; the largest such burst.
-    pub sending_wakes: u64,
-    pub burst_wakes: u64,
-    pub burst_datagrams: u64,
-    pub max_burst: u64,
 }
 
 #[cfg(test)]

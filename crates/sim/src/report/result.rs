@@ -12,6 +12,7 @@ use crate::net_stats::FlowNet;
 use crate::scenario::{CongestionControl, FlowKind, FlowSpec, Traffic, KERNEL_TCP};
 use crate::trace_kind::{RouteLogEvent, RouteLogSide};
 use crate::transport::{PathObservation, TraceRecord};
+pub use meshbed_core::stats::SenderPacing;
 use meshbed_core::Instant;
 use meshbed_proto::Protocol;
 use serde::{Deserialize, Serialize};
@@ -198,20 +199,6 @@ pub struct TransferResult {
     /// `None` in the simulator, whose senders transmit at the instant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_pacing: Option<SenderPacing>,
-}
-
-/// How a real sender kept its engine's schedule (`meshbed send`'s report,
-/// `net::send::Pacing`), in a flow's result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SenderPacing {
-    pub deadline_wakes: u64,
-    pub late_p50_us: Option<u64>,
-    pub late_p99_us: Option<u64>,
-    pub late_max_us: u64,
-    pub sending_wakes: u64,
-    pub burst_wakes: u64,
-    pub burst_datagrams: u64,
-    pub max_burst: u64,
 }
 
 /// What only UDP traffic has.
