@@ -57,6 +57,14 @@ pub fn scratch_dir(name: &str, create: bool) -> std::path::PathBuf {
     dir
 }
 
+/// Runs `engine`'s timer if it is due at `now` (the drivers' step after
+/// time moves).
+pub fn run_due_timer(engine: &mut dyn Engine, now: Instant) {
+    if engine.poll_timeout().is_some_and(|t| t <= now) {
+        engine.handle_timeout(now);
+    }
+}
+
 /// Everything `engine` wants to send at `now`, parsed (a test panics on a
 /// datagram the wire format rejects, or on an engine that never stops).
 pub fn drain(engine: &mut impl Engine, now: Instant) -> Vec<(crate::wire::Repr, Vec<u8>)> {

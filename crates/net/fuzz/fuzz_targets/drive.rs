@@ -181,10 +181,7 @@ pub fn drive(data: &[u8]) -> u64 {
             }
             1 => {
                 now += Duration::from_millis(arg as u64);
-                let engine = sender.engine();
-                if engine.poll_timeout().is_some_and(|t| t <= now) {
-                    engine.handle_timeout(now);
-                }
+                meshbed_proto::harness::run_due_timer(sender.engine(), now);
             }
             2 => {
                 let bytes = take(&mut rest);
@@ -207,9 +204,7 @@ pub fn drive(data: &[u8]) -> u64 {
                             engine.handle_input(now, &d);
                         }
                     }
-                    if engine.poll_timeout().is_some_and(|t| t <= now) {
-                        engine.handle_timeout(now);
-                    }
+                    meshbed_proto::harness::run_due_timer(engine, now);
                     heard_from.push(peer(0));
                     if let Some(len) = proof.poll_resend(&mut buf) {
                         core.handle_datagram(now, peer(0), &buf[..len], false);

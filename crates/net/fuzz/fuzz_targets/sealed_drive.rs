@@ -150,10 +150,7 @@ pub fn drive(data: &[u8]) -> Outcome {
             }
             1 => {
                 now += Duration::from_millis(arg as u64);
-                let engine = sender.engine();
-                if engine.poll_timeout().is_some_and(|t| t <= now) {
-                    engine.handle_timeout(now);
-                }
+                meshbed_proto::harness::run_due_timer(sender.engine(), now);
             }
             2 => {
                 for _ in 0..arg % 64 {
@@ -163,9 +160,7 @@ pub fn drive(data: &[u8]) -> Outcome {
                             engine.handle_input(now, plain);
                         }
                     }
-                    if engine.poll_timeout().is_some_and(|t| t <= now) {
-                        engine.handle_timeout(now);
-                    }
+                    meshbed_proto::harness::run_due_timer(engine, now);
                     let mut sent = 0;
                     while let Some(t) = engine.poll_transmit(now, &mut buf) {
                         let len = seal.seal(&mut buf, t.len).expect("room for the seal");
