@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the engines fuzz target (corpus/engines/).
 
-Script layout: fuzz_targets/engines_drive.rs (a selector byte, then
+Script layout: fuzz_targets/engines_drive.rs (two selector bytes, then
 (op, u16 arg[, bytes]) records). Every protocol of Protocol::ALL gets an
 honest session that completes, most also one through a lossy, duplicating,
 reordering channel, and hostile ones. tests/fuzz_corpus.rs checks that the
@@ -21,7 +21,7 @@ OUT = os.path.join(HERE, "corpus", "engines")
 
 # Protocol::ALL, in order (the selector's index).
 PROTOCOLS = ["atp-default", "atp-aggressive", "atp-adaptive", "tcp-tahoe", "tcp-reno", "tcp-newreno",
-             "tcp-newreno-elfn", "tcp-reno-paced", "tcp-newreno-paced", "mtl"]
+             "tcp-newreno-elfn", "tcp-reno-paced", "tcp-newreno-paced", "mtl", "tcp-cubic"]
 # Selector option bits (engines_drive.rs).
 STREAMING, COMMIT, SMALL_BUFFERS, TRACE, STALLED = 1, 2, 4, 8, 16
 # Ops (op % 10).
@@ -29,7 +29,8 @@ TO_RECEIVER, TO_SENDER, TIME, STAMPED, LOSS, DUPLICATE, REVERSE, FORGED, ROUTE, 
 
 
 def selector(protocol, options=0):
-    return options * 10 + PROTOCOLS.index(protocol)
+    """The two selector bytes: the protocol's index, the option bits."""
+    return [PROTOCOLS.index(protocol), options]
 
 
 def steps(n, arg=100):

@@ -19,8 +19,9 @@ def packet(control, seq=0, ack=0, d_max_us=0, d_s_us=0, blocks=(), payload=b"",
 
 
 def script(selector, ops):
-    """drive.rs script: selector byte, then (op, u16 arg, bytes) records."""
-    out = bytes([selector])
+    """drive.rs script: the selector (a byte, or bytes), then (op, u16 arg,
+    bytes) records."""
+    out = bytes(selector) if isinstance(selector, (bytes, list)) else bytes([selector])
     for op, arg in ops:
         if isinstance(arg, bytes):
             out += bytes([op]) + struct.pack(">H", len(arg)) + arg

@@ -244,12 +244,15 @@ pub enum Protocol {
     /// MTL's transport module (seed 004 §III.C): Explicit Gap Notifications
     /// and the four-hop-delay rate ([`crate::mtl`]).
     Mtl,
+    /// CUBIC (RFC 9438) over NewReno's loss recovery: the congestion
+    /// control of today's Linux, without SACK ([`crate::tcp::cubic`]).
+    TcpCubic,
 }
 
 impl Protocol {
     /// Every protocol; new ones go at the end, since a connection id carries
     /// the index ([`crate::connection::protocol_code`]).
-    pub const ALL: [Protocol; 10] = [
+    pub const ALL: [Protocol; 11] = [
         Protocol::AtpDefault,
         Protocol::AtpAggressive,
         Protocol::AtpAdaptive,
@@ -260,6 +263,7 @@ impl Protocol {
         Protocol::TcpRenoPaced,
         Protocol::TcpNewRenoPaced,
         Protocol::Mtl,
+        Protocol::TcpCubic,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -273,6 +277,7 @@ impl Protocol {
             Protocol::TcpRenoPaced => "tcp-reno-paced",
             Protocol::TcpNewRenoPaced => "tcp-newreno-paced",
             Protocol::Mtl => "mtl",
+            Protocol::TcpCubic => "tcp-cubic",
         }
     }
     /// Whether the sender paces its segments ([`crate::tcp::TcpConfig::pacing`]).

@@ -39,6 +39,7 @@
 //! RFCs leave a choice, are documented on [`TcpConfig`].
 
 pub mod cc;
+pub mod cubic;
 #[cfg(test)]
 mod elfn_tests;
 #[cfg(test)]
@@ -73,10 +74,12 @@ pub enum TcpVariant {
     Reno,
     /// Fast recovery with partial-ACK handling (RFC 6582).
     NewReno,
+    /// CUBIC's window (RFC 9438) over NewReno's recovery ([`cubic`]).
+    Cubic,
 }
 
 impl TcpVariant {
-    pub const ALL: [TcpVariant; 3] = [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno];
+    pub const ALL: [TcpVariant; 4] = [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Cubic];
 
     /// The variant a scenario's protocol name selects, `None` for ATP.
     pub fn from_protocol(protocol: Protocol) -> Option<TcpVariant> {
@@ -89,6 +92,7 @@ impl TcpVariant {
             // notices on top of one ([`TcpConfig::elfn`]); seed 002 §2: "We
             // use TCP-NewReno for all our simulations".
             Protocol::TcpNewReno | Protocol::TcpNewRenoElfn | Protocol::TcpNewRenoPaced => Some(TcpVariant::NewReno),
+            Protocol::TcpCubic => Some(TcpVariant::Cubic),
             _ => None,
         }
     }
@@ -99,6 +103,7 @@ impl TcpVariant {
             TcpVariant::Tahoe => Protocol::TcpTahoe,
             TcpVariant::Reno => Protocol::TcpReno,
             TcpVariant::NewReno => Protocol::TcpNewReno,
+            TcpVariant::Cubic => Protocol::TcpCubic,
         }
     }
 }

@@ -181,6 +181,11 @@ proptest! {
         run_transfer(TcpVariant::NewReno, &case)?;
     }
 
+    #[test]
+    fn tcp_cubic_delivers_every_byte_once_in_order(case in cases()) {
+        run_transfer(TcpVariant::Cubic, &case)?;
+    }
+
     /// Arbitrary bytes, including valid headers with arbitrary numbers, never
     /// panic either engine, in any state.
     #[test]

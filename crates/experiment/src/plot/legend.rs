@@ -87,6 +87,7 @@ fn outline(shape: MarkerShape, (x, y): BackendCoord, r: i32) -> Option<Vec<Backe
                 (0..10).map(|k| (if k % 2 == 0 { big + 1.5 } else { (big + 1.5) * 0.45 }, k as f64 * 36.0)).collect();
             around(&corners)
         }
+        MarkerShape::Octagon => around(&[22.5, 67.5, 112.5, 157.5, 202.5, 247.5, 292.5, 337.5].map(|d| (big, d))),
         MarkerShape::Plus => plus(0.0),
         MarkerShape::Cross => plus(45.0),
     }

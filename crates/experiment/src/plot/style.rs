@@ -32,10 +32,11 @@ pub enum MarkerShape {
     Cross,
     /// A filled "+".
     Plus,
+    Octagon,
 }
 
 impl MarkerShape {
-    pub const ALL: [MarkerShape; 12] = [
+    pub const ALL: [MarkerShape; 13] = [
         MarkerShape::Circle,
         MarkerShape::Square,
         MarkerShape::TriangleUp,
@@ -48,6 +49,7 @@ impl MarkerShape {
         MarkerShape::Star,
         MarkerShape::Cross,
         MarkerShape::Plus,
+        MarkerShape::Octagon,
     ];
 
     /// matplotlib's code for the same marker (`plt.plot(..., marker=code)`).
@@ -65,6 +67,7 @@ impl MarkerShape {
             MarkerShape::Star => "*",
             MarkerShape::Cross => "X",
             MarkerShape::Plus => "P",
+            MarkerShape::Octagon => "8",
         }
     }
 }

@@ -1,8 +1,9 @@
 //! What the `engines` fuzz target does with one input; shared with
 //! `tests/fuzz_corpus.rs`, which replays the seed corpus through it.
 //!
-//! Byte 0 picks the protocol (`Protocol::ALL[b % 10]`) and, in `b / 10`,
-//! options: bit 0 a streaming sender (an 8 KiB window the application
+//! Byte 0 picks the protocol (`Protocol::ALL[b % ALL.len()]`, so a new
+//! protocol gets fuzzed without a change here) and byte 1 the options:
+//! bit 0 a streaming sender (an 8 KiB window the application
 //! refills) instead of one holding the whole transfer, bit 1 the commit
 //! confirmation (the receiver holds the FIN's acknowledgement until it has
 //! every byte, the sender requires the token), bit 2 small receive and
@@ -81,10 +82,10 @@ pub struct Outcome {
     pub hostile: bool,
 }
 
-/// The selector byte for `protocol` with `options` (the bits above).
-pub fn selector(protocol: Protocol, options: u8) -> u8 {
+/// The two selector bytes for `protocol` with `options` (the bits above).
+pub fn selector(protocol: Protocol, options: u8) -> [u8; 2] {
     let index = Protocol::ALL.iter().position(|&p| p == protocol).expect("listed") as u8;
-    options * 10 + index
+    [index, options]
 }
 
 struct Options {
@@ -347,11 +348,11 @@ impl Session {
 
 /// Runs one input.
 pub fn drive(data: &[u8]) -> Outcome {
-    let Some((&selector, mut rest)) = data.split_first() else {
+    let [index, bits, ref rest @ ..] = *data else {
         return Outcome::default();
     };
-    let protocol = Protocol::ALL[usize::from(selector) % Protocol::ALL.len()];
-    let bits = selector / 10;
+    let mut rest = rest;
+    let protocol = Protocol::ALL[usize::from(index) % Protocol::ALL.len()];
     let options = || Options {
         streaming: bits & 1 != 0,
         commit: bits & 2 != 0,

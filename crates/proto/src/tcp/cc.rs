@@ -1,5 +1,9 @@
 //! Congestion control for the TCP sender: Tahoe, Reno and NewReno behind one
 //! trait (quinn-proto `congestion.rs`, smoltcp `socket/tcp/congestion.rs`).
+//! NewReno's loss recovery is generic over [`WindowGrowth`], the rule that
+//! grows the window and says how far a loss cuts it (Linux's split between
+//! `tcp_congestion_ops` and the recovery in `tcp_input.c`): [`Aimd`] gives
+//! RFC 5681's NewReno, [`super::cubic::Cubic`] gives CUBIC (RFC 9438).
 //!
 //! The sender does loss *detection* (counting duplicate ACKs, running the
 //! retransmission timer, RFC 5681 §3.2 and RFC 6298) and tells the controller
@@ -8,7 +12,7 @@
 //! as `f64` (RFC 5681's byte arithmetic divided by SMSS), which is what the
 //! traces report.
 
-use meshbed_core::Instant;
+use meshbed_core::{Duration, Instant};
 
 /// What the sender knows about an arriving acknowledgement.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -24,6 +28,9 @@ pub struct AckSample {
     pub snd_max: u64,
     /// Consecutive duplicate ACKs including this one (0 for a new ACK).
     pub dupacks: u32,
+    /// The sender's smoothed RTT (RFC 6298), `None` before the first
+    /// sample: CUBIC aims its window one RTT ahead (RFC 9438 §4.2).
+    pub srtt: Option<Duration>,
 }
 
 /// What the controller asks the sender to retransmit.
@@ -154,6 +161,11 @@ impl Window {
     pub fn enter_fast_recovery(&mut self, flight_bytes: u64, dupacks: u32) {
         self.halve_ssthresh(flight_bytes);
         self.cwnd_segments = self.ssthresh_segments + dupacks as f64;
+    }
+
+    /// Sets cwnd, capped at the largest window as growth always is.
+    pub fn set_cwnd_segments(&mut self, cwnd_segments: f64) {
+        self.cwnd_segments = cwnd_segments.min(self.max_cwnd_segments);
     }
 
     pub fn segments(&self, bytes: u64) -> f64 {
@@ -289,12 +301,52 @@ impl CongestionControl for Reno {
     }
 }
 
+/// How the window grows outside loss recovery and how far a loss cuts it:
+/// the part of a congestion controller that NewReno's recovery
+/// ([`NewReno`]) leaves open. Slow start is in here too, since CUBIC's
+/// HyStart++ changes it.
+pub trait WindowGrowth: Clone + std::fmt::Debug {
+    /// An ACK of `ack.acked_bytes` new bytes outside recovery.
+    fn on_ack(&mut self, now: Instant, window: &mut Window, ack: &AckSample);
+    /// A loss detected by duplicate ACKs: set ssthresh (the recovery then
+    /// sets cwnd from it). `window.cwnd_segments` is still the window before
+    /// the loss.
+    fn on_congestion(&mut self, now: Instant, window: &mut Window, flight_bytes: u64);
+    /// A retransmission timeout with data outstanding (see
+    /// [`CongestionControl::on_retransmission_timeout`] for `first`).
+    fn on_timeout(&mut self, now: Instant, window: &mut Window, flight_bytes: u64, first: bool);
+    /// Fast recovery ended: the next ACKs are congestion avoidance again.
+    fn on_recovery_end(&mut self, _now: Instant) {}
+}
+
+/// RFC 5681's additive increase, multiplicative decrease: slow start,
+/// one segment per RTT in congestion avoidance, ssthresh to half the
+/// flight on a loss.
+#[derive(Clone, Debug, Default)]
+pub struct Aimd;
+
+impl WindowGrowth for Aimd {
+    fn on_ack(&mut self, _now: Instant, window: &mut Window, ack: &AckSample) {
+        window.open(ack.acked_bytes);
+    }
+    fn on_congestion(&mut self, _now: Instant, window: &mut Window, flight_bytes: u64) {
+        window.halve_ssthresh(flight_bytes);
+    }
+    fn on_timeout(&mut self, _now: Instant, window: &mut Window, flight_bytes: u64, first: bool) {
+        window.on_timeout(flight_bytes, first);
+    }
+}
+
 /// TCP NewReno (RFC 6582): fast recovery lasts until everything outstanding at
 /// the time of the loss (`recover`) is acknowledged; each partial ACK in
-/// between retransmits the next hole at once.
+/// between retransmits the next hole at once. `G` grows the window and
+/// sets ssthresh at a loss: [`Aimd`] is RFC 6582's NewReno; with
+/// [`super::cubic::Cubic`] it is CUBIC over NewReno recovery, which is what
+/// RFC 9438 §4.6 asks of a sender without SACK.
 #[derive(Clone, Debug)]
-pub struct NewReno {
+pub struct NewReno<G = Aimd> {
     pub window: Window,
+    pub growth: G,
     dupack_threshold: u32,
     in_recovery: bool,
     /// RFC 6582's `recover`, stored as one past the highest sequence number
@@ -306,14 +358,20 @@ pub struct NewReno {
 
 impl NewReno {
     pub fn new(window: Window, dupack_threshold: u32) -> Self {
-        NewReno { window, dupack_threshold, in_recovery: false, recover: 0, seen_partial_ack: false }
+        NewReno::with_growth(window, dupack_threshold, Aimd)
     }
 }
 
-impl CongestionControl for NewReno {
-    fn on_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+impl<G: WindowGrowth> NewReno<G> {
+    pub fn with_growth(window: Window, dupack_threshold: u32, growth: G) -> Self {
+        NewReno { window, growth, dupack_threshold, in_recovery: false, recover: 0, seen_partial_ack: false }
+    }
+}
+
+impl<G: WindowGrowth> CongestionControl for NewReno<G> {
+    fn on_ack(&mut self, now: Instant, ack: &AckSample) -> Response {
         if !self.in_recovery {
-            self.window.open(ack.acked_bytes);
+            self.growth.on_ack(now, &mut self.window, ack);
             return Response::NEW_ACK;
         }
         if ack.ack >= self.recover {
@@ -323,6 +381,7 @@ impl CongestionControl for NewReno {
             let flight = self.window.segments(ack.flight_bytes).max(1.0);
             self.window.cwnd_segments = self.window.ssthresh_segments.min(flight + 1.0);
             self.in_recovery = false;
+            self.growth.on_recovery_end(now);
             return Response::NEW_ACK;
         }
         // Step 3, partial ACK: retransmit the first unacknowledged segment,
@@ -342,7 +401,7 @@ impl CongestionControl for NewReno {
         Response { retransmit: Retransmit::Head, restart_timer }
     }
 
-    fn on_duplicate_ack(&mut self, _now: Instant, ack: &AckSample) -> Response {
+    fn on_duplicate_ack(&mut self, now: Instant, ack: &AckSample) -> Response {
         if self.in_recovery {
             self.window.cwnd_segments += 1.0;
             return Response::NOTHING;
@@ -354,15 +413,18 @@ impl CongestionControl for NewReno {
             return Response::NOTHING;
         }
         self.recover = ack.snd_max;
-        self.window.enter_fast_recovery(ack.flight_bytes, self.dupack_threshold);
+        // RFC 5681 §3.2 steps 2 and 3 with the growth rule's ssthresh:
+        // inflate by the dupacks' segments that have left the network.
+        self.growth.on_congestion(now, &mut self.window, ack.flight_bytes);
+        self.window.cwnd_segments = self.window.ssthresh_segments + self.dupack_threshold as f64;
         self.in_recovery = true;
         self.seen_partial_ack = false;
         Response { retransmit: Retransmit::Head, restart_timer: true }
     }
 
-    fn on_retransmission_timeout(&mut self, _now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
+    fn on_retransmission_timeout(&mut self, now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
         // RFC 6582 §3.2 step 4: record recover and leave fast recovery.
-        self.window.on_timeout(flight_bytes, first);
+        self.growth.on_timeout(now, &mut self.window, flight_bytes, first);
         self.recover = snd_max;
         self.in_recovery = false;
     }
@@ -380,12 +442,14 @@ impl CongestionControl for NewReno {
     }
 }
 
-/// Static dispatch over the three variants.
+/// Static dispatch over the variants.
 #[derive(Clone, Debug)]
 pub enum Controller {
     Tahoe(Tahoe),
     Reno(Reno),
     NewReno(NewReno),
+    // Boxed: its epoch state would make every TCP sender larger.
+    Cubic(Box<NewReno<super::cubic::Cubic>>),
 }
 
 macro_rules! dispatch {
@@ -394,6 +458,7 @@ macro_rules! dispatch {
             Controller::Tahoe($c) => $e,
             Controller::Reno($c) => $e,
             Controller::NewReno($c) => $e,
+            Controller::Cubic($c) => $e,
         }
     };
 }

@@ -7,6 +7,7 @@
 use super::cc::{
     AckSample, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit, Tahoe, Window,
 };
+use super::cubic::Cubic;
 use super::rtt::RttEstimator;
 use super::{TcpConfig, TcpVariant, Timer};
 use crate::engine::{RouteNotice, TraceSample, Transmit};
@@ -216,6 +217,7 @@ impl TcpSender {
             TcpVariant::Tahoe => Controller::Tahoe(Tahoe::new(window, threshold)),
             TcpVariant::Reno => Controller::Reno(Reno::new(window, threshold)),
             TcpVariant::NewReno => Controller::NewReno(NewReno::new(window, threshold)),
+            TcpVariant::Cubic => Controller::Cubic(Box::new(NewReno::with_growth(window, threshold, Cubic::default()))),
         };
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
         // TCP traces always; its idle clock runs from construction.
@@ -497,6 +499,7 @@ impl TcpSendControl {
             flight_bytes: self.snd_max - self.snd_una,
             snd_max: self.snd_max,
             dupacks: self.dupacks,
+            srtt: self.rtt.srtt(),
         }
     }
 

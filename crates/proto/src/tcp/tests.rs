@@ -185,8 +185,10 @@ fn two_duplicate_acks_do_not_retransmit_three_do() {
         assert_eq!(s.stats().retransmitted_bytes, MSS);
         let retransmit = TraceSample::Retransmit { at: ms(200), seq: seg(0), len: MSS as usize };
         assert!(events(&mut s).contains(&EngineEvent::Trace(retransmit)), "{variant:?}");
-        // ssthresh = max(FlightSize / 2, 2) with eight segments in flight.
-        assert_eq!(s.cc_metrics().ssthresh_segments, 4.0);
+        // ssthresh = max(FlightSize / 2, 2) with eight segments in flight;
+        // CUBIC's β is 0.7 (RFC 9438 §4.6): 5.6.
+        let expected = if variant == TcpVariant::Cubic { 5.6 } else { 4.0 };
+        assert!((s.cc_metrics().ssthresh_segments - expected).abs() < 1e-9, "{variant:?}");
     }
 }
 
@@ -300,7 +302,8 @@ fn newreno_starts_a_new_recovery_after_a_full_ack() {
 #[test]
 fn tahoe_does_not_fast_retransmit_twice_for_one_window() {
     let mut cc = Tahoe::new(Window::new(8.0, 64.0, 64.0, MSS), 3);
-    let dupack = |dupacks| AckSample { ack: 1, acked_bytes: 0, flight_bytes: 8 * MSS, snd_max: seg(8), dupacks };
+    let dupack =
+        |dupacks| AckSample { ack: 1, acked_bytes: 0, flight_bytes: 8 * MSS, snd_max: seg(8), dupacks, srtt: None };
     assert_eq!(cc.on_duplicate_ack(ms(0), &dupack(3)).retransmit, Retransmit::GoBackN);
     assert!(cc.metrics().in_recovery);
     // After the go-back-N, old segments of the same window can raise three
@@ -314,7 +317,8 @@ fn newreno_does_not_enter_recovery_below_recover_after_a_timeout() {
     let mut cc = NewReno::new(Window::new(8.0, 64.0, 64.0, MSS), 3);
     // A timeout with eight segments outstanding records recover = segment 8.
     cc.on_retransmission_timeout(ms(0), 8 * MSS, seg(8), true);
-    let dupack = |ack| AckSample { ack, acked_bytes: 0, flight_bytes: 4 * MSS, snd_max: seg(8), dupacks: 3 };
+    let dupack =
+        |ack| AckSample { ack, acked_bytes: 0, flight_bytes: 4 * MSS, snd_max: seg(8), dupacks: 3, srtt: None };
     // RFC 6582 §3.2 step 1: dupacks that do not cover recover come from the
     // segments the go-back-N resent needlessly; they start no recovery.
     assert_eq!(cc.on_duplicate_ack(ms(1), &dupack(seg(4))).retransmit, Retransmit::None);
@@ -397,7 +401,9 @@ fn rto_collapses_the_window_and_goes_back_n() {
         assert_eq!(deadline, ms(400), "RTO of 300 ms after the first segment");
         s.handle_timeout(deadline);
         assert_eq!(cwnd(&s), 1.0, "{variant:?}: loss window");
-        assert_eq!(s.cc_metrics().ssthresh_segments, 2.0, "{variant:?}: max(4 / 2, 2)");
+        // max(4 / 2, 2); CUBIC: max(4 · 0.7, 2) (RFC 9438 §4.8).
+        let expected = if variant == TcpVariant::Cubic { 2.8 } else { 2.0 };
+        assert!((s.cc_metrics().ssthresh_segments - expected).abs() < 1e-9, "{variant:?}: {:?}", s.cc_metrics());
         assert_eq!(seqs(&drain(&mut s, deadline)), vec![seg(0)]);
         assert_eq!(s.rtt().rto(), Duration::from_millis(600), "backed off");
         assert_eq!(s.poll_timeout(), Some(deadline + Duration::from_millis(600)));
