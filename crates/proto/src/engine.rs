@@ -244,15 +244,19 @@ pub enum Protocol {
     /// MTL's transport module (seed 004 §III.C): Explicit Gap Notifications
     /// and the four-hop-delay rate ([`crate::mtl`]).
     Mtl,
-    /// CUBIC (RFC 9438) over NewReno's loss recovery: the congestion
-    /// control of today's Linux, without SACK ([`crate::tcp::cubic`]).
+    /// CUBIC (RFC 9438) with SACK and RFC 6675's loss recovery: the
+    /// congestion control of today's Linux ([`crate::tcp::cubic`],
+    /// [`crate::tcp::sack`]).
     TcpCubic,
+    /// NewReno's window with SACK and RFC 6675's loss recovery
+    /// ([`crate::tcp::sack`]).
+    TcpSack,
 }
 
 impl Protocol {
     /// Every protocol; new ones go at the end, since a connection id carries
     /// the index ([`crate::connection::protocol_code`]).
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 12] = [
         Protocol::AtpDefault,
         Protocol::AtpAggressive,
         Protocol::AtpAdaptive,
@@ -264,6 +268,7 @@ impl Protocol {
         Protocol::TcpNewRenoPaced,
         Protocol::Mtl,
         Protocol::TcpCubic,
+        Protocol::TcpSack,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -278,6 +283,7 @@ impl Protocol {
             Protocol::TcpNewRenoPaced => "tcp-newreno-paced",
             Protocol::Mtl => "mtl",
             Protocol::TcpCubic => "tcp-cubic",
+            Protocol::TcpSack => "tcp-sack",
         }
     }
     /// Whether the sender paces its segments ([`crate::tcp::TcpConfig::pacing`]).

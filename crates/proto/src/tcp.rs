@@ -48,6 +48,7 @@ mod instrumentation_tests;
 mod pacing_tests;
 mod receiver;
 pub mod rtt;
+pub mod sack;
 mod sender;
 #[cfg(test)]
 mod tests;
@@ -74,12 +75,23 @@ pub enum TcpVariant {
     Reno,
     /// Fast recovery with partial-ACK handling (RFC 6582).
     NewReno,
-    /// CUBIC's window (RFC 9438) over NewReno's recovery ([`cubic`]).
+    /// RFC 5681's window with SACK (RFC 2018) and RFC 6675's loss
+    /// recovery ([`sack`]).
+    Sack,
+    /// CUBIC's window (RFC 9438, [`cubic`]) with SACK and RFC 6675's
+    /// recovery: the TCP of today's Linux, as far as meshbed models it.
     Cubic,
 }
 
 impl TcpVariant {
-    pub const ALL: [TcpVariant; 4] = [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Cubic];
+    pub const ALL: [TcpVariant; 5] =
+        [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Sack, TcpVariant::Cubic];
+
+    /// Whether the receiver reports SACK blocks and the sender recovers
+    /// from them (RFC 2018, RFC 6675).
+    pub fn uses_sack(self) -> bool {
+        matches!(self, TcpVariant::Sack | TcpVariant::Cubic)
+    }
 
     /// The variant a scenario's protocol name selects, `None` for ATP.
     pub fn from_protocol(protocol: Protocol) -> Option<TcpVariant> {
@@ -92,6 +104,7 @@ impl TcpVariant {
             // notices on top of one ([`TcpConfig::elfn`]); seed 002 §2: "We
             // use TCP-NewReno for all our simulations".
             Protocol::TcpNewReno | Protocol::TcpNewRenoElfn | Protocol::TcpNewRenoPaced => Some(TcpVariant::NewReno),
+            Protocol::TcpSack => Some(TcpVariant::Sack),
             Protocol::TcpCubic => Some(TcpVariant::Cubic),
             _ => None,
         }
@@ -103,6 +116,7 @@ impl TcpVariant {
             TcpVariant::Tahoe => Protocol::TcpTahoe,
             TcpVariant::Reno => Protocol::TcpReno,
             TcpVariant::NewReno => Protocol::TcpNewReno,
+            TcpVariant::Sack => Protocol::TcpSack,
             TcpVariant::Cubic => Protocol::TcpCubic,
         }
     }
@@ -197,6 +211,12 @@ pub struct TcpConfig {
     /// value in every experiment. Must be finite and positive; another value
     /// is replaced by 1.
     pub pacing_v: f64,
+    /// SACK (RFC 2018): the receiver reports up to three blocks of data
+    /// held above the cumulative ACK on every ACK. The protocol decides it
+    /// ([`crate::connection::EngineConfig::new`]: `tcp-sack`, `tcp-cubic`),
+    /// as a SYN's SACK-permitted option would; the connection id's protocol
+    /// code stands in for that negotiation.
+    pub sack: bool,
 }
 
 impl Default for TcpConfig {
@@ -220,6 +240,7 @@ impl Default for TcpConfig {
             elfn_probe_interval: Duration::from_secs(2),
             pacing: false,
             pacing_v: 1.0,
+            sack: false,
         }
     }
 }
@@ -251,6 +272,7 @@ impl TcpConfig {
             elfn_probe_interval: self.elfn_probe_interval.max(one_ns),
             pacing: self.pacing,
             pacing_v: if self.pacing_v.is_finite() && self.pacing_v > 0.0 { self.pacing_v } else { 1.0 },
+            sack: self.sack,
         }
     }
 

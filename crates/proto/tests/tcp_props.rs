@@ -106,6 +106,7 @@ fn run_transfer_across(variant: TcpVariant, elfn: bool, case: &Case, outages: &[
         // the idle timeout has its own boundary test.
         idle_timeout: Duration::from_secs(3_600),
         elfn,
+        sack: variant.uses_sack(),
         ..TcpConfig::default()
     };
     let conn = (case.seed >> 32) as u32;
@@ -184,6 +185,11 @@ proptest! {
     #[test]
     fn tcp_cubic_delivers_every_byte_once_in_order(case in cases()) {
         run_transfer(TcpVariant::Cubic, &case)?;
+    }
+
+    #[test]
+    fn tcp_sack_delivers_every_byte_once_in_order(case in cases()) {
+        run_transfer(TcpVariant::Sack, &case)?;
     }
 
     /// Arbitrary bytes, including valid headers with arbitrary numbers, never

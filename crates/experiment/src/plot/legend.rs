@@ -80,6 +80,10 @@ fn outline(shape: MarkerShape, (x, y): BackendCoord, r: i32) -> Option<Vec<Backe
         MarkerShape::TriangleLeft => Some(vec![(x - r - 1, y), (x + r, y - r - 1), (x + r, y + r + 1)]),
         MarkerShape::TriangleRight => Some(vec![(x + r + 1, y), (x - r, y - r - 1), (x - r, y + r + 1)]),
         MarkerShape::Diamond => Some(vec![(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)]),
+        MarkerShape::ThinDiamond => {
+            let half = (r + 1) / 2 + 1;
+            Some(vec![(x, y - r - 2), (x + half, y), (x, y + r + 2), (x - half, y)])
+        }
         MarkerShape::Pentagon => around(&[0.0, 72.0, 144.0, 216.0, 288.0].map(|d| (big, d))),
         MarkerShape::Hexagon => around(&[0.0, 60.0, 120.0, 180.0, 240.0, 300.0].map(|d| (big, d))),
         MarkerShape::Star => {

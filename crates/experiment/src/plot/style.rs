@@ -33,10 +33,12 @@ pub enum MarkerShape {
     /// A filled "+".
     Plus,
     Octagon,
+    /// A diamond half as wide as it is tall.
+    ThinDiamond,
 }
 
 impl MarkerShape {
-    pub const ALL: [MarkerShape; 13] = [
+    pub const ALL: [MarkerShape; 14] = [
         MarkerShape::Circle,
         MarkerShape::Square,
         MarkerShape::TriangleUp,
@@ -50,6 +52,7 @@ impl MarkerShape {
         MarkerShape::Cross,
         MarkerShape::Plus,
         MarkerShape::Octagon,
+        MarkerShape::ThinDiamond,
     ];
 
     /// matplotlib's code for the same marker (`plt.plot(..., marker=code)`).
@@ -68,6 +71,7 @@ impl MarkerShape {
             MarkerShape::Cross => "X",
             MarkerShape::Plus => "P",
             MarkerShape::Octagon => "8",
+            MarkerShape::ThinDiamond => "d",
         }
     }
 }

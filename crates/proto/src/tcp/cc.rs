@@ -12,6 +12,7 @@
 //! as `f64` (RFC 5681's byte arithmetic divided by SMSS), which is what the
 //! traces report.
 
+use super::sack::SackRecovery;
 use meshbed_core::{Duration, Instant};
 
 /// What the sender knows about an arriving acknowledgement.
@@ -31,6 +32,10 @@ pub struct AckSample {
     /// The sender's smoothed RTT (RFC 6298), `None` before the first
     /// sample: CUBIC aims its window one RTT ahead (RFC 9438 §4.2).
     pub srtt: Option<Duration>,
+    /// With SACK, whether the scoreboard counts the first unacknowledged
+    /// byte as lost (RFC 6675 `IsLost(HighACK + 1)`, a reason to enter
+    /// recovery before the third duplicate ACK); always false without.
+    pub head_lost: bool,
 }
 
 /// What the controller asks the sender to retransmit.
@@ -448,8 +453,11 @@ pub enum Controller {
     Tahoe(Tahoe),
     Reno(Reno),
     NewReno(NewReno),
-    // Boxed: its epoch state would make every TCP sender larger.
-    Cubic(Box<NewReno<super::cubic::Cubic>>),
+    /// RFC 6675 recovery with RFC 5681's window: `tcp-sack`. Boxed, like
+    /// CUBIC, so that the 2003 TCPs' senders stay as small as they were.
+    Sack(Box<SackRecovery<Aimd>>),
+    /// CUBIC over RFC 6675 recovery: `tcp-cubic`.
+    Cubic(Box<SackRecovery<super::cubic::Cubic>>),
 }
 
 macro_rules! dispatch {
@@ -458,6 +466,7 @@ macro_rules! dispatch {
             Controller::Tahoe($c) => $e,
             Controller::Reno($c) => $e,
             Controller::NewReno($c) => $e,
+            Controller::Sack($c) => $e,
             Controller::Cubic($c) => $e,
         }
     };

@@ -2,9 +2,10 @@
 //! Linux, Windows and macOS: after a loss the window follows
 //! `W_cubic(t) = C·(t − K)³ + W_max` (§4.2), concave up to the window of the
 //! last loss and convex beyond it, and never grows slower than Reno would
-//! (the Reno-friendly region, §4.3). Loss recovery is [`NewReno`]'s: RFC
-//! 9438 §4.6 leaves recovery to the sender, and without SACK on the wire
-//! that is RFC 6582.
+//! (the Reno-friendly region, §4.3). RFC 9438 §4.6 leaves loss recovery
+//! to the sender: `tcp-cubic` recovers with SACK as RFC 6675 has it
+//! ([`super::sack::SackRecovery`]), as Linux does; [`CubicNewReno`] is
+//! CUBIC for a sender without SACK (RFC 6582's recovery).
 //!
 //! Choices RFC 9438 leaves open, each as Linux `tcp_cubic.c` makes it:
 //! - `K` when the window at the start of congestion avoidance
@@ -35,7 +36,8 @@ pub const BETA_CUBIC: f64 = 0.7;
 /// additive increase that gives CUBIC Reno's average window.
 pub const ALPHA_CUBIC: f64 = 3.0 * (1.0 - BETA_CUBIC) / (1.0 + BETA_CUBIC);
 
-/// CUBIC with NewReno's loss recovery: the `tcp-cubic` protocol.
+/// CUBIC with NewReno's loss recovery (no protocol name uses it; kept as
+/// the growth rule's check against the recovery it was first built on).
 pub type CubicNewReno = NewReno<Cubic>;
 
 /// `K` (§4.2, Figure 2): the seconds `W_cubic` takes from `cwnd_epoch`
@@ -191,6 +193,7 @@ mod tests {
             snd_max: 0,
             dupacks: 0,
             srtt: Some(Duration::from_millis(srtt_ms)),
+            head_lost: false,
         }
     }
 
@@ -298,6 +301,7 @@ mod tests {
             snd_max: 20 * MSS + 1,
             dupacks,
             srtt: None,
+            head_lost: false,
         };
         assert_eq!(cc.on_duplicate_ack(at(0), &dup(1)).retransmit, Retransmit::None);
         cc.on_duplicate_ack(at(0), &dup(2));
@@ -311,6 +315,7 @@ mod tests {
             snd_max: 34 * MSS,
             dupacks: 0,
             srtt: None,
+            head_lost: false,
         };
         cc.on_ack(at(10), &full);
         let m = cc.metrics();

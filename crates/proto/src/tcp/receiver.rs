@@ -2,6 +2,7 @@
 //! cumulatively and hands the bytes to the application in order, as the
 //! `ReceiveControl` of the shared [`Receiver`] skeleton.
 
+use super::sack::MAX_TCP_SACK_BLOCKS;
 use super::{TcpConfig, Timer};
 use crate::engine::Transmit;
 use crate::engine_core::Phase;
@@ -42,6 +43,10 @@ pub struct TcpReceiveControl {
     pending_acks: VecDeque<u64>,
     /// In-order segments received since the last ACK (delayed ACKs only).
     unacked_segments: u32,
+    /// SACK: the blocks reported, most recent first (RFC 2018 §4), each
+    /// named by a byte it holds; the ACK reports the ranges that hold them
+    /// now.
+    sack_recent: Vec<u64>,
 }
 
 /// What a segment from the sender is, in the receiver's state.
@@ -69,6 +74,7 @@ impl TcpReceiver {
             synack_pending: false,
             pending_acks: VecDeque::new(),
             unacked_segments: 0,
+            sack_recent: Vec::new(),
         };
         Receiver::with_parts(core, control)
     }
@@ -213,6 +219,13 @@ impl TcpReceiveControl {
         let filled_hole = !stream.out_of_order.is_empty();
         let out_of_order = start > stream.next;
         let offer = stream.offer(&mut core.stats, start, bytes);
+        if out_of_order && self.config.sack && offer != Offer::OverLimit {
+            // RFC 2018 §4: the first block is the one holding the segment
+            // that triggered this ACK.
+            self.sack_recent.retain(|&s| s != start);
+            self.sack_recent.insert(0, start);
+            self.sack_recent.truncate(MAX_TCP_SACK_BLOCKS * 4);
+        }
         if out_of_order {
             // Out of order: hold it (within the limit) and send a duplicate
             // ACK at once (RFC 5681 §4.2), which drives the sender's fast
@@ -244,7 +257,32 @@ impl TcpReceiveControl {
         let covers_fin = core.stream.fin_seq.is_some_and(|fin| ack > fin);
         let fin_ack = core.fin_ack(covers_fin);
         let ack = if matches!(fin_ack, Some(FinAck::Held { .. })) { ack - 1 } else { ack };
-        emit_ack(core.header(Control(control), seq, ack), fin_ack, buf)
+        let mut repr = core.header(Control(control), seq, ack);
+        if self.config.sack {
+            repr.sack_blocks = self.sack_blocks(core, ack);
+        }
+        emit_ack(repr, fin_ack, buf)
+    }
+
+    /// The SACK blocks for an ACK of `ack` (RFC 2018 §4): the ranges held
+    /// above it, those of the most recent segments first, then the lowest
+    /// others, at most [`MAX_TCP_SACK_BLOCKS`].
+    fn sack_blocks(&self, core: &Core, ack: u64) -> Vec<(u64, u64)> {
+        let held: Vec<(u64, u64)> = core.stream.out_of_order.ranges().filter(|&(_, end)| end > ack).collect();
+        if held.is_empty() {
+            return Vec::new();
+        }
+        let holding = |seq: u64| held.iter().copied().find(|&(s, e)| s <= seq && seq < e);
+        let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(MAX_TCP_SACK_BLOCKS);
+        for range in self.sack_recent.iter().filter_map(|&s| holding(s)).chain(held.iter().copied()) {
+            if blocks.len() == MAX_TCP_SACK_BLOCKS {
+                break;
+            }
+            if !blocks.contains(&range) {
+                blocks.push(range);
+            }
+        }
+        blocks
     }
 }
 

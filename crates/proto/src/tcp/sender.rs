@@ -5,10 +5,11 @@
 //! [`super::cc`].
 
 use super::cc::{
-    AckSample, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit, Tahoe, Window,
+    AckSample, Aimd, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit, Tahoe, Window,
 };
 use super::cubic::Cubic;
 use super::rtt::RttEstimator;
+use super::sack::{SackRecovery, Scoreboard};
 use super::{TcpConfig, TcpVariant, Timer};
 use crate::engine::{RouteNotice, TraceSample, Transmit};
 use crate::engine_core::Phase;
@@ -19,6 +20,7 @@ use elfn::Standby;
 use meshbed_core::{Duration, Instant};
 
 mod elfn;
+mod sack;
 
 /// The sequence number of the first application byte (the SYN occupies 0).
 const DATA_START: u64 = 1;
@@ -182,6 +184,12 @@ pub struct TcpSendControl {
     /// Pacing: when the last data segment left.
     last_data_sent_at: Option<Instant>,
     tcp_stats: TcpSenderStats,
+    /// SACK (`tcp-sack`, `tcp-cubic`): what the receiver reported holding;
+    /// `None` for the TCPs without it.
+    sack: Option<Box<Scoreboard>>,
+    /// SACK: RecoveryPoint of the current or last recovery (RFC 6675 §5),
+    /// for the rescue retransmission.
+    sack_recovery_point: u64,
 }
 
 impl TcpSender {
@@ -217,7 +225,8 @@ impl TcpSender {
             TcpVariant::Tahoe => Controller::Tahoe(Tahoe::new(window, threshold)),
             TcpVariant::Reno => Controller::Reno(Reno::new(window, threshold)),
             TcpVariant::NewReno => Controller::NewReno(NewReno::new(window, threshold)),
-            TcpVariant::Cubic => Controller::Cubic(Box::new(NewReno::with_growth(window, threshold, Cubic::default()))),
+            TcpVariant::Sack => Controller::Sack(Box::new(SackRecovery::new(window, threshold, Aimd))),
+            TcpVariant::Cubic => Controller::Cubic(Box::new(SackRecovery::new(window, threshold, Cubic::default()))),
         };
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
         // TCP traces always; its idle clock runs from construction.
@@ -246,6 +255,8 @@ impl TcpSender {
             probe_due: false,
             last_data_sent_at: None,
             tcp_stats: TcpSenderStats::default(),
+            sack: variant.uses_sack().then(Box::default),
+            sack_recovery_point: 0,
         };
         Sender::with_parts(core, control)
     }
@@ -440,6 +451,12 @@ impl TcpSendControl {
             core.stats.dropped_datagrams += 1;
             return;
         }
+        if let Some(scoreboard) = &mut self.sack {
+            // Blocks past snd_max acknowledge data never sent: refused,
+            // like such a cumulative ACK above.
+            let (_, refused) = scoreboard.on_ack(ack, self.snd_max, &repr.sack_blocks);
+            core.stats.protocol_violations += refused as u64;
+        }
         if ack == self.snd_una {
             // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries
             // no data and arrives while data is outstanding.
@@ -500,13 +517,24 @@ impl TcpSendControl {
             snd_max: self.snd_max,
             dupacks: self.dupacks,
             srtt: self.rtt.srtt(),
+            head_lost: self.sack.as_ref().is_some_and(|s| {
+                self.snd_una < self.snd_max
+                    && s.is_lost(self.snd_una, self.config.mss_bytes as u64, self.config.dupack_threshold)
+            }),
         }
     }
 
     fn apply(&mut self, core: &mut Core, now: Instant, response: Response) {
         match response.retransmit {
             Retransmit::None => {}
-            Retransmit::Head => self.retransmit_head = true,
+            Retransmit::Head => {
+                self.retransmit_head = true;
+                if let Some(scoreboard) = &mut self.sack {
+                    // Only SACK recovery's entry answers Head with SACK on.
+                    scoreboard.enter_recovery(self.snd_una);
+                    self.sack_recovery_point = self.snd_max;
+                }
+            }
             Retransmit::GoBackN => {
                 self.snd_nxt = self.snd_una;
                 self.retransmit_head = false;
@@ -536,6 +564,9 @@ impl TcpSendControl {
                 // go back N and slow-start through the unacknowledged data.
                 let first = self.rto_expirations == 1;
                 self.cc.on_retransmission_timeout(now, self.snd_max - self.snd_una, self.snd_max, first);
+                if let Some(scoreboard) = &mut self.sack {
+                    scoreboard.on_timeout(self.snd_una, self.snd_max);
+                }
                 self.snd_nxt = self.snd_una;
                 self.retransmit_head = false;
                 self.dupacks = 0;
@@ -577,8 +608,21 @@ impl TcpSendControl {
         }
     }
 
-    fn emit_segment(&mut self, core: &mut Core, now: Instant, seq: u64, buf: &mut [u8]) -> Option<Transmit> {
-        let (len, fin) = self.segment_at(seq, buf.len());
+    /// Sends the segment at `seq`, cut short at `cap_end` (a retransmission
+    /// stops where the receiver's SACKed data begins).
+    fn emit_segment(
+        &mut self,
+        core: &mut Core,
+        now: Instant,
+        seq: u64,
+        cap_end: u64,
+        buf: &mut [u8],
+    ) -> Option<Transmit> {
+        let (mut len, mut fin) = self.segment_at(seq, buf.len());
+        if seq + len as u64 + fin as u64 > cap_end {
+            len = cap_end.saturating_sub(seq).min(len as u64) as usize;
+            fin = false;
+        }
         if len == 0 && !fin {
             return None;
         }
@@ -594,6 +638,9 @@ impl TcpSendControl {
 
         if seq < self.snd_max {
             core.count_retransmission(now, seq, len);
+            if let Some(scoreboard) = &mut self.sack {
+                scoreboard.retransmitted(end);
+            }
             if self.rtt_probe.is_some_and(|p| seq < p.end_seq && end > p.start_seq) {
                 self.rtt_probe = None;
             }
@@ -723,11 +770,12 @@ impl SendControl for TcpSendControl {
         }
         match core.phase() {
             Phase::Connecting if self.syn_pending => Some(self.emit_syn(core, now, buf)),
+            Phase::Established if self.sack.is_some() => self.poll_sack(core, now, buf),
             Phase::Established => {
                 if self.retransmit_head {
                     self.retransmit_head = false;
                     let seq = self.snd_una;
-                    return self.emit_segment(core, now, seq, buf);
+                    return self.emit_segment(core, now, seq, u64::MAX, buf);
                 }
                 let seq = self.snd_nxt;
                 if self.fin_end().is_some_and(|fin_end| seq >= fin_end) {
@@ -741,7 +789,7 @@ impl SendControl for TcpSendControl {
                     core.timers.set(Timer::Pace, at);
                     return None;
                 }
-                self.emit_segment(core, now, seq, buf)
+                self.emit_segment(core, now, seq, u64::MAX, buf)
             }
             _ => None,
         }

@@ -302,8 +302,15 @@ fn newreno_starts_a_new_recovery_after_a_full_ack() {
 #[test]
 fn tahoe_does_not_fast_retransmit_twice_for_one_window() {
     let mut cc = Tahoe::new(Window::new(8.0, 64.0, 64.0, MSS), 3);
-    let dupack =
-        |dupacks| AckSample { ack: 1, acked_bytes: 0, flight_bytes: 8 * MSS, snd_max: seg(8), dupacks, srtt: None };
+    let dupack = |dupacks| AckSample {
+        ack: 1,
+        acked_bytes: 0,
+        flight_bytes: 8 * MSS,
+        snd_max: seg(8),
+        dupacks,
+        srtt: None,
+        head_lost: false,
+    };
     assert_eq!(cc.on_duplicate_ack(ms(0), &dupack(3)).retransmit, Retransmit::GoBackN);
     assert!(cc.metrics().in_recovery);
     // After the go-back-N, old segments of the same window can raise three
@@ -317,8 +324,15 @@ fn newreno_does_not_enter_recovery_below_recover_after_a_timeout() {
     let mut cc = NewReno::new(Window::new(8.0, 64.0, 64.0, MSS), 3);
     // A timeout with eight segments outstanding records recover = segment 8.
     cc.on_retransmission_timeout(ms(0), 8 * MSS, seg(8), true);
-    let dupack =
-        |ack| AckSample { ack, acked_bytes: 0, flight_bytes: 4 * MSS, snd_max: seg(8), dupacks: 3, srtt: None };
+    let dupack = |ack| AckSample {
+        ack,
+        acked_bytes: 0,
+        flight_bytes: 4 * MSS,
+        snd_max: seg(8),
+        dupacks: 3,
+        srtt: None,
+        head_lost: false,
+    };
     // RFC 6582 §3.2 step 1: dupacks that do not cover recover come from the
     // segments the go-back-N resent needlessly; they start no recovery.
     assert_eq!(cc.on_duplicate_ack(ms(1), &dupack(seg(4))).retransmit, Retransmit::None);

@@ -93,7 +93,7 @@ impl TcpSendControl {
             Phase::Connecting => Some(self.emit_syn(core, now, buf)),
             Phase::Established => {
                 let seq = self.snd_una;
-                self.emit_segment(core, now, seq, buf)
+                self.emit_segment(core, now, seq, u64::MAX, buf)
             }
             Phase::Finished | Phase::Closed | Phase::Failed => None,
         };
