@@ -98,12 +98,25 @@ pub trait CongestionControl {
 
     /// The SYN had to be retransmitted (RFC 5681 §3.1: the window after the
     /// handshake is then one segment).
-    fn on_syn_retransmitted(&mut self) {}
+    fn on_syn_retransmitted(&mut self) {
+        self.window_mut().cwnd_segments = 1.0;
+    }
+
+    /// cwnd and ssthresh.
+    fn window(&self) -> &Window;
+    fn window_mut(&mut self) -> &mut Window;
+
+    /// In fast recovery (see [`CcMetrics::in_recovery`]).
+    fn in_recovery(&self) -> bool;
 
     /// The congestion window in segments, as the sender uses it.
-    fn window_segments(&self) -> f64;
+    fn window_segments(&self) -> f64 {
+        self.window().cwnd_segments
+    }
 
-    fn metrics(&self) -> CcMetrics;
+    fn metrics(&self) -> CcMetrics {
+        self.window().metrics(self.in_recovery())
+    }
 }
 
 /// cwnd and ssthresh, and the slow start / congestion avoidance rules every
@@ -177,7 +190,7 @@ impl Window {
         bytes as f64 / self.mss_bytes
     }
 
-    fn metrics(&self, in_recovery: bool) -> CcMetrics {
+    pub fn metrics(&self, in_recovery: bool) -> CcMetrics {
         CcMetrics { cwnd_segments: self.cwnd_segments, ssthresh_segments: self.ssthresh_segments, in_recovery }
     }
 }
@@ -230,16 +243,16 @@ impl CongestionControl for Tahoe {
         self.recover = snd_max;
     }
 
-    fn on_syn_retransmitted(&mut self) {
-        self.window.cwnd_segments = 1.0;
+    fn window(&self) -> &Window {
+        &self.window
     }
 
-    fn window_segments(&self) -> f64 {
-        self.window.cwnd_segments
+    fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
     }
 
-    fn metrics(&self) -> CcMetrics {
-        self.window.metrics(self.last_ack < self.recover)
+    fn in_recovery(&self) -> bool {
+        self.last_ack < self.recover
     }
 }
 
@@ -293,16 +306,16 @@ impl CongestionControl for Reno {
         self.in_recovery = false;
     }
 
-    fn on_syn_retransmitted(&mut self) {
-        self.window.cwnd_segments = 1.0;
+    fn window(&self) -> &Window {
+        &self.window
     }
 
-    fn window_segments(&self) -> f64 {
-        self.window.cwnd_segments
+    fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
     }
 
-    fn metrics(&self) -> CcMetrics {
-        self.window.metrics(self.in_recovery)
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
     }
 }
 
@@ -434,16 +447,16 @@ impl<G: WindowGrowth> CongestionControl for NewReno<G> {
         self.in_recovery = false;
     }
 
-    fn on_syn_retransmitted(&mut self) {
-        self.window.cwnd_segments = 1.0;
+    fn window(&self) -> &Window {
+        &self.window
     }
 
-    fn window_segments(&self) -> f64 {
-        self.window.cwnd_segments
+    fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
     }
 
-    fn metrics(&self) -> CcMetrics {
-        self.window.metrics(self.in_recovery)
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
     }
 }
 
@@ -482,13 +495,13 @@ impl CongestionControl for Controller {
     fn on_retransmission_timeout(&mut self, now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
         dispatch!(self, c => c.on_retransmission_timeout(now, flight_bytes, snd_max, first))
     }
-    fn on_syn_retransmitted(&mut self) {
-        dispatch!(self, c => c.on_syn_retransmitted())
+    fn window(&self) -> &Window {
+        dispatch!(self, c => c.window())
     }
-    fn window_segments(&self) -> f64 {
-        dispatch!(self, c => c.window_segments())
+    fn window_mut(&mut self) -> &mut Window {
+        dispatch!(self, c => c.window_mut())
     }
-    fn metrics(&self) -> CcMetrics {
-        dispatch!(self, c => c.metrics())
+    fn in_recovery(&self) -> bool {
+        dispatch!(self, c => c.in_recovery())
     }
 }

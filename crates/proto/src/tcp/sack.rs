@@ -13,7 +13,7 @@
 //! 6675's HighACK is `snd_una`, HighData `snd_max`, and HighRxt is kept as
 //! one past the highest retransmitted byte, `rxt_end`.
 
-use super::cc::{AckSample, CcMetrics, CongestionControl, Response, Retransmit, Window, WindowGrowth};
+use super::cc::{AckSample, CongestionControl, Response, Retransmit, Window, WindowGrowth};
 use meshbed_core::Instant;
 use std::collections::BTreeMap;
 
@@ -249,10 +249,6 @@ impl<G: WindowGrowth> SackRecovery<G> {
         SackRecovery { window, growth, dup_thresh, in_recovery: false, recovery_point: 0 }
     }
 
-    pub fn in_recovery(&self) -> bool {
-        self.in_recovery
-    }
-
     pub fn recovery_point(&self) -> u64 {
         self.recovery_point
     }
@@ -297,20 +293,16 @@ impl<G: WindowGrowth> CongestionControl for SackRecovery<G> {
         self.in_recovery = false;
     }
 
-    fn on_syn_retransmitted(&mut self) {
-        self.window.cwnd_segments = 1.0;
+    fn window(&self) -> &Window {
+        &self.window
     }
 
-    fn window_segments(&self) -> f64 {
-        self.window.cwnd_segments
+    fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
     }
 
-    fn metrics(&self) -> CcMetrics {
-        CcMetrics {
-            cwnd_segments: self.window.cwnd_segments,
-            ssthresh_segments: self.window.ssthresh_segments,
-            in_recovery: self.in_recovery,
-        }
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
     }
 }
 
