@@ -44,8 +44,8 @@ pub struct Outcome {
 
 /// Runs an experiment (reusing the runs of `options.store`, if set) and
 /// writes `experiment.toml`, `flows.csv`, `traces.csv` (if any flow is
-/// traced), `summary.csv` (each table also as `.parquet`), `summary.txt`
-/// and the figures into `out_dir`.
+/// traced), `summary.csv`, with `compare_against` `paired.csv` (each table
+/// also as `.parquet`), `summary.txt` and the figures into `out_dir`.
 pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) -> anyhow::Result<Outcome> {
     use anyhow::Context;
     let results = run::run(experiment, options)?;
@@ -61,6 +61,8 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
         experiment.config.description
     );
     headline.push_str(&run::goodput_table(&results, &summaries));
+    let paired = run::paired_ratios(&results);
+    headline.push_str(&run::paired_table(&paired));
     if let Some(p) = run::random_pairs(&results) {
         use std::fmt::Write;
         let hops: Vec<String> = p
@@ -94,6 +96,18 @@ pub fn execute(experiment: &Experiment, options: &RunOptions, out_dir: &Path) ->
         run::write_csv(&results, &summaries, out_dir)
             .with_context(|| format!("writing CSV and Parquet into {}", out_dir.display()))?,
     );
+    if !paired.is_empty() {
+        let path = out_dir.join("paired.csv");
+        let header = ["point", "value", "reference", "pairs", "zero_pairs", "ratio", "ci95_low", "ci95_high"];
+        let write = || -> csv::Result<Vec<PathBuf>> {
+            let mut w = table::TableWriter::create(&path, header.iter().map(|h| h.to_string()).collect(), 0..0)?;
+            for r in &paired {
+                w.serialize(r)?;
+            }
+            w.finish()
+        };
+        files.extend(write().with_context(|| format!("writing {}", path.display()))?);
+    }
     files.extend(figures::draw(&results, &summaries, out_dir)?);
     Ok(Outcome { results, summaries, headline, diagnostics, table, files })
 }

@@ -145,6 +145,7 @@ fn randomized(name: &str, description: &str, scenario: &Scenario) -> Experiment 
             series_axis: Some("protocol".into()),
             window_s: None,
             batch_means: None,
+            compare_against: None,
         },
     )
 }

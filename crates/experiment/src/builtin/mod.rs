@@ -159,6 +159,7 @@ fn testbed(name: &str, description: &str, radio: RadioConfig, flows: u32) -> Exp
             series_axis: Some("protocol".into()),
             window_s: None,
             batch_means: None,
+            compare_against: None,
         },
     )
 }
@@ -215,6 +216,7 @@ fn stack() -> Experiment {
             series_axis: Some("protocol".into()),
             window_s: Some(STACK_WINDOW_S),
             batch_means: None,
+            compare_against: None,
         },
     )
 }
@@ -259,6 +261,7 @@ fn atp_paper_two_flows() -> Experiment {
             series_axis: Some("protocol".into()),
             window_s: Some([30.0, 90.0]),
             batch_means: None,
+            compare_against: None,
         },
     )
 }
@@ -333,6 +336,7 @@ fn atp_paper_mobile(name: &str, routing: Routing) -> Experiment {
             series_axis: Some("protocol".into()),
             window_s: None,
             batch_means: None,
+            compare_against: None,
         },
     )
 }
@@ -379,6 +383,7 @@ fn testbed_a_with(name: &str, description: &str, switch: Axis, protocols_compare
             series_axis: Some("protocol".into()),
             window_s: None,
             batch_means: None,
+            compare_against: None,
         },
     )
 }

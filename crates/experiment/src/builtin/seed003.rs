@@ -126,6 +126,7 @@ fn config(name: &str, description: &str, repetitions: u32, sweep: Vec<Axis>, x_a
         series_axis: Some("protocol".into()),
         window_s: None,
         batch_means: None,
+        compare_against: None,
     }
 }
 

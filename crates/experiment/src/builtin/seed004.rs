@@ -108,6 +108,7 @@ fn config(
         series_axis: Some("protocol".into()),
         window_s: None,
         batch_means: Some(b),
+        compare_against: None,
     }
 }
 

@@ -72,6 +72,7 @@ fn sensitivity(name: &str, description: &str, sweep: Vec<Axis>) -> Experiment {
             series_axis: Some("protocol".into()),
             window_s: Some(STACK_WINDOW_S),
             batch_means: None,
+            compare_against: None,
         },
     )
 }

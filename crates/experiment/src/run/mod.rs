@@ -7,13 +7,17 @@
 //!   summaries ([`PointSummary`], [`RouteSummary`]) and the random pairs.
 //! * [`text`]: the summary as plain-text tables: the goodput headline and the diagnostics.
 //! * [`csv`]: the result tables' row structs and their writers.
+//! * [`paired`]: each series value against a reference over the same seeds
+//!   (`[experiment] compare_against`).
 
 pub mod csv;
+pub mod paired;
 pub mod runner;
 pub mod summary;
 pub mod text;
 
 pub use self::csv::{flows_table, write_csv};
+pub use paired::{paired_ratios, paired_table, PairedRatio};
 pub use runner::{
     jobs, plan, progress_bar, run, run_job, Job, Planned, Results, RunError, RunOptions, RunOutcome, Runner, SimRunner,
 };

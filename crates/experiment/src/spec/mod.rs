@@ -83,6 +83,21 @@ pub struct ExperimentConfig {
     /// the estimate and its 95% confidence interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_means: Option<BatchMeans>,
+    /// A value of the series axis (`series_axis`, else `protocol`) every
+    /// other value is compared with over the same seeds: for each point, the
+    /// ratio of a run's goodput to that of the run with the same seed and
+    /// the same other axis values, as a geometric mean with its 95%
+    /// confidence interval (`summary.txt`, `paired.csv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare_against: Option<String>,
+}
+
+impl ExperimentConfig {
+    /// The axis whose values are compared ([`ExperimentConfig::compare_against`]):
+    /// `series_axis`, else `protocol` when it is swept.
+    pub fn compared_axis(&self) -> Option<&str> {
+        self.series_axis.as_deref().or_else(|| self.sweep.iter().find(|a| a.key == "protocol").map(|a| a.key.as_str()))
+    }
 }
 
 fn default_repetitions() -> u32 {

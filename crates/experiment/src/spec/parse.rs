@@ -98,6 +98,27 @@ impl Experiment {
         if let Some(b) = &c.batch_means {
             b.validate(file)?;
         }
+        if let Some(reference) = &c.compare_against {
+            let values = c.compared_axis().and_then(|k| c.sweep.iter().find(|a| a.key == k)).map(|a| &a.values);
+            let Some(values) = values.filter(|v| v.iter().any(|v| &super::value_text(v) == reference)) else {
+                let expected = match (c.compared_axis(), values) {
+                    (Some(k), Some(v)) => format!(
+                        "a value of the `{k}` axis: one of {}",
+                        v.iter().map(super::value_text).collect::<Vec<_>>().join(", ")
+                    ),
+                    _ => "a value of the series axis (set `series_axis`, or sweep `protocol`)".to_string(),
+                };
+                return Err(invalid(file, "experiment.compare_against", reference, expected));
+            };
+            if values.len() < 2 {
+                return Err(invalid(
+                    file,
+                    "experiment.compare_against",
+                    reference,
+                    "an axis with another value to compare",
+                ));
+            }
+        }
         // Every point must give a valid scenario whose flows have routes;
         // building them checks that. A sweep too large to build at once is
         // checked by `run` once --force allows it (see `plan`).

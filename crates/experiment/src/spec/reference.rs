@@ -62,6 +62,7 @@ fn experiment_specimen() -> String {
         series_axis: Some("hops".into()),
         window_s: Some([1.0, 2.0]),
         batch_means: Some(BatchMeans::default()),
+        compare_against: None,
     };
     // A struct, so that the table's keys are written in the type's order.
     #[derive(serde::Serialize)]
