@@ -30,12 +30,13 @@ use meshbed_sim::scenario::{
 use toml::Value;
 
 pub mod building;
+pub mod modern_tcp;
 pub mod seed003;
 pub mod seed004;
 pub mod stack_sensitivity;
 
 /// The names, in the order `meshbed experiment list` shows them.
-pub const NAMES: [&str; 27] = [
+pub const NAMES: [&str; 31] = [
     "testbed-a-single",
     "testbed-a-two",
     "testbed-a-five",
@@ -63,6 +64,10 @@ pub const NAMES: [&str; 27] = [
     "stack-sensitivity-geometry",
     "stack-sensitivity-geometry-retries",
     "stack-sensitivity-radio",
+    modern_tcp::A_SINGLE,
+    modern_tcp::A_FIVE,
+    modern_tcp::B_SINGLE,
+    modern_tcp::B_FIVE,
 ];
 
 /// The single-flow comparison on testbed A: what `meshbed` runs by default.
@@ -460,6 +465,6 @@ pub fn get(name: &str) -> Option<Experiment> {
         stack_sensitivity::GEOMETRY => stack_sensitivity::geometry_experiment(name, 0),
         stack_sensitivity::GEOMETRY_RETRIES => stack_sensitivity::geometry_experiment(name, 6),
         stack_sensitivity::RADIO => stack_sensitivity::radio_experiment(name),
-        _ => return None,
+        other => return modern_tcp::experiment(other),
     })
 }
