@@ -92,6 +92,7 @@ impl EngineConfig {
                     elfn: protocol == Protocol::TcpNewRenoElfn,
                     pacing: protocol.is_paced(),
                     sack: variant.uses_sack(),
+                    timestamps: variant.uses_sack(),
                     ..tcp()
                 };
                 EngineConfig::Tcp { variant, config }

@@ -52,6 +52,8 @@ pub mod sack;
 mod sender;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timestamp_tests;
 
 pub use receiver::{TcpReceiveControl, TcpReceiver};
 pub use sender::{TcpSendControl, TcpSender, TcpSenderStats};
@@ -217,6 +219,17 @@ pub struct TcpConfig {
     /// as a SYN's SACK-permitted option would; the connection id's protocol
     /// code stands in for that negotiation.
     pub sack: bool,
+    /// RFC 7323's timestamps for round-trip measurement (RTTM): every data
+    /// segment carries the sender's clock (TSval) and every ACK echoes the
+    /// TSval of the segment that last moved the receiver's left edge
+    /// (TSecr), so that an ACK of retransmitted data still gives an RTT
+    /// sample (no Karn ambiguity) and a backed-off RTO recovers at the first
+    /// ACK. meshbed's header carries them in the two delay fields relays
+    /// stamp only on ATP's protocol id (D_max = TSval, D_s = TSecr, µs).
+    /// Set from the protocol, as `sack` is: on for `tcp-sack` and
+    /// `tcp-cubic` (Linux sends timestamps by default), off for the 2003
+    /// TCPs, which had none (seed 001 §3.3).
+    pub timestamps: bool,
 }
 
 impl Default for TcpConfig {
@@ -241,6 +254,7 @@ impl Default for TcpConfig {
             pacing: false,
             pacing_v: 1.0,
             sack: false,
+            timestamps: false,
         }
     }
 }
@@ -273,6 +287,7 @@ impl TcpConfig {
             pacing: self.pacing,
             pacing_v: if self.pacing_v.is_finite() && self.pacing_v > 0.0 { self.pacing_v } else { 1.0 },
             sack: self.sack,
+            timestamps: self.timestamps,
         }
     }
 
@@ -280,6 +295,12 @@ impl TcpConfig {
     fn receive_window_bytes(&self) -> u64 {
         self.max_cwnd_segments as u64 * self.mss_bytes as u64
     }
+}
+
+/// A TSval (RFC 7323) for `now`: microseconds of engine time, wrapping at
+/// 2³², never 0 (an echo of 0 means "none").
+pub(crate) fn tsval(now: meshbed_core::Instant) -> u32 {
+    ((now.as_nanos() / 1_000) % u64::from(u32::MAX)) as u32 + 1
 }
 
 /// The engines' timers (quinn-proto `connection/timer.rs`): each indexes one

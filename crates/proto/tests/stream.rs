@@ -33,8 +33,12 @@ fn atp_config(which: u8) -> AtpConfig {
     c
 }
 
+/// A sender that does not give up: with up to 15% loss each way, six
+/// timeouts in a row (what a default sender tolerates) happen in about one
+/// case in 4,000 (0.25⁶ for the FIN of an empty stream), which made this
+/// property fail now and then although nothing was wrong.
 fn tcp_config() -> TcpConfig {
-    TcpConfig { idle_timeout: Duration::from_secs(60), ..TcpConfig::default() }
+    TcpConfig { idle_timeout: Duration::from_secs(3_600), max_unanswered_rtos: 1_000, ..TcpConfig::default() }
 }
 
 /// Streams `data` through a `window`-byte sender in application writes of
@@ -94,7 +98,7 @@ proptest! {
     /// only on the receiver's confirmation.
     #[test]
     fn a_windowed_stream_arrives_whole_and_confirmed(
-        protocol in 0u8..6,
+        protocol in 0u8..8,
         len in 0usize..120_000,
         window_kib in 4usize..48,
         chunk in 1usize..20_000,
@@ -113,8 +117,9 @@ proptest! {
             (d, pair.events_a.clone(), pair.a.stats().clone())
         } else {
             let variant = TcpVariant::ALL[(protocol - 3) as usize];
-            let s = TcpSender::streaming(tcp_config(), variant, 9, window, now);
-            let r = TcpReceiver::new(tcp_config(), 9, now);
+            let config = TcpConfig { sack: variant.uses_sack(), timestamps: variant.uses_sack(), ..tcp_config() };
+            let s = TcpSender::streaming(config.clone(), variant, 9, window, now);
+            let r = TcpReceiver::new(config, 9, now);
             let (d, pair) = stream_through(s, r, &data, window, chunk, channel, seed)?;
             (d, pair.events_a.clone(), pair.a.stats().clone())
         };

@@ -107,6 +107,7 @@ fn run_transfer_across(variant: TcpVariant, elfn: bool, case: &Case, outages: &[
         idle_timeout: Duration::from_secs(3_600),
         elfn,
         sack: variant.uses_sack(),
+        timestamps: variant.uses_sack(),
         ..TcpConfig::default()
     };
     let conn = (case.seed >> 32) as u32;

@@ -47,6 +47,10 @@ pub struct TcpReceiveControl {
     /// named by a byte it holds; the ACK reports the ranges that hold them
     /// now.
     sack_recent: Vec<u64>,
+    /// Timestamps (RFC 7323 §4.3): TS.Recent, the TSval to echo, and
+    /// Last.ACK.sent, which decides which segment's TSval that is.
+    ts_recent: u32,
+    last_ack_sent: u64,
 }
 
 /// What a segment from the sender is, in the receiver's state.
@@ -75,6 +79,8 @@ impl TcpReceiver {
             pending_acks: VecDeque::new(),
             unacked_segments: 0,
             sack_recent: Vec::new(),
+            ts_recent: 0,
+            last_ack_sent: DATA_START,
         };
         Receiver::with_parts(core, control)
     }
@@ -183,6 +189,14 @@ impl TcpReceiveControl {
             return;
         };
         let seg_end = data_end.saturating_add(fin as u64);
+        if self.config.timestamps && seq <= self.last_ack_sent && self.last_ack_sent < seg_end {
+            // RFC 7323 §4.3: the segment at the edge last acknowledged (an
+            // in-order one, or the retransmission that fills the hole) sets
+            // the echo; one beyond a hole does not, so the ACKs it draws
+            // time the wait for the hole too, and with delayed ACKs the
+            // earlier of two segments is timed.
+            self.ts_recent = repr.d_max_us;
+        }
         let stream = &mut core.stream;
         if seg_end <= stream.next {
             // Entirely old: a retransmission whose ACK was lost, or a
@@ -261,6 +275,9 @@ impl TcpReceiveControl {
         if self.config.sack {
             repr.sack_blocks = self.sack_blocks(core, ack);
         }
+        if self.config.timestamps {
+            repr.d_s_us = self.ts_recent;
+        }
         emit_ack(repr, fin_ack, buf)
     }
 
@@ -337,6 +354,7 @@ impl ReceiveControl for TcpReceiveControl {
         let ack = *self.pending_acks.front()?;
         let t = self.emit(core, buf, Control::ACK, DATA_START, ack)?;
         self.pending_acks.pop_front();
+        self.last_ack_sent = self.last_ack_sent.max(ack);
         core.stats.datagrams_sent += 1;
         core.stats.feedback_packets += 1;
         Some(t)

@@ -487,6 +487,15 @@ impl TcpSendControl {
                 self.rtt_probe = None;
             }
         }
+        if self.config.timestamps && repr.d_s_us != 0 {
+            // RFC 7323 §4: the echo of the TSval of the segment that moved
+            // the receiver's edge, retransmitted or not. An echo from the
+            // future (more than 2³¹ µs ahead once wrapped) is no sample.
+            let rtt_us = super::tsval(now).wrapping_sub(repr.d_s_us);
+            if rtt_us < 1 << 31 {
+                self.on_rtt_sample(core, now, Duration::from_micros(u64::from(rtt_us)));
+            }
+        }
         if self.fin_seq().is_some_and(|fin| ack >= fin) {
             // Every byte is acknowledged (and released).
             core.await_confirmation(now);
@@ -629,6 +638,9 @@ impl TcpSendControl {
         let end = seq + len as u64 + fin as u64;
         let control = if fin { Control(Control::ACK | Control::FIN) } else { Control(Control::ACK) };
         let mut repr = core.header(control, seq, DATA_START);
+        if self.config.timestamps {
+            repr.d_max_us = super::tsval(now);
+        }
         repr.payload_len = len;
         let total = repr.buffer_len();
         repr.emit(buf);
@@ -644,7 +656,7 @@ impl TcpSendControl {
             if self.rtt_probe.is_some_and(|p| seq < p.end_seq && end > p.start_seq) {
                 self.rtt_probe = None;
             }
-        } else if self.rtt_probe.is_none() && self.standby.is_none() {
+        } else if self.rtt_probe.is_none() && self.standby.is_none() && !self.config.timestamps {
             // An ELFN probe is not timed: its answer may come with the route.
             self.rtt_probe = Some(RttProbe { start_seq: seq, end_seq: end, sent_at: now });
         }
