@@ -54,6 +54,10 @@ pub(crate) struct Segments {
     /// Segments to send again, lowest first (seed 002 §4.3.3: retransmissions
     /// go before new data; MTL does the same).
     retx: BTreeSet<usize>,
+    /// When the newest copy of anything the receiver is known to hold (SACKed
+    /// or cumulatively acknowledged) left: over a path that keeps order, a
+    /// segment whose last copy left before it and is still missing is lost.
+    newest_delivered_sent: Option<Instant>,
 }
 
 impl Segments {
@@ -68,6 +72,7 @@ impl Segments {
             next_new: 0,
             acked: 0,
             retx: BTreeSet::new(),
+            newest_delivered_sent: None,
         }
     }
 
@@ -192,8 +197,15 @@ impl Segments {
     }
     /// The receiver holds sent segment `i`: it is not sent again.
     pub(crate) fn mark_sacked(&mut self, i: usize) {
+        let last_sent = self.segment(i).last_sent;
+        self.newest_delivered_sent = self.newest_delivered_sent.max(last_sent);
         self.segment_mut(i).sacked = true;
         self.dequeue(i);
+    }
+
+    /// When the newest copy of anything known delivered left (see the field).
+    pub(crate) fn newest_delivered_sent(&self) -> Option<Instant> {
+        self.newest_delivered_sent
     }
 
     /// Records that segment `i` (sent before, or `next_new`) left at `now`,
@@ -223,7 +235,8 @@ impl Segments {
         let first = self.first_unacked();
         self.retx = self.retx.split_off(&first);
         let done = first.min(self.next_new).saturating_sub(self.base).min(self.entries.len());
-        self.entries.drain(..done);
+        let newest = self.entries.drain(..done).filter_map(|s| s.last_sent).max();
+        self.newest_delivered_sent = self.newest_delivered_sent.max(newest);
         self.base += done;
         self.buf.release(self.seg_start(self.base));
         true

@@ -352,6 +352,35 @@ fn a_hole_sent_less_than_an_rtt_ago_is_not_sent_again() {
     assert_eq!(out[0].0.seq, 0);
 }
 
+/// Issue 27: a hole reported again while its retransmission is still on
+/// its way is not sent a third time, even when the RTT (10 ms, measured on
+/// the quick-start probe) has grown far beyond what it was: it is lost
+/// again only once something sent after the retransmission has arrived.
+/// (The RTT guard alone resent it on every feedback: ATP-adaptive sent
+/// 881 retransmissions per run on testbed B's 6 hops for 33 drops.)
+#[test]
+fn a_hole_is_resent_only_after_something_sent_later_arrived() {
+    let mut s = connected_sender(AtpConfig::default(), 100_000);
+    for k in 0..6 {
+        drain(&mut s, ms(10 + 10 * k)); // segments 0–5 at 10–60 ms
+    }
+    s.handle_input(ms(100), &feedback(0, 0, 10_000, &[(MSS, 6 * MSS)]));
+    let out = drain(&mut s, ms(100));
+    assert_eq!((out.len(), out[0].0.seq), (1, 0), "segment 0 resent");
+    // 100 ms later the receiver still lacks it and holds nothing newer: the
+    // copy is on its way, 100 ms old, ten RTTs as measured.
+    s.handle_input(ms(200), &feedback(0, 0, 10_000, &[(MSS, 6 * MSS)]));
+    assert_eq!(s.retransmit_queue_len(), 0, "not sent a third time");
+    let out = drain(&mut s, ms(200));
+    assert_eq!(out[0].0.seq, 6 * MSS, "new data instead");
+    // Segment 6, sent after the retransmission, arrives without segment 0:
+    // now the retransmission is lost too.
+    s.handle_input(ms(300), &feedback(0, 0, 10_000, &[(MSS, 7 * MSS)]));
+    assert_eq!(s.retransmit_queue_len(), 1);
+    assert_eq!(drain(&mut s, ms(300))[0].0.seq, 0);
+    assert_eq!(s.stats().retransmissions, 2);
+}
+
 #[test]
 fn sack_more_retransmits_everything_unacknowledged() {
     let mut s = connected_sender(AtpConfig::default(), 5 * MSS as usize);

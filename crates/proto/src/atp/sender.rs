@@ -191,6 +191,15 @@ impl AtpSender {
 
 type Core = SenderCore<Timer>;
 
+/// How [`AtpSendControl::mark_hole`] decides that a hole's segment is lost.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Lost {
+    /// Something sent after its last copy was delivered.
+    ByOrder,
+    /// Its last copy is older than the retransmission guard.
+    ByAge,
+}
+
 impl AtpSendControl {
     fn state(&self, core: &Core) -> SenderState {
         match core.phase() {
@@ -308,9 +317,17 @@ impl AtpSendControl {
         }
     }
 
-    /// Queues the not-yet-held segments overlapping `[start, end)` whose last
-    /// copy is older than the retransmission guard.
-    fn mark_hole(&mut self, now: Instant, start: u64, end: u64) {
+    /// Queues the not-yet-held segments overlapping `[start, end)` that are
+    /// lost. Between SACK blocks (`Lost::ByOrder`) a segment is lost when
+    /// something sent after its last copy has been delivered: the path
+    /// keeps order, so that copy should have arrived first (RACK's rule,
+    /// RFC 8985 §6.2, without its reordering window). A hole reported again
+    /// while its retransmission is still on its way is therefore not sent a
+    /// third time, however the RTT has grown since it was measured on the
+    /// quick-start probes. Past the last block (the FIN's tail, SACK-MORE)
+    /// nothing later can have arrived, so there (`Lost::ByAge`) a copy
+    /// older than the retransmission guard is lost.
+    fn mark_hole(&mut self, now: Instant, start: u64, end: u64, lost: Lost) {
         if end <= start {
             return;
         }
@@ -321,9 +338,14 @@ impl AtpSendControl {
         if next_new == 0 || first > last {
             return;
         }
+        let delivered_after = self.segs.newest_delivered_sent();
         for i in first..=last {
             let seg = self.segs.segment(i);
-            if !seg.sacked && !seg.queued && seg.sent_at_least_ago(guard, now) {
+            let is_lost = match lost {
+                Lost::ByOrder => seg.last_sent.is_some_and(|t| delivered_after.is_some_and(|d| t <= d)),
+                Lost::ByAge => seg.sent_at_least_ago(guard, now),
+            };
+            if !seg.sacked && !seg.queued && is_lost {
                 self.segs.queue_retransmission(i);
             }
         }
@@ -336,15 +358,15 @@ impl AtpSendControl {
         if self.segs.ack_to(repr.ack) {
             core.stats.bytes_delivered = self.segs.acked();
         }
-        let mut prev = self.segs.acked();
         let mut blocks = repr.sack_blocks.clone();
         blocks.sort_unstable();
+        // Every block's segments first: what the receiver holds is what
+        // tells a hole below it lost (`mark_hole`).
         for &(start, end) in &blocks {
-            if end <= prev {
+            let start = start.max(self.segs.acked());
+            if end <= start {
                 continue;
             }
-            let start = start.max(prev);
-            self.mark_hole(now, prev, start);
             // Segments wholly inside the block are held by the receiver.
             let first = self.segs.seg_of(start).max(self.segs.first_unacked());
             let stop = self.segs.seg_of(end).min(self.segs.next_new());
@@ -353,7 +375,14 @@ impl AtpSendControl {
                     self.segs.mark_sacked(i);
                 }
             }
-            prev = prev.max(end);
+        }
+        let mut prev = self.segs.acked();
+        for &(start, end) in &blocks {
+            if end <= prev {
+                continue;
+            }
+            self.mark_hole(now, prev, start.max(prev), Lost::ByOrder);
+            prev = end;
         }
         // A receiver that saw the FIN knows where the data ends, so the gap
         // after its last block is a hole too, unless the block list was cut
@@ -363,11 +392,11 @@ impl AtpSendControl {
             && core.fin_sent_at().is_some()
             && blocks.len() < wire::MAX_SACK_BLOCKS.min(self.config.max_sack_blocks.max(1))
         {
-            self.mark_hole(now, prev, self.segs.len());
+            self.mark_hole(now, prev, self.segs.len(), Lost::ByAge);
         }
         // seed 001 §3.3: SACK-MORE asks for everything not yet acknowledged.
         if control.contains(Control::SACK_MORE) {
-            self.mark_hole(now, self.segs.acked(), self.segs.sent_end());
+            self.mark_hole(now, self.segs.acked(), self.segs.sent_end(), Lost::ByAge);
         }
     }
 
