@@ -58,6 +58,10 @@ pub(crate) struct Segments {
     /// or cumulatively acknowledged) left: over a path that keeps order, a
     /// segment whose last copy left before it and is still missing is lost.
     newest_delivered_sent: Option<Instant>,
+    /// The newest first send among segments sent once and found delivered
+    /// since [`Segments::take_clean_delivery`] last took it: an RTT sample
+    /// without Karn's ambiguity.
+    clean_delivery: Option<Instant>,
 }
 
 impl Segments {
@@ -73,6 +77,7 @@ impl Segments {
             acked: 0,
             retx: BTreeSet::new(),
             newest_delivered_sent: None,
+            clean_delivery: None,
         }
     }
 
@@ -197,10 +202,26 @@ impl Segments {
     }
     /// The receiver holds sent segment `i`: it is not sent again.
     pub(crate) fn mark_sacked(&mut self, i: usize) {
-        let last_sent = self.segment(i).last_sent;
+        let seg = *self.segment(i);
+        if !seg.sacked {
+            self.note_delivered(&seg);
+        }
+        let last_sent = seg.last_sent;
         self.newest_delivered_sent = self.newest_delivered_sent.max(last_sent);
         self.segment_mut(i).sacked = true;
         self.dequeue(i);
+    }
+
+    fn note_delivered(&mut self, seg: &Segment) {
+        if seg.first_sent.is_some() && seg.first_sent == seg.last_sent {
+            self.clean_delivery = self.clean_delivery.max(seg.first_sent);
+        }
+    }
+
+    /// The newest first send of a once-sent segment found delivered since
+    /// the last call (see the field), and forgets it.
+    pub(crate) fn take_clean_delivery(&mut self) -> Option<Instant> {
+        self.clean_delivery.take()
     }
 
     /// When the newest copy of anything known delivered left (see the field).
@@ -235,7 +256,14 @@ impl Segments {
         let first = self.first_unacked();
         self.retx = self.retx.split_off(&first);
         let done = first.min(self.next_new).saturating_sub(self.base).min(self.entries.len());
-        let newest = self.entries.drain(..done).filter_map(|s| s.last_sent).max();
+        let (mut clean, mut newest) = (None, None);
+        for seg in self.entries.drain(..done).filter(|s| !s.sacked) {
+            if seg.first_sent.is_some() && seg.first_sent == seg.last_sent {
+                clean = clean.max(seg.first_sent);
+            }
+            newest = newest.max(seg.last_sent);
+        }
+        self.clean_delivery = self.clean_delivery.max(clean);
         self.newest_delivered_sent = self.newest_delivered_sent.max(newest);
         self.base += done;
         self.buf.release(self.seg_start(self.base));

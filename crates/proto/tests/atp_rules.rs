@@ -381,6 +381,24 @@ fn a_hole_is_resent_only_after_something_sent_later_arrived() {
     assert_eq!(s.stats().retransmissions, 2);
 }
 
+/// SACK-MORE resends what is older than the RTT; the RTT follows the path
+/// as feedback reports deliveries: 10 ms on the probe, then a 100 ms sample
+/// once the queues filled, 10 · 7/8 + 100/8 = 21.25 ms smoothed, so a copy
+/// 15 ms old is left on its way (the probe's 10 ms alone resent it).
+#[test]
+fn the_sack_more_age_guard_follows_the_rtt_as_it_grows() {
+    let mut s = connected_sender(AtpConfig::default(), 100_000);
+    drain(&mut s, ms(10)); // segment 0 at 10 ms
+                           // Delivered, reported at 110 ms: an RTT sample of 100 ms.
+    s.handle_input(ms(110), &feedback(0, MSS, 10_000, &[]));
+    drain(&mut s, ms(120)); // segment 1 at 120 ms
+    s.handle_input(ms(135), &feedback(Control::SACK_MORE, MSS, 10_000, &[]));
+    assert_eq!(s.retransmit_queue_len(), 0, "15 ms old, RTT 21.25 ms");
+    // Much later it is older than any RTT seen: resent.
+    s.handle_input(ms(400), &feedback(Control::SACK_MORE, MSS, 10_000, &[]));
+    assert_eq!(s.retransmit_queue_len(), 1);
+}
+
 #[test]
 fn sack_more_retransmits_everything_unacknowledged() {
     let mut s = connected_sender(AtpConfig::default(), 5 * MSS as usize);

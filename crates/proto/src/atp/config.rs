@@ -96,7 +96,8 @@ pub struct AtpConfig {
     /// finds the receiver still there before it would give up.
     pub linger: Duration,
     /// A hole is retransmitted only if its last transmission is at least
-    /// `retransmit_guard_factor · RTT` old (RTT measured on quick-start probes).
+    /// `retransmit_guard_factor · RTT` old (RTT smoothed over quick-start
+    /// probes and the newest once-sent segment each feedback reports).
     /// Feedback is periodic, not per packet, so a hole reported in a feedback
     /// generated before the retransmission arrived must not trigger another
     /// copy. Not in the documents (seed 002 §4.3.3 only says "just as in TCP

@@ -232,7 +232,10 @@ impl AtpSendControl {
         1.0 / d_avg.max(self.config.min_delay).as_secs_f64()
     }
 
-    /// Retransmissions wait at least this long after the previous copy.
+    /// Retransmissions past the last SACK block (the FIN's tail, SACK-MORE)
+    /// wait at least this long after the previous copy. The RTT is the
+    /// quick-start probes' and every feedback's newest once-sent delivery
+    /// (`on_reliability`), smoothed.
     fn retransmit_guard(&self) -> Duration {
         let rtt = self.rtt.unwrap_or(Duration::ZERO).as_secs_f64();
         Duration::from_secs_f64(rtt * self.config.retransmit_guard_factor)
@@ -360,21 +363,13 @@ impl AtpSendControl {
         }
         let mut blocks = repr.sack_blocks.clone();
         blocks.sort_unstable();
-        // Every block's segments first: what the receiver holds is what
-        // tells a hole below it lost (`mark_hole`).
-        for &(start, end) in &blocks {
-            let start = start.max(self.segs.acked());
-            if end <= start {
-                continue;
-            }
-            // Segments wholly inside the block are held by the receiver.
-            let first = self.segs.seg_of(start).max(self.segs.first_unacked());
-            let stop = self.segs.seg_of(end).min(self.segs.next_new());
-            for i in first..stop {
-                if self.segs.seg_start(i) >= start && self.segs.seg_end(i) <= end {
-                    self.segs.mark_sacked(i);
-                }
-            }
+        self.mark_sacked_blocks(&blocks);
+        // The newest once-sent segment this feedback reports delivered
+        // times the path as it is now (queues included), not as the
+        // quick-start probe found it: the age guard of SACK-MORE and the
+        // FIN's tail follows the RTT as it grows.
+        if let Some(sent) = self.segs.take_clean_delivery() {
+            self.fold_rtt(now.saturating_since(sent));
         }
         let mut prev = self.segs.acked();
         for &(start, end) in &blocks {
@@ -400,16 +395,37 @@ impl AtpSendControl {
         }
     }
 
+    /// The segments wholly inside `blocks` (sorted) are held by the
+    /// receiver: what tells a hole below them lost (`mark_hole`).
+    fn mark_sacked_blocks(&mut self, blocks: &[(u64, u64)]) {
+        for &(start, end) in blocks {
+            let start = start.max(self.segs.acked());
+            if end <= start {
+                continue;
+            }
+            let first = self.segs.seg_of(start).max(self.segs.first_unacked());
+            let stop = self.segs.seg_of(end).min(self.segs.next_new());
+            for i in first..stop {
+                if self.segs.seg_start(i) >= start && self.segs.seg_end(i) <= end {
+                    self.segs.mark_sacked(i);
+                }
+            }
+        }
+    }
+
+    /// Folds an RTT sample in with TCP's 7/8 smoothing (RFC 6298).
+    fn fold_rtt(&mut self, sample: Duration) {
+        self.rtt = Some(match self.rtt {
+            None => sample,
+            Some(rtt) => Duration::from_nanos((rtt.as_nanos() / 8) * 7 + sample.as_nanos() / 8),
+        });
+    }
+
     /// Quick-start answer: S = R = 1/D_max of the probe (seed 002 §4.3.1 Fig.
     /// 6 lines 14–18; seed 001 §2.3).
     fn on_quick_start_answer(&mut self, core: &mut Core, now: Instant, d_avg: Duration) {
         if let Some(sent) = self.probe_sent_at.take() {
-            let sample = now.saturating_since(sent);
-            self.rtt = Some(match self.rtt {
-                None => sample,
-                // TCP's 7/8 smoothing (RFC 6298).
-                Some(rtt) => Duration::from_nanos((rtt.as_nanos() / 8) * 7 + sample.as_nanos() / 8),
-            });
+            self.fold_rtt(now.saturating_since(sent));
         }
         match self.state(core) {
             SenderState::Connecting => core.establish(),
