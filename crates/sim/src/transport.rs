@@ -670,6 +670,9 @@ fn atp_config(spec: &TransportFlow) -> AtpConfig {
         if let Some(t) = o.delay_read_interval_s {
             cfg.relay_delay_read_interval = Duration::from_secs_f64(t);
         }
+        if let Some(f) = o.sack_more_fraction {
+            cfg.sack_more_fraction = f;
+        }
     }
     cfg
 }

@@ -170,6 +170,8 @@ fn transport_flow_mistakes_name_their_key() {
     assert!(e.contains("flows[0].atp"), "{e}");
     let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 1.5\n");
     assert!(e.contains("flows[0].atp.kappa = 1.5"), "{e}");
+    let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nsack_more_fraction = 0\n");
+    assert!(e.contains("flows[0].atp.sack_more_fraction = 0") && e.contains("epochs"), "{e}");
     let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nepsilon = 1\n");
     assert!(e.contains("epsilon"), "{e}");
     // Boundary pair: the smallest data packet that still carries a byte.
@@ -208,4 +210,28 @@ fn duration_flows_stop_on_time_with_a_verified_prefix() {
     assert!(e.contains("flows[0].bytes") && e.contains("stop_s"), "{e}");
     let e = err_of("protocol = \"atp-default\"\nbytes = 1000\nstop_s = 2.0\n");
     assert!(e.contains("flows[0].stop_s") && e.contains("not both"), "{e}");
+}
+
+/// `[flows.atp] sack_more_fraction` (a sensitivity check of seed 001
+/// §3.3's half epoch) reaches the receiver: another silence before
+/// SACK-MORE gives another run on a chain without MAC retries, and every
+/// byte still arrives.
+#[test]
+fn the_sack_more_silence_reaches_the_receiver() {
+    use meshbed_sim::scenario::{AtpOverrides, FlowKind, TransportSettings};
+    let mut s = chain_transfer(Protocol::AtpAdaptive, 4, 400_000, 60.0);
+    s.radio.mac.short_retry_limit = 0;
+    s.radio.mac.long_retry_limit = 0;
+    let hash = |fraction: Option<f64>| {
+        let mut s = s.clone();
+        if let (Some(f), FlowKind::Transport(t)) = (fraction, &mut s.flows[0].kind) {
+            t.settings = TransportSettings::Atp(AtpOverrides { sack_more_fraction: Some(f), ..Default::default() });
+        }
+        let r = run(&s);
+        let f = &r.flows[0];
+        assert!(f.completed() && f.verified(), "{fraction:?}: {:?}", f.error());
+        r.trace_hash
+    };
+    assert_eq!(hash(None), hash(Some(0.5)), "half an epoch is the preset's");
+    assert_ne!(hash(None), hash(Some(10.0)), "the key changes the run");
 }

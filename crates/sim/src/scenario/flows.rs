@@ -402,6 +402,12 @@ pub struct AtpOverrides {
     /// A sensitivity check; the simulator only.
     #[schemars(range(min = *DELAY_READ_INTERVAL_S.start(), max = *DELAY_READ_INTERVAL_S.end()))]
     pub delay_read_interval_s: Option<f64>,
+    /// How long, in epochs, the receiver hears no data before it sets
+    /// SACK-MORE, which makes the sender resend everything unacknowledged
+    /// (seed 001 §3.3: half an epoch). A sensitivity check; the simulator
+    /// only.
+    #[schemars(range(min = *SACK_MORE_FRACTION.start(), max = *SACK_MORE_FRACTION.end()))]
+    pub sack_more_fraction: Option<f64>,
 }
 
 /// `[flows.atp] route_failure` (meshbed_proto::atp::RouteFailureReaction).
@@ -646,6 +652,7 @@ impl TransportFlow {
                     DELAY_READ_INTERVAL_S,
                     "an interval in seconds",
                 )?;
+                check("atp.sack_more_fraction", a.sack_more_fraction, SACK_MORE_FRACTION, "a silence in epochs")?;
                 fraction("atp.alpha", a.alpha)?;
                 fraction("atp.beta", a.beta)?;
                 if let Some(k) = a.kappa {

@@ -58,6 +58,9 @@ pub const ATP_ETA: std::ops::RangeInclusive<f64> = 0.001..=100.0;
 /// `[flows.atp] delay_read_interval_s`: from every packet (0) to once a
 /// second, beyond which the reading says nothing about the current delay.
 pub const DELAY_READ_INTERVAL_S: std::ops::RangeInclusive<f64> = 0.0..=1.0;
+/// `[flows.atp] sack_more_fraction`: the receiver's silence before SACK-MORE,
+/// in epochs (seed 001 §3.3: one half); from a hundredth to a hundred.
+pub const SACK_MORE_FRACTION: std::ops::RangeInclusive<f64> = 0.01..=100.0;
 /// `[flows.atp] phi`: φ is a margin on the rate (0.1 in the documents); 10
 /// would already mean "never increase".
 pub const ATP_PHI: std::ops::RangeInclusive<f64> = 0.0..=10.0;
