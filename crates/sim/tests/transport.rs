@@ -225,7 +225,8 @@ fn the_sack_more_silence_reaches_the_receiver() {
     let hash = |fraction: Option<f64>| {
         let mut s = s.clone();
         if let (Some(f), FlowKind::Transport(t)) = (fraction, &mut s.flows[0].kind) {
-            t.settings = TransportSettings::Atp(AtpOverrides { sack_more_fraction: Some(f), ..Default::default() });
+            t.settings =
+                TransportSettings::Atp(Box::new(AtpOverrides { sack_more_fraction: Some(f), ..Default::default() }));
         }
         let r = run(&s);
         let f = &r.flows[0];

@@ -241,7 +241,7 @@ fn atp_paper_two_flows() -> Experiment {
         kind: FlowKind::Transport(TransportFlow {
             trace: true,
             packet_bytes: ATP_PAPER_PACKET_BYTES,
-            settings: TransportSettings::Atp(AtpOverrides { beta: Some(0.75), ..AtpOverrides::default() }),
+            settings: TransportSettings::Atp(Box::new(AtpOverrides { beta: Some(0.75), ..AtpOverrides::default() })),
             ..TransportFlow::new(Protocol::AtpDefault, Amount::Until { stop_s })
         }),
     };
@@ -300,11 +300,11 @@ fn atp_paper_mobile(name: &str, routing: Routing) -> Experiment {
             // RFC 1122 §4.2.3.5, its default): a partition ATP's 10 s default
             // would end is survived by TCP, and the comparison would be of
             // give-up policies.
-            settings: TransportSettings::Atp(AtpOverrides {
+            settings: TransportSettings::Atp(Box::new(AtpOverrides {
                 beta: Some(0.75),
                 idle_timeout_s: Some(100.0),
                 ..AtpOverrides::default()
-            }),
+            })),
             ..TransportFlow::new(Protocol::AtpDefault, Amount::Until { stop_s: 100.0 })
         }),
         ..FlowSpec::default()

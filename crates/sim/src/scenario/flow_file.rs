@@ -349,7 +349,7 @@ impl FlowFile {
             (_, Some(_)) if protocol.is_atp() => {
                 return Err(invalid("tcp", "(given)", format!("no [flows.tcp] table: {protocol} is not TCP")))
             }
-            (Some(a), _) => TransportSettings::Atp(a.clone()),
+            (Some(a), _) => TransportSettings::Atp(Box::new(a.clone())),
             (_, Some(t)) => TransportSettings::Tcp(t.clone()),
             (None, None) => TransportSettings::Preset,
         };
@@ -494,7 +494,7 @@ impl From<&FlowSpec> for FlowFile {
                 f.batch_packets = t.batch_packets;
                 match &t.settings {
                     TransportSettings::Preset => {}
-                    TransportSettings::Atp(a) => f.atp = Some(a.clone()),
+                    TransportSettings::Atp(a) => f.atp = Some(a.as_ref().clone()),
                     TransportSettings::Tcp(o) => f.tcp = Some(o.clone()),
                 }
                 if let Some(r) = &t.reader {

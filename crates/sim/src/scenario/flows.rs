@@ -124,8 +124,9 @@ pub enum TransportSettings {
     /// The protocol's preset as it is.
     #[default]
     Preset,
-    /// `[flows.atp]` (ATP protocols only).
-    Atp(AtpOverrides),
+    /// `[flows.atp]` (ATP protocols only). Boxed: a dozen optional numbers
+    /// would make every flow of a scenario as large.
+    Atp(Box<AtpOverrides>),
     /// `[flows.tcp]` (TCP protocols only).
     Tcp(TcpOverrides),
 }
@@ -345,7 +346,7 @@ impl TransportFlow {
     /// `[flows.atp]`, if given.
     pub fn atp(&self) -> Option<&AtpOverrides> {
         match &self.settings {
-            TransportSettings::Atp(a) => Some(a),
+            TransportSettings::Atp(a) => Some(a.as_ref()),
             _ => None,
         }
     }

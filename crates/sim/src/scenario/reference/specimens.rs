@@ -171,7 +171,12 @@ fn flows() -> Vec<FlowSpec> {
         flow(FlowKind::Udp(UdpFlow { rate: UdpRate::Saturated, packet_bytes: 1_000, stop_s: Some(9.0) })),
         flow(FlowKind::Udp(UdpFlow { rate: UdpRate::Cbr { rate_kbps: 500.0 }, packet_bytes: 512, stop_s: None })),
         flow(FlowKind::Echo(EchoFlow { packet_bytes: 92, timeout_s: Some(2.0), stop_s: Some(9.0), trace: true })),
-        flow(transport(Protocol::AtpAdaptive, Amount::Bytes(1_000_000), TransportSettings::Atp(atp), Some(reader))),
+        flow(transport(
+            Protocol::AtpAdaptive,
+            Amount::Bytes(1_000_000),
+            TransportSettings::Atp(Box::new(atp)),
+            Some(reader),
+        )),
         flow(transport(Protocol::TcpRenoPaced, Amount::Until { stop_s: 9.0 }, TransportSettings::Tcp(tcp), None)),
         flow(FlowKind::KernelTcp(KernelTcpFlow {
             congestion_control: CongestionControl::new("bbr").expect("a kernel name"),
