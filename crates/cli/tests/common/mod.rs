@@ -208,7 +208,10 @@ pub fn kernel_tcp_transfer(
         let l = TcpListener::bind(SocketAddrV4::new(to_addr, port)).unwrap();
         tx.send(()).unwrap();
         let (mut s, _) = l.accept().unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        // After a route outage the kernel's RTO has backed off (1, 2, 4, …
+        // 64 s): a silence of 30 s is legitimate (CI saw it on the babeld
+        // walk), so wait up to two backed-off RTOs.
+        s.set_read_timeout(Some(Duration::from_secs(150))).unwrap();
         let mut got = Vec::new();
         s.read_to_end(&mut got).unwrap();
         got
@@ -223,7 +226,7 @@ pub fn kernel_tcp_transfer(
         // TCP_CONGESTION can be changed on a connected socket too.
         meshbed_emu::sys::set_tcp_congestion(&s, cc).unwrap();
         assert_eq!(meshbed_emu::sys::tcp_congestion(&s).unwrap(), cc);
-        s.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(150))).unwrap();
         s.write_all(&data).unwrap();
         s.shutdown(std::net::Shutdown::Write).unwrap();
     });
