@@ -119,6 +119,23 @@ pub trait CongestionControl {
     }
 }
 
+/// The [`CongestionControl`] accessors of a controller whose fields are
+/// `window` and `in_recovery`.
+macro_rules! window_state {
+    () => {
+        fn window(&self) -> &Window {
+            &self.window
+        }
+        fn window_mut(&mut self) -> &mut Window {
+            &mut self.window
+        }
+        fn in_recovery(&self) -> bool {
+            self.in_recovery
+        }
+    };
+}
+pub(crate) use window_state;
+
 /// cwnd and ssthresh, and the slow start / congestion avoidance rules every
 /// variant shares (RFC 5681 §3.1).
 #[derive(Clone, Debug)]
@@ -306,17 +323,7 @@ impl CongestionControl for Reno {
         self.in_recovery = false;
     }
 
-    fn window(&self) -> &Window {
-        &self.window
-    }
-
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.window
-    }
-
-    fn in_recovery(&self) -> bool {
-        self.in_recovery
-    }
+    window_state!();
 }
 
 /// How the window grows outside loss recovery and how far a loss cuts it:
@@ -447,17 +454,7 @@ impl<G: WindowGrowth> CongestionControl for NewReno<G> {
         self.in_recovery = false;
     }
 
-    fn window(&self) -> &Window {
-        &self.window
-    }
-
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.window
-    }
-
-    fn in_recovery(&self) -> bool {
-        self.in_recovery
-    }
+    window_state!();
 }
 
 /// Static dispatch over the variants.

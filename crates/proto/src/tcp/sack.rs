@@ -293,17 +293,7 @@ impl<G: WindowGrowth> CongestionControl for SackRecovery<G> {
         self.in_recovery = false;
     }
 
-    fn window(&self) -> &Window {
-        &self.window
-    }
-
-    fn window_mut(&mut self) -> &mut Window {
-        &mut self.window
-    }
-
-    fn in_recovery(&self) -> bool {
-        self.in_recovery
-    }
+    super::cc::window_state!();
 }
 
 #[cfg(test)]
