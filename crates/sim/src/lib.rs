@@ -20,6 +20,7 @@ pub mod capture;
 pub mod driver;
 pub mod dynamic;
 pub mod echo;
+mod forward;
 pub mod mobility;
 pub mod net_stats;
 mod network;
@@ -33,8 +34,9 @@ pub mod udp;
 
 use backend::ScenarioBackend;
 use driver::{Clock, Driver, Host, Network, RelayClass, VirtualClock};
+use forward::{is_feedback, route_out, stamp, HeldForwards};
 use meshbed_core::{Duration, Instant};
-use meshbed_radio::{Addr, DropCause, Indication, Medium, NodeId, Payload};
+use meshbed_radio::{DropCause, Indication, Medium, NodeId, Payload};
 pub use net_stats::{DataPathCounting, Discoveries, Drops, FlowNet, NetCounters};
 use net_stats::{Loss, NetStats};
 pub use network::{build_network, check_routes};
@@ -154,6 +156,9 @@ pub(crate) enum SimEvent {
     TransportStop { flow: u32 },
     /// A routing engine's timer (`gen`: stale ones are skipped).
     RoutingTimer { node: NodeId, gen: u64 },
+    /// A relay hands on a packet it held for its flow's
+    /// `relay_forwarding_delay_s` (`slot` in [`World::held`]).
+    Forward { slot: u32 },
 }
 
 /// One flow: its spec, what arrived at its destination, and its source (a
@@ -223,6 +228,8 @@ struct World {
     /// Each node's PHY data rate, bit/s: the interface bandwidth that path
     /// information carries (seed 004 eqs. 7–8).
     node_rate_bps: Vec<u64>,
+    /// Packets relays hold for their flow's forwarding delay, by slot.
+    held: HeldForwards,
 }
 
 type Net = Network<Packet, SimEvent>;
@@ -359,6 +366,7 @@ impl Sim {
             saturated,
             net: NetStats::new(n, scenario.flows.len()),
             node_rate_bps: (0..n as NodeId).map(|node| u64::from(scenario.data_rate_kbps(node)) * 1000).collect(),
+            held: HeldForwards::default(),
         };
         if let Some(d) = &mut world.router.dynamic {
             d.start(&mut net, &mut world.net, Instant::ZERO);
@@ -469,55 +477,6 @@ pub(crate) enum Routed {
     Dropped,
 }
 
-/// Hands `pkt` to `node`'s MAC towards its next hop, or to routing.
-fn route_out(
-    net: &mut Net,
-    router: &mut Router,
-    stats: &mut NetStats,
-    now: Instant,
-    node: NodeId,
-    mut pkt: Packet,
-) -> Routed {
-    if pkt.ttl == 0 {
-        stats.lost(node, &pkt, Loss::TtlExpired);
-        return Routed::Dropped;
-    }
-    pkt.ttl -= 1;
-    if let Some(d) = &mut router.dynamic {
-        return d.route(net, stats, now, node, pkt);
-    }
-    match router.table.next_hop(node, pkt.dst) {
-        Some(next) => match net.enqueue(now, node, Addr::Unicast(next), pkt) {
-            true => Routed::Queued,
-            false => Routed::Dropped,
-        },
-        None => {
-            stats.lost(node, &pkt, Loss::NoRoute);
-            Routed::Dropped
-        }
-    }
-}
-
-/// Whether a transport datagram is feedback (`proto::wire`'s rule).
-fn is_feedback(datagram: &[u8]) -> bool {
-    meshbed_proto::wire::Packet::new_checked(datagram).is_ok_and(|p| p.is_feedback())
-}
-
-/// Stamps a transport datagram that `node` is about to queue, with the
-/// node's relay of the flow's class (seed 002 §4.1). The node's other
-/// relays only learn that the channel is in use.
-fn stamp(net: &mut Net, now: Instant, node: NodeId, class: usize, datagram: &mut [u8]) -> Result<(), String> {
-    let relays = net.relays_mut(node);
-    let stamped = relays[class].stamp(now, datagram).map(|_| ());
-    for (k, relay) in relays.iter_mut().enumerate() {
-        if k != class {
-            relay.note_channel_busy(now);
-        }
-    }
-    // Our own engines wrote the datagram: a parse failure is a bug.
-    stamped.map_err(|e| format!("node {node} could not stamp a datagram: {e}"))
-}
-
 /// The world as the driver's host, with the caller's progress callback.
 struct SimHost<'a> {
     world: &'a mut World,
@@ -549,6 +508,7 @@ impl Host<Packet> for SimHost<'_> {
             SimEvent::TransportStop { flow } => 103 << 32 | flow as u64,
             SimEvent::RoutingTimer { node, .. } => 104 << 32 | node as u64,
             SimEvent::Echo { flow } => 105 << 32 | flow as u64,
+            SimEvent::Forward { slot } => 106 << 32 | slot as u64,
         }
     }
 
@@ -603,6 +563,11 @@ impl Host<Packet> for SimHost<'_> {
                     d.timer(net, &mut w.net, now, node, gen);
                 }
             }
+            SimEvent::Forward { slot } => {
+                if let Some((node, pkt)) = w.held.take(slot) {
+                    w.forward(net, now, node, pkt);
+                }
+            }
         }
         w.notify_route_events(now);
         w.update_path_info(net, now);
@@ -635,14 +600,16 @@ impl Host<Packet> for SimHost<'_> {
                 } else {
                     w.net.nodes[node as usize].forwarded += 1;
                     payload.path_hash = net_stats::path_step(payload.path_hash, node);
-                    if !payload.datagram.is_empty() {
-                        if let Some(t) = w.flows[payload.flow as usize].transport_mut() {
-                            if let Err(e) = stamp(net, now, node, t.relay_class, &mut payload.datagram) {
-                                t.error.get_or_insert(e);
-                            }
-                        }
+                    let hold = match w.flows[payload.flow as usize].transport_mut() {
+                        Some(t) if !payload.datagram.is_empty() => t.relay_forwarding_delay,
+                        _ => Duration::ZERO,
+                    };
+                    if hold.is_zero() {
+                        w.forward(net, now, node, payload);
+                    } else {
+                        let slot = w.held.hold(node, payload);
+                        net.schedule(now + hold, SimEvent::Forward { slot });
                     }
-                    let _ = route_out(net, &mut w.router, &mut w.net, now, node, payload);
                 }
             }
             Indication::Dequeued { node } => {
@@ -671,6 +638,19 @@ impl Host<Packet> for SimHost<'_> {
 }
 
 impl World {
+    /// A relay stamps a transport datagram it forwards (seed 002 §4.1) and
+    /// queues it towards its next hop.
+    fn forward(&mut self, net: &mut Net, now: Instant, node: NodeId, mut pkt: Packet) {
+        if !pkt.datagram.is_empty() {
+            if let Some(t) = self.flows[pkt.flow as usize].transport_mut() {
+                if let Err(e) = stamp(net, now, node, t.relay_class, &mut pkt.datagram) {
+                    t.error.get_or_insert(e);
+                }
+            }
+        }
+        let _ = route_out(net, &mut self.router, &mut self.net, now, node, pkt);
+    }
+
     /// Turns the routing engines' new route events into notices to the
     /// transport flows they concern (ELFN): a route lost or found at a
     /// flow's end towards its peer.

@@ -177,6 +177,10 @@ pub(crate) struct Transport {
     pub receiver: ReceiverEngine,
     /// Index into the simulator's relay classes.
     pub relay_class: usize,
+    /// How long each relay holds this flow's packets before it stamps them
+    /// and queues them (`[flows.atp] relay_forwarding_delay_s`; zero: at
+    /// once).
+    pub relay_forwarding_delay: Duration,
     /// Regenerates the data to check the receiver's bytes.
     verifier: ByteStream,
     /// Bytes the receiver handed up, all equal to the data so far.
@@ -275,6 +279,10 @@ impl Transport {
             sender,
             receiver,
             relay_class: 0,
+            relay_forwarding_delay: spec
+                .atp()
+                .and_then(|o| o.relay_forwarding_delay_s)
+                .map_or(Duration::ZERO, Duration::from_secs_f64),
             verifier,
             bytes_delivered: 0,
             mismatch_at: None,

@@ -236,3 +236,52 @@ fn the_sack_more_silence_reaches_the_receiver() {
     assert_eq!(hash(None), hash(Some(0.5)), "half an epoch is the preset's");
     assert_ne!(hash(None), hash(Some(10.0)), "the key changes the run");
 }
+
+/// `[flows.atp] relay_forwarding_delay_s` (issue 24's emulator check): a
+/// relay that hands a packet to its MAC a user-space round trip after the
+/// frame arrived finds the medium idle for a DIFS and sends without a
+/// backoff, so the delay D it stamps falls to one frame's service time on
+/// an idle channel (581 µs for a 1500-byte packet at 802.11a 24 Mbit/s):
+/// the floor of D_max seen on the emulator. At once (the model's default),
+/// the floor includes the backoff. Every byte arrives either way, and an
+/// absent key is the model's run.
+#[test]
+fn a_relay_forwarding_delay_lowers_the_floor_of_the_stamped_delay() {
+    use meshbed_sim::scenario::{AtpOverrides, FlowKind, TransportSettings};
+    use meshbed_sim::TraceKind;
+    let mut s = chain_transfer(Protocol::AtpDefault, 4, 2_000_000, 40.0);
+    s.flows[0].start_s = 2.0;
+    let FlowKind::Transport(t) = &mut s.flows[0].kind else { unreachable!() };
+    t.trace = true;
+    let run_with = |delay_s: Option<f64>| {
+        let mut s = s.clone();
+        if let (Some(d), FlowKind::Transport(t)) = (delay_s, &mut s.flows[0].kind) {
+            t.settings = TransportSettings::Atp(Box::new(AtpOverrides {
+                relay_forwarding_delay_s: Some(d),
+                ..Default::default()
+            }));
+        }
+        let r = run(&s);
+        let f = &r.flows[0];
+        assert!(f.completed() && f.verified(), "{delay_s:?}: {:?}", f.error());
+        let d_max: Vec<f64> = f.trace.iter().filter(|x| x.kind == TraceKind::DMaxUs).map(|x| x.value).collect();
+        let at_floor = d_max.iter().filter(|&&d| (575.0..=590.0).contains(&d)).count() as f64 / d_max.len() as f64;
+        (r.trace_hash, at_floor)
+    };
+    let (model, model_floor) = run_with(None);
+    assert_eq!(model, run_with(Some(0.0)).0, "zero is the model's run");
+    let (held, held_floor) = run_with(Some(0.0002));
+    assert_ne!(model, held);
+    println!("share of D_max at one frame's idle service time: at once {model_floor:.3}, after 200 us {held_floor:.3}");
+    assert!(model_floor < 0.02, "at once, a relay's D includes its backoff: {model_floor}");
+    assert!(held_floor > 0.05, "after 200 us, the relays send without a backoff: {held_floor}");
+}
+
+/// The key's bounds are checked, naming it.
+#[test]
+fn a_relay_forwarding_delay_out_of_bounds_is_refused_by_name() {
+    let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nrelay_forwarding_delay_s = 0.5\n");
+    assert!(e.contains("flows[0].atp.relay_forwarding_delay_s = 0.5") && e.contains("delay in seconds"), "{e}");
+    let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nrelay_forwarding_delay_s = -1e-3\n");
+    assert!(e.contains("flows[0].atp.relay_forwarding_delay_s"), "{e}");
+}

@@ -409,6 +409,16 @@ pub struct AtpOverrides {
     /// only.
     #[schemars(range(min = *SACK_MORE_FRACTION.start(), max = *SACK_MORE_FRACTION.end()))]
     pub sack_more_fraction: Option<f64>,
+    /// How long each relay holds the flow's packets before it stamps them
+    /// and hands them to its MAC (0, the default: at once, as seed 002's
+    /// simulation). A user-space relay daemon takes a netfilter round
+    /// trip (seed 001 §3.2's daemon; the emulator's `meshbed relay`, whose
+    /// frames also cross a TAP device): a relay that hands a frame over
+    /// after the medium has been idle for a DIFS sends it without a
+    /// backoff, so its delay D reads lower. A sensitivity check; the
+    /// simulator only.
+    #[schemars(range(min = *RELAY_FORWARDING_DELAY_S.start(), max = *RELAY_FORWARDING_DELAY_S.end()))]
+    pub relay_forwarding_delay_s: Option<f64>,
 }
 
 /// `[flows.atp] route_failure` (meshbed_proto::atp::RouteFailureReaction).
@@ -654,6 +664,12 @@ impl TransportFlow {
                     "an interval in seconds",
                 )?;
                 check("atp.sack_more_fraction", a.sack_more_fraction, SACK_MORE_FRACTION, "a silence in epochs")?;
+                check(
+                    "atp.relay_forwarding_delay_s",
+                    a.relay_forwarding_delay_s,
+                    RELAY_FORWARDING_DELAY_S,
+                    "a delay in seconds",
+                )?;
                 fraction("atp.alpha", a.alpha)?;
                 fraction("atp.beta", a.beta)?;
                 if let Some(k) = a.kappa {

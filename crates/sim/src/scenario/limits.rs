@@ -61,6 +61,10 @@ pub const DELAY_READ_INTERVAL_S: std::ops::RangeInclusive<f64> = 0.0..=1.0;
 /// `[flows.atp] sack_more_fraction`: the receiver's silence before SACK-MORE,
 /// in epochs (seed 001 §3.3: one half); from a hundredth to a hundred.
 pub const SACK_MORE_FRACTION: std::ops::RangeInclusive<f64> = 0.01..=100.0;
+/// `[flows.atp] relay_forwarding_delay_s`: from none (0) to 100 ms, far
+/// beyond any relay daemon's round trip (the emulator's is tens to hundreds
+/// of microseconds).
+pub const RELAY_FORWARDING_DELAY_S: std::ops::RangeInclusive<f64> = 0.0..=0.1;
 /// `[flows.atp] phi`: φ is a margin on the rate (0.1 in the documents); 10
 /// would already mean "never increase".
 pub const ATP_PHI: std::ops::RangeInclusive<f64> = 0.0..=10.0;
