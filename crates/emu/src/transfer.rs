@@ -122,6 +122,15 @@ pub(crate) fn start_transfer(
                             meshbed_net::SinkKind::Directory { dir, overwrite: false },
                         );
                         options.linger = std::time::Duration::from_millis(500);
+                        // No Retry round trip before the SYN, as in the
+                        // simulator: its two packets would mark every node
+                        // on the path busy, so the probe that follows is
+                        // stamped with D instead of an idle node's η·D
+                        // (seed 002 §4.1) and ATP's first epoch runs at 3×
+                        // the simulator's rate (issue 24: 5× the source's
+                        // queue losses). The peers are the emulation's own
+                        // processes in its own namespaces.
+                        options.validate_addresses = false;
                         options.routed = routed_rx;
                         options.trace = trace;
                         meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))
