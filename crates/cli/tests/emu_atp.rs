@@ -7,25 +7,10 @@ use std::process::Command;
 
 /// The 4-hop static chain of `examples/emulator/chain-static.toml` (802.11a
 /// at 24 Mbit/s, 200 m apart) with a shorter default-ATP transfer, traced.
-const SCENARIO: &str = r#"
-seed = 1
-duration_s = 15.0
-[radio]
-standard = "802.11a"
-data_rate_kbps = 24000
-[topology]
-kind = "chain"
-nodes = 5
-spacing_m = 200.0
-
-[[flows]]
-src = 0
-dst = 4
-protocol = "atp-default"
-bytes = 300000
-start_s = 1.0
-trace = true
-"#;
+fn scenario() -> String {
+    common::chain_toml(1, 15.0, 4)
+        + "[[flows]]\nsrc = 0\ndst = 4\nprotocol = \"atp-default\"\nbytes = 300000\nstart_s = 1.0\ntrace = true\n"
+}
 
 /// The D_avg the sender took first: the quick-start answer to its SYN probe.
 fn first_d_avg_received_us(flow: &serde_json::Value) -> f64 {
@@ -47,10 +32,10 @@ fn first_d_avg_received_us(flow: &serde_json::Value) -> f64 {
 #[test]
 #[ignore = "needs root, /dev/net/tun, iproute2 and iptables: run scripts/test as root (CI does)"]
 fn an_emulated_atp_transfer_starts_from_the_simulators_quick_start_answer() {
-    let emu = common::emu_run_json("chain-atp-quick-start", SCENARIO);
+    let emu = common::emu_run_json("chain-atp-quick-start", &scenario());
     let dir = common::scratch("chain-atp-quick-start-sim");
     let file = dir.join("s.toml");
-    std::fs::write(&file, SCENARIO).unwrap();
+    std::fs::write(&file, scenario()).unwrap();
     let o = Command::new(common::MESHBED).args(["sim", file.to_str().unwrap(), "--json"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let sim: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -8,16 +8,11 @@ mod common;
 /// A 2-hop static chain (802.11a at 24 Mbit/s, 200 m apart): two 1 MB
 /// transfers from node 0 to node 2, one with cubic and one with reno,
 /// then one backlogged flow back from node 2 until `stop_s`, after them.
-const SCENARIO: &str = r#"
-seed = 1
-duration_s = 20.0
-[radio]
-standard = "802.11a"
-data_rate_kbps = 24000
-[topology]
-kind = "chain"
-nodes = 3
-spacing_m = 200.0
+fn scenario() -> String {
+    common::chain_toml(1, 20.0, 2) + FLOWS
+}
+
+const FLOWS: &str = r#"
 [routing]
 kind = "static"
 paths = [[0, 1, 2]]
@@ -49,7 +44,7 @@ start_s = 12.0
 #[test]
 #[ignore = "needs root, /dev/net/tun, iproute2 and iptables: run scripts/test as root (CI does)"]
 fn kernel_tcp_flows_with_cubic_and_reno_arrive_verified_and_one_until_stop_s_delivers() {
-    let v = common::emu_run_json("chain-kernel-tcp", SCENARIO);
+    let v = common::emu_run_json("chain-kernel-tcp", &scenario());
     let flows = v["run"]["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 3, "{v}");
     for (f, cc) in flows.iter().zip(["cubic", "reno"]) {
@@ -80,7 +75,7 @@ fn kernel_tcp_flows_with_cubic_and_reno_arrive_verified_and_one_until_stop_s_del
     // The same file on the simulator, which has no kernel: refused by key.
     let dir = common::scratch("kernel-tcp-sim");
     let file = dir.join("chain-kernel-tcp.toml");
-    std::fs::write(&file, SCENARIO).unwrap();
+    std::fs::write(&file, scenario()).unwrap();
     let o = std::process::Command::new(common::MESHBED)
         .args(["sim", file.to_str().unwrap()])
         .output()

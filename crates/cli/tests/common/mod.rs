@@ -55,18 +55,20 @@ pub fn emu_run_json(name: &str, text: &str) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// The text of a scenario: a chain of `hops` hops, 802.11a at 24 Mbit/s,
+/// 200 m apart, without flows (a test appends its own tables).
+pub fn chain_toml(seed: u64, duration_s: f64, hops: u32) -> String {
+    format!(
+        "seed = {seed}\nduration_s = {duration_s:?}\n[radio]\nstandard = \"802.11a\"\ndata_rate_kbps = 24000\n\
+         [topology]\nkind = \"chain\"\nnodes = {}\nspacing_m = 200.0\n",
+        hops + 1
+    )
+}
+
 /// A chain of `hops` hops, 802.11a at 24 Mbit/s, 200 m apart.
 pub fn chain_scenario(dir: &Path, hops: u32) -> PathBuf {
     let p = dir.join(format!("chain{hops}.toml"));
-    std::fs::write(
-        &p,
-        format!(
-            "seed = 3\nduration_s = 10.0\n[radio]\nstandard = \"802.11a\"\ndata_rate_kbps = 24000\n\
-             [topology]\nkind = \"chain\"\nnodes = {}\nspacing_m = 200.0\n",
-            hops + 1
-        ),
-    )
-    .unwrap();
+    std::fs::write(&p, chain_toml(3, 10.0, hops)).unwrap();
     p
 }
 
