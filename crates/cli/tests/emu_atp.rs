@@ -50,3 +50,35 @@ fn an_emulated_atp_transfer_starts_from_the_simulators_quick_start_answer() {
     // rounding to whole microseconds may differ.
     assert!((e - s).abs() <= 0.02 * s, "emulator {e} us against the simulator's {s} us");
 }
+
+/// With routing daemons the emulated flow reports what its ends heard from
+/// them (the simulator's `routing` block, and ATP's re-probes), and the
+/// medium reports how long the relays' stacks took to forward (docs/RESULTS.md:
+/// the simulator's relays take none, `relay_forwarding_delay_s` gives them
+/// this).
+#[test]
+#[ignore = "needs root, /dev/net/tun, iproute2 and iptables: run scripts/test as root (CI does)"]
+fn an_emulated_aodv_flow_reports_its_notices_and_the_relays_forwarding_delay() {
+    let scenario = common::chain_toml(2, 12.0, 2)
+        + "[routing]\nkind = \"aodv\"\n\
+           [[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 300000\nstart_s = 1.0\n";
+    let emu = common::emu_run_json("chain-aodv-forwarding", &scenario);
+    let flow = &emu["run"]["flows"][0];
+    assert_eq!(flow["transfer"]["verified"], true, "{flow}");
+    let routing = &flow["routing"];
+    let failed = routing["route_failed_notices"].as_u64().unwrap_or_else(|| panic!("no routing block: {flow}"));
+    let probes = flow["transfer"]["sender"]["route_failure_probes"].as_u64().unwrap_or_else(|| panic!("{flow}"));
+    // ATP re-probes on a route-failed notice to its sender, and only then.
+    assert!(probes <= failed, "{flow}");
+    let fwd = &emu["medium"]["forwarding_delay"];
+    // Every datagram the receiver got crossed the one relay, and so did
+    // the feedback.
+    let received = flow["received_packets"].as_u64().unwrap();
+    assert!(fwd["count"].as_u64().unwrap() >= received, "{fwd} for {received} datagrams");
+    let (p50, p99) = (fwd["p50_us"].as_f64().unwrap(), fwd["p99_us"].as_f64().unwrap());
+    println!("relay forwarding delay: p50 {p50} us, p99 {p99} us");
+    // A kernel and a netfilter-queue daemon take time, but less than a
+    // frame's airtime times the MAC queue (a matching error would show as
+    // seconds or as zero).
+    assert!(p50 > 0.0 && p50 <= p99 && p99 < 50_000.0, "{fwd}");
+}

@@ -129,6 +129,8 @@ fn a_flow_until_stop_s_stops_there_and_a_traced_flow_has_both_ends_samples() {
     assert_eq!(t["completed"], true, "{f}");
     assert_eq!(t["verified"], true, "{f}");
     assert!(t["error"].is_null(), "{f}");
+    // Stopping at stop_s is how the flow ends, not a failed attempt.
+    assert!(t["failed_attempts"].as_array().is_none_or(|a| a.is_empty()), "{f}");
     let delivered = f["bytes_delivered"].as_u64().unwrap();
     // Two hops at 24 Mbit/s carry several Mbit/s; 2 s of it is far more
     // than a few segments and far less than the backlog (6 MB).

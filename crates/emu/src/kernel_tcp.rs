@@ -465,6 +465,9 @@ impl FlowRun {
             // The kernel's TCP makes one attempt, paced by the kernel.
             failed_attempts: Vec::new(),
             pacing: None,
+            // The kernel's TCP hears nothing from the routing daemons.
+            routing_sender: None,
+            routing_receiver: None,
         }
     }
 }

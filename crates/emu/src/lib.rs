@@ -12,6 +12,8 @@
 //! * [`realtime`]: the event loop behind a clock abstraction (wall clock and
 //!   TAPs, or a virtual clock for tests), timing-error statistics, and the
 //!   per-node delay export (seed 001 §3.1's driver change).
+//! * [`forwarding`]: how long the relays' stacks take to forward a packet
+//!   (what the simulator's relays do at once).
 //! * [`plumbing`]: namespaces, TAP devices, addresses, static routes, state
 //!   under `/run/meshbed/<id>/`, teardown and `clean`.
 //! * [`linkfeed`]: each node's link-layer feedback (frames heard and their
@@ -28,6 +30,7 @@
 //!
 //! The emulator needs root: namespaces, TAP devices and netfilter.
 
+pub mod forwarding;
 pub mod kernel_tcp;
 pub mod linkfeed;
 pub mod plumbing;

@@ -18,6 +18,7 @@
 //! * the nodes' average delays are exported (at most every 10 ms) for the
 //!   relay daemons that stamp ATP packets in the nodes.
 
+use crate::forwarding::ForwardingDelay;
 use crate::linkfeed::{LinkFeedCounters, LinkFeedExport};
 use crate::sys;
 use meshbed_core::{Duration, Instant};
@@ -204,6 +205,9 @@ pub struct LoopStats {
     /// Wall time at which a frame reached the receiver's TAP − the time the
     /// model delivered it (the end of its reception).
     pub delivery_lateness: Histogram,
+    /// The relays' stacks: a packet's reception end → its forward handed
+    /// back to the medium.
+    pub forwarding: ForwardingDelay,
     /// Time the loop ran.
     pub elapsed: Duration,
 }
@@ -217,6 +221,11 @@ pub struct LoopSummary {
     pub delivered_frames_per_s: f64,
     pub event_lateness: LatenessSummary,
     pub delivery_lateness: LatenessSummary,
+    /// How long the relays' stacks took to forward a packet (the
+    /// simulator's relays take none; `[flows.atp] relay_forwarding_delay_s`
+    /// gives them this).
+    #[serde(default)]
+    pub forwarding_delay: LatenessSummary,
 }
 
 impl LoopStats {
@@ -228,6 +237,7 @@ impl LoopStats {
             delivered_frames_per_s: if s > 0.0 { self.counters.frames_delivered as f64 / s } else { 0.0 },
             event_lateness: self.event_lateness.summary(),
             delivery_lateness: self.delivery_lateness.summary(),
+            forwarding_delay: self.forwarding.delay.summary(),
         }
     }
 }
@@ -448,6 +458,7 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
                     // a control packet in it reaches its socket.
                     feed.send(node, LinkFeed::Heard { neighbour: from, rx_power_dbm: mw_to_dbm(rx_power_mw) });
                 }
+                self.stats.forwarding.delivered(node, crate::plumbing::node_addr(node), at, &payload.0);
                 if self.backend.deliver(node, &payload.0)? {
                     self.stats.counters.frames_delivered += 1;
                 } else {
@@ -475,6 +486,7 @@ impl<B: Backend> Host<EthFrame> for EmuHost<'_, B> {
         self.backend.take_frames(&mut self.frames)?;
         for (node, frame) in self.frames.drain(..) {
             self.stats.counters.frames_in += 1;
+            self.stats.forwarding.sent(node, at, &frame);
             match frame_dest(self.emu_id, self.nodes, &frame) {
                 Some(dest) if dest != Addr::Unicast(node) => {
                     let priority = udp_dst_port(&frame).is_some_and(|p| self.priority_ports.contains(&p));

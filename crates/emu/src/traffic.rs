@@ -194,6 +194,16 @@ impl EmuReport {
             self.medium.delivery_lateness.p99_us,
             self.medium.delivery_lateness.max_us
         );
+        let fwd = &self.medium.forwarding_delay;
+        if fwd.count > 0 {
+            s.insert_str(
+                s.len() - 1,
+                &format!(
+                    "relays forwarded {} packets: reception end to the medium p50 {:.0} µs p99 {:.0} µs max {:.0} µs\n",
+                    fwd.count, fwd.p50_us, fwd.p99_us, fwd.max_us
+                ),
+            );
+        }
         s + &self.run.to_table()
     }
 }
@@ -358,6 +368,25 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                 t.error = o.error.clone();
                 t.failed_attempts = o.failed_attempts.clone();
                 t.sender_pacing = o.pacing.clone();
+                // The notices either end heard (as the simulator counts
+                // them), and ATP's re-probes on them (seed 002 §4.3.3).
+                if o.routing_sender.is_some() || o.routing_receiver.is_some() {
+                    let ends = [&o.routing_sender, &o.routing_receiver];
+                    let seen = |f: fn(&meshbed_net::notice::RoutingSeen) -> u64| {
+                        ends.iter().filter_map(|e| e.as_ref()).map(f).sum::<u64>()
+                    };
+                    r.routing = Some(meshbed_sim::report::RoutingResult {
+                        route_failed_notices: seen(|e| e.route_failed_notices),
+                        route_reestablished_notices: seen(|e| e.route_reestablished_notices),
+                        ..Default::default()
+                    });
+                    if let (Some(s), true) = (&o.routing_sender, f.protocol().is_some_and(|p| p.is_atp())) {
+                        t.sender = Some(meshbed_sim::report::SenderDetail {
+                            route_failure_probes: Some(s.route_failure_probes),
+                            tcp: None,
+                        });
+                    }
+                }
                 t.retransmissions = o.retransmissions;
                 t.feedback_packets = o.feedback_packets;
                 r.trace = o.trace.clone();

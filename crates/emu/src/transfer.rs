@@ -34,6 +34,10 @@ pub struct TransferOutcome {
     pub failed_attempts: Vec<String>,
     /// How the sender's loop kept the engine's schedule.
     pub pacing: Option<meshbed_sim::report::SenderPacing>,
+    /// What each end heard from its node's routing daemon (with daemons),
+    /// as `meshbed send` and `meshbed recv` report it.
+    pub routing_sender: Option<meshbed_net::notice::RoutingSeen>,
+    pub routing_receiver: Option<meshbed_net::notice::RoutingSeen>,
 }
 
 impl TransferOutcome {
@@ -52,6 +56,8 @@ impl TransferOutcome {
             trace: Vec::new(),
             failed_attempts: Vec::new(),
             pacing: None,
+            routing_sender: None,
+            routing_receiver: None,
         }
     }
 }
@@ -221,6 +227,7 @@ pub(crate) fn start_transfer(
                 }
                 let rx_report = last_report.lock().expect("not poisoned").take();
                 let rx_trace = rx_report.as_ref().and_then(|r| r.trace.as_ref());
+                let routing_receiver = rx_report.as_ref().and_then(|r| r.routing.clone());
                 let report = match &sent {
                     Ok(r) => r.clone(),
                     Err(e) => match e.report() {
@@ -255,6 +262,8 @@ pub(crate) fn start_transfer(
                     trace,
                     failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
                     pacing: Some(report.pacing.clone()),
+                    routing_sender: report.routing.clone(),
+                    routing_receiver,
                 })
             })();
         let _ = std::fs::remove_dir_all(&scratch);
@@ -303,8 +312,15 @@ fn stopped_outcome(
         datagrams_received: report.datagrams_received,
         feedback_packets: report.feedback_packets,
         trace: run_trace(t0, [(Side::Sender, report.trace.as_ref()), (Side::Receiver, None)]),
-        failed_attempts: report.failed_attempts.iter().map(ToString::to_string).collect(),
+        // The last attempt was stopped at the flow's stop_s, as the
+        // simulator stops it: that is how such a flow ends, not a failure.
+        failed_attempts: report.failed_attempts[..report.failed_attempts.len().saturating_sub(1)]
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
         pacing: Some(report.pacing.clone()),
+        routing_sender: report.routing.clone(),
+        routing_receiver: None,
     }
 }
 

@@ -549,6 +549,22 @@ mod tests {
         assert_eq!(d_max(&mut relay, t(110)), 1_750, "read again after 10 ms");
     }
 
+    /// What a relay rewrites is exactly `wire::RELAY_WRITTEN` (the emulator
+    /// matches a forwarded packet to its reception by the other bytes).
+    #[test]
+    fn a_stamp_writes_only_the_relay_written_bytes() {
+        let mut relay = Relay::new(RelayConfig::default());
+        relay.on_tx_report(t(100), t(99), Some(t(100)));
+        let before = atp_data();
+        let mut after = before.clone();
+        relay.stamp(t(100), &mut after).unwrap();
+        let changed: Vec<usize> = (0..before.len()).filter(|&i| before[i] != after[i]).collect();
+        let written = |i: &usize| crate::wire::RELAY_WRITTEN.iter().any(|r| r.contains(i));
+        assert!(changed.iter().all(written), "{changed:?}");
+        // Both fields did change: N_h 0 → 1, D_max 0 → 1,000 µs.
+        assert!(changed.contains(&3) && changed.iter().any(|i| (28..32).contains(i)), "{changed:?}");
+    }
+
     /// An ATP data packet with 10 bytes of data, N_h = 0 and D_max = 0.
     fn atp_data() -> Vec<u8> {
         let repr = Repr {

@@ -46,6 +46,10 @@ pub const VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 36;
 /// Bytes per SACK block.
 pub const SACK_BLOCK_LEN: usize = 16;
+/// The header bytes a relay rewrites on the way (the hop count N_h and
+/// D_max, seed 002 §4.1); everything else crosses the path unchanged. In
+/// header order, not overlapping.
+pub const RELAY_WRITTEN: [core::ops::Range<usize>; 2] = [field::HOP_COUNT..field::HOP_COUNT + 1, field::D_MAX];
 /// The most SACK blocks a feedback packet carries (seed 002 §4.3.3: 20).
 pub const MAX_SACK_BLOCKS: usize = 20;
 
@@ -478,6 +482,14 @@ pub fn parse_datagram(bytes: &[u8]) -> Result<(Repr, &[u8]), WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relay_written_ranges_are_in_order_and_apart() {
+        for pair in RELAY_WRITTEN.windows(2) {
+            assert!(pair[0].end <= pair[1].start, "{pair:?}");
+        }
+        assert!(RELAY_WRITTEN.iter().all(|r| r.end <= HEADER_LEN));
+    }
 
     // A feedback packet: ATP, SACK-OPT|ACK, N_h 3, conn 0xdeadbeef, seq 0,
     // ack 1000, D_max 2500 us, D_s 0, one SACK block [2000, 3000).
