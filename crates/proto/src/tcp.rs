@@ -42,6 +42,7 @@ pub mod cc;
 pub mod cubic;
 #[cfg(test)]
 mod elfn_tests;
+pub mod hystart;
 #[cfg(test)]
 mod instrumentation_tests;
 #[cfg(test)]
@@ -230,6 +231,10 @@ pub struct TcpConfig {
     /// `tcp-cubic` (Linux sends timestamps by default), off for the 2003
     /// TCPs, which had none (seed 001 §3.3).
     pub timestamps: bool,
+    /// HyStart++ (RFC 9406) in `tcp-cubic`'s initial slow start (RFC 9438
+    /// §4.10 recommends it; [`cubic`] and [`hystart`] say how). Default on;
+    /// off gives RFC 5681's slow start. The other variants ignore it.
+    pub hystart: bool,
 }
 
 impl Default for TcpConfig {
@@ -255,6 +260,7 @@ impl Default for TcpConfig {
             pacing_v: 1.0,
             sack: false,
             timestamps: false,
+            hystart: true,
         }
     }
 }
@@ -288,6 +294,7 @@ impl TcpConfig {
             pacing_v: if self.pacing_v.is_finite() && self.pacing_v > 0.0 { self.pacing_v } else { 1.0 },
             sack: self.sack,
             timestamps: self.timestamps,
+            hystart: self.hystart,
         }
     }
 

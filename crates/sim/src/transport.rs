@@ -711,6 +711,9 @@ fn tcp_config(spec: &TransportFlow) -> TcpConfig {
         if let Some(v) = o.pacing_v {
             cfg.pacing_v = v;
         }
+        if let Some(h) = o.hystart {
+            cfg.hystart = h;
+        }
     }
     cfg
 }

@@ -285,3 +285,45 @@ fn a_relay_forwarding_delay_out_of_bounds_is_refused_by_name() {
     let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nrelay_forwarding_delay_s = -1e-3\n");
     assert!(e.contains("flows[0].atp.relay_forwarding_delay_s"), "{e}");
 }
+
+/// The window increments of `tcp-cubic`'s first slow start (until the first
+/// exit), in segments.
+fn first_slow_start_increments(hystart: Option<bool>) -> Vec<f64> {
+    let mut s = chain_transfer(Protocol::TcpCubic, 4, 500_000, 30.0);
+    let t = s.flows[0].transport_mut().unwrap();
+    t.trace = true;
+    if let Some(h) = hystart {
+        t.settings = meshbed_sim::scenario::TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides {
+            hystart: Some(h),
+            ..Default::default()
+        });
+    }
+    let r = run(&s);
+    assert!(r.flows[0].completed());
+    let trace = &r.flows[0].trace;
+    let exit = trace
+        .iter()
+        .find(|t| t.kind == TraceKind::SlowStart && t.value == 0.0)
+        .map(|t| t.t_s)
+        .expect("the first slow start ends");
+    let cwnd: Vec<f64> =
+        trace.iter().filter(|t| t.kind == TraceKind::CwndSegments && t.t_s < exit).map(|t| t.value).collect();
+    cwnd.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+/// HyStart++ (RFC 9406) is `tcp-cubic`'s initial slow start: on the 4-hop
+/// chain the queues raise the round's RTT, slow start moves into CSS and
+/// grows a quarter segment per ACK; with `hystart = false` every step is a
+/// whole segment (RFC 5681).
+#[test]
+fn tcp_cubic_leaves_its_first_slow_start_through_hystart_css() {
+    let with = first_slow_start_increments(None);
+    assert!(with.contains(&0.25), "no CSS step: {with:?}");
+    assert!(with.iter().all(|&d| d == 1.0 || d == 0.25), "{with:?}");
+    let without = first_slow_start_increments(Some(false));
+    assert!(without.iter().all(|&d| d == 1.0), "{without:?}");
+    assert_eq!(first_slow_start_increments(Some(true)), with, "on is the default");
+    // Another TCP has no HyStart++ to switch.
+    let e = err_of("protocol = \"tcp-sack\"\nbytes = 1000\n[flows.tcp]\nhystart = false\n");
+    assert!(e.contains("flows[0].tcp.hystart = false") && e.contains("tcp-cubic"), "{e}");
+}

@@ -36,6 +36,9 @@ pub struct AckSample {
     /// byte as lost (RFC 6675 `IsLost(HighACK + 1)`, a reason to enter
     /// recovery before the third duplicate ACK); always false without.
     pub head_lost: bool,
+    /// The RTT sample this ACK gave, if it gave one (HyStart++'s
+    /// `currentRTT`, RFC 9406 §4.2).
+    pub rtt_sample: Option<Duration>,
 }
 
 /// What the controller asks the sender to retransmit.

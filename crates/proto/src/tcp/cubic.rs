@@ -21,11 +21,18 @@
 //! - "RTT" in `W_cubic(t + RTT)` is the smoothed RTT (§4.2 says so); before
 //!   the first sample it is 0.
 //!
-//! Not modelled: HyStart++ (RFC 9406; slow start is RFC 5681's), the
-//! application-limited epoch reset, and spurious-loss undo (§4.9–4.10).
+//! - Slow start (§4.10): the initial one is HyStart++ (RFC 9406,
+//!   [`super::hystart`]), as RFC 9438 §4.10 recommends and Windows runs it
+//!   (Linux runs its older HyStart, delay and ACK-train based); later ones,
+//!   after a loss set ssthresh, are RFC 5681's. `Cubic::hystart = false`
+//!   gives RFC 5681's throughout.
+//!
+//! Not modelled: the application-limited epoch reset and spurious-loss undo
+//! (§4.9).
 //! Windows are in segments, as `f64`, like every controller here.
 
 use super::cc::{AckSample, NewReno, Window, WindowGrowth};
+use super::hystart::HyStartPlusPlus;
 use meshbed_core::Instant;
 
 /// `C`, the window's growth constant in segments per second³ (§5.1).
@@ -77,15 +84,34 @@ pub struct Cubic {
     /// (§4.3: `α_cubic` becomes 1 once `W_est` reaches it).
     cwnd_prior: f64,
     epoch: Option<Epoch>,
+    /// HyStart++ over the initial slow start (RFC 9406 §4.3); `None` once
+    /// a loss or a timeout ended it, or when switched off.
+    hystart: Option<HyStartPlusPlus>,
 }
 
 impl Default for Cubic {
     fn default() -> Self {
-        Cubic { fast_convergence: true, w_max: None, cwnd_prior: 0.0, epoch: None }
+        Cubic::new(true)
     }
 }
 
 impl Cubic {
+    /// CUBIC, with HyStart++ in its initial slow start or without.
+    pub fn new(hystart: bool) -> Self {
+        Cubic {
+            fast_convergence: true,
+            w_max: None,
+            cwnd_prior: 0.0,
+            epoch: None,
+            hystart: hystart.then(HyStartPlusPlus::default),
+        }
+    }
+
+    /// HyStart++'s state while the initial slow start lasts.
+    pub fn hystart(&self) -> Option<&HyStartPlusPlus> {
+        self.hystart.as_ref()
+    }
+
     /// `W_max` of the last loss (`None` before one and after a timeout).
     pub fn w_max(&self) -> Option<f64> {
         self.w_max
@@ -107,14 +133,20 @@ impl Cubic {
         self.cwnd_prior = window.cwnd_segments;
         window.ssthresh_segments = (window.segments(flight_bytes) * BETA_CUBIC).max(2.0);
         self.epoch = None;
+        // RFC 9406 §4.2: a loss in slow start or CSS ends them; later slow
+        // starts stop at this ssthresh (§4.3).
+        self.hystart = None;
     }
 }
 
 impl WindowGrowth for Cubic {
     fn on_ack(&mut self, now: Instant, window: &mut Window, ack: &AckSample) {
         if window.cwnd_segments < window.ssthresh_segments {
-            // §4.9: slow start as RFC 5681 has it.
-            window.open(ack.acked_bytes);
+            match &mut self.hystart {
+                Some(h) => h.on_ack(window, ack),
+                // §4.10: slow start as RFC 5681 has it.
+                None => window.open(ack.acked_bytes),
+            }
             return;
         }
         let cwnd = window.cwnd_segments;
@@ -161,6 +193,7 @@ impl WindowGrowth for Cubic {
         if first {
             self.reduce_ssthresh(window, flight_bytes);
         }
+        self.hystart = None;
         self.w_max = None;
         self.epoch = None;
         window.cwnd_segments = 1.0;
@@ -194,6 +227,7 @@ mod tests {
             dupacks: 0,
             srtt: Some(Duration::from_millis(srtt_ms)),
             head_lost: false,
+            rtt_sample: None,
         }
     }
 
@@ -302,6 +336,7 @@ mod tests {
             dupacks,
             srtt: None,
             head_lost: false,
+            rtt_sample: None,
         };
         assert_eq!(cc.on_duplicate_ack(at(0), &dup(1)).retransmit, Retransmit::None);
         cc.on_duplicate_ack(at(0), &dup(2));
@@ -316,6 +351,7 @@ mod tests {
             dupacks: 0,
             srtt: None,
             head_lost: false,
+            rtt_sample: None,
         };
         cc.on_ack(at(10), &full);
         let m = cc.metrics();

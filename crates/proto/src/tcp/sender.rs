@@ -226,7 +226,9 @@ impl TcpSender {
             TcpVariant::Reno => Controller::Reno(Reno::new(window, threshold)),
             TcpVariant::NewReno => Controller::NewReno(NewReno::new(window, threshold)),
             TcpVariant::Sack => Controller::Sack(Box::new(SackRecovery::new(window, threshold, Aimd))),
-            TcpVariant::Cubic => Controller::Cubic(Box::new(SackRecovery::new(window, threshold, Cubic::default()))),
+            TcpVariant::Cubic => {
+                Controller::Cubic(Box::new(SackRecovery::new(window, threshold, Cubic::new(config.hystart))))
+            }
         };
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
         // TCP traces always; its idle clock runs from construction.
@@ -481,9 +483,12 @@ impl TcpSendControl {
         self.rto_expirations = 0;
         core.stats.bytes_delivered = (ack - DATA_START).min(self.buf.written_end());
         self.buf.release(ack - DATA_START);
+        let mut rtt_sample = None;
         if let Some(probe) = self.rtt_probe {
             if ack >= probe.end_seq {
-                self.on_rtt_sample(core, now, now.saturating_since(probe.sent_at));
+                let rtt = now.saturating_since(probe.sent_at);
+                self.on_rtt_sample(core, now, rtt);
+                rtt_sample = Some(rtt);
                 self.rtt_probe = None;
             }
         }
@@ -493,14 +498,16 @@ impl TcpSendControl {
             // future (more than 2³¹ µs ahead once wrapped) is no sample.
             let rtt_us = super::tsval(now).wrapping_sub(repr.d_s_us);
             if rtt_us < 1 << 31 {
-                self.on_rtt_sample(core, now, Duration::from_micros(u64::from(rtt_us)));
+                let rtt = Duration::from_micros(u64::from(rtt_us));
+                self.on_rtt_sample(core, now, rtt);
+                rtt_sample = Some(rtt);
             }
         }
         if self.fin_seq().is_some_and(|fin| ack >= fin) {
             // Every byte is acknowledged (and released).
             core.await_confirmation(now);
         }
-        let sample = self.ack_sample(ack, acked_bytes);
+        let sample = AckSample { rtt_sample, ..self.ack_sample(ack, acked_bytes) };
         let response = self.cc.on_ack(now, &sample);
         if self.fin_end().is_some_and(|fin_end| self.snd_una >= fin_end) {
             // The skeleton then closes the slow-start and standby periods.
@@ -530,6 +537,7 @@ impl TcpSendControl {
                 self.snd_una < self.snd_max
                     && s.is_lost(self.snd_una, self.config.mss_bytes as u64, self.config.dupack_threshold)
             }),
+            rtt_sample: None,
         }
     }
 

@@ -310,6 +310,7 @@ fn tahoe_does_not_fast_retransmit_twice_for_one_window() {
         dupacks,
         srtt: None,
         head_lost: false,
+        rtt_sample: None,
     };
     assert_eq!(cc.on_duplicate_ack(ms(0), &dupack(3)).retransmit, Retransmit::GoBackN);
     assert!(cc.metrics().in_recovery);
@@ -332,6 +333,7 @@ fn newreno_does_not_enter_recovery_below_recover_after_a_timeout() {
         dupacks: 3,
         srtt: None,
         head_lost: false,
+        rtt_sample: None,
     };
     // RFC 6582 §3.2 step 1: dupacks that do not cover recover come from the
     // segments the go-back-N resent needlessly; they start no recovery.

@@ -458,6 +458,10 @@ pub struct TcpOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = *PACING_V.start(), max = *PACING_V.end()))]
     pub pacing_v: Option<f64>,
+    /// HyStart++ in the initial slow start (RFC 9406; `tcp-cubic` only;
+    /// absent: on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
 }
 
 /// Echo traffic's default `echo_timeout_s` ([`crate::echo`]).
@@ -691,6 +695,15 @@ impl TransportFlow {
                         ));
                     }
                     check("tcp.pacing_v", Some(v), PACING_V, "a pacing aggressiveness V")?;
+                }
+                if let Some(h) = t.hystart {
+                    if protocol != Protocol::TcpCubic {
+                        return Err(invalid(
+                            key("tcp.hystart"),
+                            h,
+                            format!("nothing: {protocol} has no HyStart++ (tcp-cubic does)"),
+                        ));
+                    }
                 }
                 for (k, v) in [
                     ("tcp.initial_cwnd_segments", t.initial_cwnd_segments),

@@ -161,6 +161,7 @@ fn flows() -> Vec<FlowSpec> {
         delayed_acks: Some(true),
         idle_timeout_s: Some(10.0),
         pacing_v: Some(1.5),
+        hystart: Some(false),
     };
     let reader = SlowReader {
         rate_bps: 1_000_000,
