@@ -20,6 +20,7 @@
 //!   kernel TCP.
 
 mod bench;
+mod bench_suite;
 mod bench_transfer;
 mod emu;
 mod emu_runner;
@@ -105,12 +106,18 @@ enum Command {
     },
     /// Measure simulator speed on a saturated 6-hop 802.11a 24 Mbit/s chain.
     Bench {
-        /// Simulated seconds per repetition.
-        #[arg(long, default_value_t = 20.0)]
+        /// Simulated seconds per repetition (the chain; the suite's workloads have their own).
+        #[arg(long, default_value_t = 20.0, conflicts_with = "suite")]
         sim_seconds: f64,
-        /// Repetitions (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        repetitions: u32,
+        /// Repetitions (the median is reported) [default: 5, with --suite 1].
+        #[arg(long)]
+        repetitions: Option<u32>,
+        /// The suite of issue 28's workloads: matched runs against ns-3, static grids, the ATP paper's network; wall time, events/s and peak memory of each.
+        #[arg(long)]
+        suite: bool,
+        /// With --suite: only these workloads (repeatable).
+        #[arg(long, value_name = "WORKLOAD", requires = "suite", value_parser = clap::builder::PossibleValuesParser::new(bench_suite::workload_names()))]
+        only: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -462,14 +469,18 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Scenario { command }) => reference::scenario(command),
         Some(Command::Completions { shell }) => reference::completions(shell),
         Some(Command::Man { dir }) => reference::man(dir.as_deref()),
-        Some(Command::Bench { sim_seconds, repetitions, json }) => {
+        Some(Command::Bench { sim_seconds, repetitions, suite, only, json }) => {
             let longest = meshbed_sim::scenario::MAX_DURATION_S;
             anyhow::ensure!(
                 sim_seconds > 0.0 && sim_seconds <= longest,
                 "--sim-seconds {sim_seconds}: expected a positive number of simulated seconds, at most {longest}"
             );
-            anyhow::ensure!(repetitions >= 1, "--repetitions 0: expected at least one repetition");
-            bench::run(sim_seconds, repetitions, json)
+            anyhow::ensure!(repetitions != Some(0), "--repetitions 0: expected at least one repetition");
+            if suite {
+                bench_suite::run(&only, repetitions.unwrap_or(1), json)
+            } else {
+                bench::run(sim_seconds, repetitions.unwrap_or(5), json)
+            }
         }
         Some(Command::Send(args)) => {
             // What clap cannot check alone (FILE or --time), reported as clap reports.

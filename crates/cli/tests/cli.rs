@@ -68,6 +68,35 @@ fn mistakes_exit_non_zero_naming_file_key_and_expectation() {
     let o = meshbed(&["bench", "--sim-seconds", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--sim-seconds"));
+    let o = meshbed(&["bench", "--suite", "--only", "chain-tcp-fast"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("chain-tcp-fast") && err.contains("aodv-cbr-100"), "{err}");
+}
+
+/// `meshbed bench --suite` runs the workloads asked for and reports each
+/// run's events, wall time and peak memory; the chain's transfer is the
+/// simulator's own run of the same file.
+#[test]
+fn the_bench_suite_reports_each_workload() {
+    let o = meshbed(&["bench", "--suite", "--only", "chain-udp", "--only", "chain-tcp", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    // In the suite's order, whatever the order asked.
+    let names: Vec<&str> = rows.iter().map(|r| r["workload"].as_str().unwrap()).collect();
+    assert_eq!(names, ["chain-tcp", "chain-udp"]);
+    for r in rows {
+        assert_eq!(r["nodes"], 7, "{r}");
+        let (events, wall) = (r["events"].as_u64().unwrap(), r["wall_s"].as_f64().unwrap());
+        assert!(events > 100_000 && wall > 0.0, "{r}");
+        assert!((r["events_per_s"].as_f64().unwrap() - events as f64 / wall).abs() < 1.0, "{r}");
+        // The kernel's high-water mark, reset for the run: more than the
+        // binary's text, far less than a leak.
+        let peak = r["peak_rss_mib"].as_f64().expect("Linux reports a peak");
+        assert!(peak > 1.0 && peak < 1024.0, "{r}");
+    }
+    assert_eq!(rows[1]["simulated_s"], 10.0);
 }
 
 /// Runs meshbed, killing it if it has not ended within `secs`: a hang is a

@@ -1,0 +1,207 @@
+//! `meshbed bench --suite`: the simulator's speed on the workloads issue 28
+//! measures against ns-3 — the four matched runs (a 6-hop chain with TCP and
+//! with saturated UDP, the 100-node AODV network with CBR and with TCP),
+//! static grids of 100, 400 and 1600 nodes at constant density, and the ATP
+//! paper's 100-node, 25-flow, 100 s network (seed 002 §5) over AODV and DSR
+//! with NewReno and default ATP (over OLSR on request: `--only`).
+//!
+//! Each workload runs in this process, one at a time: wall time, events,
+//! events per second, and the peak resident memory of the run (the
+//! kernel's high-water mark, reset before each run through
+//! `/proc/self/clear_refs`). Speed and memory targets live here and in the
+//! issue's closing notes, never in tests.
+
+use crate::out;
+use anyhow::{bail, Context, Result};
+use meshbed_sim::Scenario;
+
+/// A workload's scenario: a file of the suite, or a point of a built-in
+/// experiment.
+enum Source {
+    File(&'static str),
+    /// The ATP paper's mobile network at 25 flows and 20 m/s, seed 1, with
+    /// `protocol`, over the built-in's routing or another.
+    AtpPaper {
+        builtin: &'static str,
+        protocol: &'static str,
+        olsr: bool,
+    },
+}
+
+struct Workload {
+    name: &'static str,
+    what: &'static str,
+    source: Source,
+    /// Run unless `--only` names others; the OLSR runs take minutes today.
+    default: bool,
+}
+
+const fn file(name: &'static str, what: &'static str, text: &'static str) -> Workload {
+    Workload { name, what, source: Source::File(text), default: true }
+}
+
+const fn atp_paper(
+    name: &'static str,
+    what: &'static str,
+    builtin: &'static str,
+    protocol: &'static str,
+    olsr: bool,
+) -> Workload {
+    Workload { name, what, source: Source::AtpPaper { builtin, protocol, olsr }, default: !olsr }
+}
+
+const WORKLOADS: &[Workload] = &[
+    file("chain-tcp", "6-hop 802.11a chain, TCP NewReno, 2 MiB", include_str!("bench_suite/chain-tcp.toml")),
+    file("chain-udp", "6-hop 802.11a chain, saturated UDP, 10 s", include_str!("bench_suite/chain-udp.toml")),
+    file(
+        "aodv-cbr-100",
+        "100 nodes, RWP 10 m/s, AODV, 10 CBR flows, 51 s",
+        include_str!("bench_suite/aodv-cbr-100.toml"),
+    ),
+    file(
+        "aodv-tcp-100",
+        "100 nodes, RWP 20 m/s, AODV, 25 TCP NewReno flows, 51 s",
+        include_str!("bench_suite/aodv-tcp-100.toml"),
+    ),
+    file("grid-100", "static 10 x 10 grid, 4 CBR flows, 5 s", include_str!("bench_suite/grid-100.toml")),
+    file("grid-400", "static 20 x 20 grid, 16 CBR flows, 5 s", include_str!("bench_suite/grid-400.toml")),
+    file("grid-1600", "static 40 x 40 grid, 64 CBR flows, 5 s", include_str!("bench_suite/grid-1600.toml")),
+    atp_paper("atp-paper-aodv-newreno", "ATP paper, AODV, NewReno", "atp-paper-mobile-aodv", "tcp-newreno", false),
+    atp_paper("atp-paper-aodv-atp", "ATP paper, AODV, atp-default", "atp-paper-mobile-aodv", "atp-default", false),
+    atp_paper("atp-paper-dsr-newreno", "ATP paper, DSR, NewReno", "atp-paper-mobile", "tcp-newreno", false),
+    atp_paper("atp-paper-dsr-atp", "ATP paper, DSR, atp-default", "atp-paper-mobile", "atp-default", false),
+    atp_paper("atp-paper-olsr-newreno", "ATP paper, OLSR, NewReno", "atp-paper-mobile", "tcp-newreno", true),
+    atp_paper("atp-paper-olsr-atp", "ATP paper, OLSR, atp-default", "atp-paper-mobile", "atp-default", true),
+];
+
+/// The names `--only` takes.
+pub fn workload_names() -> Vec<&'static str> {
+    WORKLOADS.iter().map(|w| w.name).collect()
+}
+
+impl Workload {
+    fn scenario(&self) -> Result<Scenario> {
+        match self.source {
+            Source::File(text) => Scenario::from_toml(text).map_err(|e| anyhow::anyhow!("{}: {e}", self.name)),
+            Source::AtpPaper { builtin, protocol, olsr } => {
+                let experiment = meshbed_experiment::builtin::get(builtin).context("the built-in experiment")?;
+                let want = [
+                    ("mobility.max_speed_mps", toml::Value::Float(20.0)),
+                    ("random_flows.count", toml::Value::Integer(25)),
+                    ("protocol", toml::Value::String(protocol.into())),
+                ];
+                let point = experiment
+                    .points(builtin)?
+                    .into_iter()
+                    .find(|p| want.iter().all(|(k, v)| p.values.iter().any(|(pk, pv)| pk == k && pv == v)))
+                    .with_context(|| format!("{builtin} has no point with 25 flows at 20 m/s and {protocol}"))?;
+                let mut s = point.scenario;
+                s.seed = 1;
+                if olsr {
+                    s.routing = meshbed_sim::scenario::Routing::olsr(false);
+                }
+                Ok(s)
+            }
+        }
+    }
+}
+
+/// One workload's numbers (the median run by wall time).
+struct Row {
+    workload: &'static str,
+    what: &'static str,
+    nodes: u32,
+    simulated_s: f64,
+    wall_s: f64,
+    events: u64,
+    events_per_s: f64,
+    /// The run's peak resident memory, MiB; `None` where the kernel's
+    /// high-water mark could not be reset or read.
+    peak_rss_mib: Option<f64>,
+}
+
+/// Resets the process's peak resident set (Linux `clear_refs` 5).
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The process's peak resident set since the last reset, MiB.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: f64 =
+        status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+pub fn run(only: &[String], repetitions: u32, json_out: bool) -> Result<()> {
+    for name in only {
+        if !WORKLOADS.iter().any(|w| w.name == name) {
+            bail!("--only {name}: expected one of {}", workload_names().join(", "));
+        }
+    }
+    let chosen: Vec<&Workload> = WORKLOADS
+        .iter()
+        .filter(|w| if only.is_empty() { w.default } else { only.iter().any(|n| n == w.name) })
+        .collect();
+    if !json_out {
+        out(&format!(
+            "{:<24} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}  what\n",
+            "workload", "nodes", "sim s", "wall s", "events", "events/s", "peak MiB"
+        ))?;
+    }
+    let mut rows = Vec::new();
+    for w in chosen {
+        let scenario = w.scenario()?;
+        let mut runs = Vec::new();
+        for _ in 0..repetitions {
+            let reset = reset_peak_rss();
+            let t0 = std::time::Instant::now();
+            let report = meshbed_sim::run(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", w.name))?;
+            let wall_s = t0.elapsed().as_secs_f64();
+            let peak = if reset { peak_rss_mib() } else { None };
+            runs.push((wall_s, report.events, peak));
+        }
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (wall_s, events, peak) = runs[runs.len() / 2];
+        let row = Row {
+            workload: w.name,
+            what: w.what,
+            nodes: scenario.node_count(),
+            simulated_s: scenario.duration_s,
+            wall_s,
+            events,
+            events_per_s: events as f64 / wall_s,
+            peak_rss_mib: peak,
+        };
+        if !json_out {
+            out(&format!(
+                "{:<24} {:>6} {:>7.0} {:>9.3} {:>12} {:>10.2} M {:>10}  {}\n",
+                row.workload,
+                row.nodes,
+                row.simulated_s,
+                row.wall_s,
+                row.events,
+                row.events_per_s / 1e6,
+                row.peak_rss_mib.map_or("-".to_string(), |m| format!("{m:.0}")),
+                row.what
+            ))?;
+        }
+        rows.push(row);
+    }
+    if json_out {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "workload": r.workload, "what": r.what, "nodes": r.nodes, "simulated_s": r.simulated_s,
+                    "wall_s": r.wall_s, "events": r.events, "events_per_s": r.events_per_s,
+                    "peak_rss_mib": r.peak_rss_mib,
+                })
+            })
+            .collect();
+        out(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
+    } else if only.is_empty() {
+        out("(the OLSR runs of the ATP paper's network take minutes today: --only atp-paper-olsr-newreno runs one)\n")?;
+    }
+    Ok(())
+}
