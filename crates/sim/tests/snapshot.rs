@@ -33,6 +33,10 @@ fn scenarios() -> Vec<(&'static str, Scenario)> {
         ("atp-default 300 kB, 2 hops", Protocol::AtpDefault, 2),
         ("tcp-newreno 300 kB, 3 hops", Protocol::TcpNewReno, 3),
         ("tcp-tahoe 300 kB, 1 hop", Protocol::TcpTahoe, 1),
+        // The modern TCPs (issue 27): SACK recovery, timestamps, CUBIC
+        // with HyStart++.
+        ("tcp-sack 300 kB, 2 hops", Protocol::TcpSack, 2),
+        ("tcp-cubic 300 kB, 4 hops", Protocol::TcpCubic, 4),
     ] {
         let mut s = Scenario::chain(hops, 200.0, 30.0);
         s.flows = vec![FlowSpec::transfer(0, hops, protocol, 300_000)];
