@@ -168,6 +168,12 @@ mod tests {
         assert_eq!(rtt_thresh(Duration::from_millis(400)), Duration::from_millis(16));
     }
 
+    /// A 10-segment window with ssthresh far above it, at the start of
+    /// HyStart++'s first round.
+    fn fresh() -> (Window, HyStartPlusPlus) {
+        (Window::new(10.0, 1000.0, 1000.0, MSS), HyStartPlusPlus::default())
+    }
+
     /// Drives one round of `acks` ACKs, each of one segment with the given
     /// RTT, the round ending at `end` (the next round's window end is
     /// `end + acks` segments further).
@@ -181,8 +187,7 @@ mod tests {
 
     #[test]
     fn a_delay_increase_moves_to_css_which_grows_a_quarter_and_ends_in_congestion_avoidance() {
-        let mut w = Window::new(10.0, 1000.0, 1000.0, MSS);
-        let mut h = HyStartPlusPlus::default();
+        let (mut w, mut h) = fresh();
         // Round 1 (the first ACK starts it): 40 ms, standard growth, 1 per ACK.
         let mut seq = round(&mut h, &mut w, 0, 10, 40);
         assert_eq!(h.phase(), Phase::SlowStart);
@@ -214,8 +219,7 @@ mod tests {
 
     #[test]
     fn a_css_round_whose_rtt_falls_below_the_baseline_resumes_slow_start() {
-        let mut w = Window::new(10.0, 1000.0, 1000.0, MSS);
-        let mut h = HyStartPlusPlus::default();
+        let (mut w, mut h) = fresh();
         let mut seq = round(&mut h, &mut w, 0, 10, 40);
         seq = round(&mut h, &mut w, seq, 10, 60);
         assert!(matches!(h.phase(), Phase::Css { .. }), "{:?}", h.phase());
@@ -231,8 +235,7 @@ mod tests {
 
     #[test]
     fn too_few_samples_or_no_last_round_never_leave_slow_start() {
-        let mut w = Window::new(10.0, 1000.0, 1000.0, MSS);
-        let mut h = HyStartPlusPlus::default();
+        let (mut w, mut h) = fresh();
         // Seven samples per round: never N_RTT_SAMPLE, whatever the delay.
         let mut seq = round(&mut h, &mut w, 0, 7, 40);
         seq = round(&mut h, &mut w, seq, 7, 400);
