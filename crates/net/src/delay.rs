@@ -172,15 +172,23 @@ impl EndToEndEstimator {
         }
     }
 
-    /// A feedback with cumulative `ack` and SACK `blocks` arrived at `now`.
-    pub fn on_feedback(&mut self, now: Instant, ack: u64, blocks: &[(u64, u64)]) {
+    /// A feedback with cumulative `ack` and SACK `blocks` arrived at `now`;
+    /// the receiver had last received data `hold` before it sent it (ATP
+    /// feedback's D_s; zero for TCP's ACKs, which leave at once).
+    pub fn on_feedback(&mut self, now: Instant, ack: u64, blocks: &[(u64, u64)], hold: Duration) {
         let latest = blocks.iter().map(|&(_, e)| e).fold(ack, u64::max);
         if latest <= self.highest_reported {
             return;
         }
         self.highest_reported = latest;
         if let Some(&sent_at) = self.sent.get(&latest) {
-            let sample = now.saturating_since(sent_at);
+            // The wait at the receiver is not path delay. Without it the
+            // first feedback through after a route outage (sent when the
+            // reverse path came back, reporting bytes that arrived before
+            // the outage) gave a sample as long as the outage: SRTT rose to
+            // tens of seconds, D with it, and ATP's rate 1/D collapsed for
+            // minutes (seen with babeld's 26 s repair in the emulator).
+            let sample = now.saturating_since(sent_at).saturating_sub(hold);
             self.samples += 1;
             let s = sample.as_nanos() as f64;
             self.srtt_ns = Some(match self.srtt_ns {
@@ -338,10 +346,10 @@ impl Stamper {
         let Ok(repr) = Packet::new_checked(datagram).and_then(|p| Repr::parse(&p)) else { return };
         match repr.protocol {
             ProtocolId::Atp if repr.control.contains(Control::SACK_OPT) => {
-                e.on_feedback(now, repr.ack, &repr.sack_blocks)
+                e.on_feedback(now, repr.ack, &repr.sack_blocks, Duration::from_micros(u64::from(repr.d_s_us)))
             }
             // Segments were recorded by sequence number, as TCP acknowledges.
-            ProtocolId::Tcp if repr.control.contains(Control::ACK) => e.on_feedback(now, repr.ack, &[]),
+            ProtocolId::Tcp if repr.control.contains(Control::ACK) => e.on_feedback(now, repr.ack, &[], Duration::ZERO),
             _ => {}
         }
     }
@@ -409,9 +417,9 @@ mod tests {
     fn end_to_end_source_is_offered_without_eta_when_idle() {
         let mut e = EndToEndEstimator::new(0.0);
         e.on_data_sent(t(0), 0, 100);
-        e.on_feedback(t(1_000), 100, &[]);
+        e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
         e.on_data_sent(t(2_000), 100, 100);
-        e.on_feedback(t(5_000), 200, &[]);
+        e.on_feedback(t(5_000), 200, &[], Duration::ZERO);
         assert_eq!(e.current(), Duration::from_millis(2));
         let mut s = Stamper::new(DelaySource::EndToEnd(e), EtaRule::Fixed(3.0), Duration::from_millis(100));
         let mut p = data_packet(0, 10, 0);
@@ -460,18 +468,33 @@ mod tests {
     fn end_to_end_estimate_is_queueing_over_the_minimum() {
         let mut e = EndToEndEstimator::new(0.0);
         e.on_data_sent(t(0), 0, 100);
-        e.on_feedback(t(1_000), 100, &[]);
+        e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
         assert_eq!(e.current(), Duration::ZERO, "one sample is its own minimum");
         e.on_data_sent(t(2_000), 100, 100);
         e.on_data_sent(t(2_100), 200, 100);
         // The SACK block end reports the newest segment: RTT 3 ms.
-        e.on_feedback(t(5_100), 100, &[(200, 300)]);
+        e.on_feedback(t(5_100), 100, &[(200, 300)], Duration::ZERO);
         assert_eq!(e.current(), Duration::from_millis(2));
         // A retransmitted segment gives no sample.
         e.on_data_sent(t(6_000), 100, 100);
         e.on_data_sent(t(6_000), 300, 100);
         e.on_data_sent(t(6_100), 300, 100);
-        e.on_feedback(t(9_000), 400, &[]);
+        e.on_feedback(t(9_000), 400, &[], Duration::ZERO);
         assert_eq!(e.samples(), 2);
+    }
+
+    /// A route outage with the reverse path back first: the feedback that
+    /// crosses reports a byte that arrived 26 s ago. Its D_s (the
+    /// receiver's hold) is left out, so the sample is the 10 ms round trip,
+    /// not 26 s.
+    #[test]
+    fn the_receivers_hold_is_not_path_delay() {
+        let mut e = EndToEndEstimator::new(0.0);
+        e.on_data_sent(t(0), 0, 100);
+        e.on_feedback(t(10_000), 100, &[], Duration::ZERO);
+        e.on_data_sent(t(20_000), 100, 100);
+        e.on_feedback(t(26_030_000), 200, &[], Duration::from_micros(26_000_000));
+        assert_eq!(e.srtt(), Some(Duration::from_millis(10)));
+        assert_eq!(e.current(), Duration::ZERO);
     }
 }

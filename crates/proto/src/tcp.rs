@@ -47,7 +47,12 @@ pub mod hystart;
 mod instrumentation_tests;
 #[cfg(test)]
 mod pacing_tests;
+pub mod rack;
+#[cfg(test)]
+mod rack_sender_tests;
 mod receiver;
+#[cfg(test)]
+mod receiver_tests;
 pub mod rtt;
 pub mod sack;
 mod sender;
@@ -235,6 +240,12 @@ pub struct TcpConfig {
     /// §4.10 recommends it; [`cubic`] and [`hystart`] say how). Default on;
     /// off gives RFC 5681's slow start. The other variants ignore it.
     pub hystart: bool,
+    /// RACK-TLP (RFC 8985, [`rack`]) as the SACK senders' loss detection
+    /// (`tcp-sack`, `tcp-cubic`): time-based marking instead of the
+    /// duplicate-ACK threshold, and tail loss probes. Default on, as in
+    /// Linux since 4.18 (`net.ipv4.tcp_recovery = 1`); off gives RFC 6675's
+    /// `IsLost` and DupThresh. The TCPs without SACK ignore it.
+    pub rack_tlp: bool,
 }
 
 impl Default for TcpConfig {
@@ -261,6 +272,7 @@ impl Default for TcpConfig {
             sack: false,
             timestamps: false,
             hystart: true,
+            rack_tlp: true,
         }
     }
 }
@@ -295,6 +307,7 @@ impl TcpConfig {
             sack: self.sack,
             timestamps: self.timestamps,
             hystart: self.hystart,
+            rack_tlp: self.rack_tlp,
         }
     }
 
@@ -326,11 +339,23 @@ pub(crate) enum Timer {
     ElfnProbe,
     /// Pacing: the next segment, held back by the pacing rule, may leave.
     Pace,
+    /// RACK (RFC 8985 §6.3): a segment's reordering window has passed.
+    Rack,
+    /// TLP (RFC 8985 §7): the probe timeout.
+    Tlp,
 }
 
 impl TimerId for Timer {
-    const ALL: &'static [Timer] =
-        &[Timer::Idle, Timer::Retransmit, Timer::DelayedAck, Timer::Confirm, Timer::ElfnProbe, Timer::Pace];
+    const ALL: &'static [Timer] = &[
+        Timer::Idle,
+        Timer::Retransmit,
+        Timer::DelayedAck,
+        Timer::Confirm,
+        Timer::ElfnProbe,
+        Timer::Pace,
+        Timer::Rack,
+        Timer::Tlp,
+    ];
 }
 
 impl SenderTimer for Timer {

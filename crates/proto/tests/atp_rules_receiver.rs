@@ -56,6 +56,8 @@ fn d_avg_is_an_ewma_with_beta_and_goes_out_each_epoch() {
     let out = drain(&mut r, ms(1_000));
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].0.d_max_us, out[0].0.ack), (9_704, 3 * MSS));
+    // D_s: the last data arrived 450 ms before this feedback went.
+    assert_eq!(out[0].0.d_s_us, 450_000);
     assert!(!out[0].0.control.contains(Control::SACK_MORE));
     assert!(events(&mut r).iter().any(|e| matches!(e, EngineEvent::Trace(TraceSample::DAvgSent { .. }))));
     assert_eq!(r.poll_timeout().map(|t| t > ms(1_000)), Some(true));

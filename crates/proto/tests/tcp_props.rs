@@ -29,16 +29,19 @@ struct Case {
     mss_bytes: usize,
     initial_cwnd_segments: u32,
     max_cwnd_segments: u32,
+    /// RACK-TLP (RFC 8985) or RFC 6675's own loss detection, for the SACK
+    /// senders; the others ignore it.
+    rack_tlp: bool,
     seed: u64,
 }
 
 fn cases() -> impl Strategy<Value = Case> {
     let channel = (20_000usize..200_000, 0.0f64..0.3, 1u64..20, 0u64..30, 0.0f64..0.1);
-    let endpoints = (any::<bool>(), 536usize..=1436, 1u32..=4, 4u32..=64, any::<u64>());
+    let endpoints = (any::<bool>(), 536usize..=1436, 1u32..=4, 4u32..=64, any::<bool>(), any::<u64>());
     (channel, endpoints).prop_map(
         |(
             (len, loss, delay_ms, jitter_ms, duplicate),
-            (delayed_acks, mss_bytes, initial_cwnd_segments, max_cwnd_segments, seed),
+            (delayed_acks, mss_bytes, initial_cwnd_segments, max_cwnd_segments, rack_tlp, seed),
         )| Case {
             len,
             loss,
@@ -49,6 +52,7 @@ fn cases() -> impl Strategy<Value = Case> {
             mss_bytes,
             initial_cwnd_segments,
             max_cwnd_segments,
+            rack_tlp,
             seed,
         },
     )
@@ -108,6 +112,7 @@ fn run_transfer_across(variant: TcpVariant, elfn: bool, case: &Case, outages: &[
         elfn,
         sack: variant.uses_sack(),
         timestamps: variant.uses_sack(),
+        rack_tlp: case.rack_tlp,
         ..TcpConfig::default()
     };
     let conn = (case.seed >> 32) as u32;

@@ -566,6 +566,9 @@ impl Transport {
                     elfn_standbys: t.elfn_standbys,
                     elfn_standby_time_s: t.elfn_standby_time.as_secs_f64(),
                     elfn_probes: t.elfn_probes,
+                    rack_lost_segments: t.rack_lost_segments,
+                    tlp_probes: t.tlp_probes,
+                    tlp_repaired_losses: t.tlp_repaired_losses,
                 }),
             },
         }
@@ -713,6 +716,9 @@ fn tcp_config(spec: &TransportFlow) -> TcpConfig {
         }
         if let Some(h) = o.hystart {
             cfg.hystart = h;
+        }
+        if let Some(r) = o.rack_tlp {
+            cfg.rack_tlp = r;
         }
     }
     cfg

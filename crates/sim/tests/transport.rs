@@ -327,3 +327,35 @@ fn tcp_cubic_leaves_its_first_slow_start_through_hystart_css() {
     let e = err_of("protocol = \"tcp-sack\"\nbytes = 1000\n[flows.tcp]\nhystart = false\n");
     assert!(e.contains("flows[0].tcp.hystart = false") && e.contains("tcp-cubic"), "{e}");
 }
+
+/// The TCP counts of a 2 MB `protocol` transfer over 6 hops (queue drops
+/// and MAC retry-limit drops), with RACK-TLP on or off.
+fn lossy_chain_tcp(protocol: Protocol, rack_tlp: Option<bool>) -> meshbed_sim::report::TcpDetail {
+    let mut s = chain_transfer(protocol, 6, TRANSFER_BYTES, 120.0);
+    if let Some(r) = rack_tlp {
+        s.flows[0].transport_mut().unwrap().settings =
+            meshbed_sim::scenario::TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides {
+                rack_tlp: Some(r),
+                ..Default::default()
+            });
+    }
+    let r = run(&s);
+    assert!(r.flows[0].completed(), "{protocol} rack_tlp {rack_tlp:?}");
+    r.flows[0].tcp().expect("a TCP sender's counts").clone()
+}
+
+/// RACK-TLP (RFC 8985) is the SACK senders' loss detection unless the
+/// scenario turns it off: with it, RACK marks the losses and tail probes
+/// go out; without, neither happens (RFC 6675's DupThresh).
+#[test]
+fn rack_tlp_detects_the_sack_senders_losses_unless_switched_off() {
+    for protocol in [Protocol::TcpSack, Protocol::TcpCubic] {
+        let on = lossy_chain_tcp(protocol, None);
+        assert!(on.rack_lost_segments > 0 && on.tlp_probes > 0, "{protocol}: {on:?}");
+        assert_eq!(lossy_chain_tcp(protocol, Some(true)), on, "{protocol}: on is the default");
+        let off = lossy_chain_tcp(protocol, Some(false));
+        assert_eq!((off.rack_lost_segments, off.tlp_probes), (0, 0), "{protocol}: {off:?}");
+    }
+    let e = err_of("protocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\nrack_tlp = false\n");
+    assert!(e.contains("flows[0].tcp.rack_tlp = false") && e.contains("tcp-sack"), "{e}");
+}

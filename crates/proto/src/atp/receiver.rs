@@ -472,6 +472,12 @@ impl ReceiveControl for AtpReceiveControl {
         let d = self.feedback_delay();
         let mut repr = core.header(control, 0, stream.next);
         repr.d_max_us = duration_to_us(d);
+        // D_s, unused on feedback by the documents, carries how long ago
+        // data last arrived (QUIC's ack delay), so that a sender timing its
+        // newest reported byte can leave out the wait for this feedback: a
+        // feedback that crosses first after a route outage reports bytes
+        // that arrived before it (docs/PROTOCOLS.md §1).
+        repr.d_s_us = duration_to_us(now.saturating_since(self.last_data_at));
         // seed 002 §4.2.2: the blocks always describe the first holes.
         let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
         repr.sack_blocks = stream.out_of_order.ranges().take(max_blocks).collect();

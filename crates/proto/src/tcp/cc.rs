@@ -485,6 +485,39 @@ macro_rules! dispatch {
     };
 }
 
+/// RFC 6675 recovery's entry points beyond [`CongestionControl`], which
+/// RACK-TLP ([`super::rack`]) drives; the 2003 TCPs have no SACK and so
+/// never see them.
+impl Controller {
+    /// In fast recovery, or after a timeout until what was outstanding at
+    /// it is acknowledged.
+    pub fn in_loss_recovery(&self, snd_una: u64) -> bool {
+        match self {
+            Controller::Sack(c) => c.in_loss_recovery(snd_una),
+            Controller::Cubic(c) => c.in_loss_recovery(snd_una),
+            _ => self.in_recovery(),
+        }
+    }
+
+    /// RACK marked a segment lost: recovery begins (unless under way).
+    pub fn on_loss_detected(&mut self, now: Instant, ack: &AckSample) -> Response {
+        match self {
+            Controller::Sack(c) => c.on_loss_detected(now, ack),
+            Controller::Cubic(c) => c.on_loss_detected(now, ack),
+            _ => Response::NOTHING,
+        }
+    }
+
+    /// A tail loss probe repaired a loss: the window is cut.
+    pub fn on_probe_repaired_loss(&mut self, now: Instant, flight_bytes: u64) {
+        match self {
+            Controller::Sack(c) => c.on_probe_repaired_loss(now, flight_bytes),
+            Controller::Cubic(c) => c.on_probe_repaired_loss(now, flight_bytes),
+            _ => {}
+        }
+    }
+}
+
 impl CongestionControl for Controller {
     fn on_ack(&mut self, now: Instant, ack: &AckSample) -> Response {
         dispatch!(self, c => c.on_ack(now, ack))

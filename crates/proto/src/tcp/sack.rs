@@ -103,6 +103,12 @@ impl Scoreboard {
         self.sacked.iter().map(|(s, e)| e - s).sum()
     }
 
+    /// SACKed segments in total, a short range counting as one (RACK's
+    /// `segs_sacked`, RFC 8985 §6.2).
+    pub fn sacked_segments(&self, mss: u64) -> u64 {
+        self.sacked.iter().map(|(s, e)| (e - s).div_ceil(mss.max(1))).sum()
+    }
+
     /// Whether byte `seq` was SACKed; if so, where its range ends.
     pub fn sacked_end(&self, seq: u64) -> Option<u64> {
         self.sacked.range(..=seq).next_back().filter(|&(_, &e)| e > seq).map(|(_, &e)| e)
@@ -270,19 +276,10 @@ impl<G: WindowGrowth> CongestionControl for SackRecovery<G> {
     }
 
     fn on_duplicate_ack(&mut self, now: Instant, ack: &AckSample) -> Response {
-        if self.in_recovery || ack.ack < self.recovery_point {
-            return Response::NOTHING;
-        }
         if ack.dupacks < self.dup_thresh && !ack.head_lost {
             return Response::NOTHING;
         }
-        // §5 steps 4.1–4.3: RecoveryPoint = HighData, ssthresh and cwnd
-        // from the growth rule, resend the first unacknowledged segment.
-        self.recovery_point = ack.snd_max;
-        self.growth.on_congestion(now, &mut self.window, ack.flight_bytes);
-        self.window.cwnd_segments = self.window.ssthresh_segments;
-        self.in_recovery = true;
-        Response { retransmit: Retransmit::Head, restart_timer: true }
+        self.on_loss_detected(now, ack)
     }
 
     fn on_retransmission_timeout(&mut self, now: Instant, flight_bytes: u64, snd_max: u64, first: bool) {
@@ -294,6 +291,40 @@ impl<G: WindowGrowth> CongestionControl for SackRecovery<G> {
     }
 
     super::cc::window_state!();
+}
+
+impl<G: WindowGrowth> SackRecovery<G> {
+    /// Whether the sender is recovering: in fast recovery, or after a
+    /// timeout until the cumulative ACK covers what was sent before it
+    /// (RFC 8985's "fast or RTO recovery").
+    pub fn in_loss_recovery(&self, snd_una: u64) -> bool {
+        self.in_recovery || snd_una < self.recovery_point
+    }
+
+    /// A loss was detected (the duplicate-ACK rule above, or RACK marking a
+    /// segment, RFC 8985 §6.2): recovery begins unless already under way
+    /// or the last timeout's data is not yet all acknowledged.
+    pub fn on_loss_detected(&mut self, now: Instant, ack: &AckSample) -> Response {
+        if self.in_loss_recovery(ack.ack) {
+            return Response::NOTHING;
+        }
+        // §5 steps 4.1–4.3: RecoveryPoint = HighData, ssthresh and cwnd
+        // from the growth rule, resend the first unacknowledged segment.
+        self.recovery_point = ack.snd_max;
+        self.growth.on_congestion(now, &mut self.window, ack.flight_bytes);
+        self.window.cwnd_segments = self.window.ssthresh_segments;
+        self.in_recovery = true;
+        Response { retransmit: Retransmit::Head, restart_timer: true }
+    }
+
+    /// A tail loss probe's retransmission repaired a loss (RFC 8985
+    /// §7.4.2): the window is cut as for any loss (ssthresh from the growth
+    /// rule, cwnd to it, as Linux's CWR state ends), without a recovery
+    /// episode, since nothing is left to retransmit.
+    pub fn on_probe_repaired_loss(&mut self, now: Instant, flight_bytes: u64) {
+        self.growth.on_congestion(now, &mut self.window, flight_bytes);
+        self.window.cwnd_segments = self.window.ssthresh_segments;
+    }
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 
 use super::*;
 use crate::engine::Engine;
-use crate::tcp::tests::{ack, config, data_segment, datagram, drain, established, listening, ms, seg, seqs, with_cwnd};
-use crate::tcp::{TcpConfig, TcpSender, TcpVariant};
-use crate::wire::{parse_datagram, Control};
+use crate::tcp::tests::{ack, config, data_segment, drain, established, listening, ms, sack_ack, seg, seqs, with_cwnd};
+use crate::tcp::{TcpConfig, TcpVariant};
 use meshbed_core::Duration;
 
 const MSS: u64 = 1000;
@@ -86,6 +85,12 @@ fn sack_config() -> TcpConfig {
     TcpConfig { sack: true, ..config() }
 }
 
+/// RFC 6675's own loss detection (DupThresh, `IsLost`), RACK-TLP off:
+/// what these tests pin ([`super::super::rack_sender_tests`] pins RACK).
+fn rfc6675(cwnd: u32) -> TcpConfig {
+    TcpConfig { rack_tlp: false, ..with_cwnd(cwnd) }
+}
+
 fn blocks_sent(r: &mut crate::tcp::TcpReceiver, now: meshbed_core::Instant) -> Vec<(u64, Vec<(u64, u64)>)> {
     drain(r, now).into_iter().map(|(repr, _)| (repr.ack, repr.sack_blocks)).collect()
 }
@@ -117,15 +122,6 @@ fn the_receiver_reports_the_latest_block_first() {
     assert_eq!(blocks_sent(&mut plain, ms(1)), [(seg(0), vec![])]);
 }
 
-fn sack_ack(s: &mut TcpSender, now: meshbed_core::Instant, ack: u64, blocks: &[(u64, u64)]) {
-    let plain = datagram(Control::ACK, 1, ack, &[]);
-    let (mut repr, _) = parse_datagram(&plain).unwrap();
-    repr.sack_blocks = blocks.to_vec();
-    let mut buf = vec![0u8; repr.buffer_len()];
-    repr.emit(&mut buf);
-    s.handle_input(now, &buf);
-}
-
 /// Eight segments out (cwnd 8), 0 and 3 lost. The first two dupacks SACK
 /// one segment each, which leaves the pipe: 8 and 9 go out (limited
 /// transmit, RFC 3042, as the pipe gives it). The third enters recovery
@@ -138,7 +134,7 @@ fn sack_ack(s: &mut TcpSender, now: meshbed_core::Instant, ack: u64, blocks: &[(
 /// and the ACK covering the recovery point (10) ends recovery with cwnd 5.
 #[test]
 fn two_losses_in_a_window_are_resent_in_one_round_trip() {
-    let mut s = established(TcpVariant::Sack, with_cwnd(8), 20_000);
+    let mut s = established(TcpVariant::Sack, rfc6675(8), 20_000);
     assert_eq!(seqs(&drain(&mut s, ms(100))), (0..8).map(seg).collect::<Vec<_>>());
     let a = seg(0);
     sack_ack(&mut s, ms(200), a, &[(seg(1), seg(2))]);
@@ -171,7 +167,7 @@ fn two_losses_in_a_window_are_resent_in_one_round_trip() {
 /// unacknowledged one lost, so recovery starts at the first dupack.
 #[test]
 fn three_segments_sacked_at_once_start_recovery_at_the_first_dupack() {
-    let mut s = established(TcpVariant::Sack, with_cwnd(8), 20_000);
+    let mut s = established(TcpVariant::Sack, rfc6675(8), 20_000);
     drain(&mut s, ms(100));
     sack_ack(&mut s, ms(200), seg(0), &[(seg(1), seg(4))]);
     assert!(s.cc_metrics().in_recovery);
@@ -183,7 +179,7 @@ fn three_segments_sacked_at_once_start_recovery_at_the_first_dupack() {
 #[test]
 fn go_back_n_after_a_timeout_skips_sacked_segments() {
     for variant in [TcpVariant::Sack, TcpVariant::Cubic] {
-        let mut s = established(variant, with_cwnd(4), 20_000);
+        let mut s = established(variant, rfc6675(4), 20_000);
         assert_eq!(drain(&mut s, ms(100)).len(), 4);
         sack_ack(&mut s, ms(150), seg(0), &[(seg(2), seg(3))]);
         // The SACKed segment left the pipe: one new segment (4) goes.

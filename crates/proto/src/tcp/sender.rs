@@ -8,6 +8,7 @@ use super::cc::{
     AckSample, Aimd, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit, Tahoe, Window,
 };
 use super::cubic::Cubic;
+use super::rack::Rack;
 use super::rtt::RttEstimator;
 use super::sack::{SackRecovery, Scoreboard};
 use super::{TcpConfig, TcpVariant, Timer};
@@ -20,6 +21,8 @@ use elfn::Standby;
 use meshbed_core::{Duration, Instant};
 
 mod elfn;
+mod emit;
+mod rack;
 mod sack;
 
 /// The sequence number of the first application byte (the SYN occupies 0).
@@ -73,6 +76,11 @@ pub struct TcpSenderStats {
     pub elfn_standbys: u64,
     pub elfn_standby_time: Duration,
     pub elfn_probes: u64,
+    /// RACK-TLP (`tcp-sack`, `tcp-cubic`): segments RACK marked lost, tail
+    /// loss probes sent, and probes whose retransmission repaired a loss.
+    pub rack_lost_segments: u64,
+    pub tlp_probes: u64,
+    pub tlp_repaired_losses: u64,
 }
 
 /// Sends one application byte stream over one connection: a whole buffer
@@ -190,6 +198,11 @@ pub struct TcpSendControl {
     /// SACK: RecoveryPoint of the current or last recovery (RFC 6675 §5),
     /// for the rescue retransmission.
     sack_recovery_point: u64,
+    /// RACK-TLP (RFC 8985) with SACK and [`TcpConfig::rack_tlp`]: what was
+    /// sent when, and what is lost; `None` otherwise.
+    rack: Option<Box<Rack>>,
+    /// TLP: the probe timer fired and the probe is not sent yet.
+    tlp_due: bool,
 }
 
 impl TcpSender {
@@ -221,13 +234,18 @@ impl TcpSender {
             config.mss_bytes as u64,
         );
         let threshold = config.dupack_threshold;
+        let rack = (variant.uses_sack() && config.rack_tlp).then(Box::<Rack>::default);
+        // With RACK no count of duplicate ACKs starts recovery: a segment
+        // RACK marks lost does (RFC 8985 §6.2; Linux's `tcp_time_to_recover`
+        // skips the DupThresh rule when RACK is on).
+        let sack_threshold = if rack.is_some() { u32::MAX } else { threshold };
         let cc = match variant {
             TcpVariant::Tahoe => Controller::Tahoe(Tahoe::new(window, threshold)),
             TcpVariant::Reno => Controller::Reno(Reno::new(window, threshold)),
             TcpVariant::NewReno => Controller::NewReno(NewReno::new(window, threshold)),
-            TcpVariant::Sack => Controller::Sack(Box::new(SackRecovery::new(window, threshold, Aimd))),
+            TcpVariant::Sack => Controller::Sack(Box::new(SackRecovery::new(window, sack_threshold, Aimd))),
             TcpVariant::Cubic => {
-                Controller::Cubic(Box::new(SackRecovery::new(window, threshold, Cubic::new(config.hystart))))
+                Controller::Cubic(Box::new(SackRecovery::new(window, sack_threshold, Cubic::new(config.hystart))))
             }
         };
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
@@ -259,6 +277,8 @@ impl TcpSender {
             tcp_stats: TcpSenderStats::default(),
             sack: variant.uses_sack().then(Box::default),
             sack_recovery_point: 0,
+            rack,
+            tlp_due: false,
         };
         Sender::with_parts(core, control)
     }
@@ -301,6 +321,11 @@ impl TcpSender {
         }
         if let Some(standby) = &control.standby {
             stats.elfn_standby_time += now.saturating_since(standby.entered_at);
+        }
+        if let Some(rack) = &control.rack {
+            stats.rack_lost_segments = rack.stats.lost_segments;
+            stats.tlp_probes = rack.stats.probes;
+            stats.tlp_repaired_losses = rack.stats.probes_repaired;
         }
         stats
     }
@@ -401,6 +426,9 @@ impl TcpSendControl {
 
     fn on_rtt_sample(&mut self, core: &mut Core, now: Instant, rtt: Duration) {
         self.rtt.on_sample(rtt);
+        if let Some(rack) = &mut self.rack {
+            rack.on_rtt_sample(rtt);
+        }
         self.tcp_stats.rtt_samples += 1;
         core.trace(TraceSample::RttSample { at: now, rtt });
         self.rto_changed(core, now);
@@ -458,6 +486,13 @@ impl TcpSendControl {
             // like such a cumulative ACK above.
             let (_, refused) = scoreboard.on_ack(ack, self.snd_max, &repr.sack_blocks);
             core.stats.protocol_violations += refused as u64;
+            if let Some(rack) = &mut self.rack {
+                rack.on_ack(now, ack, |seq| scoreboard.sacked_end(seq));
+            }
+        }
+        if self.rack.is_some() {
+            let pure_dupack = ack == self.snd_una && repr.sack_blocks.is_empty() && repr.payload_len == 0;
+            self.on_ack_for_probe(now, ack, pure_dupack);
         }
         if ack == self.snd_una {
             // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries
@@ -470,6 +505,7 @@ impl TcpSendControl {
                 self.apply(core, now, response);
                 self.window_changed(core, now, response.retransmit == Retransmit::GoBackN);
             }
+            self.rack_detect_loss(core, now);
             return;
         }
 
@@ -523,6 +559,9 @@ impl TcpSendControl {
         }
         self.apply(core, now, Response { restart_timer: false, ..response });
         self.window_changed(core, now, false);
+        self.rack_detect_loss(core, now);
+        // RFC 8985 §7.1: an ACK of new data restarts the probe timer.
+        self.arm_probe_timer(core, now);
     }
 
     fn ack_sample(&self, ack: u64, acked_bytes: u64) -> AckSample {
@@ -533,10 +572,12 @@ impl TcpSendControl {
             snd_max: self.snd_max,
             dupacks: self.dupacks,
             srtt: self.rtt.srtt(),
-            head_lost: self.sack.as_ref().is_some_and(|s| {
-                self.snd_una < self.snd_max
-                    && s.is_lost(self.snd_una, self.config.mss_bytes as u64, self.config.dupack_threshold)
-            }),
+            // With RACK, RACK's marks start recovery, not this rule.
+            head_lost: self.rack.is_none()
+                && self.sack.as_ref().is_some_and(|s| {
+                    self.snd_una < self.snd_max
+                        && s.is_lost(self.snd_una, self.config.mss_bytes as u64, self.config.dupack_threshold)
+                }),
             rtt_sample: None,
         }
     }
@@ -545,7 +586,9 @@ impl TcpSendControl {
         match response.retransmit {
             Retransmit::None => {}
             Retransmit::Head => {
-                self.retransmit_head = true;
+                // With RACK the head goes first only if RACK found it lost;
+                // otherwise NextSeg sends what it marked.
+                self.retransmit_head = self.rack.as_ref().is_none_or(|rack| rack.is_lost(self.snd_una));
                 if let Some(scoreboard) = &mut self.sack {
                     // Only SACK recovery's entry answers Head with SACK on.
                     scoreboard.enter_recovery(self.snd_una);
@@ -584,6 +627,12 @@ impl TcpSendControl {
                 if let Some(scoreboard) = &mut self.sack {
                     scoreboard.on_timeout(self.snd_una, self.snd_max);
                 }
+                if let Some(rack) = &mut self.rack {
+                    rack.on_timeout(now);
+                    core.timers.stop(Timer::Rack);
+                    core.timers.stop(Timer::Tlp);
+                    self.tlp_due = false;
+                }
                 self.snd_nxt = self.snd_una;
                 self.retransmit_head = false;
                 self.dupacks = 0;
@@ -609,102 +658,6 @@ impl TcpSendControl {
     /// cwnd in segments, capped by the largest window.
     fn window_segments(&self) -> f64 {
         self.cc.window_segments().min(self.config.max_cwnd_segments as f64)
-    }
-
-    /// The segment starting at `seq`: (data length, whether it carries FIN).
-    /// Until the stream is finished only full segments go out, so segment
-    /// boundaries do not depend on how the application's writes were cut.
-    fn segment_at(&self, seq: u64, buf_len: usize) -> (usize, bool) {
-        let room = buf_len.saturating_sub(HEADER_LEN).min(self.config.mss_bytes);
-        let left = self.written_end().saturating_sub(seq);
-        let len = (left.min(room as u64)) as usize;
-        match self.fin_seq() {
-            Some(fin_seq) => (len, seq + len as u64 == fin_seq),
-            None if len < room => (0, false),
-            None => (len, false),
-        }
-    }
-
-    /// Sends the segment at `seq`, cut short at `cap_end` (a retransmission
-    /// stops where the receiver's SACKed data begins).
-    fn emit_segment(
-        &mut self,
-        core: &mut Core,
-        now: Instant,
-        seq: u64,
-        cap_end: u64,
-        buf: &mut [u8],
-    ) -> Option<Transmit> {
-        let (mut len, mut fin) = self.segment_at(seq, buf.len());
-        if seq + len as u64 + fin as u64 > cap_end {
-            len = cap_end.saturating_sub(seq).min(len as u64) as usize;
-            fin = false;
-        }
-        if len == 0 && !fin {
-            return None;
-        }
-        let end = seq + len as u64 + fin as u64;
-        let control = if fin { Control(Control::ACK | Control::FIN) } else { Control(Control::ACK) };
-        let mut repr = core.header(control, seq, DATA_START);
-        if self.config.timestamps {
-            repr.d_max_us = super::tsval(now);
-        }
-        repr.payload_len = len;
-        let total = repr.buffer_len();
-        repr.emit(buf);
-        if len > 0 {
-            self.buf.copy_out(seq - DATA_START, &mut buf[HEADER_LEN..total]);
-        }
-
-        if seq < self.snd_max {
-            core.count_retransmission(now, seq, len);
-            if let Some(scoreboard) = &mut self.sack {
-                scoreboard.retransmitted(end);
-            }
-            if self.rtt_probe.is_some_and(|p| seq < p.end_seq && end > p.start_seq) {
-                self.rtt_probe = None;
-            }
-        } else if self.rtt_probe.is_none() && self.standby.is_none() && !self.config.timestamps {
-            // An ELFN probe is not timed: its answer may come with the route.
-            self.rtt_probe = Some(RttProbe { start_seq: seq, end_seq: end, sent_at: now });
-        }
-        if fin {
-            core.fin_sent(now);
-        }
-        if end > self.snd_max {
-            let new_from = seq.max(self.snd_max);
-            core.stats.bytes_sent += end.min(self.written_end()).saturating_sub(new_from);
-            self.snd_max = end;
-        }
-        self.snd_nxt = self.snd_nxt.max(end);
-        core.stats.datagrams_sent += 1;
-        if self.config.pacing {
-            self.last_data_sent_at = Some(now);
-        }
-        // RFC 6298 §5.1: a data segment goes out and the timer is not running
-        // (in ELFN standby it stays off: the probe is not timed out).
-        if core.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
-            core.timers.set(Timer::Retransmit, now + self.rtt.rto());
-        }
-        Some(Transmit { len: total })
-    }
-
-    fn emit_syn(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Transmit {
-        let repr = core.header(Control(Control::SYN), 0, 0);
-        repr.emit(buf);
-        self.syn_pending = false;
-        if self.syn_sent {
-            core.count_retransmission(now, 0, 0);
-        } else {
-            self.syn_sent = true;
-            self.rtt_probe = Some(RttProbe { start_seq: 0, end_seq: DATA_START, sent_at: now });
-        }
-        self.snd_max = DATA_START;
-        core.stats.datagrams_sent += 1;
-        if core.timers.get(Timer::Retransmit).is_none() && self.standby.is_none() {
-            core.timers.set(Timer::Retransmit, now + self.rtt.rto());
-        }
-        Transmit { len: repr.buffer_len() }
     }
 }
 
@@ -777,6 +730,8 @@ impl SendControl for TcpSendControl {
             // The wake-up itself is the point: the driver now polls the
             // segment pacing held back. (Idle and Confirm are the
             // skeleton's; DelayedAck is the receiver's.)
+            Timer::Rack => self.rack_detect_loss(core, now),
+            Timer::Tlp => self.tlp_due = self.rack.is_some(),
             Timer::Pace | Timer::DelayedAck | Timer::Idle | Timer::Confirm => {}
         }
     }
@@ -790,6 +745,7 @@ impl SendControl for TcpSendControl {
         }
         match core.phase() {
             Phase::Connecting if self.syn_pending => Some(self.emit_syn(core, now, buf)),
+            Phase::Established if self.rack.is_some() => self.poll_rack(core, now, buf),
             Phase::Established if self.sack.is_some() => self.poll_sack(core, now, buf),
             Phase::Established => {
                 if self.retransmit_head {

@@ -17,8 +17,11 @@ pub(super) fn ms(ms: u64) -> Instant {
     Instant::from_nanos(ms * 1_000_000)
 }
 
+/// RFC 5681's and RFC 6675's loss detection (DupThresh), which these
+/// tests pin for every variant: RACK-TLP, the SACK senders' default, has
+/// its own ([`super::rack_sender_tests`]).
 pub(super) fn config() -> TcpConfig {
-    TcpConfig { mss_bytes: MSS as usize, ..TcpConfig::default() }
+    TcpConfig { mss_bytes: MSS as usize, rack_tlp: false, ..TcpConfig::default() }
 }
 
 /// Sequence number of segment `k`.
@@ -65,6 +68,16 @@ pub(super) fn established(variant: TcpVariant, config: TcpConfig, len: usize) ->
 
 pub(super) fn ack(s: &mut TcpSender, now: Instant, ack: u64) {
     s.handle_input(now, &datagram(Control::ACK, 1, ack, &[]));
+}
+
+/// An ACK of `ack` carrying SACK `blocks`.
+pub(super) fn sack_ack(s: &mut TcpSender, now: Instant, ack: u64, blocks: &[(u64, u64)]) {
+    let plain = datagram(Control::ACK, 1, ack, &[]);
+    let (mut repr, _) = parse_datagram(&plain).unwrap();
+    repr.sack_blocks = blocks.to_vec();
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf);
+    s.handle_input(now, &buf);
 }
 
 pub(super) fn cwnd(s: &TcpSender) -> f64 {
@@ -597,86 +610,6 @@ fn hearing_from_the_peer_restarts_the_idle_timer() {
     ack(&mut s, ms(9_000), seg(1));
     s.handle_timeout(ms(10_100));
     assert!(!s.is_closed());
-}
-
-// ---------------------------------------------------------------- receiver
-
-#[test]
-fn receiver_buffers_out_of_order_segments_and_acks_cumulatively() {
-    let mut r = listening(config());
-    r.handle_input(ms(10), &data_segment(2, false));
-    r.handle_input(ms(10), &data_segment(1, false));
-    assert_eq!(acks_sent(&mut r, ms(10)), vec![seg(0), seg(0)], "a duplicate ACK per out-of-order segment");
-    assert_eq!(r.buffered_segments(), 2);
-    assert!(events(&mut r).contains(&EngineEvent::Connected));
-    r.handle_input(ms(20), &data_segment(0, false));
-    assert_eq!(acks_sent(&mut r, ms(20)), vec![seg(3)]);
-    let delivered = r.take_delivered();
-    assert_eq!(delivered.len(), 3 * MSS as usize);
-    assert!(delivered.chunks(MSS as usize).enumerate().all(|(k, c)| c.iter().all(|b| *b == k as u8)));
-    // A duplicate is acknowledged again but not delivered twice.
-    r.handle_input(ms(30), &data_segment(1, false));
-    assert_eq!(acks_sent(&mut r, ms(30)), vec![seg(3)]);
-    assert!(r.take_delivered().is_empty());
-    assert_eq!(r.stats().dropped_datagrams, 1);
-}
-
-#[test]
-fn receiver_finishes_when_the_fin_and_every_byte_are_in() {
-    let mut r = listening(config());
-    r.handle_input(ms(10), &data_segment(1, true)); // last segment, with FIN, early
-    assert!(!r.is_closed());
-    r.handle_input(ms(20), &data_segment(0, false));
-    assert_eq!(acks_sent(&mut r, ms(20)), vec![seg(0), seg(2) + 1], "the FIN takes one sequence number");
-    assert!(r.is_closed());
-    assert!(events(&mut r).contains(&EngineEvent::Finished));
-    let mut buf = [0u8; 1500];
-    assert_eq!(r.read(&mut buf), 1500);
-    assert_eq!(r.read(&mut buf), 500);
-    assert_eq!(r.read(&mut buf), 0);
-    // A retransmitted FIN (our ACK was lost) is acknowledged again.
-    r.handle_input(ms(30), &data_segment(1, true));
-    assert_eq!(acks_sent(&mut r, ms(30)), vec![seg(2) + 1]);
-}
-
-#[test]
-fn receiver_answers_every_copy_of_the_syn() {
-    let mut r = listening(config());
-    r.handle_input(ms(1_000), &datagram(Control::SYN, 0, 0, &[]));
-    let sent = drain(&mut r, ms(1_000));
-    assert_eq!(sent.len(), 1);
-    assert!(sent[0].0.control.contains(Control::SYN | Control::ACK));
-}
-
-#[test]
-fn delayed_acks_ack_every_second_segment_or_after_the_timer() {
-    let mut r = listening(TcpConfig { delayed_acks: true, ..config() });
-    r.handle_input(ms(10), &data_segment(0, false));
-    assert!(acks_sent(&mut r, ms(10)).is_empty());
-    assert_eq!(r.poll_timeout(), Some(ms(210)));
-    r.handle_input(ms(20), &data_segment(1, false));
-    assert_eq!(acks_sent(&mut r, ms(20)), vec![seg(2)], "the second segment is ACKed at once");
-    // A lone segment waits for the 200 ms timer.
-    r.handle_input(ms(30), &data_segment(2, false));
-    assert!(acks_sent(&mut r, ms(30)).is_empty());
-    r.handle_timeout(ms(229));
-    assert!(acks_sent(&mut r, ms(229)).is_empty());
-    r.handle_timeout(ms(230));
-    assert_eq!(acks_sent(&mut r, ms(230)), vec![seg(3)]);
-    // Out of order: a duplicate ACK at once; the segment that fills the hole
-    // is ACKed at once too (RFC 5681 §4.2).
-    r.handle_input(ms(240), &data_segment(4, false));
-    assert_eq!(acks_sent(&mut r, ms(240)), vec![seg(3)]);
-    r.handle_input(ms(250), &data_segment(3, false));
-    assert_eq!(acks_sent(&mut r, ms(250)), vec![seg(5)]);
-}
-
-#[test]
-fn without_delayed_acks_every_segment_is_acked() {
-    let mut r = listening(config());
-    r.handle_input(ms(10), &data_segment(0, false));
-    r.handle_input(ms(10), &data_segment(1, false));
-    assert_eq!(acks_sent(&mut r, ms(10)), vec![seg(1), seg(2)]);
 }
 
 // ------------------------------------------------------ connection & input

@@ -317,6 +317,15 @@ pub struct TcpDetail {
     pub elfn_standbys: u64,
     pub elfn_standby_time_s: f64,
     pub elfn_probes: u64,
+    /// RACK-TLP (`tcp-sack`, `tcp-cubic`): segments RACK marked lost, tail
+    /// loss probes, and probes that repaired a loss (absent in results
+    /// stored before them: 0).
+    #[serde(default)]
+    pub rack_lost_segments: u64,
+    #[serde(default)]
+    pub tlp_probes: u64,
+    #[serde(default)]
+    pub tlp_repaired_losses: u64,
 }
 
 /// A transport flow's cross-layer exchange with routing.

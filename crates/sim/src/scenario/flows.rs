@@ -462,6 +462,10 @@ pub struct TcpOverrides {
     /// absent: on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// RACK-TLP loss detection (RFC 8985; `tcp-sack` and `tcp-cubic` only;
+    /// absent: on, as in Linux); off: RFC 6675's duplicate-ACK threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack_tlp: Option<bool>,
 }
 
 /// Echo traffic's default `echo_timeout_s` ([`crate::echo`]).
@@ -702,6 +706,15 @@ impl TransportFlow {
                             key("tcp.hystart"),
                             h,
                             format!("nothing: {protocol} has no HyStart++ (tcp-cubic does)"),
+                        ));
+                    }
+                }
+                if let Some(r) = t.rack_tlp {
+                    if !matches!(protocol, Protocol::TcpSack | Protocol::TcpCubic) {
+                        return Err(invalid(
+                            key("tcp.rack_tlp"),
+                            r,
+                            format!("nothing: {protocol} has no SACK, so no RACK-TLP (tcp-sack and tcp-cubic do)"),
                         ));
                     }
                 }

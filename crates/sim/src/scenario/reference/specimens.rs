@@ -162,6 +162,7 @@ fn flows() -> Vec<FlowSpec> {
         idle_timeout_s: Some(10.0),
         pacing_v: Some(1.5),
         hystart: Some(false),
+        rack_tlp: Some(false),
     };
     let reader = SlowReader {
         rate_bps: 1_000_000,
