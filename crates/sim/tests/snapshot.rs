@@ -112,6 +112,16 @@ fn cross_layer() -> Vec<(&'static str, Scenario)> {
                 .into(),
         ),
         (
+            // Both flows hold more than a sender's window (4 MiB): the
+            // simulator writes their data as the window frees.
+            "atp-adaptive for 20 s over 1 hop and atp-default for 20 s over 3 hops, beside each other",
+            format!(
+                "seed = 8\nduration_s = 22.0\n{}[[flows]]\nsrc = 0\ndst = 1\nprotocol = \"atp-adaptive\"\nstop_s = 21.0\nstart_s = 1.0\n\
+                 [[flows]]\nsrc = 3\ndst = 0\nprotocol = \"atp-default\"\nstop_s = 21.0\nstart_s = 1.0\n",
+                chain(4)
+            ),
+        ),
+        (
             "echo 1052 B over a 3-hop chain, shortest path, 10 s",
             format!(
                 "seed = 6\nduration_s = 10.0\n{}[[flows]]\nsrc = 0\ndst = 3\ntraffic = \"echo\"\npacket_bytes = 1052\n",
