@@ -14,7 +14,7 @@
 use crate::driver::RelayClass;
 use crate::scenario::{TransportFlow, IP_UDP_HEADER_BYTES};
 use crate::trace_kind::TraceKind;
-use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
+use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
 use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::connection::{connection_id, EngineConfig, ReceiverEngine, SenderEngine};
 use meshbed_proto::engine::{Engine, EngineEvent, PathInfo, TraceSample};
@@ -23,6 +23,10 @@ use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
+
+mod data;
+pub(crate) use data::SEND_WINDOW_BYTES;
+use data::{ByteStream, Source};
 
 /// Which end of a transport flow.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -39,70 +43,6 @@ impl Side {
             Side::Receiver => "receiver",
         }
     }
-}
-
-/// The application data of a flow: pseudo-random bytes from the flow's own
-/// stream, generated in fixed blocks so that the verifier can regenerate the
-/// same sequence piece by piece without keeping a copy of the data.
-struct ByteStream {
-    rng: StreamRng,
-    block: [u8; 4096],
-    pos: usize,
-}
-
-impl ByteStream {
-    fn new(rng: StreamRng) -> Self {
-        // Starts with an exhausted block, so the first read draws one.
-        ByteStream { rng, block: [0; 4096], pos: 4096 }
-    }
-    fn next_chunk(&mut self, max: usize) -> &[u8] {
-        if self.pos == self.block.len() {
-            self.rng.fill_bytes(&mut self.block);
-            self.pos = 0;
-        }
-        let n = max.min(self.block.len() - self.pos);
-        let chunk = &self.block[self.pos..self.pos + n];
-        self.pos += n;
-        chunk
-    }
-    fn fill(&mut self, out: &mut [u8]) {
-        let mut at = 0;
-        while at < out.len() {
-            let chunk = self.next_chunk(out.len() - at);
-            out[at..at + chunk.len()].copy_from_slice(chunk);
-            at += chunk.len();
-        }
-    }
-    /// Offset (within `got`) of the first byte that differs from the stream.
-    fn first_mismatch(&mut self, got: &[u8]) -> Option<usize> {
-        let mut at = 0;
-        while at < got.len() {
-            let chunk = self.next_chunk(got.len() - at);
-            let n = chunk.len();
-            if let Some(k) = chunk.iter().zip(&got[at..at + n]).position(|(a, b)| a != b) {
-                return Some(at + k);
-            }
-            at += n;
-        }
-        None
-    }
-}
-
-/// The most a sender holds at once (unacknowledged plus written and not
-/// yet sent): a flow with more data writes it as the window frees, from the
-/// same stream, instead of holding all of it from the start. 4 MiB is
-/// Linux's default largest send buffer (`net.ipv4.tcp_wmem`); the TCP
-/// engines' windows (64 segments) never come near it, and an ATP flow that
-/// had 4 MiB unacknowledged would be held back as a real socket holds it.
-/// A 100 s flow of the ATP paper's network (2 Mbit/s links) had 25 MB
-/// allocated up front, 25 such flows 631 MiB (issue 28).
-pub(crate) const SEND_WINDOW_BYTES: u64 = 4 << 20;
-
-/// The rest of a streaming sender's data, written as its window frees.
-struct Source {
-    stream: ByteStream,
-    /// Bytes not yet written.
-    left: u64,
 }
 
 /// What the destination node saw of the sender's datagrams as they arrived:
