@@ -123,3 +123,30 @@ fn a_lost_retransmission_is_resent_again_without_a_timeout() {
 }
 
 const MSS: u64 = super::tests::MSS;
+
+/// After a timeout the first unacknowledged segment goes at once, even
+/// when segments sent less than RACK.rtt before it (not marked lost)
+/// fill the pipe (RFC 6298 §5.4; Linux `tcp_retransmit_timer`). Eight
+/// segments at 100 ms; segment 1's SACK at 250 ms (RACK.rtt 150 ms) lets
+/// 8 out and makes 0 lost at 275 ms (100 + 150 + 25): recovery, cwnd 4.5,
+/// 0 resent, the RTO restarted to 575 ms. Segments 2–7 are SACKed at
+/// 500 ms (RACK.rtt 400 ms), which lets 9 and 10 out. At the RTO, 0 is
+/// lost (the first), while 8 (sent at 250 ms), 9 and 10 (500 ms) are
+/// younger than RACK.rtt and stay in the pipe, 3000 bytes over the loss
+/// window of one segment.
+#[test]
+fn after_a_timeout_the_head_goes_at_once_whatever_the_pipe() {
+    let mut s = established(TcpVariant::Sack, rack(8), 20_000);
+    assert_eq!(drain(&mut s, ms(100)).len(), 8);
+    sack_ack(&mut s, ms(250), seg(0), &[(seg(1), seg(2))]);
+    assert_eq!(seqs(&drain(&mut s, ms(250))), [seg(8)]);
+    assert_eq!(s.poll_timeout(), Some(ms(275)), "the RACK timer");
+    s.handle_timeout(ms(275));
+    assert_eq!(seqs(&drain(&mut s, ms(275))), [seg(0)]);
+    sack_ack(&mut s, ms(500), seg(0), &[(seg(1), seg(8))]);
+    assert_eq!(seqs(&drain(&mut s, ms(500))), [seg(9), seg(10)]);
+    assert_eq!(s.poll_timeout(), Some(ms(575)), "the RTO, 300 ms after the retransmission");
+    s.handle_timeout(ms(575));
+    assert_eq!(seqs(&drain(&mut s, ms(575))), [seg(0)]);
+    assert_eq!(s.tcp_stats(ms(575)).timeouts, 1);
+}

@@ -634,7 +634,11 @@ impl TcpSendControl {
                     self.tlp_due = false;
                 }
                 self.snd_nxt = self.snd_una;
-                self.retransmit_head = false;
+                // RFC 6298 §5.4: the earliest segment goes again at once.
+                // Go-back-N does that through the emptied flight; RACK's
+                // pipe may still count segments sent less than RACK.rtt
+                // ago, so the head is forced (Linux `tcp_retransmit_timer`).
+                self.retransmit_head = self.rack.is_some();
                 self.dupacks = 0;
                 self.window_changed(core, now, true);
             }
