@@ -21,7 +21,7 @@ OUT = os.path.join(HERE, "corpus", "engines")
 
 # Protocol::ALL, in order (the selector's index).
 PROTOCOLS = ["atp-default", "atp-aggressive", "atp-adaptive", "tcp-tahoe", "tcp-reno", "tcp-newreno",
-             "tcp-newreno-elfn", "tcp-reno-paced", "tcp-newreno-paced", "mtl", "tcp-cubic", "tcp-sack"]
+             "tcp-newreno-elfn", "tcp-reno-paced", "tcp-newreno-paced", "mtl", "tcp-cubic", "tcp-sack", "tcp-bbr"]
 # Selector option bits (engines_drive.rs).
 STREAMING, COMMIT, SMALL_BUFFERS, TRACE, STALLED = 1, 2, 4, 8, 16
 # Ops (op % 10).

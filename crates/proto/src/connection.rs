@@ -23,8 +23,8 @@ use meshbed_core::{Duration, Instant};
 
 /// Protocol code in a connection id's top four bits: 1 + index in
 /// [`Protocol::ALL`] (1 atp-default … 6 tcp-newreno, 7 tcp-newreno-elfn,
-/// 8 tcp-reno-paced, 9 tcp-newreno-paced, 10 mtl, 11 tcp-cubic, 12 tcp-sack);
-/// 0 and 13–15 are unused.
+/// 8 tcp-reno-paced, 9 tcp-newreno-paced, 10 mtl, 11 tcp-cubic, 12 tcp-sack,
+/// 13 tcp-bbr); 0, 14 and 15 are unused.
 pub fn protocol_code(protocol: Protocol) -> u32 {
     Protocol::ALL.iter().position(|&p| p == protocol).expect("listed") as u32 + 1
 }
@@ -297,7 +297,8 @@ mod tests {
         assert_eq!(protocol_of(0xa123_4567), Some(Protocol::Mtl));
         assert_eq!(protocol_of(0xb123_4567), Some(Protocol::TcpCubic));
         assert_eq!(protocol_of(0xc123_4567), Some(Protocol::TcpSack));
-        assert_eq!(protocol_of(0xd123_4567), None);
+        assert_eq!(protocol_of(0xd123_4567), Some(Protocol::TcpBbr));
+        assert_eq!(protocol_of(0xe123_4567), None);
     }
 
     #[test]

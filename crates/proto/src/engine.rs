@@ -251,12 +251,15 @@ pub enum Protocol {
     /// NewReno's window with SACK and RFC 6675's loss recovery
     /// ([`crate::tcp::sack`]).
     TcpSack,
+    /// BBR v1 with SACK, RACK-TLP and pacing ([`crate::tcp::bbr`]): Linux's
+    /// `tcp_bbr`.
+    TcpBbr,
 }
 
 impl Protocol {
     /// Every protocol; new ones go at the end, since a connection id carries
     /// the index ([`crate::connection::protocol_code`]).
-    pub const ALL: [Protocol; 12] = [
+    pub const ALL: [Protocol; 13] = [
         Protocol::AtpDefault,
         Protocol::AtpAggressive,
         Protocol::AtpAdaptive,
@@ -269,6 +272,7 @@ impl Protocol {
         Protocol::Mtl,
         Protocol::TcpCubic,
         Protocol::TcpSack,
+        Protocol::TcpBbr,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -284,6 +288,7 @@ impl Protocol {
             Protocol::Mtl => "mtl",
             Protocol::TcpCubic => "tcp-cubic",
             Protocol::TcpSack => "tcp-sack",
+            Protocol::TcpBbr => "tcp-bbr",
         }
     }
     /// Whether the sender paces its segments ([`crate::tcp::TcpConfig::pacing`]).

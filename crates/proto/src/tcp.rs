@@ -38,8 +38,12 @@
 //! trait; RFC 6298's timer in [`rtt`]. Defaults, and the places where the
 //! RFCs leave a choice, are documented on [`TcpConfig`].
 
+pub mod bbr;
+#[cfg(test)]
+mod bbr_sender_tests;
 pub mod cc;
 pub mod cubic;
+pub mod delivery_rate;
 #[cfg(test)]
 mod elfn_tests;
 pub mod hystart;
@@ -89,16 +93,30 @@ pub enum TcpVariant {
     /// CUBIC's window (RFC 9438, [`cubic`]) with SACK and RFC 6675's
     /// recovery: the TCP of today's Linux, as far as meshbed models it.
     Cubic,
+    /// BBR v1 ([`bbr`]) with SACK, RACK-TLP and pacing at BBR's rate:
+    /// Linux's `tcp_bbr`.
+    Bbr,
 }
 
 impl TcpVariant {
-    pub const ALL: [TcpVariant; 5] =
+    pub const ALL: [TcpVariant; 6] = [
+        TcpVariant::Tahoe,
+        TcpVariant::Reno,
+        TcpVariant::NewReno,
+        TcpVariant::Sack,
+        TcpVariant::Cubic,
+        TcpVariant::Bbr,
+    ];
+
+    /// The variants whose window reacts to loss (all but BBR): the rules
+    /// of RFC 5681 and its successors that their tests share.
+    pub const LOSS_BASED: [TcpVariant; 5] =
         [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Sack, TcpVariant::Cubic];
 
     /// Whether the receiver reports SACK blocks and the sender recovers
     /// from them (RFC 2018, RFC 6675).
     pub fn uses_sack(self) -> bool {
-        matches!(self, TcpVariant::Sack | TcpVariant::Cubic)
+        matches!(self, TcpVariant::Sack | TcpVariant::Cubic | TcpVariant::Bbr)
     }
 
     /// The variant a scenario's protocol name selects, `None` for ATP.
@@ -114,6 +132,7 @@ impl TcpVariant {
             Protocol::TcpNewReno | Protocol::TcpNewRenoElfn | Protocol::TcpNewRenoPaced => Some(TcpVariant::NewReno),
             Protocol::TcpSack => Some(TcpVariant::Sack),
             Protocol::TcpCubic => Some(TcpVariant::Cubic),
+            Protocol::TcpBbr => Some(TcpVariant::Bbr),
             _ => None,
         }
     }
@@ -126,6 +145,7 @@ impl TcpVariant {
             TcpVariant::NewReno => Protocol::TcpNewReno,
             TcpVariant::Sack => Protocol::TcpSack,
             TcpVariant::Cubic => Protocol::TcpCubic,
+            TcpVariant::Bbr => Protocol::TcpBbr,
         }
     }
 }
@@ -244,7 +264,9 @@ pub struct TcpConfig {
     /// (`tcp-sack`, `tcp-cubic`): time-based marking instead of the
     /// duplicate-ACK threshold, and tail loss probes. Default on, as in
     /// Linux since 4.18 (`net.ipv4.tcp_recovery = 1`); off gives RFC 6675's
-    /// `IsLost` and DupThresh. The TCPs without SACK ignore it.
+    /// `IsLost` and DupThresh. The TCPs without SACK ignore it; `tcp-bbr`
+    /// always runs it (BBR's window takes the losses RACK marks, as in
+    /// Linux, where BBR has no other loss detection).
     pub rack_tlp: bool,
 }
 

@@ -98,7 +98,7 @@ proptest! {
     /// only on the receiver's confirmation.
     #[test]
     fn a_windowed_stream_arrives_whole_and_confirmed(
-        protocol in 0u8..8,
+        protocol in 0u8..9,
         len in 0usize..120_000,
         window_kib in 4usize..48,
         chunk in 1usize..20_000,

@@ -198,6 +198,13 @@ proptest! {
         run_transfer(TcpVariant::Sack, &case)?;
     }
 
+    /// BBR paces and keeps its window from delivery rates, not losses; its
+    /// recovery still has to repair every hole (RACK-TLP is always on).
+    #[test]
+    fn tcp_bbr_delivers_every_byte_once_in_order(case in cases()) {
+        run_transfer(TcpVariant::Bbr, &case)?;
+    }
+
     /// Arbitrary bytes, including valid headers with arbitrary numbers, never
     /// panic either engine, in any state.
     #[test]

@@ -359,3 +359,14 @@ fn rack_tlp_detects_the_sack_senders_losses_unless_switched_off() {
     let e = err_of("protocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\nrack_tlp = false\n");
     assert!(e.contains("flows[0].tcp.rack_tlp = false") && e.contains("tcp-sack"), "{e}");
 }
+
+/// BBR over the lossy 6-hop chain: every byte arrives, RACK (which BBR
+/// always runs) marks the losses, and switching RACK off is refused.
+#[test]
+fn tcp_bbr_crosses_the_lossy_chain_with_rack_and_refuses_to_go_without() {
+    let bbr = lossy_chain_tcp(Protocol::TcpBbr, None);
+    assert!(bbr.rack_lost_segments > 0, "{bbr:?}");
+    assert_eq!(lossy_chain_tcp(Protocol::TcpBbr, Some(true)), bbr);
+    let e = err_of("protocol = \"tcp-bbr\"\nbytes = 1000\n[flows.tcp]\nrack_tlp = false\n");
+    assert!(e.contains("flows[0].tcp.rack_tlp = false") && e.contains("always runs RACK-TLP"), "{e}");
+}

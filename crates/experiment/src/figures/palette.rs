@@ -30,6 +30,7 @@ pub fn protocol_style(protocol: FlowProtocol) -> SeriesStyle {
             Protocol::Mtl => (Rgb(0x17, 0xbe, 0xcf), M::Star),
             Protocol::TcpCubic => (Rgb(0x00, 0x3f, 0x5c), M::Octagon),
             Protocol::TcpSack => (Rgb(0xb3, 0x00, 0x5e), M::ThinDiamond),
+            Protocol::TcpBbr => (Rgb(0x00, 0x87, 0x6e), M::Hexagon2),
         },
         FlowProtocol::Udp => (Rgb(0x39, 0x3b, 0x79), M::Cross),
         FlowProtocol::KernelTcp => (Rgb(0x84, 0x3c, 0x39), M::Plus),

@@ -86,6 +86,7 @@ fn outline(shape: MarkerShape, (x, y): BackendCoord, r: i32) -> Option<Vec<Backe
         }
         MarkerShape::Pentagon => around(&[0.0, 72.0, 144.0, 216.0, 288.0].map(|d| (big, d))),
         MarkerShape::Hexagon => around(&[0.0, 60.0, 120.0, 180.0, 240.0, 300.0].map(|d| (big, d))),
+        MarkerShape::Hexagon2 => around(&[30.0, 90.0, 150.0, 210.0, 270.0, 330.0].map(|d| (big, d))),
         MarkerShape::Star => {
             let corners: Vec<(f64, f64)> =
                 (0..10).map(|k| (if k % 2 == 0 { big + 1.5 } else { (big + 1.5) * 0.45 }, k as f64 * 36.0)).collect();

@@ -35,10 +35,12 @@ pub enum MarkerShape {
     Octagon,
     /// A diamond half as wide as it is tall.
     ThinDiamond,
+    /// A hexagon standing on a corner's side (matplotlib's "H").
+    Hexagon2,
 }
 
 impl MarkerShape {
-    pub const ALL: [MarkerShape; 14] = [
+    pub const ALL: [MarkerShape; 15] = [
         MarkerShape::Circle,
         MarkerShape::Square,
         MarkerShape::TriangleUp,
@@ -53,6 +55,7 @@ impl MarkerShape {
         MarkerShape::Plus,
         MarkerShape::Octagon,
         MarkerShape::ThinDiamond,
+        MarkerShape::Hexagon2,
     ];
 
     /// matplotlib's code for the same marker (`plt.plot(..., marker=code)`).
@@ -72,6 +75,7 @@ impl MarkerShape {
             MarkerShape::Plus => "P",
             MarkerShape::Octagon => "8",
             MarkerShape::ThinDiamond => "d",
+            MarkerShape::Hexagon2 => "H",
         }
     }
 }

@@ -12,6 +12,7 @@
 //! as `f64` (RFC 5681's byte arithmetic divided by SMSS), which is what the
 //! traces report.
 
+use super::bbr::Bbr;
 use super::sack::SackRecovery;
 use meshbed_core::{Duration, Instant};
 
@@ -111,6 +112,13 @@ pub trait CongestionControl {
 
     /// In fast recovery (see [`CcMetrics::in_recovery`]).
     fn in_recovery(&self) -> bool;
+
+    /// In slow start (RFC 5681 §3.1: cwnd < ssthresh), fast recovery
+    /// excepted even when partial ACKs deflate cwnd below ssthresh.
+    fn in_slow_start(&self) -> bool {
+        let window = self.window();
+        window.cwnd_segments < window.ssthresh_segments && !self.in_recovery()
+    }
 
     /// The congestion window in segments, as the sender uses it.
     fn window_segments(&self) -> f64 {
@@ -273,6 +281,12 @@ impl CongestionControl for Tahoe {
 
     fn in_recovery(&self) -> bool {
         self.last_ack < self.recover
+    }
+
+    /// Tahoe has no fast recovery: its `in_recovery` only marks the window
+    /// outstanding at the loss, which slow-starts from one segment.
+    fn in_slow_start(&self) -> bool {
+        self.window.cwnd_segments < self.window.ssthresh_segments
     }
 }
 
@@ -471,6 +485,8 @@ pub enum Controller {
     Sack(Box<SackRecovery<Aimd>>),
     /// CUBIC over RFC 6675 recovery: `tcp-cubic`.
     Cubic(Box<SackRecovery<super::cubic::Cubic>>),
+    /// BBR v1 with RACK-TLP's recovery: `tcp-bbr`.
+    Bbr(Box<Bbr>),
 }
 
 macro_rules! dispatch {
@@ -481,6 +497,7 @@ macro_rules! dispatch {
             Controller::NewReno($c) => $e,
             Controller::Sack($c) => $e,
             Controller::Cubic($c) => $e,
+            Controller::Bbr($c) => $e,
         }
     };
 }
@@ -495,6 +512,7 @@ impl Controller {
         match self {
             Controller::Sack(c) => c.in_loss_recovery(snd_una),
             Controller::Cubic(c) => c.in_loss_recovery(snd_una),
+            Controller::Bbr(c) => c.in_loss_recovery(),
             _ => self.in_recovery(),
         }
     }
@@ -504,16 +522,33 @@ impl Controller {
         match self {
             Controller::Sack(c) => c.on_loss_detected(now, ack),
             Controller::Cubic(c) => c.on_loss_detected(now, ack),
+            Controller::Bbr(c) => c.on_loss_detected(now, ack),
             _ => Response::NOTHING,
         }
     }
 
-    /// A tail loss probe repaired a loss: the window is cut.
+    /// A tail loss probe repaired a loss: the window is cut (BBR does not
+    /// read loss as congestion; Linux's CWR state leaves its window alone).
     pub fn on_probe_repaired_loss(&mut self, now: Instant, flight_bytes: u64) {
         match self {
             Controller::Sack(c) => c.on_probe_repaired_loss(now, flight_bytes),
             Controller::Cubic(c) => c.on_probe_repaired_loss(now, flight_bytes),
             _ => {}
+        }
+    }
+
+    /// BBR's state, for a `tcp-bbr` sender.
+    pub fn bbr(&self) -> Option<&Bbr> {
+        match self {
+            Controller::Bbr(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn bbr_mut(&mut self) -> Option<&mut Bbr> {
+        match self {
+            Controller::Bbr(c) => Some(c),
+            _ => None,
         }
     }
 }
@@ -536,5 +571,8 @@ impl CongestionControl for Controller {
     }
     fn in_recovery(&self) -> bool {
         dispatch!(self, c => c.in_recovery())
+    }
+    fn in_slow_start(&self) -> bool {
+        dispatch!(self, c => c.in_slow_start())
     }
 }

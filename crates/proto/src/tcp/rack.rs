@@ -34,6 +34,7 @@
 //! - An RTO ends a TLP episode (RFC 8985 leaves it open; Linux's RTO path
 //!   starts loss recovery, which no probe outlives).
 
+use super::delivery_rate::{DeliveredSegment, RateSnapshot};
 use meshbed_core::{Duration, Instant};
 use std::collections::BTreeMap;
 
@@ -59,6 +60,9 @@ struct Sent {
     /// Marked lost and sent again since: the retransmission is in flight
     /// (Linux's `TCPCB_SACKED_RETRANS`), until RACK finds it lost too.
     rexmit_in_flight: bool,
+    /// The delivery counters when it was last sent, for BBR's rate
+    /// samples ([`super::delivery_rate`]; zero for the other TCPs).
+    rate: RateSnapshot,
 }
 
 impl Sent {
@@ -138,6 +142,19 @@ impl Rack {
     /// does not line up with earlier ones (a retransmission cut short at a
     /// SACKed block).
     pub fn on_transmit(&mut self, start: u64, end: u64, now: Instant, retransmission: bool) {
+        self.on_transmit_sampled(start, end, now, retransmission, RateSnapshot::default());
+    }
+
+    /// [`Rack::on_transmit`] keeping the delivery-rate `snapshot` with
+    /// the transmission.
+    pub fn on_transmit_sampled(
+        &mut self,
+        start: u64,
+        end: u64,
+        now: Instant,
+        retransmission: bool,
+        snapshot: RateSnapshot,
+    ) {
         if start >= end {
             return;
         }
@@ -147,18 +164,19 @@ impl Rack {
         let covered: Vec<u64> = self.sent.range(start..end).map(|(&s, _)| s).collect();
         for s in covered {
             if s > at {
-                self.sent.insert(at, Sent::fresh(s, now, retransmission));
+                self.sent.insert(at, Sent::fresh(s, now, retransmission, snapshot));
             }
             let seg = self.sent.get_mut(&s).expect("a key just listed");
             seg.xmit_ts = now;
             seg.retransmitted = true;
+            seg.rate = snapshot;
             if seg.lost {
                 seg.rexmit_in_flight = true;
             }
             at = seg.end;
         }
         if at < end {
-            self.sent.insert(at, Sent::fresh(end, now, retransmission));
+            self.sent.insert(at, Sent::fresh(end, now, retransmission, snapshot));
         }
     }
 
@@ -180,8 +198,14 @@ impl Rack {
     /// `seq` ends) is delivered. Updates `RACK.xmit_ts`, `RACK.rtt` (§6.2
     /// step 2, in the order the segments were sent, so that `RACK.rtt` is
     /// the most recently sent one's) and the reordering flag (step 3, in
-    /// sequence order), and forgets them.
-    pub fn on_ack(&mut self, now: Instant, snd_una: u64, sacked_end: impl Fn(u64) -> Option<u64>) {
+    /// sequence order), and forgets them. Returns them, for the delivery
+    /// rate.
+    pub fn on_ack(
+        &mut self,
+        now: Instant,
+        snd_una: u64,
+        sacked_end: impl Fn(u64) -> Option<u64>,
+    ) -> Vec<DeliveredSegment> {
         self.split_at(snd_una);
         let mut delivered: Vec<(u64, Sent)> = self
             .sent
@@ -200,9 +224,23 @@ impl Rack {
             }
         }
         delivered.sort_by_key(|&(_, seg)| (seg.xmit_ts, seg.end));
-        for (_, seg) in delivered {
+        for &(_, seg) in &delivered {
             self.on_delivered(now, seg);
         }
+        delivered
+            .into_iter()
+            .map(|(start, seg)| DeliveredSegment {
+                bytes: seg.end - start,
+                sent_at: seg.xmit_ts,
+                retransmitted: seg.retransmitted,
+                snapshot: seg.rate,
+            })
+            .collect()
+    }
+
+    /// `RACK.min_RTT`: the smallest RTT seen on the connection.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
     }
 
     /// §6.2 step 2 for one delivered segment.
@@ -345,8 +383,8 @@ impl Rack {
 }
 
 impl Sent {
-    fn fresh(end: u64, now: Instant, retransmitted: bool) -> Sent {
-        Sent { end, xmit_ts: now, retransmitted, lost: false, rexmit_in_flight: false }
+    fn fresh(end: u64, now: Instant, retransmitted: bool, rate: RateSnapshot) -> Sent {
+        Sent { end, xmit_ts: now, retransmitted, lost: false, rexmit_in_flight: false, rate }
     }
 }
 

@@ -134,7 +134,14 @@ fn a_retransmission_cut_at_a_sacked_block_splits_the_segment_records() {
     assert_eq!(rack.sent.len(), 3);
     assert_eq!(
         rack.sent[&1000],
-        Sent { end: 1500, xmit_ts: ms(5), retransmitted: true, lost: false, rexmit_in_flight: false }
+        Sent {
+            end: 1500,
+            xmit_ts: ms(5),
+            retransmitted: true,
+            lost: false,
+            rexmit_in_flight: false,
+            rate: RateSnapshot::default()
+        }
     );
     assert_eq!(rack.sent[&1500].xmit_ts, ms(0));
     // A cumulative ACK inside a record delivers the part below it.

@@ -4,6 +4,7 @@
 //! clock, events and counters). Window arithmetic is delegated to
 //! [`super::cc`].
 
+use super::bbr::Bbr;
 use super::cc::{
     AckSample, Aimd, CcMetrics, CongestionControl, Controller, NewReno, Reno, Response, Retransmit, Tahoe, Window,
 };
@@ -20,10 +21,12 @@ use crate::wire::{Control, ProtocolId, Repr, HEADER_LEN};
 use elfn::Standby;
 use meshbed_core::{Duration, Instant};
 
+mod bbr;
 mod elfn;
 mod emit;
 mod rack;
 mod sack;
+mod window;
 
 /// The sequence number of the first application byte (the SYN occupies 0).
 const DATA_START: u64 = 1;
@@ -203,6 +206,9 @@ pub struct TcpSendControl {
     rack: Option<Box<Rack>>,
     /// TLP: the probe timer fired and the probe is not sent yet.
     tlp_due: bool,
+    /// BBR (`tcp-bbr`): the delivery counters, the rate sample of the ACK
+    /// being processed, and pacing at BBR's rate ([`bbr`]).
+    bbr: Option<Box<bbr::BbrSending>>,
 }
 
 impl TcpSender {
@@ -234,7 +240,8 @@ impl TcpSender {
             config.mss_bytes as u64,
         );
         let threshold = config.dupack_threshold;
-        let rack = (variant.uses_sack() && config.rack_tlp).then(Box::<Rack>::default);
+        // BBR always runs RACK-TLP ([`TcpConfig::rack_tlp`]).
+        let rack = (variant.uses_sack() && (config.rack_tlp || variant == TcpVariant::Bbr)).then(Box::<Rack>::default);
         // With RACK no count of duplicate ACKs starts recovery: a segment
         // RACK marks lost does (RFC 8985 §6.2; Linux's `tcp_time_to_recover`
         // skips the DupThresh rule when RACK is on).
@@ -246,6 +253,9 @@ impl TcpSender {
             TcpVariant::Sack => Controller::Sack(Box::new(SackRecovery::new(window, sack_threshold, Aimd))),
             TcpVariant::Cubic => {
                 Controller::Cubic(Box::new(SackRecovery::new(window, sack_threshold, Cubic::new(config.hystart))))
+            }
+            TcpVariant::Bbr => {
+                Controller::Bbr(Box::new(Bbr::new(window, config.mss_bytes as u64, u64::from(connection_id), now)))
             }
         };
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto, config.clock_granularity);
@@ -279,6 +289,7 @@ impl TcpSender {
             sack_recovery_point: 0,
             rack,
             tlp_due: false,
+            bbr: (variant == TcpVariant::Bbr).then(|| Box::new(bbr::BbrSending::new(now))),
         };
         Sender::with_parts(core, control)
     }
@@ -290,6 +301,11 @@ impl TcpSender {
     /// cwnd, ssthresh and whether the sender is recovering from a loss.
     pub fn cc_metrics(&self) -> CcMetrics {
         self.control.cc.metrics()
+    }
+
+    /// BBR's model and state, for a `tcp-bbr` sender.
+    pub fn bbr(&self) -> Option<&Bbr> {
+        self.control.cc.bbr()
     }
 
     /// Pacing: the gap the rule puts between two data segments now,
@@ -344,21 +360,6 @@ impl TcpSender {
 type Core = SenderCore<Timer>;
 
 impl TcpSendControl {
-    fn pacing_interval(&self) -> Option<Duration> {
-        if !self.config.pacing {
-            return None;
-        }
-        let srtt = self.rtt.srtt()?;
-        // An empty pipe always admits one segment: the window is never less.
-        let window = self.window_segments().max(1.0);
-        let gap_ns = (srtt.as_nanos() as f64 / (self.config.pacing_v * window)).round();
-        Some(Duration::from_nanos(gap_ns as u64))
-    }
-
-    fn next_paced_send(&self) -> Option<Instant> {
-        Some(self.last_data_sent_at? + self.pacing_interval()?)
-    }
-
     /// One past the last application byte written so far.
     fn written_end(&self) -> u64 {
         DATA_START + self.buf.written_end()
@@ -372,56 +373,6 @@ impl TcpSendControl {
     /// One past the FIN: everything is acknowledged when `snd_una` reaches it.
     fn fin_end(&self) -> Option<u64> {
         self.fin_seq().map(|f| f + 1)
-    }
-
-    /// Traces cwnd if it changed and keeps the slow-start bookkeeping of
-    /// seed 002 §2.2 (Fig. 3). `restart` says that the window was just
-    /// reset to the loss window (an RTO, Tahoe's fast retransmit): slow
-    /// start begins anew even when cwnd was already below ssthresh.
-    fn window_changed(&mut self, core: &mut Core, now: Instant, restart: bool) {
-        let metrics = self.cc.metrics();
-        let cwnd = metrics.cwnd_segments;
-        if cwnd != self.last_traced_cwnd {
-            self.last_traced_cwnd = cwnd;
-            core.trace(TraceSample::Cwnd { at: now, cwnd_segments: cwnd });
-        }
-        if core.phase() != Phase::Established {
-            // The window means nothing before the handshake completes.
-            return;
-        }
-        // RFC 5681 §3.1: slow start while cwnd < ssthresh. Fast recovery
-        // (Reno, NewReno) is neither phase, even when partial ACKs deflate
-        // cwnd below ssthresh; Tahoe has none (its `in_recovery` only marks
-        // the window that was outstanding at the loss).
-        let fast_recovery = metrics.in_recovery && self.variant != TcpVariant::Tahoe;
-        let in_slow_start = cwnd < metrics.ssthresh_segments && !fast_recovery;
-        match (self.slow_start_since, in_slow_start) {
-            (None, true) => {
-                self.slow_start_since = Some(now);
-                self.tcp_stats.slow_start_entries += 1;
-                core.trace(TraceSample::SlowStart { at: now, entered: true });
-            }
-            (Some(_), true) if restart => {
-                self.tcp_stats.slow_start_entries += 1;
-                core.trace(TraceSample::SlowStart { at: now, entered: true });
-            }
-            (Some(since), false) => {
-                self.slow_start_since = None;
-                self.tcp_stats.slow_start_time += now.saturating_since(since);
-                core.trace(TraceSample::SlowStart { at: now, entered: false });
-            }
-            _ => {}
-        }
-    }
-
-    /// Traces the RTO if it changed and keeps its maximum (seed 002 §2.1).
-    fn rto_changed(&mut self, core: &mut Core, now: Instant) {
-        let rto = self.rtt.rto();
-        if Some(rto) != self.last_traced_rto {
-            self.last_traced_rto = Some(rto);
-            self.tcp_stats.max_rto = self.tcp_stats.max_rto.max(rto);
-            core.trace(TraceSample::Rto { at: now, rto });
-        }
     }
 
     fn on_rtt_sample(&mut self, core: &mut Core, now: Instant, rtt: Duration) {
@@ -449,6 +400,9 @@ impl TcpSendControl {
         core.establish();
         if let Some(probe) = self.rtt_probe.take() {
             self.on_rtt_sample(core, now, now.saturating_since(probe.sent_at));
+        }
+        if let Some(bbr) = self.cc.bbr_mut() {
+            bbr.on_rtt_known(self.rtt.srtt());
         }
         self.window_changed(core, now, false);
     }
@@ -487,7 +441,11 @@ impl TcpSendControl {
             let (_, refused) = scoreboard.on_ack(ack, self.snd_max, &repr.sack_blocks);
             core.stats.protocol_violations += refused as u64;
             if let Some(rack) = &mut self.rack {
-                rack.on_ack(now, ack, |seq| scoreboard.sacked_end(seq));
+                let prior_pipe_bytes = rack.pipe();
+                let delivered = rack.on_ack(now, ack, |seq| scoreboard.sacked_end(seq));
+                if let Some(bbr) = &mut self.bbr {
+                    bbr.on_delivered(now, &delivered, prior_pipe_bytes, rack.min_rtt());
+                }
             }
         }
         if self.rack.is_some() {
@@ -505,7 +463,9 @@ impl TcpSendControl {
                 self.apply(core, now, response);
                 self.window_changed(core, now, response.retransmit == Retransmit::GoBackN);
             }
+            let lost_before = self.rack_lost_segments();
             self.rack_detect_loss(core, now);
+            self.bbr_after_ack(core, now, lost_before);
             return;
         }
 
@@ -559,7 +519,9 @@ impl TcpSendControl {
         }
         self.apply(core, now, Response { restart_timer: false, ..response });
         self.window_changed(core, now, false);
+        let lost_before = self.rack_lost_segments();
         self.rack_detect_loss(core, now);
+        self.bbr_after_ack(core, now, lost_before);
         // RFC 8985 §7.1: an ACK of new data restarts the probe timer.
         self.arm_probe_timer(core, now);
     }
@@ -645,23 +607,6 @@ impl TcpSendControl {
             _ => return,
         }
         core.timers.set(Timer::Retransmit, now + self.rtt.rto());
-    }
-
-    /// Whether the window admits a segment occupying `space` more sequence
-    /// numbers. An empty pipe always admits one segment, so a window below one
-    /// segment cannot deadlock the connection.
-    fn window_allows(&self, space: u64) -> bool {
-        let flight = self.snd_nxt - self.snd_una;
-        if flight == 0 {
-            return true;
-        }
-        let window_bytes = (self.window_segments() * self.config.mss_bytes as f64).floor() as u64;
-        flight + space <= window_bytes
-    }
-
-    /// cwnd in segments, capped by the largest window.
-    fn window_segments(&self) -> f64 {
-        self.cc.window_segments().min(self.config.max_cwnd_segments as f64)
     }
 }
 

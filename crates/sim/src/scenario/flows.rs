@@ -462,8 +462,9 @@ pub struct TcpOverrides {
     /// absent: on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
-    /// RACK-TLP loss detection (RFC 8985; `tcp-sack` and `tcp-cubic` only;
-    /// absent: on, as in Linux); off: RFC 6675's duplicate-ACK threshold.
+    /// RACK-TLP loss detection (RFC 8985; `tcp-sack`, `tcp-cubic` and
+    /// `tcp-bbr` only; absent: on, as in Linux); off: RFC 6675's
+    /// duplicate-ACK threshold (not for `tcp-bbr`, which always runs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack_tlp: Option<bool>,
 }
@@ -710,11 +711,20 @@ impl TransportFlow {
                     }
                 }
                 if let Some(r) = t.rack_tlp {
-                    if !matches!(protocol, Protocol::TcpSack | Protocol::TcpCubic) {
+                    if protocol == Protocol::TcpBbr && !r {
                         return Err(invalid(
                             key("tcp.rack_tlp"),
                             r,
-                            format!("nothing: {protocol} has no SACK, so no RACK-TLP (tcp-sack and tcp-cubic do)"),
+                            "true or nothing: tcp-bbr always runs RACK-TLP, as Linux's BBR does".to_string(),
+                        ));
+                    }
+                    if !matches!(protocol, Protocol::TcpSack | Protocol::TcpCubic | Protocol::TcpBbr) {
+                        return Err(invalid(
+                            key("tcp.rack_tlp"),
+                            r,
+                            format!(
+                                "nothing: {protocol} has no SACK, so no RACK-TLP (tcp-sack, tcp-cubic and tcp-bbr do)"
+                            ),
                         ));
                     }
                 }

@@ -37,7 +37,7 @@
 //!                              # | tcp-tahoe | tcp-reno | tcp-newreno
 //!                              # | tcp-newreno-elfn | tcp-reno-paced
 //!                              # | tcp-newreno-paced | tcp-cubic
-//!                              # | tcp-sack
+//!                              # | tcp-sack | tcp-bbr
 //! bytes = 2_000_000            # application bytes to deliver
 //! start_s = 1.0
 //! trace = false                # keep D_max/D_avg/D_s/cwnd samples in the result

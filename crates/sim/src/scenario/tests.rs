@@ -428,7 +428,7 @@ fn a_congestion_control_is_a_kernel_name_and_only_on_kernel_tcp() {
     let e = err_of(&chain_with("protocol = \"kernel-tpc\"\nbytes = 10\n"));
     assert!(
         e.contains("flows[0].protocol = \"kernel-tpc\": expected one of atp-default,")
-            && e.contains("tcp-sack, kernel-tcp"),
+            && e.contains("tcp-bbr, kernel-tcp"),
         "{e}"
     );
 }

@@ -54,8 +54,9 @@ impl TcpSendControl {
             self.buf.copy_out(seq - DATA_START, &mut buf[HEADER_LEN..total]);
         }
 
+        let snapshot = self.bbr_on_transmit(now, total);
         if let Some(rack) = &mut self.rack {
-            rack.on_transmit(seq, end, now, seq < self.snd_max);
+            rack.on_transmit_sampled(seq, end, now, seq < self.snd_max, snapshot);
         }
         let new_data = end > self.snd_max;
         if seq < self.snd_max {

@@ -112,15 +112,27 @@ impl TcpSendControl {
             if !room(end - seq) {
                 return None;
             }
+            if self.bbr_paces() {
+                if let Some(at) = self.next_paced_send().filter(|&at| at > now) {
+                    core.timers.set(Timer::Pace, at);
+                    return None;
+                }
+            }
             return self.emit_segment(core, now, seq, end, buf);
         }
         let seq = self.snd_max;
-        if self.fin_end().is_some_and(|fin_end| seq >= fin_end) {
+        let (len, fin) = self.segment_at(seq, buf.len());
+        let all_sent = self.fin_end().is_some_and(|fin_end| seq >= fin_end);
+        let space = if all_sent { 0 } else { len as u64 + fin as u64 };
+        if space == 0 {
+            // Nothing to send while the window has room: the application
+            // limits the flow, not the path.
+            if room(mss) {
+                self.bbr_app_limited(pipe);
+            }
             return None;
         }
-        let (len, fin) = self.segment_at(seq, buf.len());
-        let space = len as u64 + fin as u64;
-        if space == 0 || !room(space) {
+        if !room(space) {
             return None;
         }
         if let Some(at) = self.next_paced_send().filter(|&at| at > now) {
