@@ -26,7 +26,7 @@ local connection_protocols = {
   [1] = "atp-default", [2] = "atp-aggressive", [3] = "atp-adaptive",
   [4] = "tcp-tahoe", [5] = "tcp-reno", [6] = "tcp-newreno",
   [7] = "tcp-newreno-elfn", [8] = "tcp-reno-paced", [9] = "tcp-newreno-paced",
-  [10] = "mtl", [11] = "tcp-cubic", [12] = "tcp-sack",
+  [10] = "mtl", [11] = "tcp-cubic", [12] = "tcp-sack", [13] = "tcp-bbr",
 }
 
 local F = meshbed.fields
