@@ -74,8 +74,9 @@ pub struct SendArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_parallel)]
     pub parallel: usize,
     /// Any transport: atp-default, atp-aggressive, atp-adaptive, tcp-tahoe, tcp-reno, tcp-newreno,
-    /// tcp-newreno-elfn (no route notices over UDP: behaves as NewReno), tcp-reno-paced, tcp-newreno-paced
-    /// or mtl (without a routing module: one hop, no link loss assumed).
+    /// tcp-newreno-elfn (no route notices over UDP: behaves as NewReno), tcp-reno-paced, tcp-newreno-paced,
+    /// mtl (without a routing module: one hop, no link loss assumed), or today's TCPs with SACK, RACK-TLP
+    /// and timestamps: tcp-sack, tcp-cubic, tcp-bbr (BBR v1, paced at its own rate).
     #[arg(long, value_enum, default_value_t = Protocol::AtpAdaptive)]
     pub protocol: meshbed_proto::Protocol,
     /// This node's delay D for ATP: `e2e` (end-to-end estimate), `fixed:2ms`, or `file:PATH` (µs, like /proc/ath5k/Da).
