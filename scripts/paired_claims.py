@@ -29,6 +29,13 @@ setting (short_retry_limit 0 = the thesis' setting, 6 = the sensitivity check):
 * log utility differences A − B: paired mean difference, t interval (Σ log10 of
   per-flow goodput in kbit/s, a flow under 1 kbit/s counting 0, as metrics.rs).
 
+* stack: the middle flow's share (flow 3 / mean of flows 1, 2) per seed from whole-run goodput (meshbed
+  keeps traces, hence windowed goodput, of repetition 0 only), next to summary.txt's windowed means over
+  [6, 40] s (the experiment's window_s; Table 5.1's "all three flows active").
+* the quantitative claims (1, 2, 3, 7, the closing "about half") also get the rule's verdict: yes if the
+  document's number lies inside the overall interval or the estimate is within ±25% of it (of the gain when
+  the claim states a percentage gain), "partly (direction only)" if only the direction holds, else no.
+
 Standard library only.
 """
 import csv
@@ -175,7 +182,7 @@ def frx(v):
 def ratio_table(e, metric, pairs, rts=(0, 6), doc=None, title=""):
     """markdown table: rows = pair × retry, cols = x values + over-x mean"""
     print(f"\n{title} — `{e.name}` ({e.xkey or 'one point'}; geometric mean of per-seed ratios, "
-          f"95% t-interval; last column: mean over {e.xkey}, bootstrap 95%)\n")
+          f"95% t-interval; last column: mean over {e.xkey or 'the one point'}, bootstrap 95%)\n")
     print("| ratio | retries | " + " | ".join(str(x) for x in e.xs) + " | mean |")
     print("|---|---|" + "---|" * (len(e.xs) + 1))
     res = {}
@@ -251,6 +258,58 @@ def header(e):
     print(f"\nCheck: {n} goodput ratios of paired.csv recomputed from flows.csv, largest relative difference {w:.1e}.")
 
 
+def judge(doc, est, lo, hi, gain=True):
+    """the fragment's rule: yes if doc in [lo, hi] or est within ±25% of doc (of the gain doc − 1 when the
+    claim states a gain in percent, else of the factor); partly if only the direction holds; no otherwise"""
+    if lo <= doc <= hi:
+        return "yes (in CI)"
+    if gain:
+        ok = abs((est - 1) - (doc - 1)) <= 0.25 * abs(doc - 1)
+    else:
+        ok = abs(est - doc) <= 0.25 * doc
+    if ok:
+        return "yes (within ±25%)"
+    same = (lo > 1) if doc > 1 else (hi < 1)
+    return "partly (direction only)" if same else "no"
+
+
+def numeric_rows(E):
+    """the quantitative claims: overall estimate, interval, how many per-x intervals contain the doc's number"""
+    print("\n### Quantitative claims: overall figure (mean over hops of per-hop paired ratios, bootstrap 95%), "
+          "per-hop intervals containing the document's number, rule verdict\n")
+    print("| claim | experiment | ratio | doc | retries off | per-hop ∋ doc (off) | rule (off) | retries on | per-hop ∋ doc (on) | rule (on) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = [("1", "a-single", "agg", "atp-adaptive", "atp-default", 1.64, True),
+            ("2", "a-single", "agg", "atp-aggressive", "atp-default", 1.47, True),
+            ("3", "a-single", "agg", "atp-adaptive", "tcp-tahoe", 2.0, True),
+            ("7", "a-two", "unf", "atp-default", "atp-adaptive", 10.0, False),
+            ("7", "a-two", "unf", "tcp-tahoe", "atp-adaptive", 10.0, False),
+            ("7", "a-five", "unf", "atp-default", "atp-adaptive", 10.0, False),
+            ("7", "a-five", "unf", "tcp-tahoe", "atp-adaptive", 10.0, False),
+            ("7 (B)", "b-two", "unf", "atp-default", "atp-adaptive", 10.0, False),
+            ("7 (B)", "b-two", "unf", "tcp-tahoe", "atp-adaptive", 10.0, False),
+            ("7 (B)", "b-five", "unf", "atp-default", "atp-adaptive", 10.0, False),
+            ("7 (B)", "b-five", "unf", "tcp-tahoe", "atp-adaptive", 10.0, False)]
+    for n in ("a-single", "a-two", "a-five", "b-single", "b-two", "b-five"):
+        rows.append(("closing", n, "agg", "atp-adaptive", "atp-default", 1.5, True))
+        rows.append(("closing", n, "agg", "atp-aggressive", "atp-default", 1.5, True))
+    for c, n, m, a, b, doc, gain in rows:
+        e = E[n]
+        if not e.ok:
+            continue
+        metric = e.agg if m == "agg" else e.unf
+        cells = []
+        for rt in (0, 6):
+            ov = e.over_x(metric, a, b, rt)
+            per = [e.ratio(metric, a, b, x, rt) for x in e.xs]
+            inside = [str(x) for x, v in zip(e.xs, per) if v[1] <= doc <= v[2]]
+            excl = sum(v[4] for v in per)
+            cells += [f"{ov[0]:.2f}× [{ov[1]:.2f}, {ov[2]:.2f}]" + (f" ({excl} pairs excl.)" if excl else ""),
+                      f"{len(inside)}/{len(e.xs)}" + (f" ({', '.join(inside)})" if inside else ""),
+                      judge(doc, *ov, gain=gain)]
+        print(f"| {c} | {n} | {m} {SHORT[a]}/{SHORT[b]} | {doc:g}× | " + " | ".join(cells) + " |")
+
+
 def main():
     E = {n: Exp(n) for n in ["a-single", "a-two", "a-five", "b-single", "b-two", "b-five", "stack", "random-transfer"]}
     for n, e in E.items():
@@ -300,8 +359,36 @@ def main():
     e = E["stack"]
     if e.ok:
         header(e)
+        # Table 5.1 is "when all three flows are active": the experiment's window_s = [6, 40] s. meshbed keeps
+        # traces (hence windowed per-flow goodput) of repetition 0 only, so per-seed intervals below use whole-run
+        # goodput; summary.txt's windowed means over all seeds are shown here as point estimates.
+        print("\nWindow [6, 40] s, from summary.txt (mean over seeds per flow; share = flow 3 / mean of flows 1, 2; "
+              "Table 5.1: Tahoe 0.51, default 0.23, aggressive 0.64, adaptive 0.39)\n")
+        print("| point | flow 1 | flow 2 | flow 3 | share |")
+        print("|---|---|---|---|---|")
+        with open(os.path.join(e.dir, "summary.txt")) as f:
+            on = False
+            for line in f:
+                if line.startswith("per-flow mean goodput"):
+                    on = True
+                    continue
+                if on and "flow 1:" in line:
+                    head, rest = line.split("flow 1:", 1)
+                    v = [float(t.split()[0]) for t in ("flow 1:" + rest).split("flow ")[1:] for t in [t.split(":", 1)[1]]]
+                    print(f"| {head.strip()} | {v[0]:.3f} | {v[1]:.3f} | {v[2]:.3f} | {v[2] / ((v[0] + v[1]) / 2):.3f} |")
+                elif on and line.strip() == "":
+                    break
         share = lambda x, rt, p, rep: e.runs[(x, rt, p, rep)][2] / ((e.runs[(x, rt, p, rep)][0] + e.runs[(x, rt, p, rep)][1]) / 2)
-        mean_table(e, share, "Middle flow's share (flow 3 / mean of flows 1, 2; whole run, not the [6, 40] s window)", allp)
+        print("\nMiddle flow's share (flow 3 / mean of flows 1, 2; whole-run goodput, not the [6, 40] s window), "
+              "mean over seeds, 95% t-interval (Table 5.1: Tahoe 0.51, default 0.23, aggressive 0.64, adaptive 0.39)\n")
+        print("| protocol | retries off | retries on |")
+        print("|---|---|---|")
+        for p in allp:
+            cells = []
+            for rt in (0, 6):
+                m, lo, hi = t_interval([share(0, rt, p, rep) for rep in e.reps])
+                cells.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]")
+            print(f"| {SHORT[p]} | " + " | ".join(cells) + " |")
         ratio_table(e, share, [("atp-aggressive", "atp-default"), ("atp-adaptive", "atp-default")],
                     title="Claim 12: middle-flow share ratios (doc: 0.64/0.23 = 2.8×, 0.39/0.23 = 1.7×)")
         mean_table(e, e.util, "Log utility (whole run)", allp, fmt="{:.2f}")
@@ -321,6 +408,8 @@ def main():
                    ["tcp-tahoe", "atp-default", "atp-aggressive", "atp-adaptive", "tcp-newreno"])
         mean_table(e, e.util, "Log utility", ["tcp-tahoe", "atp-default", "atp-aggressive", "atp-adaptive", "tcp-newreno"],
                    fmt="{:.1f}")
+
+    numeric_rows(E)
 
     # closing paragraph: "adaptive and aggressive beat default by about half"
     print("\n### Closing paragraph: adaptive and aggressive over default (doc: 'about half', 1.5×)\n")
