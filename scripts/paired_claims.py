@@ -2,7 +2,7 @@
 """Paired-seed verdicts for the thesis' testbed claims (docs/RESULTS.md claims 1-12, 44).
 
 Usage:
-    python3 scripts/paired_claims.py [ROOT]        # ROOT defaults to /tmp/verdicts
+    python3 scripts/paired_claims.py [ROOT]        # ROOT defaults to results/verdicts
 
 ROOT holds the output directories of the experiment files in examples/verdicts/,
 each run as (see the comment at the top of each file)
@@ -46,7 +46,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/verdicts"
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "results/verdicts"
 RETRY = "radio.mac.short_retry_limit"
 ATP = ["atp-default", "atp-aggressive", "atp-adaptive"]
 SHORT = {"atp-default": "def", "atp-aggressive": "aggr", "atp-adaptive": "adapt",

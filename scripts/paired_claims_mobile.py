@@ -3,7 +3,7 @@
 claims 26-27) and 004 (MTL chain and grid, claims 33 and 37) of docs/RESULTS.md.
 
 Usage:
-    python3 scripts/paired_claims_mobile.py [ROOT]     # ROOT defaults to /tmp/verdicts2
+    python3 scripts/paired_claims_mobile.py [ROOT]     # ROOT defaults to results/verdicts
 
 ROOT holds the output directories of the experiment files in examples/verdicts/,
 each run as
@@ -54,7 +54,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/verdicts2"
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "results/verdicts"
 
 # Student-t quantiles and the t interval: reused read-only from the testbed helper's script
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
