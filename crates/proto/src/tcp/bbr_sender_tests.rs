@@ -67,6 +67,17 @@ struct Run {
 }
 
 impl Bottleneck {
+    /// `variant` moves `data` across the link with SACK and timestamps
+    /// (an initial window of 10 segments, at most `max_cwnd_segments`),
+    /// for at most 120 s; the queue is watched from 5 s on.
+    fn transfer(&self, variant: TcpVariant, max_cwnd_segments: u32, data: Vec<u8>) -> (Run, TcpSender, TcpReceiver) {
+        let config = TcpConfig { sack: true, timestamps: true, max_cwnd_segments, ..with_cwnd(10) };
+        let mut s = TcpSender::new(config.clone(), variant, super::tests::CONN, data, Instant::ZERO);
+        let mut r = TcpReceiver::new(config, super::tests::CONN, Instant::ZERO);
+        let run = self.run(&mut s, &mut r, ms(5_000), ms(120_000));
+        (run, s, r)
+    }
+
     fn run(&self, s: &mut TcpSender, r: &mut TcpReceiver, settle: Instant, limit: Instant) -> Run {
         let mut run = Run::default();
         let mut buf = vec![0u8; 2048];
@@ -142,11 +153,8 @@ impl Bottleneck {
 fn bbr_finds_a_bottlenecks_bandwidth_and_keeps_its_queue_short() {
     let link = Bottleneck { rate_bytes_per_s: 125_000, delay: Duration::from_millis(20), buffer_packets: 100 };
     let len = 2_400_000;
-    let config = TcpConfig { sack: true, timestamps: true, ..with_cwnd(10) };
     let data: Vec<u8> = (0..len).map(|i| (i * 31) as u8).collect();
-    let mut s = TcpSender::new(config.clone(), TcpVariant::Bbr, super::tests::CONN, data, Instant::ZERO);
-    let mut r = TcpReceiver::new(config, super::tests::CONN, Instant::ZERO);
-    let run = link.run(&mut s, &mut r, ms(5_000), ms(120_000));
+    let (run, s, _) = link.transfer(TcpVariant::Bbr, 64, data.clone());
     let finished = run.finished_at.expect("the transfer finishes");
     let goodput = len as f64 / finished.as_secs_f64();
     let ceiling = 125_000.0 * 1000.0 / 1036.0;
@@ -162,11 +170,7 @@ fn bbr_finds_a_bottlenecks_bandwidth_and_keeps_its_queue_short() {
     assert!(run.probe_rtt_seen && bbr.stats.probe_rtt_entries >= 1);
 
     // Boundary: CUBIC on the same link fills the buffer until it drops.
-    let config = TcpConfig { sack: true, timestamps: true, max_cwnd_segments: 200, ..with_cwnd(10) };
-    let data: Vec<u8> = (0..len).map(|i| (i * 31) as u8).collect();
-    let mut s = TcpSender::new(config.clone(), TcpVariant::Cubic, super::tests::CONN, data, Instant::ZERO);
-    let mut r = TcpReceiver::new(config, super::tests::CONN, Instant::ZERO);
-    let cubic = link.run(&mut s, &mut r, ms(5_000), ms(120_000));
+    let (cubic, _, _) = link.transfer(TcpVariant::Cubic, 200, data);
     assert!(cubic.max_queue_after_settle >= 90 && cubic.drops > 0, "{cubic:?}");
 }
 
@@ -177,11 +181,8 @@ fn bbr_finds_a_bottlenecks_bandwidth_and_keeps_its_queue_short() {
 fn bbr_recovers_its_startup_losses_on_a_shallow_buffer() {
     let link = Bottleneck { rate_bytes_per_s: 125_000, delay: Duration::from_millis(20), buffer_packets: 6 };
     let len = 1_000_000;
-    let config = TcpConfig { sack: true, timestamps: true, ..with_cwnd(10) };
     let data: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
-    let mut s = TcpSender::new(config.clone(), TcpVariant::Bbr, super::tests::CONN, data.clone(), Instant::ZERO);
-    let mut r = TcpReceiver::new(config, super::tests::CONN, Instant::ZERO);
-    let run = link.run(&mut s, &mut r, ms(5_000), ms(120_000));
+    let (run, _, mut r) = link.transfer(TcpVariant::Bbr, 64, data.clone());
     let finished = run.finished_at.expect("the transfer finishes");
     assert!(run.drops > 0, "a 6-packet buffer overflows in Startup");
     assert_eq!(r.take_delivered(), data);
