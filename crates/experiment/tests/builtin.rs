@@ -169,3 +169,16 @@ fn testbed_link_quality() {
     assert!((0.03..0.15).contains(&a), "testbed A should be lossy: {a}");
     assert!(b < 0.01, "testbed B should be reliable: {b}");
 }
+
+/// The ATP paper's AODV network runs ns-2's AODV as the paper did (seed
+/// 002 §5.1; issue 28): no HELLOs (links break on MAC failures only, ns-2's
+/// AODV_LINK_LAYER_DETECTION) and an expanding ring search.
+#[test]
+fn the_atp_paper_aodv_builtin_runs_ns2_aodv() {
+    let e = builtin::get("atp-paper-mobile-aodv").unwrap();
+    let routing = e.base["routing"].as_table().expect("a [routing] table");
+    assert_eq!(routing["kind"].as_str(), Some("aodv"));
+    assert_eq!(routing["hello"].as_bool(), Some(false));
+    assert_eq!(routing["expanding_ring_search"].as_bool(), Some(true));
+    assert_eq!(routing["link_layer_feedback"].as_bool(), Some(true));
+}

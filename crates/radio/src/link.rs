@@ -8,7 +8,9 @@
 //! (the [`Medium`](crate::Medium) builds one and keeps it).
 
 use crate::config::{ConfigError, RadioConfig, Resolved};
-use crate::propagation::{dbm_to_mw, link_loss, standard_normal, Floors, Place, Propagation, SPEED_OF_LIGHT_M_PER_S};
+use crate::propagation::{
+    dbm_to_mw, link_loss, standard_normal, Floors, PathLoss, Place, Propagation, SPEED_OF_LIGHT_M_PER_S,
+};
 
 /// The highest floor a node may be on: taller than any building.
 pub const MAX_FLOOR: u32 = 200;
@@ -100,8 +102,7 @@ struct Moving {
     /// Each node's floor: nodes move within their floor.
     floors_of: Vec<u32>,
     floors: Option<Floors>,
-    propagation: Propagation,
-    frequency_hz: f64,
+    path_loss: PathLoss,
     interference_floor_dbm: f64,
     /// Static shadowing per unordered link (`None` without shadowing).
     shadow_db: Option<Vec<Vec<f64>>>,
@@ -122,11 +123,10 @@ impl Moving {
     fn rx_dbm(&self, tx_power_dbm: f64, (from, here): (NodeId, Point), (to, there): (NodeId, Point)) -> (f64, f64) {
         let (a, b) = (self.floors_of[from as usize], self.floors_of[to as usize]);
         let (d, loss_db) = link_loss(
-            &self.propagation,
+            &self.path_loss,
             self.floors.as_ref(),
             Place { x_m: here.x_m, y_m: here.y_m, floor: a },
             Place { x_m: there.x_m, y_m: there.y_m, floor: b },
-            self.frequency_hz,
         );
         let shadow = self.shadow_db.as_ref().map_or(0.0, |s| s[from as usize][to as usize]);
         (d, tx_power_dbm - loss_db - shadow)
@@ -213,7 +213,7 @@ impl LinkBudget {
                 ));
             }
         }
-        let f = standard.frequency_hz();
+        let path_loss = PathLoss::new(&config.propagation, standard.frequency_hz());
         let n = nodes.len();
         let mut mean_rx_dbm = vec![vec![f64::NEG_INFINITY; n]; n];
         let shadow_db = shadow_matrix(config, n, seed);
@@ -227,7 +227,7 @@ impl LinkBudget {
                 if i == j {
                     continue;
                 }
-                let (d, loss_db) = link_loss(&config.propagation, config.floors.as_ref(), a.place(), b.place(), f);
+                let (d, loss_db) = link_loss(&path_loss, config.floors.as_ref(), a.place(), b.place());
                 let rx_dbm = tx_power_dbm - loss_db - shadow_db[i][j];
                 mean_rx_dbm[i][j] = rx_dbm;
                 if rx_dbm >= config.interference_floor_dbm {
@@ -299,8 +299,7 @@ impl LinkBudget {
             trajectories,
             floors_of: self.floor.clone(),
             floors: config.floors,
-            propagation: config.propagation.clone(),
-            frequency_hz,
+            path_loss: PathLoss::new(&config.propagation, frequency_hz),
             interference_floor_dbm: config.interference_floor_dbm,
             shadow_db,
             reach_m,

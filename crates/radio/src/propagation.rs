@@ -54,36 +54,10 @@ impl Default for Propagation {
     }
 }
 
-fn friis_loss_db(distance_m: f64, frequency_hz: f64) -> f64 {
-    let wavelength_m = SPEED_OF_LIGHT_M_PER_S / frequency_hz;
-    20.0 * libm::log10(4.0 * core::f64::consts::PI * distance_m / wavelength_m)
-}
-
 impl Propagation {
     /// Path loss in dB at `distance_m` (clamped below at 1 cm).
     pub fn loss_db(&self, distance_m: f64, frequency_hz: f64) -> f64 {
-        let d = distance_m.max(0.01);
-        match *self {
-            Propagation::Friis => friis_loss_db(d, frequency_hz),
-            Propagation::TwoRayGround { antenna_height_m: h } => {
-                let wavelength_m = SPEED_OF_LIGHT_M_PER_S / frequency_hz;
-                let crossover_m = 4.0 * core::f64::consts::PI * h * h / wavelength_m;
-                if d < crossover_m {
-                    friis_loss_db(d, frequency_hz)
-                } else {
-                    40.0 * libm::log10(d) - 20.0 * libm::log10(h * h)
-                }
-            }
-            Propagation::LogDistance { exponent, reference_distance_m, reference_loss_db } => {
-                let d0 = reference_distance_m;
-                let pl0 = reference_loss_db.unwrap_or_else(|| friis_loss_db(d0, frequency_hz));
-                if d <= d0 {
-                    pl0
-                } else {
-                    pl0 + 10.0 * exponent * libm::log10(d / d0)
-                }
-            }
-        }
+        PathLoss::new(self, frequency_hz).loss_db(distance_m)
     }
 
     /// The distance at which the loss first reaches `loss_db` (bisection; the
@@ -99,6 +73,77 @@ impl Propagation {
             }
         }
         hi
+    }
+}
+
+/// A propagation model at one frequency, with the terms that do not
+/// depend on the distance computed once (issue 28: a moving network asks
+/// for a path loss per frame per receiver). The arithmetic per distance is
+/// the same sequence of operations as before, so the losses are the same
+/// to the bit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PathLoss {
+    Friis {
+        wavelength_m: f64,
+    },
+    TwoRayGround {
+        wavelength_m: f64,
+        /// 4π·h_t·h_r / λ: Friis below it, d⁻⁴ beyond.
+        crossover_m: f64,
+        /// 20·log10(h_t·h_r).
+        height_term_db: f64,
+    },
+    LogDistance {
+        exponent: f64,
+        reference_distance_m: f64,
+        reference_loss_db: f64,
+    },
+}
+
+fn friis_loss_db(distance_m: f64, wavelength_m: f64) -> f64 {
+    20.0 * libm::log10(4.0 * core::f64::consts::PI * distance_m / wavelength_m)
+}
+
+impl PathLoss {
+    pub fn new(model: &Propagation, frequency_hz: f64) -> PathLoss {
+        let wavelength_m = SPEED_OF_LIGHT_M_PER_S / frequency_hz;
+        match *model {
+            Propagation::Friis => PathLoss::Friis { wavelength_m },
+            Propagation::TwoRayGround { antenna_height_m: h } => PathLoss::TwoRayGround {
+                wavelength_m,
+                crossover_m: 4.0 * core::f64::consts::PI * h * h / wavelength_m,
+                height_term_db: 20.0 * libm::log10(h * h),
+            },
+            Propagation::LogDistance { exponent, reference_distance_m, reference_loss_db } => PathLoss::LogDistance {
+                exponent,
+                reference_distance_m,
+                reference_loss_db: reference_loss_db
+                    .unwrap_or_else(|| friis_loss_db(reference_distance_m, wavelength_m)),
+            },
+        }
+    }
+
+    /// Path loss in dB at `distance_m` (clamped below at 1 cm).
+    #[inline]
+    pub fn loss_db(&self, distance_m: f64) -> f64 {
+        let d = distance_m.max(0.01);
+        match *self {
+            PathLoss::Friis { wavelength_m } => friis_loss_db(d, wavelength_m),
+            PathLoss::TwoRayGround { wavelength_m, crossover_m, height_term_db } => {
+                if d < crossover_m {
+                    friis_loss_db(d, wavelength_m)
+                } else {
+                    40.0 * libm::log10(d) - height_term_db
+                }
+            }
+            PathLoss::LogDistance { exponent, reference_distance_m: d0, reference_loss_db: pl0 } => {
+                if d <= d0 {
+                    pl0
+                } else {
+                    pl0 + 10.0 * exponent * libm::log10(d / d0)
+                }
+            }
+        }
     }
 }
 
@@ -131,21 +176,15 @@ pub struct Place {
 /// The distance and the path loss between two places: the one rule both the
 /// static link budget and moving nodes use. Across floors the distance is
 /// three-dimensional and each slab crossed adds `Floors::loss_db`.
-pub fn link_loss(
-    propagation: &Propagation,
-    floors: Option<&Floors>,
-    a: Place,
-    b: Place,
-    frequency_hz: f64,
-) -> (f64, f64) {
+pub fn link_loss(path_loss: &PathLoss, floors: Option<&Floors>, a: Place, b: Place) -> (f64, f64) {
     let horizontal_m = libm::hypot(a.x_m - b.x_m, a.y_m - b.y_m);
     let slabs = a.floor.abs_diff(b.floor);
     match floors {
         Some(f) if slabs > 0 => {
             let d = libm::hypot(horizontal_m, f.height_m * slabs as f64);
-            (d, propagation.loss_db(d, frequency_hz) + f.loss_db * slabs as f64)
+            (d, path_loss.loss_db(d) + f.loss_db * slabs as f64)
         }
-        _ => (horizontal_m, propagation.loss_db(horizontal_m, frequency_hz)),
+        _ => (horizontal_m, path_loss.loss_db(horizontal_m)),
     }
 }
 
@@ -231,21 +270,22 @@ mod tests {
     fn a_floor_adds_its_height_and_its_slab_loss() {
         let p = Propagation::LogDistance { exponent: 3.0, reference_distance_m: 1.0, reference_loss_db: Some(40.0) };
         let floors = Floors { height_m: 4.0, loss_db: 16.0 };
+        let pl = PathLoss::new(&p, 5e9);
         let at = |x_m, y_m, floor| Place { x_m, y_m, floor };
         // Same floor: the plane distance, no slab.
-        let (d, l) = link_loss(&p, Some(&floors), at(0.0, 0.0, 1), at(3.0, 4.0, 1), 5e9);
+        let (d, l) = link_loss(&pl, Some(&floors), at(0.0, 0.0, 1), at(3.0, 4.0, 1));
         assert_eq!(d, 5.0);
         assert!((l - (40.0 + 30.0 * 5f64.log10())).abs() < 1e-9);
         // One floor apart, 3 m across: 5 m in 3-D (3-4-5), plus 16 dB.
-        let (d, l) = link_loss(&p, Some(&floors), at(0.0, 0.0, 0), at(3.0, 0.0, 1), 5e9);
+        let (d, l) = link_loss(&pl, Some(&floors), at(0.0, 0.0, 0), at(3.0, 0.0, 1));
         assert!((d - 5.0).abs() < 1e-12);
         assert!((l - (40.0 + 30.0 * 5f64.log10() + 16.0)).abs() < 1e-9);
         // Two floors straight up: 8 m and two slabs, either direction.
-        let (d, l) = link_loss(&p, Some(&floors), at(0.0, 0.0, 2), at(0.0, 0.0, 0), 5e9);
+        let (d, l) = link_loss(&pl, Some(&floors), at(0.0, 0.0, 2), at(0.0, 0.0, 0));
         assert!((d - 8.0).abs() < 1e-12);
         assert!((l - (40.0 + 30.0 * 8f64.log10() + 32.0)).abs() < 1e-9);
         // Without a floor model the floor numbers are ignored.
-        let (d, l) = link_loss(&p, None, at(0.0, 0.0, 0), at(3.0, 4.0, 1), 5e9);
+        let (d, l) = link_loss(&pl, None, at(0.0, 0.0, 0), at(3.0, 4.0, 1));
         assert_eq!((d, l), (5.0, p.loss_db(5.0, 5e9)));
     }
 
@@ -255,10 +295,30 @@ mod tests {
         let f = 2.412e9;
         // Crossover for 1.5 m antennas at 2.412 GHz: 4π·2.25/0.1243 = 227.5 m.
         let below = p.loss_db(100.0, f);
-        assert!((below - friis_loss_db(100.0, f)).abs() < 1e-9);
+        assert!((below - friis_loss_db(100.0, SPEED_OF_LIGHT_M_PER_S / f)).abs() < 1e-9);
         // Beyond: 40·log10(d) − 20·log10(2.25).
         let beyond = p.loss_db(500.0, f);
         assert!((beyond - (40.0 * 500f64.log10() - 20.0 * 2.25f64.log10())).abs() < 1e-9);
+    }
+
+    /// The prepared model gives the loss the formula gives, to the bit:
+    /// preparing it moved only the distance-free terms (issue 28).
+    #[test]
+    fn prepared_loss_is_the_formula_to_the_bit() {
+        let f = 2.412e9;
+        let wavelength_m = SPEED_OF_LIGHT_M_PER_S / f;
+        let h = 1.5;
+        let two_ray = PathLoss::new(&Propagation::TwoRayGround { antenna_height_m: h }, f);
+        let friis = PathLoss::new(&Propagation::Friis, f);
+        for d in [0.001, 0.5, 1.0, 13.0, 100.0, 227.0, 228.0, 250.0, 549.9, 1e4] {
+            let dd = f64::max(d, 0.01);
+            let friis_formula = 20.0 * libm::log10(4.0 * core::f64::consts::PI * dd / wavelength_m);
+            let crossover_m = 4.0 * core::f64::consts::PI * h * h / wavelength_m;
+            let two_ray_formula =
+                if dd < crossover_m { friis_formula } else { 40.0 * libm::log10(dd) - 20.0 * libm::log10(h * h) };
+            assert_eq!(friis.loss_db(d).to_bits(), friis_formula.to_bits(), "Friis at {d} m");
+            assert_eq!(two_ray.loss_db(d).to_bits(), two_ray_formula.to_bits(), "two-ray at {d} m");
+        }
     }
 
     #[test]

@@ -449,7 +449,19 @@ pub fn get(name: &str) -> Option<Experiment> {
         "testbed-random-streaming" => building::streaming_experiment(name),
         "atp-paper-two-flows" => atp_paper_two_flows(),
         "atp-paper-mobile" => atp_paper_mobile(name, Routing::dsr()),
-        "atp-paper-mobile-aodv" => atp_paper_mobile(name, Routing::aodv(None)),
+        // ns-2's AODV as the ATP paper ran it (seed 002 §5.1; issue 28):
+        // AODV_LINK_LAYER_DETECTION (no HELLOs, links break on MAC failures)
+        // and its expanding ring search; PROTOCOLS.md "AODV constants".
+        "atp-paper-mobile-aodv" => atp_paper_mobile(
+            name,
+            Routing::Aodv {
+                ss_threshold_dbm: None,
+                link_layer_feedback: true,
+                hello: false,
+                expanding_ring_search: true,
+                control_priority: true,
+            },
+        ),
         "atp-paper-mobile-traces" => atp_paper_mobile_traces(),
         "seed003-chain" => seed003::chain_experiment(name),
         "seed003-walk" => seed003::walk_experiment(name),
