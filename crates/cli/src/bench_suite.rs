@@ -1,7 +1,7 @@
 //! `meshbed bench --suite`: the simulator's speed on the workloads issue 28
 //! measures against ns-3 — the four matched runs (a 6-hop chain with TCP and
 //! with saturated UDP, the 100-node AODV network with CBR and with TCP),
-//! static grids of 100, 400 and 1600 nodes at constant density, and the ATP
+//! static grids of 100, 400, 1600 and 6400 nodes at constant density, and the ATP
 //! paper's 100-node, 25-flow, 100 s network (seed 002 §5) over AODV and DSR
 //! with NewReno and default ATP (over OLSR on request: `--only`).
 //!
@@ -66,6 +66,7 @@ const WORKLOADS: &[Workload] = &[
     file("grid-100", "static 10 x 10 grid, 4 CBR flows, 5 s", include_str!("bench_suite/grid-100.toml")),
     file("grid-400", "static 20 x 20 grid, 16 CBR flows, 5 s", include_str!("bench_suite/grid-400.toml")),
     file("grid-1600", "static 40 x 40 grid, 64 CBR flows, 5 s", include_str!("bench_suite/grid-1600.toml")),
+    file("grid-6400", "static 80 x 80 grid, 256 CBR flows, 5 s", include_str!("bench_suite/grid-6400.toml")),
     atp_paper("atp-paper-aodv-newreno", "ATP paper, AODV, NewReno", "atp-paper-mobile-aodv", "tcp-newreno", false),
     atp_paper("atp-paper-aodv-atp", "ATP paper, AODV, atp-default", "atp-paper-mobile-aodv", "atp-default", false),
     atp_paper("atp-paper-dsr-newreno", "ATP paper, DSR, NewReno", "atp-paper-mobile", "tcp-newreno", false),

@@ -157,13 +157,13 @@ fn inputs_that_used_to_exhaust_memory_or_loop_are_refused_naming_key_value_and_r
         "duration_s = 1\n[topology]\nkind = \"grid\"\nrows = 2147483649\ncols = 2\nspacing_m = 200\n",
     );
     assert!(
-        err.contains("topology.rows = 2147483649 (cols = 2, 4294967298 nodes): expected a grid of 2 to 2000 nodes"),
+        err.contains("topology.rows = 2147483649 (cols = 2, 4294967298 nodes): expected a grid of 2 to 10000 nodes"),
         "{err}"
     );
     let err = sim_error("long.toml", &CHAIN.replace("duration_s = 1", "duration_s = 1e6"));
     assert!(err.contains("duration_s = 1000000: expected") && err.contains("at most 86400"), "{err}");
-    let err = sim_error("big.toml", &CHAIN.replace("nodes = 3", "nodes = 10000"));
-    assert!(err.contains("topology.nodes = 10000: expected a number of nodes from 2 to 2000"), "{err}");
+    let err = sim_error("big.toml", &CHAIN.replace("nodes = 3", "nodes = 10001"));
+    assert!(err.contains("topology.nodes = 10001: expected a number of nodes from 2 to 10000"), "{err}");
 
     let o = meshbed(&["bench-transfer", "--size-mib", "100000000"]);
     assert_eq!(o.status.code(), Some(2));

@@ -76,12 +76,19 @@ pub struct LinkBudget {
     /// SINR threshold (dB) of each node's data rate (of the standard's
     /// lowest rate for a node under rate control).
     decode_threshold_db: Vec<f64>,
-    /// `mean_rx_dbm[from][to]`; −∞ on the diagonal.
-    mean_rx_dbm: Vec<Vec<f64>>,
+    /// Where each node is (at time zero, for moving nodes).
+    places: Vec<Place>,
+    path_loss: PathLoss,
+    floors: Option<Floors>,
+    /// Static shadowing per ordered pair (symmetric), `None` without
+    /// shadowing: the only table that grows with the square of the nodes,
+    /// and only when shadowing is on (issue 28: set-up linear otherwise).
+    shadow_db: Option<Vec<Vec<f64>>>,
     neighbours: Vec<Vec<Neighbour>>,
     rx_sensitivity_dbm: f64,
     cs_threshold_dbm: f64,
     noise_dbm: f64,
+    interference_floor_dbm: f64,
     /// Moving nodes: their trajectories and the spatial index that finds a
     /// transmitter's neighbours when it sends. `None`: the nodes stay where
     /// `nodes` put them and the tables above are final.
@@ -133,6 +140,29 @@ impl Moving {
     }
 }
 
+/// Who may hear a static node above the interference floor (a superset,
+/// in node order): every node, or those within `reach_m` by the grid.
+enum Candidates {
+    All(usize),
+    Near { grid: Grid, reach_m: f64 },
+}
+
+impl Candidates {
+    fn fill(&self, i: usize, out: &mut Vec<NodeId>) {
+        match self {
+            Candidates::All(n) => {
+                out.clear();
+                out.extend(0..*n as NodeId);
+            }
+            // The 0.1% margin leaves the floor test below the only judge
+            // near the edge (a 3-D distance across floors is longer and a
+            // slab only adds loss, so the plane distance never excludes a
+            // node the floor test would keep).
+            Candidates::Near { grid, reach_m } => grid.near(grid.positions[i], reach_m * 1.001, out),
+        }
+    }
+}
+
 /// Nodes by square cell of side `cell_m`, as they were at `built_at`.
 #[derive(Clone, Debug, Default)]
 struct Grid {
@@ -148,14 +178,24 @@ impl Grid {
     }
 
     fn rebuild(&mut self, trajectories: &[Trajectory], now: Instant) {
+        self.fill(trajectories.iter().map(|t| t.position(now)));
+        self.built_at = Some(now);
+    }
+
+    /// A grid of static points (`built_at` stays unset).
+    fn of(points: Vec<Point>, cell_m: f64) -> Grid {
+        let mut grid = Grid { cell_m, ..Grid::default() };
+        grid.fill(points);
+        grid
+    }
+
+    fn fill(&mut self, points: impl IntoIterator<Item = Point>) {
         self.cells.clear();
         self.positions.clear();
-        for (i, t) in trajectories.iter().enumerate() {
-            let p = t.position(now);
+        for (i, p) in points.into_iter().enumerate() {
             self.positions.push(p);
             self.cells.entry(self.cell_of(p)).or_default().push(i as NodeId);
         }
-        self.built_at = Some(now);
     }
 
     /// Every node that may be within `radius_m` of `around` (a superset),
@@ -215,28 +255,50 @@ impl LinkBudget {
         }
         let path_loss = PathLoss::new(&config.propagation, standard.frequency_hz());
         let n = nodes.len();
-        let mut mean_rx_dbm = vec![vec![f64::NEG_INFINITY; n]; n];
-        let shadow_db = shadow_matrix(config, n, seed);
-        let mut tx_power = Vec::with_capacity(n);
-        let mut data_rate = Vec::with_capacity(n);
+        let places: Vec<Place> = nodes.iter().map(NodeRadio::place).collect();
+        let shadow_db = (config.shadowing_sigma_db > 0.0).then(|| shadow_matrix(config, n, seed));
+        let tx_power: Vec<f64> = nodes.iter().map(|a| a.tx_power_dbm.unwrap_or(config.tx_power_dbm)).collect();
+        let data_rate: Vec<u32> = nodes.iter().map(|a| a.data_rate_kbps.unwrap_or(config.data_rate_kbps)).collect();
+        // Who can be above the floor: without shadowing only the nodes
+        // within the strongest sender's reach, found through a grid of
+        // cells that wide, so that building the lists costs in proportion
+        // to the links, not to the square of the nodes; with shadowing
+        // (a draw per link, any of which may favour it) every pair.
+        let candidates = match &shadow_db {
+            Some(_) => Candidates::All(n),
+            None => {
+                let max_tx_dbm = tx_power.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let reach_m = reach_for_loss(
+                    &config.propagation,
+                    standard.frequency_hz(),
+                    max_tx_dbm - config.interference_floor_dbm,
+                );
+                let points: Vec<Point> = places.iter().map(|p| Point { x_m: p.x_m, y_m: p.y_m }).collect();
+                Candidates::Near { grid: Grid::of(points, reach_m.max(1.0)), reach_m }
+            }
+        };
         let mut neighbours = Vec::with_capacity(n);
-        for (i, a) in nodes.iter().enumerate() {
-            let tx_power_dbm = a.tx_power_dbm.unwrap_or(config.tx_power_dbm);
+        let mut near = Vec::new();
+        for i in 0..n {
+            candidates.fill(i, &mut near);
             let mut heard_by = Vec::new();
-            for (j, b) in nodes.iter().enumerate() {
-                if i == j {
+            for &j in &near {
+                if j as usize == i {
                     continue;
                 }
-                let (d, loss_db) = link_loss(&path_loss, config.floors.as_ref(), a.place(), b.place());
-                let rx_dbm = tx_power_dbm - loss_db - shadow_db[i][j];
-                mean_rx_dbm[i][j] = rx_dbm;
+                let (d, rx_dbm) = static_rx_dbm(
+                    &path_loss,
+                    config.floors.as_ref(),
+                    shadow_db.as_deref(),
+                    tx_power[i],
+                    (i, places[i]),
+                    (j as usize, places[j as usize]),
+                );
                 if rx_dbm >= config.interference_floor_dbm {
                     let propagation_delay = Duration::from_nanos(libm::round(d / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64);
-                    heard_by.push(Neighbour { node: j as NodeId, mean_power_mw: dbm_to_mw(rx_dbm), propagation_delay });
+                    heard_by.push(Neighbour { node: j, mean_power_mw: dbm_to_mw(rx_dbm), propagation_delay });
                 }
             }
-            tx_power.push(tx_power_dbm);
-            data_rate.push(a.data_rate_kbps.unwrap_or(config.data_rate_kbps));
             neighbours.push(heard_by);
         }
         Ok(LinkBudget {
@@ -253,11 +315,15 @@ impl LinkBudget {
             tx_power_dbm: tx_power,
             floor: nodes.iter().map(|n| n.floor).collect(),
             data_rate_kbps: data_rate,
-            mean_rx_dbm,
+            places,
+            path_loss,
+            floors: config.floors,
+            shadow_db,
             neighbours,
             rx_sensitivity_dbm: resolved.rx_sensitivity_dbm,
             cs_threshold_dbm: resolved.cs_threshold_dbm,
             noise_dbm: resolved.noise_dbm,
+            interference_floor_dbm: config.interference_floor_dbm,
             moving: None,
         })
     }
@@ -395,7 +461,19 @@ impl LinkBudget {
     /// Mean received power at `to` of a transmission by `from` (no fading).
     #[inline]
     pub fn mean_rx_dbm(&self, from: NodeId, to: NodeId) -> f64 {
-        self.mean_rx_dbm[from as usize][to as usize]
+        if from == to {
+            return f64::NEG_INFINITY;
+        }
+        let (from, to) = (from as usize, to as usize);
+        static_rx_dbm(
+            &self.path_loss,
+            self.floors.as_ref(),
+            self.shadow_db.as_deref(),
+            self.tx_power_dbm[from],
+            (from, self.places[from]),
+            (to, self.places[to]),
+        )
+        .1
     }
     /// The nodes `from`'s frames reach above the interference floor, in node order.
     #[inline]
@@ -409,6 +487,19 @@ impl LinkBudget {
     pub fn can_decode(&self, from: NodeId, to: NodeId) -> bool {
         from != to && self.decodes(from, self.mean_rx_dbm(from, to))
     }
+    /// Every node that may decode `from`'s frames ([`LinkBudget::can_decode`]),
+    /// a superset in node order: `from`'s neighbour list when the
+    /// interference floor is at or below the sensitivity (a frame one can
+    /// decode is above the floor), else every node. Lets a caller find the
+    /// links in proportion to the links rather than to the square of the
+    /// nodes.
+    pub fn decode_candidates(&self, from: NodeId) -> Box<dyn Iterator<Item = NodeId> + '_> {
+        if self.interference_floor_dbm <= self.rx_sensitivity_dbm {
+            Box::new(self.neighbours[from as usize].iter().map(|nb| nb.node))
+        } else {
+            Box::new(0..self.node_count() as NodeId)
+        }
+    }
     /// The decoding rule of [`LinkBudget::can_decode`] for a mean power
     /// `rx_dbm` of `from`'s frames.
     #[inline]
@@ -421,6 +512,24 @@ impl LinkBudget {
     pub fn can_sense(&self, from: NodeId, to: NodeId) -> bool {
         from != to && self.mean_rx_dbm(from, to) >= self.cs_threshold_dbm
     }
+}
+
+/// The distance and mean received power (path loss and shadowing, no
+/// fading) at `to` of a frame `from` sends at `tx_power_dbm`, between
+/// static places: the one computation for the static tables and for
+/// [`LinkBudget::mean_rx_dbm`] (the same operations as the moving nodes'
+/// `Moving::rx_dbm`).
+fn static_rx_dbm(
+    path_loss: &PathLoss,
+    floors: Option<&Floors>,
+    shadow_db: Option<&[Vec<f64>]>,
+    tx_power_dbm: f64,
+    (from, here): (usize, Place),
+    (to, there): (usize, Place),
+) -> (f64, f64) {
+    let (d, loss_db) = link_loss(path_loss, floors, here, there);
+    let shadow = shadow_db.map_or(0.0, |s| s[from][to]);
+    (d, tx_power_dbm - loss_db - shadow)
 }
 
 /// Static log-normal shadowing of `n` nodes in dB, one draw per unordered
@@ -491,6 +600,49 @@ mod tests {
         // Just outside the decode range, the same pair no longer decodes.
         let nodes = [NodeRadio::at(0.0, 0.0), NodeRadio::at(1.01 * decode_m, 0.0)];
         assert!(!LinkBudget::new(&cfg, &nodes, 1).unwrap().can_decode(0, 1));
+    }
+
+    /// The grid search finds exactly the neighbours a test of every pair
+    /// finds (issue 28), in node order and with the same powers, for
+    /// scattered nodes of different powers, across floors, and with
+    /// shadowing (every pair); `decode_candidates` holds every node that
+    /// decodes.
+    #[test]
+    fn neighbour_lists_are_those_of_every_pair() {
+        use rand::Rng;
+        let mut rng = stream_rng(3, StreamId::pair(StreamKind::Shadowing, 0, 1));
+        let nodes: Vec<NodeRadio> = (0..300)
+            .map(|i| NodeRadio {
+                tx_power_dbm: (i % 7 == 0).then_some(30.0),
+                floor: i % 3,
+                ..NodeRadio::at(rng.gen_range(0.0..4000.0), rng.gen_range(0.0..2500.0))
+            })
+            .collect();
+        let floors = Some(Floors { height_m: 4.0, loss_db: 6.0 });
+        for (sigma, floors) in [(0.0, None), (0.0, floors), (6.0, floors)] {
+            let cfg = RadioConfig { shadowing_sigma_db: sigma, floors, ..Default::default() };
+            let nodes: Vec<NodeRadio> = nodes
+                .iter()
+                .map(|n| NodeRadio { floor: if floors.is_some() { n.floor } else { 0 }, ..n.clone() })
+                .collect();
+            let links = LinkBudget::new(&cfg, &nodes, 11).unwrap();
+            let mut total = 0;
+            for from in 0..nodes.len() as NodeId {
+                let brute: Vec<(NodeId, f64)> = (0..nodes.len() as NodeId)
+                    .filter(|&to| to != from && links.mean_rx_dbm(from, to) >= cfg.interference_floor_dbm)
+                    .map(|to| (to, dbm_to_mw(links.mean_rx_dbm(from, to))))
+                    .collect();
+                let listed: Vec<(NodeId, f64)> =
+                    links.neighbours(from).iter().map(|nb| (nb.node, nb.mean_power_mw)).collect();
+                assert_eq!(listed, brute, "node {from}, sigma {sigma}, floors {floors:?}");
+                total += listed.len();
+                let candidates: Vec<NodeId> = links.decode_candidates(from).collect();
+                for to in (0..nodes.len() as NodeId).filter(|&to| links.can_decode(from, to)) {
+                    assert!(candidates.contains(&to), "{from} -> {to}");
+                }
+            }
+            assert!(total > 1000 && total < 300 * 299, "a partly connected network: {total} links");
+        }
     }
 
     #[test]

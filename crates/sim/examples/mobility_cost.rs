@@ -10,7 +10,7 @@
 //! attempt (≈ 2 × receivers) next to the wall time per event and per attempt.
 //! At this density the default radio's interference floor (−102 dBm) reaches
 //! about 1.4 km, so the neighbourhood itself grows until the square is
-//! several times wider than that (scenarios stop at 2000 nodes); two more
+//! several times wider than that (scenarios stop at 10 000 nodes); two more
 //! series put the floor at −92 dBm and at −85 dBm (a reach nearer the
 //! carrier-sense range), where the neighbourhood stops growing within the
 //! sizes run. Routes are computed once at time zero, so flows whose

@@ -47,7 +47,7 @@ HOSTILE = [
     ("seed_negative", ("seed = 1", "seed = -1")),
     ("nodes_zero", ("nodes = 4", "nodes = 0")),
     ("nodes_huge", ("nodes = 4", "nodes = 9223372036854775807")),
-    ("nodes_2001", ("nodes = 4", "nodes = 2001")),
+    ("nodes_10001", ("nodes = 4", "nodes = 10001")),
     ("spacing_nan", ("spacing_m = 200.0", "spacing_m = nan")),
     ("spacing_negative", ("spacing_m = 200.0", "spacing_m = -200.0")),
     ("rate_not_a_rate", ("data_rate_kbps = 24000", "data_rate_kbps = 24001")),

@@ -2,18 +2,33 @@
 
 use crate::scenario::Routing;
 use meshbed_radio::{Medium, NodeId, Payload};
+use std::cell::OnceCell;
 use std::collections::VecDeque;
 
-/// `next[node][dst]`: the neighbour `node` forwards to for `dst`.
+/// Next hops: `next_hop(node, dst)` is the neighbour `node` forwards to
+/// for `dst`.
 #[derive(Clone, Debug)]
 pub struct RouteTable {
-    next: Vec<Vec<Option<NodeId>>>,
+    nodes: usize,
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Shortest paths over `usable` links (each node's, in index order).
+    /// The next hops towards a destination come from one breadth-first
+    /// search, run the first time anyone asks for that destination: a run
+    /// asks for its flows' ends, so memory and set-up grow with the links
+    /// and the flows, not with the square of the nodes (issue 28).
+    Shortest { usable: Vec<Vec<usize>>, towards: Vec<OnceCell<Vec<Option<NodeId>>>> },
+    /// `next[node][dst]`, whole (explicit paths, or none).
+    Explicit { next: Vec<Vec<Option<NodeId>>> },
 }
 
 impl RouteTable {
     /// No routes between `nodes` nodes.
     pub fn empty(nodes: usize) -> RouteTable {
-        RouteTable { next: vec![vec![None; nodes]; nodes] }
+        RouteTable { nodes, kind: Kind::Explicit { next: vec![vec![None; nodes]; nodes] } }
     }
 
     pub fn build<P: Payload>(routing: &Routing, medium: &Medium<P>) -> RouteTable {
@@ -23,38 +38,19 @@ impl RouteTable {
             // hops a flow had at time zero.
             Routing::ShortestPath | Routing::Dsr { .. } | Routing::Aodv { .. } | Routing::Olsr { .. } => {
                 // A link is usable when each end decodes the other: data goes
-                // one way and the MAC ACK the other.
-                // Neighbour lists in index order, built once: the BFS below
-                // then costs O(links) per destination instead of O(n²).
-                let mut usable: Vec<Vec<usize>> = vec![Vec::new(); n];
-                for (v, list) in usable.iter_mut().enumerate() {
-                    for u in 0..n {
-                        if u != v
-                            && medium.can_decode(u as NodeId, v as NodeId)
-                            && medium.can_decode(v as NodeId, u as NodeId)
-                        {
-                            list.push(u);
-                        }
-                    }
-                }
-                let mut next = vec![vec![None; n]; n];
-                for dst in 0..n {
-                    // BFS from the destination; visiting neighbours in index
-                    // order makes the lowest-index next hop win ties.
-                    let mut dist = vec![u32::MAX; n];
-                    dist[dst] = 0;
-                    let mut q = VecDeque::from([dst]);
-                    while let Some(v) = q.pop_front() {
-                        for &u in &usable[v] {
-                            if dist[u] == u32::MAX {
-                                dist[u] = dist[v] + 1;
-                                next[u][dst] = Some(v as NodeId);
-                                q.push_back(u);
-                            }
-                        }
-                    }
-                }
-                RouteTable { next }
+                // one way and the MAC ACK the other. Neighbour lists in index
+                // order, from the radio's candidates (not every pair).
+                let links = medium.links();
+                let usable: Vec<Vec<usize>> = (0..n as NodeId)
+                    .map(|v| {
+                        links
+                            .decode_candidates(v)
+                            .filter(|&u| u != v && medium.can_decode(u, v) && medium.can_decode(v, u))
+                            .map(|u| u as usize)
+                            .collect()
+                    })
+                    .collect();
+                RouteTable { nodes: n, kind: Kind::Shortest { usable, towards: vec![OnceCell::new(); n] } }
             }
             Routing::Static { paths } => {
                 let mut next = vec![vec![None; n]; n];
@@ -69,13 +65,18 @@ impl RouteTable {
                         }
                     }
                 }
-                RouteTable { next }
+                RouteTable { nodes: n, kind: Kind::Explicit { next } }
             }
         }
     }
 
     pub fn next_hop(&self, node: NodeId, dst: NodeId) -> Option<NodeId> {
-        self.next[node as usize][dst as usize]
+        match &self.kind {
+            Kind::Explicit { next } => next[node as usize][dst as usize],
+            Kind::Shortest { usable, towards } => {
+                towards[dst as usize].get_or_init(|| shortest_towards(usable, dst as usize))[node as usize]
+            }
+        }
     }
 
     /// The hop count from `src` to `dst`, if a loop-free route exists.
@@ -85,10 +86,31 @@ impl RouteTable {
         while at != dst {
             at = self.next_hop(at, dst)?;
             hops += 1;
-            if hops as usize > self.next.len() {
+            if hops as usize > self.nodes {
                 return None;
             }
         }
         Some(hops)
     }
+}
+
+/// Every node's next hop towards `dst` over `usable` links: a breadth-first
+/// search from the destination; visiting neighbours in index order makes
+/// the lowest-index next hop win ties.
+fn shortest_towards(usable: &[Vec<usize>], dst: usize) -> Vec<Option<NodeId>> {
+    let n = usable.len();
+    let mut next = vec![None; n];
+    let mut dist = vec![u32::MAX; n];
+    dist[dst] = 0;
+    let mut q = VecDeque::from([dst]);
+    while let Some(v) = q.pop_front() {
+        for &u in &usable[v] {
+            if dist[u] == u32::MAX {
+                dist[u] = dist[v] + 1;
+                next[u] = Some(v as NodeId);
+                q.push_back(u);
+            }
+        }
+    }
+    next
 }

@@ -40,7 +40,7 @@ fn bound_values(bounds: &str) -> (Vec<String>, Vec<f64>) {
     (strings, numbers)
 }
 
-const HOSTILE_INTEGERS: [i64; 20] = [
+const HOSTILE_INTEGERS: [i64; 22] = [
     0,
     1,
     -1,
@@ -52,6 +52,8 @@ const HOSTILE_INTEGERS: [i64; 20] = [
     1001,
     2000,
     2001,
+    10_000,
+    10_001,
     65_535,
     65_536,
     i32::MAX as i64,

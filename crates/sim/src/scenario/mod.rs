@@ -248,8 +248,38 @@ impl Scenario {
         }
         self.radio.resolve()?;
         self.validate_topology()?;
+        self.validate_pair_tables()?;
         self.validate_static_paths()?;
         self.validate_flows()
+    }
+
+    /// Shadowing and static paths keep a table per pair of nodes: refused
+    /// beyond [`MAX_NODES_PAIR_TABLES`] nodes, naming the key that asks
+    /// for one.
+    fn validate_pair_tables(&self) -> Result<(), ScenarioError> {
+        let n = self.node_count();
+        if n <= MAX_NODES_PAIR_TABLES {
+            return Ok(());
+        }
+        if self.radio.shadowing_sigma_db > 0.0 {
+            return Err(invalid(
+                "radio.shadowing_sigma_db",
+                self.radio.shadowing_sigma_db.text(),
+                format!(
+                    "0 with {n} nodes: shadowing keeps a draw per pair of nodes, allowed up to {MAX_NODES_PAIR_TABLES} nodes"
+                ),
+            ));
+        }
+        if let Routing::Static { .. } = self.routing {
+            return Err(invalid(
+                "routing.kind",
+                "\"static\"",
+                format!(
+                    "another routing with {n} nodes: static paths keep a next hop per pair of nodes, allowed up to {MAX_NODES_PAIR_TABLES} nodes"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The built-in default: one saturated 1500-byte UDP flow along a 4-hop

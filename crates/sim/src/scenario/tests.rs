@@ -110,7 +110,23 @@ fn errors_without_a_file_have_no_empty_prefix_and_protocols_are_listed_once() {
 #[test]
 fn grid_size_overflow_is_refused_not_wrapped() {
     let e = err_of("duration_s = 2\n[topology]\nkind = \"grid\"\nrows = 2147483649\ncols = 2\nspacing_m = 200\n");
-    assert!(e.contains("topology.rows = 2147483649 (cols = 2, 4294967298 nodes)") && e.contains("2000"), "{e}");
+    assert!(e.contains("topology.rows = 2147483649 (cols = 2, 4294967298 nodes)") && e.contains("10000"), "{e}");
+}
+
+/// Beyond 2000 nodes the two features that keep a table per pair of nodes
+/// are refused by their keys; the same network without them is accepted.
+#[test]
+fn pair_tables_are_refused_beyond_their_node_limit() {
+    let grid = |rows: u32, extra: &str| {
+        format!("duration_s = 1\n{extra}[topology]\nkind = \"grid\"\nrows = {rows}\ncols = 50\nspacing_m = 200\n")
+    };
+    let shadowed = "[radio]\nshadowing_sigma_db = 4\n";
+    assert!(Scenario::from_toml(&grid(40, shadowed)).is_ok(), "2000 nodes with shadowing");
+    let e = err_of(&grid(41, shadowed));
+    assert!(e.contains("radio.shadowing_sigma_db = 4: expected 0 with 2050 nodes"), "{e}");
+    assert!(Scenario::from_toml(&grid(41, "")).is_ok(), "2050 nodes without shadowing");
+    let e = err_of(&(grid(41, "") + "[routing]\nkind = \"static\"\npaths = [[0, 1]]\n"));
+    assert!(e.contains("routing.kind = \"static\": expected another routing with 2050 nodes"), "{e}");
 }
 
 #[test]

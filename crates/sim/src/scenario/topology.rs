@@ -28,7 +28,7 @@ pub enum Topology {
     },
     /// `rows` × `cols` nodes, row-major numbering.
     Grid {
-        /// Rows of the grid (rows × cols is 2 to 2000 nodes).
+        /// Rows of the grid (rows × cols is 2 to 10000 nodes).
         #[schemars(range(min = 1, max = MAX_NODES))]
         rows: u32,
         /// Columns of the grid.
