@@ -43,7 +43,10 @@ fn mistakes_name_the_stack_key() {
     let cases = [
         ("flows = 4\nrow_spacing_m = 30\nlink_m = 15\n", "topology.flows = 4: expected an odd number of flows from 3"),
         ("flows = 1\nrow_spacing_m = 30\nlink_m = 15\n", "topology.flows = 1: expected an odd number of flows from 3"),
-        ("flows = 1001\nrow_spacing_m = 30\nlink_m = 15\n", "topology.flows = 1001: expected an odd number"),
+        (
+            "flows = 5001\nrow_spacing_m = 30\nlink_m = 15\n",
+            "topology.flows = 5001: expected an odd number of flows from 3 to 5000",
+        ),
         ("flows = 3\nrow_spacing_m = 0\nlink_m = 15\n", "topology.row_spacing_m = 0"),
         ("flows = 3\nrow_spacing_m = 30\nlink_m = -5\n", "topology.link_m = -5"),
         ("flows = 3\nrow_spacing_m = 30\nlink_m = 20000\n", "topology.link_m = 20000"),
