@@ -4,15 +4,34 @@
 //! `scheduler.h`), which is what makes a run a pure function of its seed.
 //! Cancellation is by the caller: components keep a generation counter and
 //! ignore stale events, so the queue never has to search.
+//!
+//! A frame on the air reaches every node in range: two events per receiver
+//! (first and last energy), a few microseconds apart, scheduled together.
+//! [`EventQueue::schedule_batch`] keeps such a group out of the heap: the
+//! group is sorted once and the heap holds one entry for it, keyed by its
+//! earliest event. Popping that event re-keys the entry in place, which
+//! costs a comparison or two while the group's next event is still the
+//! earliest of all (the usual case: nothing else happens between a frame's
+//! arrivals at its neighbours). Each event of a group keeps the sequence
+//! number it would have had alone, so the order of every event is the
+//! order of one event at a time, to the bit.
 
 use crate::time::Instant;
 use std::cmp::Ordering;
+use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
+
+/// What a heap entry stands for: one event, or the earliest pending event
+/// of a batch.
+enum Item<E> {
+    One(E),
+    Batch(u32),
+}
 
 struct Entry<E> {
     at: Instant,
     seq: u64,
-    event: E,
+    item: Item<E>,
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -33,11 +52,19 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// A batch's pending events, latest first (the earliest is popped off the
+/// end).
+type Batch<E> = Vec<(Instant, u64, E)>;
+
 /// A min-queue of events keyed by time, FIFO among equal times.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    /// Batches by slot; a slot whose batch is empty is free.
+    batches: Vec<Batch<E>>,
+    free_slots: Vec<u32>,
     next_seq: u64,
     now: Instant,
+    len: usize,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -48,7 +75,14 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now: Instant::ZERO }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            batches: Vec::new(),
+            free_slots: Vec::new(),
+            next_seq: 0,
+            now: Instant::ZERO,
+            len: 0,
+        }
     }
 
     /// The time of the last event popped.
@@ -62,14 +96,76 @@ impl<E> EventQueue<E> {
         let at = at.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        self.len += 1;
+        self.heap.push(Entry { at, seq, item: Item::One(event) });
+    }
+
+    /// Schedules `events` exactly as calling [`EventQueue::schedule`] on
+    /// each in turn would (same clamping, consecutive sequence numbers, so
+    /// the same order among themselves and with every other event), with
+    /// one heap entry for all of them. Cheapest in time order.
+    pub fn schedule_batch(&mut self, events: impl IntoIterator<Item = (Instant, E)>) {
+        let slot = match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.batches.push(Vec::new());
+                u32::try_from(self.batches.len() - 1).expect("fewer than 2^32 batches in flight")
+            }
+        };
+        let batch = &mut self.batches[slot as usize];
+        debug_assert!(batch.is_empty());
+        for (at, event) in events {
+            batch.push((at.max(self.now), self.next_seq, event));
+            self.next_seq += 1;
+        }
+        if batch.is_empty() {
+            self.free_slots.push(slot);
+            return;
+        }
+        // Latest first. A caller that hands the events in time order (as
+        // the medium does) costs a reversal, not a sort; sequence numbers
+        // are unique, so either way there are no ties to keep.
+        if batch.is_sorted_by_key(|e| e.0) {
+            batch.reverse();
+        } else {
+            batch.sort_unstable_by_key(|e| std::cmp::Reverse((e.0, e.1)));
+        }
+        let &(at, seq, _) = batch.last().expect("not empty");
+        self.len += batch.len();
+        self.heap.push(Entry { at, seq, item: Item::Batch(slot) });
     }
 
     /// Removes and returns the earliest event, advancing `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let e = self.heap.pop()?;
-        self.now = e.at;
-        Some((e.at, e.event))
+        let mut top = self.heap.peek_mut()?;
+        let slot = match top.item {
+            Item::One(_) => {
+                let e = PeekMut::pop(top);
+                let Item::One(event) = e.item else { unreachable!("matched above") };
+                self.now = e.at;
+                self.len -= 1;
+                return Some((e.at, event));
+            }
+            Item::Batch(slot) => slot,
+        };
+        let batch = &mut self.batches[slot as usize];
+        let (at, _, event) = batch.pop().expect("a batch in the heap is never empty");
+        match batch.last() {
+            Some(&(next_at, next_seq, _)) => {
+                // Re-key in place; dropping `top` sifts it down, a compare
+                // or two when it is still the earliest.
+                top.at = next_at;
+                top.seq = next_seq;
+                drop(top);
+            }
+            None => {
+                PeekMut::pop(top);
+                self.free_slots.push(slot);
+            }
+        }
+        self.now = at;
+        self.len -= 1;
+        Some((at, event))
     }
 
     /// Time of the earliest pending event.
@@ -77,11 +173,12 @@ impl<E> EventQueue<E> {
         self.heap.peek().map(|e| e.at)
     }
 
+    /// Events pending (each event of a batch counts).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -102,6 +199,20 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_interleaves_with_single_events_by_time_then_schedule_order() {
+        let mut q = EventQueue::new();
+        let t = Instant::from_nanos;
+        q.schedule(t(15), "x");
+        q.schedule_batch([(t(20), "b2"), (t(10), "b0"), (t(15), "b1")]);
+        q.schedule(t(10), "y");
+        q.schedule_batch([]);
+        assert_eq!(q.len(), 5);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, ["b0", "y", "x", "b1", "b2"]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
     fn past_events_are_clamped_to_now() {
         let mut q = EventQueue::new();
         q.schedule(Instant::from_nanos(50), 1);
@@ -110,8 +221,9 @@ mod tests {
         assert_eq!(q.pop(), Some((Instant::from_nanos(50), 2)));
     }
 
-    /// Interleaved schedules and pops over few distinct times (many ties)
-    /// come out exactly as a stable sort by time of what was scheduled.
+    /// Interleaved schedules, batches and pops over few distinct times (many
+    /// ties) come out exactly as a stable sort by time of what was
+    /// scheduled, one event at a time.
     #[test]
     fn matches_a_stable_sort_under_interleaving() {
         use rand::{Rng, SeedableRng};
@@ -120,7 +232,15 @@ mod tests {
         let mut pending: Vec<(u64, u64)> = Vec::new(); // (time, id), in schedule order
         let mut id = 0u64;
         for _ in 0..20_000 {
-            if rng.gen_bool(0.55) || pending.is_empty() {
+            if rng.gen_bool(0.1) {
+                // A batch of 0 to 5 events, like one schedule each.
+                let n = rng.gen_range(0..6);
+                let batch: Vec<(u64, u64)> =
+                    (0..n).map(|k| (q.now().as_nanos() + rng.gen_range(0..8u64), id + k)).collect();
+                q.schedule_batch(batch.iter().map(|&(at, id)| (Instant::from_nanos(at), id)));
+                pending.extend(batch);
+                id += n;
+            } else if rng.gen_bool(0.55) || pending.is_empty() {
                 let at = q.now().as_nanos() + rng.gen_range(0..8u64);
                 q.schedule(Instant::from_nanos(at), id);
                 pending.push((at, id));

@@ -9,7 +9,8 @@
 
 use crate::config::{ConfigError, RadioConfig, Resolved};
 use crate::propagation::{
-    dbm_to_mw, link_loss, standard_normal, Floors, PathLoss, Place, Propagation, SPEED_OF_LIGHT_M_PER_S,
+    db_to_linear, dbm_to_mw, link_gain, mw_to_dbm, standard_normal, Floors, PathLoss, Place, Propagation,
+    SPEED_OF_LIGHT_M_PER_S,
 };
 
 /// The highest floor a node may be on: taller than any building.
@@ -70,6 +71,7 @@ pub struct Neighbour {
 #[derive(Clone, Debug)]
 pub struct LinkBudget {
     tx_power_dbm: Vec<f64>,
+    tx_power_mw: Vec<f64>,
     /// Each node's floor (all 0 without `RadioConfig::floors`).
     floor: Vec<u32>,
     data_rate_kbps: Vec<u32>,
@@ -110,7 +112,7 @@ struct Moving {
     floors_of: Vec<u32>,
     floors: Option<Floors>,
     path_loss: PathLoss,
-    interference_floor_dbm: f64,
+    interference_floor_mw: f64,
     /// Static shadowing per unordered link (`None` without shadowing).
     shadow_db: Option<Vec<Vec<f64>>>,
     /// The farthest a frame can be heard above the floor: the cell size.
@@ -124,19 +126,19 @@ struct Moving {
 
 impl Moving {
     /// The distance and mean received power (path loss and shadowing, no
-    /// fading) of a frame sent at `tx_power_dbm` by node `from` at its
-    /// position to node `to` at its position: the one computation for
-    /// moving nodes.
-    fn rx_dbm(&self, tx_power_dbm: f64, (from, here): (NodeId, Point), (to, there): (NodeId, Point)) -> (f64, f64) {
+    /// fading) of a frame sent at `tx_power_mw` by node `from` at its
+    /// position to node `to` at its position, by [`rx_mw`].
+    #[inline]
+    fn rx_mw(&self, tx_power_mw: f64, (from, here): (NodeId, Point), (to, there): (NodeId, Point)) -> (f64, f64) {
         let (a, b) = (self.floors_of[from as usize], self.floors_of[to as usize]);
-        let (d, loss_db) = link_loss(
+        rx_mw(
             &self.path_loss,
             self.floors.as_ref(),
-            Place { x_m: here.x_m, y_m: here.y_m, floor: a },
-            Place { x_m: there.x_m, y_m: there.y_m, floor: b },
-        );
-        let shadow = self.shadow_db.as_ref().map_or(0.0, |s| s[from as usize][to as usize]);
-        (d, tx_power_dbm - loss_db - shadow)
+            self.shadow_db.as_deref(),
+            tx_power_mw,
+            (from as usize, Place { x_m: here.x_m, y_m: here.y_m, floor: a }),
+            (to as usize, Place { x_m: there.x_m, y_m: there.y_m, floor: b }),
+        )
     }
 }
 
@@ -258,6 +260,8 @@ impl LinkBudget {
         let places: Vec<Place> = nodes.iter().map(NodeRadio::place).collect();
         let shadow_db = (config.shadowing_sigma_db > 0.0).then(|| shadow_matrix(config, n, seed));
         let tx_power: Vec<f64> = nodes.iter().map(|a| a.tx_power_dbm.unwrap_or(config.tx_power_dbm)).collect();
+        let tx_power_mw: Vec<f64> = tx_power.iter().map(|&p| dbm_to_mw(p)).collect();
+        let floor_mw = dbm_to_mw(config.interference_floor_dbm);
         let data_rate: Vec<u32> = nodes.iter().map(|a| a.data_rate_kbps.unwrap_or(config.data_rate_kbps)).collect();
         // Who can be above the floor: without shadowing only the nodes
         // within the strongest sender's reach, found through a grid of
@@ -286,17 +290,16 @@ impl LinkBudget {
                 if j as usize == i {
                     continue;
                 }
-                let (d, rx_dbm) = static_rx_dbm(
+                let (d, power_mw) = rx_mw(
                     &path_loss,
                     config.floors.as_ref(),
                     shadow_db.as_deref(),
-                    tx_power[i],
+                    tx_power_mw[i],
                     (i, places[i]),
                     (j as usize, places[j as usize]),
                 );
-                if rx_dbm >= config.interference_floor_dbm {
-                    let propagation_delay = Duration::from_nanos(libm::round(d / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64);
-                    heard_by.push(Neighbour { node: j, mean_power_mw: dbm_to_mw(rx_dbm), propagation_delay });
+                if power_mw >= floor_mw {
+                    heard_by.push(Neighbour { node: j, mean_power_mw: power_mw, propagation_delay: light_delay(d) });
                 }
             }
             neighbours.push(heard_by);
@@ -313,6 +316,7 @@ impl LinkBudget {
                 })
                 .collect(),
             tx_power_dbm: tx_power,
+            tx_power_mw,
             floor: nodes.iter().map(|n| n.floor).collect(),
             data_rate_kbps: data_rate,
             places,
@@ -366,7 +370,7 @@ impl LinkBudget {
             floors_of: self.floor.clone(),
             floors: config.floors,
             path_loss: PathLoss::new(&config.propagation, frequency_hz),
-            interference_floor_dbm: config.interference_floor_dbm,
+            interference_floor_mw: dbm_to_mw(config.interference_floor_dbm),
             shadow_db,
             reach_m,
             max_speed_mps,
@@ -402,7 +406,7 @@ impl LinkBudget {
         let here = m.trajectories[from as usize].position(now);
         m.grid.near(m.grid.positions[from as usize], m.reach_m + slack_m, &mut m.candidates);
         m.scratch.clear();
-        let tx_power_dbm = self.tx_power_dbm[from as usize];
+        let tx_power_mw = self.tx_power_mw[from as usize];
         // Beyond the reach nobody is above the floor (reach_m is for the
         // strongest sender and the most favourable shadowing): skip the
         // logarithm for the grid cells' far corners. The 0.1% margin keeps
@@ -417,10 +421,9 @@ impl LinkBudget {
             if dx * dx + dy * dy > skip_beyond_sq_m2 {
                 continue;
             }
-            let (d, rx_dbm) = m.rx_dbm(tx_power_dbm, (from, here), (j, there));
-            if rx_dbm >= m.interference_floor_dbm {
-                let propagation_delay = Duration::from_nanos(libm::round(d / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64);
-                m.scratch.push(Neighbour { node: j, mean_power_mw: dbm_to_mw(rx_dbm), propagation_delay });
+            let (d, power_mw) = m.rx_mw(tx_power_mw, (from, here), (j, there));
+            if power_mw >= m.interference_floor_mw {
+                m.scratch.push(Neighbour { node: j, mean_power_mw: power_mw, propagation_delay: light_delay(d) });
             }
         }
         &m.scratch
@@ -434,7 +437,7 @@ impl LinkBudget {
         match &self.moving {
             Some(m) if from != to => {
                 let at = |node: NodeId| (node, m.trajectories[node as usize].position(now));
-                m.rx_dbm(self.tx_power_dbm[from as usize], at(from), at(to)).1
+                mw_to_dbm(m.rx_mw(self.tx_power_mw[from as usize], at(from), at(to)).1)
             }
             _ => self.mean_rx_dbm(from, to),
         }
@@ -461,15 +464,20 @@ impl LinkBudget {
     /// Mean received power at `to` of a transmission by `from` (no fading).
     #[inline]
     pub fn mean_rx_dbm(&self, from: NodeId, to: NodeId) -> f64 {
+        mw_to_dbm(self.mean_rx_mw(from, to))
+    }
+    /// [`LinkBudget::mean_rx_dbm`] in mW, as the neighbour lists hold it.
+    #[inline]
+    pub fn mean_rx_mw(&self, from: NodeId, to: NodeId) -> f64 {
         if from == to {
-            return f64::NEG_INFINITY;
+            return 0.0;
         }
         let (from, to) = (from as usize, to as usize);
-        static_rx_dbm(
+        rx_mw(
             &self.path_loss,
             self.floors.as_ref(),
             self.shadow_db.as_deref(),
-            self.tx_power_dbm[from],
+            self.tx_power_mw[from],
             (from, self.places[from]),
             (to, self.places[to]),
         )
@@ -514,22 +522,29 @@ impl LinkBudget {
     }
 }
 
-/// The distance and mean received power (path loss and shadowing, no
-/// fading) at `to` of a frame `from` sends at `tx_power_dbm`, between
-/// static places: the one computation for the static tables and for
-/// [`LinkBudget::mean_rx_dbm`] (the same operations as the moving nodes'
-/// `Moving::rx_dbm`).
-fn static_rx_dbm(
+/// The distance and mean received power in mW (path loss and shadowing,
+/// no fading) at `to` of a frame `from` sends at `tx_power_mw`: the one
+/// computation for the static tables, [`LinkBudget::mean_rx_dbm`] and moving
+/// nodes. In the linear domain ([`PathLoss::gain`]): a frame per receiver
+/// costs no logarithm unless shadowing or a floor is in the way.
+#[inline]
+fn rx_mw(
     path_loss: &PathLoss,
     floors: Option<&Floors>,
     shadow_db: Option<&[Vec<f64>]>,
-    tx_power_dbm: f64,
+    tx_power_mw: f64,
     (from, here): (usize, Place),
     (to, there): (usize, Place),
 ) -> (f64, f64) {
-    let (d, loss_db) = link_loss(path_loss, floors, here, there);
-    let shadow = shadow_db.map_or(0.0, |s| s[from][to]);
-    (d, tx_power_dbm - loss_db - shadow)
+    let (d, gain) = link_gain(path_loss, floors, here, there);
+    let shadow = shadow_db.map_or(1.0, |s| db_to_linear(-s[from][to]));
+    (d, tx_power_mw * gain * shadow)
+}
+
+/// The time light takes over `distance_m`, to the nanosecond.
+#[inline]
+fn light_delay(distance_m: f64) -> Duration {
+    Duration::from_nanos(libm::round(distance_m / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64)
 }
 
 /// Static log-normal shadowing of `n` nodes in dB, one draw per unordered
@@ -628,9 +643,10 @@ mod tests {
             let links = LinkBudget::new(&cfg, &nodes, 11).unwrap();
             let mut total = 0;
             for from in 0..nodes.len() as NodeId {
+                let floor_mw = dbm_to_mw(cfg.interference_floor_dbm);
                 let brute: Vec<(NodeId, f64)> = (0..nodes.len() as NodeId)
-                    .filter(|&to| to != from && links.mean_rx_dbm(from, to) >= cfg.interference_floor_dbm)
-                    .map(|to| (to, dbm_to_mw(links.mean_rx_dbm(from, to))))
+                    .filter(|&to| to != from && links.mean_rx_mw(from, to) >= floor_mw)
+                    .map(|to| (to, links.mean_rx_mw(from, to)))
                     .collect();
                 let listed: Vec<(NodeId, f64)> =
                     links.neighbours(from).iter().map(|nb| (nb.node, nb.mean_power_mw)).collect();

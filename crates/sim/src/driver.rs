@@ -96,6 +96,10 @@ impl<A> Scheduler for QueueScheduler<'_, A> {
     fn schedule(&mut self, at: Instant, event: RadioEvent) {
         self.0.schedule(at, Event::Radio(event));
     }
+    #[inline]
+    fn schedule_batch(&mut self, events: &[(Instant, RadioEvent)]) {
+        self.0.schedule_batch(events.iter().map(|&(at, event)| (at, Event::Radio(event))));
+    }
 }
 
 /// The radio model, its event queue and the nodes' relays: what a host may

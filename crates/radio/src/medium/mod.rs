@@ -118,6 +118,14 @@ impl RadioEvent {
 /// Where the model puts its future events.
 pub trait Scheduler {
     fn schedule(&mut self, at: Instant, event: RadioEvent);
+    /// Schedules `events` as [`Scheduler::schedule`] on each in turn would
+    /// (the same order among themselves and with every other event): a
+    /// frame's arrivals at its neighbours, which a queue may keep together.
+    fn schedule_batch(&mut self, events: &[(Instant, RadioEvent)]) {
+        for &(at, event) in events {
+            self.schedule(at, event);
+        }
+    }
 }
 
 /// How a packet's life in the MAC ended.
@@ -268,6 +276,8 @@ pub struct Medium<P> {
     /// Frames sent and heard, kept only while observing.
     observing: bool,
     air: VecDeque<AirEvent<P>>,
+    /// The arrivals of the frame being sent (reused: no allocation per frame).
+    arrivals: Vec<(Instant, RadioEvent)>,
 }
 
 impl<P: Payload> Medium<P> {
@@ -345,6 +355,7 @@ impl<P: Payload> Medium<P> {
             out: VecDeque::new(),
             observing: false,
             air: VecDeque::new(),
+            arrivals: Vec::new(),
         })
     }
 
@@ -530,14 +541,23 @@ impl<P: Payload> Medium<P> {
         n.tx_frame = Some(id);
         sched.schedule(now + airtime, RadioEvent::TxEnd { node });
         let fading = self.config.fading;
+        self.arrivals.clear();
         for nb in neighbours {
             // Fading is drawn from the receiver's own stream.
             let gain = fading.sample_gain(&mut self.nodes[nb.node as usize].rng_fading);
             let power_mw = nb.mean_power_mw * gain;
             let at = now + nb.propagation_delay;
-            sched.schedule(at, RadioEvent::RxStart { node: nb.node, frame: id, power_mw });
-            sched.schedule(at + airtime, RadioEvent::RxEnd { node: nb.node, frame: id });
+            self.arrivals.push((at, RadioEvent::RxStart { node: nb.node, frame: id, power_mw }));
         }
+        // In time order, the nearest receiver first and equal times in node
+        // order (the order the events always ran in); then the ends, in the
+        // same order one airtime later. The queue takes them as they come.
+        self.arrivals.sort_unstable_by_key(|&(at, ev)| (at, ev.node()));
+        for k in 0..self.arrivals.len() {
+            let (at, ev) = self.arrivals[k];
+            self.arrivals.push((at + airtime, RadioEvent::RxEnd { node: ev.node(), frame: id }));
+        }
+        sched.schedule_batch(&self.arrivals);
         if abandoned_awaited_answer {
             self.tx_failed(now, node, sched);
         }
