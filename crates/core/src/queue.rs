@@ -21,31 +21,30 @@ use std::cmp::Ordering;
 use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 
-/// What a heap entry stands for: one event, or the earliest pending event
-/// of a batch.
-enum Item<E> {
-    One(E),
-    Batch(u32),
-}
-
-struct Entry<E> {
+/// A heap entry: the key and where its event waits. 24 bytes whatever the
+/// event's size, so that sifting moves little (the events stay put).
+struct Entry {
     at: Instant,
     seq: u64,
-    item: Item<E>,
+    /// An index into `singles`, or with [`BATCH`] set into `batches`.
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
+/// The slot bit that marks a batch.
+const BATCH: u32 = 1 << 31;
+
+impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         self.at == other.at && self.seq == other.seq
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Entry {}
+impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Entry {
     // Reversed: `BinaryHeap` is a max-heap and we want the earliest first.
     fn cmp(&self, other: &Self) -> Ordering {
         other.at.cmp(&self.at).then_with(|| other.seq.cmp(&self.seq))
@@ -56,12 +55,34 @@ impl<E> Ord for Entry<E> {
 /// end).
 type Batch<E> = Vec<(Instant, u64, E)>;
 
+/// Slots of one kind, reused through a free list.
+struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T> Slab<T> {
+    fn new() -> Self {
+        Slab { items: Vec::new(), free: Vec::new() }
+    }
+
+    /// A free slot, or a new one made by `make`.
+    fn take(&mut self, make: impl FnOnce() -> T) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.items.push(make());
+            let slot = u32::try_from(self.items.len() - 1).ok().filter(|&s| s < BATCH);
+            slot.expect("fewer than 2^31 events pending")
+        })
+    }
+}
+
 /// A min-queue of events keyed by time, FIFO among equal times.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    /// Batches by slot; a slot whose batch is empty is free.
-    batches: Vec<Batch<E>>,
-    free_slots: Vec<u32>,
+    heap: BinaryHeap<Entry>,
+    /// Events scheduled one at a time; a free slot holds `None`.
+    singles: Slab<Option<E>>,
+    /// Batches; a free slot holds an empty batch (its allocation reused).
+    batches: Slab<Batch<E>>,
     next_seq: u64,
     now: Instant,
     len: usize,
@@ -77,8 +98,8 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
-            batches: Vec::new(),
-            free_slots: Vec::new(),
+            singles: Slab::new(),
+            batches: Slab::new(),
             next_seq: 0,
             now: Instant::ZERO,
             len: 0,
@@ -97,7 +118,9 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.len += 1;
-        self.heap.push(Entry { at, seq, item: Item::One(event) });
+        let slot = self.singles.take(|| None);
+        self.singles.items[slot as usize] = Some(event);
+        self.heap.push(Entry { at, seq, slot });
     }
 
     /// Schedules `events` exactly as calling [`EventQueue::schedule`] on
@@ -105,21 +128,15 @@ impl<E> EventQueue<E> {
     /// the same order among themselves and with every other event), with
     /// one heap entry for all of them. Cheapest in time order.
     pub fn schedule_batch(&mut self, events: impl IntoIterator<Item = (Instant, E)>) {
-        let slot = match self.free_slots.pop() {
-            Some(s) => s,
-            None => {
-                self.batches.push(Vec::new());
-                u32::try_from(self.batches.len() - 1).expect("fewer than 2^32 batches in flight")
-            }
-        };
-        let batch = &mut self.batches[slot as usize];
+        let slot = self.batches.take(Vec::new);
+        let batch = &mut self.batches.items[slot as usize];
         debug_assert!(batch.is_empty());
         for (at, event) in events {
             batch.push((at.max(self.now), self.next_seq, event));
             self.next_seq += 1;
         }
         if batch.is_empty() {
-            self.free_slots.push(slot);
+            self.batches.free.push(slot);
             return;
         }
         // Latest first. A caller that hands the events in time order (as
@@ -132,37 +149,35 @@ impl<E> EventQueue<E> {
         }
         let &(at, seq, _) = batch.last().expect("not empty");
         self.len += batch.len();
-        self.heap.push(Entry { at, seq, item: Item::Batch(slot) });
+        self.heap.push(Entry { at, seq, slot: slot | BATCH });
     }
 
     /// Removes and returns the earliest event, advancing `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         let mut top = self.heap.peek_mut()?;
-        let slot = match top.item {
-            Item::One(_) => {
-                let e = PeekMut::pop(top);
-                let Item::One(event) = e.item else { unreachable!("matched above") };
-                self.now = e.at;
-                self.len -= 1;
-                return Some((e.at, event));
+        let (at, event) = if top.slot & BATCH == 0 {
+            let Entry { at, slot, .. } = PeekMut::pop(top);
+            self.singles.free.push(slot);
+            (at, self.singles.items[slot as usize].take().expect("a pending single"))
+        } else {
+            let slot = top.slot & !BATCH;
+            let batch = &mut self.batches.items[slot as usize];
+            let (at, _, event) = batch.pop().expect("a batch in the heap is never empty");
+            match batch.last() {
+                Some(&(next_at, next_seq, _)) => {
+                    // Re-key in place; dropping `top` sifts it down, a
+                    // compare or two when it is still the earliest.
+                    top.at = next_at;
+                    top.seq = next_seq;
+                    drop(top);
+                }
+                None => {
+                    PeekMut::pop(top);
+                    self.batches.free.push(slot);
+                }
             }
-            Item::Batch(slot) => slot,
+            (at, event)
         };
-        let batch = &mut self.batches[slot as usize];
-        let (at, _, event) = batch.pop().expect("a batch in the heap is never empty");
-        match batch.last() {
-            Some(&(next_at, next_seq, _)) => {
-                // Re-key in place; dropping `top` sifts it down, a compare
-                // or two when it is still the earliest.
-                top.at = next_at;
-                top.seq = next_seq;
-                drop(top);
-            }
-            None => {
-                PeekMut::pop(top);
-                self.free_slots.push(slot);
-            }
-        }
         self.now = at;
         self.len -= 1;
         Some((at, event))

@@ -203,6 +203,12 @@ impl Grid {
     /// Every node that may be within `radius_m` of `around` (a superset),
     /// in node order.
     fn near(&self, around: Point, radius_m: f64, out: &mut Vec<NodeId>) {
+        self.near_unordered(around, radius_m, out);
+        out.sort_unstable();
+    }
+
+    /// [`Grid::near`] in no particular order (cell by cell).
+    fn near_unordered(&self, around: Point, radius_m: f64, out: &mut Vec<NodeId>) {
         out.clear();
         let (cx, cy) = self.cell_of(around);
         let k = (radius_m / self.cell_m).ceil() as i64;
@@ -213,7 +219,6 @@ impl Grid {
                 }
             }
         }
-        out.sort_unstable();
     }
 }
 
@@ -393,8 +398,9 @@ impl LinkBudget {
     }
 
     /// The nodes `from`'s frame sent at `now` reaches above the interference
-    /// floor, in node order: the static table, or for moving nodes the one
-    /// computed from their positions at `now`.
+    /// floor: the static table (in node order), or for moving nodes the one
+    /// computed from their positions at `now` (in no particular order; the
+    /// medium orders a frame's arrivals by time and node itself).
     pub fn neighbours_at(&mut self, from: NodeId, now: Instant) -> &[Neighbour] {
         let Some(m) = self.moving.as_mut() else { return &self.neighbours[from as usize] };
         let stale = m.grid.built_at.is_none_or(|t| now.saturating_since(t) > GRID_REFRESH || now < t);
@@ -404,7 +410,7 @@ impl LinkBudget {
         let since = now.saturating_since(m.grid.built_at.expect("built"));
         let slack_m = 2.0 * m.max_speed_mps * since.as_secs_f64();
         let here = m.trajectories[from as usize].position(now);
-        m.grid.near(m.grid.positions[from as usize], m.reach_m + slack_m, &mut m.candidates);
+        m.grid.near_unordered(m.grid.positions[from as usize], m.reach_m + slack_m, &mut m.candidates);
         m.scratch.clear();
         let tx_power_mw = self.tx_power_mw[from as usize];
         // Beyond the reach nobody is above the floor (reach_m is for the
@@ -733,7 +739,8 @@ mod tests {
             let mut links = LinkBudget::new(&config, &start, 5).unwrap();
             assert_eq!(
                 links.neighbours_at(3, Instant::ZERO),
-                LinkBudget::new(&config, &start, 5).unwrap().neighbours(3)
+                LinkBudget::new(&config, &start, 5).unwrap().neighbours(3),
+                "static nodes: the table, in node order"
             );
             links.set_trajectories(&config, paths.clone(), 5).unwrap();
             let mut found = 0;
@@ -749,7 +756,8 @@ mod tests {
                     })
                     .collect();
                 let want = LinkBudget::new(&config, &here, 5).unwrap().neighbours(from).to_vec();
-                let got = links.neighbours_at(from, now).to_vec();
+                let mut got = links.neighbours_at(from, now).to_vec();
+                got.sort_unstable_by_key(|nb| nb.node);
                 assert_eq!(got.len(), want.len(), "sigma {sigma}, step {step}");
                 for (g, w) in got.iter().zip(&want) {
                     assert_eq!(g.node, w.node);

@@ -276,8 +276,10 @@ pub struct Medium<P> {
     /// Frames sent and heard, kept only while observing.
     observing: bool,
     air: VecDeque<AirEvent<P>>,
-    /// The arrivals of the frame being sent (reused: no allocation per frame).
+    /// The arrivals of the frame being sent and their order (reused: no
+    /// allocation per frame).
     arrivals: Vec<(Instant, RadioEvent)>,
+    arrival_order: Vec<(u64, u32)>,
 }
 
 impl<P: Payload> Medium<P> {
@@ -356,6 +358,7 @@ impl<P: Payload> Medium<P> {
             observing: false,
             air: VecDeque::new(),
             arrivals: Vec::new(),
+            arrival_order: Vec::new(),
         })
     }
 
@@ -541,18 +544,25 @@ impl<P: Payload> Medium<P> {
         n.tx_frame = Some(id);
         sched.schedule(now + airtime, RadioEvent::TxEnd { node });
         let fading = self.config.fading;
+        // The arrivals in time order, the nearest receiver first and equal
+        // times in node order (the order the events always ran in), then
+        // the ends in the same order one airtime later: the queue takes
+        // them as they come. Sorted as one word per receiver (delay, node).
+        self.arrival_order.clear();
+        self.arrival_order.extend(neighbours.iter().enumerate().map(|(k, nb)| {
+            debug_assert!(nb.propagation_delay.as_nanos() < 1 << 32, "light crosses any scenario in 4 s");
+            (nb.propagation_delay.as_nanos() << 32 | u64::from(nb.node), k as u32)
+        }));
+        self.arrival_order.sort_unstable_by_key(|&(key, _)| key);
         self.arrivals.clear();
-        for nb in neighbours {
+        for &(_, k) in &self.arrival_order {
+            let nb = &neighbours[k as usize];
             // Fading is drawn from the receiver's own stream.
             let gain = fading.sample_gain(&mut self.nodes[nb.node as usize].rng_fading);
             let power_mw = nb.mean_power_mw * gain;
             let at = now + nb.propagation_delay;
             self.arrivals.push((at, RadioEvent::RxStart { node: nb.node, frame: id, power_mw }));
         }
-        // In time order, the nearest receiver first and equal times in node
-        // order (the order the events always ran in); then the ends, in the
-        // same order one airtime later. The queue takes them as they come.
-        self.arrivals.sort_unstable_by_key(|&(at, ev)| (at, ev.node()));
         for k in 0..self.arrivals.len() {
             let (at, ev) = self.arrivals[k];
             self.arrivals.push((at + airtime, RadioEvent::RxEnd { node: ev.node(), frame: id }));
