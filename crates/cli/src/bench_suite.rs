@@ -8,12 +8,18 @@
 //! Each workload runs in this process, one at a time: wall time, events,
 //! events per second, and the peak resident memory of the run (the
 //! kernel's high-water mark, reset before each run through
-//! `/proc/self/clear_refs`). Speed and memory targets live here and in the
-//! issue's closing notes, never in tests.
+//! `/proc/self/clear_refs`). With `--baseline BINARY` each workload's
+//! scenario also runs as `BINARY sim FILE` and as this binary's own
+//! `sim FILE`, child processes in turn (A B A B ...), so that an older
+//! build is measured side by side in one sitting, start-up included on
+//! both sides; the speed-up is the median of the per-pair ratios. Speed and
+//! memory targets live here and in the closing notes, never in
+//! tests.
 
 use crate::out;
 use anyhow::{bail, Context, Result};
 use meshbed_sim::Scenario;
+use std::path::Path;
 
 /// A workload's scenario: a file of the suite, or a point of a built-in
 /// experiment.
@@ -134,7 +140,72 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-pub fn run(only: &[String], repetitions: u32, json_out: bool) -> Result<()> {
+/// A workload measured side by side with a baseline binary: median wall
+/// seconds of each, and the median of the per-pair ratios (baseline ÷ this).
+struct Pair {
+    workload: &'static str,
+    this_s: f64,
+    baseline_s: f64,
+    speed_up: f64,
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Wall seconds of `binary sim file` as a child process; an error holds the
+/// first line the binary printed on failure (an older build may not know a
+/// key of the scenario).
+fn time_child(binary: &Path, file: &Path) -> Result<f64> {
+    let t0 = std::time::Instant::now();
+    let output = std::process::Command::new(binary)
+        .arg("sim")
+        .arg(file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .with_context(|| format!("--baseline: running {}", binary.display()))?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    if !output.status.success() {
+        let err = String::from_utf8_lossy(&output.stderr);
+        bail!("{} sim: {}", binary.display(), err.lines().next().unwrap_or("failed without a message"));
+    }
+    Ok(wall_s)
+}
+
+/// Runs `w`'s scenario with this binary and `baseline`, in turn.
+fn side_by_side(baseline: &Path, w: &Workload, scenario: &Scenario, repetitions: u32) -> Result<Pair> {
+    let text = match w.source {
+        Source::File(text) => text.to_string(),
+        Source::AtpPaper { .. } => toml::to_string(scenario).context("the scenario as TOML")?,
+    };
+    let file = std::env::temp_dir().join(format!("meshbed-bench-{}-{}.toml", std::process::id(), w.name));
+    std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
+    let this = std::env::current_exe().context("this binary's path")?;
+    let mut pairs = Vec::new();
+    let result = (|| {
+        for _ in 0..repetitions {
+            let a = time_child(&this, &file)?;
+            let b = time_child(baseline, &file)?;
+            pairs.push((a, b));
+        }
+        Ok::<_, anyhow::Error>(())
+    })();
+    let _ = std::fs::remove_file(&file);
+    result?;
+    Ok(Pair {
+        workload: w.name,
+        this_s: median(pairs.iter().map(|p| p.0).collect()),
+        baseline_s: median(pairs.iter().map(|p| p.1).collect()),
+        speed_up: median(pairs.iter().map(|p| p.1 / p.0).collect()),
+    })
+}
+
+pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out: bool) -> Result<()> {
+    if let Some(b) = baseline {
+        anyhow::ensure!(b.is_file(), "--baseline {}: expected a meshbed binary (no such file)", b.display());
+    }
     for name in only {
         if !WORKLOADS.iter().any(|w| w.name == name) {
             bail!("--only {name}: expected one of {}", workload_names().join(", "));
@@ -151,6 +222,7 @@ pub fn run(only: &[String], repetitions: u32, json_out: bool) -> Result<()> {
         ))?;
     }
     let mut rows = Vec::new();
+    let mut pairs: Vec<std::result::Result<Pair, (&'static str, String)>> = Vec::new();
     for w in chosen {
         let scenario = w.scenario()?;
         let mut runs = Vec::new();
@@ -188,15 +260,39 @@ pub fn run(only: &[String], repetitions: u32, json_out: bool) -> Result<()> {
             ))?;
         }
         rows.push(row);
+        if let Some(b) = baseline {
+            pairs.push(side_by_side(b, w, &scenario, repetitions).map_err(|e| (w.name, format!("{e:#}"))));
+        }
+    }
+    if baseline.is_some() && !json_out {
+        out(&format!(
+            "\nside by side (child processes in turn, median of {repetitions}):\n{:<24} {:>9} {:>11} {:>9}\n",
+            "workload", "this s", "baseline s", "speed-up"
+        ))?;
+        for p in &pairs {
+            match p {
+                Ok(p) => {
+                    out(&format!("{:<24} {:>9.3} {:>11.3} {:>8.2}x\n", p.workload, p.this_s, p.baseline_s, p.speed_up))?
+                }
+                Err((name, e)) => out(&format!("{name:<24} not compared: {e}\n"))?,
+            }
+        }
     }
     if json_out {
         let rows: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
+                let pair = pairs.iter().find_map(|p| match p {
+                    Ok(p) if p.workload == r.workload => Some(serde_json::json!({
+                        "this_s": p.this_s, "baseline_s": p.baseline_s, "speed_up": p.speed_up,
+                    })),
+                    Err((name, e)) if *name == r.workload => Some(serde_json::json!({ "error": e })),
+                    _ => None,
+                });
                 serde_json::json!({
                     "workload": r.workload, "what": r.what, "nodes": r.nodes, "simulated_s": r.simulated_s,
                     "wall_s": r.wall_s, "events": r.events, "events_per_s": r.events_per_s,
-                    "peak_rss_mib": r.peak_rss_mib,
+                    "peak_rss_mib": r.peak_rss_mib, "baseline": pair,
                 })
             })
             .collect();

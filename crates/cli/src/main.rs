@@ -118,6 +118,9 @@ enum Command {
         /// With --suite: only these workloads (repeatable).
         #[arg(long, value_name = "WORKLOAD", requires = "suite", value_parser = clap::builder::PossibleValuesParser::new(bench_suite::workload_names()))]
         only: Vec<String>,
+        /// With --suite: also run each workload with another meshbed binary (an older build), both as child processes in turn, and print both wall times and the speed-up.
+        #[arg(long, value_name = "BINARY", requires = "suite")]
+        baseline: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -469,7 +472,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Scenario { command }) => reference::scenario(command),
         Some(Command::Completions { shell }) => reference::completions(shell),
         Some(Command::Man { dir }) => reference::man(dir.as_deref()),
-        Some(Command::Bench { sim_seconds, repetitions, suite, only, json }) => {
+        Some(Command::Bench { sim_seconds, repetitions, suite, only, baseline, json }) => {
             let longest = meshbed_sim::scenario::MAX_DURATION_S;
             anyhow::ensure!(
                 sim_seconds > 0.0 && sim_seconds <= longest,
@@ -477,7 +480,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             anyhow::ensure!(repetitions != Some(0), "--repetitions 0: expected at least one repetition");
             if suite {
-                bench_suite::run(&only, repetitions.unwrap_or(1), json)
+                bench_suite::run(&only, repetitions.unwrap_or(1), baseline.as_deref(), json)
             } else {
                 bench::run(sim_seconds, repetitions.unwrap_or(5), json)
             }

@@ -99,6 +99,36 @@ fn the_bench_suite_reports_each_workload() {
     assert_eq!(rows[1]["simulated_s"], 10.0);
 }
 
+/// `--baseline BINARY` runs each workload with another build too, in turn:
+/// against itself the speed-up is about 1; a binary that cannot run the
+/// scenario is reported by name, not counted; a missing one is refused.
+#[test]
+fn the_bench_suite_compares_with_a_baseline_binary() {
+    let me = env!("CARGO_BIN_EXE_meshbed");
+    let o = meshbed(&["bench", "--suite", "--only", "chain-udp", "--repetitions", "3", "--baseline", me, "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let b = &rows[0]["baseline"];
+    let (this, base, speed_up) =
+        (b["this_s"].as_f64().unwrap(), b["baseline_s"].as_f64().unwrap(), b["speed_up"].as_f64().unwrap());
+    assert!(this > 0.0 && base > 0.0, "{b}");
+    assert!(speed_up > 0.2 && speed_up < 5.0, "the same binary on both sides: {b}");
+
+    let false_bin = tmp("not-meshbed.sh", "#!/bin/sh\necho 'no such command: sim' >&2\nexit 3\n");
+    std::fs::set_permissions(&false_bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = meshbed(&["bench", "--suite", "--only", "chain-udp", "--baseline", false_bin.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("chain-udp") && text.contains("not compared") && text.contains("no such command: sim"),
+        "{text}"
+    );
+
+    let o = meshbed(&["bench", "--suite", "--only", "chain-udp", "--baseline", "/definitely/not/here"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--baseline /definitely/not/here"));
+}
+
 /// Runs meshbed, killing it if it has not ended within `secs`: a hang is a
 /// failure of the test, not of the test run.
 fn meshbed_within(secs: u64, args: &[&str]) -> (Option<i32>, String) {
