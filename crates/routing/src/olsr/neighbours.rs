@@ -78,6 +78,12 @@ pub(super) struct Neighbours {
     probes: BTreeMap<NodeId, ProbeRecord>,
     /// What the MPR set was last selected from.
     mpr_inputs: Option<MprInputs>,
+    /// No link, 2-hop or MPR selector tuple expires before this (a lower
+    /// bound, lowered at every write of an expiry time, made exact at each
+    /// scan): `expire` scans the sets only once one may be due, not on
+    /// every packet (issue 28: the scans were a quarter of a 100-node OLSR
+    /// run). `None`: no tuple.
+    earliest_until: Option<Instant>,
 }
 
 /// Everything MPR selection reads (RFC 3626 §8.3.1): the symmetric
@@ -214,13 +220,16 @@ impl Neighbours {
             }
         }
         link.until = link.until.max(link.asym_until);
-        if !link.is_sym(now) {
+        let (until, sym) = (link.until, link.is_sym(now));
+        self.note_until(until);
+        if !sym {
             return;
         }
         for e in neighbours {
             if e.neighbour == node {
                 if e.link_code >> 2 == MPR_NEIGH {
                     self.mpr_selectors.insert(from, now + vtime);
+                    self.note_until(now + vtime);
                 } else {
                     self.mpr_selectors.remove(&from);
                 }
@@ -230,6 +239,7 @@ impl Neighbours {
             match e.link_code >> 2 {
                 SYM_NEIGH | MPR_NEIGH => {
                     self.two_hop.insert(key, TwoHop { until: now + vtime, metric: e.metric });
+                    self.note_until(now + vtime);
                 }
                 _ => {
                     self.two_hop.remove(&key);
@@ -246,21 +256,37 @@ impl Neighbours {
         p.forward_count = received.iter().find(|(n, _)| *n == me).map_or(0, |(_, c)| *c);
     }
 
+    /// An expiry time was written: keep `earliest_until` a lower bound.
+    fn note_until(&mut self, until: Instant) {
+        self.earliest_until = Some(self.earliest_until.map_or(until, |e| e.min(until)));
+    }
+
     /// RFC 3626 §13: a link-layer failure at `now` makes the link to
     /// `neighbour` lost at once, for `hold`, whatever HELLOs say meanwhile.
     pub(super) fn link_failure(&mut self, now: Instant, neighbour: NodeId, hold: Duration) {
         if let Some(l) = self.links.get_mut(&neighbour) {
             l.lost_until = Some(now + hold);
             l.until = l.until.max(now + hold);
+            let until = l.until;
+            self.note_until(until);
         }
     }
 
     /// Drops expired tuples (RFC 3626 §4) and probes older than the ETX
     /// window.
     pub(super) fn expire(&mut self, now: Instant, metric: Metric) {
-        self.links.retain(|_, l| l.until > now);
-        self.two_hop.retain(|_, t| t.until > now);
-        self.mpr_selectors.retain(|_, &mut t| t > now);
+        if self.earliest_until.is_some_and(|e| e <= now) {
+            self.links.retain(|_, l| l.until > now);
+            self.two_hop.retain(|_, t| t.until > now);
+            self.mpr_selectors.retain(|_, &mut t| t > now);
+            self.earliest_until = self
+                .links
+                .values()
+                .map(|l| l.until)
+                .chain(self.two_hop.values().map(|t| t.until))
+                .chain(self.mpr_selectors.values().copied())
+                .min();
+        }
         if let Metric::Etx { window, .. } = metric {
             for p in self.probes.values_mut() {
                 while p.received_at.front().is_some_and(|&t| t + window <= now) {
