@@ -672,6 +672,9 @@ fn atp_config(spec: &TransportFlow) -> AtpConfig {
         if let Some(f) = o.sack_more_fraction {
             cfg.sack_more_fraction = f;
         }
+        if let Some(f) = o.missed_feedback_decrease {
+            cfg.missed_feedback_decrease = f;
+        }
     }
     cfg
 }

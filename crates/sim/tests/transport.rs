@@ -172,6 +172,8 @@ fn transport_flow_mistakes_name_their_key() {
     assert!(e.contains("flows[0].atp.kappa = 1.5"), "{e}");
     let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nsack_more_fraction = 0\n");
     assert!(e.contains("flows[0].atp.sack_more_fraction = 0") && e.contains("epochs"), "{e}");
+    let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nmissed_feedback_decrease = 1.5\n");
+    assert!(e.contains("flows[0].atp.missed_feedback_decrease = 1.5") && e.contains("a factor on the rate"), "{e}");
     let e = err_of("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nepsilon = 1\n");
     assert!(e.contains("epsilon"), "{e}");
     // Boundary pair: the smallest data packet that still carries a byte.
@@ -235,6 +237,34 @@ fn the_sack_more_silence_reaches_the_receiver() {
     };
     assert_eq!(hash(None), hash(Some(0.5)), "half an epoch is the preset's");
     assert_ne!(hash(None), hash(Some(10.0)), "the key changes the run");
+}
+
+/// `[flows.atp] missed_feedback_decrease` (the counterfactual of seed 001
+/// §5.4's "severe penalty for a missed feedback packet") reaches the
+/// sender: 0.5 is the engine's own factor; 1 (no decrease on a miss) gives
+/// another run of aggressive ATP (40 ms epochs) on a 6-hop chain without MAC
+/// retries, where feedback is lost, and every byte still arrives.
+#[test]
+fn the_missed_feedback_decrease_reaches_the_sender() {
+    use meshbed_sim::scenario::{AtpOverrides, FlowKind, TransportSettings};
+    let mut s = chain_transfer(Protocol::AtpAggressive, 6, 2_000_000, 60.0);
+    s.radio.mac.short_retry_limit = 0;
+    s.radio.mac.long_retry_limit = 0;
+    let hash = |factor: Option<f64>| {
+        let mut s = s.clone();
+        if let (Some(f), FlowKind::Transport(t)) = (factor, &mut s.flows[0].kind) {
+            t.settings = TransportSettings::Atp(Box::new(AtpOverrides {
+                missed_feedback_decrease: Some(f),
+                ..Default::default()
+            }));
+        }
+        let r = run(&s);
+        let f = &r.flows[0];
+        assert!(f.completed() && f.verified(), "{factor:?}: {:?}", f.error());
+        r.trace_hash
+    };
+    assert_eq!(hash(None), hash(Some(0.5)), "halving is the engine's");
+    assert_ne!(hash(None), hash(Some(1.0)), "the key changes the run");
 }
 
 /// `[flows.atp] relay_forwarding_delay_s` (issue 24's emulator check): a

@@ -409,6 +409,12 @@ pub struct AtpOverrides {
     /// only.
     #[schemars(range(min = *SACK_MORE_FRACTION.start(), max = *SACK_MORE_FRACTION.end()))]
     pub sack_more_fraction: Option<f64>,
+    /// The factor each missed feedback multiplies the sending rate by,
+    /// before the third miss restarts quick-start (the engine's 0.5; seed
+    /// 002 §4.3.2 names a multiplicative decrease without its factor). A
+    /// sensitivity check; the simulator only.
+    #[schemars(range(min = *MISSED_FEEDBACK_DECREASE.start(), max = *MISSED_FEEDBACK_DECREASE.end()))]
+    pub missed_feedback_decrease: Option<f64>,
     /// How long each relay holds the flow's packets before it stamps them
     /// and hands them to its MAC (0, the default: at once, as seed 002's
     /// simulation). A user-space relay daemon takes a netfilter round
@@ -673,6 +679,12 @@ impl TransportFlow {
                     "an interval in seconds",
                 )?;
                 check("atp.sack_more_fraction", a.sack_more_fraction, SACK_MORE_FRACTION, "a silence in epochs")?;
+                check(
+                    "atp.missed_feedback_decrease",
+                    a.missed_feedback_decrease,
+                    MISSED_FEEDBACK_DECREASE,
+                    "a factor on the rate",
+                )?;
                 check(
                     "atp.relay_forwarding_delay_s",
                     a.relay_forwarding_delay_s,

@@ -66,6 +66,11 @@ pub const DELAY_READ_INTERVAL_S: std::ops::RangeInclusive<f64> = 0.0..=1.0;
 /// `[flows.atp] sack_more_fraction`: the receiver's silence before SACK-MORE,
 /// in epochs (seed 001 §3.3: one half); from a hundredth to a hundred.
 pub const SACK_MORE_FRACTION: std::ops::RangeInclusive<f64> = 0.01..=100.0;
+/// `[flows.atp] missed_feedback_decrease`: the factor a missed feedback
+/// multiplies the rate by (0.5 in meshbed's engine, seed 002 §4.3.2 gives no
+/// number); from a hundredth to 1 (no decrease: the counterfactual of seed
+/// 001 §5.4's "severe penalty for a missed feedback packet").
+pub const MISSED_FEEDBACK_DECREASE: std::ops::RangeInclusive<f64> = 0.01..=1.0;
 /// `[flows.atp] relay_forwarding_delay_s`: from none (0) to 100 ms, far
 /// beyond any relay daemon's round trip (the emulator's is tens to hundreds
 /// of microseconds).

@@ -152,6 +152,7 @@ fn flows() -> Vec<FlowSpec> {
         route_outage_timeout_s: Some(20.0),
         delay_read_interval_s: Some(0.01),
         sack_more_fraction: Some(0.5),
+        missed_feedback_decrease: Some(0.5),
         relay_forwarding_delay_s: Some(0.0002),
     };
     let tcp = TcpOverrides {
