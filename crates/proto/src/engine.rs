@@ -136,6 +136,11 @@ pub enum TraceSample {
     MtlRate { at: Instant, rate_pps: f64 },
     /// MTL sender: FHD̄, the averaged 4-hop delay of seed 004 eq. 10.
     Fhd { at: Instant, fhd: Duration },
+    /// ATP receiver: the out-of-order ranges it holds when it sends a
+    /// feedback, of which the feedback describes at most 20, the first
+    /// (seed 002 §4.2.2: "using 20 SACK blocks, most if not all of the
+    /// losses in an epoch can be identified").
+    SackRanges { at: Instant, ranges: usize },
 }
 
 /// Counters every engine keeps.

@@ -89,6 +89,25 @@ fn sack_blocks_list_the_first_twenty_holes() {
         let k = k as u64;
         assert_eq!((s, e), ((2 * k + 1) * MSS, (2 * k + 2) * MSS));
     }
+    // The trace counts every range held, the 6 the blocks leave out too
+    // (what judges seed 002 §4.2.2's "most if not all of the losses").
+    let ranges: Vec<usize> = events(&mut r)
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::Trace(TraceSample::SackRanges { ranges, .. }) => Some(*ranges),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ranges, vec![26]);
+    // Fewer ranges than blocks: the trace says how many were sent.
+    let mut r = established_receiver(AtpConfig::default());
+    for k in 0..3u64 {
+        r.handle_input(ms(10), &data_packet(0, (2 * k + 1) * MSS, 1436, 1_000, 1_000));
+    }
+    r.handle_timeout(ms(1_000));
+    let out = drain(&mut r, ms(1_000));
+    assert_eq!(out[0].0.sack_blocks.len(), 3);
+    assert!(events(&mut r).iter().any(|e| matches!(e, EngineEvent::Trace(TraceSample::SackRanges { ranges: 3, .. }))));
 }
 
 #[test]

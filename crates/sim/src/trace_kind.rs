@@ -55,11 +55,14 @@ pub enum TraceKind {
     Probing,
     /// In-order bytes handed to the application at the sample's time.
     DeliveredBytes,
+    /// ATP: the out-of-order ranges the receiver held at a feedback, of
+    /// which the feedback carries at most 20 (seed 002 §4.2.2).
+    SackRanges,
 }
 
 impl TraceKind {
     /// Every kind, in the order above.
-    pub const ALL: [TraceKind; 14] = [
+    pub const ALL: [TraceKind; 15] = [
         TraceKind::DMaxUs,
         TraceKind::DAvgSentUs,
         TraceKind::DAvgReceivedUs,
@@ -74,6 +77,7 @@ impl TraceKind {
         TraceKind::FhdS,
         TraceKind::Probing,
         TraceKind::DeliveredBytes,
+        TraceKind::SackRanges,
     ];
 
     /// Its name in files (`d_max_us`).
@@ -93,6 +97,7 @@ impl TraceKind {
             TraceKind::FhdS => "fhd_s",
             TraceKind::Probing => "probing",
             TraceKind::DeliveredBytes => "delivered_bytes",
+            TraceKind::SackRanges => "sack_ranges",
         }
     }
 }

@@ -88,6 +88,7 @@ impl TraceRecord {
             TraceSample::Standby { at, entered } => (at, TraceKind::Standby, f64::from(u8::from(entered))),
             TraceSample::MtlRate { at, rate_pps } => (at, TraceKind::RatePps, rate_pps),
             TraceSample::Fhd { at, fhd } => (at, TraceKind::FhdS, fhd.as_secs_f64()),
+            TraceSample::SackRanges { at, ranges } => (at, TraceKind::SackRanges, ranges as f64),
             // 1: probing after missed feedback, 2: after a route failure, 0: ended.
             TraceSample::Probing { at, entered, route_failure } => (
                 at,

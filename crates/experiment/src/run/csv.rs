@@ -177,6 +177,21 @@ struct TraceCsvRow<'a> {
     value: Decimal,
 }
 
+/// One row of `routes.csv`: one entry of a flow's route log (seed 002
+/// §2.3: a route lost or found again at either end, the data's path
+/// changed at the destination).
+#[derive(Serialize, Default)]
+struct RouteCsvRow<'a> {
+    point: usize,
+    rep: u32,
+    seed: u64,
+    flow: u32,
+    protocol: &'a str,
+    t_s: Decimal,
+    side: &'a str,
+    event: &'a str,
+}
+
 /// The columns of `summary.csv` before the sweep's axes.
 #[derive(Serialize, Default)]
 struct SummaryCsvKey {
@@ -439,8 +454,10 @@ fn write_flows(results: &Results, flow_axes: &[&str], w: &mut TableWriter) -> cs
 
 /// Writes `flows.csv` (one row per flow per run), `network.csv` (one row
 /// per run: the network layer's totals), `traces.csv` (per-packet
-/// samples of the traced flows of each point's first repetition) and
-/// `summary.csv` into `dir`, each with a `.parquet` twin beside it.
+/// samples of the traced flows of each point's first repetition),
+/// `routes.csv` (every flow's route log, every run; only when routing
+/// logged anything) and `summary.csv` into `dir`, each with a `.parquet`
+/// twin beside it.
 pub fn write_csv(
     results: &Results,
     summaries: &[PointSummary],
@@ -532,6 +549,34 @@ pub fn write_csv(
                         side: t.side.name(),
                         kind: t.kind.name(),
                         value: Decimal(t.value),
+                    })?;
+                }
+            }
+        }
+        written.extend(w.finish()?);
+    }
+
+    // Route logs are a few entries per route failure, so every run's are
+    // kept: with traces.csv's time stamps they place a flow's losses,
+    // timeouts and rate changes against its route failures (seed 002
+    // §2.4, §5.2.1).
+    let logged =
+        |r: &&super::runner::RunOutcome| r.report.flows.iter().any(|f| !f.routing_or_zero().route_log.is_empty());
+    if results.runs.iter().any(|r| logged(&r)) {
+        let path = dir.join("routes.csv");
+        let mut w = TableWriter::create(&path, csv_columns::<RouteCsvRow>(), 0..0)?;
+        for r in results.runs.iter().filter(logged) {
+            for f in &r.report.flows {
+                for e in &f.routing_or_zero().route_log {
+                    w.serialize(RouteCsvRow {
+                        point: r.point,
+                        rep: r.rep,
+                        seed: r.seed,
+                        flow: f.flow,
+                        protocol: f.protocol_name(),
+                        t_s: Decimal(e.t_s),
+                        side: e.side.name(),
+                        event: e.event.name(),
                     })?;
                 }
             }

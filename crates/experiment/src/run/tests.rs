@@ -309,3 +309,53 @@ fn what_nothing_measured_is_an_empty_cell() {
     assert!(simulated[3].parse::<f64>().unwrap() > 0.0, "{simulated:?}");
     assert_eq!(cells(Arc::new(KernelForwarded)), ["", "", "", ""]);
 }
+
+/// Every run's route log reaches `routes.csv` (seed 002 §2.4, §5.2.1:
+/// losses, timeouts and rates placed against route failures), one row per
+/// entry with its run's point, repetition and seed; without any entry
+/// there is no file.
+#[test]
+fn route_logs_reach_routes_csv_and_no_log_writes_no_file() {
+    use meshbed_sim::report::{RouteLogEntry, RoutingResult};
+    #[derive(Debug)]
+    struct Logged;
+    impl Runner for Logged {
+        fn supports(&self, scenario: &Scenario) -> Result<(), Refusal> {
+            SimRunner.supports(scenario)
+        }
+        fn run(&self, scenario: &Scenario) -> Result<SimReport, RunError> {
+            let mut r = SimRunner.run(scenario)?;
+            let entry = |t_s, side, event| RouteLogEntry { t_s, side, event };
+            r.flows[0].routing = Some(RoutingResult {
+                route_log: vec![
+                    entry(1.25, RouteLogSide::Sender, RouteLogEvent::RouteFailed),
+                    entry(1.5, RouteLogSide::Sender, RouteLogEvent::RouteReestablished),
+                    entry(2.0, RouteLogSide::Destination, RouteLogEvent::PathChanged),
+                ],
+                ..Default::default()
+            });
+            Ok(r)
+        }
+    }
+    let text = "duration_s = 0.5\n[topology]\nkind = \"chain\"\nnodes = 3\nspacing_m = 200.0\n\
+        [[flows]]\nsrc = 0\ndst = 2\ntraffic = \"cbr\"\nrate_kbps = 100.0\n[experiment]\nname = \"t\"\nrepetitions = 2\n";
+    let e = Experiment::from_toml(text, "e.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let results = run(&e, &RunOptions::default()).unwrap();
+    write_csv(&results, &summarize(&results), dir.path()).unwrap();
+    assert!(!dir.path().join("routes.csv").exists(), "a static chain logs nothing");
+    let results = run(&e, &RunOptions { runner: Arc::new(Logged), ..RunOptions::default() }).unwrap();
+    let written = write_csv(&results, &summarize(&results), dir.path()).unwrap();
+    assert!(written.contains(&dir.path().join("routes.csv")) && dir.path().join("routes.parquet").exists());
+    let mut r = ::csv::Reader::from_path(dir.path().join("routes.csv")).unwrap();
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["point", "rep", "seed", "flow", "protocol", "t_s", "side", "event"]
+    );
+    let rows: Vec<Vec<String>> =
+        r.records().map(|x| x.unwrap().iter().map(str::to_string).collect::<Vec<_>>()).collect();
+    assert_eq!(rows.len(), 6, "three entries in each of two runs");
+    assert_eq!(rows[0][1..].join(","), "0,1,0,udp,1.25,sender,route-failed");
+    assert_eq!(rows[2][5..].join(","), "2,destination,path-changed");
+    assert_eq!(rows[3][1..3].join(","), "1,2", "the second run: repetition 1, seed 2");
+}

@@ -481,6 +481,11 @@ impl ReceiveControl for AtpReceiveControl {
         // seed 002 §4.2.2: the blocks always describe the first holes.
         let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
         repr.sack_blocks = stream.out_of_order.ranges().take(max_blocks).collect();
+        let sack_ranges = if repr.sack_blocks.len() < max_blocks {
+            repr.sack_blocks.len()
+        } else {
+            stream.out_of_order.ranges().count()
+        };
         let sent = emit_ack(repr, Some(fin_ack), buf)?;
         self.pending_feedback = false;
         self.pending_syn_ack = false;
@@ -492,6 +497,7 @@ impl ReceiveControl for AtpReceiveControl {
         core.stats.datagrams_sent += 1;
         core.stats.feedback_packets += 1;
         core.trace(TraceSample::DAvgSent { at: now, d_avg: d });
+        core.trace(TraceSample::SackRanges { at: now, ranges: sack_ranges });
         self.refresh(core);
         Some(sent)
     }
