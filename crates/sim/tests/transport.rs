@@ -267,6 +267,32 @@ fn the_missed_feedback_decrease_reaches_the_sender() {
     assert_ne!(hash(None), hash(Some(1.0)), "the key changes the run");
 }
 
+/// An MTL flow with `trace = true` keeps its engine's samples — the rate R
+/// (seed 004 eq. 9), FHD̄ (eq. 10) and its RTT probes — beside its
+/// deliveries, and an untraced one keeps none.
+#[test]
+fn a_traced_mtl_flow_keeps_its_rate_and_fhd_samples() {
+    use meshbed_sim::scenario::FlowKind;
+    use meshbed_sim::TraceKind;
+    let s = chain_transfer(Protocol::Mtl, 3, 300_000, 30.0);
+    let kinds = |trace: bool| {
+        let mut s = s.clone();
+        let FlowKind::Transport(t) = &mut s.flows[0].kind else { unreachable!() };
+        t.trace = trace;
+        let r = run(&s);
+        assert!(r.flows[0].completed() && r.flows[0].verified(), "{:?}", r.flows[0].error());
+        let mut k: Vec<TraceKind> = r.flows[0].trace.iter().map(|t| t.kind).collect();
+        k.sort_by_key(|k| k.name());
+        k.dedup();
+        k
+    };
+    let traced = kinds(true);
+    for want in [TraceKind::RatePps, TraceKind::FhdS, TraceKind::RttS, TraceKind::DeliveredBytes] {
+        assert!(traced.contains(&want), "{want} missing from {traced:?}");
+    }
+    assert!(kinds(false).is_empty());
+}
+
 /// `[flows.atp] relay_forwarding_delay_s` (issue 24's emulator check): a
 /// relay that hands a packet to its MAC a user-space round trip after the
 /// frame arrived finds the medium idle for a DIFS and sends without a

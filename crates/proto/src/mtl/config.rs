@@ -102,6 +102,10 @@ impl MtlConfig {
             max_payload: tcp.mss_bytes,
             idle_timeout: tcp.idle_timeout,
             max_reorder_bytes: tcp.max_reorder_bytes,
+            // As the TCP engines do: every sample is emitted and the driver
+            // keeps the flow's if it traces it (the default's `false` left
+            // every MTL flow untraced whatever the scenario asked).
+            trace: true,
             unresponsive_after: MtlConfig::default()
                 .unresponsive_after
                 .min(Duration::from_nanos(tcp.idle_timeout.as_nanos() / 2)),
