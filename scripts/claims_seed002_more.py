@@ -99,17 +99,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from paired_claims import tq, t_interval  # noqa: E402,F401
 from claims_added import mean_ci, geo_ci  # noqa: E402
+from claims_route_failures import fmt, step_at  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 MESHBED = os.path.join(REPO, "target", "release", "meshbed")
 EXP = os.path.join(REPO, "examples", "claims", "seed002-route-failures.toml")
 DUR = 100.0
 SEG = 512  # bytes per ATP segment: 576-byte packets less IP, UDP and the 36-byte header
-
-
-def fmt(ci, d=2):
-    m, lo, hi = ci
-    return f"{m:.{d}f} [{lo:.{d}f}, {hi:.{d}f}]"
 
 
 def fmt_pm(ci, d=2):
@@ -140,11 +136,6 @@ def load(path):
             if r["protocol"].startswith("atp"):
                 routes[(r["point"], int(r["flow"]))].append((float(r["t_s"]), r["side"], r["event"]))
     return meta, tr, routes
-
-
-def step_at(series, t, default=None):
-    i = bisect.bisect_right(series, (t, float("inf"))) - 1
-    return series[i][1] if i >= 0 else default
 
 
 def analyse86(meta, tr, routes):
