@@ -147,6 +147,12 @@ fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
             "the emulator's transfers run the UDP runtime's TCP settings (meshbed send); per-flow overrides are \
              simulator only",
         ),
+        TransportSettings::Mtl(_) => refusal.add(
+            format!("{key}.mtl"),
+            "(a table)",
+            "the emulator's transfers run the UDP runtime's MTL settings (meshbed send); per-flow overrides are \
+             simulator only",
+        ),
     }
     if let Some(b) = t.batch_packets {
         refusal.add(

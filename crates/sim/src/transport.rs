@@ -18,6 +18,7 @@ use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
 use meshbed_proto::atp::AtpConfig;
 use meshbed_proto::connection::{connection_id, EngineConfig, ReceiverEngine, SenderEngine};
 use meshbed_proto::engine::{Engine, EngineEvent, PathInfo, TraceSample};
+use meshbed_proto::mtl::MtlConfig;
 use meshbed_proto::stream::{ReadLimit, READ_BURST};
 use meshbed_proto::tcp::TcpConfig;
 use meshbed_proto::wire::HEADER_LEN;
@@ -217,7 +218,10 @@ impl Transport {
         let mut rng = stream_rng(seed, StreamId::new(StreamKind::Transport, index as u64));
         let protocol = spec.protocol;
         let connection_id = connection_id(protocol, rng.next_u32());
-        let config = EngineConfig::new(protocol, |_| atp_config(spec), || tcp_config(spec));
+        let mut config = EngineConfig::new(protocol, |_| atp_config(spec), || tcp_config(spec));
+        if let EngineConfig::Mtl(c) = &mut config {
+            apply_mtl_overrides(c, spec);
+        }
         let (sender, source) = if bytes <= SEND_WINDOW_BYTES {
             let mut data = vec![0u8; bytes as usize];
             ByteStream::new(rng.clone()).fill(&mut data);
@@ -678,6 +682,21 @@ fn atp_config(spec: &TransportFlow) -> AtpConfig {
         }
     }
     cfg
+}
+
+/// `[flows.mtl]` on the MTL configuration `EngineConfig::new` made from
+/// the flow's segment size.
+fn apply_mtl_overrides(cfg: &mut MtlConfig, spec: &TransportFlow) {
+    let Some(o) = spec.mtl() else { return };
+    if let Some(a) = o.alpha {
+        cfg.alpha = a;
+    }
+    if let Some(b) = o.send_buffer_bytes {
+        cfg.send_buffer_bytes = b;
+    }
+    if let Some(t) = o.idle_timeout_s {
+        *cfg = cfg.clone().with_idle_timeout(Duration::from_secs_f64(t));
+    }
 }
 
 fn tcp_config(spec: &TransportFlow) -> TcpConfig {

@@ -293,6 +293,32 @@ fn a_traced_mtl_flow_keeps_its_rate_and_fhd_samples() {
     assert!(kinds(false).is_empty());
 }
 
+/// `[flows.mtl]` reaches MTL's sender: α = 0.7 is the paper's own weight
+/// (seed 004 Eq. 10) and gives the default run, another α another run, and
+/// a file's `[flows.mtl] alpha` reads back into the same settings.
+#[test]
+fn the_mtl_alpha_reaches_the_sender() {
+    use meshbed_sim::scenario::{FlowKind, MtlOverrides, TransportSettings};
+    let s = chain_transfer(Protocol::Mtl, 3, 300_000, 30.0);
+    let with = |alpha: Option<f64>| {
+        let mut s = s.clone();
+        if let (Some(a), FlowKind::Transport(t)) = (alpha, &mut s.flows[0].kind) {
+            t.settings = TransportSettings::Mtl(MtlOverrides { alpha: Some(a), ..Default::default() });
+        }
+        s
+    };
+    let hash = |s: &Scenario| {
+        let r = run(s);
+        assert!(r.flows[0].completed() && r.flows[0].verified(), "{:?}", r.flows[0].error());
+        r.trace_hash
+    };
+    assert_eq!(hash(&with(None)), hash(&with(Some(0.7))), "0.7 is the default");
+    assert_ne!(hash(&with(None)), hash(&with(Some(0.2))), "the key changes the run");
+    let text = toml::to_string(&with(Some(0.2))).expect("writes");
+    assert!(text.contains("[flows.mtl]") && text.contains("alpha = 0.2"), "{text}");
+    assert_eq!(Scenario::from_toml(&text).expect("reads back"), with(Some(0.2)));
+}
+
 /// `[flows.atp] relay_forwarding_delay_s` (issue 24's emulator check): a
 /// relay that hands a packet to its MAC a user-space round trip after the
 /// frame arrived finds the medium idle for a DIFS and sends without a

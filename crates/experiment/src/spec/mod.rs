@@ -24,7 +24,7 @@
 //! with it, so does a walker that is the last node, and a static path along
 //! the chain is extended), `protocol` (every
 //! flow and the `[random_flows]` template; a point keeps only the
-//! `[flows.atp]` or `[flows.tcp]` table of the protocol it runs, so a base
+//! `[flows.atp]`, `[flows.tcp]` or `[flows.mtl]` table of the protocol it runs, so a base
 //! scenario may carry both), `flow_count` (copies of the first flow), or
 //! any dotted path into the
 //! scenario such as `radio.data_rate_kbps`, `flows[*].atp.epoch_s` (every

@@ -72,19 +72,14 @@ pub(super) fn apply(tree: &mut toml::Table, key: &str, v: &Value) -> Result<(), 
             }
             set_path(tree, "flows[*].protocol", v)?;
             // A base scenario may carry settings for each family
-            // (`[flows.atp]`, `[flows.tcp]`, the kernel's
+            // (`[flows.atp]`, `[flows.tcp]`, `[flows.mtl]`, the kernel's
             // `congestion_control`): a point keeps those of the protocol it
-            // runs.
-            let name = v.as_str().unwrap_or_default();
-            let others: &[&str] = if name == meshbed_sim::scenario::KERNEL_TCP {
-                &["atp", "tcp"]
-            } else if name.parse::<meshbed_proto::Protocol>().is_ok_and(|p| p.is_atp()) {
-                &["tcp", "congestion_control"]
-            } else {
-                &["atp", "congestion_control"]
-            };
+            // runs (an unknown name is refused when the point is read).
+            let own = meshbed_sim::scenario::settings_table(v.as_str().unwrap_or_default());
+            let others: Vec<&str> =
+                meshbed_sim::scenario::SETTINGS_TABLES.into_iter().filter(|t| own.is_some_and(|o| o != *t)).collect();
             let drop_others = |f: &mut toml::Table| {
-                for k in others {
+                for k in &others {
                     f.remove(*k);
                 }
             };

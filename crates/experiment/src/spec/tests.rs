@@ -41,6 +41,20 @@ fn a_protocol_point_keeps_only_its_own_family_settings() {
 }
 
 #[test]
+fn an_mtl_point_keeps_its_mtl_table_and_a_tcp_point_its_tcp_table() {
+    let text = format!(
+        "{}[flows.tcp]\nmin_rto_s = 1.0\n[flows.mtl]\nalpha = 0.5\n[routing]\nkind = \"olsr\"\nmetric = \"etx\"\n\
+         [experiment]\nname = \"t\"\n[[experiment.sweep]]\nkey = \"protocol\"\nvalues = [\"tcp-newreno\", \"mtl\"]\n",
+        BASE.replace("atp-default", "tcp-newreno")
+    );
+    let pts = Experiment::from_toml(&text, "e.toml").unwrap().points("e.toml").unwrap();
+    let t = pts[0].scenario.flows[0].transport().unwrap();
+    assert_eq!((t.tcp().and_then(|t| t.min_rto_s), t.mtl()), (Some(1.0), None));
+    let m = pts[1].scenario.flows[0].transport().unwrap();
+    assert_eq!((m.tcp(), m.mtl().and_then(|m| m.alpha)), (None, Some(0.5)));
+}
+
+#[test]
 fn a_kernel_tcp_point_drops_the_engines_tables_and_an_engine_point_the_congestion_control() {
     let text = format!(
         "{BASE}congestion_control = \"reno\"\n[flows.tcp]\nmin_rto_s = 1.0\n\

@@ -100,17 +100,24 @@ impl MtlConfig {
     pub fn from_tcp(tcp: &TcpConfig) -> MtlConfig {
         MtlConfig {
             max_payload: tcp.mss_bytes,
-            idle_timeout: tcp.idle_timeout,
             max_reorder_bytes: tcp.max_reorder_bytes,
             // As the TCP engines do: every sample is emitted and the driver
             // keeps the flow's if it traces it (the default's `false` left
             // every MTL flow untraced whatever the scenario asked).
             trace: true,
-            unresponsive_after: MtlConfig::default()
-                .unresponsive_after
-                .min(Duration::from_nanos(tcp.idle_timeout.as_nanos() / 2)),
             ..MtlConfig::default()
         }
+        .with_idle_timeout(tcp.idle_timeout)
+    }
+
+    /// These settings giving up after `idle_timeout` of silence, and
+    /// reporting the peer unresponsive at half of it if that comes before
+    /// the default's report (the routing module hears before the
+    /// connection fails, §III.B).
+    pub fn with_idle_timeout(self, idle_timeout: Duration) -> MtlConfig {
+        let unresponsive_after =
+            MtlConfig::default().unresponsive_after.min(Duration::from_nanos(idle_timeout.as_nanos() / 2));
+        MtlConfig { idle_timeout, unresponsive_after, ..self }
     }
 
     /// Replaces values that would stall or loop an engine (zero sizes and

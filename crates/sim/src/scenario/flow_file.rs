@@ -122,6 +122,9 @@ pub(super) struct FlowFile {
     /// Overrides of the TCP defaults (TCP protocols only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tcp: Option<TcpOverrides>,
+    /// Overrides of the MTL defaults (`mtl` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mtl: Option<MtlOverrides>,
     /// A slow reader (seed 002 §4.2.3): the application at the destination
     /// reads at most this many bits per second from the flow's start (0
     /// stalls it). Absent: it takes everything as it arrives. ATP and TCP
@@ -267,6 +270,7 @@ impl FlowFile {
             ("bytes", f.bytes.is_some()),
             ("atp", f.atp.is_some()),
             ("tcp", f.tcp.is_some()),
+            ("mtl", f.mtl.is_some()),
             ("batch_packets", f.batch_packets.is_some()),
             ("read_rate_bps", f.read_rate_bps.is_some()),
             ("read_rate_steps", !f.read_rate_steps.is_empty()),
@@ -342,16 +346,23 @@ impl FlowFile {
         if let Some(r) = f.rate_kbps {
             return Err(invalid("rate_kbps", r, format!("no rate: {protocol} chooses its own")));
         }
-        let settings = match (&f.atp, &f.tcp) {
-            (Some(_), _) if !protocol.is_atp() => {
-                return Err(invalid("atp", "(given)", format!("no [flows.atp] table: {protocol} is not ATP")))
+        // Each family has its own table (`settings_table`); another's keys
+        // would be ignored, so they are refused.
+        let own = settings_table(protocol.name()).unwrap_or("tcp");
+        for (table, given) in [("atp", f.atp.is_some()), ("tcp", f.tcp.is_some()), ("mtl", f.mtl.is_some())] {
+            if given && table != own {
+                return Err(invalid(
+                    table,
+                    "(given)",
+                    format!("no [flows.{table}] table: {protocol} takes its settings from [flows.{own}]"),
+                ));
             }
-            (_, Some(_)) if protocol.is_atp() => {
-                return Err(invalid("tcp", "(given)", format!("no [flows.tcp] table: {protocol} is not TCP")))
-            }
-            (Some(a), _) => TransportSettings::Atp(Box::new(a.clone())),
-            (_, Some(t)) => TransportSettings::Tcp(t.clone()),
-            (None, None) => TransportSettings::Preset,
+        }
+        let settings = match (&f.atp, &f.tcp, &f.mtl) {
+            (Some(a), _, _) => TransportSettings::Atp(Box::new(a.clone())),
+            (_, Some(t), _) => TransportSettings::Tcp(t.clone()),
+            (_, _, Some(m)) => TransportSettings::Mtl(m.clone()),
+            (None, None, None) => TransportSettings::Preset,
         };
         let reader = match f.read_rate_bps {
             Some(rate_bps) => Some(SlowReader {
@@ -394,7 +405,7 @@ impl FlowFile {
     fn kernel_tcp_flow(&self) -> Result<KernelTcpFlow, ScenarioError> {
         let f = self;
         let amount = f.amount("kernel-tcp flow")?;
-        let given: [(&str, Option<String>, &str); 11] = [
+        let given: [(&str, Option<String>, &str); 12] = [
             (
                 "traffic",
                 f.traffic.map(|t| format!("{:?}", traffic_name(t))),
@@ -418,6 +429,11 @@ impl FlowFile {
                 "tcp",
                 f.tcp.as_ref().map(|_| "(given)".to_string()),
                 "[flows.tcp] sets meshbed's TCP engines; the kernel's TCP takes only congestion_control",
+            ),
+            (
+                "mtl",
+                f.mtl.as_ref().map(|_| "(given)".to_string()),
+                "[flows.mtl] sets meshbed's MTL engine; the kernel's TCP takes only congestion_control",
             ),
             ("read_rate_bps", f.read_rate_bps.map(|r| r.to_string()), "the kernel's receiver reads at full speed"),
             (
@@ -471,6 +487,7 @@ impl From<&FlowSpec> for FlowFile {
             batch_packets: None,
             atp: None,
             tcp: None,
+            mtl: None,
             read_rate_bps: None,
             read_rate_steps: Vec::new(),
             receive_buffer_bytes: None,
@@ -496,6 +513,7 @@ impl From<&FlowSpec> for FlowFile {
                     TransportSettings::Preset => {}
                     TransportSettings::Atp(a) => f.atp = Some(a.as_ref().clone()),
                     TransportSettings::Tcp(o) => f.tcp = Some(o.clone()),
+                    TransportSettings::Mtl(m) => f.mtl = Some(m.clone()),
                 }
                 if let Some(r) = &t.reader {
                     f.read_rate_bps = Some(r.rate_bps);

@@ -129,6 +129,29 @@ pub enum TransportSettings {
     Atp(Box<AtpOverrides>),
     /// `[flows.tcp]` (TCP protocols only).
     Tcp(TcpOverrides),
+    /// `[flows.mtl]` (`mtl` only).
+    Mtl(MtlOverrides),
+}
+
+/// The per-flow settings tables of a flow file, one per protocol family:
+/// a flow takes the one [`settings_table`] names and no other (a sweep over
+/// protocols keeps that one and drops the rest).
+pub const SETTINGS_TABLES: [&str; 4] = ["atp", "tcp", "mtl", "congestion_control"];
+
+/// The settings table of the protocol named `name` (`atp`, `tcp`, `mtl`,
+/// or kernel TCP's `congestion_control`); `None` for an unknown name.
+pub fn settings_table(name: &str) -> Option<&'static str> {
+    if name == crate::scenario::KERNEL_TCP {
+        return Some("congestion_control");
+    }
+    let protocol: Protocol = name.parse().ok()?;
+    Some(if protocol.is_atp() {
+        "atp"
+    } else if protocol == Protocol::Mtl {
+        "mtl"
+    } else {
+        "tcp"
+    })
 }
 
 /// A slow reader (seed 002 §4.2.3): the application at the destination
@@ -358,6 +381,14 @@ impl TransportFlow {
             _ => None,
         }
     }
+
+    /// `[flows.mtl]`, if given.
+    pub fn mtl(&self) -> Option<&MtlOverrides> {
+        match &self.settings {
+            TransportSettings::Mtl(m) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 /// `[flows.atp]`: ATP parameters that differ from the protocol's preset
@@ -473,6 +504,28 @@ pub struct TcpOverrides {
     /// duplicate-ACK threshold (not for `tcp-bbr`, which always runs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack_tlp: Option<bool>,
+}
+
+/// `[flows.mtl]`: MTL parameters that differ from the defaults
+/// (meshbed_proto::mtl::MtlConfig documents each); absent keys keep the
+/// defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MtlOverrides {
+    /// The EWMA weight α of the old forward-hop delay average (seed 004
+    /// §III.C.2.c, Eq. 10; absent: the paper's 0.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub alpha: Option<f64>,
+    /// The sending buffer: bytes sent and not yet known received (seed 004
+    /// §III.C.1; absent: the paper's 200 kbytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = MAX_RECEIVE_BUFFER_BYTES))]
+    pub send_buffer_bytes: Option<u64>,
+    /// Silence after which a connection fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = *IDLE_TIMEOUT_S.start(), max = *IDLE_TIMEOUT_S.end()))]
+    pub idle_timeout_s: Option<f64>,
 }
 
 /// Echo traffic's default `echo_timeout_s` ([`crate::echo`]).
@@ -747,6 +800,18 @@ impl TransportFlow {
                     if let Some(v) = v {
                         within(key(k), v, 1..=MAX_CWND_SEGMENTS, "a window in segments")?;
                     }
+                }
+            }
+            TransportSettings::Mtl(m) => {
+                fraction("mtl.alpha", m.alpha)?;
+                check("mtl.idle_timeout_s", m.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
+                if let Some(b) = m.send_buffer_bytes {
+                    within(
+                        key("mtl.send_buffer_bytes"),
+                        b,
+                        self.payload_bytes().max(1)..=MAX_RECEIVE_BUFFER_BYTES,
+                        "a send buffer in bytes, at least one full packet's payload",
+                    )?;
                 }
             }
         }

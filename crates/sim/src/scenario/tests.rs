@@ -354,7 +354,27 @@ fn a_key_of_another_kind_of_flow_in_the_random_flows_template_names_the_template
     let e = err_of(text);
     assert!(e.contains("random_flows.flow.rate_kbps = 5: expected no rate"), "{e}");
     let e = err_of(&chain_with("protocol = \"tcp-reno\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5\n"));
-    assert_eq!(e, "s.toml: flows[0].atp = (given): expected no [flows.atp] table: tcp-reno is not ATP");
+    assert_eq!(
+        e,
+        "s.toml: flows[0].atp = (given): expected no [flows.atp] table: tcp-reno takes its settings from [flows.tcp]"
+    );
+    // MTL's settings are its own table: TCP's keys would be ignored by it.
+    let mtl_with = |flow: &str| {
+        format!("{CHAIN}[routing]\nkind = \"olsr\"\nmetric = \"etx\"\n[[flows]]\nsrc = 0\ndst = 2\n{flow}")
+    };
+    let e = err_of(&mtl_with("protocol = \"mtl\"\nbytes = 1000\n[flows.tcp]\ndelayed_acks = true\n"));
+    assert!(
+        e.contains("flows[0].tcp = (given): expected no [flows.tcp] table: mtl takes its settings from [flows.mtl]"),
+        "{e}"
+    );
+    let e = err_of(&chain_with("protocol = \"tcp-sack\"\nbytes = 1000\n[flows.mtl]\nalpha = 0.5\n"));
+    assert!(e.contains("flows[0].mtl = (given): expected no [flows.mtl] table: tcp-sack takes"), "{e}");
+    let e = err_of(&mtl_with("protocol = \"mtl\"\nbytes = 1000\n[flows.mtl]\nalpha = 1.0\n"));
+    assert!(e.contains("flows[0].mtl.alpha = 1") && e.contains("a weight in [0, 1)"), "{e}");
+    let e = err_of(&mtl_with("protocol = \"mtl\"\nbytes = 1000\n[flows.mtl]\nsend_buffer_bytes = 10\n"));
+    assert!(e.contains("flows[0].mtl.send_buffer_bytes = 10"), "{e}");
+    let e = err_of(&chain_with("traffic = \"cbr\"\nrate_kbps = 10\n[flows.mtl]\nalpha = 0.5\n"));
+    assert!(e.contains("flows[0].mtl = (given)"), "{e}");
 }
 
 #[test]

@@ -182,6 +182,16 @@ fn flows() -> Vec<FlowSpec> {
             Some(reader),
         )),
         flow(transport(Protocol::TcpRenoPaced, Amount::Until { stop_s: 9.0 }, TransportSettings::Tcp(tcp), None)),
+        flow(transport(
+            Protocol::Mtl,
+            Amount::Bytes(1_000_000),
+            TransportSettings::Mtl(MtlOverrides {
+                alpha: Some(0.5),
+                send_buffer_bytes: Some(200_000),
+                idle_timeout_s: Some(10.0),
+            }),
+            None,
+        )),
         flow(FlowKind::KernelTcp(KernelTcpFlow {
             congestion_control: CongestionControl::new("bbr").expect("a kernel name"),
             amount: Amount::Bytes(1_000_000),
