@@ -83,9 +83,10 @@ pub struct Packet {
     /// feedback with `[radio.mac] feedback_priority = true`).
     pub priority: bool,
     /// A fingerprint of the nodes it went through so far (its source
-    /// first), so that a flow's destination can tell when its packets
-    /// started to take another path (seed 002 §2.3, Fig. 4b).
-    pub path_hash: u64,
+    /// first; the node that holds it last stepped it on), so that a flow's
+    /// destination can tell when its packets started to take another path
+    /// (seed 002 §2.3, Fig. 4b), and whether feedback returns along it.
+    pub path: net_stats::PathPrint,
 }
 
 /// The hop limit a data packet starts with (IPv4's usual 64).
@@ -124,7 +125,7 @@ impl Packet {
             routing_header: Vec::new(),
             control: false,
             priority: false,
-            path_hash: net_stats::path_step(net_stats::PATH_START, src),
+            path: net_stats::PathPrint::start(src),
         }
     }
 }
@@ -599,7 +600,7 @@ impl Host<Packet> for SimHost<'_> {
                     w.arrive(net, now, node, payload);
                 } else {
                     w.net.nodes[node as usize].forwarded += 1;
-                    payload.path_hash = net_stats::path_step(payload.path_hash, node);
+                    payload.path = payload.path.step(node);
                     let hold = match w.flows[payload.flow as usize].transport_mut() {
                         Some(t) if !payload.datagram.is_empty() => t.relay_forwarding_delay,
                         _ => Duration::ZERO,
@@ -767,8 +768,10 @@ impl World {
         let side = if node == f.spec.dst { Side::Receiver } else { Side::Sender };
         if side == Side::Receiver {
             f.arrivals.record(now, &pkt);
+            f.arrivals.symmetry.data(now, pkt.path.step(node));
         } else if is_feedback(&pkt.datagram) {
             f.arrivals.feedback.record(pkt.created_at, now);
+            f.arrivals.symmetry.feedback(now, pkt.path.step(node));
         }
         let datagram = pkt.datagram;
         self.drive_transport(net, now, pkt.flow, side, |t, send| t.on_input(now, side, &datagram, send));

@@ -9,14 +9,59 @@ use meshbed_radio::NodeId;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// The fingerprint of an empty path (FNV-1a's offset basis).
-pub const PATH_START: u64 = 0xcbf2_9ce4_8422_2325;
+/// A fingerprint of the nodes a packet went through, in order, kept both
+/// ways: two packets that went through the same nodes in the same order
+/// have the same [`PathPrint::forward`], and a packet that went through
+/// them in the opposite order has it as its [`PathPrint::reversed`] — so a
+/// flow's destination can tell when its data started to take another path
+/// (seed 002 §2.3, Fig. 4b), and whether its feedback comes back along the
+/// data's path (§2.5 (ii)). A polynomial hash over node ids: forward is
+/// Σ c(aᵢ)·Pᵏ⁻ⁱ (Horner), reversed Σ c(aᵢ)·Pⁱ, which for the nodes in the
+/// other order is the same sum.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PathPrint {
+    forward: u64,
+    reversed: u64,
+    /// Pᵏ⁺¹ for a path of k + 1 nodes: the weight of the next node in `reversed`.
+    weight: u64,
+}
 
-/// The fingerprint of a path extended by `node` (FNV-1a over node ids): two
-/// packets that went through the same nodes in the same order carry the
-/// same fingerprint.
-pub fn path_step(hash: u64, node: NodeId) -> u64 {
-    (hash ^ node as u64).wrapping_mul(0x0000_0100_0000_01b3)
+/// The polynomial's base (odd, so every power is a distinct odd number).
+const PATH_BASE: u64 = 0x0000_0100_0000_01b3;
+
+impl PathPrint {
+    /// The path of a packet at its source.
+    pub fn start(src: NodeId) -> PathPrint {
+        let c = Self::code(src);
+        PathPrint { forward: c, reversed: c, weight: PATH_BASE }
+    }
+
+    /// The path extended by `node`.
+    #[must_use]
+    pub fn step(self, node: NodeId) -> PathPrint {
+        let c = Self::code(node);
+        PathPrint {
+            forward: self.forward.wrapping_mul(PATH_BASE).wrapping_add(c),
+            reversed: self.reversed.wrapping_add(c.wrapping_mul(self.weight)),
+            weight: self.weight.wrapping_mul(PATH_BASE),
+        }
+    }
+
+    /// The fingerprint of the nodes in the order the packet went through them.
+    pub fn forward(self) -> u64 {
+        self.forward
+    }
+
+    /// The fingerprint of the same nodes in the opposite order: the
+    /// `forward` of a packet that went back along this path.
+    pub fn reversed(self) -> u64 {
+        self.reversed
+    }
+
+    /// Node 0 counts (a zero term would make `[0, 1]` and `[1]` alike).
+    fn code(node: NodeId) -> u64 {
+        u64::from(node) + 1
+    }
 }
 
 /// Why the network layer lost a data packet.
@@ -267,5 +312,27 @@ impl NetStats {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_backwards_has_the_forward_print_of_the_path() {
+        let print = |nodes: &[NodeId]| nodes[1..].iter().fold(PathPrint::start(nodes[0]), |p, &n| p.step(n));
+        let there = print(&[0, 4, 7, 2]);
+        assert_eq!(there.reversed(), print(&[2, 7, 4, 0]).forward());
+        assert_eq!(there.forward(), print(&[2, 7, 4, 0]).reversed());
+        assert_eq!(there, print(&[0, 4, 7, 2]));
+        // Another path, another order, a prefix: other prints.
+        for other in [&[0, 5, 7, 2][..], &[0, 7, 4, 2], &[0, 4, 7], &[4, 7, 2]] {
+            assert_ne!(print(other).forward(), there.forward(), "{other:?}");
+            assert_ne!(print(other).forward(), there.reversed(), "{other:?}");
+        }
+        // A palindrome is its own reverse; a single node too.
+        assert_eq!(print(&[3, 1, 3]).forward(), print(&[3, 1, 3]).reversed());
+        assert_eq!(PathPrint::start(9).forward(), PathPrint::start(9).reversed());
     }
 }

@@ -130,6 +130,11 @@ pub enum RouteLogEvent {
     RouteReestablished,
     /// The data started to arrive over another path.
     PathChanged,
+    /// The flow's feedback now comes back along its data's path, reversed
+    /// (the first such entry: when both were first seen; seed 002 §2.5 (ii)).
+    PathsSymmetric,
+    /// The flow's data and its feedback now take different paths.
+    PathsAsymmetric,
 }
 
 impl RouteLogSide {
@@ -148,6 +153,8 @@ impl RouteLogEvent {
             RouteLogEvent::RouteFailed => "route-failed",
             RouteLogEvent::RouteReestablished => "route-reestablished",
             RouteLogEvent::PathChanged => "path-changed",
+            RouteLogEvent::PathsSymmetric => "paths-symmetric",
+            RouteLogEvent::PathsAsymmetric => "paths-asymmetric",
         }
     }
 }
@@ -183,7 +190,15 @@ mod tests {
         for (side, name) in [(RouteLogSide::Sender, "sender"), (RouteLogSide::Destination, "destination")] {
             assert_eq!(serde_json::to_value(side).unwrap(), name);
         }
-        assert_eq!(serde_json::to_value(RouteLogEvent::RouteReestablished).unwrap(), "route-reestablished");
+        for e in [
+            RouteLogEvent::RouteFailed,
+            RouteLogEvent::RouteReestablished,
+            RouteLogEvent::PathChanged,
+            RouteLogEvent::PathsSymmetric,
+            RouteLogEvent::PathsAsymmetric,
+        ] {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.name());
+        }
     }
 
     /// A kind read from a file that is not one of them is refused by name

@@ -432,6 +432,52 @@ fn a_relay_walking_away_mid_transfer_is_routed_around() {
     }
 }
 
+/// Seed 002 §2.5 (ii)'s data and ACK paths: on a chain there is one path,
+/// so every routing protocol logs the flow's paths symmetric once, when
+/// both were first seen, and never asymmetric. On the diamond whose relay
+/// walks away the answer may change (AODV's relays answer the discovery
+/// from their HELLO routes, so its data and ACKs can start over different
+/// relays), but each entry changes it.
+#[test]
+fn the_route_log_says_when_data_and_acks_take_different_paths() {
+    use meshbed_sim::mobility::{MobilitySpec, ScriptedNode};
+    use meshbed_sim::scenario::{NodeSpec, Routing, Topology};
+    let symmetry = |log: &[meshbed_sim::report::RouteLogEntry]| -> Vec<RouteLogEvent> {
+        log.iter()
+            .map(|e| e.event)
+            .filter(|e| matches!(e, RouteLogEvent::PathsSymmetric | RouteLogEvent::PathsAsymmetric))
+            .collect()
+    };
+    for routing in [Routing::aodv(None), Routing::dsr(), Routing::olsr(false)] {
+        let start_s = if matches!(routing, Routing::Olsr { .. }) { 15.0 } else { 1.0 };
+        let mut s = Scenario::chain(3, 200.0, 40.0);
+        s.routing = routing.clone();
+        s.flows = vec![FlowSpec { start_s, ..FlowSpec::transfer(0, 3, meshbed_proto::Protocol::TcpNewReno, 500_000) }];
+        let r = meshbed_sim::run(&s).unwrap();
+        let f = &r.flows[0];
+        assert!(f.completed(), "{routing:?}: {f:?}");
+        assert_eq!(symmetry(&f.routing_or_zero().route_log), vec![RouteLogEvent::PathsSymmetric], "{routing:?}");
+        let first = f.routing_or_zero().route_log.iter().find(|e| e.event == RouteLogEvent::PathsSymmetric);
+        assert!(first.is_some_and(|e| e.t_s > start_s && e.t_s < start_s + 1.0), "{routing:?}: {first:?}");
+
+        let node = |x_m: f64, y_m: f64| NodeSpec::at(x_m, y_m);
+        s.topology =
+            Topology::Explicit { nodes: vec![node(0.0, 0.0), node(150.0, 40.0), node(300.0, 0.0), node(150.0, -40.0)] };
+        s.flows =
+            vec![FlowSpec { start_s, ..FlowSpec::transfer(0, 2, meshbed_proto::Protocol::TcpNewReno, 4_000_000) }];
+        for walker in [1u32, 3] {
+            let y = if walker == 1 { 3000.0 } else { -3000.0 };
+            s.mobility = Some(MobilitySpec::Scripted {
+                nodes: vec![ScriptedNode { node: walker, waypoints: vec![[start_s + 1.0, 150.0, y, 50.0]] }],
+            });
+            let r = meshbed_sim::run(&s).unwrap();
+            let events = symmetry(&r.flows[0].routing_or_zero().route_log);
+            assert!(!events.is_empty(), "{routing:?}, walker {walker}");
+            assert!(events.windows(2).all(|w| w[0] != w[1]), "{routing:?}, walker {walker}: {events:?}");
+        }
+    }
+}
+
 /// One 2 MB NewReno transfer along a `hops`-hop chain (200 m spacing) with
 /// `routing`, starting at 15 s so that OLSR has converged; what the
 /// transfer and the network did.

@@ -120,6 +120,51 @@ pub(crate) struct Arrivals {
     pub routes_new: u64,
     /// Transport feedback that reached the flow's sender.
     pub feedback: FeedbackArrivals,
+    /// Whether the data and its feedback take the same path (seed 002
+    /// §2.5 (ii)).
+    pub symmetry: PathSymmetry,
+}
+
+/// Whether a transport flow's feedback comes back along its data's path
+/// (seed 002 §2.5 (ii): "the chances of a connection stalling increase
+/// when different paths are used" for data and ACKs): the last data
+/// packet's path (destination included) against the reverse of the last
+/// feedback packet's, compared whenever either arrives; each change of the
+/// answer is kept for the route log (`paths-symmetric`,
+/// `paths-asymmetric`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PathSymmetry {
+    data_path: Option<u64>,
+    feedback_path_reversed: Option<u64>,
+    symmetric: Option<bool>,
+    /// When the answer changed (the first is when both paths were first
+    /// known), where it was seen, and the new answer.
+    pub changes: Vec<(Instant, RouteLogSide, bool)>,
+}
+
+impl PathSymmetry {
+    /// A data packet arrived at the destination over `path` (the
+    /// destination stepped on).
+    pub(crate) fn data(&mut self, now: Instant, path: crate::net_stats::PathPrint) {
+        self.data_path = Some(path.forward());
+        self.compare(now, RouteLogSide::Destination);
+    }
+
+    /// A feedback packet arrived at the source over `path` (the source
+    /// stepped on).
+    pub(crate) fn feedback(&mut self, now: Instant, path: crate::net_stats::PathPrint) {
+        self.feedback_path_reversed = Some(path.reversed());
+        self.compare(now, RouteLogSide::Sender);
+    }
+
+    fn compare(&mut self, now: Instant, side: RouteLogSide) {
+        let (Some(data), Some(feedback)) = (self.data_path, self.feedback_path_reversed) else { return };
+        let symmetric = data == feedback;
+        if self.symmetric != Some(symmetric) {
+            self.symmetric = Some(symmetric);
+            self.changes.push((now, side, symmetric));
+        }
+    }
 }
 
 /// When each feedback packet left the receiver and reached the sender, in
@@ -146,15 +191,15 @@ impl Arrivals {
             Some(m) if pkt.seq < m => self.out_of_order += 1,
             _ => self.max_seq_seen = Some(pkt.seq),
         }
-        if self.last_path.is_some_and(|p| p != pkt.path_hash) {
+        if self.last_path.is_some_and(|p| p != pkt.path.forward()) {
             self.path_changed_at.push(now);
         }
         self.hops = Some(HopRange::with(self.hops, pkt.hops_taken()));
         if let Some(before) = self.path_before_failure.take() {
             self.routes_recomputed += 1;
-            self.routes_new += u64::from(before != pkt.path_hash);
+            self.routes_new += u64::from(before != pkt.path.forward());
         }
-        self.last_path = Some(pkt.path_hash);
+        self.last_path = Some(pkt.path.forward());
     }
 
     /// The flow's source lost its route: the next packet to arrive shows
@@ -267,6 +312,16 @@ fn flow_result(world: &World, flow: u32, f: &Flow, end: Instant) -> FlowResult {
         side: RouteLogSide::Destination,
         event: RouteLogEvent::PathChanged,
     }));
+    // Static routes are what the file wrote: only routing engines' paths
+    // are reported (the routing part is left out without them).
+    let engines = world.router.dynamic.is_some();
+    routing.route_log.extend(a.symmetry.changes.iter().filter(|_| engines).map(|&(at, side, symmetric)| {
+        RouteLogEntry {
+            t_s: at.as_secs_f64(),
+            side,
+            event: if symmetric { RouteLogEvent::PathsSymmetric } else { RouteLogEvent::PathsAsymmetric },
+        }
+    }));
     // Stable: at one instant, notices before the path change they caused.
     routing.route_log.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     // Without routing engines no route fails or changes: the part is left
@@ -375,5 +430,23 @@ mod tests {
         // One delivery crossing two boundaries stamps both.
         m.record(t(4), 310);
         assert_eq!(m.at, vec![t(2), t(4), t(4)]);
+    }
+
+    #[test]
+    fn symmetry_is_logged_when_both_paths_are_known_and_each_time_it_changes() {
+        use crate::net_stats::PathPrint;
+        let print = |nodes: &[u32]| nodes[1..].iter().fold(PathPrint::start(nodes[0]), |p, &n| p.step(n));
+        let t = |ms: u64| Instant::ZERO + meshbed_core::Duration::from_millis(ms);
+        let mut s = PathSymmetry::default();
+        s.data(t(1), print(&[0, 1, 2]));
+        assert!(s.changes.is_empty(), "no feedback yet");
+        s.feedback(t(2), print(&[2, 1, 0]));
+        s.data(t(3), print(&[0, 1, 2]));
+        // The ACKs take another relay: asymmetric until the data follows.
+        s.feedback(t(4), print(&[2, 3, 0]));
+        s.feedback(t(5), print(&[2, 3, 0]));
+        s.data(t(6), print(&[0, 3, 2]));
+        use RouteLogSide::{Destination, Sender};
+        assert_eq!(s.changes, vec![(t(2), Sender, true), (t(4), Sender, false), (t(6), Destination, true)]);
     }
 }

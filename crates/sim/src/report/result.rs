@@ -220,8 +220,10 @@ pub struct RoutingResult {
     pub route_failed_notices: u64,
     pub route_reestablished_notices: u64,
     /// The flow's route history in time order: notices to either end
-    /// (`route-failed`, `route-reestablished`) and the moments its packets
-    /// reached the destination over a new path (`path-changed`).
+    /// (`route-failed`, `route-reestablished`), the moments its packets
+    /// reached the destination over a new path (`path-changed`), and for a
+    /// transport flow when its feedback started or stopped coming back
+    /// along its data's path (`paths-symmetric`, `paths-asymmetric`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub route_log: Vec<RouteLogEntry>,
     /// How often the path of the packets reaching the destination changed
