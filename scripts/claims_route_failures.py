@@ -398,7 +398,7 @@ def claim84(meta, tr, routes):
     print("## Claim 84: is a NewReno loss event followed by a route change? (seed 002 §2.4)\n")
     rng = random.Random(1)
     per = defaultdict(dict)
-    allflows = set(k for k in tr if meta[k[0]][1] == "tcp-newreno")
+    allflows = sorted(set(k for k in tr if meta[k[0]][1] == "tcp-newreno"))  # sorted: the chance draws do not depend on hash order
     for key in allflows:
         pt, flow = key
         count, proto, seed = meta[pt]

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Issue 27's fidelity anchor: the Linux kernel's TCP against meshbed's engines on the emulator.
+
+Usage:
+    python3 scripts/linux_anchor.py [ROOT]     # ROOT defaults to results
+
+Each pair below is two runs of the same network and seeds (the files' headers have the
+commands, `--backend emu`, root): the kernel's TCP with a congestion control, and the engine
+that stands for it. Per testbed, MAC retry limit and hop count: the goodput ratio kernel / engine
+paired by seed (flows.csv goodput_bps; an unfinished transfer counts its bytes over the run),
+geometric mean over the seeds with a Student-t 95% interval on the log ratios, and the
+transfers that did not finish (kernel / engine). A pair whose outputs are missing is skipped.
+
+Standard library only.
+"""
+import csv
+import os
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from claims_added import geo_ci  # noqa: E402
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "results"
+RETRY = "radio.mac.short_retry_limit"
+
+# (title, kernel output, engine output), as the example files' headers write them.
+PAIRS = [
+    ("Testbed B, kernel cubic / tcp-cubic", "anchor-kernel", "anchor-engine"),
+    ("Testbed B, kernel reno (SACK) / tcp-sack", "anchor-reno-kernel", "anchor-sack-engine"),
+    ("Testbed B, kernel bbr / tcp-bbr", "anchor-bbr-kernel", "anchor-bbr-engine"),
+    ("Testbed A, kernel cubic / tcp-cubic", "anchor-a-kernel", "anchor-a-engine"),
+    ("Testbed A, kernel reno (SACK) / tcp-sack", "anchor-a-reno-kernel", "anchor-a-sack-engine"),
+]
+
+
+def read(path):
+    """{(retries, hops): {seed: (goodput_bps, completed)}}, or None if missing."""
+    f = os.path.join(path, "flows.csv")
+    if not os.path.exists(f):
+        return None
+    out = defaultdict(dict)
+    with open(f, newline="") as fh:
+        for r in csv.DictReader(fh):
+            retries = int(float(r.get(RETRY) or 6))
+            out[(retries, int(r["hops"]))][int(r["seed"])] = (float(r["goodput_bps"]), r["completed"] == "true")
+    return out
+
+
+def main():
+    for title, kernel_dir, engine_dir in PAIRS:
+        k, e = read(os.path.join(ROOT, kernel_dir)), read(os.path.join(ROOT, engine_dir))
+        if k is None or e is None:
+            print(f"*{title}: {ROOT}/{kernel_dir} or {ROOT}/{engine_dir} is missing.*\n")
+            continue
+        hops = sorted({h for _, h in k})
+        print(f"#### {title} (goodput ratio, geometric mean over paired seeds, 95% CI)\n")
+        print("| retries | " + " | ".join(f"{h} hop{'s' if h > 1 else ''}" for h in hops) + " |")
+        print("|---|" + "---|" * len(hops))
+        for retries in sorted({r for r, _ in k}, reverse=True):
+            cells = []
+            for h in hops:
+                kk, ee = k.get((retries, h), {}), e.get((retries, h), {})
+                seeds = [s for s in sorted(kk) if s in ee and kk[s][0] > 0 and ee[s][0] > 0]
+                if len(seeds) < 2:
+                    cells.append("n/a")
+                    continue
+                m, lo, hi = geo_ci([kk[s][0] / ee[s][0] for s in seeds])
+                unfinished = (sum(not kk[s][1] for s in seeds), sum(not ee[s][1] for s in seeds))
+                note = f" ({unfinished[0]}/{unfinished[1]} unfinished)" if any(unfinished) else ""
+                cells.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]{note}")
+            print(f"| {retries} | " + " | ".join(cells) + " |")
+        means = {}
+        for label, d in (("kernel", k), ("engine", e)):
+            means[label] = {key: sum(g for g, _ in v.values()) / len(v) / 1e6 for key, v in d.items()}
+        print("\nMean goodput, Mbit/s (kernel / engine): " + "; ".join(
+            f"retries {r}, {h} hops: {means['kernel'][(r, h)]:.2f} / {means['engine'].get((r, h), float('nan')):.2f}"
+            for r, h in sorted(means["kernel"], key=lambda x: (-x[0], x[1]))) + ".\n")
+
+
+if __name__ == "__main__":
+    main()
