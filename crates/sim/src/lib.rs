@@ -692,6 +692,12 @@ impl World {
         }
         for (i, f) in self.flows.iter_mut().enumerate() {
             let (src, dst, start) = (f.spec.src, f.spec.dst, f.start);
+            // Only the engines that read the path (MTL) are told: the others
+            // ignore it, and walking 2 routes per flow after every route
+            // change was a tenth of an OLSR run (issue 28).
+            if !f.spec.protocol().is_some_and(scenario::needs_path_info) {
+                continue;
+            }
             let Some(t) = f.transport_mut() else { continue };
             if now < start {
                 continue;

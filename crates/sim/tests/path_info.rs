@@ -1,8 +1,8 @@
 //! MTL's cross-layer wiring in the simulator (issue 14, seed 004 §III.B):
 //! routing's path information reaches both ends of a transport flow over
 //! OLSR-ETX, with the route's hop count and the loss probability of its
-//! worst link. Any transport gets it (TCP ignores it), so TCP carries the
-//! test.
+//! worst link. Only the engines that read it (MTL's) are told; a TCP
+//! flow's report has none.
 
 use meshbed_core::Instant;
 use meshbed_routing::olsr::{Body, Packet};
@@ -69,17 +69,16 @@ impl RoutingEngine for LossyProbes {
 const SEED: u64 = 7;
 const DATA_RATE_BPS: u64 = 24_000_000;
 
-/// A TCP NewReno transfer along the 3-hop chain 0 – 1 – 2 – 3 over
+/// A `protocol` transfer along the 3-hop chain 0 – 1 – 2 – 3 over
 /// OLSR-ETX, started once routes have converged; with `lossy`, node 2
 /// loses every 5th probe of node 1 and node 1 every 10th of node 2, so
 /// that link 1 – 2 has d_f · d_r = 0.8 · 0.9 and ETX 1/0.72 (seed 004
 /// eq. 1).
-fn transfer_over_chain(lossy: bool) -> FlowResult {
+fn transfer_over_chain(lossy: bool, protocol: meshbed_proto::Protocol) -> FlowResult {
     let mut s = Scenario::chain(3, 200.0, 40.0);
     s.seed = SEED;
     s.routing = Routing::olsr(true);
-    s.flows =
-        vec![FlowSpec { start_s: 20.0, ..FlowSpec::transfer(0, 3, meshbed_proto::Protocol::TcpNewReno, 300_000) }];
+    s.flows = vec![FlowSpec { start_s: 20.0, ..FlowSpec::transfer(0, 3, protocol, 300_000) }];
     let make = |node: u32| -> Box<dyn RoutingEngine> {
         let (from, every) = match (lossy, node) {
             (true, 2) => (1, 5),
@@ -95,11 +94,12 @@ fn transfer_over_chain(lossy: bool) -> FlowResult {
 
 #[test]
 fn both_ends_get_the_hop_count_and_the_worst_link_loss_of_their_route() {
-    let lossy = transfer_over_chain(true);
+    use meshbed_proto::Protocol;
+    let lossy = transfer_over_chain(true, Protocol::Mtl);
     assert!(lossy.completed(), "{lossy:?}");
     let p = lossy.transfer.as_ref().and_then(|t| t.path_info.clone()).expect("path information delivered");
     assert!(p.updates >= 2, "{p:?}");
-    assert_eq!(p.peer_unresponsive_events, 0, "TCP never reports one");
+    assert_eq!(p.peer_unresponsive_events, 0, "the receiver answered throughout");
     for q in [p.sender.as_ref().expect("sender's path"), p.receiver.as_ref().expect("receiver's path")] {
         assert_eq!(q.hop_count, 3, "{p:?}");
         assert_eq!(q.link_rate_bps, DATA_RATE_BPS);
@@ -110,11 +110,15 @@ fn both_ends_get_the_hop_count_and_the_worst_link_loss_of_their_route() {
         assert!((0.09..=0.35).contains(&q.max_link_loss), "{p:?}");
     }
     // The same chain without the lossy link: the worst link is better.
-    let clean = transfer_over_chain(false);
+    let clean = transfer_over_chain(false, Protocol::Mtl);
     let c = clean.transfer.as_ref().and_then(|t| t.path_info.clone()).expect("path information delivered");
     let (cs, ls) = (c.sender.as_ref().expect("sender's path"), p.sender.as_ref().expect("sender's path"));
     assert_eq!(cs.hop_count, 3);
     assert!(cs.max_link_loss < ls.max_link_loss, "clean {c:?} lossy {p:?}");
+    // TCP does not read the path: it is not told, and its report has none.
+    let tcp = transfer_over_chain(true, Protocol::TcpNewReno);
+    assert!(tcp.completed(), "{tcp:?}");
+    assert_eq!(tcp.transfer.as_ref().map(|t| &t.path_info), Some(&None));
 }
 
 /// Static routing has no routing module: nothing is exchanged, and the

@@ -167,11 +167,33 @@ impl RoutingTable {
                 Some(u32::from(m).max(METRIC_UNIT))
             }
         };
-        let mut edges: BTreeMap<NodeId, Vec<(NodeId, u32)>> = BTreeMap::new();
-        for (from, to, m) in links {
-            if let Some(c) = edge_cost(m) {
-                edges.entry(from).or_default().push((to, c));
-            }
+        // Dense indices for the nodes seen (sorted ids, found by binary
+        // search) so that Dijkstra's bookkeeping is arrays, not maps: this
+        // runs after most TCs in a moving network (issue 28). Ids come from
+        // the network, so they are never used as indices themselves.
+        let links: Vec<(NodeId, NodeId, u32)> =
+            links.filter_map(|(from, to, m)| edge_cost(m).map(|c| (from, to, c))).collect();
+        let mut ids: Vec<NodeId> = links.iter().flat_map(|&(from, to, _)| [from, to]).collect();
+        ids.extend(first_hops.iter().map(|&(n, _)| n));
+        ids.push(node);
+        ids.sort_unstable();
+        ids.dedup();
+        let index = |n: NodeId| ids.binary_search(&n).expect("every node seen has an index");
+        // Each node's outgoing links in the order `links` gave them (a
+        // counting sort), as the map of vectors before kept them.
+        let mut start = vec![0usize; ids.len() + 1];
+        for &(from, _, _) in &links {
+            start[index(from) + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut edges = vec![(0, 0); links.len()];
+        for &(from, to, c) in &links {
+            let i = index(from);
+            edges[fill[i]] = (to, c);
+            fill[i] += 1;
         }
         let mut heap = BinaryHeap::new();
         for (n, c) in first_hops {
@@ -179,18 +201,25 @@ impl RoutingTable {
         }
         // The last two fields only break ties between equal routes, so the
         // routes themselves do not depend on them.
-        let mut routes = BTreeMap::new();
-        let mut last_links = BTreeMap::new();
+        let mut found: Vec<Option<(Route, (NodeId, u32))>> = vec![None; ids.len()];
         while let Some(Reverse((metric, hop_count, n, next_hop, prev, cost))) = heap.pop() {
-            if n == node || routes.contains_key(&n) || has_left(n) {
+            let i = index(n);
+            if n == node || found[i].is_some() || has_left(n) {
                 continue;
             }
-            routes.insert(n, Route { next_hop, hop_count, metric });
-            last_links.insert(n, (prev, cost));
-            for &(m, c) in edges.get(&n).into_iter().flatten() {
-                if m != node && !routes.contains_key(&m) {
+            found[i] = Some((Route { next_hop, hop_count, metric }, (prev, cost)));
+            for &(m, c) in &edges[start[i]..start[i + 1]] {
+                if m != node && found[index(m)].is_none() {
                     heap.push(Reverse((metric.saturating_add(c), hop_count + 1, m, next_hop, n, c)));
                 }
+            }
+        }
+        let mut routes = BTreeMap::new();
+        let mut last_links = BTreeMap::new();
+        for (&n, f) in ids.iter().zip(found) {
+            if let Some((route, last)) = f {
+                routes.insert(n, route);
+                last_links.insert(n, last);
             }
         }
         self.update(routes, last_links, events);

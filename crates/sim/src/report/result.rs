@@ -330,7 +330,9 @@ pub struct TcpDetail {
     pub tlp_repaired_losses: u64,
 }
 
-/// A transport flow's cross-layer exchange with routing.
+/// A transport flow's cross-layer exchange with routing: path information
+/// goes only to the engines that read it (MTL's, `scenario::needs_path_info`),
+/// so another transport's report has none.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathInfoResult {
     /// Path information delivered to either end (each a change).
