@@ -11,6 +11,12 @@ paired by seed (flows.csv goodput_bps; an unfinished transfer counts its bytes o
 geometric mean over the seeds with a Student-t 95% interval on the log ratios, and the
 transfers that did not finish (kernel / engine). A pair whose outputs are missing is skipped.
 
+Where they exist, two simulator runs split the difference (seeds paired with the emulator's):
+the engine's own file run in the simulator (`meshbed experiment run FILE --out ROOT/NAME-sim`,
+no `--backend`: the emulator's effect on the engine, engine emu / engine sim), and the
+engine with Linux's initial window and delayed ACKs in the simulator
+(`examples/sensitivity/tcp-*-linux-settings.toml`: kernel emu / that).
+
 Standard library only.
 """
 import csv
@@ -24,13 +30,14 @@ from claims_added import geo_ci  # noqa: E402
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "results"
 RETRY = "radio.mac.short_retry_limit"
 
-# (title, kernel output, engine output), as the example files' headers write them.
+# (title, kernel output, engine output, the engine with Linux's settings in the simulator),
+# as the example files' headers write them.
 PAIRS = [
-    ("Testbed B, kernel cubic / tcp-cubic", "anchor-kernel", "anchor-engine"),
-    ("Testbed B, kernel reno (SACK) / tcp-sack", "anchor-reno-kernel", "anchor-sack-engine"),
-    ("Testbed B, kernel bbr / tcp-bbr", "anchor-bbr-kernel", "anchor-bbr-engine"),
-    ("Testbed A, kernel cubic / tcp-cubic", "anchor-a-kernel", "anchor-a-engine"),
-    ("Testbed A, kernel reno (SACK) / tcp-sack", "anchor-a-reno-kernel", "anchor-a-sack-engine"),
+    ("Testbed B, kernel cubic / tcp-cubic", "anchor-kernel", "anchor-engine", "tcp-cubic-linux-settings"),
+    ("Testbed B, kernel reno (SACK) / tcp-sack", "anchor-reno-kernel", "anchor-sack-engine", None),
+    ("Testbed B, kernel bbr / tcp-bbr", "anchor-bbr-kernel", "anchor-bbr-engine", "tcp-bbr-linux-settings"),
+    ("Testbed A, kernel cubic / tcp-cubic", "anchor-a-kernel", "anchor-a-engine", None),
+    ("Testbed A, kernel reno (SACK) / tcp-sack", "anchor-a-reno-kernel", "anchor-a-sack-engine", None),
 ]
 
 
@@ -47,35 +54,47 @@ def read(path):
     return out
 
 
+def table(title, num, den):
+    hops = sorted({h for _, h in num})
+    print(f"#### {title} (goodput ratio, geometric mean over paired seeds, 95% CI)\n")
+    print("| retries | " + " | ".join(f"{h} hop{'s' if h > 1 else ''}" for h in hops) + " |")
+    print("|---|" + "---|" * len(hops))
+    for retries in sorted({r for r, _ in num}, reverse=True):
+        cells = []
+        for h in hops:
+            kk, ee = num.get((retries, h), {}), den.get((retries, h), {})
+            seeds = [s for s in sorted(kk) if s in ee and kk[s][0] > 0 and ee[s][0] > 0]
+            if len(seeds) < 2:
+                cells.append("n/a")
+                continue
+            m, lo, hi = geo_ci([kk[s][0] / ee[s][0] for s in seeds])
+            unfinished = (sum(not kk[s][1] for s in seeds), sum(not ee[s][1] for s in seeds))
+            note = f" ({unfinished[0]}/{unfinished[1]} unfinished)" if any(unfinished) else ""
+            cells.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]{note}")
+        print(f"| {retries} | " + " | ".join(cells) + " |")
+    print()
+
+
 def main():
-    for title, kernel_dir, engine_dir in PAIRS:
+    for title, kernel_dir, engine_dir, linux_dir in PAIRS:
         k, e = read(os.path.join(ROOT, kernel_dir)), read(os.path.join(ROOT, engine_dir))
         if k is None or e is None:
             print(f"*{title}: {ROOT}/{kernel_dir} or {ROOT}/{engine_dir} is missing.*\n")
             continue
-        hops = sorted({h for _, h in k})
-        print(f"#### {title} (goodput ratio, geometric mean over paired seeds, 95% CI)\n")
-        print("| retries | " + " | ".join(f"{h} hop{'s' if h > 1 else ''}" for h in hops) + " |")
-        print("|---|" + "---|" * len(hops))
-        for retries in sorted({r for r, _ in k}, reverse=True):
-            cells = []
-            for h in hops:
-                kk, ee = k.get((retries, h), {}), e.get((retries, h), {})
-                seeds = [s for s in sorted(kk) if s in ee and kk[s][0] > 0 and ee[s][0] > 0]
-                if len(seeds) < 2:
-                    cells.append("n/a")
-                    continue
-                m, lo, hi = geo_ci([kk[s][0] / ee[s][0] for s in seeds])
-                unfinished = (sum(not kk[s][1] for s in seeds), sum(not ee[s][1] for s in seeds))
-                note = f" ({unfinished[0]}/{unfinished[1]} unfinished)" if any(unfinished) else ""
-                cells.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]{note}")
-            print(f"| {retries} | " + " | ".join(cells) + " |")
+        table(title, k, e)
         means = {}
         for label, d in (("kernel", k), ("engine", e)):
             means[label] = {key: sum(g for g, _ in v.values()) / len(v) / 1e6 for key, v in d.items()}
-        print("\nMean goodput, Mbit/s (kernel / engine): " + "; ".join(
+        print("Mean goodput, Mbit/s (kernel / engine): " + "; ".join(
             f"retries {r}, {h} hops: {means['kernel'][(r, h)]:.2f} / {means['engine'].get((r, h), float('nan')):.2f}"
             for r, h in sorted(means["kernel"], key=lambda x: (-x[0], x[1]))) + ".\n")
+        sim = read(os.path.join(ROOT, engine_dir + "-sim"))
+        if sim is not None:
+            table(f"{title.split(',')[0]}, the engine on the emulator / in the simulator", e, sim)
+        linux = read(os.path.join(ROOT, linux_dir)) if linux_dir else None
+        if linux is not None:
+            table(f"{title.split(',')[0]}, the kernel on the emulator / the engine with Linux's settings in the "
+                  "simulator", k, linux)
 
 
 if __name__ == "__main__":
