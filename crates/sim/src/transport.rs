@@ -252,6 +252,7 @@ impl Transport {
             relay_forwarding_delay: spec
                 .atp()
                 .and_then(|o| o.relay_forwarding_delay_s)
+                .or_else(|| spec.tcp().and_then(|o| o.relay_forwarding_delay_s))
                 .map_or(Duration::ZERO, Duration::from_secs_f64),
             verifier,
             source,

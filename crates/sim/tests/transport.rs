@@ -359,6 +359,37 @@ fn a_relay_forwarding_delay_lowers_the_floor_of_the_stamped_delay() {
     assert!(held_floor > 0.05, "after 200 us, the relays send without a backoff: {held_floor}");
 }
 
+/// `[flows.tcp] relay_forwarding_delay_s` holds a TCP flow's packets at
+/// each relay too: another run, every byte delivered, and the flow takes
+/// longer by at least the hold on each of its data packets' relays.
+#[test]
+fn a_relay_forwarding_delay_holds_tcp_packets_at_each_relay() {
+    use meshbed_sim::scenario::{FlowKind, TcpOverrides, TransportSettings};
+    let s = chain_transfer(Protocol::TcpCubic, 3, 200_000, 30.0);
+    let run_with = |d: Option<f64>| {
+        let mut s = s.clone();
+        if let FlowKind::Transport(t) = &mut s.flows[0].kind {
+            t.settings = TransportSettings::Tcp(TcpOverrides { relay_forwarding_delay_s: d, ..Default::default() });
+        }
+        let r = run(&s);
+        assert!(r.flows[0].completed() && r.flows[0].verified(), "{d:?}: {:?}", r.flows[0].error());
+        r
+    };
+    let (plain, held) = (run_with(None), run_with(Some(0.005)));
+    assert_ne!(plain.trace_hash, held.trace_hash);
+    assert_eq!(plain.trace_hash, run_with(Some(0.0)).trace_hash, "a zero hold is no hold");
+    // 2 relays × 5 ms on each of the handshake's and the data's round
+    // trips: the transfer cannot be as fast.
+    assert!(
+        held.flows[0].duration_s > plain.flows[0].duration_s + 0.02,
+        "{} vs {}",
+        held.flows[0].duration_s,
+        plain.flows[0].duration_s
+    );
+    let e = err_of("protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\nrelay_forwarding_delay_s = 0.5\n");
+    assert!(e.contains("flows[0].tcp.relay_forwarding_delay_s = 0.5") && e.contains("delay in seconds"), "{e}");
+}
+
 /// The key's bounds are checked, naming it.
 #[test]
 fn a_relay_forwarding_delay_out_of_bounds_is_refused_by_name() {

@@ -504,6 +504,14 @@ pub struct TcpOverrides {
     /// duplicate-ACK threshold (not for `tcp-bbr`, which always runs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack_tlp: Option<bool>,
+    /// How long each relay holds this flow's packets before queueing them,
+    /// as `[flows.atp] relay_forwarding_delay_s` does for ATP: the
+    /// emulator's forwarding round trip, set in the simulator to tell the
+    /// emulator's timing from the rest (issue 27's Linux anchor). A
+    /// sensitivity check; the simulator only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = *RELAY_FORWARDING_DELAY_S.start(), max = *RELAY_FORWARDING_DELAY_S.end()))]
+    pub relay_forwarding_delay_s: Option<f64>,
 }
 
 /// `[flows.mtl]`: MTL parameters that differ from the defaults
@@ -755,6 +763,12 @@ impl TransportFlow {
             }
             TransportSettings::Tcp(t) => {
                 check("tcp.min_rto_s", t.min_rto_s, ENGINE_PERIOD_S, "a minimum RTO in seconds")?;
+                check(
+                    "tcp.relay_forwarding_delay_s",
+                    t.relay_forwarding_delay_s,
+                    RELAY_FORWARDING_DELAY_S,
+                    "a delay in seconds",
+                )?;
                 check("tcp.idle_timeout_s", t.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
                 if let Some(v) = t.pacing_v {
                     if !protocol.is_paced() {
