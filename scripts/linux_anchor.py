@@ -15,7 +15,10 @@ Where they exist, two simulator runs split the difference (seeds paired with the
 the engine's own file run in the simulator (`meshbed experiment run FILE --out ROOT/NAME-sim`,
 no `--backend`: the emulator's effect on the engine, engine emu / engine sim), and the
 engine with Linux's initial window and delayed ACKs in the simulator
-(`examples/sensitivity/tcp-*-linux-settings.toml`: kernel emu / that).
+(`examples/sensitivity/tcp-*-linux-settings.toml`: kernel emu / that). For testbed B's
+CUBIC, also the engine on the emulator against the simulator with each relay holding the
+flow's packets 0-300 us (`examples/sensitivity/tcp-relay-forwarding-delay.toml`, output
+ROOT/tcp-relay-forwarding-delay): how much of the emulator's effect its forwarding round trip is.
 
 Standard library only.
 """
@@ -41,14 +44,17 @@ PAIRS = [
 ]
 
 
-def read(path):
-    """{(retries, hops): {seed: (goodput_bps, completed)}}, or None if missing."""
+def read(path, only=None):
+    """{(retries, hops): {seed: (goodput_bps, completed)}}, or None if missing; `only`: (column,
+    value) rows to keep."""
     f = os.path.join(path, "flows.csv")
     if not os.path.exists(f):
         return None
     out = defaultdict(dict)
     with open(f, newline="") as fh:
         for r in csv.DictReader(fh):
+            if only and r.get(only[0]) != only[1]:
+                continue
             retries = int(float(r.get(RETRY) or 6))
             out[(retries, int(r["hops"]))][int(r["seed"])] = (float(r["goodput_bps"]), r["completed"] == "true")
     return out
@@ -91,6 +97,13 @@ def main():
         sim = read(os.path.join(ROOT, engine_dir + "-sim"))
         if sim is not None:
             table(f"{title.split(',')[0]}, the engine on the emulator / in the simulator", e, sim)
+        if engine_dir == "anchor-engine":
+            hold_dir = os.path.join(ROOT, "tcp-relay-forwarding-delay")
+            for hold in ("0.0001", "0.0002", "0.0003"):
+                held = read(hold_dir, ("flows[*].tcp.relay_forwarding_delay_s", hold))
+                if held:
+                    table(f"Testbed B, the engine on the emulator / in the simulator with each relay holding "
+                          f"its packets {float(hold) * 1e6:.0f} us", e, held)
         linux = read(os.path.join(ROOT, linux_dir)) if linux_dir else None
         if linux is not None:
             table(f"{title.split(',')[0]}, the kernel on the emulator / the engine with Linux's settings in the "
