@@ -56,8 +56,11 @@ pub struct OlsrEngine {
     topology: TopologySet,
     duplicates: DuplicateSet,
     routes: RoutingTable,
-    /// What the routing table was last computed from.
+    /// What the routing table was last computed from, and the versions of
+    /// the neighbour and topology sets then: while neither moved, the
+    /// inputs cannot have changed and are not rebuilt to be compared.
     route_inputs: Option<RouteInputs>,
+    route_inputs_version: Option<((u64, u64), u64)>,
     /// Peers a transport reported unresponsive, with when (seed 004
     /// §III.B); cleared by a HELLO or TC the peer originated.
     inaccessible: BTreeMap<NodeId, Instant>,
@@ -94,6 +97,7 @@ impl OlsrEngine {
             duplicates: DuplicateSet::default(),
             routes: RoutingTable::default(),
             route_inputs: None,
+            route_inputs_version: None,
             inaccessible: BTreeMap::new(),
             advertised: BTreeSet::new(),
             ansn: 0,
@@ -284,11 +288,18 @@ impl OlsrEngine {
         // without a message of its own has left the network and is deleted
         // from the routing table (seed 004 §III.B).
         let hold = self.config.top_hold_time;
+        let left: Vec<NodeId> =
+            self.inaccessible.iter().filter(|(_, &at)| now >= at + hold).map(|(&peer, _)| peer).collect();
+        let version = (self.neighbours.version(), self.topology.links_version());
+        if self.route_inputs_version == Some(version) && self.route_inputs.as_ref().is_some_and(|i| i.left == left) {
+            return;
+        }
+        self.route_inputs_version = Some(version);
         let inputs = RouteInputs {
             first_hops: self.neighbours.first_hops(now, metric),
             two_hop_links: self.neighbours.two_hop_links().collect(),
             topology_version: self.topology.links_version(),
-            left: self.inaccessible.iter().filter(|(_, &at)| now >= at + hold).map(|(&peer, _)| peer).collect(),
+            left,
         };
         if self.route_inputs.as_ref() == Some(&inputs) {
             return;

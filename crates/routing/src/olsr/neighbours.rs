@@ -88,6 +88,11 @@ pub(super) struct Neighbours {
     /// and when the MPR inputs were last compared.
     two_hop_checked_at: Option<u64>,
     mpr_checked_at: Option<u64>,
+    /// Counts every change of a link cost the routes read beyond
+    /// `changes`: a 2-hop tuple's advertised metric, an ETX probe heard
+    /// or aged out. With `changes` it versions the routing table's inputs
+    /// from this set ([`Neighbours::version`]).
+    cost_changes: u64,
     /// No link, 2-hop or MPR selector tuple expires before this (a lower
     /// bound, lowered at every write of an expiry time, made exact at each
     /// scan): `expire` scans the sets only once one may be due, not on
@@ -109,6 +114,13 @@ struct MprInputs {
 impl Neighbours {
     pub(super) fn mpr_set(&self) -> &BTreeSet<NodeId> {
         &self.mpr_set
+    }
+
+    /// Changes whenever the first hops, their costs or the 2-hop links
+    /// may have (once `update` has run at the time asked about): the same
+    /// version, the same inputs to the routing table from this set.
+    pub(super) fn version(&self) -> (u64, u64) {
+        (self.changes, self.cost_changes)
     }
 
     /// Symmetric 1-hop neighbours at `now`.
@@ -248,8 +260,10 @@ impl Neighbours {
             let key = (from, e.neighbour);
             match e.link_code >> 2 {
                 SYM_NEIGH | MPR_NEIGH => {
-                    if self.two_hop.insert(key, TwoHop { until: now + vtime, metric: e.metric }).is_none() {
-                        self.changes += 1;
+                    match self.two_hop.insert(key, TwoHop { until: now + vtime, metric: e.metric }) {
+                        None => self.changes += 1,
+                        Some(old) if old.metric != e.metric => self.cost_changes += 1,
+                        Some(_) => {}
                     }
                     self.note_until(now + vtime);
                 }
@@ -265,6 +279,7 @@ impl Neighbours {
     /// A probe from neighbour `from` at `now`, reporting how many of each
     /// node's probes it received (seed 004 §III.B).
     pub(super) fn record_probe(&mut self, now: Instant, me: NodeId, from: NodeId, received: &[(NodeId, u8)]) {
+        self.cost_changes += 1;
         let p = self.probes.entry(from).or_default();
         p.received_at.push_back(now);
         p.forward_count = received.iter().find(|(n, _)| *n == me).map_or(0, |(_, c)| *c);
@@ -310,6 +325,7 @@ impl Neighbours {
             for p in self.probes.values_mut() {
                 while p.received_at.front().is_some_and(|&t| t + window <= now) {
                     p.received_at.pop_front();
+                    self.cost_changes += 1;
                 }
             }
             self.probes.retain(|_, p| !p.received_at.is_empty());
