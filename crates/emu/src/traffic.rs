@@ -594,7 +594,10 @@ pub(crate) mod tests {
             ("protocol = \"tcp-reno\"\nbytes = 1000\npacket_bytes = 600", "flows[0].packet_bytes"),
             ("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5", "flows[0].atp"),
             ("protocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\nmax_cwnd_segments = 8", "flows[0].tcp"),
-            ("protocol = \"mtl\"\nbytes = 1000\n[flows.mtl]\nalpha = 0.5", "flows[0].mtl"),
+            (
+                "protocol = \"mtl\"\nbytes = 1000\n[flows.mtl]\nalpha = 0.5\n[routing]\nkind = \"olsr\"\nmetric = \"etx\"",
+                "flows[0].mtl",
+            ),
             ("protocol = \"tcp-tahoe\"\nbytes = 100000\nbatch_packets = 10", "flows[0].batch_packets"),
             ("protocol = \"tcp-tahoe\"\nbytes = 1000\nread_rate_bps = 200000", "flows[0].read_rate_bps"),
             (
