@@ -685,14 +685,16 @@ impl TransportFlow {
             within(k("rate_bps"), step.rate_bps, 0..=MAX_READ_RATE_BPS, rates)?;
         }
         if let Some(b) = reader.receive_buffer_bytes {
-            within(
-                key("receive_buffer_bytes"),
-                b,
-                self.payload_bytes().max(1)..=MAX_RECEIVE_BUFFER_BYTES,
-                "a receive buffer in bytes, at least one full packet's payload",
-            )?;
+            self.check_buffer(key("receive_buffer_bytes"), b, "a receive buffer")?;
         }
         Ok(())
+    }
+
+    /// A buffer (`what`) of `bytes` under `key`: at least one full packet's
+    /// payload, at most [`MAX_RECEIVE_BUFFER_BYTES`].
+    fn check_buffer(&self, key: String, bytes: u64, what: &str) -> Result<(), ScenarioError> {
+        let range = self.payload_bytes().max(1)..=MAX_RECEIVE_BUFFER_BYTES;
+        within(key, bytes, range, &format!("{what} in bytes, at least one full packet's payload"))
     }
 
     /// Checks of transport flow `i` starting at `start_s` (endpoints, start
@@ -820,12 +822,7 @@ impl TransportFlow {
                 fraction("mtl.alpha", m.alpha)?;
                 check("mtl.idle_timeout_s", m.idle_timeout_s, IDLE_TIMEOUT_S, "a timeout in seconds")?;
                 if let Some(b) = m.send_buffer_bytes {
-                    within(
-                        key("mtl.send_buffer_bytes"),
-                        b,
-                        self.payload_bytes().max(1)..=MAX_RECEIVE_BUFFER_BYTES,
-                        "a send buffer in bytes, at least one full packet's payload",
-                    )?;
+                    self.check_buffer(key("mtl.send_buffer_bytes"), b, "a send buffer")?;
                 }
             }
         }
