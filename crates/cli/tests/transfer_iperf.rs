@@ -168,7 +168,10 @@ fn three_parallel_streams_give_three_lines_and_their_sum() {
     let (rx, target, dir) = receiver("parallel", 3);
     let o = send(&["--time", "2s", "--parallel", "3", &target]);
     let stdout = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    // The receiver's side too, should a stream fail.
+    let r = wait_bounded(rx, Duration::from_secs(5));
+    let received = text(&r.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}\nthe receiver: {received}{}", text(&o.stderr), text(&r.stderr));
     let streams: Vec<_> = (1..=3).map(|i| interval_lines(&stdout, &i.to_string())).collect();
     let sum = interval_lines(&stdout, "SUM");
     for s in &streams {
@@ -177,8 +180,6 @@ fn three_parallel_streams_give_three_lines_and_their_sum() {
     }
     assert_eq!(sum.len(), 1, "{stdout}");
     assert_eq!(sum[0].2, streams.iter().map(|s| s[0].2).sum::<u64>(), "{stdout}");
-    let r = wait_bounded(rx, Duration::from_secs(5));
-    let received = text(&r.stdout);
     assert_eq!(r.status.code(), Some(0), "{received}");
     assert_eq!(received.matches("received a timed test stream").count(), 3, "{received}");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -254,6 +254,14 @@ pub struct Repr {
 }
 
 impl Repr {
+    /// Whether this is a sender's opening SYN (not a SYN-ACK, not a
+    /// receiver's answer): the one datagram that may open a connection at
+    /// a receiver, and the one that carries a Retry's token.
+    pub fn opens_connection(&self) -> bool {
+        let c = self.control;
+        c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT)
+    }
+
     /// Validates semantics on top of [`Packet::check_len`].
     pub fn parse<T: AsRef<[u8]>>(packet: &Packet<T>) -> Result<Repr, WireError> {
         packet.check_len()?;

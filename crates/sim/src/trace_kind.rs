@@ -148,6 +148,15 @@ impl RouteLogSide {
 }
 
 impl RouteLogEvent {
+    /// Every kind, in the order a legend lists them.
+    pub const ALL: [RouteLogEvent; 5] = [
+        RouteLogEvent::RouteFailed,
+        RouteLogEvent::RouteReestablished,
+        RouteLogEvent::PathChanged,
+        RouteLogEvent::PathsSymmetric,
+        RouteLogEvent::PathsAsymmetric,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             RouteLogEvent::RouteFailed => "route-failed",
@@ -190,14 +199,9 @@ mod tests {
         for (side, name) in [(RouteLogSide::Sender, "sender"), (RouteLogSide::Destination, "destination")] {
             assert_eq!(serde_json::to_value(side).unwrap(), name);
         }
-        for e in [
-            RouteLogEvent::RouteFailed,
-            RouteLogEvent::RouteReestablished,
-            RouteLogEvent::PathChanged,
-            RouteLogEvent::PathsSymmetric,
-            RouteLogEvent::PathsAsymmetric,
-        ] {
+        for e in RouteLogEvent::ALL {
             assert_eq!(serde_json::to_value(e).unwrap(), e.name());
+            assert_eq!(serde_json::from_value::<RouteLogEvent>(e.name().into()).unwrap(), e);
         }
     }
 

@@ -186,6 +186,19 @@ mod tests {
         }
     }
 
+    /// The page draws every kind of route event a run can log: a kind
+    /// without a style stopped the page's script (the symmetry entries did).
+    #[test]
+    fn every_route_event_kind_has_a_style_on_the_page() {
+        let start = TEMPLATE.find("const EVENT_STYLE = {").expect("the style table");
+        let table = &TEMPLATE[start..start + TEMPLATE[start..].find("};").unwrap()];
+        for e in meshbed_sim::RouteLogEvent::ALL {
+            assert!(table.contains(&format!("\"{}\": {{ color:", e.name())), "{e:?} has no style in {table}");
+        }
+        // (The check does see a missing one.)
+        assert!(!table.contains("\"no-such-event\": { color:"));
+    }
+
     #[test]
     fn a_title_cannot_end_the_data_script() {
         let s = Scenario::chain(2, 200.0, 5.0);

@@ -340,6 +340,13 @@ impl ReceiverCore {
             }
         };
         if known {
+            // A SYN with its Retry token again (the sender followed a later
+            // Retry, or the network doubled it): the token is not part of
+            // the stream, here as when the SYN opened the transfer.
+            let bytes = match self.tokens {
+                Some(_) if repr.opens_connection() => &bytes[..bytes.len() - repr.payload_len],
+                _ => bytes,
+            };
             self.endpoint.handle_input(now, id, bytes);
             return;
         }

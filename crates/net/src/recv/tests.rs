@@ -42,6 +42,42 @@ fn a_plain_syn_opens_a_transfer_only_with_the_token_of_its_address() {
     assert_eq!(c.transfers(), (1, 0), "proven: opened");
     assert_eq!(c.counters().stray, 0);
 }
+/// The SYN with its token may come again once the transfer is open (the
+/// sender followed a second Retry, answering a SYN it had sent again, or
+/// the network doubled it): the token is never taken as the stream's first
+/// bytes. (Three parallel streams on a loaded machine met this: the
+/// receiver read the token as a header and reset the stream.)
+#[test]
+fn a_syn_with_its_token_again_after_the_opening_is_not_stream_data() {
+    let (_, dir) = directory_core("syn-again");
+    let mut c = {
+        let mut o = ReceiveOptions::new(peer(1, 1), SinkKind::Directory { dir: dir.clone(), overwrite: false });
+        o.validate_addresses = true;
+        ReceiverCore::new(o)
+    };
+    let a = peer(2, 9);
+    let syn = sender_datagram(ProtocolId::Atp, Control::SYN, id(1), 0, &[]);
+    c.handle_datagram(at(0), a, &syn, false);
+    let (_, sent) = step(&mut c, at(0));
+    let retry = &sent.iter().find(|(_, d)| parse_datagram(d).unwrap().0.control.contains(Control::RST)).unwrap().1;
+    let token = meshbed_proto::wire::retry_token(parse_datagram(retry).unwrap().1).unwrap();
+    let with_token = [&syn[..], &token[..]].concat();
+    c.handle_datagram(at(1), a, &with_token, false);
+    assert_eq!(c.transfers(), (1, 0));
+    step(&mut c, at(1));
+    // The same SYN and token again, then the stream.
+    c.handle_datagram(at(2), a, &with_token, false);
+    let stream = timed_stream(1000);
+    c.handle_datagram(at(3), a, &sender_datagram(ProtocolId::Atp, 0, id(1), 0, &stream), false);
+    let (reports, _) = step(&mut c, at(3));
+    assert!(reports.is_empty(), "the transfer goes on: {reports:?}");
+    let rst = sender_datagram(ProtocolId::Atp, Control::RST, id(1), stream.len() as u64, &[]);
+    c.handle_datagram(at(4), a, &rst, false);
+    let (reports, _) = step(&mut c, at(4));
+    assert!(reports.len() == 1 && reports[0].ok && reports[0].file_bytes == 1000, "{reports:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_sealed_connection_replayed_whole_is_not_opened_again() {
     let key = Psk::random().unwrap();

@@ -1,6 +1,6 @@
 //! When a sender asks a busy receiver again.
 
-use meshbed_proto::wire::{parse_datagram, retry_token, Control, Repr, RETRY_TOKEN_LEN};
+use meshbed_proto::wire::{parse_datagram, retry_token, Control, RETRY_TOKEN_LEN};
 use std::time::Duration as StdDuration;
 
 /// How a sender answers busy refusals (docs/PROTOCOLS.md §6, "Limits"): a
@@ -55,11 +55,6 @@ pub struct AddressProof {
 /// forger) that answers every SYN with one cannot keep a sender busy.
 const MAX_RETRIES_FOLLOWED: u64 = 8;
 
-fn is_opening_syn(repr: &Repr) -> bool {
-    let c = repr.control;
-    c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT)
-}
-
 impl AddressProof {
     /// A datagram received for `connection_id` (opened, plain): `true` if
     /// it is a Retry this sender takes (then the engine must not see it):
@@ -85,7 +80,7 @@ impl AddressProof {
     /// Returns the datagram's length.
     pub fn on_transmit(&mut self, buf: &mut [u8], len: usize) -> usize {
         let Ok((repr, payload)) = parse_datagram(&buf[..len]) else { return len };
-        if !is_opening_syn(&repr) || !payload.is_empty() {
+        if !repr.opens_connection() || !payload.is_empty() {
             return len;
         }
         self.last_syn = Some(buf[..len].to_vec());

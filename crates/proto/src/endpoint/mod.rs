@@ -477,7 +477,7 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
             _ => None,
         };
         let c = repr.control;
-        let opens = c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT);
+        let opens = repr.opens_connection();
         if !opens && instance.is_some_and(|i| self.opened_set.contains(&(id, i))) {
             // A sealed datagram of a connection this peer instance had, now
             // gone: a straggler or a replay from anywhere. Unanswered: a
@@ -671,8 +671,7 @@ impl<P: PeerAddr, C, S> Endpoint<P, C, S> {
     /// answer to a datagram of no connection here, so it reflects nothing
     /// more than they do.
     pub fn refuse_unverified(&mut self, now: Instant, peer: P, repr: &Repr, seal: S) {
-        let c = repr.control;
-        if c.contains(Control::SYN) && !c.contains(Control::ACK) && !c.contains(Control::SACK_OPT) {
+        if repr.opens_connection() {
             let at = ResetAt::to_sender(repr.seq);
             let reason = Some(ResetReason::KeyMismatch);
             self.queue_reset(now, peer, repr.protocol, repr.connection_id, at, reason, seal, true);
