@@ -91,6 +91,10 @@ pub struct RecvArgs {
     /// MTL transfers have no flow control and are read as they arrive.
     #[arg(long, value_name = "LIMIT", value_parser = parse_rate_bps)]
     pub rate: Option<u64>,
+    /// TCP transfers' receivers delay their ACKs: one per second segment, or after 200 ms (RFC 1122
+    /// §4.2.3.2), as Linux's do; by default every segment is acknowledged, as the presets do.
+    #[arg(long)]
+    pub tcp_delayed_acks: bool,
     /// The node's routing daemon (`meshbed routed --notice-socket`): each transfer hears of its sender's route; default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
     #[arg(long, value_name = "SOCKET")]
     pub routed: Option<PathBuf>,
@@ -165,6 +169,7 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.min_rate_bps = a.min_rate;
     options.space = meshbed_net::SpaceLimits { reserve_bytes: a.reserve, quota_per_peer_bytes: a.quota_per_peer };
     options.allow_reverse = a.allow_reverse;
+    options.tcp.delayed_acks = a.tcp_delayed_acks.then_some(true);
     let mut reverse = crate::reverse::ReverseSenders::new(options.psk.clone(), a.timeout, a.json);
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
     let local = receiver.local_addr()?;

@@ -96,6 +96,10 @@ pub struct SendArgs {
     /// ATP's smallest inter-packet delay, i.e. its rate cap (default 100us = 10 000 packets/s).
     #[arg(long, value_parser = parse_min_delay)]
     pub atp_min_delay: Option<meshbed_net::DelaySpec>,
+    /// A TCP sender's initial congestion window, segments (1-64; default 1, the presets'; Linux's is 10,
+    /// RFC 6928). The tcp-* protocols only.
+    #[arg(long, value_name = "SEGMENTS", value_parser = clap::value_parser!(u32).range(1..=MAX_TCP_WINDOW_SEGMENTS))]
+    pub tcp_initial_window: Option<u32>,
     /// Seal every datagram with the pre-shared key in this file (the receiver needs the same key); default: the key in $MESHBED_PSK, if set.
     #[arg(long, value_name = "FILE")]
     pub psk: Option<PathBuf>,
@@ -277,10 +281,23 @@ fn send_options(a: &SendArgs, peer: SocketAddr) -> Result<SendOptions> {
     options.retries = a.retries;
     options.retry_delay = a.retry_delay;
     options.atp_min_delay = min_delay(&a.atp_min_delay)?;
+    if let Some(w) = a.tcp_initial_window {
+        if meshbed_proto::tcp::TcpVariant::from_protocol(a.protocol).is_none() {
+            bail!(
+                "--tcp-initial-window {w} with --protocol {}: expected a tcp-* protocol (the window is TCP's)",
+                a.protocol
+            );
+        }
+        options.tcp.initial_cwnd_segments = Some(w);
+    }
     options.psk = load_psk(&a.psk, a.insecure, peer, "send")?;
     options.routed = routed_socket(&a.routed);
     Ok(options)
 }
+
+/// The runtime's largest TCP window, segments (`TcpConfig`'s default): an
+/// initial window beyond it would be cut to it.
+const MAX_TCP_WINDOW_SEGMENTS: i64 = 64;
 
 /// The name a timed test stream announces (the receiver shows it).
 const TIMED_NAME: &str = "timed-test";

@@ -349,3 +349,56 @@ fn receiver_killed_and_restarted_never_shows_a_wrong_complete_file() {
     let _ = std::fs::remove_dir_all(&src);
     let _ = std::fs::remove_dir_all(&dst);
 }
+
+/// Linux's TCP settings on the runtime (issue 27's anchor runs the engine
+/// as the kernel is set): a receiver with `--tcp-delayed-acks` acknowledges
+/// about every second segment, so the sender hears about half the ACKs,
+/// and the file arrives whole; the initial window is TCP's only.
+#[test]
+fn tcp_delayed_acks_and_initial_window_move_a_file_with_fewer_acks() {
+    let (src, dst, data) = source_and_destination("tcp-linux", "f.bin", 600_000, 3);
+    let file = src.join("f.bin");
+    let mut acks = Vec::new();
+    for delayed in [false, true] {
+        let port = free_port();
+        let extra: &[&str] = if delayed {
+            &["--count", "1", "--linger", "1s", "--tcp-delayed-acks", "--overwrite"]
+        } else {
+            &["--count", "1", "--overwrite"]
+        };
+        let receiver = listening(port, &dst, extra);
+        let o = meshbed()
+            .args(["send", file.to_str().unwrap(), &format!("127.0.0.1:{port}"), "--protocol", "tcp-cubic"])
+            .args(["--tcp-initial-window", "10", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!((v["ok"].as_bool(), v["file_bytes"].as_u64()), (Some(true), Some(600_000)), "{v}");
+        acks.push(v["feedback_packets"].as_u64().unwrap());
+        let r = wait_bounded(receiver, Duration::from_secs(20));
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        assert!(std::fs::read(dst.join("f.bin")).unwrap() == data);
+    }
+    // 600 kB is 418 segments: one ACK each, or about one per two.
+    eprintln!("ACKs heard without and with delayed ACKs: {acks:?}");
+    assert!(acks[0] > 350 && (acks[1] as f64) < 0.7 * acks[0] as f64, "ACKs heard without and with: {acks:?}");
+    // Not for ATP, and within the runtime's window.
+    let (code, err) = send_failure(&[
+        file.to_str().unwrap(),
+        "127.0.0.1:9",
+        "--protocol",
+        "atp-default",
+        "--tcp-initial-window",
+        "10",
+    ]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("--tcp-initial-window 10 with --protocol atp-default") && err.contains("tcp-*"), "{err}");
+    for bad in ["0", "65"] {
+        let (code, err) = send_failure(&[file.to_str().unwrap(), "127.0.0.1:9", "--tcp-initial-window", bad]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("--tcp-initial-window") && err.contains(bad) && err.contains("1..=64"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&src);
+    let _ = std::fs::remove_dir_all(&dst);
+}

@@ -100,6 +100,22 @@ fn backlog(scenario: &Scenario, i: usize, refusal: &mut Refusal) {
     );
 }
 
+/// The `[flows.tcp]` keys the emulator's transfers take
+/// ([`tcp_tuning`]); the others are refused by name.
+const RUNTIME_TCP_KEYS: [&str; 2] = ["initial_cwnd_segments", "delayed_acks"];
+
+/// What a transport flow's `[flows.tcp]` asks of the UDP runtime (the keys
+/// of [`RUNTIME_TCP_KEYS`]; the rest were refused).
+pub(crate) fn tcp_tuning(settings: &TransportSettings) -> meshbed_net::conn::TcpTuning {
+    match settings {
+        TransportSettings::Tcp(o) => meshbed_net::conn::TcpTuning {
+            initial_cwnd_segments: o.initial_cwnd_segments,
+            delayed_acks: o.delayed_acks,
+        },
+        _ => Default::default(),
+    }
+}
+
 /// One flow, named by `key`: echo is refused whole; a transport transfer
 /// runs as `meshbed send` runs it, so each of its keys the runtime does
 /// not take is refused by name.
@@ -133,7 +149,7 @@ fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
             ),
         );
     }
-    match t.settings {
+    match &t.settings {
         TransportSettings::Preset => {}
         TransportSettings::Atp(_) => refusal.add(
             format!("{key}.atp"),
@@ -141,12 +157,23 @@ fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
             "the emulator's transfers run the UDP runtime's ATP settings (meshbed send); per-flow overrides are \
              simulator only",
         ),
-        TransportSettings::Tcp(_) => refusal.add(
-            format!("{key}.tcp"),
-            "(a table)",
-            "the emulator's transfers run the UDP runtime's TCP settings (meshbed send); per-flow overrides are \
-             simulator only",
-        ),
+        TransportSettings::Tcp(o) => {
+            // Every key set but the two the runtime takes, by name (a key
+            // added to `[flows.tcp]` later is refused until it is taken).
+            let set = serde_json::to_value(o).expect("plain numbers and flags");
+            for (k, v) in set.as_object().into_iter().flatten() {
+                if v.is_null() || RUNTIME_TCP_KEYS.contains(&k.as_str()) {
+                    continue;
+                }
+                refusal.add(
+                    format!("{key}.tcp.{k}"),
+                    v.to_string(),
+                    "the emulator's transfers run the UDP runtime's TCP settings: of [flows.tcp] they take \
+                     initial_cwnd_segments and delayed_acks (meshbed send --tcp-initial-window, meshbed recv \
+                     --tcp-delayed-acks); the other keys are simulator only",
+                );
+            }
+        }
         TransportSettings::Mtl(_) => refusal.add(
             format!("{key}.mtl"),
             "(a table)",

@@ -593,7 +593,11 @@ pub(crate) mod tests {
             ("protocol = \"atp-default\"\nbytes = 2000000000", "flows[0].bytes"),
             ("protocol = \"tcp-reno\"\nbytes = 1000\npacket_bytes = 600", "flows[0].packet_bytes"),
             ("protocol = \"atp-default\"\nbytes = 1000\n[flows.atp]\nkappa = 0.5", "flows[0].atp"),
-            ("protocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\nmax_cwnd_segments = 8", "flows[0].tcp"),
+            ("protocol = \"tcp-newreno\"\nbytes = 1000\n[flows.tcp]\nmax_cwnd_segments = 8", "flows[0].tcp.max_cwnd_segments"),
+            (
+                "protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\ninitial_cwnd_segments = 10\nhystart = false",
+                "flows[0].tcp.hystart",
+            ),
             (
                 "protocol = \"mtl\"\nbytes = 1000\n[flows.mtl]\nalpha = 0.5\n[routing]\nkind = \"olsr\"\nmetric = \"etx\"",
                 "flows[0].mtl",
@@ -622,6 +626,31 @@ pub(crate) mod tests {
             refused_keys(&text),
             ["routing.kind", "radio.mac.feedback_priority", "flows[0].traffic", "flows[1].batch_packets"]
         );
+    }
+
+    /// Linux's initial window and delayed ACKs run on the emulator (issue
+    /// 27's anchor: the engine set as the kernel is); they reach the
+    /// runtime's options, and a flow without them gets the presets'.
+    #[test]
+    fn the_initial_window_and_delayed_acks_run_and_reach_the_runtime() {
+        let text = format!(
+            "{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-cubic\"\nbytes = 1000\n\
+             [flows.tcp]\ninitial_cwnd_segments = 10\ndelayed_acks = true\n"
+        );
+        assert!(refused_keys(&text).is_empty(), "{:?}", refused_keys(&text));
+        let s = Scenario::from_toml(&text).unwrap();
+        let FlowKind::Transport(t) = &s.flows[0].kind else { panic!("a transport flow") };
+        let tuning = crate::support::tcp_tuning(&t.settings);
+        assert_eq!((tuning.initial_cwnd_segments, tuning.delayed_acks), (Some(10), Some(true)));
+        let mut tcp = meshbed_proto::tcp::TcpConfig::default();
+        tuning.apply(&mut tcp);
+        assert_eq!((tcp.initial_cwnd_segments, tcp.delayed_acks), (10, true));
+        let plain = Scenario::from_toml(&format!(
+            "{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-cubic\"\nbytes = 1000\n"
+        ))
+        .unwrap();
+        let FlowKind::Transport(t) = &plain.flows[0].kind else { panic!("a transport flow") };
+        assert_eq!(crate::support::tcp_tuning(&t.settings), Default::default());
     }
 
     #[test]

@@ -106,6 +106,10 @@ pub(crate) fn start_transfer(
     let start = std::time::Duration::from_secs_f64(f.start_s);
     let run_end = std::time::Duration::from_secs_f64(scenario.duration_s);
     let trace = matches!(&f.kind, FlowKind::Transport(t) if t.trace);
+    let tcp = match &f.kind {
+        FlowKind::Transport(t) => crate::support::tcp_tuning(&t.settings),
+        _ => Default::default(),
+    };
     std::thread::spawn(move || {
         let outcome =
             (|| -> std::result::Result<TransferOutcome, String> {
@@ -139,6 +143,7 @@ pub(crate) fn start_transfer(
                         options.validate_addresses = false;
                         options.routed = routed_rx;
                         options.trace = trace;
+                        options.tcp = tcp;
                         meshbed_net::Receiver::bind(options).map_err(|e| format!("receiver: {e}"))
                     })();
                     let mut rx = match bound {
@@ -181,6 +186,7 @@ pub(crate) fn start_transfer(
                 options.delay = format!("file:{}", delay_file.display()).parse::<meshbed_net::DelaySpec>()?;
                 options.routed = routed;
                 options.trace = trace;
+                options.tcp = tcp;
                 options.stop_at = stop_at;
                 // A failed attempt (a route not there yet) is retried.
                 options.retries = 2;

@@ -46,6 +46,35 @@ pub struct EngineOptions {
     /// whose report counts the re-probing on a route-failed notice; at line
     /// rate the samples would cost for nothing.
     pub trace: bool,
+    /// TCP settings that differ from the engine's defaults.
+    pub tcp_tuning: TcpTuning,
+}
+
+/// TCP settings a runtime user may change (`meshbed send
+/// --tcp-initial-window`, `meshbed recv --tcp-delayed-acks`; the emulator's
+/// `[flows.tcp]` keys of the same names): what Linux's TCP does differently
+/// from the engine's presets, so that the engine can be run as the kernel
+/// is (issue 27's Linux anchor). Absent: the preset's.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TcpTuning {
+    /// The sender's congestion window at the start, segments (the presets'
+    /// 1; Linux's 10, RFC 6928).
+    pub initial_cwnd_segments: Option<u32>,
+    /// The receiver ACKs every second segment or after its delayed-ACK
+    /// timer (RFC 1122 §4.2.3.2; the presets ACK every segment).
+    pub delayed_acks: Option<bool>,
+}
+
+impl TcpTuning {
+    /// `c` with these settings.
+    pub fn apply(&self, c: &mut TcpConfig) {
+        if let Some(w) = self.initial_cwnd_segments {
+            c.initial_cwnd_segments = w;
+        }
+        if let Some(d) = self.delayed_acks {
+            c.delayed_acks = d;
+        }
+    }
 }
 
 /// An engine's trace samples over one connection, in engine time from
@@ -132,6 +161,7 @@ impl EngineOptions {
     /// that a silent peer is asked several times before the sender gives up.
     pub fn tcp(&self) -> TcpConfig {
         let mut c = TcpConfig { idle_timeout: self.timeout, max_unanswered_rtos: 0, ..TcpConfig::default() };
+        self.tcp_tuning.apply(&mut c);
         c.mss_bytes = c.mss_bytes.saturating_sub(self.datagram_overhead).max(1);
         c.max_rto = Duration::from_nanos(self.timeout.as_nanos() / 4).max(c.min_rto).min(c.max_rto);
         c
@@ -213,11 +243,18 @@ mod tests {
             atp_min_delay: None,
             datagram_overhead: 0,
             trace: false,
+            tcp_tuning: TcpTuning::default(),
         };
         let c = o.tcp();
         assert_eq!(
             (c.idle_timeout, c.max_unanswered_rtos, c.max_rto),
             (Duration::from_secs(4), 0, Duration::from_secs(1))
         );
+        assert_eq!((c.initial_cwnd_segments, c.delayed_acks), (1, false), "the presets'");
+        let tuned =
+            EngineOptions { tcp_tuning: TcpTuning { initial_cwnd_segments: Some(10), delayed_acks: Some(true) }, ..o };
+        let c = tuned.tcp();
+        assert_eq!((c.initial_cwnd_segments, c.delayed_acks), (10, true));
+        assert_eq!(c.idle_timeout, Duration::from_secs(4), "the rest as before");
     }
 }

@@ -140,6 +140,7 @@ pub fn drive(data: &[u8]) -> u64 {
         atp_min_delay: None,
         datagram_overhead: 0,
         trace: false,
+        tcp_tuning: Default::default(),
     };
     let mut now = Instant::from_nanos(1_000_000);
     let sender_id = connection_id(protocol, SENDER_NUMBER);

@@ -113,6 +113,7 @@ pub fn drive(data: &[u8]) -> Outcome {
         atp_min_delay: None,
         datagram_overhead: meshbed_net::auth::OVERHEAD,
         trace: false,
+        tcp_tuning: Default::default(),
     };
     let mut now = Instant::from_nanos(1_000_000);
     let id = connection_id(protocol, SENDER_NUMBER);

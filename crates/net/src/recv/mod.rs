@@ -129,6 +129,9 @@ pub struct ReceiveOptions {
     /// reverse test takes its stream from the receiver it asked, nobody
     /// else); datagrams from others count as stray.
     pub only_from: Option<std::net::IpAddr>,
+    /// TCP settings that differ from the preset's (the receiver's: its
+    /// delayed ACKs).
+    pub tcp: crate::conn::TcpTuning,
 }
 
 impl ReceiveOptions {
@@ -158,6 +161,7 @@ impl ReceiveOptions {
             allow_reverse: false,
             validate_addresses: true,
             only_from: None,
+            tcp: Default::default(),
         }
     }
 }
@@ -231,6 +235,7 @@ impl ReceiverCore {
             atp_min_delay: None,
             datagram_overhead: Protection::overhead(options.psk.as_ref()),
             trace: options.routed.is_some() || options.trace,
+            tcp_tuning: options.tcp,
         };
         let endpoint = Endpoint::new(EndpointConfig {
             max_connections: options.max_connections,

@@ -53,6 +53,9 @@ pub struct SendOptions {
     /// acknowledged; a timed test stream ([`Payload::timed`]) stopped so
     /// is a success, and its receiver is told with an RST.
     pub stop_at: Option<std::time::Instant>,
+    /// TCP settings that differ from the preset's (the sender's: its
+    /// initial window).
+    pub tcp: crate::conn::TcpTuning,
 }
 
 impl SendOptions {
@@ -69,6 +72,7 @@ impl SendOptions {
             routed: None,
             trace: false,
             stop_at: None,
+            tcp: Default::default(),
         }
     }
 }
@@ -330,6 +334,7 @@ fn run_attempt(
         atp_min_delay: options.atp_min_delay.map(clock::from_std),
         datagram_overhead: Protection::overhead(options.psk.as_ref()),
         trace: options.routed.is_some() || options.trace,
+        tcp_tuning: options.tcp,
     };
     let atp = engine_options.atp(options.protocol).unwrap_or_default();
     let relay = atp.relay_config();

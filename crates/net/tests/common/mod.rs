@@ -326,6 +326,7 @@ pub fn send_as(
         atp_min_delay: None,
         datagram_overhead: 0,
         trace: false,
+        tcp_tuning: Default::default(),
     };
     let clock = Clock::new();
     let mut conn = options.sender(protocol_of(id).expect("a protocol id"), id, clock.now());
