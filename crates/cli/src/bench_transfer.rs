@@ -53,8 +53,34 @@ struct BenchRow {
     name: String,
     bytes: u64,
     wall_s: f64,
+    /// The whole process: sender and receiver.
     cpu_s: f64,
+    /// The receiving thread alone, where the system counts it.
+    rx_cpu_s: Option<f64>,
     retransmissions: Option<u64>,
+}
+
+impl BenchRow {
+    /// The run in one line, as it ends (the table comes at the end).
+    fn line(&self) -> String {
+        let gib = self.bytes as f64 / (1u64 << 30) as f64;
+        let rx = self.rx_cpu_s.map_or(String::new(), |r| format!(" (receiver {:.2})", r / gib));
+        format!(
+            "{}: {:.1} Mbit/s, {:.2} s, {:.2} CPU s / GiB{rx}",
+            self.name,
+            self.bytes as f64 * 8.0 / self.wall_s / 1e6,
+            self.wall_s,
+            self.cpu_s / gib
+        )
+    }
+}
+
+/// Runs `f` and adds the CPU time this thread spent in it.
+fn thread_cpu<T>(f: impl FnOnce() -> T) -> (T, Option<f64>) {
+    let before = meshbed_net::udp::thread_cpu_time();
+    let out = f();
+    let spent = meshbed_net::udp::thread_cpu_time().zip(before).map(|(after, before)| (after - before).as_secs_f64());
+    (out, spent)
 }
 
 fn bench_engine(
@@ -72,7 +98,7 @@ fn bench_engine(
     ro.timeout = Duration::from_secs(10);
     let mut receiver = Receiver::bind(ro)?;
     let addr = receiver.local_addr()?;
-    let rx = std::thread::spawn(move || receiver.run(&AtomicBool::new(false), &mut |_| {}));
+    let rx = std::thread::spawn(move || thread_cpu(|| receiver.run(&AtomicBool::new(false), &mut |_| {})));
     let payload = Payload::unchecked("bench.bin", bytes as u64);
     let mut so = SendOptions::new(protocol);
     so.atp_min_delay = atp_min_delay;
@@ -92,8 +118,9 @@ fn bench_engine(
     }
     let report = sent.map_err(|e| anyhow::anyhow!("{protocol}: {e}"))?;
     let cpu_s = (meshbed_net::udp::process_cpu_time() - cpu0).as_secs_f64();
-    rx.join().expect("receiver thread")?;
-    Ok(BenchRow { name, bytes: bytes as u64, wall_s, cpu_s, retransmissions: Some(report.retransmissions) })
+    let (received, rx_cpu_s) = rx.join().expect("receiver thread");
+    received?;
+    Ok(BenchRow { name, bytes: bytes as u64, wall_s, cpu_s, rx_cpu_s, retransmissions: Some(report.retransmissions) })
 }
 
 fn bench_kernel_tcp(bytes: usize, show_bar: bool) -> Result<BenchRow> {
@@ -103,17 +130,19 @@ fn bench_kernel_tcp(bytes: usize, show_bar: bool) -> Result<BenchRow> {
     let data = vec![0x5au8; 1 << 20];
     let cpu0 = meshbed_net::udp::process_cpu_time();
     let t0 = Instant::now();
-    let reader = std::thread::spawn(move || -> std::io::Result<u64> {
-        let (mut s, _) = listener.accept()?;
-        let mut buf = vec![0u8; 256 << 10];
-        let mut total = 0u64;
-        loop {
-            let n = s.read(&mut buf)?;
-            if n == 0 {
-                return Ok(total);
+    let reader = std::thread::spawn(move || {
+        thread_cpu(|| -> std::io::Result<u64> {
+            let (mut s, _) = listener.accept()?;
+            let mut buf = vec![0u8; 256 << 10];
+            let mut total = 0u64;
+            loop {
+                let n = s.read(&mut buf)?;
+                if n == 0 {
+                    return Ok(total);
+                }
+                total += n as u64;
             }
-            total += n as u64;
-        }
+        })
     });
     let mut s = std::net::TcpStream::connect(addr)?;
     let bar = run_bar(show_bar, "kernel TCP", bytes as u64);
@@ -130,11 +159,12 @@ fn bench_kernel_tcp(bytes: usize, show_bar: bool) -> Result<BenchRow> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let got = reader.join().expect("reader thread")?;
+    let (got, rx_cpu_s) = reader.join().expect("reader thread");
+    let got = got?;
     let wall_s = t0.elapsed().as_secs_f64();
     let cpu_s = (meshbed_net::udp::process_cpu_time() - cpu0).as_secs_f64();
     anyhow::ensure!(got == bytes as u64, "kernel TCP delivered {got} of {bytes} bytes");
-    Ok(BenchRow { name: "kernel TCP".into(), bytes: bytes as u64, wall_s, cpu_s, retransmissions: None })
+    Ok(BenchRow { name: "kernel TCP".into(), bytes: bytes as u64, wall_s, cpu_s, rx_cpu_s, retransmissions: None })
 }
 
 /// Most `--repeat`: each repetition runs every row again.
@@ -166,6 +196,10 @@ impl RowRuns {
     }
     fn cpu_s_per_gib(&self) -> Vec<f64> {
         self.runs.iter().map(|r| r.cpu_s / (r.bytes as f64 / (1u64 << 30) as f64)).collect()
+    }
+    /// The receiving thread's share, if every run measured it.
+    fn rx_cpu_s_per_gib(&self) -> Option<Vec<f64>> {
+        self.runs.iter().map(|r| Some(r.rx_cpu_s? / (r.bytes as f64 / (1u64 << 30) as f64))).collect()
     }
 }
 
@@ -203,10 +237,12 @@ pub fn run_bench(plan: &BenchPlan, json_out: bool) -> Result<()> {
             // measured under the same machine load.
             for d in std::iter::once(None).chain(min_delay.filter(|_| p.is_atp()).map(Some)) {
                 let plain = bench_engine(p, bytes, d, None, !json_out)?;
+                say(json_out, &plain);
                 let i = row(&mut rows, &plain.name, None);
                 rows[i].runs.push(plain);
                 if compare_psk {
                     let sealed = bench_engine(p, bytes, d, Some(&key), !json_out)?;
+                    say(json_out, &sealed);
                     let j = row(&mut rows, &sealed.name, Some(i));
                     rows[j].runs.push(sealed);
                 }
@@ -216,6 +252,7 @@ pub fn run_bench(plan: &BenchPlan, json_out: bool) -> Result<()> {
             eprintln!("bench-transfer: kernel TCP, {size_mib} MiB over loopback ...");
         }
         let kernel = bench_kernel_tcp(bytes, !json_out)?;
+        say(json_out, &kernel);
         let i = row(&mut rows, &kernel.name, None);
         rows[i].runs.push(kernel);
     }
@@ -237,6 +274,7 @@ pub fn run_bench(plan: &BenchPlan, json_out: bool) -> Result<()> {
                     "cpu_s": r.runs.iter().map(|x| x.cpu_s).sum::<f64>() / r.runs.len() as f64,
                     "cpu_s_per_gib": cpu.mean,
                     "cpu_s_per_gib_ci95": finite(cpu.ci95),
+                    "receiver_cpu_s_per_gib": r.rx_cpu_s_per_gib().map(|v| sample_stats(&v).mean),
                     "retransmissions": first.retransmissions.map(|_| r.runs.iter().filter_map(|x| x.retransmissions).sum::<u64>()),
                 });
                 if let Some(p) = r.plain {
@@ -254,6 +292,13 @@ pub fn run_bench(plan: &BenchPlan, json_out: bool) -> Result<()> {
     out(&table(size_mib, repeat, &rows))
 }
 
+/// A run's line on stderr as it ends (not with `--json`).
+fn say(json_out: bool, run: &BenchRow) {
+    if !json_out {
+        eprintln!("bench-transfer: {}", run.line());
+    }
+}
+
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
@@ -264,8 +309,8 @@ fn finite(x: f64) -> Option<f64> {
 fn table(size_mib: u64, repeat: u32, rows: &[RowRuns]) -> String {
     let runs = if repeat > 1 { format!(", mean ± 95% CI of {repeat} runs") } else { String::new() };
     let mut s = format!(
-        "{size_mib} MiB over loopback{runs}, one process (sender + receiver threads), CPU = user + system of the process\n\n{:<32} {:>20} {:>9} {:>8} {:>16} {:>8}\n",
-        "transport", "goodput Mbit/s", "wall s", "CPU s", "CPU s / GiB", "retx"
+        "{size_mib} MiB over loopback{runs}, one process (sender + receiver threads), CPU = user + system of the process; the receiver's = its thread's\n\n{:<32} {:>20} {:>9} {:>8} {:>16} {:>13} {:>8}\n",
+        "transport", "goodput Mbit/s", "wall s", "CPU s", "CPU s / GiB", "receiver's", "retx"
     );
     let pm = |st: &meshbed_core::stats::SampleStats, decimals: usize| {
         if st.ci95.is_finite() {
@@ -279,12 +324,13 @@ fn table(size_mib: u64, repeat: u32, rows: &[RowRuns]) -> String {
         let retx: Option<u64> =
             r.runs[0].retransmissions.map(|_| r.runs.iter().filter_map(|x| x.retransmissions).sum());
         s.push_str(&format!(
-            "{:<32} {:>20} {:>9.2} {:>8.2} {:>16} {:>8}\n",
+            "{:<32} {:>20} {:>9.2} {:>8.2} {:>16} {:>13} {:>8}\n",
             r.name,
             pm(&sample_stats(&r.goodput_mbps()), 1),
             r.runs.iter().map(|x| x.wall_s).sum::<f64>() / n,
             r.runs.iter().map(|x| x.cpu_s).sum::<f64>() / n,
             pm(&sample_stats(&r.cpu_s_per_gib()), 2),
+            r.rx_cpu_s_per_gib().map_or("-".to_string(), |v| format!("{:.2}", sample_stats(&v).mean)),
             retx.map_or("-".to_string(), |n| n.to_string())
         ));
     }

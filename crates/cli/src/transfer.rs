@@ -93,7 +93,8 @@ pub struct SendArgs {
     /// Wait between attempts (and the first wait after a "busy" answer).
     #[arg(long, default_value = "500ms", value_parser = parse_positive_duration)]
     pub retry_delay: std::time::Duration,
-    /// ATP's smallest inter-packet delay, i.e. its rate cap (default 100us = 10 000 packets/s).
+    /// A fixed rate cap for ATP: at most one packet per this delay. Default: one per 100us (10 000 packets/s),
+    /// raised to twice what the path delivered per feedback interval when that is more.
     #[arg(long, value_parser = parse_min_delay)]
     pub atp_min_delay: Option<meshbed_net::DelaySpec>,
     /// A TCP sender's initial congestion window, segments (1-64; default 1, the presets'; Linux's is 10,

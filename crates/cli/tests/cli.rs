@@ -223,12 +223,27 @@ fn bench_transfer_repeats_rows_and_pairs_the_seals_cost() {
         let mean = r["goodput_mbps"].as_f64().unwrap();
         assert!((mean - (runs[0] + runs[1]) / 2.0).abs() < 1e-6 * mean, "{r}");
         assert!(r["goodput_mbps_ci95"].as_f64().is_some_and(|c| c >= 0.0), "{r}");
+        // The receiving thread's CPU, a part of the process's.
+        let (rx, all) = (r["receiver_cpu_s_per_gib"].as_f64().unwrap(), r["cpu_s_per_gib"].as_f64().unwrap());
+        assert!(rx > 0.0 && rx < all, "{r}");
     }
     let plain = rows[0]["goodput_mbps_runs"].as_array().unwrap();
     let sealed = rows[1]["goodput_mbps_runs"].as_array().unwrap();
     let paired: f64 = (0..2).map(|i| sealed[i].as_f64().unwrap() / plain[i].as_f64().unwrap()).sum::<f64>() / 2.0;
     assert!((rows[1]["goodput_ratio_to_plain"].as_f64().unwrap() - paired).abs() < 1e-9, "{}", rows[1]);
     assert!(rows[0].get("goodput_ratio_to_plain").is_none());
+    // Without --json each run says its figures as it ends, then the table.
+    let o = meshbed(&["bench-transfer", "--size-mib", "1", "--protocols", "tcp-reno"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for name in ["tcp-reno", "kernel TCP"] {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&format!("bench-transfer: {name}: ")))
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(line.contains(" Mbit/s, ") && line.contains(" CPU s / GiB (receiver "), "{line}");
+    }
+    assert!(String::from_utf8_lossy(&o.stdout).contains("receiver's"));
     let o = meshbed(&["bench-transfer", "--repeat", "101"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("101 is not in 1..=100"));

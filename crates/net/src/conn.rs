@@ -35,8 +35,9 @@ pub struct EngineOptions {
     pub timeout: Duration,
     /// How long a finished ATP receiver answers repeated FINs.
     pub linger: Duration,
-    /// ATP's smallest inter-packet delay (the rate cap); `None` keeps the
-    /// preset's 100 µs.
+    /// ATP's smallest inter-packet delay, a fixed rate cap; `None` keeps the
+    /// preset's: 100 µs, raised by what the path delivers
+    /// (`AtpConfig::delivery_growth`).
     pub atp_min_delay: Option<Duration>,
     /// Bytes each datagram carries beyond what the engine writes (the
     /// `--psk` seal): the engines' segments shrink by as much, so a sealed
@@ -117,6 +118,12 @@ pub const SEND_WINDOW_BYTES: usize = 8 << 20;
 /// lowers the rate cap's delay and so raises the need).
 pub const MAX_SEND_WINDOW_BYTES: usize = 256 << 20;
 
+/// How late ATP's and MTL's pacing may run on a host before its schedule
+/// restarts (`AtpConfig::pacing_burst`, `MtlConfig::pacing_burst`): 1 ms, at
+/// 1 Gbit/s about 87 packets, at 100 Mbit/s about 9 — less than TCP's
+/// window releases at once.
+pub const PACING_BURST: Duration = Duration::from_millis(1);
+
 impl EngineOptions {
     pub fn atp(&self, protocol: Protocol) -> Option<AtpConfig> {
         let mut c = AtpConfig::for_protocol(protocol)?;
@@ -124,8 +131,15 @@ impl EngineOptions {
         c.linger = self.linger;
         c.trace = self.trace;
         if let Some(d) = self.atp_min_delay {
+            // The user's cap is a cap: no growth past it with delivery
+            // (a mesh's known link rate, or a slow reader's first epoch
+            // kept within a few times its buffer).
             c.min_delay = d;
+            c.delivery_growth = 0.0;
         }
+        // A host's timer wakes late (tens of µs, more under load): the
+        // packets due meanwhile go at once, up to this much lateness.
+        c.pacing_burst = PACING_BURST;
         c.max_payload = c.max_payload.saturating_sub(self.datagram_overhead).max(1);
         Some(c)
     }
@@ -133,7 +147,11 @@ impl EngineOptions {
     /// `protocol` with the runtime's settings.
     pub fn config(&self, protocol: Protocol) -> EngineConfig {
         let atp = self.atp(protocol);
-        EngineConfig::new(protocol, |_| atp.expect("ATP"), || self.tcp())
+        let mut config = EngineConfig::new(protocol, |_| atp.expect("ATP"), || self.tcp());
+        if let EngineConfig::Mtl(c) = &mut config {
+            c.pacing_burst = PACING_BURST;
+        }
+        config
     }
 
     /// A streaming sender for `protocol`, holding [`SEND_WINDOW_BYTES`] or,
@@ -235,16 +253,21 @@ impl Protection {
 mod tests {
     use super::*;
 
-    #[test]
-    fn tcp_gives_up_at_the_timeout() {
-        let o = EngineOptions {
+    /// A 4 s timeout, a 1 s linger, nothing else set.
+    fn options() -> EngineOptions {
+        EngineOptions {
             timeout: Duration::from_secs(4),
             linger: Duration::from_secs(1),
             atp_min_delay: None,
             datagram_overhead: 0,
             trace: false,
             tcp_tuning: TcpTuning::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn tcp_gives_up_at_the_timeout() {
+        let o = options();
         let c = o.tcp();
         assert_eq!(
             (c.idle_timeout, c.max_unanswered_rtos, c.max_rto),
@@ -256,5 +279,19 @@ mod tests {
         let c = tuned.tcp();
         assert_eq!((c.initial_cwnd_segments, c.delayed_acks), (10, true));
         assert_eq!(c.idle_timeout, Duration::from_secs(4), "the rest as before");
+    }
+
+    /// On a host ATP's cap grows with delivery and its pacing catches up
+    /// within a burst; a cap the user gives is fixed.
+    #[test]
+    fn atp_on_a_host_paces_in_bursts_and_a_given_cap_is_fixed() {
+        let o = options();
+        let c = o.atp(Protocol::AtpDefault).unwrap();
+        assert_eq!((c.delivery_growth, c.pacing_burst), (2.0, PACING_BURST));
+        assert_eq!(c.min_delay, AtpConfig::default().min_delay);
+        let fixed = EngineOptions { atp_min_delay: Some(Duration::from_millis(1)), ..o };
+        let c = fixed.atp(Protocol::AtpAdaptive).unwrap();
+        assert_eq!((c.min_delay, c.delivery_growth), (Duration::from_millis(1), 0.0));
+        assert!(o.atp(Protocol::TcpCubic).is_none());
     }
 }

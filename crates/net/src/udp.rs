@@ -254,9 +254,23 @@ pub fn set_fine_timer_slack() {
 
 /// CPU time (user + system) this process has used so far, all threads.
 pub fn process_cpu_time() -> std::time::Duration {
-    use nix::sys::resource::{getrusage, UsageWho};
+    cpu_time(nix::sys::resource::UsageWho::RUSAGE_SELF)
+}
+
+/// CPU time (user + system) the calling thread has used so far (a
+/// benchmark's receiving thread, measured apart from its sender); `None`
+/// where the system does not count it per thread.
+pub fn thread_cpu_time() -> Option<std::time::Duration> {
+    #[cfg(target_os = "linux")]
+    return Some(cpu_time(nix::sys::resource::UsageWho::RUSAGE_THREAD));
+    #[cfg(not(target_os = "linux"))]
+    return None;
+}
+
+fn cpu_time(who: nix::sys::resource::UsageWho) -> std::time::Duration {
+    use nix::sys::resource::getrusage;
     use nix::sys::time::TimeValLike;
-    match getrusage(UsageWho::RUSAGE_SELF) {
+    match getrusage(who) {
         Ok(usage) => {
             let us = usage.user_time().num_microseconds() + usage.system_time().num_microseconds();
             std::time::Duration::from_micros(us.max(0) as u64)

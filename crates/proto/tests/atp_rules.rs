@@ -91,6 +91,79 @@ fn quick_start_with_zero_delay_uses_the_floor() {
     assert_eq!(s.d_s(), AtpConfig::default().min_delay);
 }
 
+/// A path faster than one packet per `min_delay` (here 10 ms: 100
+/// packets/s) lifts the cap: a feedback whose cumulative ack advanced by
+/// 100 packets in the second since the last allows twice that, and D = 0
+/// (below the wire's microsecond) asks for the cap; a path that delivered
+/// less than half the floor leaves the cap at the floor.
+#[test]
+fn the_rate_cap_grows_with_what_the_path_delivered() {
+    let config = AtpConfig { min_delay: Duration::from_millis(10), ..AtpConfig::default() };
+    let mut s = AtpSender::new(config.clone(), CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
+    drain(&mut s, Instant::ZERO);
+    s.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
+    assert_eq!(s.d_s(), Duration::from_millis(10), "the floor first");
+    // Paced at 100 packets/s: by t = 1001 ms, 101 packets went out.
+    let mut sent = 0;
+    for t in 1..=1001 {
+        sent += drain(&mut s, ms(t)).len() as u64;
+    }
+    assert_eq!(sent, 101);
+    // The first feedback after quick-start sets where delivery is measured
+    // from; the next one, a second later, measures 100 packets delivered.
+    s.handle_input(ms(1001), &feedback(0, MSS, 0, &[]));
+    assert_eq!(s.rate_pps(), 100.0, "nothing measured yet: the floor");
+    s.handle_input(ms(2001), &feedback(0, 101 * MSS, 0, &[]));
+    // R = the cap, 2 × 100 = 200; S moves towards it by κ (seed 002 §4.2).
+    let kappa = config.kappa;
+    assert!((s.rate_pps() - (100.0 + kappa * 100.0)).abs() < 1e-9, "{}", s.rate_pps());
+    // The next second delivers what went: the cap is twice that, but D
+    // says the path takes 125 packets/s, within 1.1·S of S = 120: kept.
+    let mut more = 0;
+    for t in 2002..=3001 {
+        more += drain(&mut s, ms(t)).len() as u64;
+    }
+    assert!((119..=121).contains(&more), "{more}");
+    s.handle_input(ms(3001), &feedback(0, (101 + more) * MSS, 8_000, &[]));
+    assert!((s.rate_pps() - 120.0).abs() < 1e-9, "{}", s.rate_pps());
+    // A second in which nothing arrived takes the cap back to the floor.
+    s.handle_input(ms(4001), &feedback(0, (101 + more) * MSS, 0, &[]));
+    assert_eq!(s.rate_pps(), 100.0);
+
+    // Less than half the floor delivered: the cap stays the floor.
+    let mut slow = AtpSender::new(config, CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
+    drain(&mut slow, Instant::ZERO);
+    slow.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
+    for t in 1..=1001 {
+        drain(&mut slow, ms(t));
+    }
+    slow.handle_input(ms(1001), &feedback(0, MSS, 0, &[]));
+    slow.handle_input(ms(2001), &feedback(0, 41 * MSS, 0, &[]));
+    assert_eq!(slow.rate_pps(), 100.0, "80 packets/s allowed: the floor's 100 stays the cap");
+}
+
+/// A driver that wakes late: without a pacing burst (the simulator's
+/// exact timers) one packet goes and the schedule restarts; with one, the
+/// packets due since go at once, up to the burst's lateness.
+#[test]
+fn a_late_wake_sends_what_was_due_only_within_the_pacing_burst() {
+    let sent_by = |burst_us: u64, wake_late_us: u64| {
+        // D = 100 us: a packet every 100 us from t = 1 ms.
+        let config = AtpConfig { pacing_burst: Duration::from_micros(burst_us), ..AtpConfig::default() };
+        let mut s = AtpSender::new(config, CONN, vec![7; 100 * MSS as usize], Instant::ZERO);
+        drain(&mut s, Instant::ZERO);
+        s.handle_input(ms(1), &feedback(Control::SYN, 0, 100, &[]));
+        assert_eq!(drain(&mut s, ms(1)).len(), 1);
+        // The next was due at 1.1 ms; the driver wakes later.
+        drain(&mut s, us(1_100 + wake_late_us)).len()
+    };
+    assert_eq!(sent_by(0, 450), 1, "no burst: one, then a new schedule");
+    assert_eq!(sent_by(1_000, 450), 5, "due at 1.1, 1.2, 1.3, 1.4 and 1.5 ms");
+    // Later than the burst allows: the schedule restarts after the packets
+    // within it.
+    assert!(sent_by(200, 5_000) <= 3, "{}", sent_by(200, 5_000));
+}
+
 #[test]
 fn feedback_one_and_a_half_times_the_rate_increases_by_kappa() {
     for (config, expect) in [(AtpConfig::default(), 110.0), (AtpConfig::aggressive(), 125.0)] {

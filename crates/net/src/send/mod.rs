@@ -279,6 +279,9 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
 
 /// How often the sender hands out a [`SendProgress`] sample.
 const PROGRESS_EVERY: StdDuration = StdDuration::from_millis(100);
+/// The shortest sleep for an engine deadline: finer pacing is released in
+/// batches, within `conn::PACING_BURST`.
+const PACING_TICK: StdDuration = StdDuration::from_micros(250);
 
 /// How often a sender without a route to its peer asks the kernel again.
 const NO_ROUTE_RETRY: StdDuration = StdDuration::from_millis(100);
@@ -508,7 +511,19 @@ fn run_attempt(
                 next_progress = real_now + PROGRESS_EVERY;
             }
         }
-        let engine_due = engine.poll_timeout().map(|t| clock.to_real(t));
+        // An engine deadline closer than a tick (a pacing gap at more than
+        // 1/PACING_TICK packets per second) is waited for a tick: one wake
+        // then sends what fell due meanwhile (ATP's pacing burst), where a
+        // wake per packet cost most of the sender's CPU in the scheduler
+        // (issue 29's profile).
+        let engine_due = engine.poll_timeout().map(|t| {
+            let due = clock.to_real(t);
+            if due > real_now {
+                due.max(real_now + PACING_TICK)
+            } else {
+                due
+            }
+        });
         let mut deadline = engine_due.unwrap_or(next_progress).min(next_progress);
         // Wake for the stop itself: it ends the attempt on time.
         if let Some(stop_at) = options.stop_at {

@@ -78,6 +78,25 @@ pub struct AtpConfig {
     /// documents; 100 us (10 000 packets/s, ~115 Mbit/s of 1436-byte payloads)
     /// is above anything 802.11a/g carries, so it only guards, never limits.
     pub min_delay: Duration,
+    /// The rate cap grows with what the path delivers: at most this many
+    /// times the packets per second the last feedback interval acknowledged
+    /// (cumulatively), when that is above `1/min_delay`. A path faster than
+    /// `1/min_delay` (a wired or loopback hop, an 802.11ac/ax link; its D is
+    /// below the wire's 1 µs resolution, or a few µs the host can hardly
+    /// measure) then doubles the cap each epoch it fills it, as slow start
+    /// doubles a window; an 802.11a/g path (at most ~4,700 packets/s) never
+    /// lifts it, so the simulator's 802.11 runs are unchanged. Not in the
+    /// documents (docs/PROTOCOLS.md, "ATP's rate cap").
+    pub delivery_growth: f64,
+    /// How late the pacing schedule may run before it restarts: a driver
+    /// that wakes this much after a packet was due sends every packet due
+    /// since, at once, instead of one and a new schedule from now. Zero (the
+    /// simulator's, whose timers are exact): no catching up, no burst after
+    /// a quiet spell. A host's timers wake tens of microseconds late, more
+    /// than the gap between packets at hundreds of Mbit/s, so the UDP
+    /// runtime allows a little (`net::conn::EngineOptions`). Not in the
+    /// documents (docs/PROTOCOLS.md, "ATP's rate cap").
+    pub pacing_burst: Duration,
     /// Largest inter-packet delay: the rate never falls below 1/max_delay,
     /// however many feedbacks are missed. Not in the documents; 1 s keeps a
     /// probe-like trickle that lets feedback resume.
@@ -176,6 +195,8 @@ impl Default for AtpConfig {
             sack_more_fraction: 0.5,
             max_sack_blocks: crate::wire::MAX_SACK_BLOCKS,
             min_delay: Duration::from_micros(100),
+            delivery_growth: 2.0,
+            pacing_burst: Duration::ZERO,
             max_delay: Duration::from_secs(1),
             max_payload: 1500 - 20 - 8 - crate::wire::HEADER_LEN,
             idle_timeout: Duration::from_secs(10),

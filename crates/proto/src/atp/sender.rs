@@ -104,6 +104,11 @@ pub struct AtpSendControl {
     missed_feedback: u32,
     /// Smoothed round-trip time of quick-start exchanges.
     rtt: Option<Duration>,
+    /// The last feedback's time and cumulative acknowledgement, and the
+    /// rate cap the delivery since the one before allows (packets per
+    /// second; 0 until measured): `AtpConfig::delivery_growth`.
+    delivery: Option<(Instant, u64)>,
+    delivery_cap_pps: f64,
     /// A "route failed" notice not yet followed by "re-established".
     route_down: bool,
     /// "Route failed" notices that sent the sender back to probing.
@@ -138,6 +143,8 @@ impl AtpSender {
             feedback_deadline: None,
             missed_feedback: 0,
             rtt: None,
+            delivery: None,
+            delivery_cap_pps: 0.0,
             route_down: false,
             route_failure_probes: 0,
         };
@@ -218,7 +225,7 @@ impl AtpSendControl {
 
     /// Clamps and installs a new rate, tracing D_s when it changed.
     fn set_rate(&mut self, core: &mut Core, now: Instant, rate_pps: f64) {
-        let max_rate = 1.0 / self.config.min_delay.as_secs_f64().max(1e-9);
+        let max_rate = self.max_rate_pps();
         let min_rate = 1.0 / self.config.max_delay.as_secs_f64().max(1e-9);
         let rate = if rate_pps.is_nan() { min_rate } else { rate_pps.clamp(min_rate, max_rate) };
         if rate != self.rate_pps {
@@ -227,9 +234,36 @@ impl AtpSendControl {
         }
     }
 
-    /// Feedback rate R = 1/D_avg, with D floored at `min_delay`.
+    /// The rate cap: one packet per `min_delay`, or `delivery_growth`
+    /// times what the path delivered over the last feedback interval if
+    /// that is more.
+    fn max_rate_pps(&self) -> f64 {
+        (1.0 / self.config.min_delay.as_secs_f64().max(1e-9)).max(self.delivery_cap_pps)
+    }
+
+    /// Feedback rate R = 1/D_avg, at most the rate cap (a D of zero, below
+    /// the wire's microsecond, asks for the cap).
     fn feedback_rate(&self, d_avg: Duration) -> f64 {
-        1.0 / d_avg.max(self.config.min_delay).as_secs_f64()
+        let cap = self.max_rate_pps();
+        if d_avg.is_zero() {
+            return cap;
+        }
+        (1.0 / d_avg.as_secs_f64()).min(cap)
+    }
+
+    /// Measures the delivery since the previous feedback (the advance of
+    /// the cumulative acknowledgement `ack` this one carries, in packets per
+    /// second) and sets the cap it allows.
+    fn measure_delivery(&mut self, now: Instant, ack: u64) {
+        let acked = ack.min(self.segs.len()).max(self.segs.acked());
+        if let Some((then, acked_then)) = self.delivery {
+            let interval_s = now.saturating_since(then).as_secs_f64();
+            if interval_s > 0.0 {
+                let packets = acked.saturating_sub(acked_then) as f64 / self.config.payload_per_packet() as f64;
+                self.delivery_cap_pps = self.config.delivery_growth * packets / interval_s;
+            }
+        }
+        self.delivery = Some((now, acked));
     }
 
     /// Retransmissions past the last SACK block (the FIN's tail, SACK-MORE)
@@ -483,6 +517,7 @@ impl SendControl for AtpSendControl {
             // the rate on the feedback packet ... as part of its quick-start".
             SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
+                self.measure_delivery(now, repr.ack);
                 let r = self.feedback_rate(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
                 self.set_rate(core, now, s);
@@ -583,10 +618,11 @@ impl SendControl for AtpSendControl {
             self.probe_next_at = now + self.config.epoch;
         } else {
             // Pace: keep the schedule when a little late, restart it when
-            // more than one interval late (no bursts after a quiet spell).
+            // more than one interval (and the allowed burst) late: no
+            // bursts after a quiet spell.
             let d_s = self.d_s();
             let scheduled = self.next_send + d_s;
-            self.next_send = if scheduled <= now { now + d_s } else { scheduled };
+            self.next_send = if scheduled + self.config.pacing_burst <= now { now + d_s } else { scheduled };
         }
         self.refresh_timers(core);
         Some(Transmit { len })

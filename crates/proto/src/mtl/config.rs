@@ -66,6 +66,10 @@ pub struct MtlConfig {
     pub max_reorder_bytes: u64,
     /// Emit trace samples (rate, FHD, RTT, retransmissions).
     pub trace: bool,
+    /// How late the pacing schedule may run before it restarts, as ATP's
+    /// (`AtpConfig::pacing_burst`): zero in the simulator, whose timers are
+    /// exact; a little on a host, whose timers wake late.
+    pub pacing_burst: Duration,
 }
 
 impl Default for MtlConfig {
@@ -89,6 +93,7 @@ impl Default for MtlConfig {
             linger: Duration::from_secs(5),
             max_reorder_bytes: 256 << 20,
             trace: false,
+            pacing_burst: Duration::ZERO,
         }
     }
 }
@@ -148,6 +153,7 @@ impl MtlConfig {
             linger: self.linger,
             max_reorder_bytes: self.max_reorder_bytes,
             trace: self.trace,
+            pacing_burst: self.pacing_burst,
         }
     }
 

@@ -489,10 +489,11 @@ impl SendControl for MtlSendControl {
                     self.last_probe_at = Some(now);
                 }
                 // Pace: keep the schedule when a little late, restart it when
-                // more than one gap late (no bursts after a pause).
+                // more than one gap (and the allowed burst) late: no bursts
+                // after a pause.
                 let gap = self.interval();
                 let scheduled = self.next_send + gap;
-                self.next_send = if scheduled <= now { now + gap } else { scheduled };
+                self.next_send = if scheduled + self.config.pacing_burst <= now { now + gap } else { scheduled };
             }
             Next::Request => self.request_sent_at = Some(now),
             Next::Fin => {
