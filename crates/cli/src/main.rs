@@ -20,6 +20,7 @@
 //!   kernel TCP.
 
 mod bench;
+mod bench_peers;
 mod bench_suite;
 mod bench_transfer;
 mod emu;
@@ -157,6 +158,10 @@ enum Command {
         /// Run every row this many times (1 to 100), alternating, and report means with 95% intervals (and the seal's paired cost).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=bench_transfer::MAX_REPEAT as i64))]
         repeat: u32,
+        /// A soak instead: this many transfers of --size-mib each at once to one receiver, per protocol
+        /// (2 to 64), every byte checked by the receiver; exit 2 unless every one is verified in full.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=bench_peers::MAX_PEERS))]
+        peers: Option<u64>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -504,7 +509,15 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Emu(args)) => emu::run(args),
         Some(Command::Relay(args)) => emu::relay(args),
         Some(Command::Routed(args)) => routed::run(args),
-        Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, psk, repeat, json }) => {
+        Some(Command::BenchTransfer { size_mib, protocols, atp_min_delay, psk, repeat, peers, json }) => {
+            if let Some(peers) = peers {
+                if atp_min_delay.is_some() || psk || repeat > 1 {
+                    anyhow::bail!(
+                        "--peers {peers} with --atp-min-delay, --psk or --repeat: expected --peers with --size-mib, --protocols and --json only"
+                    );
+                }
+                return bench_peers::run_soak(&protocols, peers, size_mib, json);
+            }
             let plan =
                 bench_transfer::BenchPlan { size_mib, protocols: &protocols, atp_min_delay, compare_psk: psk, repeat };
             bench_transfer::run_bench(&plan, json)

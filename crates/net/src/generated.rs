@@ -169,4 +169,22 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A generated stream of a size (a benchmark's, `Payload::generated`)
+    /// is complete at its last byte, with the header's hash as its token,
+    /// and takes nothing beyond it.
+    #[test]
+    fn a_sized_generated_stream_is_complete_at_its_size() {
+        let h = StreamHeader { name: "peer-0".into(), size: 300, sha256: [0; 32] };
+        let mut sink = Sink::new(SinkKind::TimedOnly);
+        let mut body = vec![0u8; 301];
+        fill(0, &mut body);
+        assert!(!sink.write(&h.encode_as(StreamKind::Timed)).unwrap());
+        assert!(!sink.write(&body[..299]).unwrap());
+        assert!(!sink.is_complete() && sink.verified_sha256().is_none());
+        assert!(sink.write(&body[299..300]).unwrap(), "complete at 300");
+        assert!(sink.is_complete() && sink.verified_sha256() == Some([0; 32]));
+        sink.finish().unwrap();
+        assert!(matches!(sink.write(&body[300..]), Err(FramingError::TooLong { size: 300 })));
+    }
 }
