@@ -167,6 +167,64 @@ fn bench_kernel_tcp(bytes: usize, show_bar: bool) -> Result<BenchRow> {
     Ok(BenchRow { name: "kernel TCP".into(), bytes: bytes as u64, wall_s, cpu_s, rx_cpu_s, retransmissions: None })
 }
 
+/// The anchor row's name: iperf3's UDP test at full speed, what a
+/// well-optimised user-space sender moves without any reliability.
+const IPERF3_ROW: &str = "iperf3 -u (no reliability)";
+/// The smallest run the anchor row is measured for (16 MiB).
+const IPERF3_MIN_BYTES: usize = 16 << 20;
+
+/// `iperf3 -u -b 0` moving `bytes` of 1436-byte datagrams over loopback
+/// (its server a child process too), if `iperf3` is on the PATH: goodput
+/// is what its server received, CPU both ends' (as iperf3 reports them).
+fn bench_iperf3_udp(bytes: usize) -> Result<Option<BenchRow>> {
+    use std::process::{Command, Stdio};
+    // Below this iperf3's UDP test ends before its counters settle (1 MiB
+    // went in 3 ms and was reported received once in two runs).
+    if bytes < IPERF3_MIN_BYTES {
+        return Ok(None);
+    }
+    if Command::new("iperf3").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
+        return Ok(None);
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port().to_string();
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-B", "127.0.0.1", "-p", &port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting iperf3 -s")?;
+    // Until the server listens (its TCP control port), at most 5 s.
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>()?)).is_err() {
+        anyhow::ensure!(t0.elapsed() < Duration::from_secs(5), "iperf3 -s did not listen on port {port} within 5 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let client = Command::new("iperf3")
+        .args(["-u", "-c", "127.0.0.1", "-p", &port, "-b", "0", "-l", "1436", "-n", &bytes.to_string(), "--json"])
+        .output()
+        .context("running iperf3 -u")?;
+    let _ = server.kill();
+    let _ = server.wait();
+    let v: serde_json::Value = serde_json::from_slice(&client.stdout).context("iperf3's --json output")?;
+    let end = &v["end"];
+    let number = |x: &serde_json::Value, what: &str| {
+        x.as_f64().with_context(|| format!("iperf3's JSON has no {what}: {}", String::from_utf8_lossy(&client.stdout)))
+    };
+    let wall_s = number(&end["sum"]["seconds"], "end.sum.seconds")?;
+    let received_bps = number(&end["sum_received"]["bits_per_second"], "end.sum_received.bits_per_second")?;
+    let cpu = &end["cpu_utilization_percent"];
+    let (host, remote) = (number(&cpu["host_total"], "host_total")?, number(&cpu["remote_total"], "remote_total")?);
+    anyhow::ensure!(received_bps > 0.0 && wall_s > 0.0, "iperf3 -u reported nothing received in {wall_s} s");
+    Ok(Some(BenchRow {
+        name: IPERF3_ROW.into(),
+        bytes: (received_bps * wall_s / 8.0) as u64,
+        wall_s,
+        cpu_s: (host + remote) / 100.0 * wall_s,
+        rx_cpu_s: Some(remote / 100.0 * wall_s),
+        retransmissions: None,
+    }))
+}
+
 /// Most `--repeat`: each repetition runs every row again.
 pub const MAX_REPEAT: u32 = 100;
 
@@ -255,6 +313,17 @@ pub fn run_bench(plan: &BenchPlan, json_out: bool) -> Result<()> {
         say(json_out, &kernel);
         let i = row(&mut rows, &kernel.name, None);
         rows[i].runs.push(kernel);
+        match bench_iperf3_udp(bytes)? {
+            Some(anchor) => {
+                say(json_out, &anchor);
+                let i = row(&mut rows, &anchor.name, None);
+                rows[i].runs.push(anchor);
+            }
+            None if !json_out && rep == 1 => eprintln!(
+                "bench-transfer: no anchor row (iperf3 -u): iperf3 is not on the PATH (apt-get install iperf3), or the run is under 16 MiB"
+            ),
+            None => {}
+        }
     }
     if json_out {
         let list: Vec<_> = rows
