@@ -7,7 +7,8 @@ mod common;
 
 /// A 2-hop static chain (802.11a at 24 Mbit/s, 200 m apart): two 1 MB
 /// transfers from node 0 to node 2, one with cubic and one with reno,
-/// then one backlogged flow back from node 2 until `stop_s`, after them.
+/// then one backlogged flow back from node 2 until `stop_s`, after them,
+/// and last a transfer too large to finish before the run's end at 20 s.
 fn scenario() -> String {
     common::chain_toml(1, 20.0, 2) + FLOWS
 }
@@ -39,6 +40,13 @@ dst = 0
 protocol = "kernel-tcp"
 stop_s = 16.0
 start_s = 12.0
+
+[[flows]]
+src = 0
+dst = 2
+protocol = "kernel-tcp"
+bytes = 40000000
+start_s = 17.0
 "#;
 
 #[test]
@@ -46,7 +54,7 @@ start_s = 12.0
 fn kernel_tcp_flows_with_cubic_and_reno_arrive_verified_and_one_until_stop_s_delivers() {
     let v = common::emu_run_json("chain-kernel-tcp", &scenario());
     let flows = v["run"]["flows"].as_array().unwrap();
-    assert_eq!(flows.len(), 3, "{v}");
+    assert_eq!(flows.len(), 4, "{v}");
     for (f, cc) in flows.iter().zip(["cubic", "reno"]) {
         assert_eq!(f["protocol"], "kernel-tcp", "{f}");
         assert_eq!(f["kernel_tcp"]["congestion_control"], cc, "{f}");
@@ -72,6 +80,23 @@ fn kernel_tcp_flows_with_cubic_and_reno_arrive_verified_and_one_until_stop_s_del
     assert!(f["bytes_delivered"].as_u64().unwrap() > 100_000, "{f}");
     assert!(f["goodput_bps"].as_f64().unwrap() > 100_000.0, "{f}");
     assert!((f["duration_s"].as_f64().unwrap() - 4.0).abs() < 1e-9, "{f}");
+    // Not finished by the run's end: stopped there and reported
+    // incomplete with what was read (and checked) by then, as the
+    // simulator reports it, not run on until it finishes or stalls.
+    let f = &flows[3];
+    let t = &f["transfer"];
+    assert_eq!((&t["completed"], &t["failed"]), (&false.into(), &false.into()), "{f}");
+    assert!(t["completion_time_s"].is_null(), "{f}");
+    let delivered = f["bytes_delivered"].as_u64().unwrap();
+    assert!(delivered > 10_000 && delivered < 40_000_000, "{f}");
+    assert!(
+        t["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("not finished by duration_s = 20 s (stopped then, every byte received"),
+        "{f}"
+    );
+    assert!((f["duration_s"].as_f64().unwrap() - 3.0).abs() < 1e-9, "{f}");
     // The same file on the simulator, which has no kernel: refused by key.
     let dir = common::scratch("kernel-tcp-sim");
     let file = dir.join("chain-kernel-tcp.toml");

@@ -13,8 +13,11 @@
 //!
 //! * `bytes`: the sender writes them and shuts its side down; the flow
 //!   completes when the receiver has read every byte, each equal to the
-//!   data, and the end of the stream. One finished after `duration_s` is
-//!   reported incomplete with the bytes read by then, as transfers are.
+//!   data, and the end of the stream. One not finished by `duration_s`
+//!   stops there, as the simulator's flows do, and is reported incomplete
+//!   with the bytes read by then (each already checked as it was read, so
+//!   running on would verify nothing more: it would only keep a stalled
+//!   flow's run waiting out [`IDLE_TIMEOUT`]).
 //! * `stop_s`: a backlogged sender until then (the run's end at the
 //!   latest). At that instant both ends stop, as the simulator's engines
 //!   do: the receiver counts the bytes it read by then and the sender
@@ -172,7 +175,8 @@ struct FlowRun {
     total: Option<u64>,
     t0: Instant,
     start: Duration,
-    /// A flow until `stop_s`: when both ends stop (the run's end at the latest).
+    /// A flow until `stop_s`: when both ends stop (the run's end at the
+    /// latest). Every flow stops at the run's end ([`FlowRun::stopped`]).
     stop: Option<Duration>,
     run_end: Duration,
     /// Set when the sender failed, so that the receiver stops waiting for it.
@@ -209,8 +213,10 @@ impl FlowRun {
         self.t0.elapsed()
     }
 
+    /// Whether both ends stop now: at `stop_s`, or at the run's end for a
+    /// flow of `bytes` not finished by then.
     fn stopped(&self) -> bool {
-        self.stop.is_some_and(|stop| self.now() >= stop)
+        self.now() >= self.stop.unwrap_or(self.run_end)
     }
 
     /// The receiver, in the destination's namespace.
@@ -241,10 +247,10 @@ impl FlowRun {
             let now = self.now();
             // What arrives from the stop on is not counted: the flow is over.
             if self.stopped() {
+                if now >= self.run_end {
+                    r.at_run_end = Some(r.delivered);
+                }
                 break;
-            }
-            if r.at_run_end.is_none() && now >= self.run_end {
-                r.at_run_end = Some(r.delivered);
             }
             match read {
                 Ok(0) => match self.total {
@@ -442,11 +448,14 @@ impl FlowRun {
         };
         let (verified, bytes, end_s, after_end) = match (&error, self.total, self.stop) {
             (Some(_), ..) => (false, r.delivered, r.ended.as_secs_f64(), None),
-            (None, Some(total), _) => {
-                let finished_s = r.finished.unwrap_or(r.ended).as_secs_f64();
-                let late = finished_s > self.run_end.as_secs_f64();
-                (true, total, finished_s, late.then(|| (r.at_run_end.unwrap_or(0), finished_s)))
-            }
+            (None, Some(total), _) => match r.finished {
+                Some(finished) => (true, total, finished.as_secs_f64(), None),
+                // Stopped at the run's end: incomplete, every byte received checked.
+                None => {
+                    let end_s = self.run_end.as_secs_f64();
+                    (true, r.delivered, end_s, Some((r.at_run_end.unwrap_or(r.delivered), None)))
+                }
+            },
             (None, None, stop) => (true, r.delivered, stop.unwrap_or(self.run_end).as_secs_f64(), None),
         };
         let duration_s = (end_s - start_s).max(0.0);

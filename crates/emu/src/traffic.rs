@@ -403,9 +403,13 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
                     r.duration_s = active_s;
                     r.goodput_bps = meshbed_sim::report::goodput_bps(acked, active_s);
                     t.error = Some(format!(
-                        "not finished by duration_s = {} s (it finished at {finished_s:.1} s{})",
+                        "not finished by duration_s = {} s ({})",
                         scenario.duration_s,
-                        if o.verified { ", every byte verified" } else { "" }
+                        match finished_s {
+                            Some(s) if o.verified => format!("it finished at {s:.1} s, every byte verified"),
+                            Some(s) => format!("it finished at {s:.1} s"),
+                            None => "stopped then, every byte received by then verified".to_string(),
+                        }
                     ));
                 }
             }

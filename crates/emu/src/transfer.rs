@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex};
 /// What a transport flow did on the emulator.
 pub struct TransferOutcome {
     pub verified: bool,
-    /// Finished after the run's `duration_s`: the bytes acknowledged when
-    /// the run's time was up, and when it finished (s from the run's start).
-    pub after_end: Option<(u64, f64)>,
+    /// Not finished by the run's `duration_s`: the bytes acknowledged when
+    /// the run's time was up, and when it finished (s from the run's
+    /// start), or `None` if it was stopped there (a kernel TCP flow).
+    pub after_end: Option<(u64, Option<f64>)>,
     pub error: Option<String>,
     pub bytes_delivered: u64,
     pub goodput_bps: f64,
@@ -84,10 +85,16 @@ pub(crate) fn start_transfer(
         Amount::Bytes(bytes) => bytes,
         Amount::Until { .. } => scenario.sender_data_bytes(index),
     };
-    let stop_at = match amount {
-        Amount::Bytes(_) => None,
-        Amount::Until { stop_s } => Some(t0 + std::time::Duration::from_secs_f64(stop_s.min(scenario.duration_s))),
-    };
+    // Every flow stops at the run's end at the latest, as the simulator's
+    // do: a transfer not finished by then is incomplete, with the bytes
+    // acknowledged by then (its partial file checked). Running on would
+    // only keep a stalled transfer's run waiting out its idle timeout.
+    let stop_at = t0
+        + std::time::Duration::from_secs_f64(match amount {
+            Amount::Bytes(_) => scenario.duration_s,
+            Amount::Until { stop_s } => stop_s.min(scenario.duration_s),
+        });
+    let of_bytes = matches!(amount, Amount::Bytes(_));
     let mut data = vec![0u8; bytes as usize];
     meshbed_core::stream_rng(
         scenario.seed,
@@ -187,7 +194,7 @@ pub(crate) fn start_transfer(
                 options.routed = routed;
                 options.trace = trace;
                 options.tcp = tcp;
-                options.stop_at = stop_at;
+                options.stop_at = Some(stop_at);
                 // A failed attempt (a route not there yet) is retried.
                 options.retries = 2;
                 // The simulator's engines wait out a silence as long as
@@ -207,11 +214,15 @@ pub(crate) fn start_transfer(
                         acked_at_end = Some(p.acked.saturating_sub(p.total - bytes));
                     }
                 });
-                if let Some(stopped) = stop_at.and(sent.as_ref().ok().or_else(|| sent.as_ref().err()?.report())) {
+                if let Some(stopped) = sent.as_ref().ok().or_else(|| sent.as_ref().err()?.report()) {
                     if stopped.stopped {
                         // The receiver still holds the partial file: check
                         // it before it is abandoned.
-                        let outcome = stopped_outcome(&scratch, &data, stopped, start, stop_at, t0);
+                        let mut outcome = stopped_outcome(&scratch, &data, stopped, start, stop_at, t0);
+                        if of_bytes && outcome.verified {
+                            // Not finished by the run's end: incomplete, not failed.
+                            outcome.after_end = Some((outcome.bytes_delivered, None));
+                        }
                         stop.store(true, Ordering::Relaxed);
                         let _ = receiver.join();
                         return Ok(outcome);
@@ -256,7 +267,7 @@ pub(crate) fn start_transfer(
                 let late = finished_s > run_end.as_secs_f64();
                 Ok(TransferOutcome {
                     verified,
-                    after_end: late.then(|| (acked_at_end.unwrap_or(0), finished_s)),
+                    after_end: late.then(|| (acked_at_end.unwrap_or(0), Some(finished_s))),
                     error,
                     bytes_delivered: if verified { bytes } else { 0 },
                     goodput_bps: if verified { report.goodput_bps } else { 0.0 },
@@ -284,7 +295,7 @@ fn preset_idle_timeout(protocol: meshbed_proto::Protocol) -> meshbed_core::Durat
         .idle_timeout()
 }
 
-/// A flow stopped at its `stop_s`: the file bytes the receiver had
+/// A flow stopped at its `stop_s` (or a transfer at the run's end): the file bytes the receiver had
 /// acknowledged, and whether what it wrote so far (its partial file in
 /// `scratch`) equals the start of the data.
 fn stopped_outcome(
@@ -292,7 +303,7 @@ fn stopped_outcome(
     data: &[u8],
     report: &meshbed_net::SendReport,
     start: std::time::Duration,
-    stop_at: Option<std::time::Instant>,
+    stop_at: std::time::Instant,
     t0: std::time::Instant,
 ) -> TransferOutcome {
     let written = std::fs::read_dir(scratch)
@@ -303,8 +314,7 @@ fn stopped_outcome(
         .and_then(|e| std::fs::read(e.path()).ok())
         .unwrap_or_default();
     let verified = written.len() <= data.len() && written[..] == data[..written.len()];
-    let active_s =
-        stop_at.map_or(0.0, |t| t.saturating_duration_since(t0).as_secs_f64() - start.as_secs_f64()).max(0.0);
+    let active_s = (stop_at.saturating_duration_since(t0).as_secs_f64() - start.as_secs_f64()).max(0.0);
     let bytes = report.acked_file_bytes;
     TransferOutcome {
         verified,
