@@ -141,12 +141,16 @@ pub(crate) fn peak_rss_mib() -> Option<f64> {
 }
 
 /// A workload measured side by side with a baseline binary: median wall
-/// seconds of each, and the median of the per-pair ratios (baseline ÷ this).
+/// seconds of each, and the median of the per-pair ratios (baseline ÷ this);
+/// and whether both simulated the same run (the summary line `meshbed sim`
+/// prints first: seed, simulated time, event count and trace hash), so that
+/// a speed-up that changed the model's numbers shows.
 struct Pair {
     workload: &'static str,
     this_s: f64,
     baseline_s: f64,
     speed_up: f64,
+    same_run: bool,
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -154,15 +158,16 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// Wall seconds of `binary sim file` as a child process; an error holds the
+/// Wall seconds of `binary sim file` as a child process, and the first line
+/// it printed (the run's summary with its trace hash); an error holds the
 /// first line the binary printed on failure (an older build may not know a
 /// key of the scenario).
-fn time_child(binary: &Path, file: &Path) -> Result<f64> {
+fn time_child(binary: &Path, file: &Path) -> Result<(f64, String)> {
     let t0 = std::time::Instant::now();
     let output = std::process::Command::new(binary)
         .arg("sim")
         .arg(file)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .output()
         .with_context(|| format!("--baseline: running {}", binary.display()))?;
@@ -171,7 +176,8 @@ fn time_child(binary: &Path, file: &Path) -> Result<f64> {
         let err = String::from_utf8_lossy(&output.stderr);
         bail!("{} sim: {}", binary.display(), err.lines().next().unwrap_or("failed without a message"));
     }
-    Ok(wall_s)
+    let summary = String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or_default().to_string();
+    Ok((wall_s, summary))
 }
 
 /// Runs `w`'s scenario with this binary and `baseline`, in turn.
@@ -184,10 +190,12 @@ fn side_by_side(baseline: &Path, w: &Workload, scenario: &Scenario, repetitions:
     std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
     let this = std::env::current_exe().context("this binary's path")?;
     let mut pairs = Vec::new();
+    let mut same_run = true;
     let result = (|| {
         for _ in 0..repetitions {
-            let a = time_child(&this, &file)?;
-            let b = time_child(baseline, &file)?;
+            let (a, this_run) = time_child(&this, &file)?;
+            let (b, baseline_run) = time_child(baseline, &file)?;
+            same_run &= this_run == baseline_run;
             pairs.push((a, b));
         }
         Ok::<_, anyhow::Error>(())
@@ -199,6 +207,7 @@ fn side_by_side(baseline: &Path, w: &Workload, scenario: &Scenario, repetitions:
         this_s: median(pairs.iter().map(|p| p.0).collect()),
         baseline_s: median(pairs.iter().map(|p| p.1).collect()),
         speed_up: median(pairs.iter().map(|p| p.1 / p.0).collect()),
+        same_run,
     })
 }
 
@@ -266,14 +275,19 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
     }
     if baseline.is_some() && !json_out {
         out(&format!(
-            "\nside by side (child processes in turn, median of {repetitions}):\n{:<24} {:>9} {:>11} {:>9}\n",
-            "workload", "this s", "baseline s", "speed-up"
+            "\nside by side (child processes in turn, median of {repetitions}):\n{:<24} {:>9} {:>11} {:>9}  {}\n",
+            "workload", "this s", "baseline s", "speed-up", "same run (events, trace hash)"
         ))?;
         for p in &pairs {
             match p {
-                Ok(p) => {
-                    out(&format!("{:<24} {:>9.3} {:>11.3} {:>8.2}x\n", p.workload, p.this_s, p.baseline_s, p.speed_up))?
-                }
+                Ok(p) => out(&format!(
+                    "{:<24} {:>9.3} {:>11.3} {:>8.2}x  {}\n",
+                    p.workload,
+                    p.this_s,
+                    p.baseline_s,
+                    p.speed_up,
+                    if p.same_run { "yes" } else { "NO: the model's numbers changed" }
+                ))?,
                 Err((name, e)) => out(&format!("{name:<24} not compared: {e}\n"))?,
             }
         }
@@ -285,6 +299,7 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
                 let pair = pairs.iter().find_map(|p| match p {
                     Ok(p) if p.workload == r.workload => Some(serde_json::json!({
                         "this_s": p.this_s, "baseline_s": p.baseline_s, "speed_up": p.speed_up,
+                        "same_run": p.same_run,
                     })),
                     Err((name, e)) if *name == r.workload => Some(serde_json::json!({ "error": e })),
                     _ => None,

@@ -113,6 +113,14 @@ fn the_bench_suite_compares_with_a_baseline_binary() {
         (b["this_s"].as_f64().unwrap(), b["baseline_s"].as_f64().unwrap(), b["speed_up"].as_f64().unwrap());
     assert!(this > 0.0 && base > 0.0, "{b}");
     assert!(speed_up > 0.2 && speed_up < 5.0, "the same binary on both sides: {b}");
+    assert_eq!(b["same_run"], true, "the same binary simulates the same run: {b}");
+    // A build whose run differs (another event count or trace hash) is said to.
+    let other = tmp("other-model.sh", "#!/bin/sh\necho 'seed 1  simulated 10.000 s  events 7  trace 00000000'\n");
+    std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = meshbed(&["bench", "--suite", "--only", "chain-udp", "--baseline", other.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("NO: the model's numbers changed"), "{text}");
 
     let false_bin = tmp("not-meshbed.sh", "#!/bin/sh\necho 'no such command: sim' >&2\nexit 3\n");
     std::fs::set_permissions(&false_bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();

@@ -13,7 +13,7 @@
 use super::neighbours::{probe_jitter, Neighbours};
 use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
 use super::queue::DuplicateSet;
-use super::tables::{Route, RoutingTable, TopologySet};
+use super::tables::{edge_cost, Edge, Route, RoutingTable, TopologySet};
 use super::{Metric, OlsrConfig};
 use crate::common::{jitter, Outbox};
 use crate::{
@@ -34,18 +34,22 @@ enum Timer {
 }
 const TIMER_COUNT: usize = 5;
 
-/// One node's OLSR.
 /// Everything the routing table is computed from (RFC 3626 §10): the
-/// symmetric first hops with their cost, the 2-hop links, the topology
-/// set (by its version: it is large) and the peers that have left.
-#[derive(Debug, PartialEq)]
+/// symmetric first hops with their cost and the 2-hop links with theirs
+/// (from the neighbour set, read at its `neighbours_version`), the topology
+/// links with theirs (read at `topology_version`), each in key order, and
+/// the peers that have left.
+#[derive(Debug)]
 struct RouteInputs {
     first_hops: Vec<(NodeId, u32)>,
-    two_hop_links: Vec<(NodeId, NodeId, u16)>,
+    two_hop_edges: Vec<Edge>,
+    neighbours_version: (u64, u64),
+    topology_edges: Vec<Edge>,
     topology_version: u64,
     left: Vec<NodeId>,
 }
 
+/// One node's OLSR.
 pub struct OlsrEngine {
     node: NodeId,
     config: OlsrConfig,
@@ -60,7 +64,6 @@ pub struct OlsrEngine {
     /// the neighbour and topology sets then: while neither moved, the
     /// inputs cannot have changed and are not rebuilt to be compared.
     route_inputs: Option<RouteInputs>,
-    route_inputs_version: Option<((u64, u64), u64)>,
     /// Peers a transport reported unresponsive, with when (seed 004
     /// §III.B); cleared by a HELLO or TC the peer originated.
     inaccessible: BTreeMap<NodeId, Instant>,
@@ -97,7 +100,6 @@ impl OlsrEngine {
             duplicates: DuplicateSet::default(),
             routes: RoutingTable::default(),
             route_inputs: None,
-            route_inputs_version: None,
             inaccessible: BTreeMap::new(),
             advertised: BTreeSet::new(),
             ansn: 0,
@@ -276,11 +278,12 @@ impl OlsrEngine {
     /// Recomputes the routing table from the symmetric links, the 2-hop
     /// set and the topology set, without the peers that have left — only
     /// when one of them changed since the last computation (RFC 3626 §10:
-    /// the table is recomputed "when a change is detected"). Most control
-    /// packets only refresh what is known; recomputing on each of them made
-    /// OLSR two orders of magnitude slower per event than AODV (issue 28).
-    /// The same inputs give the same routes and no events, so skipping
-    /// changes nothing.
+    /// the table is recomputed "when a change is detected"), and then only
+    /// if the change can move a route ([`RoutingTable::changed_by`]). Most
+    /// control packets only refresh what is known; recomputing on each of
+    /// them made OLSR two orders of magnitude slower per event than AODV
+    /// (issue 28). The same inputs give the same routes and no events, so
+    /// skipping changes nothing.
     fn update_routes(&mut self) {
         let now = self.now;
         let metric = self.config.metric;
@@ -290,30 +293,57 @@ impl OlsrEngine {
         let hold = self.config.top_hold_time;
         let left: Vec<NodeId> =
             self.inaccessible.iter().filter(|(_, &at)| now >= at + hold).map(|(&peer, _)| peer).collect();
-        let version = (self.neighbours.version(), self.topology.links_version());
-        if self.route_inputs_version == Some(version) && self.route_inputs.as_ref().is_some_and(|i| i.left == left) {
+        let (neighbours_version, topology_version) = (self.neighbours.version(), self.topology.links_version());
+        let mut old = self.route_inputs.take();
+        let fresh_neighbours = old.as_ref().is_none_or(|o| o.neighbours_version != neighbours_version);
+        let fresh_topology = old.as_ref().is_none_or(|o| o.topology_version != topology_version);
+        if !fresh_neighbours && !fresh_topology && old.as_ref().is_some_and(|o| o.left == left) {
+            self.route_inputs = old;
             return;
         }
-        self.route_inputs_version = Some(version);
-        let inputs = RouteInputs {
-            first_hops: self.neighbours.first_hops(now, metric),
-            two_hop_links: self.neighbours.two_hop_links().collect(),
-            topology_version: self.topology.links_version(),
-            left,
+        // Only the part whose set moved is read again (each set iterates in
+        // key order, so each part is sorted as `changed_by` needs); the
+        // other is taken over from the old inputs.
+        let edges = |links: &mut dyn Iterator<Item = (NodeId, NodeId, u16)>| -> Vec<Edge> {
+            links.filter_map(|(from, to, m)| edge_cost(metric, m).map(|c| (from, to, c))).collect()
         };
-        if self.route_inputs.as_ref() == Some(&inputs) {
-            return;
-        }
-        let links = inputs.two_hop_links.iter().copied().chain(self.topology.links());
+        let (first_hops, two_hop_edges) = if fresh_neighbours {
+            (self.neighbours.first_hops(now, metric), edges(&mut self.neighbours.two_hop_links()))
+        } else {
+            let o = old.as_mut().expect("kept inputs");
+            (std::mem::take(&mut o.first_hops), std::mem::take(&mut o.two_hop_edges))
+        };
+        let topology_edges = if fresh_topology {
+            edges(&mut self.topology.links())
+        } else {
+            std::mem::take(&mut old.as_mut().expect("kept inputs").topology_edges)
+        };
+        let inputs =
+            RouteInputs { first_hops, two_hop_edges, neighbours_version, topology_edges, topology_version, left };
         let has_left = |peer: NodeId| inputs.left.binary_search(&peer).is_ok();
-        self.routes.compute(self.node, metric, inputs.first_hops.clone(), links, has_left, &mut self.events);
+        // A fresh part is compared with its old self (a link that moved from
+        // one part to the other reads as lost and gained, which can only
+        // make `changed_by` say yes); a kept part has not changed.
+        let unchanged = old.as_ref().is_some_and(|o| {
+            (!fresh_neighbours || o.first_hops == inputs.first_hops)
+                && o.left == inputs.left
+                && !(fresh_neighbours
+                    && self.routes.changed_by(self.node, &o.two_hop_edges, &inputs.two_hop_edges, has_left))
+                && !(fresh_topology
+                    && self.routes.changed_by(self.node, &o.topology_edges, &inputs.topology_edges, has_left))
+        });
+        if !unchanged {
+            let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
+            self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events);
+        }
         self.route_inputs = Some(inputs);
     }
 
-    fn next_expiry(&self) -> Option<Instant> {
+    fn next_expiry(&mut self) -> Option<Instant> {
         let now = self.now;
         self.neighbours
-            .expiry_times()
+            .next_time_after(now)
+            .into_iter()
             .chain(self.topology.next_expiry(now))
             .chain(self.inaccessible.values().map(|&at| at + self.config.top_hold_time))
             .filter(|&t| t > now)

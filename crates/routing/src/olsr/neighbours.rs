@@ -84,9 +84,14 @@ pub(super) struct Neighbours {
     /// only when it moved (issue 28: reading them after every control
     /// message was a quarter of a 100-node OLSR run).
     changes: u64,
-    /// `changes` when the 2-hop set was last checked against the links,
-    /// and when the MPR inputs were last compared.
-    two_hop_checked_at: Option<u64>,
+    /// A link stopped being symmetric or left the set since the 2-hop set
+    /// and the MPR selectors were last checked against the links: only
+    /// then can either hold a tuple through a link that is not symmetric
+    /// (both are added only through symmetric ones), so `update` looks only
+    /// then (issue 28: the lookups after every control message were a
+    /// sixth of a 100-node OLSR run).
+    check_due: bool,
+    /// `changes` when the MPR inputs were last compared.
     mpr_checked_at: Option<u64>,
     /// Counts every change of a link cost the routes read beyond
     /// `changes`: a 2-hop tuple's advertised metric, an ETX probe heard
@@ -99,6 +104,14 @@ pub(super) struct Neighbours {
     /// every packet (issue 28: the scans were a quarter of a 100-node OLSR
     /// run). `None`: no tuple.
     earliest_until: Option<Instant>,
+    /// Counts every write and removal of a time [`Neighbours::expiry_times`]
+    /// yields, so that [`Neighbours::next_time_after`] can keep its answer
+    /// while none happened (issue 28: scanning every tuple's times after
+    /// each control packet was a sixth of a 100-node OLSR run).
+    times_written: u64,
+    /// The last answer of `next_time_after`: (`times_written` then, the
+    /// time asked about, the answer).
+    next_time: Option<(u64, Instant, Option<Instant>)>,
 }
 
 /// Everything MPR selection reads (RFC 3626 §8.3.1): the symmetric
@@ -221,6 +234,7 @@ impl Neighbours {
         willingness: u8,
         neighbours: &[HelloEntry],
     ) {
+        self.times_written += 1;
         let changes = &mut self.changes;
         let link = self.links.entry(from).or_insert_with(|| {
             *changes += 1;
@@ -245,6 +259,9 @@ impl Neighbours {
         let (until, sym) = (link.until, link.is_sym(now));
         self.note_until(until);
         if !sym {
+            // What `update` would drop at once (a HELLO saying the link is
+            // lost): nothing reads these in between.
+            self.check_due = true;
             return;
         }
         for e in neighbours {
@@ -295,6 +312,8 @@ impl Neighbours {
     pub(super) fn link_failure(&mut self, now: Instant, neighbour: NodeId, hold: Duration) {
         if let Some(l) = self.links.get_mut(&neighbour) {
             self.changes += 1;
+            self.times_written += 1;
+            self.check_due = true;
             l.lost_until = Some(now + hold);
             l.until = l.until.max(now + hold);
             let until = l.until;
@@ -306,11 +325,15 @@ impl Neighbours {
     /// window.
     pub(super) fn expire(&mut self, now: Instant, metric: Metric) {
         if self.earliest_until.is_some_and(|e| e <= now) {
+            self.times_written += 1;
             let sizes = (self.links.len(), self.two_hop.len());
             self.links.retain(|_, l| l.until > now);
             self.two_hop.retain(|_, t| t.until > now);
             if (self.links.len(), self.two_hop.len()) != sizes {
                 self.changes += 1;
+            }
+            if self.links.len() != sizes.0 {
+                self.check_due = true;
             }
             self.mpr_selectors.retain(|_, &mut t| t > now);
             self.earliest_until = self
@@ -344,19 +367,17 @@ impl Neighbours {
             }
             if l.was_sym != sym {
                 self.changes += 1;
+                self.check_due |= !sym;
             }
             l.was_sym = sym;
         }
-        for (&n, l) in self.links.iter() {
-            if !l.is_sym(now) {
-                self.mpr_selectors.remove(&n);
+        if std::mem::take(&mut self.check_due) {
+            for (&n, l) in self.links.iter() {
+                if !l.is_sym(now) && self.mpr_selectors.remove(&n).is_some() {
+                    self.times_written += 1;
+                }
             }
-        }
-        // A 2-hop tuple is only ever added through a symmetric link, so the
-        // set needs checking only after a change.
-        if self.two_hop_checked_at != Some(self.changes) {
             self.drop_two_hop_through_asymmetric(now);
-            self.two_hop_checked_at = Some(self.changes);
         }
         if self.mpr_checked_at != Some(self.changes) {
             // Compared in place: the vectors are built only when they changed.
@@ -397,6 +418,7 @@ impl Neighbours {
                 self.two_hop.remove(&k);
             }
             self.changes += 1;
+            self.times_written += 1;
         }
     }
 
@@ -465,8 +487,23 @@ impl Neighbours {
         mprs
     }
 
+    /// The first of [`Neighbours::expiry_times`] after `now`. The last
+    /// answer stands while no time was written or removed and `now` has
+    /// not reached it: no time lay between the instant it was asked about
+    /// and the answer.
+    pub(super) fn next_time_after(&mut self, now: Instant) -> Option<Instant> {
+        if let Some((written, asked, next)) = self.next_time {
+            if written == self.times_written && asked <= now && next.is_none_or(|t| now < t) {
+                return next;
+            }
+        }
+        let next = self.expiry_times().filter(|&t| t > now).min();
+        self.next_time = Some((self.times_written, now, next));
+        next
+    }
+
     /// Every time at which a tuple here changes or expires.
-    pub(super) fn expiry_times(&self) -> impl Iterator<Item = Instant> + '_ {
+    fn expiry_times(&self) -> impl Iterator<Item = Instant> + '_ {
         let link_times = self
             .links
             .values()
