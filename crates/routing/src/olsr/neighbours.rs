@@ -423,68 +423,70 @@ impl Neighbours {
     }
 
     /// RFC 3626 §8.3.1 MPR heuristic (without the optional optimisation).
+    /// The sets are sorted vectors indexed by position, not maps: this runs
+    /// whenever a moving node's neighbourhood changes (issue 28: its map
+    /// lookups were a tenth of a 100-node OLSR run).
     fn select_mprs(&self, now: Instant, me: NodeId) -> BTreeSet<NodeId> {
-        let n1: BTreeMap<NodeId, u8> = self
+        // N1: symmetric neighbours that may be chosen, in id order.
+        let n1: Vec<(NodeId, u8)> = self
             .links
             .iter()
             .filter(|(_, l)| l.is_sym(now) && l.willingness != WILL_NEVER)
             .map(|(&n, l)| (n, l.willingness))
             .collect();
+        let symmetric: Vec<NodeId> = self.links.iter().filter(|(_, l)| l.is_sym(now)).map(|(&n, _)| n).collect();
         // Who covers what: N2 excludes this node and its symmetric
-        // neighbours.
-        let mut covers: BTreeMap<NodeId, BTreeSet<NodeId>> = BTreeMap::new();
+        // neighbours. The 2-hop set is in (via, 2-hop) order, so each
+        // neighbour's list is sorted.
+        let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
         for &(via, two) in self.two_hop.keys() {
-            if n1.contains_key(&via) && two != me && !self.links.get(&two).is_some_and(|l| l.is_sym(now)) {
-                covers.entry(via).or_default().insert(two);
+            if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
+                if two != me && symmetric.binary_search(&two).is_err() {
+                    covers[i].push(two);
+                }
             }
         }
-        let mut uncovered: BTreeSet<NodeId> = covers.values().flatten().copied().collect();
-        let degree: BTreeMap<NodeId, usize> = covers.iter().map(|(&n, s)| (n, s.len())).collect();
-        let mut mprs = BTreeSet::new();
-        let choose = |n: NodeId, mprs: &mut BTreeSet<NodeId>, uncovered: &mut BTreeSet<NodeId>| {
-            mprs.insert(n);
-            for two in covers.get(&n).into_iter().flatten() {
-                uncovered.remove(two);
-            }
+        let mut n2: Vec<NodeId> = covers.iter().flatten().copied().collect();
+        n2.sort_unstable();
+        n2.dedup();
+        let at = |two: &NodeId| n2.binary_search(two).expect("every covered node is in N2");
+        let covers: Vec<Vec<usize>> = covers.iter().map(|c| c.iter().map(at).collect()).collect();
+        let mut uncovered = vec![true; n2.len()];
+        let mut chosen = vec![false; n1.len()];
+        let choose = |i: usize, chosen: &mut [bool], uncovered: &mut [bool]| {
+            chosen[i] = true;
+            covers[i].iter().for_each(|&j| uncovered[j] = false);
         };
         // Step 1: every WILL_ALWAYS neighbour.
-        for (&n, &w) in &n1 {
+        for (i, &(_, w)) in n1.iter().enumerate() {
             if w == WILL_ALWAYS {
-                choose(n, &mut mprs, &mut uncovered);
+                choose(i, &mut chosen, &mut uncovered);
             }
         }
-        // Step 3: neighbours that are the only way to some 2-hop node.
-        let sole: BTreeSet<NodeId> = uncovered
-            .iter()
-            .filter_map(|two| {
-                let mut via = covers.iter().filter(|(_, s)| s.contains(two)).map(|(&n, _)| n);
-                let first = via.next();
-                if via.next().is_none() {
-                    first
-                } else {
-                    None
-                }
-            })
-            .collect();
-        for n in sole {
-            choose(n, &mut mprs, &mut uncovered);
+        // Step 3: neighbours that are the only way to some 2-hop node still
+        // uncovered.
+        let mut ways = vec![0u32; n2.len()];
+        covers.iter().flatten().for_each(|&j| ways[j] += 1);
+        let sole: Vec<usize> =
+            (0..n1.len()).filter(|&i| covers[i].iter().any(|&j| uncovered[j] && ways[j] == 1)).collect();
+        for i in sole {
+            choose(i, &mut chosen, &mut uncovered);
         }
         // Step 4: highest willingness, then most still uncovered reached,
         // then highest degree; lowest id last for determinism.
-        while !uncovered.is_empty() {
-            let best = covers
-                .iter()
-                .filter(|(n, _)| !mprs.contains(*n))
-                .map(|(&n, s)| {
-                    let reach = s.intersection(&uncovered).count();
-                    (n1[&n], reach, degree[&n], Reverse(n))
+        while uncovered.contains(&true) {
+            let best = (0..n1.len())
+                .filter(|&i| !chosen[i])
+                .map(|i| {
+                    let reach = covers[i].iter().filter(|&&j| uncovered[j]).count();
+                    (n1[i].1, reach, covers[i].len(), Reverse(n1[i].0), i)
                 })
                 .filter(|k| k.1 > 0)
                 .max();
-            let Some((_, _, _, Reverse(n))) = best else { break };
-            choose(n, &mut mprs, &mut uncovered);
+            let Some((.., i)) = best else { break };
+            choose(i, &mut chosen, &mut uncovered);
         }
-        mprs
+        n1.iter().zip(chosen).filter(|(_, c)| *c).map(|(&(n, _), _)| n).collect()
     }
 
     /// The first of [`Neighbours::expiry_times`] after `now`. The last
