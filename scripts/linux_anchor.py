@@ -15,10 +15,10 @@ Where they exist, two simulator runs split the difference (seeds paired with the
 the engine's own file run in the simulator (`meshbed experiment run FILE --out ROOT/NAME-sim`,
 no `--backend`: the emulator's effect on the engine, engine emu / engine sim), and the
 engine with Linux's initial window and delayed ACKs in the simulator
-(`examples/sensitivity/tcp-*-linux-settings.toml`: kernel emu / that). For testbed B's
-CUBIC, also the engine with Linux's settings on the emulator (ROOT/anchor-engine-linux,
-examples/emulator/testbed-b-cubic-engine-linux.toml) beside the kernel and beside the same
-engine simulated, and the engine on the emulator against the simulator with each relay holding the
+(`examples/sensitivity/tcp-*-linux-settings.toml`: kernel emu / that). For CUBIC on
+both testbeds, also the engine with Linux's settings on the emulator (ROOT/anchor-engine-linux
+and ROOT/anchor-a-engine-linux, examples/emulator/testbed-{b,a}-cubic-engine-linux.toml)
+beside the kernel and, where simulated, beside the same engine simulated, and the engine on the emulator against the simulator with each relay holding the
 flow's packets 0-300 us (`examples/sensitivity/tcp-relay-forwarding-delay.toml`, output
 ROOT/tcp-relay-forwarding-delay): how much of the emulator's effect its forwarding round trip is.
 
@@ -111,7 +111,7 @@ def main():
             table(f"{title.split(',')[0]}, the kernel on the emulator / the engine with Linux's settings in the "
                   "simulator", k, linux)
         # The engine with Linux's initial window and delayed ACKs on the emulator itself
-        # (examples/emulator/testbed-b-cubic-engine-linux.toml): the kernel beside it, and
+        # (examples/emulator/testbed-{b,a}-cubic-engine-linux.toml): the kernel beside it, and
         # the same engine in the simulator.
         linux_emu = read(os.path.join(ROOT, engine_dir + "-linux"))
         if linux_emu is not None:
