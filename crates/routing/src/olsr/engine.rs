@@ -279,7 +279,8 @@ impl OlsrEngine {
     /// set and the topology set, without the peers that have left — only
     /// when one of them changed since the last computation (RFC 3626 §10:
     /// the table is recomputed "when a change is detected"), and then only
-    /// if the change can move a route ([`RoutingTable::changed_by`]). Most
+    /// by following the changed links from the table where that is exact
+    /// ([`RoutingTable::follow`]). Most
     /// control packets only refresh what is known; recomputing on each of
     /// them made OLSR two orders of magnitude slower per event than AODV
     /// (issue 28). The same inputs give the same routes and no events, so
@@ -302,7 +303,7 @@ impl OlsrEngine {
             return;
         }
         // Only the part whose set moved is read again (each set iterates in
-        // key order, so each part is sorted as `changed_by` needs); the
+        // key order, so each part is sorted as `follow` needs); the
         // other is taken over from the old inputs.
         let edges = |links: &mut dyn Iterator<Item = (NodeId, NodeId, u16)>| -> Vec<Edge> {
             links.filter_map(|(from, to, m)| edge_cost(metric, m).map(|c| (from, to, c))).collect()
@@ -321,19 +322,18 @@ impl OlsrEngine {
         let inputs =
             RouteInputs { first_hops, two_hop_edges, neighbours_version, topology_edges, topology_version, left };
         let has_left = |peer: NodeId| inputs.left.binary_search(&peer).is_ok();
+        let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
         // A fresh part is compared with its old self (a link that moved from
         // one part to the other reads as lost and gained, which can only
-        // make `changed_by` say yes); a kept part has not changed.
-        let unchanged = old.as_ref().is_some_and(|o| {
-            (!fresh_neighbours || o.first_hops == inputs.first_hops)
-                && o.left == inputs.left
-                && !(fresh_neighbours
-                    && self.routes.changed_by(self.node, &o.two_hop_edges, &inputs.two_hop_edges, has_left))
-                && !(fresh_topology
-                    && self.routes.changed_by(self.node, &o.topology_edges, &inputs.topology_edges, has_left))
+        // send it to a fresh computation); a kept part has not changed.
+        let followed = old.as_ref().is_some_and(|o| {
+            (!fresh_neighbours || o.first_hops == inputs.first_hops) && o.left == inputs.left && {
+                let two_hop = if fresh_neighbours { &o.two_hop_edges[..] } else { parts[0] };
+                let topology = if fresh_topology { &o.topology_edges[..] } else { parts[1] };
+                self.routes.follow(self.node, [two_hop, topology], parts, has_left, &mut self.events)
+            }
         });
-        if !unchanged {
-            let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
+        if !followed {
             self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events);
         }
         self.route_inputs = Some(inputs);
