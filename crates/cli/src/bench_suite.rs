@@ -38,7 +38,7 @@ struct Workload {
     name: &'static str,
     what: &'static str,
     source: Source,
-    /// Run unless `--only` names others; the OLSR runs take minutes today.
+    /// Run unless `--only` names others; the OLSR runs take 20-30 s each.
     default: bool,
 }
 
@@ -313,7 +313,7 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
             .collect();
         out(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
     } else if only.is_empty() {
-        out("(the OLSR runs of the ATP paper's network take minutes today: --only atp-paper-olsr-newreno runs one)\n")?;
+        out("(the OLSR runs of the ATP paper's network, 20-30 s each, are left out: --only atp-paper-olsr-newreno runs one)\n")?;
     }
     Ok(())
 }
