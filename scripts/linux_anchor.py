@@ -21,6 +21,9 @@ and ROOT/anchor-a-engine-linux, examples/emulator/testbed-{b,a}-cubic-engine-lin
 beside the kernel and, where simulated, beside the same engine simulated, and the engine on the emulator against the simulator with each relay holding the
 flow's packets 0-300 us (`examples/sensitivity/tcp-relay-forwarding-delay.toml`, output
 ROOT/tcp-relay-forwarding-delay): how much of the emulator's effect its forwarding round trip is.
+With `--no-relays` (ROOT/anchor-engine-linux-norelay, ROOT/anchor-a-engine-linux-norelay), the
+engine with Linux's settings on the emulator with its datagrams forwarded by the kernel alone, as
+the kernel's TCP segments always are: the kernel beside it, and the relays' share.
 
 Standard library only.
 """
@@ -120,6 +123,19 @@ def main():
             if linux is not None:
                 table(f"{title.split(',')[0]}, the engine with Linux's settings on the emulator / in the simulator",
                       linux_emu, linux)
+        # The same engine on the emulator without relays (`--no-relays`, output
+        # ROOT/<engine>-linux-norelay): its datagrams forwarded by the kernel alone, as the
+        # kernel's TCP segments are, instead of netfilter's queue and `meshbed relay`.
+        norelay = read(os.path.join(ROOT, engine_dir + "-linux-norelay"))
+        if norelay is not None:
+            table(f"{title.split(',')[0]}, the kernel / the engine with Linux's settings, both on the emulator, "
+                  "the engine's datagrams forwarded without relays", k, norelay)
+            if linux_emu is not None:
+                table(f"{title.split(',')[0]}, the engine with Linux's settings on the emulator: with relays / "
+                      "without", linux_emu, norelay)
+            if linux is not None:
+                table(f"{title.split(',')[0]}, the engine with Linux's settings on the emulator without relays / "
+                      "in the simulator", norelay, linux)
 
 
 if __name__ == "__main__":

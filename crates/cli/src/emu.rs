@@ -62,7 +62,12 @@ struct MediumArgs {
 
 impl MediumArgs {
     fn options(&self, relay_exe: Option<PathBuf>) -> EmuOptions {
-        EmuOptions { daemon_exe: relay_exe, spin: Duration::from_micros(self.spin_us), realtime: !self.no_rt }
+        EmuOptions {
+            daemon_exe: relay_exe,
+            spin: Duration::from_micros(self.spin_us),
+            realtime: !self.no_rt,
+            relays: true,
+        }
     }
 }
 
@@ -93,6 +98,11 @@ enum EmuCommand {
     /// Run a scenario's flows on the emulator (UDP saturated/CBR, transport flows with `bytes` as verified transfers, and kernel TCP flows with their congestion control) and report like `meshbed sim`.
     Run {
         scenario: PathBuf,
+        /// Do not start `meshbed relay` in the nodes: forwarded datagrams
+        /// cross the kernel alone, as kernel TCP's do (ATP flows, which need
+        /// the relays' stamping, are refused).
+        #[arg(long)]
+        no_relays: bool,
         #[command(flatten)]
         medium: MediumArgs,
     },
@@ -170,10 +180,11 @@ pub fn run(args: EmuArgs) -> Result<()> {
             }
             out(if s.is_empty() { "no emulations\n" } else { &s })
         }
-        Some(EmuCommand::Run { scenario, medium }) => {
+        Some(EmuCommand::Run { scenario, no_relays, medium }) => {
             let s = Scenario::from_file(&scenario)?;
             sys::install_stop_handlers();
-            let report = traffic::run_scenario(&s, &medium.options(Some(relay_exe()?)))?;
+            let options = EmuOptions { relays: !no_relays, ..medium.options(Some(relay_exe()?)) };
+            let report = traffic::run_scenario(&s, &options)?;
             if medium.json {
                 out(&(serde_json::to_string_pretty(&report)? + "\n"))
             } else {

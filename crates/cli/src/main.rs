@@ -187,6 +187,12 @@ enum ExperimentCommand {
         /// namespace emulator; root, wall-clock time, one run at a time).
         #[arg(long, default_value = "sim", value_parser = ["sim", "emu"])]
         backend: String,
+        /// With `--backend emu`: start no `meshbed relay` in the nodes, so
+        /// forwarded datagrams cross the kernel alone as kernel TCP's do (a
+        /// sensitivity check of the relays' forwarding delay; ATP flows,
+        /// which need the relays' stamping, are refused).
+        #[arg(long)]
+        no_relays: bool,
         /// Run an experiment larger than the usual bounds (more than 20 000
         /// runs or about 4 GiB of estimated memory).
         #[arg(long)]
@@ -413,13 +419,22 @@ fn run(cli: Cli) -> Result<()> {
                 out: dir,
                 jobs,
                 backend,
+                no_relays,
                 force,
                 store,
                 no_store,
                 verbose,
             } => {
+                anyhow::ensure!(
+                    !no_relays || backend == "emu",
+                    "--no-relays: only with --backend emu (the simulator's relays forward at once; \
+                     [flows.tcp] relay_forwarding_delay_s sets a delay there)"
+                );
                 let runner: std::sync::Arc<dyn meshbed_experiment::Runner> = match backend.as_str() {
-                    "emu" => std::sync::Arc::new(emu_runner::EmuRunner { daemon_exe: std::env::current_exe().ok() }),
+                    "emu" => std::sync::Arc::new(emu_runner::EmuRunner {
+                        daemon_exe: std::env::current_exe().ok(),
+                        relays: !no_relays,
+                    }),
                     _ => std::sync::Arc::new(meshbed_experiment::SimRunner),
                 };
                 anyhow::ensure!(repetitions != Some(0), "--repetitions 0: expected at least one repetition");

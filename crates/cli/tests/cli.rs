@@ -497,6 +497,36 @@ fn the_emulator_refuses_dsr_and_ignored_flow_keys_naming_each() {
     assert!(!o.status.success() && err.contains("the emulator cannot run routing.kind = \"dsr\""), "{err}");
 }
 
+/// `--no-relays` leaves the emulator's relays out: with the simulator it
+/// is an error naming the flag, and on the emulator an ATP flow (which
+/// needs the relays' stamps) is refused by its key before anything starts
+/// (no root needed: no namespace is made).
+#[test]
+fn no_relays_is_refused_with_the_simulator_and_refuses_atp_on_the_emulator() {
+    let file = tmp(
+        "no-relays.toml",
+        &format!(
+            "{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = 1000\n\
+             [experiment]\nname = \"x\"\nrepetitions = 1\n"
+        ),
+    );
+    let out = file.with_extension("out");
+    let run = |backend: &str| {
+        let args = ["experiment", "run", file.to_str().unwrap(), "--backend", backend, "--no-relays", "--no-store"];
+        meshbed_within(60, &[&args[..], &["--out", out.to_str().unwrap()]].concat())
+    };
+    let (code, err) = run("sim");
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("--no-relays: only with --backend emu"), "{err}");
+    let (code, err) = run("emu");
+    assert_ne!(code, Some(0), "{err}");
+    assert!(
+        err.contains("the emulator cannot run flows[1].protocol = \"atp-default\" (ATP's rate comes from"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked") && !out.exists(), "{err}");
+}
+
 /// The simulator has no kernel: a kernel TCP flow is refused by its key,
 /// whichever way the simulator is asked (`meshbed sim`, with a capture, an
 /// experiment with the simulator backend), exit non-zero, nothing run.

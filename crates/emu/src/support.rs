@@ -46,6 +46,35 @@ impl ScenarioBackend for Emulator {
 }
 
 impl Emulator {
+    /// [`Emulator::supports`] for an emulation whose nodes run no relay
+    /// (`EmuOptions::relays` off, `--no-relays`): ATP's D_max is stamped by
+    /// the relays (seed 001 §3.2), so an ATP flow would run without the
+    /// delays its rate comes from and is refused. The other transports
+    /// read nothing a relay writes but the hop count, which no engine's
+    /// rule uses (MTL's comes from the route, `PathInfo`).
+    pub fn supports_without_relays(&self, scenario: &Scenario) -> Result<(), Refusal> {
+        let mut refusal = match self.supports(scenario) {
+            Ok(()) => Refusal::new(self.name()),
+            Err(r) => r,
+        };
+        let drawn = scenario.with_random_flows_drawn();
+        let (flows, key): (&[FlowSpec], Box<dyn Fn(usize) -> String>) = match &drawn {
+            Ok(d) => (&d.flows, Box::new(|i| flow_key(d, i))),
+            Err(_) => (&scenario.flows, Box::new(|i| format!("flows[{i}]"))),
+        };
+        for (i, f) in flows.iter().enumerate() {
+            if let Some(t) = f.transport().filter(|t| t.protocol.is_atp()) {
+                refusal.add(
+                    format!("{}.protocol", key(i)),
+                    format!("\"{}\"", t.protocol),
+                    "ATP's rate comes from the D_max the relays stamp (seed 001 §3.2); without relays \
+                     (--no-relays) only UDP, kernel TCP and the TCP and MTL engines run",
+                );
+            }
+        }
+        refusal.into_result()
+    }
+
     /// Whether the emulator can build the scenario's network as written
     /// (`meshbed emu SCENARIO`, which runs no flows: programs run in it).
     pub fn supports_network(&self, scenario: &Scenario) -> Result<(), Refusal> {

@@ -55,11 +55,18 @@ pub struct EmuOptions {
     pub spin: Duration,
     /// Run the medium thread at real-time priority (SCHED_FIFO 10).
     pub realtime: bool,
+    /// Start `meshbed relay` in every node (with `daemon_exe`). Off, a
+    /// forwarded datagram crosses the kernel alone, as a kernel TCP
+    /// segment always does, instead of netfilter's queue and the user-space
+    /// daemon (100–200 µs, docs/RESULTS.md's Linux anchor): a sensitivity
+    /// check of that timing. ATP flows need the relays' D_max stamping and
+    /// are refused without them ([`Emulator::supports_without_relays`]).
+    pub relays: bool,
 }
 
 impl Default for EmuOptions {
     fn default() -> Self {
-        EmuOptions { daemon_exe: None, spin: Duration::ZERO, realtime: true }
+        EmuOptions { daemon_exe: None, spin: Duration::ZERO, realtime: true, relays: true }
     }
 }
 
@@ -119,7 +126,9 @@ impl Running {
         let mut backend = TapBackend::new(emulation.take_taps());
         backend.set_spin(options.spin);
         if let Some(exe) = &options.daemon_exe {
-            emulation.start_relays(exe)?;
+            if options.relays {
+                emulation.start_relays(exe)?;
+            }
             crate::routers::start_routing(&mut emulation, &mut medium_loop, scenario, exe)?;
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -228,7 +237,11 @@ pub fn run_scenario(scenario: &Scenario, options: &EmuOptions) -> Result<EmuRepo
     // Refused before the random flows are drawn, so that a drawn flow's
     // key is its template's (`random_flows.flow.trace`).
     scenario.validate()?;
-    Emulator.supports(scenario)?;
+    if options.relays {
+        Emulator.supports(scenario)?;
+    } else {
+        Emulator.supports_without_relays(scenario)?;
+    }
     let scenario = &*scenario.with_random_flows_drawn()?;
     let running = Running::start(scenario, options)?;
     let t0 = std::time::Instant::now();
