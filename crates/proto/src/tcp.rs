@@ -51,6 +51,9 @@ pub mod hystart;
 mod instrumentation_tests;
 #[cfg(test)]
 mod pacing_tests;
+pub mod prr;
+#[cfg(test)]
+mod prr_sender_tests;
 pub mod rack;
 #[cfg(test)]
 mod rack_sender_tests;
@@ -268,6 +271,12 @@ pub struct TcpConfig {
     /// always runs it (BBR's window takes the losses RACK marks, as in
     /// Linux, where BBR has no other loss detection).
     pub rack_tlp: bool,
+    /// Proportional Rate Reduction (RFC 6937, [`prr`]) as the SACK senders'
+    /// window in loss recovery (`tcp-sack`, `tcp-cubic`), as Linux runs it;
+    /// off (the default, which every result before issue 27's anchor used):
+    /// RFC 6675's cwnd = ssthresh for the whole recovery. `tcp-bbr` sets
+    /// its own window and ignores it.
+    pub prr: bool,
 }
 
 impl Default for TcpConfig {
@@ -295,6 +304,7 @@ impl Default for TcpConfig {
             timestamps: false,
             hystart: true,
             rack_tlp: true,
+            prr: false,
         }
     }
 }
@@ -330,6 +340,7 @@ impl TcpConfig {
             timestamps: self.timestamps,
             hystart: self.hystart,
             rack_tlp: self.rack_tlp,
+            prr: self.prr,
         }
     }
 

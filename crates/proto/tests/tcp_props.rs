@@ -32,16 +32,19 @@ struct Case {
     /// RACK-TLP (RFC 8985) or RFC 6675's own loss detection, for the SACK
     /// senders; the others ignore it.
     rack_tlp: bool,
+    /// PRR (RFC 6937) or RFC 6675's window in fast recovery, for
+    /// `tcp-sack` and `tcp-cubic`; the others ignore it.
+    prr: bool,
     seed: u64,
 }
 
 fn cases() -> impl Strategy<Value = Case> {
     let channel = (20_000usize..200_000, 0.0f64..0.3, 1u64..20, 0u64..30, 0.0f64..0.1);
-    let endpoints = (any::<bool>(), 536usize..=1436, 1u32..=4, 4u32..=64, any::<bool>(), any::<u64>());
+    let endpoints = (any::<bool>(), 536usize..=1436, 1u32..=4, 4u32..=64, (any::<bool>(), any::<bool>()), any::<u64>());
     (channel, endpoints).prop_map(
         |(
             (len, loss, delay_ms, jitter_ms, duplicate),
-            (delayed_acks, mss_bytes, initial_cwnd_segments, max_cwnd_segments, rack_tlp, seed),
+            (delayed_acks, mss_bytes, initial_cwnd_segments, max_cwnd_segments, (rack_tlp, prr), seed),
         )| Case {
             len,
             loss,
@@ -53,6 +56,7 @@ fn cases() -> impl Strategy<Value = Case> {
             initial_cwnd_segments,
             max_cwnd_segments,
             rack_tlp,
+            prr,
             seed,
         },
     )
@@ -113,6 +117,7 @@ fn run_transfer_across(variant: TcpVariant, elfn: bool, case: &Case, outages: &[
         sack: variant.uses_sack(),
         timestamps: variant.uses_sack(),
         rack_tlp: case.rack_tlp,
+        prr: case.prr,
         ..TcpConfig::default()
     };
     let conn = (case.seed >> 32) as u32;

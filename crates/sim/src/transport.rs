@@ -732,6 +732,9 @@ fn tcp_config(spec: &TransportFlow) -> TcpConfig {
         if let Some(r) = o.rack_tlp {
             cfg.rack_tlp = r;
         }
+        if let Some(p) = o.prr {
+            cfg.prr = p;
+        }
     }
     cfg
 }

@@ -483,3 +483,31 @@ fn tcp_bbr_crosses_the_lossy_chain_with_rack_and_refuses_to_go_without() {
     let e = err_of("protocol = \"tcp-bbr\"\nbytes = 1000\n[flows.tcp]\nrack_tlp = false\n");
     assert!(e.contains("flows[0].tcp.rack_tlp = false") && e.contains("always runs RACK-TLP"), "{e}");
 }
+
+/// PRR (RFC 6937) as the SACK senders' window in recovery when the scenario
+/// asks: the 2 MB transfer over the lossy 6-hop chain still delivers every
+/// byte, and the run differs from RFC 6675's window (off, the default, is
+/// the same run as no key); the TCPs without SACK recovery and BBR, which
+/// sets its own window, refuse the key by name.
+#[test]
+fn prr_is_the_sack_senders_window_in_recovery_when_asked() {
+    let with = |prr: Option<bool>| {
+        let mut s = chain_transfer(Protocol::TcpCubic, 6, TRANSFER_BYTES, 120.0);
+        s.flows[0].transport_mut().unwrap().settings =
+            meshbed_sim::scenario::TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides {
+                prr,
+                ..Default::default()
+            });
+        let r = run(&s);
+        assert!(r.flows[0].completed(), "prr {prr:?}");
+        (r.trace_hash, r.flows[0].tcp().expect("a TCP sender's counts").clone())
+    };
+    let default = with(None);
+    assert_eq!(with(Some(false)), default, "off is the default");
+    let prr = with(Some(true));
+    assert_ne!(prr.0, default.0, "PRR changes what is sent in recovery");
+    for protocol in ["tcp-newreno", "tcp-bbr"] {
+        let e = err_of(&format!("protocol = \"{protocol}\"\nbytes = 1000\n[flows.tcp]\nprr = true\n"));
+        assert!(e.contains("flows[0].tcp.prr = true") && e.contains("tcp-sack and tcp-cubic do"), "{e}");
+    }
+}

@@ -24,6 +24,7 @@ use meshbed_core::{Duration, Instant};
 mod bbr;
 mod elfn;
 mod emit;
+mod prr;
 mod rack;
 mod sack;
 mod window;
@@ -209,6 +210,10 @@ pub struct TcpSendControl {
     /// BBR (`tcp-bbr`): the delivery counters, the rate sample of the ACK
     /// being processed, and pacing at BBR's rate ([`bbr`]).
     bbr: Option<Box<bbr::BbrSending>>,
+    /// PRR (RFC 6937, [`TcpConfig::prr`]) while in fast recovery, and the
+    /// window it gave at the last ACK ([`prr`]).
+    pub(super) prr: Option<crate::tcp::prr::Prr>,
+    prr_cwnd_bytes: u64,
 }
 
 impl TcpSender {
@@ -290,6 +295,8 @@ impl TcpSender {
             rack,
             tlp_due: false,
             bbr: (variant == TcpVariant::Bbr).then(|| Box::new(bbr::BbrSending::new(now))),
+            prr: None,
+            prr_cwnd_bytes: 0,
         };
         Sender::with_parts(core, control)
     }
@@ -555,6 +562,7 @@ impl TcpSendControl {
                     // Only SACK recovery's entry answers Head with SACK on.
                     scoreboard.enter_recovery(self.snd_una);
                     self.sack_recovery_point = self.snd_max;
+                    self.prr_enter();
                 }
             }
             Retransmit::GoBackN => {
@@ -575,6 +583,9 @@ impl TcpSendControl {
         self.rto_expirations = self.rto_expirations.saturating_add(1);
         self.unanswered_rtos = self.unanswered_rtos.saturating_add(1);
         self.rtt_probe = None;
+        // A timeout ends fast recovery, and PRR with it (RFC 6937 covers
+        // fast recovery only; after a timeout the sender slow-starts).
+        self.prr = None;
         match core.phase() {
             Phase::Connecting => {
                 self.syn_pending = true;
@@ -646,7 +657,11 @@ impl SendControl for TcpSendControl {
     fn on_feedback(&mut self, core: &mut Core, now: Instant, repr: &Repr, payload: &[u8]) {
         match core.phase() {
             Phase::Connecting => self.on_syn_ack(core, now, repr),
-            Phase::Established => self.on_ack(core, now, repr, payload),
+            Phase::Established => {
+                let before = self.delivery_mark();
+                self.on_ack(core, now, repr, payload);
+                self.prr_after_ack(before);
+            }
             Phase::Finished | Phase::Closed | Phase::Failed => {}
         }
     }

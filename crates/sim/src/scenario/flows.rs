@@ -504,6 +504,11 @@ pub struct TcpOverrides {
     /// duplicate-ACK threshold (not for `tcp-bbr`, which always runs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack_tlp: Option<bool>,
+    /// Proportional Rate Reduction (RFC 6937) as the window in fast
+    /// recovery (`tcp-sack` and `tcp-cubic` only; absent: off, RFC 6675's
+    /// cwnd = ssthresh for the whole recovery); Linux runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prr: Option<bool>,
     /// How long each relay holds this flow's packets before queueing them,
     /// as `[flows.atp] relay_forwarding_delay_s` does for ATP: the
     /// emulator's forwarding round trip, set in the simulator to tell the
@@ -805,6 +810,18 @@ impl TransportFlow {
                             r,
                             format!(
                                 "nothing: {protocol} has no SACK, so no RACK-TLP (tcp-sack, tcp-cubic and tcp-bbr do)"
+                            ),
+                        ));
+                    }
+                }
+                if let Some(p) = t.prr {
+                    if !matches!(protocol, Protocol::TcpSack | Protocol::TcpCubic) {
+                        return Err(invalid(
+                            key("tcp.prr"),
+                            p,
+                            format!(
+                                "nothing: {protocol} has no SACK recovery with a window to reduce (tcp-sack and \
+                                 tcp-cubic do; tcp-bbr sets its own)"
                             ),
                         ));
                     }

@@ -58,6 +58,7 @@ impl TcpSendControl {
         if let Some(rack) = &mut self.rack {
             rack.on_transmit_sampled(seq, end, now, seq < self.snd_max, snapshot);
         }
+        self.prr_on_sent();
         let new_data = end > self.snd_max;
         if seq < self.snd_max {
             core.count_retransmission(now, seq, len);

@@ -104,9 +104,9 @@ impl TcpSendControl {
             let cap = self.sack.as_deref()?.next_sacked_start(snd_una).unwrap_or(u64::MAX);
             return self.emit_segment(core, now, snd_una, cap, buf);
         }
+        let cwnd_bytes = self.send_window_bytes();
         let rack = self.rack.as_deref()?;
         let pipe = rack.pipe();
-        let cwnd_bytes = (self.window_segments() * mss as f64).floor() as u64;
         let room = |space: u64| pipe == 0 || pipe + space <= cwnd_bytes;
         if let Some((seq, end)) = rack.next_lost() {
             if !room(end - seq) {

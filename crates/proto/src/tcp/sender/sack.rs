@@ -16,6 +16,7 @@ impl TcpSendControl {
     pub(super) fn poll_sack(&mut self, core: &mut Core, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let (mss, dup_thresh) = (self.config.mss_bytes as u64, self.config.dupack_threshold);
         let (snd_una, snd_max) = (self.snd_una, self.snd_max);
+        let cwnd_bytes = self.send_window_bytes();
         let scoreboard = self.sack.as_deref()?;
         if self.retransmit_head {
             // Recovery's first retransmission (RFC 6675 §5 step 4.3), or a
@@ -25,7 +26,6 @@ impl TcpSendControl {
             return self.emit_segment(core, now, snd_una, cap, buf);
         }
         let pipe = scoreboard.pipe(snd_una, snd_max, mss, dup_thresh);
-        let cwnd_bytes = (self.window_segments() * mss as f64).floor() as u64;
         let room = |space: u64| pipe == 0 || pipe + space <= cwnd_bytes;
         if self.cc.metrics().in_recovery {
             // §5 step (C): while cwnd − pipe ≥ 1 SMSS, NextSeg.

@@ -164,6 +164,7 @@ fn flows() -> Vec<FlowSpec> {
         pacing_v: Some(1.5),
         hystart: Some(false),
         rack_tlp: Some(false),
+        prr: Some(true),
         relay_forwarding_delay_s: Some(0.0002),
     };
     let reader = SlowReader {
