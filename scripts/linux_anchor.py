@@ -23,7 +23,9 @@ flow's packets 0-300 us (`examples/sensitivity/tcp-relay-forwarding-delay.toml`,
 ROOT/tcp-relay-forwarding-delay): how much of the emulator's effect its forwarding round trip is.
 With `--no-relays` (ROOT/anchor-engine-linux-norelay, ROOT/anchor-a-engine-linux-norelay), the
 engine with Linux's settings on the emulator with its datagrams forwarded by the kernel alone, as
-the kernel's TCP segments always are: the kernel beside it, and the relays' share.
+the kernel's TCP segments always are: the kernel beside it, and the relays' share. With Linux's
+delayed-ACK timer as well (40 ms: ROOT/anchor-engine-linux-ato-norelay on the emulator,
+ROOT/tcp-cubic-linux-ato in the simulator): the kernel beside the engine set as it is.
 
 Standard library only.
 """
@@ -136,6 +138,23 @@ def main():
             if linux is not None:
                 table(f"{title.split(',')[0]}, the engine with Linux's settings on the emulator without relays / "
                       "in the simulator", norelay, linux)
+        # With Linux's delayed-ACK timer too (40 ms, its ATO; [flows.tcp] delayed_ack_timeout_s):
+        # on the emulator without relays (examples/emulator/testbed-b-cubic-engine-linux-ato.toml,
+        # ROOT/<engine>-linux-ato-norelay) and in the simulator (examples/sensitivity/
+        # tcp-cubic-linux-ato.toml, ROOT/tcp-cubic-linux-ato, its 40 ms rows).
+        ato_emu = read(os.path.join(ROOT, engine_dir + "-linux-ato-norelay"))
+        if ato_emu is not None:
+            table(f"{title.split(',')[0]}, the kernel / the engine with Linux's settings and delayed-ACK timer, "
+                  "both on the emulator without relays", k, ato_emu)
+        if linux_dir:
+            ato_sim = read(os.path.join(ROOT, linux_dir.replace("-settings", "-ato")),
+                           ("flows[*].tcp.delayed_ack_timeout_s", "0.04"))
+            if ato_sim:
+                table(f"{title.split(',')[0]}, the kernel on the emulator / the engine with Linux's settings and "
+                      "delayed-ACK timer in the simulator", k, ato_sim)
+                if ato_emu is not None:
+                    table(f"{title.split(',')[0]}, that engine on the emulator without relays / in the simulator",
+                          ato_emu, ato_sim)
 
 
 if __name__ == "__main__":

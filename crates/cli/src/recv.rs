@@ -95,6 +95,10 @@ pub struct RecvArgs {
     /// §4.2.3.2), as Linux's do; by default every segment is acknowledged, as the presets do.
     #[arg(long)]
     pub tcp_delayed_acks: bool,
+    /// With --tcp-delayed-acks: how long a delayed ACK waits for a second segment (default 200ms; Linux's
+    /// delayed-ACK timer is its ATO, 40ms for a bulk receiver); 1ms to 500ms (RFC 5681 §4.2).
+    #[arg(long, value_name = "DURATION", requires = "tcp_delayed_acks", value_parser = parse_delayed_ack_timeout)]
+    pub tcp_delayed_ack_timeout: Option<std::time::Duration>,
     /// The node's routing daemon (`meshbed routed --notice-socket`): each transfer hears of its sender's route; default: $MESHBED_ROUTED_SOCKET, set inside an emulated node that runs daemons.
     #[arg(long, value_name = "SOCKET")]
     pub routed: Option<PathBuf>,
@@ -170,6 +174,8 @@ pub fn run_recv(a: RecvArgs) -> Result<()> {
     options.space = meshbed_net::SpaceLimits { reserve_bytes: a.reserve, quota_per_peer_bytes: a.quota_per_peer };
     options.allow_reverse = a.allow_reverse;
     options.tcp.delayed_acks = a.tcp_delayed_acks.then_some(true);
+    options.tcp.delayed_ack_timeout =
+        a.tcp_delayed_ack_timeout.map(|t| meshbed_core::Duration::from_nanos(t.as_nanos() as u64));
     let mut reverse = crate::reverse::ReverseSenders::new(options.psk.clone(), a.timeout, a.json);
     let mut receiver = Receiver::bind(options).with_context(|| format!("listening on {}", a.listen))?;
     let local = receiver.local_addr()?;
@@ -358,6 +364,17 @@ impl Meters {
     }
 }
 
+/// `--tcp-delayed-ack-timeout`: a duration with its unit, 1 ms to 500 ms
+/// (RFC 5681 §4.2: a delayed ACK waits less than 0.5 s), the scenario key
+/// `[flows.tcp] delayed_ack_timeout_s`'s range.
+fn parse_delayed_ack_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let d = std::time::Duration::from(meshbed_core::time::parse_duration(s)?);
+    if d < std::time::Duration::from_millis(1) || d > std::time::Duration::from_millis(500) {
+        return Err(format!("`{s}`: expected a duration from 1ms to 500ms (RFC 5681 §4.2)"));
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod rate_tests {
     use super::parse_rate_bps;
@@ -378,7 +395,19 @@ mod rate_tests {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_bytes;
+    use super::{parse_bytes, parse_delayed_ack_timeout};
+
+    /// RFC 5681 §4.2's bound, as the scenario key's: 1 ms to 500 ms.
+    #[test]
+    fn the_delayed_ack_timeout_is_a_duration_within_rfc_5681s_bound() {
+        assert_eq!(parse_delayed_ack_timeout("40ms"), Ok(std::time::Duration::from_millis(40)));
+        assert_eq!(parse_delayed_ack_timeout("500ms"), Ok(std::time::Duration::from_millis(500)));
+        for bad in ["0s", "600ms", "1s", "500us"] {
+            let e = parse_delayed_ack_timeout(bad).unwrap_err();
+            assert!(e.contains(bad) && e.contains("1ms to 500ms"), "{bad}: {e}");
+        }
+        assert!(parse_delayed_ack_timeout("forty").is_err());
+    }
 
     #[test]
     fn sizes_take_binary_suffixes_and_refuse_anything_else() {

@@ -131,7 +131,7 @@ fn backlog(scenario: &Scenario, i: usize, refusal: &mut Refusal) {
 
 /// The `[flows.tcp]` keys the emulator's transfers take
 /// ([`tcp_tuning`]); the others are refused by name.
-const RUNTIME_TCP_KEYS: [&str; 2] = ["initial_cwnd_segments", "delayed_acks"];
+const RUNTIME_TCP_KEYS: [&str; 3] = ["initial_cwnd_segments", "delayed_acks", "delayed_ack_timeout_s"];
 
 /// What a transport flow's `[flows.tcp]` asks of the UDP runtime (the keys
 /// of [`RUNTIME_TCP_KEYS`]; the rest were refused).
@@ -140,6 +140,7 @@ pub(crate) fn tcp_tuning(settings: &TransportSettings) -> meshbed_net::conn::Tcp
         TransportSettings::Tcp(o) => meshbed_net::conn::TcpTuning {
             initial_cwnd_segments: o.initial_cwnd_segments,
             delayed_acks: o.delayed_acks,
+            delayed_ack_timeout: o.delayed_ack_timeout_s.map(meshbed_core::Duration::from_secs_f64),
         },
         _ => Default::default(),
     }
@@ -198,8 +199,9 @@ fn flow(key: &str, f: &FlowSpec, refusal: &mut Refusal) {
                     format!("{key}.tcp.{k}"),
                     v.to_string(),
                     "the emulator's transfers run the UDP runtime's TCP settings: of [flows.tcp] they take \
-                     initial_cwnd_segments and delayed_acks (meshbed send --tcp-initial-window, meshbed recv \
-                     --tcp-delayed-acks); the other keys are simulator only",
+                     initial_cwnd_segments, delayed_acks and delayed_ack_timeout_s (meshbed send \
+                     --tcp-initial-window, meshbed recv --tcp-delayed-acks [--tcp-delayed-ack-timeout]); the \
+                     other keys are simulator only",
                 );
             }
         }

@@ -645,23 +645,26 @@ pub(crate) mod tests {
         );
     }
 
-    /// Linux's initial window and delayed ACKs run on the emulator (issue
-    /// 27's anchor: the engine set as the kernel is); they reach the
-    /// runtime's options, and a flow without them gets the presets'.
+    /// Linux's initial window, delayed ACKs and delayed-ACK timer run on
+    /// the emulator (issue 27's anchor: the engine set as the kernel is);
+    /// they reach the runtime's options, and a flow without them gets the
+    /// presets'.
     #[test]
     fn the_initial_window_and_delayed_acks_run_and_reach_the_runtime() {
         let text = format!(
             "{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-cubic\"\nbytes = 1000\n\
-             [flows.tcp]\ninitial_cwnd_segments = 10\ndelayed_acks = true\n"
+             [flows.tcp]\ninitial_cwnd_segments = 10\ndelayed_acks = true\ndelayed_ack_timeout_s = 0.04\n"
         );
         assert!(refused_keys(&text).is_empty(), "{:?}", refused_keys(&text));
         let s = Scenario::from_toml(&text).unwrap();
         let FlowKind::Transport(t) = &s.flows[0].kind else { panic!("a transport flow") };
         let tuning = crate::support::tcp_tuning(&t.settings);
+        let ms40 = meshbed_core::Duration::from_millis(40);
         assert_eq!((tuning.initial_cwnd_segments, tuning.delayed_acks), (Some(10), Some(true)));
+        assert_eq!(tuning.delayed_ack_timeout, Some(ms40));
         let mut tcp = meshbed_proto::tcp::TcpConfig::default();
         tuning.apply(&mut tcp);
-        assert_eq!((tcp.initial_cwnd_segments, tcp.delayed_acks), (10, true));
+        assert_eq!((tcp.initial_cwnd_segments, tcp.delayed_acks, tcp.delayed_ack_timeout), (10, true, ms40));
         let plain = Scenario::from_toml(&format!(
             "{CHAIN}[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"tcp-cubic\"\nbytes = 1000\n"
         ))

@@ -64,6 +64,9 @@ pub struct TcpTuning {
     /// The receiver ACKs every second segment or after its delayed-ACK
     /// timer (RFC 1122 §4.2.3.2; the presets ACK every segment).
     pub delayed_acks: Option<bool>,
+    /// That timer (the engine's 200 ms; Linux's ATO is 40 ms for a bulk
+    /// receiver).
+    pub delayed_ack_timeout: Option<meshbed_core::Duration>,
 }
 
 impl TcpTuning {
@@ -74,6 +77,9 @@ impl TcpTuning {
         }
         if let Some(d) = self.delayed_acks {
             c.delayed_acks = d;
+        }
+        if let Some(t) = self.delayed_ack_timeout {
+            c.delayed_ack_timeout = t;
         }
     }
 }
@@ -274,8 +280,10 @@ mod tests {
             (Duration::from_secs(4), 0, Duration::from_secs(1))
         );
         assert_eq!((c.initial_cwnd_segments, c.delayed_acks), (1, false), "the presets'");
-        let tuned =
-            EngineOptions { tcp_tuning: TcpTuning { initial_cwnd_segments: Some(10), delayed_acks: Some(true) }, ..o };
+        let tuned = EngineOptions {
+            tcp_tuning: TcpTuning { initial_cwnd_segments: Some(10), delayed_acks: Some(true), ..Default::default() },
+            ..o
+        };
         let c = tuned.tcp();
         assert_eq!((c.initial_cwnd_segments, c.delayed_acks), (10, true));
         assert_eq!(c.idle_timeout, Duration::from_secs(4), "the rest as before");

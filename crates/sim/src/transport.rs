@@ -720,6 +720,9 @@ fn tcp_config(spec: &TransportFlow) -> TcpConfig {
         if let Some(d) = o.delayed_acks {
             cfg.delayed_acks = d;
         }
+        if let Some(t) = o.delayed_ack_timeout_s {
+            cfg.delayed_ack_timeout = Duration::from_secs_f64(t);
+        }
         if let Some(t) = o.idle_timeout_s {
             cfg.idle_timeout = Duration::from_secs_f64(t);
         }

@@ -511,3 +511,31 @@ fn prr_is_the_sack_senders_window_in_recovery_when_asked() {
         assert!(e.contains("flows[0].tcp.prr = true") && e.contains("tcp-sack and tcp-cubic do"), "{e}");
     }
 }
+
+/// `[flows.tcp] delayed_ack_timeout_s` sets the receiver's delayed-ACK
+/// timer: on the lossy 6-hop chain with delayed ACKs, Linux's 40 ms gives
+/// another run than the default 200 ms (every byte still delivered), and
+/// the key is refused outside RFC 5681's 500 ms or without delayed ACKs.
+#[test]
+fn the_delayed_ack_timer_is_a_key_within_rfc_5681s_bound() {
+    let with = |timeout_s: Option<f64>| {
+        let mut s = chain_transfer(Protocol::TcpCubic, 6, TRANSFER_BYTES, 120.0);
+        s.flows[0].transport_mut().unwrap().settings =
+            meshbed_sim::scenario::TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides {
+                delayed_acks: Some(true),
+                delayed_ack_timeout_s: timeout_s,
+                ..Default::default()
+            });
+        let r = run(&s);
+        assert!(r.flows[0].completed(), "timeout {timeout_s:?}");
+        r.trace_hash
+    };
+    assert_eq!(with(Some(0.2)), with(None), "200 ms is the default");
+    assert_ne!(with(Some(0.04)), with(None));
+    let e = err_of(
+        "protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\ndelayed_acks = true\ndelayed_ack_timeout_s = 0.6\n",
+    );
+    assert!(e.contains("flows[0].tcp.delayed_ack_timeout_s = 0.6") && e.contains("less than 0.5 s"), "{e}");
+    let e = err_of("protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\ndelayed_ack_timeout_s = 0.04\n");
+    assert!(e.contains("flows[0].tcp.delayed_ack_timeout_s = 0.04") && e.contains("delayed_acks = true"), "{e}");
+}

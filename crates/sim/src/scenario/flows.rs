@@ -487,6 +487,12 @@ pub struct TcpOverrides {
     pub min_rto_s: Option<f64>,
     /// The receiver delays its ACKs (one per two segments, RFC 1122 §4.2.3.2).
     pub delayed_acks: Option<bool>,
+    /// How long a delayed ACK waits for a second segment (absent: 200 ms,
+    /// the common value; Linux's timer is its ATO, 40 ms for a bulk
+    /// receiver, and at most the smoothed RTT). Needs `delayed_acks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = *DELAYED_ACK_TIMEOUT_S.start(), max = *DELAYED_ACK_TIMEOUT_S.end()))]
+    pub delayed_ack_timeout_s: Option<f64>,
     /// Silence after which a connection fails.
     #[schemars(range(min = *IDLE_TIMEOUT_S.start(), max = *IDLE_TIMEOUT_S.end()))]
     pub idle_timeout_s: Option<f64>,
@@ -770,6 +776,19 @@ impl TransportFlow {
             }
             TransportSettings::Tcp(t) => {
                 check("tcp.min_rto_s", t.min_rto_s, ENGINE_PERIOD_S, "a minimum RTO in seconds")?;
+                check(
+                    "tcp.delayed_ack_timeout_s",
+                    t.delayed_ack_timeout_s,
+                    DELAYED_ACK_TIMEOUT_S,
+                    "a delayed-ACK timer in seconds (RFC 5681 §4.2: less than 0.5 s)",
+                )?;
+                if let (Some(v), false) = (t.delayed_ack_timeout_s, t.delayed_acks.unwrap_or(false)) {
+                    return Err(invalid(
+                        key("tcp.delayed_ack_timeout_s"),
+                        v,
+                        "nothing without delayed_acks = true (the receiver ACKs every segment at once)".to_string(),
+                    ));
+                }
                 check(
                     "tcp.relay_forwarding_delay_s",
                     t.relay_forwarding_delay_s,

@@ -45,6 +45,8 @@ pub const MAX_BATCH_PACKETS: u32 = 10_000_000;
 /// at least 1 ms, else a timer fires millions of times per simulated
 /// second; at most a minute (TCP's maximum RTO).
 pub const ENGINE_PERIOD_S: std::ops::RangeInclusive<f64> = 0.001..=60.0;
+/// The delayed-ACK timer: from 1 ms to RFC 5681 §4.2's bound of 500 ms.
+pub const DELAYED_ACK_TIMEOUT_S: std::ops::RangeInclusive<f64> = 0.001..=0.5;
 /// Idle timeouts: from 1 ms to the longest run.
 pub const IDLE_TIMEOUT_S: std::ops::RangeInclusive<f64> = 0.001..=MAX_DURATION_S;
 /// TCP windows, segments: 65 535 segments is gigabytes in flight, more than

@@ -160,6 +160,7 @@ fn flows() -> Vec<FlowSpec> {
         max_cwnd_segments: Some(64),
         min_rto_s: Some(0.2),
         delayed_acks: Some(true),
+        delayed_ack_timeout_s: Some(0.04),
         idle_timeout_s: Some(10.0),
         pacing_v: Some(1.5),
         hystart: Some(false),
