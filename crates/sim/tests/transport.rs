@@ -484,6 +484,16 @@ fn tcp_bbr_crosses_the_lossy_chain_with_rack_and_refuses_to_go_without() {
     assert!(e.contains("flows[0].tcp.rack_tlp = false") && e.contains("always runs RACK-TLP"), "{e}");
 }
 
+/// A 2 MB `tcp-cubic` transfer over the lossy 6-hop chain with `overrides`;
+/// every byte must arrive.
+fn lossy_cubic_chain(overrides: meshbed_sim::scenario::TcpOverrides) -> meshbed_sim::SimReport {
+    let mut s = chain_transfer(Protocol::TcpCubic, 6, TRANSFER_BYTES, 120.0);
+    s.flows[0].transport_mut().unwrap().settings = meshbed_sim::scenario::TransportSettings::Tcp(overrides.clone());
+    let r = run(&s);
+    assert!(r.flows[0].completed(), "{overrides:?}");
+    r
+}
+
 /// PRR (RFC 6937) as the SACK senders' window in recovery when the scenario
 /// asks: the 2 MB transfer over the lossy 6-hop chain still delivers every
 /// byte, and the run differs from RFC 6675's window (off, the default, is
@@ -492,14 +502,7 @@ fn tcp_bbr_crosses_the_lossy_chain_with_rack_and_refuses_to_go_without() {
 #[test]
 fn prr_is_the_sack_senders_window_in_recovery_when_asked() {
     let with = |prr: Option<bool>| {
-        let mut s = chain_transfer(Protocol::TcpCubic, 6, TRANSFER_BYTES, 120.0);
-        s.flows[0].transport_mut().unwrap().settings =
-            meshbed_sim::scenario::TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides {
-                prr,
-                ..Default::default()
-            });
-        let r = run(&s);
-        assert!(r.flows[0].completed(), "prr {prr:?}");
+        let r = lossy_cubic_chain(meshbed_sim::scenario::TcpOverrides { prr, ..Default::default() });
         (r.trace_hash, r.flows[0].tcp().expect("a TCP sender's counts").clone())
     };
     let default = with(None);
@@ -519,16 +522,12 @@ fn prr_is_the_sack_senders_window_in_recovery_when_asked() {
 #[test]
 fn the_delayed_ack_timer_is_a_key_within_rfc_5681s_bound() {
     let with = |timeout_s: Option<f64>| {
-        let mut s = chain_transfer(Protocol::TcpCubic, 6, TRANSFER_BYTES, 120.0);
-        s.flows[0].transport_mut().unwrap().settings =
-            meshbed_sim::scenario::TransportSettings::Tcp(meshbed_sim::scenario::TcpOverrides {
-                delayed_acks: Some(true),
-                delayed_ack_timeout_s: timeout_s,
-                ..Default::default()
-            });
-        let r = run(&s);
-        assert!(r.flows[0].completed(), "timeout {timeout_s:?}");
-        r.trace_hash
+        lossy_cubic_chain(meshbed_sim::scenario::TcpOverrides {
+            delayed_acks: Some(true),
+            delayed_ack_timeout_s: timeout_s,
+            ..Default::default()
+        })
+        .trace_hash
     };
     assert_eq!(with(Some(0.2)), with(None), "200 ms is the default");
     assert_ne!(with(Some(0.04)), with(None));
