@@ -2,7 +2,8 @@
 //! stamps a transport datagram (seed 002 §4.1) and hands it to its MAC
 //! towards the next hop, or to the routing engine; with `[flows.atp]
 //! relay_forwarding_delay_s` it holds the packet that long first (a
-//! user-space relay daemon's round trip, seed 001 §3.2).
+//! user-space relay daemon's round trip, seed 001 §3.2). The same slots
+//! hold a packet at its destination for `[flows.tcp] endpoint_delay_s`.
 
 use crate::net_stats::{Loss, NetStats};
 use crate::{Net, Packet, Routed, Router};
@@ -10,7 +11,9 @@ use meshbed_core::Instant;
 use meshbed_radio::{Addr, NodeId};
 
 /// Packets relays hold before forwarding them (`[flows.atp]
-/// relay_forwarding_delay_s`), in slots that their `Forward` events name;
+/// relay_forwarding_delay_s`), or destinations before their engine takes
+/// them (`[flows.tcp] endpoint_delay_s`), in slots that their `Forward`
+/// events name;
 /// a freed slot is reused, so memory stays at the most held at once.
 #[derive(Default)]
 pub(crate) struct HeldForwards {

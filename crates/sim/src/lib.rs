@@ -158,7 +158,8 @@ pub(crate) enum SimEvent {
     /// A routing engine's timer (`gen`: stale ones are skipped).
     RoutingTimer { node: NodeId, gen: u64 },
     /// A relay hands on a packet it held for its flow's
-    /// `relay_forwarding_delay_s` (`slot` in [`World::held`]).
+    /// `relay_forwarding_delay_s`, or a destination one it held for
+    /// `endpoint_delay_s` (`slot` in [`World::held`]).
     Forward { slot: u32 },
 }
 
@@ -566,7 +567,7 @@ impl Host<Packet> for SimHost<'_> {
             }
             SimEvent::Forward { slot } => {
                 if let Some((node, pkt)) = w.held.take(slot) {
-                    w.forward(net, now, node, pkt);
+                    w.hand_on(net, now, node, pkt);
                 }
             }
         }
@@ -596,21 +597,28 @@ impl Host<Packet> for SimHost<'_> {
                     }
                     payload.prev_hop = Some(from);
                 }
-                if payload.dst == node {
-                    w.arrive(net, now, node, payload);
-                } else {
+                let at_dst = payload.dst == node;
+                if !at_dst {
                     w.net.nodes[node as usize].forwarded += 1;
                     payload.path = payload.path.step(node);
-                    let hold = match w.flows[payload.flow as usize].transport_mut() {
-                        Some(t) if !payload.datagram.is_empty() => t.relay_forwarding_delay,
-                        _ => Duration::ZERO,
-                    };
-                    if hold.is_zero() {
-                        w.forward(net, now, node, payload);
-                    } else {
-                        let slot = w.held.hold(node, payload);
-                        net.schedule(now + hold, SimEvent::Forward { slot });
+                }
+                // A relay's hold (`relay_forwarding_delay_s`) or the
+                // destination's (`[flows.tcp] endpoint_delay_s`).
+                let hold = match w.flows[payload.flow as usize].transport_mut() {
+                    Some(t) if !payload.datagram.is_empty() => {
+                        if at_dst {
+                            t.endpoint_delay
+                        } else {
+                            t.relay_forwarding_delay
+                        }
                     }
+                    _ => Duration::ZERO,
+                };
+                if hold.is_zero() {
+                    w.hand_on(net, now, node, payload);
+                } else {
+                    let slot = w.held.hold(node, payload);
+                    net.schedule(now + hold, SimEvent::Forward { slot });
                 }
             }
             Indication::Dequeued { node } => {
@@ -762,6 +770,16 @@ impl World {
 
     /// A packet reached its destination node: a UDP sink, an echo request
     /// or reply, or a transport datagram for the flow's source or destination.
+    /// A packet `node` received (and held, if it was to be): up to its
+    /// transport at its destination, else on towards it.
+    fn hand_on(&mut self, net: &mut Net, now: Instant, node: NodeId, pkt: Packet) {
+        if pkt.dst == node {
+            self.arrive(net, now, node, pkt);
+        } else {
+            self.forward(net, now, node, pkt);
+        }
+    }
+
     fn arrive(&mut self, net: &mut Net, now: Instant, node: NodeId, pkt: Packet) {
         let f = &mut self.flows[pkt.flow as usize];
         if matches!(f.kind, FlowKind::Echo(_)) {

@@ -140,6 +140,10 @@ pub(crate) struct Transport {
     /// and queues them (`[flows.atp] relay_forwarding_delay_s`; zero: at
     /// once).
     pub relay_forwarding_delay: Duration,
+    /// How long each end holds this flow's packets that reach it before
+    /// its engine takes them (`[flows.tcp] endpoint_delay_s`; zero: at
+    /// once).
+    pub endpoint_delay: Duration,
     /// Regenerates the data to check the receiver's bytes.
     verifier: ByteStream,
     /// A flow of more than [`SEND_WINDOW_BYTES`]: what its sender has not
@@ -254,6 +258,7 @@ impl Transport {
                 .and_then(|o| o.relay_forwarding_delay_s)
                 .or_else(|| spec.tcp().and_then(|o| o.relay_forwarding_delay_s))
                 .map_or(Duration::ZERO, Duration::from_secs_f64),
+            endpoint_delay: spec.tcp().and_then(|o| o.endpoint_delay_s).map_or(Duration::ZERO, Duration::from_secs_f64),
             verifier,
             source,
             bytes_delivered: 0,

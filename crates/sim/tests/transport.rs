@@ -3,7 +3,7 @@
 //! name their key, and a run is a function of its seed.
 
 use meshbed_proto::Protocol;
-use meshbed_sim::scenario::{FlowSpec, Scenario};
+use meshbed_sim::scenario::{FlowKind, FlowSpec, Scenario, TcpOverrides, TransportSettings};
 use meshbed_sim::TraceKind;
 use meshbed_sim::{FlowResult, SimReport};
 
@@ -359,17 +359,15 @@ fn a_relay_forwarding_delay_lowers_the_floor_of_the_stamped_delay() {
     assert!(held_floor > 0.05, "after 200 us, the relays send without a backoff: {held_floor}");
 }
 
-/// `[flows.tcp] relay_forwarding_delay_s` holds a TCP flow's packets at
-/// each relay too: another run, every byte delivered, and the flow takes
-/// longer by at least the hold on each of its data packets' relays.
-#[test]
-fn a_relay_forwarding_delay_holds_tcp_packets_at_each_relay() {
-    use meshbed_sim::scenario::{FlowKind, TcpOverrides, TransportSettings};
-    let s = chain_transfer(Protocol::TcpCubic, 3, 200_000, 30.0);
+/// A CUBIC transfer of 200 kB over `hops` with `[flows.tcp]` set by
+/// `set`, checked complete and verified; and the same without the key
+/// (`set(None)`) and with it at zero, which must be the same run.
+fn held_tcp_runs(hops: u32, set: impl Fn(Option<f64>) -> TcpOverrides) -> (SimReport, SimReport) {
+    let s = chain_transfer(Protocol::TcpCubic, hops, 200_000, 30.0);
     let run_with = |d: Option<f64>| {
         let mut s = s.clone();
         if let FlowKind::Transport(t) = &mut s.flows[0].kind {
-            t.settings = TransportSettings::Tcp(TcpOverrides { relay_forwarding_delay_s: d, ..Default::default() });
+            t.settings = TransportSettings::Tcp(set(d));
         }
         let r = run(&s);
         assert!(r.flows[0].completed() && r.flows[0].verified(), "{d:?}: {:?}", r.flows[0].error());
@@ -378,6 +376,15 @@ fn a_relay_forwarding_delay_holds_tcp_packets_at_each_relay() {
     let (plain, held) = (run_with(None), run_with(Some(0.005)));
     assert_ne!(plain.trace_hash, held.trace_hash);
     assert_eq!(plain.trace_hash, run_with(Some(0.0)).trace_hash, "a zero hold is no hold");
+    (plain, held)
+}
+
+/// `[flows.tcp] relay_forwarding_delay_s` holds a TCP flow's packets at
+/// each relay too: another run, every byte delivered, and the flow takes
+/// longer by at least the hold on each of its data packets' relays.
+#[test]
+fn a_relay_forwarding_delay_holds_tcp_packets_at_each_relay() {
+    let (plain, held) = held_tcp_runs(3, |d| TcpOverrides { relay_forwarding_delay_s: d, ..Default::default() });
     // 2 relays × 5 ms on each of the handshake's and the data's round
     // trips: the transfer cannot be as fast.
     assert!(
@@ -388,6 +395,25 @@ fn a_relay_forwarding_delay_holds_tcp_packets_at_each_relay() {
     );
     let e = err_of("protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\nrelay_forwarding_delay_s = 0.5\n");
     assert!(e.contains("flows[0].tcp.relay_forwarding_delay_s = 0.5") && e.contains("delay in seconds"), "{e}");
+}
+
+/// `[flows.tcp] endpoint_delay_s` holds a TCP flow's packets at each end
+/// before its engine takes them: at one hop, where no relay could hold
+/// them, the run changes, every byte arrives, and each round trip (the
+/// handshake's and every window's) is longer by twice the hold.
+#[test]
+fn an_endpoint_delay_holds_tcp_packets_at_each_end() {
+    let (plain, held) = held_tcp_runs(1, |d| TcpOverrides { endpoint_delay_s: d, ..Default::default() });
+    // 2 × 5 ms on the handshake's round trip and on each of the ~10
+    // window round trips of 200 kB from an initial window of one segment.
+    assert!(
+        held.flows[0].duration_s > plain.flows[0].duration_s + 0.05,
+        "{} vs {}",
+        held.flows[0].duration_s,
+        plain.flows[0].duration_s
+    );
+    let e = err_of("protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\nendpoint_delay_s = 0.5\n");
+    assert!(e.contains("flows[0].tcp.endpoint_delay_s = 0.5") && e.contains("delay in seconds"), "{e}");
 }
 
 /// The key's bounds are checked, naming it.

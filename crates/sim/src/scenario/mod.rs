@@ -63,6 +63,7 @@
 
 mod error;
 mod file;
+mod flow_checks;
 mod flow_file;
 mod flows;
 mod kernel_tcp;

@@ -167,6 +167,7 @@ fn flows() -> Vec<FlowSpec> {
         rack_tlp: Some(false),
         prr: Some(true),
         relay_forwarding_delay_s: Some(0.0002),
+        endpoint_delay_s: Some(0.0001),
     };
     let reader = SlowReader {
         rate_bps: 1_000_000,
