@@ -1,0 +1,94 @@
+//! The network-layer packet the simulator carries: its flow, ends, size,
+//! the transport datagram it holds, and the path it took.
+
+use crate::net_stats;
+use meshbed_core::Instant;
+use meshbed_radio::{NodeId, Payload};
+
+/// A network-layer packet as the simulator carries it.
+#[derive(Clone, Debug)]
+pub struct Packet {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub flow: u32,
+    pub seq: u64,
+    /// IP packet size (the MSDU).
+    pub size_bytes: u32,
+    pub created_at: Instant,
+    /// Hops left before the packet is discarded (a guard against loops in
+    /// hand-written static routes).
+    pub ttl: u8,
+    /// The ATP/TCP datagram (the UDP payload) of a transport flow, or a
+    /// routing control packet's bytes; empty for UDP traffic, whose payload
+    /// bytes are not modelled.
+    pub datagram: Vec<u8>,
+    /// A routing engine's handle for the packet (0 until one sees it).
+    pub id: u64,
+    /// The neighbour it came from (`None` at its source).
+    pub prev_hop: Option<NodeId>,
+    /// The neighbour it was last sent to (a link failure names it).
+    pub next_hop: NodeId,
+    /// A routing header (DSR's source route), counted in `size_bytes`.
+    pub routing_header: Vec<u8>,
+    /// A routing control packet rather than data.
+    pub control: bool,
+    /// Queued ahead of data at the MAC (routing control packets, unless the
+    /// scenario says `[routing] control_priority = false`; transport
+    /// feedback with `[radio.mac] feedback_priority = true`).
+    pub priority: bool,
+    /// A fingerprint of the nodes it went through so far (its source
+    /// first; the node that holds it last stepped it on), so that a flow's
+    /// destination can tell when its packets started to take another path
+    /// (seed 002 §2.3, Fig. 4b), and whether feedback returns along it.
+    pub path: net_stats::PathPrint,
+}
+
+/// The hop limit a data packet starts with (IPv4's usual 64).
+pub const INITIAL_TTL: u8 = 64;
+
+impl Packet {
+    /// Hops it has taken so far: its source and every relay take one off
+    /// its TTL as they send it on (as IP counts them), so at its
+    /// destination this is the length of the path it took.
+    pub fn hops_taken(&self) -> u32 {
+        u32::from(INITIAL_TTL.saturating_sub(self.ttl))
+    }
+
+    /// A data packet created at `src` at `created_at`.
+    pub fn data(
+        src: NodeId,
+        dst: NodeId,
+        flow: u32,
+        seq: u64,
+        size_bytes: u32,
+        created_at: Instant,
+        datagram: Vec<u8>,
+    ) -> Self {
+        Packet {
+            src,
+            dst,
+            flow,
+            seq,
+            size_bytes,
+            created_at,
+            ttl: INITIAL_TTL,
+            datagram,
+            id: 0,
+            prev_hop: None,
+            next_hop: src,
+            routing_header: Vec::new(),
+            control: false,
+            priority: false,
+            path: net_stats::PathPrint::start(src),
+        }
+    }
+}
+
+impl Payload for Packet {
+    fn msdu_bytes(&self) -> u32 {
+        self.size_bytes
+    }
+    fn priority(&self) -> bool {
+        self.priority
+    }
+}
