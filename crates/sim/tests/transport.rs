@@ -359,10 +359,12 @@ fn a_relay_forwarding_delay_lowers_the_floor_of_the_stamped_delay() {
     assert!(held_floor > 0.05, "after 200 us, the relays send without a backoff: {held_floor}");
 }
 
-/// A CUBIC transfer of 200 kB over `hops` with `[flows.tcp]` set by
-/// `set`, checked complete and verified; and the same without the key
-/// (`set(None)`) and with it at zero, which must be the same run.
-fn held_tcp_runs(hops: u32, set: impl Fn(Option<f64>) -> TcpOverrides) -> (SimReport, SimReport) {
+/// A CUBIC transfer of 200 kB over `hops` with `[flows.tcp]` holding its
+/// packets 5 ms (`set(Some(0.005))`), checked complete and verified, against
+/// the same without the key (`set(None)`) and with it at zero, which must
+/// be the same run: the held run differs and takes at least `longer_by_s`
+/// more.
+fn assert_held_tcp_run_is_slower(hops: u32, longer_by_s: f64, set: impl Fn(Option<f64>) -> TcpOverrides) {
     let s = chain_transfer(Protocol::TcpCubic, hops, 200_000, 30.0);
     let run_with = |d: Option<f64>| {
         let mut s = s.clone();
@@ -376,7 +378,8 @@ fn held_tcp_runs(hops: u32, set: impl Fn(Option<f64>) -> TcpOverrides) -> (SimRe
     let (plain, held) = (run_with(None), run_with(Some(0.005)));
     assert_ne!(plain.trace_hash, held.trace_hash);
     assert_eq!(plain.trace_hash, run_with(Some(0.0)).trace_hash, "a zero hold is no hold");
-    (plain, held)
+    let (plain_s, held_s) = (plain.flows[0].duration_s, held.flows[0].duration_s);
+    assert!(held_s > plain_s + longer_by_s, "held {held_s} s against {plain_s} s");
 }
 
 /// `[flows.tcp] relay_forwarding_delay_s` holds a TCP flow's packets at
@@ -384,15 +387,9 @@ fn held_tcp_runs(hops: u32, set: impl Fn(Option<f64>) -> TcpOverrides) -> (SimRe
 /// longer by at least the hold on each of its data packets' relays.
 #[test]
 fn a_relay_forwarding_delay_holds_tcp_packets_at_each_relay() {
-    let (plain, held) = held_tcp_runs(3, |d| TcpOverrides { relay_forwarding_delay_s: d, ..Default::default() });
     // 2 relays × 5 ms on each of the handshake's and the data's round
     // trips: the transfer cannot be as fast.
-    assert!(
-        held.flows[0].duration_s > plain.flows[0].duration_s + 0.02,
-        "{} vs {}",
-        held.flows[0].duration_s,
-        plain.flows[0].duration_s
-    );
+    assert_held_tcp_run_is_slower(3, 0.02, |d| TcpOverrides { relay_forwarding_delay_s: d, ..Default::default() });
     let e = err_of("protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\nrelay_forwarding_delay_s = 0.5\n");
     assert!(e.contains("flows[0].tcp.relay_forwarding_delay_s = 0.5") && e.contains("delay in seconds"), "{e}");
 }
@@ -403,15 +400,9 @@ fn a_relay_forwarding_delay_holds_tcp_packets_at_each_relay() {
 /// handshake's and every window's) is longer by twice the hold.
 #[test]
 fn an_endpoint_delay_holds_tcp_packets_at_each_end() {
-    let (plain, held) = held_tcp_runs(1, |d| TcpOverrides { endpoint_delay_s: d, ..Default::default() });
     // 2 × 5 ms on the handshake's round trip and on each of the ~10
     // window round trips of 200 kB from an initial window of one segment.
-    assert!(
-        held.flows[0].duration_s > plain.flows[0].duration_s + 0.05,
-        "{} vs {}",
-        held.flows[0].duration_s,
-        plain.flows[0].duration_s
-    );
+    assert_held_tcp_run_is_slower(1, 0.05, |d| TcpOverrides { endpoint_delay_s: d, ..Default::default() });
     let e = err_of("protocol = \"tcp-cubic\"\nbytes = 1000\n[flows.tcp]\nendpoint_delay_s = 0.5\n");
     assert!(e.contains("flows[0].tcp.endpoint_delay_s = 0.5") && e.contains("delay in seconds"), "{e}");
 }
