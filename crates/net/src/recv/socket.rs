@@ -3,7 +3,7 @@
 use super::{ReceiveOptions, ReceiverCore, ReceiverCounters, ReceiverEvent};
 use crate::clock::Clock;
 use crate::framing::{remove_stale_temporaries, SinkKind};
-use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH};
+use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,7 +74,7 @@ impl Receiver {
                             (None, _, _) => self.core.count_malformed(),
                         }
                     }
-                    if n < BATCH {
+                    if !batch.was_full() {
                         break;
                     }
                 }

@@ -6,7 +6,7 @@ use crate::conn::{connection_id, random_u32, EngineOptions, Protection};
 use crate::delay::{DelaySource, DelaySpec, EndToEndEstimator, StampCounters, Stamper};
 use crate::framing::{hex, StreamKind};
 use crate::notice::{EngineNotices, RoutingSeen};
-use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, BATCH, MAX_DATAGRAM};
+use crate::udp::{BatchSocket, IoCounters, Outbox, RecvBatch, MAX_DATAGRAM};
 use meshbed_proto::{EngineEvent, FailReason, Protocol};
 use serde::Serialize;
 use std::io;
@@ -417,7 +417,7 @@ fn run_attempt(
                     stamper.on_received(now, plain);
                     engine.handle_input(now, plain);
                 }
-                if n < BATCH {
+                if !batch.was_full() {
                     break;
                 }
             }
