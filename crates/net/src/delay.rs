@@ -130,6 +130,20 @@ pub fn read_delay_file(path: &std::path::Path) -> Result<Duration, String> {
 /// D_s for the newest segment; the bias pushes the estimate up by about
 /// D_s/2, so a sender on an empty path sees R ≈ 2·S and increases, and
 /// settles where the flow keeps about half a packet gap of queue.
+///
+/// On a host the estimate has a floor it cannot see below, its
+/// `resolution`: a sender loop that releases what fell due once per timer
+/// tick sends bursts of a tick's packets, and the last of a burst waits
+/// behind the others even on a path that keeps up, so up to a tick of
+/// queueing is the sender's own; and a sample that a late wake-up of
+/// either end lengthened says nothing of the path. With a `resolution`
+/// the estimate is therefore the smallest of the last
+/// [`HOST_SAMPLE_FILTER`] samples (a standing queue lengthens every
+/// sample, a late wake-up one: LEDBAT's current-delay filter, RFC 6817
+/// §3.4.2) less the minimum RTT less the resolution, at least zero; a D
+/// of zero then asks for ATP's rate cap, which grows with what the path
+/// delivers (docs/PROTOCOLS.md §6, "ATP's rate on a host"). Zero
+/// resolution (the default) keeps the plain estimate.
 #[derive(Clone, Debug)]
 pub struct EndToEndEstimator {
     /// Send time of first transmissions by segment end, not yet reported.
@@ -141,7 +155,28 @@ pub struct EndToEndEstimator {
     min_window: VecDeque<(Instant, Duration)>,
     alpha: f64,
     samples: u64,
+    /// Queueing the host cannot tell from its own bursts (see above).
+    resolution: Duration,
+    /// The last [`HOST_SAMPLE_FILTER`] samples, newest last.
+    recent: VecDeque<Duration>,
+    /// Feedbacks in a row that brought no sample (they reported nothing
+    /// newer than before: a sender whose window is full of data behind
+    /// holes sends only retransmissions, which give no sample).
+    feedbacks_without_sample: u32,
 }
+
+/// After this many feedbacks in a row without a sample the estimate is
+/// stale and reads zero. Without the rule a queue that overflowed froze
+/// the estimate at its peak: the sender, window-bound behind the holes
+/// the overflow left, sent only retransmissions, which give no sample, at
+/// the rate 1/D of that peak (loopback, adaptive ATP: 70 packets/s for
+/// seconds after a burst of drops). Three feedbacks that report only
+/// repaired holes say the path delivers without the queue it had.
+const STALE_AFTER_FEEDBACKS: u32 = 3;
+
+/// Samples whose smallest is a host's estimate (RFC 6817 §3.4.2 keeps a
+/// few; its reference code four).
+pub const HOST_SAMPLE_FILTER: usize = 4;
 
 impl EndToEndEstimator {
     /// `alpha`: the EWMA weight of the old average (the relay's α, 0.75).
@@ -154,7 +189,16 @@ impl EndToEndEstimator {
             min_window: VecDeque::new(),
             alpha,
             samples: 0,
+            resolution: Duration::ZERO,
+            recent: VecDeque::with_capacity(HOST_SAMPLE_FILTER),
+            feedbacks_without_sample: 0,
         }
+    }
+
+    /// The same estimator, reporting only the queueing above `resolution`.
+    pub fn with_resolution(mut self, resolution: Duration) -> Self {
+        self.resolution = resolution;
+        self
     }
 
     /// A data segment `[seq, seq + len)` left at `now`.
@@ -178,8 +222,10 @@ impl EndToEndEstimator {
     pub fn on_feedback(&mut self, now: Instant, ack: u64, blocks: &[(u64, u64)], hold: Duration) {
         let latest = blocks.iter().map(|&(_, e)| e).fold(ack, u64::max);
         if latest <= self.highest_reported {
+            self.feedbacks_without_sample = self.feedbacks_without_sample.saturating_add(1);
             return;
         }
+        self.feedbacks_without_sample = 0;
         self.highest_reported = latest;
         if let Some(&sent_at) = self.sent.get(&latest) {
             // The wait at the receiver is not path delay. Without it the
@@ -195,6 +241,10 @@ impl EndToEndEstimator {
                 None => s,
                 Some(old) => self.alpha * old + (1.0 - self.alpha) * s,
             });
+            if self.recent.len() == HOST_SAMPLE_FILTER {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(sample);
             while self.min_window.back().is_some_and(|&(_, m)| m >= sample) {
                 self.min_window.pop_back();
             }
@@ -208,8 +258,19 @@ impl EndToEndEstimator {
 
     /// The current estimate (zero before the first sample).
     pub fn current(&self) -> Duration {
+        if self.feedbacks_without_sample >= STALE_AFTER_FEEDBACKS {
+            return Duration::ZERO;
+        }
         match (self.srtt_ns, self.min_window.front()) {
-            (Some(srtt), Some(&(_, min))) => Duration::from_nanos((srtt - min.as_nanos() as f64).max(0.0) as u64),
+            (Some(srtt), Some(&(_, min))) => {
+                let current = if self.resolution.is_zero() {
+                    srtt
+                } else {
+                    self.recent.iter().min().map_or(srtt, |m| m.as_nanos() as f64)
+                };
+                let above = current - min.as_nanos() as f64 - self.resolution.as_nanos() as f64;
+                Duration::from_nanos(above.max(0.0) as u64)
+            }
             _ => Duration::ZERO,
         }
     }
@@ -234,15 +295,17 @@ pub enum DelaySource {
 }
 
 impl DelaySource {
-    /// Opens a source; a `file:` source must be readable now.
-    pub fn open(spec: &DelaySpec, alpha: f64) -> Result<Self, String> {
+    /// Opens a source; a `file:` source must be readable now. `resolution`:
+    /// the end-to-end estimate's floor (the sender loop's timer tick, see
+    /// [`EndToEndEstimator`]).
+    pub fn open(spec: &DelaySpec, alpha: f64, resolution: Duration) -> Result<Self, String> {
         Ok(match spec {
             DelaySpec::File(path) => {
                 let value = read_delay_file(path)?;
                 DelaySource::File { path: path.clone(), value, read_at: None, errors: 0 }
             }
             DelaySpec::Fixed(d) => DelaySource::Fixed(*d),
-            DelaySpec::EndToEnd => DelaySource::EndToEnd(EndToEndEstimator::new(alpha)),
+            DelaySpec::EndToEnd => DelaySource::EndToEnd(EndToEndEstimator::new(alpha).with_resolution(resolution)),
         })
     }
 
@@ -432,7 +495,7 @@ mod tests {
     fn file_source_reads_microseconds_and_keeps_last_value_on_error() {
         let path = std::env::temp_dir().join(format!("meshbed-net-da-{}", std::process::id()));
         std::fs::write(&path, "1500\n").unwrap();
-        let mut src = DelaySource::open(&DelaySpec::File(path.clone()), 0.75).unwrap();
+        let mut src = DelaySource::open(&DelaySpec::File(path.clone()), 0.75, Duration::ZERO).unwrap();
         assert_eq!(src.current(t(0)), Duration::from_micros(1500));
         std::fs::write(&path, "garbage").unwrap();
         assert_eq!(src.current(t(20_000)), Duration::from_micros(1500));
@@ -440,7 +503,7 @@ mod tests {
         assert_eq!(src.current(t(25_000)), Duration::from_micros(1500), "not re-read within 10 ms");
         assert_eq!(src.current(t(40_000)), Duration::from_micros(300));
         std::fs::remove_file(&path).unwrap();
-        assert!(DelaySource::open(&DelaySpec::File(path), 0.75).is_err());
+        assert!(DelaySource::open(&DelaySpec::File(path), 0.75, Duration::ZERO).is_err());
     }
 
     #[test]
@@ -481,6 +544,79 @@ mod tests {
         e.on_data_sent(t(6_100), 300, 100);
         e.on_feedback(t(9_000), 400, &[], Duration::ZERO);
         assert_eq!(e.samples(), 2);
+    }
+
+    /// With a resolution, only the queueing above it counts: 3 ms samples
+    /// over a 1 ms minimum give 2 ms plain, 1.75 ms with a 250 µs floor and
+    /// nothing with a 3 ms one.
+    #[test]
+    fn end_to_end_estimate_is_what_lies_above_the_hosts_resolution() {
+        for (floor_us, want_us) in [(0, 2_000), (250, 1_750), (3_000, 0)] {
+            let mut e = EndToEndEstimator::new(0.0).with_resolution(Duration::from_micros(floor_us));
+            e.on_data_sent(t(0), 0, 100);
+            e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
+            assert_eq!(e.current(), Duration::ZERO);
+            // Four 3 ms samples: the host's filter (the smallest of four)
+            // and the plain estimate (their average) agree on 3 ms.
+            for k in 0..4u64 {
+                e.on_data_sent(t(2_000 + 10_000 * k), 100 * (k + 1), 100);
+                e.on_feedback(t(5_000 + 10_000 * k), 100 * (k + 2), &[], Duration::ZERO);
+            }
+            assert_eq!(e.current(), Duration::from_micros(want_us), "resolution {floor_us} µs");
+        }
+    }
+
+    /// On a host one long sample among short ones (a late wake-up) is not
+    /// queueing: the estimate is the smallest of the last four samples over
+    /// the minimum; a queue that lengthens four samples in a row is.
+    #[test]
+    fn a_hosts_estimate_ignores_one_long_sample_but_not_a_standing_queue() {
+        let mut e = EndToEndEstimator::new(0.75).with_resolution(Duration::from_micros(100));
+        let mut at = 0u64;
+        let mut seq = 0u64;
+        let mut sample = |e: &mut EndToEndEstimator, rtt_us: u64| {
+            e.on_data_sent(t(at), seq, 100);
+            seq += 100;
+            at += rtt_us;
+            e.on_feedback(t(at), seq, &[], Duration::ZERO);
+            at += 10;
+        };
+        for rtt in [50, 60, 55, 52] {
+            sample(&mut e, rtt);
+        }
+        assert_eq!(e.current(), Duration::ZERO);
+        sample(&mut e, 5_000);
+        assert_eq!(e.current(), Duration::ZERO, "one late sample: the smallest of four is 52 µs");
+        let plain = EndToEndEstimator::new(0.75);
+        assert!(plain.current().is_zero());
+        for rtt in [1_050, 1_100, 1_080, 1_060] {
+            sample(&mut e, rtt);
+        }
+        // Smallest of the last four 1,050 µs, less 50 µs minimum, less 100.
+        assert_eq!(e.current(), Duration::from_micros(900));
+    }
+
+    /// Feedbacks that report nothing new (a window-bound sender repairing
+    /// holes) leave the estimate as it was twice, then it is stale and reads
+    /// zero; the next fresh sample brings it back.
+    #[test]
+    fn an_estimate_without_fresh_samples_goes_stale() {
+        let mut e = EndToEndEstimator::new(0.0);
+        e.on_data_sent(t(0), 0, 100);
+        e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
+        e.on_data_sent(t(2_000), 100, 100);
+        e.on_data_sent(t(2_000), 200, 100);
+        e.on_feedback(t(5_000), 100, &[(200, 300)], Duration::ZERO);
+        assert_eq!(e.current(), Duration::from_millis(2));
+        e.on_data_sent(t(6_000), 100, 100);
+        e.on_feedback(t(8_000), 100, &[(200, 300)], Duration::ZERO);
+        e.on_feedback(t(9_000), 100, &[(200, 300)], Duration::ZERO);
+        assert_eq!(e.current(), Duration::from_millis(2), "two feedbacks without a sample");
+        e.on_feedback(t(10_000), 300, &[], Duration::ZERO);
+        assert_eq!(e.current(), Duration::ZERO, "the third: stale");
+        e.on_data_sent(t(11_000), 300, 100);
+        e.on_feedback(t(14_000), 400, &[], Duration::ZERO);
+        assert_eq!(e.current(), Duration::from_millis(2), "a fresh 3 ms sample");
     }
 
     /// A route outage with the reverse path back first: the feedback that

@@ -341,7 +341,8 @@ fn run_attempt(
     };
     let atp = engine_options.atp(options.protocol).unwrap_or_default();
     let relay = atp.relay_config();
-    let source = DelaySource::open(&options.delay, relay.alpha).map_err(SendError::Setup)?;
+    let source =
+        DelaySource::open(&options.delay, relay.alpha, clock::from_std(PACING_TICK)).map_err(SendError::Setup)?;
     let mut stamper = Stamper::new(source, relay.eta, relay.idle_after);
 
     let clock = Clock::new();
