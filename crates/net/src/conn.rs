@@ -156,6 +156,11 @@ impl EngineOptions {
         let mut config = EngineConfig::new(protocol, |_| atp.expect("ATP"), || self.tcp());
         if let EngineConfig::Mtl(c) = &mut config {
             c.pacing_burst = PACING_BURST;
+            // The RTT on a host holds the hosts' own latencies; below the
+            // send loop's tick they are not the path's queueing, and b grows
+            // with what the path delivers (docs/PROTOCOLS.md §6, "MTL's
+            // rate on a host").
+            c.host_resolution = crate::clock::from_std(crate::send::PACING_TICK);
         }
         config
     }

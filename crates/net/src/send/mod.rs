@@ -281,7 +281,7 @@ fn describe_failure(reason: &FailReason, peer: SocketAddr, timeout: StdDuration)
 const PROGRESS_EVERY: StdDuration = StdDuration::from_millis(100);
 /// The shortest sleep for an engine deadline: finer pacing is released in
 /// batches, within `conn::PACING_BURST`.
-const PACING_TICK: StdDuration = StdDuration::from_micros(250);
+pub(crate) const PACING_TICK: StdDuration = StdDuration::from_micros(250);
 
 /// How often a sender without a route to its peer asks the kernel again.
 const NO_ROUTE_RETRY: StdDuration = StdDuration::from_millis(100);

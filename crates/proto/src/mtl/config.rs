@@ -70,6 +70,19 @@ pub struct MtlConfig {
     /// (`AtpConfig::pacing_burst`): zero in the simulator, whose timers are
     /// exact; a little on a host, whose timers wake late.
     pub pacing_burst: Duration,
+    /// On a host (the UDP runtime), the round trip holds the hosts' own
+    /// latencies (wake-ups, the send loop's bursts), which eq. 7 would take
+    /// for queueing. Non-zero: eq. 7 takes each RTT sample less this, and
+    /// b grows with what the path delivers ([`MtlConfig::delivery_growth`]).
+    /// Zero (the presets, the simulator): eqs. 7–10 as the paper writes them.
+    /// Not in the paper (docs/PROTOCOLS.md §6, "MTL's rate on a host").
+    pub host_resolution: Duration,
+    /// With a host resolution: b is at least this many times the bits per
+    /// second the cumulative ack advanced over the last measurement (at
+    /// least a smoothed RTT between EGNs), so that a path faster than the
+    /// configured b (a wired or loopback hop) is not held to it, as ATP's
+    /// rate cap grows (`AtpConfig::delivery_growth`).
+    pub delivery_growth: f64,
 }
 
 impl Default for MtlConfig {
@@ -94,6 +107,8 @@ impl Default for MtlConfig {
             max_reorder_bytes: 256 << 20,
             trace: false,
             pacing_burst: Duration::ZERO,
+            host_resolution: Duration::ZERO,
+            delivery_growth: 2.0,
         }
     }
 }
@@ -154,6 +169,8 @@ impl MtlConfig {
             max_reorder_bytes: self.max_reorder_bytes,
             trace: self.trace,
             pacing_burst: self.pacing_burst,
+            host_resolution: self.host_resolution,
+            delivery_growth: if self.delivery_growth.is_finite() { self.delivery_growth.max(0.0) } else { 0.0 },
         }
     }
 

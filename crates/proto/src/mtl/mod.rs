@@ -55,9 +55,12 @@ pub fn max_link_loss(etx: impl IntoIterator<Item = f64>) -> f64 {
 /// delay that would shrink FHD below the transmission time.
 pub fn queueing_delay_s(rtt_s: f64, hops: u32, link_rate_bps: u64, data_bytes: u64, egn_bytes: u64) -> f64 {
     let h = f64::from(hops.max(1));
-    let b = link_rate_bps.max(1) as f64;
-    let t_tx = (data_bytes + egn_bytes) as f64 * 8.0 / b;
-    (0.5 * (rtt_s / h - t_tx)).max(0.0)
+    (0.5 * (rtt_s / h - transmission_s(link_rate_bps, data_bytes, egn_bytes))).max(0.0)
+}
+
+/// Eq. 7's t_tx: one data packet and one EGN at `link_rate_bps`, seconds.
+pub fn transmission_s(link_rate_bps: u64, data_bytes: u64, egn_bytes: u64) -> f64 {
+    (data_bytes + egn_bytes) as f64 * 8.0 / link_rate_bps.max(1) as f64
 }
 
 /// Eq. 8: the 4-hop propagation delay FHD = 4 (t_q + s_data/b) in seconds;
@@ -66,8 +69,13 @@ pub fn queueing_delay_s(rtt_s: f64, hops: u32, link_rate_bps: u64, data_bytes: u
 /// propagation delay").
 pub fn fhd_s(rtt_s: f64, hops: u32, link_rate_bps: u64, data_bytes: u64, egn_bytes: u64) -> f64 {
     let t_q = queueing_delay_s(rtt_s, hops, link_rate_bps, data_bytes, egn_bytes);
+    fhd_from_queueing_s(t_q, hops, link_rate_bps, data_bytes)
+}
+
+/// Eq. 8 from a per-hop queueing delay `t_q_s` already known.
+pub fn fhd_from_queueing_s(t_q_s: f64, hops: u32, link_rate_bps: u64, data_bytes: u64) -> f64 {
     let t_data = data_bytes as f64 * 8.0 / link_rate_bps.max(1) as f64;
-    f64::from(hops.clamp(1, 4)) * (t_q + t_data)
+    f64::from(hops.clamp(1, 4)) * (t_q_s + t_data)
 }
 
 /// Eq. 10: FHD̄ = α · FHD̄_old + (1 − α) · FHD; the first sample stands alone.

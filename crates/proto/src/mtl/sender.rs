@@ -3,7 +3,7 @@
 //! [`SendControl`] of the shared [`Sender`] skeleton.
 
 use super::config::MtlConfig;
-use super::{fhd_average_s, fhd_s, rate_pps};
+use super::{fhd_average_s, fhd_from_queueing_s, fhd_s, queueing_delay_s, rate_pps};
 use crate::engine::{EngineEvent, PathInfo, TraceSample, Transmit};
 use crate::engine_core::Phase;
 use crate::segments::Segments;
@@ -118,6 +118,21 @@ pub struct MtlSendControl {
     /// the receiver was last heard.
     waiting_since: Instant,
     unresponsive_reported: bool,
+    /// On a host (`MtlConfig::host_resolution`): its state.
+    host: HostRate,
+}
+
+/// What MTL's rate on a host keeps (see `MtlConfig::host_resolution`).
+#[derive(Debug, Default)]
+struct HostRate {
+    /// Eq. 10's average, of the per-hop queueing t_q: with b and h fixed it
+    /// is FHD̄ / h − s_data/b, and b may grow between samples.
+    t_q_avg_s: Option<f64>,
+    /// Where the last delivery measurement began: when, and the cumulative
+    /// ack then.
+    delivery_from: Option<(Instant, u64)>,
+    /// Bits per second the cumulative ack advanced over the last measurement.
+    delivered_bps: f64,
 }
 
 impl MtlSender {
@@ -155,6 +170,7 @@ impl MtlSender {
             last_egn_at: None,
             waiting_since: now,
             unresponsive_reported: false,
+            host: HostRate::default(),
         };
         Sender::with_parts(core, control)
     }
@@ -181,7 +197,7 @@ impl MtlSender {
     }
     /// FHD̄ of eq. 10, once measured.
     pub fn fhd_avg(&self) -> Option<Duration> {
-        self.control.fhd_avg_s.map(Duration::from_secs_f64)
+        self.control.fhd_now_s().map(Duration::from_secs_f64)
     }
     /// The smoothed RTT, once measured.
     pub fn srtt(&self) -> Option<Duration> {
@@ -215,8 +231,32 @@ impl MtlSendControl {
     fn buffered_bytes(&self) -> u64 {
         self.segs.sent_end() - self.segs.acked()
     }
+    /// Whether the host rule applies (`MtlConfig::host_resolution`).
+    fn on_host(&self) -> bool {
+        !self.config.host_resolution.is_zero()
+    }
+    /// b of eqs. 7–8: the routing module's or the configured, and on a host
+    /// at least `delivery_growth` × what the path delivered.
+    fn link_rate_now(&self) -> u64 {
+        if self.on_host() {
+            let grown = self.config.delivery_growth * self.host.delivered_bps;
+            self.link_rate_bps.max(grown.min(u64::MAX as f64) as u64)
+        } else {
+            self.link_rate_bps
+        }
+    }
+    /// FHD̄: eq. 10's average; on a host, eq. 8 from the averaged t_q and
+    /// today's b.
+    fn fhd_now_s(&self) -> Option<f64> {
+        if self.on_host() {
+            let b = self.link_rate_now();
+            self.host.t_q_avg_s.map(|t_q| fhd_from_queueing_s(t_q, self.hop_count, b, self.config.data_packet_bytes()))
+        } else {
+            self.fhd_avg_s
+        }
+    }
     fn interval(&self) -> Duration {
-        match self.fhd_avg_s {
+        match self.fhd_now_s() {
             Some(fhd) => Duration::from_secs_f64(1.0 / rate_pps(fhd, self.max_link_loss)).max(Duration::from_nanos(1)),
             None => self.config.initial_interval,
         }
@@ -262,7 +302,12 @@ impl MtlSendControl {
             return None;
         }
         let oldest_sent = self.segs.oldest_first_sent()?;
-        let unanswered = self.request_sent_at.filter(|&r| self.last_egn_at.is_none_or(|e| e < r));
+        // An EGN at the request's own instant came before it (no answer
+        // takes no time): the request is unanswered. Counting it as the
+        // answer made the request due again at once, and a host sender that
+        // filled its buffer at the instant an EGN arrived sent requests in
+        // a loop that never ended.
+        let unanswered = self.request_sent_at.filter(|&r| self.last_egn_at.is_none_or(|e| e <= r));
         if let Some(r) = unanswered {
             return Some(r + self.request_interval());
         }
@@ -304,19 +349,58 @@ impl MtlSendControl {
             // RFC 6298's 7/8 smoothing, for the retransmission guard only.
             Some(s) => Duration::from_nanos(s.as_nanos() / 8 * 7 + rtt.as_nanos() / 8),
         });
-        let sample = fhd_s(
-            rtt.as_secs_f64(),
-            self.hop_count,
-            self.link_rate_bps,
-            self.config.data_packet_bytes(),
-            self.config.egn_packet_bytes(),
-        );
-        let fhd = fhd_average_s(self.fhd_avg_s, sample, self.config.alpha);
+        let fhd = if self.on_host() {
+            self.on_host_rtt_sample(rtt)
+        } else {
+            let sample = fhd_s(
+                rtt.as_secs_f64(),
+                self.hop_count,
+                self.link_rate_bps,
+                self.config.data_packet_bytes(),
+                self.config.egn_packet_bytes(),
+            );
+            fhd_average_s(self.fhd_avg_s, sample, self.config.alpha)
+        };
         self.fhd_avg_s = Some(fhd);
         core.trace(TraceSample::RttSample { at: now, rtt });
         core.trace(TraceSample::Fhd { at: now, fhd: Duration::from_secs_f64(fhd) });
         let rate_pps = self.rate_pps();
         core.trace(TraceSample::MtlRate { at: now, rate_pps });
+    }
+
+    /// A host's RTT sample (`MtlConfig::host_resolution`): eq. 7 takes the
+    /// RTT less the host's resolution, so that the hosts' own latencies are
+    /// not counted as queueing, and eq. 10 averages t_q (with b and h fixed,
+    /// the same as averaging FHD). Returns FHD̄ with today's b.
+    fn on_host_rtt_sample(&mut self, rtt: Duration) -> f64 {
+        let rtt_s = rtt.saturating_sub(self.config.host_resolution).as_secs_f64();
+        let b = self.link_rate_now();
+        let (data, egn) = (self.config.data_packet_bytes(), self.config.egn_packet_bytes());
+        let t_q = queueing_delay_s(rtt_s, self.hop_count, b, data, egn);
+        let t_q_avg = fhd_average_s(self.host.t_q_avg_s, t_q, self.config.alpha);
+        self.host.t_q_avg_s = Some(t_q_avg);
+        fhd_from_queueing_s(t_q_avg, self.hop_count, b, data)
+    }
+
+    /// On a host, what the path delivered: the cumulative ack's advance
+    /// over at least a smoothed RTT, in bits per second of whole packets
+    /// (headers included, as b is the interface's rate).
+    fn measure_delivery(&mut self, now: Instant) {
+        let acked = self.segs.acked();
+        let span = self.srtt.unwrap_or(Duration::ZERO).max(Duration::from_micros(1));
+        match self.host.delivery_from {
+            Some((then, acked_then)) => {
+                let elapsed = now.saturating_since(then);
+                if elapsed >= span {
+                    // In packets as the interface sends them, as b counts.
+                    let packets = acked.saturating_sub(acked_then) as f64 / self.config.max_payload as f64;
+                    let bits = packets * self.config.data_packet_bytes() as f64 * 8.0;
+                    self.host.delivered_bps = bits / elapsed.as_secs_f64();
+                    self.host.delivery_from = Some((now, acked));
+                }
+            }
+            None => self.host.delivery_from = Some((now, acked)),
+        }
     }
 
     /// Queues the packets of gap `[start, end)` whose last copy is older than
@@ -345,6 +429,9 @@ impl MtlSendControl {
         self.last_egn_at = Some(now);
         if self.segs.ack_to(repr.ack) {
             core.stats.bytes_delivered = self.segs.acked();
+        }
+        if self.on_host() {
+            self.measure_delivery(now);
         }
         for &(start, end) in &repr.sack_blocks {
             self.queue_gap(now, start, end);
@@ -396,9 +483,18 @@ impl SendControl for MtlSendControl {
         if core.phase() == Phase::Connecting {
             core.establish();
             self.next_send = now;
-            // Karn: only an unambiguous SYN gives a sample.
+            // Karn: only an unambiguous SYN gives a sample. On a host its
+            // answer also holds the receiver's setting up of the transfer
+            // (a file opened, a slot taken), milliseconds that are not the
+            // path's: there it only starts SRTT, and FHD waits for the first
+            // data probe's answer, a round trip later.
             if let (true, 1, Some(sent)) = (answers_request, self.syns_sent, self.syn_sent_at) {
-                self.on_rtt_sample(core, now, now.saturating_since(sent));
+                let rtt = now.saturating_since(sent);
+                if self.on_host() {
+                    self.srtt = Some(rtt);
+                } else {
+                    self.on_rtt_sample(core, now, rtt);
+                }
             }
         } else if let Some((_, sent)) = self.probe.filter(|&(seq, _)| answers_request && repr.seq == seq) {
             self.probe = None;
@@ -519,7 +615,7 @@ impl SendControl for MtlSendControl {
         if info.link_rate_bps > 0 {
             self.link_rate_bps = info.link_rate_bps;
         }
-        if self.fhd_avg_s.is_some() {
+        if self.fhd_now_s().is_some() {
             let rate_pps = self.rate_pps();
             core.trace(TraceSample::MtlRate { at: now, rate_pps });
         }

@@ -322,3 +322,77 @@ fn requests_before_the_answer_leaves_share_one_answer() {
     assert_eq!(out.len(), 1, "one cumulative answer");
     assert_eq!((out[0].0.seq, out[0].0.ack), (200, 300), "echoing the latest request");
 }
+
+/// On a host (`host_resolution`), b grows with what the path delivered
+/// and the RTT's share below the host's resolution is no queueing: the
+/// rate rises far past the configured b; the sending buffer still bounds
+/// what is in flight, so a burst at one instant stops at it.
+#[test]
+fn on_a_host_the_rate_follows_delivery_and_the_buffer_still_bounds_a_burst() {
+    let c = MtlConfig {
+        host_resolution: Duration::from_micros(250),
+        link_rate_bps: 8_000_000,
+        send_buffer_bytes: 2_000,
+        // As on a host: what fell due between two wake-ups goes at once.
+        pacing_burst: Duration::from_millis(1),
+        ..config()
+    };
+    let plain = 8_000_000.0 / (c.data_packet_bytes() as f64 * 8.0);
+    // Round trips of 200 µs, below the host's resolution: no queueing. The
+    // SYN's answer only starts SRTT; the first data packet's probe gives FHD.
+    let mut s = MtlSender::new(c, CONN, vec![7; 10_000_000], ms(0));
+    let _ = drain(&mut s, ms(0));
+    let us = |x: u64| Instant::from_nanos(x * 1_000);
+    s.handle_input(us(200), &egn(Control::SACK_REQ, 0, 0, &[]));
+    assert_eq!(s.fhd_avg(), None, "a host's SYN gives no FHD");
+    let first = drain(&mut s, us(200));
+    assert!(first[0].0.control.contains(Control::SACK_REQ), "the first data packet probes");
+    s.handle_input(us(400), &egn(Control::SACK_REQ, 0, 100, &[]));
+    // One packet delivered in 200 µs: b is the configured one or twice that
+    // delivery (10,000 packets/s), not more.
+    assert!(s.rate_pps() >= plain && s.rate_pps() <= 10_000.0 + 1e-6, "{} pps", s.rate_pps());
+    // Twenty packets in flight at most (2,000 bytes of 100-byte packets),
+    // however fast the rate: a burst at one instant stops there.
+    let burst = drain(&mut s, ms(10));
+    assert!(burst.len() <= 22, "{} datagrams at one instant", burst.len());
+    // Every 50 µs the receiver acknowledges everything sent: the buffer
+    // (2,000 bytes) per 50 µs is 320 Mbit/s, 40 times b, if the rate lets
+    // the sender fill it.
+    let mut t = ms(10);
+    for _ in 0..2_000 {
+        t = t + Duration::from_micros(50);
+        let sent_end = s.bytes_acked() + s.buffered_bytes();
+        s.handle_input(t, &egn(0, 0, sent_end, &[]));
+        let _ = drain(&mut s, t);
+    }
+    assert!(s.rate_pps() > 10.0 * plain, "rate {} pps against b's {plain}", s.rate_pps());
+    assert!(s.bytes_acked() > 500_000, "{} bytes acknowledged in 100 ms", s.bytes_acked());
+}
+
+/// A sender whose buffer fills at the very instant an EGN arrives asks for
+/// the next EGN once, not in a loop: an EGN at the request's own instant is
+/// not its answer.
+#[test]
+fn a_buffer_filled_at_an_egns_instant_asks_once() {
+    // A 100 Gbit/s b and a 1 µs round trip: a packet every half µs.
+    let c = MtlConfig {
+        send_buffer_bytes: 300,
+        link_rate_bps: 100_000_000_000,
+        pacing_burst: Duration::from_millis(1),
+        ..config()
+    };
+    let mut s = MtlSender::new(c, CONN, vec![7; 100_000], ms(0));
+    let _ = drain(&mut s, ms(0));
+    // The SYN's answer: the first packet.
+    let answered = Instant::from_nanos(1_000);
+    s.handle_input(answered, &egn(Control::SACK_REQ, 0, 0, &[]));
+    assert_eq!(data_seqs(&run(&mut s, answered, answered)), vec![0]);
+    // Its EGN 400 µs later: what fell due since goes at once (within the
+    // 1 ms burst), until the buffer (three packets) is full at that
+    // instant; then one request.
+    let egn_at = answered + Duration::from_micros(400);
+    s.handle_input(egn_at, &egn(0, 0, 100, &[]));
+    let out = drain(&mut s, egn_at);
+    let requests = out.iter().filter(|(r, d)| d.is_empty() && r.control.contains(Control::SACK_REQ)).count();
+    assert_eq!((out.len() - requests, requests), (3, 1));
+}
