@@ -360,7 +360,7 @@ fn on_a_host_the_rate_follows_delivery_and_the_buffer_still_bounds_a_burst() {
     // the sender fill it.
     let mut t = ms(10);
     for _ in 0..2_000 {
-        t = t + Duration::from_micros(50);
+        t += Duration::from_micros(50);
         let sent_end = s.bytes_acked() + s.buffered_bytes();
         s.handle_input(t, &egn(0, 0, sent_end, &[]));
         let _ = drain(&mut s, t);
