@@ -146,10 +146,6 @@ impl EngineOptions {
         // A host's timer wakes late (tens of µs, more under load): the
         // packets due meanwhile go at once, up to this much lateness.
         c.pacing_burst = PACING_BURST;
-        // The window grows with the cap (two epochs of it), up to the most
-        // a sender holds: else default ATP's 1 s epoch held it at its first
-        // window per epoch, 230 Mbit/s.
-        c.max_send_window_bytes = MAX_SEND_WINDOW_BYTES as u64;
         c.max_payload = c.max_payload.saturating_sub(self.datagram_overhead).max(1);
         Some(c)
     }

@@ -99,18 +99,6 @@ impl SendBuffer {
         SendBuffer { base: 0, bytes: VecDeque::from(data), capacity: len.max(1), end: Some(len as u64) }
     }
 
-    /// Holds up to `capacity` bytes from now on, if that is more (a window
-    /// never shrinks below what it may already hold).
-    pub(crate) fn grow_capacity(&mut self, capacity: usize) {
-        if self.end.is_none() {
-            self.capacity = self.capacity.max(capacity);
-        }
-    }
-
-    pub(crate) fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     pub(crate) fn write(&mut self, data: &[u8]) -> usize {
         let n = data.len().min(self.room());
         self.bytes.extend(&data[..n]);

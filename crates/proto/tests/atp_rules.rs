@@ -96,31 +96,6 @@ fn quick_start_with_zero_delay_uses_the_floor() {
 /// 100 packets in the second since the last allows twice that, and D = 0
 /// (below the wire's microsecond) asks for the cap; a path that delivered
 /// less than half the floor leaves the cap at the floor.
-/// A streaming sender's window grows with the cap to two epochs of it, up
-/// to `max_send_window_bytes`; without that bound it stays as created.
-#[test]
-fn a_streaming_window_grows_with_the_rate_cap_up_to_its_bound() {
-    use meshbed_proto::stream::SendStream;
-    for (most, want) in [(0u64, 200 * MSS), (1_000 * MSS, 400 * MSS), (300 * MSS, 300 * MSS)] {
-        let config =
-            AtpConfig { min_delay: Duration::from_millis(10), max_send_window_bytes: most, ..AtpConfig::default() };
-        let window = config.send_window_bytes() as usize;
-        assert_eq!(window as u64, 200 * MSS, "two 1 s epochs at 100 packets/s");
-        let mut s = AtpSender::streaming(config, CONN, window, Instant::ZERO);
-        assert_eq!(s.write(&vec![7; window + 1]), window);
-        drain(&mut s, Instant::ZERO);
-        s.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
-        for t in 1..=1001 {
-            drain(&mut s, ms(t));
-        }
-        s.handle_input(ms(1001), &feedback(0, MSS, 0, &[]));
-        assert_eq!(s.window_bytes() as u64, 200 * MSS);
-        // 100 packets delivered in a second: the cap is 200 packets/s.
-        s.handle_input(ms(2001), &feedback(0, 101 * MSS, 0, &[]));
-        assert_eq!(s.window_bytes() as u64, want, "bound {most}");
-    }
-}
-
 #[test]
 fn the_rate_cap_grows_with_what_the_path_delivered() {
     let config = AtpConfig { min_delay: Duration::from_millis(10), ..AtpConfig::default() };

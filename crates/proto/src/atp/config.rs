@@ -97,15 +97,6 @@ pub struct AtpConfig {
     /// runtime allows a little (`net::conn::EngineOptions`). Not in the
     /// documents (docs/PROTOCOLS.md, "ATP's rate cap").
     pub pacing_burst: Duration,
-    /// A streaming sender's window grows with the rate cap, up to this many
-    /// bytes: two epochs at the cap, as [`AtpConfig::send_window_bytes`]
-    /// sizes it at the floor (ATP's cumulative ack comes once per epoch, so
-    /// a window of less holds the rate to window / epoch whatever the cap:
-    /// default ATP's 28.7 MB to 230 Mbit/s). Zero (the presets, the
-    /// simulator, whose 802.11 paths never lift the cap): the window stays
-    /// as created. Not in the documents (docs/PROTOCOLS.md §6, "Window
-    /// size").
-    pub max_send_window_bytes: u64,
     /// Largest inter-packet delay: the rate never falls below 1/max_delay,
     /// however many feedbacks are missed. Not in the documents; 1 s keeps a
     /// probe-like trickle that lets feedback resume.
@@ -206,7 +197,6 @@ impl Default for AtpConfig {
             min_delay: Duration::from_micros(100),
             delivery_growth: 2.0,
             pacing_burst: Duration::ZERO,
-            max_send_window_bytes: 0,
             max_delay: Duration::from_secs(1),
             max_payload: 1500 - 20 - 8 - crate::wire::HEADER_LEN,
             idle_timeout: Duration::from_secs(10),

@@ -157,12 +157,6 @@ impl AtpSender {
     pub fn state(&self) -> SenderState {
         self.control.state(&self.core)
     }
-    /// The most bytes a streaming sender holds (unacknowledged and
-    /// written), which grows with the rate cap up to
-    /// `AtpConfig::max_send_window_bytes`.
-    pub fn window_bytes(&self) -> usize {
-        self.control.segs.buf().capacity()
-    }
     /// Current sending rate S in packets per second.
     pub fn rate_pps(&self) -> f64 {
         self.control.rate_pps
@@ -270,20 +264,6 @@ impl AtpSendControl {
             }
         }
         self.delivery = Some((now, acked));
-        self.grow_window();
-    }
-
-    /// Two epochs at the rate cap, up to `max_send_window_bytes` (zero: the
-    /// window as created).
-    fn grow_window(&mut self) {
-        let most = self.config.max_send_window_bytes;
-        if most == 0 {
-            return;
-        }
-        let need =
-            self.max_rate_pps() * self.config.payload_per_packet() as f64 * 2.0 * self.config.epoch.as_secs_f64();
-        let want = need.min(most as f64) as u64;
-        self.segs.buf_mut().grow_capacity(usize::try_from(want).unwrap_or(usize::MAX));
     }
 
     /// Retransmissions past the last SACK block (the FIN's tail, SACK-MORE)
