@@ -476,14 +476,21 @@ mod tests {
         assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 900, "a larger D_max stays");
     }
 
-    #[test]
-    fn end_to_end_source_is_offered_without_eta_when_idle() {
+    /// A plain estimator (α = 0) after a 1 ms sample, then a 3 ms one: 2 ms
+    /// over the minimum; bytes [0, 200) sent and acknowledged.
+    fn two_ms_over_the_minimum() -> EndToEndEstimator {
         let mut e = EndToEndEstimator::new(0.0);
         e.on_data_sent(t(0), 0, 100);
         e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
         e.on_data_sent(t(2_000), 100, 100);
         e.on_feedback(t(5_000), 200, &[], Duration::ZERO);
         assert_eq!(e.current(), Duration::from_millis(2));
+        e
+    }
+
+    #[test]
+    fn end_to_end_source_is_offered_without_eta_when_idle() {
+        let e = two_ms_over_the_minimum();
         let mut s = Stamper::new(DelaySource::EndToEnd(e), EtaRule::Fixed(3.0), Duration::from_millis(100));
         let mut p = data_packet(0, 10, 0);
         let out = s.stamp(t(10_000), &mut p).unwrap();
@@ -601,21 +608,17 @@ mod tests {
     /// zero; the next fresh sample brings it back.
     #[test]
     fn an_estimate_without_fresh_samples_goes_stale() {
-        let mut e = EndToEndEstimator::new(0.0);
-        e.on_data_sent(t(0), 0, 100);
-        e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
-        e.on_data_sent(t(2_000), 100, 100);
-        e.on_data_sent(t(2_000), 200, 100);
-        e.on_feedback(t(5_000), 100, &[(200, 300)], Duration::ZERO);
-        assert_eq!(e.current(), Duration::from_millis(2));
+        let mut e = two_ms_over_the_minimum();
+        // A retransmission of [100, 200) and feedbacks reporting nothing
+        // beyond byte 200: no sample.
         e.on_data_sent(t(6_000), 100, 100);
-        e.on_feedback(t(8_000), 100, &[(200, 300)], Duration::ZERO);
-        e.on_feedback(t(9_000), 100, &[(200, 300)], Duration::ZERO);
+        e.on_feedback(t(8_000), 200, &[], Duration::ZERO);
+        e.on_feedback(t(9_000), 200, &[], Duration::ZERO);
         assert_eq!(e.current(), Duration::from_millis(2), "two feedbacks without a sample");
-        e.on_feedback(t(10_000), 300, &[], Duration::ZERO);
+        e.on_feedback(t(10_000), 200, &[], Duration::ZERO);
         assert_eq!(e.current(), Duration::ZERO, "the third: stale");
-        e.on_data_sent(t(11_000), 300, 100);
-        e.on_feedback(t(14_000), 400, &[], Duration::ZERO);
+        e.on_data_sent(t(11_000), 200, 100);
+        e.on_feedback(t(14_000), 300, &[], Duration::ZERO);
         assert_eq!(e.current(), Duration::from_millis(2), "a fresh 3 ms sample");
     }
 
