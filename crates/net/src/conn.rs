@@ -121,7 +121,8 @@ impl EngineTrace {
 /// which then sets the window).
 pub const SEND_WINDOW_BYTES: usize = 8 << 20;
 /// The most a sender holds, whatever the ATP settings (`--atp-min-delay`
-/// lowers the rate cap's delay and so raises the need).
+/// lowers the rate cap's delay and so raises the need; default ATP's window
+/// follows its rate up to here, `AtpConfig::max_send_window_bytes`).
 pub const MAX_SEND_WINDOW_BYTES: usize = 256 << 20;
 
 /// How late ATP's and MTL's pacing may run on a host before its schedule
@@ -146,6 +147,10 @@ impl EngineOptions {
         // A host's timer wakes late (tens of µs, more under load): the
         // packets due meanwhile go at once, up to this much lateness.
         c.pacing_burst = PACING_BURST;
+        // The window follows what the cap sends between two feedbacks, up
+        // to the most a sender holds: else default ATP's 1 s epoch held it
+        // at its first window per epoch, 230 Mbit/s.
+        c.max_send_window_bytes = MAX_SEND_WINDOW_BYTES as u64;
         c.max_payload = c.max_payload.saturating_sub(self.datagram_overhead).max(1);
         Some(c)
     }

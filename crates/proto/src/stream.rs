@@ -99,6 +99,19 @@ impl SendBuffer {
         SendBuffer { base: 0, bytes: VecDeque::from(data), capacity: len.max(1), end: Some(len as u64) }
     }
 
+    /// Holds up to `capacity` bytes from now on (at least one). A window
+    /// set below what it already holds takes no writes until acknowledgements
+    /// bring it under; nothing held is dropped.
+    pub(crate) fn set_capacity(&mut self, capacity: usize) {
+        if self.end.is_none() {
+            self.capacity = capacity.max(1);
+        }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     pub(crate) fn write(&mut self, data: &[u8]) -> usize {
         let n = data.len().min(self.room());
         self.bytes.extend(&data[..n]);
@@ -109,7 +122,7 @@ impl SendBuffer {
         if self.end.is_some() {
             0
         } else {
-            self.capacity - self.bytes.len()
+            self.capacity.saturating_sub(self.bytes.len())
         }
     }
 

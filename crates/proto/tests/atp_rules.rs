@@ -91,6 +91,66 @@ fn quick_start_with_zero_delay_uses_the_floor() {
     assert_eq!(s.d_s(), AtpConfig::default().min_delay);
 }
 
+/// Quick-start answered at 1 ms with D = 0 (the rate is the cap's floor),
+/// paced sending every millisecond up to `until_ms`, then the first
+/// feedback, acknowledging one segment: the next one measures delivery.
+fn sending_at_the_floor_until(s: &mut AtpSender, until_ms: u64) {
+    drain(s, Instant::ZERO);
+    s.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
+    for t in 1..=until_ms {
+        drain(s, ms(t));
+    }
+    s.handle_input(ms(until_ms), &feedback(0, MSS, 0, &[]));
+}
+
+/// A streaming sender's window follows twice what its rate sends between
+/// two feedbacks, up to `max_send_window_bytes` and never below the window
+/// it was created with; without that bound it stays as created. The
+/// interval is measured: feedback 10 ms apart brings it back down.
+#[test]
+fn a_streaming_window_follows_what_the_rate_sends_between_feedbacks() {
+    use meshbed_proto::stream::SendStream;
+    for (most, want) in [(0u64, 200 * MSS), (1_000 * MSS, 240 * MSS), (220 * MSS, 220 * MSS)] {
+        let config =
+            AtpConfig { min_delay: Duration::from_millis(10), max_send_window_bytes: most, ..AtpConfig::default() };
+        let window = config.send_window_bytes() as usize;
+        assert_eq!(window as u64, 200 * MSS, "two 1 s epochs at 100 packets/s");
+        let mut s = AtpSender::streaming(config, CONN, window, Instant::ZERO);
+        assert_eq!(s.write(&vec![7; window + 1]), window);
+        sending_at_the_floor_until(&mut s, 1001);
+        assert_eq!(s.window_bytes() as u64, 200 * MSS);
+        // 100 packets delivered in the second since: the cap is 200
+        // packets/s, D = 0 asks for it, and κ = 0.2 takes the rate from 100
+        // to 120 packets/s: 120 packets until the next feedback, twice over.
+        s.handle_input(ms(2001), &feedback(0, 101 * MSS, 0, &[]));
+        assert_eq!(s.window_bytes() as u64, want, "bound {most}");
+        // 99 packets held: the grown window takes the rest.
+        let big = vec![7; 1_000 * MSS as usize];
+        assert_eq!(s.write(&big) as u64, want - 99 * MSS);
+        for t in 2001..=2011 {
+            drain(&mut s, ms(t));
+        }
+        // Two packets in 10 ms: the rate (176 packets/s) sends under two
+        // packets between such feedbacks, so the window is back to as
+        // created.
+        s.handle_input(ms(2011), &feedback(0, 103 * MSS, 0, &[]));
+        assert_eq!(s.window_bytes() as u64, 200 * MSS, "bound {most}");
+        // It holds want − 2 packets: a shrunk window takes no writes until
+        // acknowledgements bring it under; nothing held is dropped.
+        assert_eq!(s.write(&big) as u64, (200 * MSS).saturating_sub(want - 2 * MSS), "bound {most}");
+        assert_eq!(s.total_bytes() - s.bytes_acked(), (want - 2 * MSS).max(200 * MSS));
+    }
+    // Adaptive ATP's immediate feedback: the window stays as created.
+    let config = AtpConfig { max_send_window_bytes: 1 << 30, ..AtpConfig::adaptive() };
+    let mut s = AtpSender::streaming(config, CONN, 100 * MSS as usize, Instant::ZERO);
+    s.write(&vec![7; 100 * MSS as usize]);
+    sending_at_the_floor_until(&mut s, 100);
+    s.handle_input(ms(140), &feedback(0, 50 * MSS, 0, &[]));
+    // At 10,000 packets/s a periodic sender would want 800 packets.
+    assert_eq!(s.rate_pps(), 10_000.0);
+    assert_eq!(s.window_bytes() as u64, 100 * MSS);
+}
+
 /// A path faster than one packet per `min_delay` (here 10 ms: 100
 /// packets/s) lifts the cap: a feedback whose cumulative ack advanced by
 /// 100 packets in the second since the last allows twice that, and D = 0
@@ -132,12 +192,7 @@ fn the_rate_cap_grows_with_what_the_path_delivered() {
 
     // Less than half the floor delivered: the cap stays the floor.
     let mut slow = AtpSender::new(config, CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
-    drain(&mut slow, Instant::ZERO);
-    slow.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
-    for t in 1..=1001 {
-        drain(&mut slow, ms(t));
-    }
-    slow.handle_input(ms(1001), &feedback(0, MSS, 0, &[]));
+    sending_at_the_floor_until(&mut slow, 1001);
     slow.handle_input(ms(2001), &feedback(0, 41 * MSS, 0, &[]));
     assert_eq!(slow.rate_pps(), 100.0, "80 packets/s allowed: the floor's 100 stays the cap");
 }

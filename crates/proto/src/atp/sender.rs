@@ -109,6 +109,9 @@ pub struct AtpSendControl {
     /// second; 0 until measured): `AtpConfig::delivery_growth`.
     delivery: Option<(Instant, u64)>,
     delivery_cap_pps: f64,
+    /// The window the streaming sender was created with: the least
+    /// `AtpConfig::max_send_window_bytes` lets it follow the cap down to.
+    created_window_bytes: usize,
     /// A "route failed" notice not yet followed by "re-established".
     route_down: bool,
     /// "Route failed" notices that sent the sender back to probing.
@@ -130,6 +133,7 @@ impl AtpSender {
     }
 
     fn with_buffer(config: AtpConfig, connection_id: u32, buf: SendBuffer, now: Instant) -> Self {
+        let created_window_bytes = buf.capacity();
         let core =
             SenderCore::new(ProtocolId::Atp, connection_id, now, config.trace, StreamEnd::new(config.idle_timeout));
         let control = AtpSendControl {
@@ -145,6 +149,7 @@ impl AtpSender {
             rtt: None,
             delivery: None,
             delivery_cap_pps: 0.0,
+            created_window_bytes,
             route_down: false,
             route_failure_probes: 0,
         };
@@ -156,6 +161,11 @@ impl AtpSender {
     }
     pub fn state(&self) -> SenderState {
         self.control.state(&self.core)
+    }
+    /// The most bytes a streaming sender holds (unacknowledged and
+    /// written): see `AtpConfig::max_send_window_bytes`.
+    pub fn window_bytes(&self) -> usize {
+        self.control.segs.buf().capacity()
     }
     /// Current sending rate S in packets per second.
     pub fn rate_pps(&self) -> f64 {
@@ -264,6 +274,23 @@ impl AtpSendControl {
             }
         }
         self.delivery = Some((now, acked));
+    }
+
+    /// Sizes the window for what the rate just set sends until the next
+    /// feedback, taken to come `interval` after this one as this one came
+    /// after the last, twice over (those bytes wait for that feedback, and
+    /// for its way back): never below the window as created, at most
+    /// `max_send_window_bytes` (zero: fixed). Nothing before the second
+    /// feedback since quick-start (no interval yet), and nothing for a
+    /// sender with adaptive ATP's immediate feedback (seed 000 §V.A.3),
+    /// whose acknowledgements come as the rate is off, not once an epoch.
+    fn follow_window(&mut self, interval: Option<Duration>) {
+        let most = self.config.max_send_window_bytes;
+        let periodic = self.config.adaptive.is_none();
+        let Some(interval) = interval.filter(|_| most > 0 && periodic) else { return };
+        let need = self.rate_pps * self.config.payload_per_packet() as f64 * 2.0 * interval.as_secs_f64();
+        let want = (need.min(most as f64) as usize).max(self.created_window_bytes);
+        self.segs.buf_mut().set_capacity(want);
     }
 
     /// Retransmissions past the last SACK block (the FIN's tail, SACK-MORE)
@@ -517,10 +544,12 @@ impl SendControl for AtpSendControl {
             // the rate on the feedback packet ... as part of its quick-start".
             SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
+                let feedback_interval = self.delivery.map(|(then, _)| now.saturating_since(then));
                 self.measure_delivery(now, repr.ack);
                 let r = self.feedback_rate(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
                 self.set_rate(core, now, s);
+                self.follow_window(feedback_interval);
             }
         }
         self.on_reliability(core, now, repr);
