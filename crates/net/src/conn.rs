@@ -166,6 +166,9 @@ impl EngineOptions {
             // with what the path delivers (docs/PROTOCOLS.md §6, "MTL's
             // rate on a host").
             c.host_resolution = crate::clock::from_std(crate::send::PACING_TICK);
+            // Its 200 KB buffer lasts about a loopback round trip: ask for
+            // the EGN at half, not only when full, so the ends overlap.
+            c.early_request_fill = 0.5;
         }
         config
     }

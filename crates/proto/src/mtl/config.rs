@@ -83,6 +83,17 @@ pub struct MtlConfig {
     /// configured b (a wired or loopback hop) is not held to it, as ATP's
     /// rate cap grows (`AtpConfig::delivery_growth`).
     pub delivery_growth: f64,
+    /// Ask for an EGN early: the first transmission that fills the sending
+    /// buffer to this fraction of `send_buffer_bytes` carries SACK-REQ (not
+    /// held back), at most one unanswered at a time, re-asked after the
+    /// request interval. The answer releases the buffer while the rest of it
+    /// is still being sent, so a sender whose buffer lasts about a round
+    /// trip (200 KB on a host's Gbit/s paths: some 200 µs) does not stop at
+    /// every full buffer and wait for the receiver to catch up. Zero (the
+    /// presets, the simulator): only the paper's request on a full buffer
+    /// (§III.C.1). Not in the paper (docs/PROTOCOLS.md §6, "MTL's rate on a
+    /// host").
+    pub early_request_fill: f64,
 }
 
 impl Default for MtlConfig {
@@ -109,6 +120,7 @@ impl Default for MtlConfig {
             pacing_burst: Duration::ZERO,
             host_resolution: Duration::ZERO,
             delivery_growth: 2.0,
+            early_request_fill: 0.0,
         }
     }
 }
@@ -171,6 +183,12 @@ impl MtlConfig {
             pacing_burst: self.pacing_burst,
             host_resolution: self.host_resolution,
             delivery_growth: if self.delivery_growth.is_finite() { self.delivery_growth.max(0.0) } else { 0.0 },
+            // Not a number, or at most zero: no early request.
+            early_request_fill: if self.early_request_fill.is_finite() {
+                self.early_request_fill.max(0.0)
+            } else {
+                0.0
+            },
         }
     }
 

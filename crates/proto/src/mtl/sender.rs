@@ -79,6 +79,9 @@ enum Next {
 ///   EGN request at once; after an EGN, or an unanswered request, it asks
 ///   again `max(min_request_interval, 2·SRTT)` later. The answer releases
 ///   the buffer up to its ack, and the held packet goes at once.
+/// * Early request (`MtlConfig::early_request_fill`, a host's): the first
+///   transmission that fills the buffer to that fraction asks for an EGN
+///   (SACK-REQ, not held back), one unanswered at a time.
 /// * Retransmission: exactly the gaps an EGN names, each packet at most
 ///   once per `retransmit_guard_rtts` × SRTT, before new data, paced.
 /// * RTT samples (Karn): from an RTT probe — SACK-REQ on a first
@@ -112,6 +115,8 @@ pub struct MtlSendControl {
     syn_sent_at: Option<Instant>,
     syns_sent: u32,
     request_sent_at: Option<Instant>,
+    /// The last early request (`MtlConfig::early_request_fill`).
+    early_request_at: Option<Instant>,
     last_egn_at: Option<Instant>,
     /// When the sender last began waiting for an answer after having none
     /// outstanding: silence is counted from the later of this and the time
@@ -167,6 +172,7 @@ impl MtlSender {
             syn_sent_at: None,
             syns_sent: 0,
             request_sent_at: None,
+            early_request_at: None,
             last_egn_at: None,
             waiting_since: now,
             unresponsive_reported: false,
@@ -289,6 +295,20 @@ impl MtlSendControl {
     fn retransmit_guard(&self) -> Duration {
         let rtt = self.srtt.unwrap_or(Duration::ZERO).as_secs_f64();
         Duration::from_secs_f64(rtt * self.config.retransmit_guard_rtts)
+    }
+
+    /// Whether first transmission `i`, sent at `now`, asks for an EGN
+    /// early: it fills the buffer to `early_request_fill` and no early
+    /// request is unanswered, or the last is a request interval old.
+    fn asks_early(&self, now: Instant, i: usize) -> bool {
+        let fill = self.config.early_request_fill;
+        if fill <= 0.0 {
+            return false;
+        }
+        let after = self.buffered_bytes() + (self.segs.seg_end(i) - self.segs.seg_start(i));
+        let unanswered = self.early_request_at.filter(|&r| self.last_egn_at.is_none_or(|e| e <= r));
+        after as f64 >= fill * self.config.send_buffer_bytes as f64
+            && unanswered.is_none_or(|r| r + self.request_interval() <= now)
     }
 
     /// When the explicit EGN request is due, if the sender is blocked (the
@@ -542,18 +562,17 @@ impl SendControl for MtlSendControl {
         if at > now {
             return None;
         }
-        let probe = match next {
-            Next::Segment(i) => {
-                i == self.segs.next_new()
-                    && self.last_probe_at.is_none_or(|t| t + self.config.rtt_probe_interval <= now)
+        let (probe, early) = match next {
+            Next::Segment(i) if i == self.segs.next_new() => {
+                (self.last_probe_at.is_none_or(|t| t + self.config.rtt_probe_interval <= now), self.asks_early(now, i))
             }
-            _ => false,
+            _ => (false, false),
         };
         let (seq, payload_len, control) = match next {
             Next::Syn => (0, 0, Control(Control::SYN | Control::SACK_REQ)),
             Next::Segment(i) => {
                 let s = self.segs.seg_start(i);
-                let control = if probe { Control(Control::SACK_REQ) } else { Control(0) };
+                let control = if probe || early { Control(Control::SACK_REQ) } else { Control(0) };
                 (s, (self.segs.seg_end(i) - s) as usize, control)
             }
             Next::Request => (self.segs.sent_end(), 0, Control(Control::SACK_REQ)),
@@ -583,6 +602,9 @@ impl SendControl for MtlSendControl {
                 if probe {
                     self.probe = Some((seq, now));
                     self.last_probe_at = Some(now);
+                }
+                if early {
+                    self.early_request_at = Some(now);
                 }
                 // Pace: keep the schedule when a little late, restart it when
                 // more than one gap (and the allowed burst) late: no bursts

@@ -396,3 +396,44 @@ fn a_buffer_filled_at_an_egns_instant_asks_once() {
     let requests = out.iter().filter(|(r, d)| d.is_empty() && r.control.contains(Control::SACK_REQ)).count();
     assert_eq!((out.len() - requests, requests), (3, 1));
 }
+
+/// On a host the sender asks for an EGN early (`early_request_fill`): the
+/// first transmission that fills half the buffer carries SACK-REQ, once
+/// until an EGN answers, and the answer lets it ask again at the next half
+/// buffer; without it only a full buffer asks (§III.C.1).
+#[test]
+fn an_early_request_asks_at_half_the_buffer_once_until_answered() {
+    let flagged = |out: &[(Instant, Repr, Vec<u8>)]| -> Vec<u64> {
+        out.iter()
+            .filter(|(_, r, d)| !d.is_empty() && r.control.contains(Control::SACK_REQ))
+            .map(|(_, r, _)| r.seq)
+            .collect()
+    };
+    for (fill, first, second) in [(0.5, vec![500], vec![1100]), (0.0, vec![], vec![])] {
+        // Ten 100-byte packets fill the buffer; a 100 Gbit/s b paces them
+        // within the 1 ms burst.
+        let c = MtlConfig {
+            send_buffer_bytes: 1_000,
+            link_rate_bps: 100_000_000_000,
+            pacing_burst: Duration::from_millis(1),
+            early_request_fill: fill,
+            ..config()
+        };
+        let mut s = MtlSender::new(c, CONN, vec![7; 100_000], ms(0));
+        let _ = drain(&mut s, ms(0));
+        let answered = Instant::from_nanos(1_000);
+        s.handle_input(answered, &egn(Control::SACK_REQ, 0, 0, &[]));
+        assert_eq!(data_seqs(&run(&mut s, answered, answered)), vec![0], "the first packet (an RTT probe)");
+        let t = answered + Duration::from_micros(400);
+        s.handle_input(t, &egn(Control::SACK_REQ, 0, 100, &[]));
+        let out = run(&mut s, t, t + Duration::from_millis(1));
+        assert_eq!(data_seqs(&out).len(), 10, "fill {fill}: the buffer's ten packets");
+        assert_eq!(flagged(&out), first, "fill {fill}");
+        // The answer releases five packets: the next one asks at once.
+        let t = t + Duration::from_millis(2);
+        s.handle_input(t, &egn(Control::SACK_REQ, 500, 600, &[]));
+        let out = run(&mut s, t, t + Duration::from_millis(1));
+        assert_eq!(data_seqs(&out), vec![1100, 1200, 1300, 1400, 1500], "fill {fill}");
+        assert_eq!(flagged(&out), second, "fill {fill}");
+    }
+}
