@@ -232,7 +232,7 @@ impl Transport {
             (SenderEngine::with_data(&config, connection_id, data, start), None)
         } else {
             let sender = SenderEngine::streaming(&config, connection_id, SEND_WINDOW_BYTES as usize, start);
-            (sender, Some(Source { stream: ByteStream::new(rng.clone()), left: bytes }))
+            (sender, Some(Source::new(ByteStream::new(rng.clone()), bytes, Source::lead_for(&config))))
         };
         let verifier = ByteStream::new(rng);
         let mut receiver = ReceiverEngine::new(&config, connection_id, start);
@@ -403,13 +403,18 @@ impl Transport {
         self.finish();
     }
 
-    /// A streaming sender's window is topped up from the data stream, and
+    /// A streaming sender's window is topped up from the data stream, to
+    /// its lead beyond what it has sent ([`data::REFILL_LEAD_BYTES`]), and
     /// the stream finished once all of it is written.
     fn refill(&mut self) {
         let Some(source) = &mut self.source else { return };
         let engine = self.sender.engine();
         while source.left > 0 {
-            let room = engine.write_room().min(source.left.min(usize::MAX as u64) as usize);
+            // New bytes go out in order: the first-sent count is how far
+            // the sender got.
+            let unsent = source.written.saturating_sub(engine.stats().bytes_sent);
+            let wanted = source.lead.saturating_sub(unsent).min(source.left);
+            let room = engine.write_room().min(wanted.min(usize::MAX as u64) as usize);
             if room == 0 {
                 return;
             }
@@ -417,6 +422,7 @@ impl Transport {
             let written = engine.write(chunk);
             debug_assert_eq!(written, chunk.len(), "write_room said it fits");
             source.left -= written as u64;
+            source.written += written as u64;
         }
         engine.finish();
         self.source = None;
@@ -748,50 +754,4 @@ fn tcp_config(spec: &TransportFlow) -> TcpConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use meshbed_proto::Protocol;
-
-    #[test]
-    fn path_info_is_delivered_only_when_it_changes() {
-        let protocol = Protocol::TcpNewReno;
-        let spec = TransportFlow::new(protocol, crate::scenario::Amount::Bytes(1000));
-        let mut t = Transport::new(7, 0, &spec, Instant::ZERO, 1000);
-        let info = |hop_count, max_link_loss| PathInfo { hop_count, max_link_loss, link_rate_bps: 24_000_000 };
-        let now = Instant::ZERO + Duration::from_secs(1);
-        // TCP ignores path information: its deadline stays, no timer.
-        assert_eq!(t.path_info(now, Side::Sender, Some(info(3, 0.28))), None);
-        assert_eq!(t.path_info(now, Side::Sender, Some(info(3, 0.28))), None);
-        assert_eq!(t.path_info_updates, 1);
-        t.path_info(now, Side::Receiver, Some(info(3, 0.28)));
-        t.path_info(now, Side::Sender, Some(info(3, 0.1)));
-        assert_eq!(t.path_info_updates, 3);
-        // A lost route is remembered, not delivered; the same path after
-        // it is news again.
-        t.path_info(now, Side::Sender, None);
-        assert_eq!((t.path_info_updates, t.path_info[Side::Sender as usize]), (3, None));
-        t.path_info(now, Side::Sender, Some(info(3, 0.1)));
-        assert_eq!(t.path_info_updates, 4);
-        assert_eq!(t.path_info[Side::Receiver as usize], Some(info(3, 0.28)));
-        // A finished flow gets nothing.
-        t.finish();
-        t.path_info(now, Side::Sender, Some(info(4, 0.1)));
-        assert_eq!(t.path_info_updates, 4);
-    }
-
-    #[test]
-    fn verifier_regenerates_the_data_in_any_chunking() {
-        let rng = stream_rng(7, StreamId::new(StreamKind::Transport, 3));
-        let mut data = vec![0u8; 10_000];
-        ByteStream::new(rng.clone()).fill(&mut data);
-        let mut v = ByteStream::new(rng.clone());
-        for piece in [&data[..1], &data[1..1437], &data[1437..5000], &data[5000..]] {
-            assert_eq!(v.first_mismatch(piece), None);
-        }
-        let mut bad = data.clone();
-        bad[4321] ^= 1;
-        let mut v = ByteStream::new(rng);
-        assert_eq!(v.first_mismatch(&bad[..4000]), None);
-        assert_eq!(v.first_mismatch(&bad[4000..]), Some(321));
-    }
-}
+mod tests;

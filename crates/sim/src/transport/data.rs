@@ -3,6 +3,7 @@
 //! data, written as its sender's window frees.
 
 use meshbed_core::StreamRng;
+use meshbed_proto::connection::EngineConfig;
 use rand::RngCore;
 
 /// The application data of a flow: pseudo-random bytes from the flow's own
@@ -62,9 +63,41 @@ impl ByteStream {
 /// allocated up front, 25 such flows 631 MiB (issue 28).
 pub(crate) const SEND_WINDOW_BYTES: u64 = 4 << 20;
 
+/// The least a streaming sender is kept ahead of what it has sent: more
+/// than any engine sends between two refills in the simulator (ATP and MTL
+/// pace one packet per due time there; TCP's burst is at most its window,
+/// [`Source::lead_for`]). Writing only this far ahead, not up to the
+/// window, keeps a flow's memory at what it has unacknowledged plus this:
+/// 25 flows of the ATP paper's network held 4 MiB each, 100 of the run's
+/// 116 MiB (issue 28). The engines see the same bytes at the same times:
+/// none runs out of unsent data where it did not before.
+pub(super) const REFILL_LEAD_BYTES: u64 = 1 << 20;
+
 /// The rest of a streaming sender's data, written as its window frees.
 pub(super) struct Source {
     pub(super) stream: ByteStream,
     /// Bytes not yet written.
     pub(super) left: u64,
+    /// Bytes written so far.
+    pub(super) written: u64,
+    /// Unsent bytes the sender is kept at (at least; at most its window).
+    pub(super) lead: u64,
+}
+
+impl Source {
+    /// The rest of a flow of `bytes`, kept `lead_for(config)` ahead.
+    pub(super) fn new(stream: ByteStream, bytes: u64, lead: u64) -> Self {
+        Source { stream, left: bytes, written: 0, lead }
+    }
+
+    /// How far ahead of its sends an engine is kept: [`REFILL_LEAD_BYTES`],
+    /// or twice a TCP window if that is more (a window's burst at one
+    /// instant), at most the whole window [`SEND_WINDOW_BYTES`].
+    pub(super) fn lead_for(config: &EngineConfig) -> u64 {
+        let burst = match config {
+            EngineConfig::Tcp { config, .. } => 2 * u64::from(config.max_cwnd_segments) * config.mss_bytes as u64,
+            EngineConfig::Atp(_) | EngineConfig::Mtl(_) => 0,
+        };
+        burst.clamp(REFILL_LEAD_BYTES, SEND_WINDOW_BYTES)
+    }
 }
