@@ -180,6 +180,9 @@ struct Scratch {
     fill: Vec<usize>,
     out: Vec<(NodeId, u32)>,
     found: Vec<Option<(Route, (NodeId, u32))>>,
+    /// Each node's best offer pushed so far: a worse one is not pushed (it
+    /// would pop after the best and be passed over).
+    best: Vec<Option<Offer>>,
     heap: BinaryHeap<Reverse<Offer>>,
 }
 
@@ -213,7 +216,7 @@ impl RoutingTable {
         events: &mut VecDeque<RouteEvent>,
     ) {
         let edges = || edges.iter().flat_map(|part| part.iter());
-        let Scratch { ids, start, fill, out, found, heap } = &mut self.scratch;
+        let Scratch { ids, start, fill, out, found, best, heap } = &mut self.scratch;
         // Dense indices for the nodes seen (sorted ids, found by binary
         // search) so that Dijkstra's bookkeeping is arrays, not maps: this
         // runs after many TCs in a moving network (issue 28). Ids come from
@@ -244,8 +247,20 @@ impl RoutingTable {
             fill[i] += 1;
         }
         heap.clear();
+        best.clear();
+        best.resize(ids.len(), None);
+        // Pushes an offer unless the node has a better one pushed: of a
+        // node's offers only the least pops first and counts (the order is
+        // the tuple's), so skipping the others changes nothing but the
+        // heap's size (most of a moving network's pushes were such).
+        let offer = |heap: &mut BinaryHeap<Reverse<Offer>>, best: &mut [Option<Offer>], i: usize, o: Offer| {
+            if best[i].is_none_or(|b| o < b) {
+                best[i] = Some(o);
+                heap.push(Reverse(o));
+            }
+        };
         for &(n, c) in first_hops {
-            heap.push(Reverse((c, 1u32, n, n, node, c)));
+            offer(heap, best, index(n), (c, 1u32, n, n, node, c));
         }
         found.clear();
         found.resize(ids.len(), None);
@@ -256,8 +271,9 @@ impl RoutingTable {
             }
             found[i] = Some((Route { next_hop, hop_count, metric }, (prev, cost)));
             for &(m, c) in &out[start[i]..start[i + 1]] {
-                if m != node && found[index(m)].is_none() {
-                    heap.push(Reverse((metric.saturating_add(c), hop_count + 1, m, next_hop, n, c)));
+                let j = index(m);
+                if m != node && found[j].is_none() {
+                    offer(heap, best, j, (metric.saturating_add(c), hop_count + 1, m, next_hop, n, c));
                 }
             }
         }
