@@ -152,6 +152,16 @@ impl SenderEngine {
             SenderEngine::Mtl(e) => e,
         }
     }
+    /// The gap between two paced packets at the current rate: ATP's D_s,
+    /// MTL's 1/R; `None` for TCP (its window releases packets, not a
+    /// clock). A driver that wakes in ticks sizes its batches from it.
+    pub fn pacing_gap(&self) -> Option<Duration> {
+        match self {
+            SenderEngine::Atp(e) => Some(e.d_s()),
+            SenderEngine::Tcp(_) => None,
+            SenderEngine::Mtl(e) => Some(e.interval()),
+        }
+    }
     /// The bare engine surface, for a driver that keeps `&mut dyn Engine`.
     pub fn engine_mut(&mut self) -> &mut dyn Engine {
         match self {

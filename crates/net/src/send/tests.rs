@@ -47,3 +47,19 @@ fn a_timed_stream_stops_at_its_deadline_as_a_success_on_both_ends() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A wake waits a tick (250 µs) unless the engine paces faster than one
+/// packet per 100 µs (above anything 802.11a/g carries): then a batch of
+/// sixteen gaps, at most half the 1 ms pacing burst; TCP (no pacing gap)
+/// waits a tick.
+#[test]
+fn the_pacing_tick_is_a_batch_of_packets_only_at_high_rates() {
+    let us = |n: u64| Some(meshbed_core::Duration::from_micros(n));
+    let tick = |gap| super::pacing_tick(gap).as_micros();
+    assert_eq!(tick(None), 250, "TCP");
+    assert_eq!(tick(us(1_000)), 250, "1,000 packets/s");
+    assert_eq!(tick(us(100)), 250, "10,000 packets/s: the floor, not above it");
+    assert_eq!(tick(us(50)), 500, "20,000 packets/s: ten gaps, half the burst");
+    assert_eq!(tick(us(20)), 320, "50,000 packets/s: sixteen gaps");
+    assert_eq!(tick(us(5)), 250, "200,000 packets/s: sixteen gaps are under a tick");
+}
