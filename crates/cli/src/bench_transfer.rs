@@ -188,16 +188,31 @@ fn bench_iperf3_udp(bytes: usize) -> Result<Option<BenchRow>> {
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port().to_string();
     let mut server = Command::new("iperf3")
-        .args(["-s", "-B", "127.0.0.1", "-p", &port])
-        .stdout(Stdio::null())
+        .args(["-s", "-B", "127.0.0.1", "-p", &port, "--forceflush"])
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .context("starting iperf3 -s")?;
-    // Until the server listens (its TCP control port), at most 5 s.
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>()?)).is_err() {
-        anyhow::ensure!(t0.elapsed() < Duration::from_secs(5), "iperf3 -s did not listen on port {port} within 5 s");
-        std::thread::sleep(Duration::from_millis(20));
+    // Until the server says it listens, at most 5 s. Not by connecting to
+    // its control port: iperf3 takes any connection for a test, and while it
+    // shrugs off the probe's the client's attempt is refused (it was, once
+    // in a few runs: "unable to connect to server: Connection refused").
+    let stdout = server.stdout.take().context("iperf3 -s's output")?;
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        // Read to the end, so the server never blocks on a full pipe.
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.starts_with("Server listening") {
+                let _ = ready_tx.send(());
+            }
+        }
+    });
+    if ready_rx.recv_timeout(Duration::from_secs(5)).is_err() {
+        let _ = server.kill();
+        let _ = server.wait();
+        anyhow::bail!("iperf3 -s did not say it listens on port {port} within 5 s");
     }
     let client = Command::new("iperf3")
         .args(["-u", "-c", "127.0.0.1", "-p", &port, "-b", "0", "-l", "1436", "-n", &bytes.to_string(), "--json"])

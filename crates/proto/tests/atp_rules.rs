@@ -197,6 +197,45 @@ fn the_rate_cap_grows_with_what_the_path_delivered() {
     assert_eq!(slow.rate_pps(), 100.0, "80 packets/s allowed: the floor's 100 stays the cap");
 }
 
+/// Adaptive ATP's slow start (issue 29): until a feedback reports a hole,
+/// its rate adjustment runs on the path's R = 1/D and the cap bounds the
+/// result, so on a path faster than the cap (D = 0) the rate doubles with
+/// the cap; the first hole ends it, and from then on R is capped and κ
+/// takes part of each step, as for default ATP throughout (the previous
+/// test).
+#[test]
+fn adaptive_atp_doubles_with_the_cap_until_the_first_hole() {
+    let config = AtpConfig { min_delay: Duration::from_millis(10), ..AtpConfig::adaptive() };
+    let kappa = config.kappa;
+    let mut s = AtpSender::new(config, CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
+    // At the floor, 100 packets/s, for 40 ms, then the first feedback.
+    sending_at_the_floor_until(&mut s, 40);
+    assert_eq!(s.rate_pps(), 100.0);
+    // Four packets delivered in the 40 ms since: the cap is 200 packets/s,
+    // D = 0 asks for more, so the rate is the cap (a capped R would give
+    // 100 + κ·100 = 150).
+    for t in 41..=80 {
+        drain(&mut s, ms(t));
+    }
+    s.handle_input(ms(80), &feedback(0, 5 * MSS, 0, &[]));
+    assert_eq!(s.rate_pps(), 200.0);
+    // Eight more delivered in 40 ms (the cap: 400 packets/s), but the
+    // receiver also holds a segment past a hole: slow start ends, R is
+    // capped at 400 and S moves by κ = 0.5, to 300.
+    for t in 81..=120 {
+        drain(&mut s, ms(t));
+    }
+    s.handle_input(ms(120), &feedback(0, 13 * MSS, 0, &[(14 * MSS, 15 * MSS)]));
+    assert!((s.rate_pps() - (200.0 + kappa * 200.0)).abs() < 1e-9, "{}", s.rate_pps());
+    // And it stays over: the next lossless feedback moves S by κ again.
+    for t in 121..=160 {
+        drain(&mut s, ms(t));
+    }
+    s.handle_input(ms(160), &feedback(0, 25 * MSS, 0, &[]));
+    let cap = 2.0 * 12.0 / 0.04;
+    assert!((s.rate_pps() - (300.0 + kappa * (cap - 300.0))).abs() < 1e-9, "{}", s.rate_pps());
+}
+
 /// A driver that wakes late: without a pacing burst (the simulator's
 /// exact timers) one packet goes and the schedule restarts; with one, the
 /// packets due since go at once, up to the burst's lateness.

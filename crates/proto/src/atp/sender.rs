@@ -109,6 +109,9 @@ pub struct AtpSendControl {
     /// second; 0 until measured): `AtpConfig::delivery_growth`.
     delivery: Option<(Instant, u64)>,
     delivery_cap_pps: f64,
+    /// A feedback since the connection opened reported a hole: slow start
+    /// is over (`adjusted_on`).
+    loss_seen: bool,
     /// The window the streaming sender was created with: the least
     /// `AtpConfig::max_send_window_bytes` lets it follow the cap down to.
     created_window_bytes: usize,
@@ -149,6 +152,7 @@ impl AtpSender {
             rtt: None,
             delivery: None,
             delivery_cap_pps: 0.0,
+            loss_seen: false,
             created_window_bytes,
             route_down: false,
             route_failure_probes: 0,
@@ -252,19 +256,44 @@ impl AtpSendControl {
     }
 
     /// Feedback rate R = 1/D_avg, at most the rate cap (a D of zero, below
-    /// the wire's microsecond, asks for the cap).
+    /// the wire's microsecond, asks for the cap): quick-start's first rate.
     fn feedback_rate(&self, d_avg: Duration) -> f64 {
-        let cap = self.max_rate_pps();
-        if d_avg.is_zero() {
-            return cap;
+        self.path_rate(d_avg).min(self.max_rate_pps())
+    }
+
+    /// R = 1/D_avg as the path reports it, uncapped: a D below the wire's
+    /// one-microsecond resolution counts as that microsecond.
+    fn path_rate(&self, d_avg: Duration) -> f64 {
+        1.0 / d_avg.max(Duration::from_micros(1)).as_secs_f64()
+    }
+
+    /// The R an established sender adjusts its rate on. In slow start, the
+    /// path's (`path_rate`), and the cap bounds the rate it yields
+    /// (`set_rate`), as a window bounds what slow start sends, so the rate
+    /// doubles with the cap; capping R instead lets κ take only part of
+    /// each doubling (×1.5 per feedback for κ = 0.5), which is what every
+    /// other sender does (`feedback_rate`). Slow start is for adaptive
+    /// ATP's immediate feedback (seed 000 §V.A.3), which answers an
+    /// overshoot within packets, and ends at the first feedback reporting a
+    /// hole; a sender heard once an epoch (1 s for default ATP) would
+    /// overshoot for a whole epoch, and ten default-ATP transfers to one
+    /// receiver lost more than the ×2 gained (issue 29; docs/PROTOCOLS.md
+    /// §6 "ATP's rate cap on fast links").
+    fn adjusted_on(&self, d_avg: Duration) -> f64 {
+        if self.config.adaptive.is_some() && !self.loss_seen {
+            self.path_rate(d_avg)
+        } else {
+            self.feedback_rate(d_avg)
         }
-        (1.0 / d_avg.as_secs_f64()).min(cap)
     }
 
     /// Measures the delivery since the previous feedback (the advance of
     /// the cumulative acknowledgement `ack` this one carries, in packets per
-    /// second) and sets the cap it allows.
-    fn measure_delivery(&mut self, now: Instant, ack: u64) {
+    /// second) and sets the cap it allows. A feedback reporting a hole (a
+    /// SACK block: `lossless` false) ends slow start (`adjusted_on`), as
+    /// TCP's ends at the first loss (RFC 5681 §3.1).
+    fn measure_delivery(&mut self, now: Instant, ack: u64, lossless: bool) {
+        self.loss_seen |= !lossless;
         let acked = ack.min(self.segs.len()).max(self.segs.acked());
         if let Some((then, acked_then)) = self.delivery {
             let interval_s = now.saturating_since(then).as_secs_f64();
@@ -545,8 +574,8 @@ impl SendControl for AtpSendControl {
             SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
                 let feedback_interval = self.delivery.map(|(then, _)| now.saturating_since(then));
-                self.measure_delivery(now, repr.ack);
-                let r = self.feedback_rate(d_avg);
+                self.measure_delivery(now, repr.ack, repr.sack_blocks.is_empty());
+                let r = self.adjusted_on(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
                 self.set_rate(core, now, s);
                 self.follow_window(feedback_interval);
