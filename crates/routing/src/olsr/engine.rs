@@ -324,13 +324,22 @@ impl OlsrEngine {
         let has_left = |peer: NodeId| inputs.left.binary_search(&peer).is_ok();
         let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
         // A fresh part is compared with its old self (a link that moved from
-        // one part to the other reads as lost and gained, which can only
-        // send it to a fresh computation); a kept part has not changed.
+        // one part to the other reads as lost and gained, and is followed
+        // as such); a kept part has not changed. Changed first hops or
+        // departed peers take a fresh computation.
         let followed = old.as_ref().is_some_and(|o| {
             (!fresh_neighbours || o.first_hops == inputs.first_hops) && o.left == inputs.left && {
                 let two_hop = if fresh_neighbours { &o.two_hop_edges[..] } else { parts[0] };
                 let topology = if fresh_topology { &o.topology_edges[..] } else { parts[1] };
-                self.routes.follow(self.node, [two_hop, topology], parts, has_left, &mut self.events)
+                self.routes.follow(
+                    self.node,
+                    &inputs.first_hops,
+                    [two_hop, topology],
+                    parts,
+                    has_left,
+                    &mut self.events,
+                );
+                true
             }
         });
         if !followed {

@@ -10,7 +10,7 @@ use crate::common::seq_newer;
 use crate::{NodeId, PathQuality, RouteEvent};
 use meshbed_core::{Duration, Instant};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 /// RFC 3626 §4.4 topology tuple.
 #[derive(Clone, Debug)]
@@ -331,43 +331,83 @@ impl RoutingTable {
 
     /// Brings the table from the links `old` to the links `new` (part by
     /// part, each sorted, as multisets; the first hops and the peers that
-    /// have left the same) without computing it afresh, where it can: if
-    /// no lost link was a route's last link, only the gained links' better
-    /// offers can move routes, and only to better ones, so Dijkstra runs
-    /// from them alone, over the new links out of each node it improves
-    /// (found in the sorted parts). Routes found and changed are reported
-    /// to `events` as [`RoutingTable::compute`] reports them. `false`, the
-    /// table untouched, when a lost link was a last link: then only a
-    /// fresh computation can say what replaces it. (Issue 28: in a moving
-    /// network most TCs change some link; computing the whole table after
-    /// each was a third of an OLSR run.)
+    /// have left the same) without computing it afresh. A lost link that
+    /// is a route's last link takes the route of its end and of every node
+    /// routed through that end (its subtree in the tree of last links)
+    /// away; each of those then gets the best offer from a link into it
+    /// from a node keeping its route, or from a first hop. A gained link's
+    /// better offer can only move a route to a better one. Dijkstra runs
+    /// from those offers alone, over the new links out of each node it
+    /// settles (found in the sorted parts): the routes it does not touch
+    /// lose no link and gain no better offer, so they still solve
+    /// [`RoutingTable::compute`]'s equations, whose solution is unique.
+    /// Routes found, changed and lost are reported to `events` as
+    /// [`RoutingTable::compute`] reports them. `first_hops` are the ones
+    /// both tables were computed with. (Issue 28: in a moving network most
+    /// TCs change some link; computing the whole table after each was a
+    /// third of an OLSR run, and after a lost last link, two thirds of the
+    /// computations left.)
     pub(super) fn follow<const N: usize>(
         &mut self,
         node: NodeId,
+        first_hops: &[(NodeId, u32)],
         old: [&[Edge]; N],
         new: [&[Edge]; N],
         has_left: impl Fn(NodeId) -> bool,
         events: &mut VecDeque<RouteEvent>,
-    ) -> bool {
+    ) {
         let mut heap = std::mem::take(&mut self.scratch.heap);
         heap.clear();
+        let mut cut: Vec<NodeId> = Vec::new();
         for (old, new) in old.iter().zip(&new) {
             for (lost, e) in diff(old, new) {
-                if lost && self.is_last_link(e) {
-                    self.scratch.heap = heap;
-                    return false;
-                }
-                if let Some(offer) = (!lost).then(|| self.better_offer(node, *e, &has_left)).flatten() {
+                if lost {
+                    if self.is_last_link(e) {
+                        cut.push(e.1);
+                    }
+                } else if let Some(offer) = self.better_offer(node, *e, &has_left) {
                     heap.push(Reverse(offer));
                 }
             }
         }
-        // The next hop each improved node had before (`None`: no route).
+        // The next hop each node touched had before (`None`: no route).
         let mut before: BTreeMap<NodeId, Option<NodeId>> = BTreeMap::new();
+        if !cut.is_empty() {
+            let orphans = self.subtrees(cut);
+            for &n in &orphans {
+                let route = self.routes.remove(&n).expect("a subtree holds routed nodes");
+                self.last_links.remove(&n);
+                before.insert(n, Some(route.next_hop));
+            }
+            let orphaned = |n: NodeId| orphans.binary_search(&n).is_ok();
+            for &(n, c) in first_hops {
+                if orphaned(n) {
+                    heap.push(Reverse((c, 1u32, n, n, node, c)));
+                }
+            }
+            for part in &new {
+                for &e in part.iter().filter(|e| orphaned(e.1) && !orphaned(e.0)) {
+                    if let Some(o) = self.better_offer(node, e, &has_left) {
+                        heap.push(Reverse(o));
+                    }
+                }
+            }
+        }
         while let Some(Reverse(offer @ (metric, hop_count, n, next_hop, prev, cost))) = heap.pop() {
             // Offers only improve on the table; a node taken already got a
-            // better one (offers pop in Dijkstra's order).
-            if self.better_offer(node, (prev, n, cost), &has_left) != Some(offer) {
+            // better one (offers pop in Dijkstra's order). A first hop's
+            // offer (from `node`) stands as made; any other is made again
+            // from its start's route as it is now.
+            let current = if prev == node {
+                let taken = self.routes.get(&n).zip(self.last_links.get(&n));
+                let better = taken.is_none_or(|(r, &(p, c))| {
+                    (metric, hop_count, next_hop, prev, cost) < (r.metric, r.hop_count, r.next_hop, p, c)
+                });
+                (better && n != node && !has_left(n)).then_some(offer)
+            } else {
+                self.better_offer(node, (prev, n, cost), &has_left)
+            };
+            if current != Some(offer) {
                 continue;
             }
             before.entry(n).or_insert_with(|| self.routes.get(&n).map(|r| r.next_hop));
@@ -383,8 +423,10 @@ impl RoutingTable {
             }
         }
         self.scratch.heap = heap;
-        for (dst, was) in before {
-            let r = &self.routes[&dst];
+        // In `compute`'s order: found and changed routes by destination,
+        // then the lost ones.
+        for (&dst, &was) in &before {
+            let Some(r) = self.routes.get(&dst) else { continue };
             match was {
                 None => events.push_back(RouteEvent::Found { dst, next_hop: r.next_hop, hop_count: r.hop_count }),
                 Some(was) if was != r.next_hop => {
@@ -393,7 +435,28 @@ impl RoutingTable {
                 Some(_) => {}
             }
         }
-        true
+        for (&dst, &was) in &before {
+            if was.is_some() && !self.routes.contains_key(&dst) {
+                events.push_back(RouteEvent::Lost { dst });
+            }
+        }
+    }
+
+    /// The nodes routed through any of `roots` (each root included), in
+    /// id order: the subtrees of the tree of last links.
+    fn subtrees(&self, roots: Vec<NodeId>) -> Vec<NodeId> {
+        let mut children: Vec<(NodeId, NodeId)> = self.last_links.iter().map(|(&n, &(prev, _))| (prev, n)).collect();
+        children.sort_unstable();
+        let mut found = BTreeSet::new();
+        let mut stack = roots;
+        while let Some(n) = stack.pop() {
+            if !found.insert(n) {
+                continue;
+            }
+            let from = children.partition_point(|&(p, _)| p < n);
+            stack.extend(children[from..].iter().take_while(|&&(p, _)| p == n).map(|&(_, c)| c));
+        }
+        found.into_iter().collect()
     }
 
     fn update(
@@ -524,9 +587,9 @@ mod tests {
 
         /// `changed_by` answers "no" only where computing the table afresh
         /// gives the same routes and last links, and no route event; and
-        /// where `follow` brings the table to the new links, it brings it
-        /// where a fresh computation does, with the same route events in
-        /// the same order (issue 28). The links are split in two parts at
+        /// `follow` brings the table to the new links where a fresh
+        /// computation does, lost last links included, with the same route
+        /// events in the same order (issue 28). The links are split in two parts at
         /// random, as the engine keeps its 2-hop and topology links.
         #[test]
         fn following_changed_links_gives_what_a_fresh_computation_gives(
@@ -569,14 +632,10 @@ mod tests {
             }
             let mut followed = table.clone();
             let mut followed_events = VecDeque::new();
-            if followed.follow(0, [&old_a, &old_b], [&new_a, &new_b], has_left, &mut followed_events) {
-                prop_assert_eq!(&fresh.routes, &followed.routes);
-                prop_assert_eq!(&fresh.last_links, &followed.last_links);
-                prop_assert_eq!(fresh_events, followed_events);
-            } else {
-                prop_assert_eq!(&followed.routes, &table.routes, "untouched when it cannot follow");
-                prop_assert!(followed_events.is_empty());
-            }
+            followed.follow(0, &first_hops, [&old_a, &old_b], [&new_a, &new_b], has_left, &mut followed_events);
+            prop_assert_eq!(&fresh.routes, &followed.routes);
+            prop_assert_eq!(&fresh.last_links, &followed.last_links);
+            prop_assert_eq!(fresh_events, followed_events);
         }
     }
 
