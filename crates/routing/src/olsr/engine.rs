@@ -325,25 +325,17 @@ impl OlsrEngine {
         let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
         // A fresh part is compared with its old self (a link that moved from
         // one part to the other reads as lost and gained, and is followed
-        // as such); a kept part has not changed. Changed first hops or
-        // departed peers take a fresh computation.
-        let followed = old.as_ref().is_some_and(|o| {
-            (!fresh_neighbours || o.first_hops == inputs.first_hops) && o.left == inputs.left && {
+        // as such); a kept part has not changed. Departed peers take a
+        // fresh computation.
+        match old.as_ref().filter(|o| o.left == inputs.left) {
+            Some(o) => {
+                let first_hops = if fresh_neighbours { &o.first_hops[..] } else { &inputs.first_hops[..] };
                 let two_hop = if fresh_neighbours { &o.two_hop_edges[..] } else { parts[0] };
                 let topology = if fresh_topology { &o.topology_edges[..] } else { parts[1] };
-                self.routes.follow(
-                    self.node,
-                    &inputs.first_hops,
-                    [two_hop, topology],
-                    parts,
-                    has_left,
-                    &mut self.events,
-                );
-                true
+                let (old_parts, first_hops) = ([two_hop, topology], (first_hops, &inputs.first_hops[..]));
+                self.routes.follow(self.node, first_hops, old_parts, parts, has_left, &mut self.events);
             }
-        });
-        if !followed {
-            self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events);
+            None => self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events),
         }
         self.route_inputs = Some(inputs);
     }
