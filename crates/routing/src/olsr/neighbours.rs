@@ -9,6 +9,7 @@ use super::packet::{HelloEntry, ASYM_LINK, LOST_LINK, METRIC_INFINITE, MPR_NEIGH
 use super::{Metric, METRIC_UNIT, WILL_ALWAYS, WILL_NEVER};
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -73,7 +74,11 @@ pub(super) struct Neighbours {
     links: BTreeMap<NodeId, Link>,
     /// Keyed by (neighbour, 2-hop neighbour).
     two_hop: BTreeMap<(NodeId, NodeId), TwoHop>,
-    mpr_set: BTreeSet<NodeId>,
+    /// Selected from `mpr_inputs` when first read (a HELLO is built), not
+    /// each time they change: only HELLOs carry it, and the same inputs
+    /// give the same set whenever it is selected (issue 28: selecting at
+    /// every change was a sixth of a 100-node OLSR run).
+    mpr_set: OnceCell<BTreeSet<NodeId>>,
     mpr_selectors: BTreeMap<NodeId, Instant>,
     probes: BTreeMap<NodeId, ProbeRecord>,
     /// What the MPR set was last selected from.
@@ -120,13 +125,15 @@ pub(super) struct Neighbours {
 /// was most of OLSR's cost, run on every control packet).
 #[derive(Clone, Debug, PartialEq)]
 struct MprInputs {
+    /// The node itself (not in N2).
+    me: NodeId,
     symmetric: Vec<(NodeId, u8)>,
     two_hop: Vec<(NodeId, NodeId)>,
 }
 
 impl Neighbours {
     pub(super) fn mpr_set(&self) -> &BTreeSet<NodeId> {
-        &self.mpr_set
+        self.mpr_set.get_or_init(|| self.mpr_inputs.as_ref().map_or_else(BTreeSet::new, select_mprs))
     }
 
     /// Changes whenever the first hops, their costs or the 2-hop links
@@ -195,7 +202,7 @@ impl Neighbours {
             .iter()
             .map(|(&n, l)| {
                 let (link_type, neigh_type) = if l.is_sym(now) {
-                    (SYM_LINK, if self.mpr_set.contains(&n) { MPR_NEIGH } else { SYM_NEIGH })
+                    (SYM_LINK, if self.mpr_set().contains(&n) { MPR_NEIGH } else { SYM_NEIGH })
                 } else if l.is_heard(now) {
                     (ASYM_LINK, NOT_NEIGH)
                 } else {
@@ -386,10 +393,9 @@ impl Neighbours {
                 old.symmetric.iter().copied().eq(symmetric()) && old.two_hop.iter().eq(self.two_hop.keys())
             });
             if !same {
-                let inputs =
-                    MprInputs { symmetric: symmetric().collect(), two_hop: self.two_hop.keys().copied().collect() };
-                self.mpr_set = self.select_mprs(now, me);
-                self.mpr_inputs = Some(inputs);
+                let two_hop = self.two_hop.keys().copied().collect();
+                self.mpr_inputs = Some(MprInputs { me, symmetric: symmetric().collect(), two_hop });
+                self.mpr_set = OnceCell::new();
             }
             self.mpr_checked_at = Some(self.changes);
         }
@@ -420,73 +426,6 @@ impl Neighbours {
             self.changes += 1;
             self.times_written += 1;
         }
-    }
-
-    /// RFC 3626 §8.3.1 MPR heuristic (without the optional optimisation).
-    /// The sets are sorted vectors indexed by position, not maps: this runs
-    /// whenever a moving node's neighbourhood changes (issue 28: its map
-    /// lookups were a tenth of a 100-node OLSR run).
-    fn select_mprs(&self, now: Instant, me: NodeId) -> BTreeSet<NodeId> {
-        // N1: symmetric neighbours that may be chosen, in id order.
-        let n1: Vec<(NodeId, u8)> = self
-            .links
-            .iter()
-            .filter(|(_, l)| l.is_sym(now) && l.willingness != WILL_NEVER)
-            .map(|(&n, l)| (n, l.willingness))
-            .collect();
-        let symmetric: Vec<NodeId> = self.links.iter().filter(|(_, l)| l.is_sym(now)).map(|(&n, _)| n).collect();
-        // Who covers what: N2 excludes this node and its symmetric
-        // neighbours. The 2-hop set is in (via, 2-hop) order, so each
-        // neighbour's list is sorted.
-        let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
-        for &(via, two) in self.two_hop.keys() {
-            if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
-                if two != me && symmetric.binary_search(&two).is_err() {
-                    covers[i].push(two);
-                }
-            }
-        }
-        let mut n2: Vec<NodeId> = covers.iter().flatten().copied().collect();
-        n2.sort_unstable();
-        n2.dedup();
-        let at = |two: &NodeId| n2.binary_search(two).expect("every covered node is in N2");
-        let covers: Vec<Vec<usize>> = covers.iter().map(|c| c.iter().map(at).collect()).collect();
-        let mut uncovered = vec![true; n2.len()];
-        let mut chosen = vec![false; n1.len()];
-        let choose = |i: usize, chosen: &mut [bool], uncovered: &mut [bool]| {
-            chosen[i] = true;
-            covers[i].iter().for_each(|&j| uncovered[j] = false);
-        };
-        // Step 1: every WILL_ALWAYS neighbour.
-        for (i, &(_, w)) in n1.iter().enumerate() {
-            if w == WILL_ALWAYS {
-                choose(i, &mut chosen, &mut uncovered);
-            }
-        }
-        // Step 3: neighbours that are the only way to some 2-hop node still
-        // uncovered.
-        let mut ways = vec![0u32; n2.len()];
-        covers.iter().flatten().for_each(|&j| ways[j] += 1);
-        let sole: Vec<usize> =
-            (0..n1.len()).filter(|&i| covers[i].iter().any(|&j| uncovered[j] && ways[j] == 1)).collect();
-        for i in sole {
-            choose(i, &mut chosen, &mut uncovered);
-        }
-        // Step 4: highest willingness, then most still uncovered reached,
-        // then highest degree; lowest id last for determinism.
-        while uncovered.contains(&true) {
-            let best = (0..n1.len())
-                .filter(|&i| !chosen[i])
-                .map(|i| {
-                    let reach = covers[i].iter().filter(|&&j| uncovered[j]).count();
-                    (n1[i].1, reach, covers[i].len(), Reverse(n1[i].0), i)
-                })
-                .filter(|k| k.1 > 0)
-                .max();
-            let Some((.., i)) = best else { break };
-            choose(i, &mut chosen, &mut uncovered);
-        }
-        n1.iter().zip(chosen).filter(|(_, c)| *c).map(|(&(n, _), _)| n).collect()
     }
 
     /// The first of [`Neighbours::expiry_times`] after `now`. The last
@@ -528,6 +467,69 @@ impl Neighbours {
     pub(super) fn two_hop_links(&self) -> impl Iterator<Item = (NodeId, NodeId, u16)> + '_ {
         self.two_hop.iter().map(|(&(via, two), t)| (via, two, t.metric))
     }
+}
+
+/// RFC 3626 §8.3.1 MPR heuristic (without the optional optimisation),
+/// over what it reads (the symmetric neighbours as `update` last saw them).
+/// The sets are sorted vectors indexed by position, not maps: this runs
+/// whenever a moving node's neighbourhood changes (issue 28: its map
+/// lookups were a tenth of a 100-node OLSR run).
+fn select_mprs(inputs: &MprInputs) -> BTreeSet<NodeId> {
+    let me = inputs.me;
+    // N1: symmetric neighbours that may be chosen, in id order.
+    let n1: Vec<(NodeId, u8)> = inputs.symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
+    let symmetric: Vec<NodeId> = inputs.symmetric.iter().map(|&(n, _)| n).collect();
+    // Who covers what: N2 excludes this node and its symmetric
+    // neighbours. The 2-hop set is in (via, 2-hop) order, so each
+    // neighbour's list is sorted.
+    let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
+    for &(via, two) in &inputs.two_hop {
+        if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
+            if two != me && symmetric.binary_search(&two).is_err() {
+                covers[i].push(two);
+            }
+        }
+    }
+    let mut n2: Vec<NodeId> = covers.iter().flatten().copied().collect();
+    n2.sort_unstable();
+    n2.dedup();
+    let at = |two: &NodeId| n2.binary_search(two).expect("every covered node is in N2");
+    let covers: Vec<Vec<usize>> = covers.iter().map(|c| c.iter().map(at).collect()).collect();
+    let mut uncovered = vec![true; n2.len()];
+    let mut chosen = vec![false; n1.len()];
+    let choose = |i: usize, chosen: &mut [bool], uncovered: &mut [bool]| {
+        chosen[i] = true;
+        covers[i].iter().for_each(|&j| uncovered[j] = false);
+    };
+    // Step 1: every WILL_ALWAYS neighbour.
+    for (i, &(_, w)) in n1.iter().enumerate() {
+        if w == WILL_ALWAYS {
+            choose(i, &mut chosen, &mut uncovered);
+        }
+    }
+    // Step 3: neighbours that are the only way to some 2-hop node still
+    // uncovered.
+    let mut ways = vec![0u32; n2.len()];
+    covers.iter().flatten().for_each(|&j| ways[j] += 1);
+    let sole: Vec<usize> = (0..n1.len()).filter(|&i| covers[i].iter().any(|&j| uncovered[j] && ways[j] == 1)).collect();
+    for i in sole {
+        choose(i, &mut chosen, &mut uncovered);
+    }
+    // Step 4: highest willingness, then most still uncovered reached,
+    // then highest degree; lowest id last for determinism.
+    while uncovered.contains(&true) {
+        let best = (0..n1.len())
+            .filter(|&i| !chosen[i])
+            .map(|i| {
+                let reach = covers[i].iter().filter(|&&j| uncovered[j]).count();
+                (n1[i].1, reach, covers[i].len(), Reverse(n1[i].0), i)
+            })
+            .filter(|k| k.1 > 0)
+            .max();
+        let Some((.., i)) = best else { break };
+        choose(i, &mut chosen, &mut uncovered);
+    }
+    n1.iter().zip(chosen).filter(|(_, c)| *c).map(|(&(n, _), _)| n).collect()
 }
 
 #[cfg(test)]
