@@ -315,7 +315,8 @@ impl OlsrEngine {
             (std::mem::take(&mut o.first_hops), std::mem::take(&mut o.two_hop_edges))
         };
         let topology_edges = if fresh_topology {
-            edges(&mut self.topology.links())
+            let last = old.as_ref().map(|o| &o.topology_edges[..]);
+            self.topology.edges(last, |m| edge_cost(metric, m))
         } else {
             std::mem::take(&mut old.as_mut().expect("kept inputs").topology_edges)
         };
