@@ -88,6 +88,31 @@ mod tests {
         (retransmitted, net.control_sent.iter().sum())
     }
 
+    /// A duplicate tuple lasts until its time, a refresh moves that time
+    /// (later or earlier), and the retransmitted mark stays (RFC 3626 §3.4).
+    #[test]
+    fn duplicates_expire_at_their_latest_time() {
+        let at = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
+        let mut dups = super::DuplicateSet::default();
+        dups.record(1, 7, at(100), false);
+        dups.record(2, 7, at(50), true);
+        dups.record(3, 9, at(300), false);
+        // Refreshed: 1's until 200, 3's until 80.
+        dups.record(1, 7, at(200), false);
+        dups.record(3, 9, at(80), false);
+        dups.expire(at(49));
+        assert_eq!((dups.seen(1, 7), dups.seen(2, 7), dups.seen(3, 9)), (Some(false), Some(true), Some(false)));
+        dups.expire(at(50));
+        assert_eq!((dups.seen(1, 7), dups.seen(2, 7), dups.seen(3, 9)), (Some(false), None, Some(false)));
+        dups.expire(at(150));
+        assert_eq!((dups.seen(1, 7), dups.seen(3, 9)), (Some(false), None), "3 went at its refreshed 80 ms");
+        dups.record(1, 7, at(250), true);
+        dups.expire(at(200));
+        assert_eq!(dups.seen(1, 7), Some(true), "1 refreshed to 250 ms, and retransmitted");
+        dups.expire(at(250));
+        assert_eq!(dups.seen(1, 7), None);
+    }
+
     #[test]
     fn mpr_flooding_retransmits_fewer_tcs_than_pure_flooding_on_a_grid() {
         let (mpr, mpr_packets) = tc_retransmissions_on_grid(true);
