@@ -10,10 +10,11 @@
 //! [`RoutingEngine::poll_timeout`]; after every `handle_*`/`on_*` call do
 //! the same. `route` never holds: OLSR is proactive.
 
+use super::edges::{edge_cost, Edge, PartChange, Reread};
 use super::neighbours::{probe_jitter, Neighbours};
 use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
 use super::queue::DuplicateSet;
-use super::tables::{edge_cost, Edge, Route, RoutingTable, TopologySet};
+use super::tables::{Route, RoutingTable, TopologySet};
 use super::{Metric, OlsrConfig};
 use crate::common::{jitter, Outbox};
 use crate::{
@@ -220,7 +221,7 @@ impl OlsrEngine {
         if !self.neighbours.is_symmetric(self.now, from) {
             return;
         }
-        let seen = self.duplicates.seen(m.originator, m.seq);
+        let seen = self.duplicates.seen(self.now, m.originator, m.seq);
         if seen.is_none() {
             if let Body::Tc { ansn, advertised } = &m.body {
                 // A TC the peer originated validates it (seed 004 §III.B).
@@ -233,7 +234,7 @@ impl OlsrEngine {
         let relay = if self.config.mpr_flooding { self.neighbours.is_mpr_selector(from) } else { true };
         let retransmit = !already && relay && m.ttl > 1;
         let until = self.now + self.config.dup_hold_time;
-        self.duplicates.record(m.originator, m.seq, until, retransmit);
+        self.duplicates.record(self.now, m.originator, m.seq, until, retransmit);
         if retransmit {
             let fwd = Message { ttl: m.ttl - 1, hop_count: m.hop_count.saturating_add(1), ..m };
             self.tc_retransmissions += 1;
@@ -298,43 +299,62 @@ impl OlsrEngine {
         let mut old = self.route_inputs.take();
         let fresh_neighbours = old.as_ref().is_none_or(|o| o.neighbours_version != neighbours_version);
         let fresh_topology = old.as_ref().is_none_or(|o| o.topology_version != topology_version);
-        if !fresh_neighbours && !fresh_topology && old.as_ref().is_some_and(|o| o.left == left) {
+        // (`left` is nearly always empty: compared without a call.)
+        let same_left = |o: &RouteInputs| o.left.len() == left.len() && o.left.iter().zip(&left).all(|(a, b)| a == b);
+        if !fresh_neighbours && !fresh_topology && old.as_ref().is_some_and(same_left) {
             self.route_inputs = old;
             return;
         }
-        // Only the part whose set moved is read again (each set iterates in
-        // key order, so each part is sorted as `follow` needs); the
-        // other is taken over from the old inputs.
-        let edges = |links: &mut dyn Iterator<Item = (NodeId, NodeId, u16)>| -> Vec<Edge> {
-            links.filter_map(|(from, to, m)| edge_cost(metric, m).map(|c| (from, to, c))).collect()
-        };
-        let (first_hops, two_hop_edges) = if fresh_neighbours {
-            (self.neighbours.first_hops(now, metric), edges(&mut self.neighbours.two_hop_links()))
+        // Only the part whose set moved is read again, and of it only the
+        // links out of the nodes whose links changed (each set iterates in
+        // key order, so each part is sorted as `follow` needs); the other
+        // part is taken over from the old inputs, touched nowhere.
+        let cost = |m| edge_cost(metric, m);
+        let (first_hops, two_hop) = if fresh_neighbours {
+            let last = old.as_ref().map(|o| &o.two_hop_edges[..]);
+            (self.neighbours.first_hops(now, metric), self.neighbours.two_hop_edges(last, cost))
         } else {
             let o = old.as_mut().expect("kept inputs");
-            (std::mem::take(&mut o.first_hops), std::mem::take(&mut o.two_hop_edges))
+            let edges = std::mem::take(&mut o.two_hop_edges);
+            (std::mem::take(&mut o.first_hops), Reread { edges, touched: Some(Vec::new()) })
         };
-        let topology_edges = if fresh_topology {
+        let topology = if fresh_topology {
             let last = old.as_ref().map(|o| &o.topology_edges[..]);
-            self.topology.edges(last, |m| edge_cost(metric, m))
+            self.topology.edges(last, cost)
         } else {
-            std::mem::take(&mut old.as_mut().expect("kept inputs").topology_edges)
+            let edges = std::mem::take(&mut old.as_mut().expect("kept inputs").topology_edges);
+            Reread { edges, touched: Some(Vec::new()) }
         };
-        let inputs =
-            RouteInputs { first_hops, two_hop_edges, neighbours_version, topology_edges, topology_version, left };
+        let inputs = RouteInputs {
+            first_hops,
+            two_hop_edges: two_hop.edges,
+            neighbours_version,
+            topology_edges: topology.edges,
+            topology_version,
+            left,
+        };
         let has_left = |peer: NodeId| inputs.left.binary_search(&peer).is_ok();
         let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
-        // A fresh part is compared with its old self (a link that moved from
-        // one part to the other reads as lost and gained, and is followed
-        // as such); a kept part has not changed. Departed peers take a
-        // fresh computation.
+        // A fresh part is compared with its old self in the ranges that
+        // changed (a link that moved from one part to the other reads as
+        // lost and gained, and is followed as such); a kept part has not
+        // changed. Departed peers take a fresh computation.
         match old.as_ref().filter(|o| o.left == inputs.left) {
             Some(o) => {
                 let first_hops = if fresh_neighbours { &o.first_hops[..] } else { &inputs.first_hops[..] };
-                let two_hop = if fresh_neighbours { &o.two_hop_edges[..] } else { parts[0] };
-                let topology = if fresh_topology { &o.topology_edges[..] } else { parts[1] };
-                let (old_parts, first_hops) = ([two_hop, topology], (first_hops, &inputs.first_hops[..]));
-                self.routes.follow(self.node, first_hops, old_parts, parts, has_left, &mut self.events);
+                let old_two_hop = if fresh_neighbours { &o.two_hop_edges[..] } else { parts[0] };
+                let old_topology = if fresh_topology { &o.topology_edges[..] } else { parts[1] };
+                let changes = [
+                    PartChange { old: old_two_hop, new: parts[0], touched: two_hop.touched.as_deref() },
+                    PartChange { old: old_topology, new: parts[1], touched: topology.touched.as_deref() },
+                ];
+                self.routes.follow(
+                    self.node,
+                    (first_hops, &inputs.first_hops[..]),
+                    changes,
+                    has_left,
+                    &mut self.events,
+                );
             }
             None => self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events),
         }

@@ -59,6 +59,7 @@
 //! the duplicate set and the messages waiting to be forwarded (RFC 3626
 //! §3.4–3.5), and `engine` the [`RoutingEngine`] that ties them.
 
+mod edges;
 mod engine;
 mod neighbours;
 mod packet;

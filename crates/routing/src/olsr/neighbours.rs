@@ -5,6 +5,7 @@
 //! Couto et al.): what this node's HELLOs and probes say, and what it
 //! learns from its neighbours'.
 
+use super::edges::{read_again, Edge, Reread};
 use super::packet::{HelloEntry, ASYM_LINK, LOST_LINK, METRIC_INFINITE, MPR_NEIGH, NOT_NEIGH, SYM_LINK, SYM_NEIGH};
 use super::{Metric, METRIC_UNIT, WILL_ALWAYS, WILL_NEVER};
 use crate::NodeId;
@@ -74,6 +75,13 @@ pub(super) struct Neighbours {
     links: BTreeMap<NodeId, Link>,
     /// Keyed by (neighbour, 2-hop neighbour).
     two_hop: BTreeMap<(NodeId, NodeId), TwoHop>,
+    /// The neighbours whose 2-hop tuples were added, removed or re-costed
+    /// since the 2-hop links were last read as edges
+    /// ([`Neighbours::two_hop_edges`]): only their ranges are read again.
+    two_hop_dirty: BTreeSet<NodeId>,
+    /// Counts every 2-hop tuple added or removed: MPR selection's inputs
+    /// name the 2-hop set by this count instead of holding a copy of it.
+    two_hop_changes: u64,
     /// Selected from `mpr_inputs` when first read (a HELLO is built), not
     /// each time they change: only HELLOs carry it, and the same inputs
     /// give the same set whenever it is selected (issue 28: selecting at
@@ -128,12 +136,23 @@ struct MprInputs {
     /// The node itself (not in N2).
     me: NodeId,
     symmetric: Vec<(NodeId, u8)>,
-    two_hop: Vec<(NodeId, NodeId)>,
+    /// The 2-hop set as it was at this count of its changes: the set
+    /// itself is read when the MPRs are selected, and no tuple is added or
+    /// removed between `update` and a HELLO (the engine runs `update`
+    /// after every change). A copy of its ~570 keys at each change of a
+    /// 100-node network was a twelfth of an OLSR run (issue 28).
+    two_hop_at: u64,
 }
 
 impl Neighbours {
     pub(super) fn mpr_set(&self) -> &BTreeSet<NodeId> {
-        self.mpr_set.get_or_init(|| self.mpr_inputs.as_ref().map_or_else(BTreeSet::new, select_mprs))
+        self.mpr_set.get_or_init(|| match &self.mpr_inputs {
+            None => BTreeSet::new(),
+            Some(inputs) => {
+                debug_assert_eq!(inputs.two_hop_at, self.two_hop_changes, "2-hop set changed after `update`");
+                select_mprs(inputs.me, &inputs.symmetric, self.two_hop.keys().copied())
+            }
+        })
     }
 
     /// Changes whenever the first hops, their costs or the 2-hop links
@@ -284,16 +303,28 @@ impl Neighbours {
             let key = (from, e.neighbour);
             match e.link_code >> 2 {
                 SYM_NEIGH | MPR_NEIGH => {
-                    match self.two_hop.insert(key, TwoHop { until: now + vtime, metric: e.metric }) {
-                        None => self.changes += 1,
-                        Some(old) if old.metric != e.metric => self.cost_changes += 1,
-                        Some(_) => {}
+                    let changed = match self.two_hop.insert(key, TwoHop { until: now + vtime, metric: e.metric }) {
+                        None => {
+                            self.changes += 1;
+                            self.two_hop_changes += 1;
+                            true
+                        }
+                        Some(old) if old.metric != e.metric => {
+                            self.cost_changes += 1;
+                            true
+                        }
+                        Some(_) => false,
+                    };
+                    if changed {
+                        self.two_hop_dirty.insert(from);
                     }
                     self.note_until(now + vtime);
                 }
                 _ => {
                     if self.two_hop.remove(&key).is_some() {
                         self.changes += 1;
+                        self.two_hop_changes += 1;
+                        self.two_hop_dirty.insert(from);
                     }
                 }
             }
@@ -335,7 +366,15 @@ impl Neighbours {
             self.times_written += 1;
             let sizes = (self.links.len(), self.two_hop.len());
             self.links.retain(|_, l| l.until > now);
-            self.two_hop.retain(|_, t| t.until > now);
+            let (dirty, removed) = (&mut self.two_hop_dirty, &mut self.two_hop_changes);
+            self.two_hop.retain(|&(via, _), t| {
+                let keep = t.until > now;
+                if !keep {
+                    dirty.insert(via);
+                    *removed += 1;
+                }
+                keep
+            });
             if (self.links.len(), self.two_hop.len()) != sizes {
                 self.changes += 1;
             }
@@ -389,12 +428,13 @@ impl Neighbours {
         if self.mpr_checked_at != Some(self.changes) {
             // Compared in place: the vectors are built only when they changed.
             let symmetric = || self.links.iter().filter(|(_, l)| l.is_sym(now)).map(|(&n, l)| (n, l.willingness));
-            let same = self.mpr_inputs.as_ref().is_some_and(|old| {
-                old.symmetric.iter().copied().eq(symmetric()) && old.two_hop.iter().eq(self.two_hop.keys())
-            });
+            let two_hop_at = self.two_hop_changes;
+            let same = self
+                .mpr_inputs
+                .as_ref()
+                .is_some_and(|old| old.two_hop_at == two_hop_at && old.symmetric.iter().copied().eq(symmetric()));
             if !same {
-                let two_hop = self.two_hop.keys().copied().collect();
-                self.mpr_inputs = Some(MprInputs { me, symmetric: symmetric().collect(), two_hop });
+                self.mpr_inputs = Some(MprInputs { me, symmetric: symmetric().collect(), two_hop_at });
                 self.mpr_set = OnceCell::new();
             }
             self.mpr_checked_at = Some(self.changes);
@@ -423,6 +463,8 @@ impl Neighbours {
             for k in doomed {
                 self.two_hop.remove(&k);
             }
+            self.two_hop_dirty.insert(via);
+            self.two_hop_changes += 1;
             self.changes += 1;
             self.times_written += 1;
         }
@@ -462,10 +504,15 @@ impl Neighbours {
             .collect()
     }
 
-    /// The links from symmetric neighbours to their neighbours, with the
-    /// metric each neighbour advertised: (neighbour, 2-hop neighbour, metric).
-    pub(super) fn two_hop_links(&self) -> impl Iterator<Item = (NodeId, NodeId, u16)> + '_ {
-        self.two_hop.iter().map(|(&(via, two), t)| (via, two, t.metric))
+    /// The links from symmetric neighbours to their neighbours as edges
+    /// (neighbour, 2-hop neighbour, `cost` of the metric it advertised; a
+    /// link whose cost is `None` left out), sorted. `last`: the edges this
+    /// returned the time before, if the caller kept them; then only the
+    /// neighbours whose 2-hop tuples changed since are read again, and they
+    /// are the read's `touched`.
+    pub(super) fn two_hop_edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>) -> Reread {
+        let dirty = std::mem::take(&mut self.two_hop_dirty);
+        read_again(&self.two_hop, last, dirty, |t| cost(t.metric))
     }
 }
 
@@ -474,16 +521,19 @@ impl Neighbours {
 /// The sets are sorted vectors indexed by position, not maps: this runs
 /// whenever a moving node's neighbourhood changes (issue 28: its map
 /// lookups were a tenth of a 100-node OLSR run).
-fn select_mprs(inputs: &MprInputs) -> BTreeSet<NodeId> {
-    let me = inputs.me;
+fn select_mprs(
+    me: NodeId,
+    symmetric: &[(NodeId, u8)],
+    two_hop: impl Iterator<Item = (NodeId, NodeId)>,
+) -> BTreeSet<NodeId> {
     // N1: symmetric neighbours that may be chosen, in id order.
-    let n1: Vec<(NodeId, u8)> = inputs.symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
-    let symmetric: Vec<NodeId> = inputs.symmetric.iter().map(|&(n, _)| n).collect();
+    let n1: Vec<(NodeId, u8)> = symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
+    let symmetric: Vec<NodeId> = symmetric.iter().map(|&(n, _)| n).collect();
     // Who covers what: N2 excludes this node and its symmetric
     // neighbours. The 2-hop set is in (via, 2-hop) order, so each
     // neighbour's list is sorted.
     let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
-    for &(via, two) in &inputs.two_hop {
+    for (via, two) in two_hop {
         if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
             if two != me && symmetric.binary_search(&two).is_err() {
                 covers[i].push(two);
@@ -672,5 +722,50 @@ mod tests {
         net.run_for(ETX_WINDOW + ETX_PROBE_INTERVAL);
         assert_eq!(net.engines[0].link_etx(1), None);
         assert!(net.engines[0].routes().is_empty());
+    }
+
+    proptest::proptest! {
+        /// Reading the 2-hop links again only for the neighbours whose
+        /// tuples changed gives what reading every tuple gives, after any
+        /// run of HELLOs, link failures and expiries, and every link that
+        /// changed since the last read is out of a touched neighbour.
+        #[test]
+        fn two_hop_edges_read_again_only_where_changed_are_all_of_them(
+            ops in proptest::collection::vec(
+                (1u32..6, 1u64..4, proptest::collection::vec((0u32..8, 0u8..12, 0u16..3), 0..5), 0u8..8),
+                1..40,
+            ),
+        ) {
+            use super::super::packet::HelloEntry;
+            use super::super::edges::diff;
+            let cost = |m: u16| (m > 0).then_some(u32::from(m) * 256);
+            let mut n = super::Neighbours::default();
+            let mut last: Option<Vec<super::Edge>> = None;
+            for (step, (from, vtime_s, entries, what)) in ops.into_iter().enumerate() {
+                let now = Instant::ZERO + Duration::from_millis(700 * step as u64);
+                match what {
+                    0 => n.expire(now, super::Metric::HopCount),
+                    1 => n.link_failure(now, from, Duration::from_secs(1)),
+                    _ => {
+                        let entries: Vec<HelloEntry> = entries
+                            .into_iter()
+                            .map(|(neighbour, link_code, metric)| HelloEntry { neighbour, link_code, metric })
+                            .collect();
+                        let hold = Duration::from_secs(3);
+                        n.process_hello(now, 0, hold, from, Duration::from_secs(vtime_s), 3, &entries);
+                    }
+                }
+                n.update(now, 0);
+                let all = n.clone().two_hop_edges(None, cost).edges;
+                let read = n.two_hop_edges(last.as_deref(), cost);
+                proptest::prop_assert_eq!(&read.edges, &all);
+                if let (Some(last), Some(touched)) = (&last, &read.touched) {
+                    for (_, e) in diff(last, &read.edges) {
+                        proptest::prop_assert!(touched.contains(&e.0), "{:?} changed untouched", e);
+                    }
+                }
+                last = Some(read.edges);
+            }
+        }
     }
 }

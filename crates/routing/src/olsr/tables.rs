@@ -4,8 +4,8 @@
 //! summed ETX works as well as hop count), with each route's last link, so
 //! that the quality of a whole route can be walked back (seed 004 §III.B).
 
-use super::packet::METRIC_INFINITE;
-use super::{Metric, METRIC_UNIT};
+use super::edges::{diff, diff_in, read_again, Edge, FirstHop, PartChange, Reread};
+use super::METRIC_UNIT;
 use crate::common::seq_newer;
 use crate::{NodeId, PathQuality, RouteEvent};
 use meshbed_core::{Duration, Instant};
@@ -124,72 +124,12 @@ impl TopologySet {
     /// metric; a link whose cost is `None` left out), sorted. `last`: the
     /// edges this returned the time before, if the caller kept them; then
     /// only the originators whose links changed since are read again, the
-    /// others copied. Either way, what reading every tuple gives.
-    pub(super) fn edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>) -> Vec<Edge> {
+    /// others copied, and they are the read's `touched`. Either way, the
+    /// edges are what reading every tuple gives.
+    pub(super) fn edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>) -> Reread {
         let dirty = std::mem::take(&mut self.dirty);
-        let read = |from: NodeId, out: &mut Vec<Edge>| {
-            let range = self.tuples.range((from, 0)..=(from, NodeId::MAX));
-            out.extend(range.filter_map(|(&(last, dest), t)| cost(t.metric).map(|c| (last, dest, c))));
-        };
-        let Some(last) = last else {
-            return self
-                .tuples
-                .iter()
-                .filter_map(|(&(last, dest), t)| cost(t.metric).map(|c| (last, dest, c)))
-                .collect();
-        };
-        let mut out = Vec::with_capacity(last.len());
-        let mut rest = last;
-        for from in dirty {
-            let before = rest.partition_point(|e| e.0 < from);
-            out.extend_from_slice(&rest[..before]);
-            read(from, &mut out);
-            rest = &rest[before..];
-            rest = &rest[rest.partition_point(|e| e.0 == from)..];
-        }
-        out.extend_from_slice(rest);
-        out
+        read_again(&self.tuples, last, dirty, |t| cost(t.metric))
     }
-}
-
-/// A link as the routing table reads it: (from, to, cost in
-/// [`METRIC_UNIT`]s).
-pub(super) type Edge = (NodeId, NodeId, u32);
-
-/// A symmetric neighbour and the cost of the link to it.
-pub(super) type FirstHop = (NodeId, u32);
-
-/// The cost of an advertised link of wire metric `m`: one hop, or its ETX;
-/// `None` for a link advertised as unusable (ETX with a delivery ratio 0).
-/// An ETX is at least 1 (seed 004 eq. 1: the delivery ratios are at most
-/// 1): a smaller cost, which no node measures but a damaged or forged HELLO
-/// or TC can carry, counts as a loss-free link, so that no link is cheaper
-/// than a perfect one and a path's quality never reports an ETX below 1.
-pub(super) fn edge_cost(metric: Metric, m: u16) -> Option<u32> {
-    match metric {
-        Metric::HopCount => Some(METRIC_UNIT),
-        Metric::Etx { .. } if m == METRIC_INFINITE => None,
-        Metric::Etx { .. } => Some(u32::from(m).max(METRIC_UNIT)),
-    }
-}
-
-/// The differences between two sorted multisets of links, in order:
-/// (`true`, a link of `old` not in `new`) or (`false`, one of `new` not in
-/// `old`).
-fn diff<'a>(old: &'a [Edge], new: &'a [Edge]) -> impl Iterator<Item = (bool, &'a Edge)> + 'a {
-    let (mut old, mut new) = (old.iter().peekable(), new.iter().peekable());
-    std::iter::from_fn(move || loop {
-        match (old.peek(), new.peek()) {
-            (None, None) => return None,
-            (Some(a), Some(b)) if a == b => {
-                old.next();
-                new.next();
-            }
-            (Some(a), Some(b)) if a < b => return old.next().map(|e| (true, e)),
-            (Some(_), None) => return old.next().map(|e| (true, e)),
-            (_, Some(_)) => return new.next().map(|e| (false, e)),
-        }
-    })
 }
 
 /// A routing table entry (RFC 3626 §10).
@@ -374,9 +314,9 @@ impl RoutingTable {
     /// part, each sorted, as multisets) and the first hops
     /// `first_hops.0` to `first_hops.1` (each sorted by neighbour; the
     /// peers that have left the same) without computing it afresh. A first
-    /// hop is a link from `node`, lost, gained or re-costed as any other. A
-    /// lost link that
-    /// is a route's last link takes the route of its end and of every node
+    /// hop is a link from `node`, lost, gained or re-costed as any other.
+    /// Only the ranges of each part's `touched` nodes are compared. A lost
+    /// link that is a route's last link takes the route of its end and of every node
     /// routed through that end (its subtree in the tree of last links)
     /// away; each of those then gets the best offer from a link into it
     /// from a node keeping its route, or from a first hop. A gained link's
@@ -394,11 +334,11 @@ impl RoutingTable {
         &mut self,
         node: NodeId,
         first_hops: (&[FirstHop], &[FirstHop]),
-        old: [&[Edge]; N],
-        new: [&[Edge]; N],
+        parts: [PartChange<'_>; N],
         has_left: impl Fn(NodeId) -> bool,
         events: &mut VecDeque<RouteEvent>,
     ) {
+        let new = parts.map(|p| p.new);
         let mut heap = std::mem::take(&mut self.scratch.heap);
         heap.clear();
         let mut cut: Vec<NodeId> = Vec::new();
@@ -415,8 +355,8 @@ impl RoutingTable {
                 heap.push(Reverse((c, 1u32, n, n, node, c)));
             }
         }
-        for (old, new) in old.iter().zip(&new) {
-            for (lost, e) in diff(old, new) {
+        for part in &parts {
+            for (lost, e) in diff_in(part.old, part.new, part.touched) {
                 if lost {
                     if self.is_last_link(e) {
                         cut.push(e.1);
@@ -657,6 +597,7 @@ mod tests {
                 (1u32..12, proptest::option::of(prop_oneof![Just(256u32), Just(400)])), 0..3),
             left in proptest::option::of(1u32..12),
             split in 0u32..12,
+            extra_touched in proptest::option::of(proptest::collection::btree_set(0u32..12, 0..3)),
         ) {
             let mut first_hops = first;
             first_hops.sort();
@@ -699,7 +640,21 @@ mod tests {
             }
             let mut followed = table.clone();
             let mut followed_events = VecDeque::new();
-            followed.follow(0, (&first_hops, &new_first), [&old_a, &old_b], [&new_a, &new_b], has_left, &mut followed_events);
+            // The nodes whose links out changed, and some that did not;
+            // or `None`, compare everything.
+            let touched = |old: &[Edge], new: &[Edge]| {
+                extra_touched.as_ref().map(|extra| {
+                    let mut t: BTreeSet<NodeId> = extra.clone();
+                    t.extend(diff(old, new).map(|(_, e)| e.0));
+                    t.into_iter().collect::<Vec<_>>()
+                })
+            };
+            let (touched_a, touched_b) = (touched(&old_a, &new_a), touched(&old_b, &new_b));
+            let parts = [
+                PartChange { old: &old_a, new: &new_a, touched: touched_a.as_deref() },
+                PartChange { old: &old_b, new: &new_b, touched: touched_b.as_deref() },
+            ];
+            followed.follow(0, (&first_hops, &new_first), parts, has_left, &mut followed_events);
             prop_assert_eq!(&fresh.routes, &followed.routes);
             prop_assert_eq!(&fresh.last_links, &followed.last_links);
             prop_assert_eq!(fresh_events, followed_events);
@@ -730,11 +685,17 @@ mod tests {
                     advertised.dedup_by_key(|a| a.0);
                     topology.process_tc(now, originator, Duration::from_secs(vtime_s), ansn, &advertised);
                 }
-                let all = topology.clone().edges(None, cost);
+                let all = topology.clone().edges(None, cost).edges;
                 let read = topology.edges(last.as_deref(), cost);
-                prop_assert_eq!(&read, &all);
-                prop_assert!(read.is_sorted());
-                last = Some(read);
+                prop_assert_eq!(&read.edges, &all);
+                prop_assert!(read.edges.is_sorted());
+                // Whatever changed since the last read is touched.
+                if let (Some(last), Some(touched)) = (&last, &read.touched) {
+                    for (_, e) in diff(last, &read.edges) {
+                        prop_assert!(touched.contains(&e.0), "{:?} changed untouched", e);
+                    }
+                }
+                last = Some(read.edges);
             }
         }
     }
