@@ -65,6 +65,7 @@ mod neighbours;
 mod packet;
 mod queue;
 mod tables;
+mod two_hop;
 
 pub use engine::OlsrEngine;
 pub use packet::{decode_vtime, encode_vtime, Body, HelloEntry, Message, Packet, ParseError};

@@ -5,8 +5,9 @@
 //! Couto et al.): what this node's HELLOs and probes say, and what it
 //! learns from its neighbours'.
 
-use super::edges::{read_again, Edge, Reread};
+use super::edges::{Edge, Reread};
 use super::packet::{HelloEntry, ASYM_LINK, LOST_LINK, METRIC_INFINITE, MPR_NEIGH, NOT_NEIGH, SYM_LINK, SYM_NEIGH};
+use super::two_hop::{Inserted, TwoHopSet};
 use super::{Metric, METRIC_UNIT, WILL_ALWAYS, WILL_NEVER};
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
@@ -51,14 +52,6 @@ impl Link {
     }
 }
 
-/// RFC 3626 §4.3.2 2-hop tuple, with the metric of the link via → 2-hop
-/// that `via` advertised.
-#[derive(Clone, Debug)]
-struct TwoHop {
-    until: Instant,
-    metric: u16,
-}
-
 /// ETX bookkeeping of one neighbour (seed 004 §III.B).
 #[derive(Clone, Debug, Default)]
 struct ProbeRecord {
@@ -73,15 +66,7 @@ struct ProbeRecord {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Neighbours {
     links: BTreeMap<NodeId, Link>,
-    /// Keyed by (neighbour, 2-hop neighbour).
-    two_hop: BTreeMap<(NodeId, NodeId), TwoHop>,
-    /// The neighbours whose 2-hop tuples were added, removed or re-costed
-    /// since the 2-hop links were last read as edges
-    /// ([`Neighbours::two_hop_edges`]): only their ranges are read again.
-    two_hop_dirty: BTreeSet<NodeId>,
-    /// Counts every 2-hop tuple added or removed: MPR selection's inputs
-    /// name the 2-hop set by this count instead of holding a copy of it.
-    two_hop_changes: u64,
+    two_hop: TwoHopSet,
     /// Selected from `mpr_inputs` when first read (a HELLO is built), not
     /// each time they change: only HELLOs carry it, and the same inputs
     /// give the same set whenever it is selected (issue 28: selecting at
@@ -149,8 +134,8 @@ impl Neighbours {
         self.mpr_set.get_or_init(|| match &self.mpr_inputs {
             None => BTreeSet::new(),
             Some(inputs) => {
-                debug_assert_eq!(inputs.two_hop_at, self.two_hop_changes, "2-hop set changed after `update`");
-                select_mprs(inputs.me, &inputs.symmetric, self.two_hop.keys().copied())
+                debug_assert_eq!(inputs.two_hop_at, self.two_hop.changes(), "2-hop set changed after `update`");
+                select_mprs(inputs.me, &inputs.symmetric, self.two_hop.keys())
             }
         })
     }
@@ -300,31 +285,18 @@ impl Neighbours {
                 }
                 continue;
             }
-            let key = (from, e.neighbour);
             match e.link_code >> 2 {
                 SYM_NEIGH | MPR_NEIGH => {
-                    let changed = match self.two_hop.insert(key, TwoHop { until: now + vtime, metric: e.metric }) {
-                        None => {
-                            self.changes += 1;
-                            self.two_hop_changes += 1;
-                            true
-                        }
-                        Some(old) if old.metric != e.metric => {
-                            self.cost_changes += 1;
-                            true
-                        }
-                        Some(_) => false,
-                    };
-                    if changed {
-                        self.two_hop_dirty.insert(from);
+                    match self.two_hop.insert(from, e.neighbour, now + vtime, e.metric) {
+                        Inserted::New => self.changes += 1,
+                        Inserted::Recosted => self.cost_changes += 1,
+                        Inserted::Refreshed => {}
                     }
                     self.note_until(now + vtime);
                 }
                 _ => {
-                    if self.two_hop.remove(&key).is_some() {
+                    if self.two_hop.remove(from, e.neighbour) {
                         self.changes += 1;
-                        self.two_hop_changes += 1;
-                        self.two_hop_dirty.insert(from);
                     }
                 }
             }
@@ -364,21 +336,13 @@ impl Neighbours {
     pub(super) fn expire(&mut self, now: Instant, metric: Metric) {
         if self.earliest_until.is_some_and(|e| e <= now) {
             self.times_written += 1;
-            let sizes = (self.links.len(), self.two_hop.len());
+            let links_before = self.links.len();
             self.links.retain(|_, l| l.until > now);
-            let (dirty, removed) = (&mut self.two_hop_dirty, &mut self.two_hop_changes);
-            self.two_hop.retain(|&(via, _), t| {
-                let keep = t.until > now;
-                if !keep {
-                    dirty.insert(via);
-                    *removed += 1;
-                }
-                keep
-            });
-            if (self.links.len(), self.two_hop.len()) != sizes {
+            let two_hop_expired = self.two_hop.expire(now);
+            if self.links.len() != links_before || two_hop_expired {
                 self.changes += 1;
             }
-            if self.links.len() != sizes.0 {
+            if self.links.len() != links_before {
                 self.check_due = true;
             }
             self.mpr_selectors.retain(|_, &mut t| t > now);
@@ -386,7 +350,7 @@ impl Neighbours {
                 .links
                 .values()
                 .map(|l| l.until)
-                .chain(self.two_hop.values().map(|t| t.until))
+                .chain(self.two_hop.earliest())
                 .chain(self.mpr_selectors.values().copied())
                 .min();
         }
@@ -428,7 +392,7 @@ impl Neighbours {
         if self.mpr_checked_at != Some(self.changes) {
             // Compared in place: the vectors are built only when they changed.
             let symmetric = || self.links.iter().filter(|(_, l)| l.is_sym(now)).map(|(&n, l)| (n, l.willingness));
-            let two_hop_at = self.two_hop_changes;
+            let two_hop_at = self.two_hop.changes();
             let same = self
                 .mpr_inputs
                 .as_ref()
@@ -450,7 +414,7 @@ impl Neighbours {
     fn drop_two_hop_through_asymmetric(&mut self, now: Instant) {
         let mut through_asymmetric = Vec::new();
         let mut last = None;
-        for &(via, _) in self.two_hop.keys() {
+        for (via, _) in self.two_hop.keys() {
             if last != Some(via) {
                 last = Some(via);
                 if !self.links.get(&via).is_some_and(|l| l.is_sym(now)) {
@@ -459,12 +423,7 @@ impl Neighbours {
             }
         }
         for via in through_asymmetric {
-            let doomed: Vec<_> = self.two_hop.range((via, NodeId::MIN)..=(via, NodeId::MAX)).map(|(&k, _)| k).collect();
-            for k in doomed {
-                self.two_hop.remove(&k);
-            }
-            self.two_hop_dirty.insert(via);
-            self.two_hop_changes += 1;
+            self.two_hop.remove_via(via);
             self.changes += 1;
             self.times_written += 1;
         }
@@ -480,19 +439,20 @@ impl Neighbours {
                 return next;
             }
         }
-        let next = self.expiry_times().filter(|&t| t > now).min();
+        let next = self.expiry_times().filter(|&t| t > now).chain(self.two_hop.next_until_after(now)).min();
         self.next_time = Some((self.times_written, now, next));
         next
     }
 
-    /// Every time at which a tuple here changes or expires.
+    /// Every time at which a link or MPR selector tuple changes or
+    /// expires (the 2-hop set keeps its own times).
     fn expiry_times(&self) -> impl Iterator<Item = Instant> + '_ {
         let link_times = self
             .links
             .values()
             .flat_map(|l| [Some(l.asym_until), Some(l.sym_until), Some(l.until), l.lost_until])
             .flatten();
-        link_times.chain(self.two_hop.values().map(|t| t.until)).chain(self.mpr_selectors.values().copied())
+        link_times.chain(self.mpr_selectors.values().copied())
     }
 
     /// The symmetric neighbours at `now` with the cost of the link to each.
@@ -511,8 +471,7 @@ impl Neighbours {
     /// neighbours whose 2-hop tuples changed since are read again, and they
     /// are the read's `touched`.
     pub(super) fn two_hop_edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>) -> Reread {
-        let dirty = std::mem::take(&mut self.two_hop_dirty);
-        read_again(&self.two_hop, last, dirty, |t| cost(t.metric))
+        self.two_hop.edges(last, cost)
     }
 }
 

@@ -39,11 +39,11 @@ pub(super) struct TopologySet {
     untils: BTreeMap<Instant, u32>,
 }
 
-fn add_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
+pub(super) fn add_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
     *untils.entry(at).or_insert(0) += 1;
 }
 
-fn remove_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
+pub(super) fn remove_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
     if let Some(n) = untils.get_mut(&at) {
         *n -= 1;
         if *n == 0 {
