@@ -42,6 +42,17 @@ pub(super) struct TwoHopSet {
     dirty: BTreeSet<NodeId>,
     /// Tuples added or removed, ever.
     changes: u64,
+    /// The neighbours the tuples go through, with how many each.
+    vias: BTreeMap<NodeId, u32>,
+}
+
+fn forget_via(vias: &mut BTreeMap<NodeId, u32>, via: NodeId) {
+    if let Some(n) = vias.get_mut(&via) {
+        *n -= 1;
+        if *n == 0 {
+            vias.remove(&via);
+        }
+    }
 }
 
 impl TwoHopSet {
@@ -60,6 +71,7 @@ impl TwoHopSet {
         };
         if inserted == Inserted::New {
             self.changes += 1;
+            *self.vias.entry(via).or_insert(0) += 1;
         }
         self.dirty.insert(via);
         inserted
@@ -70,6 +82,7 @@ impl TwoHopSet {
         let Some(old) = self.tuples.remove(&(via, two)) else { return false };
         remove_until(&mut self.untils, old.until);
         self.changes += 1;
+        forget_via(&mut self.vias, via);
         self.dirty.insert(via);
         true
     }
@@ -88,12 +101,13 @@ impl TwoHopSet {
         if self.earliest().is_none_or(|e| e > now) {
             return false;
         }
-        let (dirty, changes) = (&mut self.dirty, &mut self.changes);
+        let (dirty, changes, vias) = (&mut self.dirty, &mut self.changes, &mut self.vias);
         self.tuples.retain(|&(via, _), t| {
             let keep = t.until > now;
             if !keep {
                 dirty.insert(via);
                 *changes += 1;
+                forget_via(vias, via);
             }
             keep
         });
@@ -105,6 +119,11 @@ impl TwoHopSet {
     /// (neighbour, 2-hop neighbour) of every tuple, in order.
     pub(super) fn keys(&self) -> impl Iterator<Item = (NodeId, NodeId)> + '_ {
         self.tuples.keys().copied()
+    }
+
+    /// The neighbours some tuple goes through, in order.
+    pub(super) fn vias(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.vias.keys().copied()
     }
 
     /// Counts every tuple added or removed: the same count, the same keys.
@@ -182,6 +201,9 @@ mod tests {
                 prop_assert_eq!(set.earliest(), untils.iter().copied().min());
                 prop_assert_eq!(set.next_until_after(now), untils.iter().copied().filter(|&t| t > now).min());
                 let keys: Vec<_> = set.keys().collect();
+                let mut vias: Vec<NodeId> = keys.iter().map(|k| k.0).collect();
+                vias.dedup();
+                prop_assert_eq!(set.vias().collect::<Vec<_>>(), vias);
                 prop_assert_eq!(set.changes() != count_before, keys != keys_before);
                 let all = set.clone().edges(None, cost).edges;
                 let read = set.edges(last.as_deref(), cost);
