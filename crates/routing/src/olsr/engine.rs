@@ -261,13 +261,18 @@ impl OlsrEngine {
         for n in self.neighbours.update(now, self.node) {
             self.events.push_back(RouteEvent::LinkBroken { neighbour: n });
         }
-        let advertised: BTreeSet<NodeId> = match self.config.metric {
-            Metric::HopCount => self.neighbours.mpr_selectors().collect(),
-            Metric::Etx { .. } => self.symmetric_neighbours().into_iter().collect(),
+        // Compared in place, collected only when it changed (most control
+        // packets leave it as it was).
+        let same = match self.config.metric {
+            Metric::HopCount => self.advertised.iter().copied().eq(self.neighbours.mpr_selectors()),
+            Metric::Etx { .. } => self.advertised.iter().copied().eq(self.neighbours.symmetric_at(now)),
         };
-        if advertised != self.advertised {
+        if !same {
             self.ansn = self.ansn.wrapping_add(1);
-            self.advertised = advertised;
+            self.advertised = match self.config.metric {
+                Metric::HopCount => self.neighbours.mpr_selectors().collect(),
+                Metric::Etx { .. } => self.neighbours.symmetric_at(now).collect(),
+            };
         }
         if !self.advertised.is_empty() {
             self.advertised_nonempty_at = Some(now);

@@ -149,7 +149,12 @@ impl Neighbours {
 
     /// Symmetric 1-hop neighbours at `now`.
     pub(super) fn symmetric(&self, now: Instant) -> Vec<NodeId> {
-        self.links.iter().filter(|(_, l)| l.is_sym(now)).map(|(&n, _)| n).collect()
+        self.symmetric_at(now).collect()
+    }
+
+    /// Symmetric 1-hop neighbours at `now`, in order.
+    pub(super) fn symmetric_at(&self, now: Instant) -> impl Iterator<Item = NodeId> + '_ {
+        self.links.iter().filter(move |(_, l)| l.is_sym(now)).map(|(&n, _)| n)
     }
 
     /// Whether the link to `neighbour` is symmetric at `now`.
