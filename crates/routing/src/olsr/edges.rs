@@ -91,7 +91,7 @@ pub(super) fn edge_cost(metric: Metric, m: u16) -> Option<u32> {
 /// The differences between two sorted multisets of links, in order:
 /// (`true`, a link of `old` not in `new`) or (`false`, one of `new` not in
 /// `old`).
-pub(super) fn diff<'a>(old: &'a [Edge], new: &'a [Edge]) -> impl Iterator<Item = (bool, &'a Edge)> + 'a {
+pub(super) fn diff<'a, T: Ord>(old: &'a [T], new: &'a [T]) -> impl Iterator<Item = (bool, &'a T)> + 'a {
     let (mut old, mut new) = (old.iter().peekable(), new.iter().peekable());
     std::iter::from_fn(move || loop {
         match (old.peek(), new.peek()) {
@@ -117,11 +117,9 @@ pub(super) fn diff_in<'a>(
     new: &'a [Edge],
     touched: Option<&'a [NodeId]>,
 ) -> impl Iterator<Item = (bool, &'a Edge)> + 'a {
-    let ranges: Vec<(&[Edge], &[Edge])> = match touched {
-        None => vec![(old, new)],
-        Some(nodes) => nodes.iter().map(|&n| (links_out(old, n), links_out(new, n))).collect(),
-    };
-    ranges.into_iter().flat_map(|(o, n)| diff(o, n))
+    let everything = touched.is_none().then_some((old, new));
+    let ranges = touched.into_iter().flatten().map(move |&n| (links_out(old, n), links_out(new, n)));
+    everything.into_iter().chain(ranges).flat_map(|(o, n)| diff(o, n))
 }
 
 #[cfg(test)]

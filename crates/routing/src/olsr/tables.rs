@@ -342,12 +342,9 @@ impl RoutingTable {
         let mut heap = std::mem::take(&mut self.scratch.heap);
         heap.clear();
         let mut cut: Vec<NodeId> = Vec::new();
-        let from_node = |hops: &[FirstHop]| hops.iter().map(|&(n, c)| (node, n, c)).collect::<Vec<Edge>>();
-        let (old_first, new_first) = (from_node(first_hops.0), from_node(first_hops.1));
-        for (lost, e) in diff(&old_first, &new_first) {
-            let &(_, n, c) = e;
+        for (lost, &(n, c)) in diff(first_hops.0, first_hops.1) {
             if lost {
-                if self.is_last_link(e) {
+                if self.is_last_link(&(node, n, c)) {
                     cut.push(n);
                 }
             } else {
