@@ -110,6 +110,12 @@ pub(super) struct Neighbours {
     /// The last answer of `next_time_after`: (`times_written` then, the
     /// time asked about, the answer).
     next_time: Option<(u64, Instant, Option<Instant>)>,
+    /// When `update` last looked for links turning symmetric or not:
+    /// (`times_written` then, the first time after it at which a link's
+    /// symmetry can change, if any). Until either moves no link's can, and
+    /// `update` does not look (issue 28: the look after every control
+    /// message was a twentieth of a 100-node OLSR run).
+    sym_checked: Option<(u64, Option<Instant>)>,
 }
 
 /// Everything MPR selection reads (RFC 3626 §8.3.1): the symmetric
@@ -375,16 +381,31 @@ impl Neighbours {
     /// tuples only through symmetric links (RFC 3626 §8.5), the MPR set.
     pub(super) fn update(&mut self, now: Instant, me: NodeId) -> Vec<NodeId> {
         let mut broken = Vec::new();
-        for (&n, l) in self.links.iter_mut() {
-            let sym = l.is_sym(now);
-            if l.was_sym && !sym {
-                broken.push(n);
+        let quiet = self
+            .sym_checked
+            .is_some_and(|(written, next)| written == self.times_written && next.is_none_or(|t| now < t));
+        debug_assert!(
+            !quiet || self.links.values().all(|l| l.was_sym == l.is_sym(now)),
+            "a link's symmetry moved unseen"
+        );
+        if !quiet {
+            let mut next_change: Option<Instant> = None;
+            for (&n, l) in self.links.iter_mut() {
+                let sym = l.is_sym(now);
+                if l.was_sym && !sym {
+                    broken.push(n);
+                }
+                if l.was_sym != sym {
+                    self.changes += 1;
+                    self.check_due |= !sym;
+                }
+                l.was_sym = sym;
+                // `is_sym` can change only at these times.
+                for t in [Some(l.sym_until), l.lost_until].into_iter().flatten().filter(|&t| t > now) {
+                    next_change = Some(next_change.map_or(t, |c| c.min(t)));
+                }
             }
-            if l.was_sym != sym {
-                self.changes += 1;
-                self.check_due |= !sym;
-            }
-            l.was_sym = sym;
+            self.sym_checked = Some((self.times_written, next_change));
         }
         if std::mem::take(&mut self.check_due) {
             for (&n, l) in self.links.iter() {
