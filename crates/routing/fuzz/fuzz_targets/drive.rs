@@ -218,7 +218,7 @@ impl Checked {
                 }
             }
             Engine::Olsr(e) => {
-                for (&dst, route) in e.routes() {
+                for (&dst, route) in &e.routes() {
                     assert_ne!(dst, self.node, "an OLSR route to itself");
                     self.check_next_hop(route.next_hop, "an OLSR route");
                     assert!(route.hop_count >= 1, "{route:?}");

@@ -50,6 +50,15 @@ struct RouteInputs {
     left: Vec<NodeId>,
 }
 
+/// The buffers of [`RouteInputs`] that a read replaced (contents
+/// meaningless): reused so that reading the inputs again does not allocate.
+#[derive(Debug, Default)]
+struct SpareInputs {
+    first_hops: Vec<(NodeId, u32)>,
+    two_hop_edges: Vec<Edge>,
+    topology_edges: Vec<Edge>,
+}
+
 /// One node's OLSR.
 pub struct OlsrEngine {
     node: NodeId,
@@ -65,6 +74,8 @@ pub struct OlsrEngine {
     /// the neighbour and topology sets then: while neither moved, the
     /// inputs cannot have changed and are not rebuilt to be compared.
     route_inputs: Option<RouteInputs>,
+    /// Buffers of inputs replaced, for the next reads to fill.
+    spare_inputs: SpareInputs,
     /// Peers a transport reported unresponsive, with when (seed 004
     /// §III.B); cleared by a HELLO or TC the peer originated.
     inaccessible: BTreeMap<NodeId, Instant>,
@@ -101,6 +112,7 @@ impl OlsrEngine {
             duplicates: DuplicateSet::default(),
             routes: RoutingTable::default(),
             route_inputs: None,
+            spare_inputs: SpareInputs::default(),
             inaccessible: BTreeMap::new(),
             advertised: BTreeSet::new(),
             ansn: 0,
@@ -123,9 +135,14 @@ impl OlsrEngine {
         e
     }
 
-    /// The routing table.
-    pub fn routes(&self) -> &BTreeMap<NodeId, Route> {
+    /// The routing table (a copy, by destination).
+    pub fn routes(&self) -> BTreeMap<NodeId, Route> {
         self.routes.routes()
+    }
+
+    /// The route to `dst`.
+    pub fn route_to(&self, dst: NodeId) -> Option<&Route> {
+        self.routes.route(dst)
     }
 
     pub fn mpr_set(&self) -> &BTreeSet<NodeId> {
@@ -315,9 +332,11 @@ impl OlsrEngine {
         // key order, so each part is sorted as `follow` needs); the other
         // part is taken over from the old inputs, touched nowhere.
         let cost = |m| edge_cost(metric, m);
+        let spare = &mut self.spare_inputs;
         let (first_hops, two_hop) = if fresh_neighbours {
             let last = old.as_ref().map(|o| &o.two_hop_edges[..]);
-            (self.neighbours.first_hops(now, metric), self.neighbours.two_hop_edges(last, cost))
+            let first_hops = self.neighbours.first_hops(now, metric, std::mem::take(&mut spare.first_hops));
+            (first_hops, self.neighbours.two_hop_edges(last, cost, std::mem::take(&mut spare.two_hop_edges)))
         } else {
             let o = old.as_mut().expect("kept inputs");
             let edges = std::mem::take(&mut o.two_hop_edges);
@@ -325,7 +344,7 @@ impl OlsrEngine {
         };
         let topology = if fresh_topology {
             let last = old.as_ref().map(|o| &o.topology_edges[..]);
-            self.topology.edges(last, cost)
+            self.topology.edges(last, cost, std::mem::take(&mut spare.topology_edges))
         } else {
             let edges = std::mem::take(&mut old.as_mut().expect("kept inputs").topology_edges);
             Reread { edges, touched: Some(Vec::new()) }
@@ -364,6 +383,17 @@ impl OlsrEngine {
             None => self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events),
         }
         self.route_inputs = Some(inputs);
+        // What was read afresh replaced the old inputs' buffers: the next
+        // reads reuse them.
+        if let Some(o) = old {
+            if fresh_neighbours {
+                self.spare_inputs.first_hops = o.first_hops;
+                self.spare_inputs.two_hop_edges = o.two_hop_edges;
+            }
+            if fresh_topology {
+                self.spare_inputs.topology_edges = o.topology_edges;
+            }
+        }
     }
 
     fn next_expiry(&mut self) -> Option<Instant> {
@@ -461,7 +491,7 @@ impl RoutingEngine for OlsrEngine {
         if packet.prev_hop.is_none() && self.inaccessible.contains_key(&packet.dst) {
             return Decision::Drop(DropReason::PeerInaccessible);
         }
-        match self.routes.routes().get(&packet.dst) {
+        match self.routes.route(packet.dst) {
             Some(r) => Decision::Forward { next_hop: r.next_hop, header: None },
             None => Decision::Drop(DropReason::NoRoute),
         }

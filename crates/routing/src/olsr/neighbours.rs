@@ -476,12 +476,17 @@ impl Neighbours {
     }
 
     /// The symmetric neighbours at `now` with the cost of the link to each.
-    pub(super) fn first_hops(&self, now: Instant, metric: Metric) -> Vec<(NodeId, u32)> {
-        self.links
-            .iter()
-            .filter(|(_, l)| l.is_sym(now))
-            .filter_map(|(&n, _)| self.link_cost(metric, n).map(|c| (n, c)))
-            .collect()
+    /// (Written into `out`, emptied first: a buffer handed back, so that
+    /// reads do not allocate.)
+    pub(super) fn first_hops(&self, now: Instant, metric: Metric, mut out: Vec<(NodeId, u32)>) -> Vec<(NodeId, u32)> {
+        out.clear();
+        out.extend(
+            self.links
+                .iter()
+                .filter(|(_, l)| l.is_sym(now))
+                .filter_map(|(&n, _)| self.link_cost(metric, n).map(|c| (n, c))),
+        );
+        out
     }
 
     /// The links from symmetric neighbours to their neighbours as edges
@@ -490,8 +495,13 @@ impl Neighbours {
     /// returned the time before, if the caller kept them; then only the
     /// neighbours whose 2-hop tuples changed since are read again, and they
     /// are the read's `touched`.
-    pub(super) fn two_hop_edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>) -> Reread {
-        self.two_hop.edges(last, cost)
+    pub(super) fn two_hop_edges(
+        &mut self,
+        last: Option<&[Edge]>,
+        cost: impl Fn(u16) -> Option<u32>,
+        out: Vec<Edge>,
+    ) -> Reread {
+        self.two_hop.edges(last, cost, out)
     }
 }
 
@@ -735,8 +745,8 @@ mod tests {
                     }
                 }
                 n.update(now, 0);
-                let all = n.clone().two_hop_edges(None, cost).edges;
-                let read = n.two_hop_edges(last.as_deref(), cost);
+                let all = n.clone().two_hop_edges(None, cost, Vec::new()).edges;
+                let read = n.two_hop_edges(last.as_deref(), cost, vec![(9, 9, 9)]);
                 proptest::prop_assert_eq!(&read.edges, &all);
                 if let (Some(last), Some(touched)) = (&last, &read.touched) {
                     for (_, e) in diff(last, &read.edges) {

@@ -126,9 +126,9 @@ impl TopologySet {
     /// only the originators whose links changed since are read again, the
     /// others copied, and they are the read's `touched`. Either way, the
     /// edges are what reading every tuple gives.
-    pub(super) fn edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>) -> Reread {
+    pub(super) fn edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>, out: Vec<Edge>) -> Reread {
         let dirty = std::mem::take(&mut self.dirty);
-        read_again(&self.tuples, last, dirty, |t| cost(t.metric))
+        read_again(&self.tuples, last, dirty, |t| cost(t.metric), out)
     }
 }
 
@@ -141,13 +141,20 @@ pub struct Route {
     pub metric: u32,
 }
 
+/// A destination's route and its last link: the node before it and the
+/// link's cost (walked back by `path_info`). Kept together: following a
+/// change reads both of a node at once (issue 28: two maps were two
+/// lookups per offer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    route: Route,
+    last_link: (NodeId, u32),
+}
+
 /// The routing table, with each route's last link.
 #[derive(Clone, Debug, Default)]
 pub(super) struct RoutingTable {
-    routes: BTreeMap<NodeId, Route>,
-    /// Per destination, the last link of its route: the node before it and
-    /// the link's cost (walked back by `path_info`).
-    last_links: BTreeMap<NodeId, (NodeId, u32)>,
+    entries: BTreeMap<NodeId, Entry>,
     /// Dijkstra's arrays, kept between computations so that each does not
     /// allocate them again (contents meaningless between calls).
     scratch: Scratch,
@@ -171,9 +178,21 @@ struct Scratch {
 /// hop count, the node, next hop, previous node, last link's cost).
 type Offer = (u32, u32, NodeId, NodeId, NodeId, u32);
 
+/// Whether `offer` is better than the node's route `e` in Dijkstra's order.
+fn beats(&(metric, hop_count, _, next_hop, prev, cost): &Offer, e: &Entry) -> bool {
+    let (r, (p, c)) = (&e.route, e.last_link);
+    (metric, hop_count, next_hop, prev, cost) < (r.metric, r.hop_count, r.next_hop, p, c)
+}
+
 impl RoutingTable {
-    pub(super) fn routes(&self) -> &BTreeMap<NodeId, Route> {
-        &self.routes
+    /// The route to `dst`.
+    pub(super) fn route(&self, dst: NodeId) -> Option<&Route> {
+        self.entries.get(&dst).map(|e| &e.route)
+    }
+
+    /// Every route, by destination (a copy).
+    pub(super) fn routes(&self) -> BTreeMap<NodeId, Route> {
+        self.entries.iter().map(|(&n, e)| (n, e.route.clone())).collect()
     }
 
     /// Recomputes every route of `node` (RFC 3626 §10 with link costs: 256
@@ -258,15 +277,10 @@ impl RoutingTable {
                 }
             }
         }
-        let mut routes = BTreeMap::new();
-        let mut last_links = BTreeMap::new();
-        for (&n, f) in ids.iter().zip(found.drain(..)) {
-            if let Some((route, last)) = f {
-                routes.insert(n, route);
-                last_links.insert(n, last);
-            }
-        }
-        self.update(routes, last_links, events);
+        let entries = ids.iter().zip(found.drain(..));
+        let entries = entries.filter_map(|(&n, f)| f.map(|(route, last_link)| (n, Entry { route, last_link })));
+        let entries = entries.collect();
+        self.update(entries, events);
     }
 
     /// The offer of the route to `from` plus the link `from → to` of cost
@@ -278,21 +292,15 @@ impl RoutingTable {
         if to == node || from == node || has_left(to) {
             return None;
         }
-        let via = self.routes.get(&from)?;
+        let via = &self.entries.get(&from)?.route;
         let offer = (via.metric.saturating_add(c), via.hop_count + 1, to, via.next_hop, from, c);
-        let better = match (self.routes.get(&to), self.last_links.get(&to)) {
-            (Some(r), Some(&(prev, cost))) => {
-                (offer.0, offer.1, offer.3, offer.4, offer.5) < (r.metric, r.hop_count, r.next_hop, prev, cost)
-            }
-            _ => true,
-        };
-        better.then_some(offer)
+        self.entries.get(&to).is_none_or(|e| beats(&offer, e)).then_some(offer)
     }
 
     /// Whether the lost link `from → to` of cost `c` is `to`'s route's
     /// last link.
     fn is_last_link(&self, &(from, to, c): &Edge) -> bool {
-        self.last_links.get(&to) == Some(&(from, c))
+        self.entries.get(&to).is_some_and(|e| e.last_link == (from, c))
     }
 
     /// Whether the links changing from `old` to `new` (both sorted, as
@@ -368,9 +376,8 @@ impl RoutingTable {
         if !cut.is_empty() {
             let orphans = self.subtrees(cut);
             for &n in &orphans {
-                let route = self.routes.remove(&n).expect("a subtree holds routed nodes");
-                self.last_links.remove(&n);
-                before.insert(n, Some(route.next_hop));
+                let entry = self.entries.remove(&n).expect("a subtree holds routed nodes");
+                before.insert(n, Some(entry.route.next_hop));
             }
             let orphaned = |n: NodeId| orphans.binary_search(&n).is_ok();
             for &(n, c) in first_hops.1 {
@@ -392,10 +399,7 @@ impl RoutingTable {
             // offer (from `node`) stands as made; any other is made again
             // from its start's route as it is now.
             let current = if prev == node {
-                let taken = self.routes.get(&n).zip(self.last_links.get(&n));
-                let better = taken.is_none_or(|(r, &(p, c))| {
-                    (metric, hop_count, next_hop, prev, cost) < (r.metric, r.hop_count, r.next_hop, p, c)
-                });
+                let better = self.entries.get(&n).is_none_or(|e| beats(&offer, e));
                 (better && n != node && !has_left(n)).then_some(offer)
             } else {
                 self.better_offer(node, (prev, n, cost), &has_left)
@@ -403,9 +407,12 @@ impl RoutingTable {
             if current != Some(offer) {
                 continue;
             }
-            before.entry(n).or_insert_with(|| self.routes.get(&n).map(|r| r.next_hop));
-            self.routes.insert(n, Route { next_hop, hop_count, metric });
-            self.last_links.insert(n, (prev, cost));
+            let entry = Entry { route: Route { next_hop, hop_count, metric }, last_link: (prev, cost) };
+            if let Some(was) = self.entries.insert(n, entry) {
+                before.entry(n).or_insert(Some(was.route.next_hop));
+            } else {
+                before.entry(n).or_insert(None);
+            }
             for part in &new {
                 let from_n = &part[part.partition_point(|e| e.0 < n)..];
                 for &e in from_n.iter().take_while(|e| e.0 == n) {
@@ -419,7 +426,7 @@ impl RoutingTable {
         // In `compute`'s order: found and changed routes by destination,
         // then the lost ones.
         for (&dst, &was) in &before {
-            let Some(r) = self.routes.get(&dst) else { continue };
+            let Some(r) = self.route(dst) else { continue };
             match was {
                 None => events.push_back(RouteEvent::Found { dst, next_hop: r.next_hop, hop_count: r.hop_count }),
                 Some(was) if was != r.next_hop => {
@@ -429,7 +436,7 @@ impl RoutingTable {
             }
         }
         for (&dst, &was) in &before {
-            if was.is_some() && !self.routes.contains_key(&dst) {
+            if was.is_some() && !self.entries.contains_key(&dst) {
                 events.push_back(RouteEvent::Lost { dst });
             }
         }
@@ -438,7 +445,7 @@ impl RoutingTable {
     /// The nodes routed through any of `roots` (each root included), in
     /// id order: the subtrees of the tree of last links.
     fn subtrees(&self, roots: Vec<NodeId>) -> Vec<NodeId> {
-        let mut children: Vec<(NodeId, NodeId)> = self.last_links.iter().map(|(&n, &(prev, _))| (prev, n)).collect();
+        let mut children: Vec<(NodeId, NodeId)> = self.entries.iter().map(|(&n, e)| (e.last_link.0, n)).collect();
         children.sort_unstable();
         let mut found = BTreeSet::new();
         let mut stack = roots;
@@ -452,15 +459,9 @@ impl RoutingTable {
         found.into_iter().collect()
     }
 
-    fn update(
-        &mut self,
-        new: BTreeMap<NodeId, Route>,
-        last_links: BTreeMap<NodeId, (NodeId, u32)>,
-        events: &mut VecDeque<RouteEvent>,
-    ) {
-        self.last_links = last_links;
-        for (&dst, r) in &new {
-            match self.routes.get(&dst) {
+    fn update(&mut self, new: BTreeMap<NodeId, Entry>, events: &mut VecDeque<RouteEvent>) {
+        for (&dst, Entry { route: r, .. }) in &new {
+            match self.route(dst) {
                 None => events.push_back(RouteEvent::Found { dst, next_hop: r.next_hop, hop_count: r.hop_count }),
                 Some(old) if old.next_hop != r.next_hop => {
                     events.push_back(RouteEvent::Changed { dst, next_hop: r.next_hop, hop_count: r.hop_count })
@@ -468,12 +469,12 @@ impl RoutingTable {
                 _ => {}
             }
         }
-        for &dst in self.routes.keys() {
+        for &dst in self.entries.keys() {
             if !new.contains_key(&dst) {
                 events.push_back(RouteEvent::Lost { dst });
             }
         }
-        self.routes = new;
+        self.entries = new;
     }
 
     /// The route to `dst` walked back through each destination's last
@@ -481,7 +482,7 @@ impl RoutingTable {
     /// the others' what their HELLOs and TCs advertised (with hop count, 1
     /// per link).
     pub(super) fn path_info(&self, node: NodeId, dst: NodeId) -> Option<PathQuality> {
-        let route = self.routes.get(&dst)?;
+        let route = self.route(dst)?;
         let mut link_etx = Vec::with_capacity(route.hop_count as usize);
         let mut at = dst;
         while at != node {
@@ -490,7 +491,7 @@ impl RoutingTable {
             if link_etx.len() >= route.hop_count as usize {
                 return None;
             }
-            let &(prev, cost) = self.last_links.get(&at)?;
+            let (prev, cost) = self.entries.get(&at)?.last_link;
             link_etx.push(f64::from(cost) / f64::from(METRIC_UNIT));
             at = prev;
         }
@@ -628,8 +629,7 @@ mod tests {
             let mut fresh_events = VecDeque::new();
             fresh.compute(0, &new_first, [&new_a, &new_b], has_left, &mut fresh_events);
             if new_first == first_hops && !table.changed_by(0, &old, &new, has_left) {
-                prop_assert_eq!(&fresh.routes, &table.routes);
-                prop_assert_eq!(&fresh.last_links, &table.last_links);
+                prop_assert_eq!(&fresh.entries, &table.entries);
                 prop_assert!(fresh_events.is_empty());
             }
             if old == new && new_first == first_hops {
@@ -652,8 +652,7 @@ mod tests {
                 PartChange { old: &old_b, new: &new_b, touched: touched_b.as_deref() },
             ];
             followed.follow(0, (&first_hops, &new_first), parts, has_left, &mut followed_events);
-            prop_assert_eq!(&fresh.routes, &followed.routes);
-            prop_assert_eq!(&fresh.last_links, &followed.last_links);
+            prop_assert_eq!(&fresh.entries, &followed.entries);
             prop_assert_eq!(fresh_events, followed_events);
         }
     }
@@ -682,8 +681,8 @@ mod tests {
                     advertised.dedup_by_key(|a| a.0);
                     topology.process_tc(now, originator, Duration::from_secs(vtime_s), ansn, &advertised);
                 }
-                let all = topology.clone().edges(None, cost).edges;
-                let read = topology.edges(last.as_deref(), cost);
+                let all = topology.clone().edges(None, cost, Vec::new()).edges;
+                let read = topology.edges(last.as_deref(), cost, vec![(9, 9, 9)]);
                 prop_assert_eq!(&read.edges, &all);
                 prop_assert!(read.edges.is_sorted());
                 // Whatever changed since the last read is touched.
@@ -703,8 +702,8 @@ mod tests {
         let line: Vec<Edge> = vec![(1, 2, 256), (1, 4, 256), (2, 3, 256), (4, 3, 256)];
         let mut t = RoutingTable::default();
         t.compute(0, &[(1, 256)], [&line], |_| false, &mut VecDeque::new());
-        assert_eq!(t.routes[&3].hop_count, 3);
-        assert_eq!(t.last_links[&3], (2, 256), "ties go to the lower previous node");
+        assert_eq!(t.entries[&3].route.hop_count, 3);
+        assert_eq!(t.entries[&3].last_link, (2, 256), "ties go to the lower previous node");
         let without = |e: Edge| line.iter().copied().filter(|&x| x != e).collect::<Vec<_>>();
         assert!(t.changed_by(0, &line, &without((2, 3, 256)), |_| false), "3's last link");
         assert!(!t.changed_by(0, &line, &without((4, 3, 256)), |_| false), "no route's last link");

@@ -147,9 +147,9 @@ impl TwoHopSet {
     /// returned the time before, if the caller kept them; then only the
     /// neighbours whose tuples changed since are read again, and they are
     /// the read's `touched`.
-    pub(super) fn edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>) -> Reread {
+    pub(super) fn edges(&mut self, last: Option<&[Edge]>, cost: impl Fn(u16) -> Option<u32>, out: Vec<Edge>) -> Reread {
         let dirty = std::mem::take(&mut self.dirty);
-        read_again(&self.tuples, last, dirty, |t| cost(t.metric))
+        read_again(&self.tuples, last, dirty, |t| cost(t.metric), out)
     }
 }
 
@@ -205,8 +205,8 @@ mod tests {
                 vias.dedup();
                 prop_assert_eq!(set.vias().collect::<Vec<_>>(), vias);
                 prop_assert_eq!(set.changes() != count_before, keys != keys_before);
-                let all = set.clone().edges(None, cost).edges;
-                let read = set.edges(last.as_deref(), cost);
+                let all = set.clone().edges(None, cost, Vec::new()).edges;
+                let read = set.edges(last.as_deref(), cost, vec![(9, 9, 9)]);
                 prop_assert_eq!(&read.edges, &all);
                 if let (Some(last), Some(touched)) = (&last, &read.touched) {
                     for (_, e) in diff(last, &read.edges) {
