@@ -120,8 +120,14 @@ struct Row {
     nodes: u32,
     simulated_s: f64,
     wall_s: f64,
+    /// Building the run (placement, link budget, engines, flows) before
+    /// its first event: issue 28 asks it to grow linearly with the nodes.
+    setup_s: f64,
     events: u64,
     events_per_s: f64,
+    /// The run after its set-up, per event: issue 28 compares it across
+    /// grid sizes.
+    run_ns_per_event: f64,
     /// The run's peak resident memory, MiB; `None` where the kernel's
     /// high-water mark could not be reset or read.
     peak_rss_mib: Option<f64>,
@@ -226,8 +232,8 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
         .collect();
     if !json_out {
         out(&format!(
-            "{:<24} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}  what\n",
-            "workload", "nodes", "sim s", "wall s", "events", "events/s", "peak MiB"
+            "{:<24} {:>6} {:>7} {:>9} {:>9} {:>12} {:>12} {:>8} {:>10}  what\n",
+            "workload", "nodes", "sim s", "wall s", "setup s", "events", "events/s", "ns/event", "peak MiB"
         ))?;
     }
     let mut rows = Vec::new();
@@ -238,32 +244,38 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
         for _ in 0..repetitions {
             let reset = reset_peak_rss();
             let t0 = std::time::Instant::now();
-            let report = meshbed_sim::run(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", w.name))?;
+            let sim = meshbed_sim::Sim::new(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", w.name))?;
+            let setup_s = t0.elapsed().as_secs_f64();
+            let report = sim.run();
             let wall_s = t0.elapsed().as_secs_f64();
             let peak = if reset { peak_rss_mib() } else { None };
-            runs.push((wall_s, report.events, peak));
+            runs.push((wall_s, setup_s, report.events, peak));
         }
         runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (wall_s, events, peak) = runs[runs.len() / 2];
+        let (wall_s, setup_s, events, peak) = runs[runs.len() / 2];
         let row = Row {
             workload: w.name,
             what: w.what,
             nodes: scenario.node_count(),
             simulated_s: scenario.duration_s,
             wall_s,
+            setup_s,
             events,
             events_per_s: events as f64 / wall_s,
+            run_ns_per_event: (wall_s - setup_s) * 1e9 / events.max(1) as f64,
             peak_rss_mib: peak,
         };
         if !json_out {
             out(&format!(
-                "{:<24} {:>6} {:>7.0} {:>9.3} {:>12} {:>10.2} M {:>10}  {}\n",
+                "{:<24} {:>6} {:>7.0} {:>9.3} {:>9.3} {:>12} {:>10.2} M {:>8.1} {:>10}  {}\n",
                 row.workload,
                 row.nodes,
                 row.simulated_s,
                 row.wall_s,
+                row.setup_s,
                 row.events,
                 row.events_per_s / 1e6,
+                row.run_ns_per_event,
                 row.peak_rss_mib.map_or("-".to_string(), |m| format!("{m:.0}")),
                 row.what
             ))?;
@@ -306,7 +318,8 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
                 });
                 serde_json::json!({
                     "workload": r.workload, "what": r.what, "nodes": r.nodes, "simulated_s": r.simulated_s,
-                    "wall_s": r.wall_s, "events": r.events, "events_per_s": r.events_per_s,
+                    "wall_s": r.wall_s, "setup_s": r.setup_s, "events": r.events, "events_per_s": r.events_per_s,
+                    "run_ns_per_event": r.run_ns_per_event,
                     "peak_rss_mib": r.peak_rss_mib, "baseline": pair,
                 })
             })

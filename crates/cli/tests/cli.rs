@@ -91,6 +91,12 @@ fn the_bench_suite_reports_each_workload() {
         let (events, wall) = (r["events"].as_u64().unwrap(), r["wall_s"].as_f64().unwrap());
         assert!(events > 100_000 && wall > 0.0, "{r}");
         assert!((r["events_per_s"].as_f64().unwrap() - events as f64 / wall).abs() < 1.0, "{r}");
+        // The set-up is part of the wall time, and the time per event is
+        // the rest's.
+        let setup = r["setup_s"].as_f64().unwrap();
+        assert!(setup > 0.0 && setup < wall, "{r}");
+        let per_event_ns = r["run_ns_per_event"].as_f64().unwrap();
+        assert!((per_event_ns - (wall - setup) * 1e9 / events as f64).abs() < 1e-6, "{r}");
         // The kernel's high-water mark, reset for the run: more than the
         // binary's text, far less than a leak.
         let peak = r["peak_rss_mib"].as_f64().expect("Linux reports a peak");

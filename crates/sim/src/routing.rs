@@ -41,13 +41,11 @@ impl RouteTable {
                 // one way and the MAC ACK the other. Neighbour lists in index
                 // order, from the radio's candidates (not every pair).
                 let links = medium.links();
-                let usable: Vec<Vec<usize>> = (0..n as NodeId)
+                let decodable: Vec<Vec<NodeId>> = (0..n as NodeId).map(|v| links.decodable_from(v)).collect();
+                let usable: Vec<Vec<usize>> = (0..n)
                     .map(|v| {
-                        links
-                            .decode_candidates(v)
-                            .filter(|&u| u != v && medium.can_decode(u, v) && medium.can_decode(v, u))
-                            .map(|u| u as usize)
-                            .collect()
+                        let back = |u: &&NodeId| decodable[**u as usize].binary_search(&(v as NodeId)).is_ok();
+                        decodable[v].iter().filter(back).map(|&u| u as usize).collect()
                     })
                     .collect();
                 RouteTable { nodes: n, kind: Kind::Shortest { usable, towards: vec![OnceCell::new(); n] } }
