@@ -25,7 +25,7 @@ pub mod time;
 pub mod trace;
 
 pub use invalid::InvalidValue;
-pub use queue::EventQueue;
+pub use queue::{EventQueue, TimerId};
 pub use rng::{stream_rng, StreamId, StreamKind, StreamRng};
 pub use time::{Duration, Instant};
 pub use trace::TraceHash;

@@ -15,6 +15,18 @@
 //! arrivals at its neighbours). Each event of a group keeps the sequence
 //! number it would have had alone, so the order of every event is the
 //! order of one event at a time, to the bit.
+//!
+//! A timer ([`EventQueue::set_timer`]) is a slot holding at most one
+//! pending event: setting it again replaces the event, which its owner's
+//! generation counter would have made stale anyway. A TCP sender moves its
+//! retransmission timer on every ACK; each move used to leave its old event
+//! in the heap until its time came, and a 6-hop TCP chain kept ~760 entries
+//! in the heap instead of ~10 (issue 28). A timer has one heap entry at a
+//! time: moved later, the entry stays where it was and is re-keyed when it
+//! reaches the top; moved earlier, a new entry is pushed and the old one is
+//! dropped when it surfaces. Its event keeps the sequence number a plain
+//! [`EventQueue::schedule`] would have given it, so every event that runs
+//! runs in the same order as if each move had been a new event.
 
 use crate::time::Instant;
 use std::cmp::Ordering;
@@ -32,6 +44,25 @@ struct Entry {
 
 /// The slot bit that marks a batch.
 const BATCH: u32 = 1 << 31;
+/// The slot bit that marks a timer.
+const TIMER: u32 = 1 << 30;
+/// The slot bits that say what a slot is.
+const KIND: u32 = BATCH | TIMER;
+
+/// A timer of an [`EventQueue`]: its owner chooses the numbers (each of
+/// its timers one), and the queue keeps slots up to the largest.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TimerId(pub u32);
+
+/// A timer's state.
+struct TimerSlot<E> {
+    /// The event it will deliver, with its key (time, sequence).
+    pending: Option<(Instant, u64, E)>,
+    /// The key of the one heap entry that stands for this timer, no later
+    /// than `pending`'s; other entries of the timer are left over from an
+    /// earlier setting and are dropped when they surface.
+    entry: Option<(Instant, u64)>,
+}
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
@@ -70,8 +101,8 @@ impl<T> Slab<T> {
     fn take(&mut self, make: impl FnOnce() -> T) -> u32 {
         self.free.pop().unwrap_or_else(|| {
             self.items.push(make());
-            let slot = u32::try_from(self.items.len() - 1).ok().filter(|&s| s < BATCH);
-            slot.expect("fewer than 2^31 events pending")
+            let slot = u32::try_from(self.items.len() - 1).ok().filter(|&s| s & KIND == 0);
+            slot.expect("fewer than 2^30 events pending")
         })
     }
 }
@@ -83,6 +114,8 @@ pub struct EventQueue<E> {
     singles: Slab<Option<E>>,
     /// Batches; a free slot holds an empty batch (its allocation reused).
     batches: Slab<Batch<E>>,
+    /// Timers, by [`TimerId`].
+    timers: Vec<TimerSlot<E>>,
     next_seq: u64,
     now: Instant,
     len: usize,
@@ -100,6 +133,7 @@ impl<E> EventQueue<E> {
             heap: BinaryHeap::with_capacity(1024),
             singles: Slab::new(),
             batches: Slab::new(),
+            timers: Vec::new(),
             next_seq: 0,
             now: Instant::ZERO,
             len: 0,
@@ -152,10 +186,79 @@ impl<E> EventQueue<E> {
         self.heap.push(Entry { at, seq, slot: slot | BATCH });
     }
 
+    /// Sets timer `id` to deliver `event` at `at` (clamped to `now` like
+    /// [`EventQueue::schedule`]), replacing the event it held if any.
+    pub fn set_timer(&mut self, id: TimerId, at: Instant, event: E) {
+        let at = at.max(self.now);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let i = id.0 as usize;
+        assert!(id.0 & KIND == 0, "timer ids below 2^30");
+        if i >= self.timers.len() {
+            self.timers.resize_with(i + 1, || TimerSlot { pending: None, entry: None });
+        }
+        let t = &mut self.timers[i];
+        if t.pending.replace((at, seq, event)).is_none() {
+            self.len += 1;
+        }
+        // A later setting keeps the entry (re-keyed when it surfaces); an
+        // earlier one needs an entry of its own.
+        if t.entry.is_none_or(|key| (at, seq) < key) {
+            t.entry = Some((at, seq));
+            self.heap.push(Entry { at, seq, slot: id.0 | TIMER });
+        }
+    }
+
+    /// Takes timer `id`'s event away, if it holds one.
+    pub fn cancel_timer(&mut self, id: TimerId) {
+        if let Some(t) = self.timers.get_mut(id.0 as usize) {
+            if t.pending.take().is_some() {
+                self.len -= 1;
+            }
+        }
+    }
+
+    /// Drops or re-keys the timer entries at the top of the heap until the
+    /// top is an event that will run (or the heap is empty).
+    fn settle(&mut self) {
+        while let Some(mut top) = self.heap.peek_mut() {
+            if top.slot & TIMER == 0 {
+                return;
+            }
+            let t = &mut self.timers[(top.slot & !TIMER) as usize];
+            let key = (top.at, top.seq);
+            if t.entry != Some(key) {
+                // Left over from an earlier setting.
+                PeekMut::pop(top);
+                continue;
+            }
+            match t.pending.as_ref().map(|&(at, seq, _)| (at, seq)) {
+                Some(pending) if pending == key => return,
+                Some((at, seq)) => {
+                    // Moved later since the entry was pushed.
+                    t.entry = Some((at, seq));
+                    top.at = at;
+                    top.seq = seq;
+                }
+                None => {
+                    t.entry = None;
+                    PeekMut::pop(top);
+                }
+            }
+        }
+    }
+
     /// Removes and returns the earliest event, advancing `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
+        self.settle();
         let mut top = self.heap.peek_mut()?;
-        let (at, event) = if top.slot & BATCH == 0 {
+        let (at, event) = if top.slot & TIMER != 0 {
+            let Entry { at, slot, .. } = PeekMut::pop(top);
+            let t = &mut self.timers[(slot & !TIMER) as usize];
+            t.entry = None;
+            let (_, _, event) = t.pending.take().expect("settled: the timer's event");
+            (at, event)
+        } else if top.slot & BATCH == 0 {
             let Entry { at, slot, .. } = PeekMut::pop(top);
             self.singles.free.push(slot);
             (at, self.singles.items[slot as usize].take().expect("a pending single"))
@@ -184,7 +287,8 @@ impl<E> EventQueue<E> {
     }
 
     /// Time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<Instant> {
+    pub fn peek_time(&mut self) -> Option<Instant> {
+        self.settle();
         self.heap.peek().map(|e| e.at)
     }
 
@@ -268,5 +372,77 @@ mod tests {
             }
             assert_eq!(q.len(), pending.len());
         }
+    }
+    /// Timers set, moved earlier and later, cancelled and set again, among
+    /// plain events and batches, with many ties: what runs is exactly what a
+    /// stable sort of every event scheduled would run once each timer's
+    /// replaced events are struck out, and `peek_time` is the next one's time.
+    #[test]
+    fn timers_run_as_their_latest_setting_in_schedule_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut q = EventQueue::new();
+        // (time, id, timer), in schedule order; a replaced or cancelled
+        // timer's event is removed from the reference.
+        let mut pending: Vec<(u64, u64, Option<u32>)> = Vec::new();
+        let mut id = 0u64;
+        for _ in 0..40_000 {
+            let now = q.now().as_nanos();
+            let roll = rng.gen_range(0..100);
+            if roll < 25 {
+                let at = now + rng.gen_range(0..8u64);
+                q.schedule(Instant::from_nanos(at), id);
+                pending.push((at, id, None));
+                id += 1;
+            } else if roll < 30 {
+                let n = rng.gen_range(0..4);
+                let batch: Vec<(u64, u64)> = (0..n).map(|k| (now + rng.gen_range(0..8u64), id + k)).collect();
+                q.schedule_batch(batch.iter().map(|&(at, id)| (Instant::from_nanos(at), id)));
+                pending.extend(batch.iter().map(|&(at, id)| (at, id, None)));
+                id += n;
+            } else if roll < 60 {
+                let timer = rng.gen_range(0..6u32);
+                let at = now + rng.gen_range(0..12u64);
+                q.set_timer(TimerId(timer), Instant::from_nanos(at), id);
+                pending.retain(|p| p.2 != Some(timer));
+                pending.push((at, id, Some(timer)));
+                id += 1;
+            } else if roll < 65 {
+                let timer = rng.gen_range(0..6u32);
+                q.cancel_timer(TimerId(timer));
+                pending.retain(|p| p.2 != Some(timer));
+            } else if pending.is_empty() {
+                assert_eq!(q.peek_time(), None);
+                assert_eq!(q.pop(), None);
+            } else {
+                let (i, _) = pending.iter().enumerate().min_by_key(|(i, (t, _, _))| (*t, *i)).unwrap();
+                let (t, want, _) = pending.remove(i);
+                assert_eq!(q.peek_time(), Some(Instant::from_nanos(t)));
+                assert_eq!(q.pop(), Some((Instant::from_nanos(t), want)));
+            }
+            assert_eq!(q.len(), pending.len());
+        }
+        // Whatever is left over in the heap never runs.
+        while let Some((i, _)) = pending.iter().enumerate().min_by_key(|(i, (t, _, _))| (*t, *i)) {
+            let (t, want, _) = pending.remove(i);
+            assert_eq!(q.pop(), Some((Instant::from_nanos(t), want)));
+        }
+        assert_eq!(q.pop(), None);
+        assert!(q.is_empty());
+    }
+
+    /// A timer moved later on every step (a retransmission timer on every
+    /// ACK) keeps one heap entry, not one per move.
+    #[test]
+    fn a_timer_moved_later_keeps_one_heap_entry() {
+        let mut q = EventQueue::new();
+        for k in 0..1000u64 {
+            q.set_timer(TimerId(3), Instant::from_nanos(1000 + k), k);
+            q.schedule(Instant::from_nanos(k), u64::MAX);
+            assert_eq!(q.pop(), Some((Instant::from_nanos(k), u64::MAX)));
+        }
+        assert_eq!(q.heap.len(), 1);
+        assert_eq!(q.pop(), Some((Instant::from_nanos(1999), 999)));
+        assert_eq!(q.pop(), None);
     }
 }

@@ -20,7 +20,7 @@
 //! never changes the model's behaviour (STYLE.md, "Time, randomness,
 //! determinism"; ns-3's `DefaultSimulatorImpl` vs `RealtimeSimulatorImpl`).
 
-use meshbed_core::{EventQueue, Instant, TraceHash};
+use meshbed_core::{EventQueue, Instant, TimerId, TraceHash};
 use meshbed_proto::relay::{Relay, RelayConfig};
 use meshbed_radio::{Addr, AirEvent, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
 use std::io;
@@ -144,6 +144,14 @@ impl<P: Payload, A> Network<P, A> {
     /// Schedules a host event (never before the queue's current time).
     pub fn schedule(&mut self, at: Instant, event: A) {
         self.queue.schedule(at, Event::Host(event));
+    }
+
+    /// Sets the host's timer `id` (numbered by the host) to deliver
+    /// `event` at `at`, in place of the event it held. Use it for an event
+    /// that a later setting makes stale: the stale one never runs (and is
+    /// neither counted nor traced).
+    pub fn set_timer(&mut self, id: TimerId, at: Instant, event: A) {
+        self.queue.set_timer(id, at, Event::Host(event));
     }
 
     /// The time of the event being handled (or the last one).

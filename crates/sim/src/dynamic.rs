@@ -274,7 +274,8 @@ impl Dynamic {
             if want != self.timer_at[node as usize] {
                 self.timer_at[node as usize] = want;
                 self.timer_gen[node as usize] += 1;
-                net.schedule(at, SimEvent::RoutingTimer { node, gen: self.timer_gen[node as usize] });
+                let id = crate::host_timer(self.engines.len(), crate::HostTimer::Routing { node });
+                net.set_timer(id, at, SimEvent::RoutingTimer { node, gen: self.timer_gen[node as usize] });
             }
         }
     }
