@@ -166,6 +166,23 @@ impl Candidates {
             Candidates::Near { grid, reach_m } => grid.near_unordered(grid.positions[i], reach_m * 1.001, out),
         }
     }
+
+    /// Whether `b` may be above the floor at `a`: false only for a
+    /// candidate of the grid's cells farther than the reach in the plane
+    /// (with the same margin as `fill`), which the floor test would drop
+    /// after a path-loss computation. A grid's block of 3 × 3 cells as wide
+    /// as the reach holds about 2.9 times the nodes within it.
+    #[inline]
+    fn may_reach(&self, a: Place, b: Place) -> bool {
+        match self {
+            Candidates::All(_) => true,
+            Candidates::Near { reach_m, .. } => {
+                let (dx, dy) = (a.x_m - b.x_m, a.y_m - b.y_m);
+                let r = reach_m * 1.001;
+                dx * dx + dy * dy <= r * r
+            }
+        }
+    }
 }
 
 /// Nodes by square cell of side `cell_m`, as they were at `built_at`.
@@ -293,7 +310,7 @@ impl LinkBudget {
             candidates.fill(j, &mut near);
             for &i in &near {
                 let i = i as usize;
-                if i == j {
+                if i == j || !candidates.may_reach(places[i], places[j]) {
                     continue;
                 }
                 let (d, power_mw) = rx_mw(
