@@ -25,38 +25,41 @@ pub(super) struct AccessParams {
     pub cw_max: u32,
 }
 
+/// In this order, with the random stream out of line: what every
+/// arrival's carrier-sense update reads first, together.
+#[repr(C)]
 pub(super) struct ChannelAccess {
-    cw: u32,
-    backoff_slots: u32,
     /// The medium as last seen by [`ChannelAccess::update`].
     busy: bool,
+    access_scheduled: bool,
+    /// The last frame was received in error: wait EIFS instead of DIFS.
+    use_eifs: bool,
+    backoff_slots: u32,
+    nav_until: Instant,
     idle_since: Instant,
     /// When the current countdown started (after the IFS).
     count_start: Instant,
-    access_scheduled: bool,
+    cw: u32,
     access_gen: u32,
-    nav_until: Instant,
     nav_gen: u32,
-    /// The last frame was received in error: wait EIFS instead of DIFS.
-    use_eifs: bool,
     /// Backoff draws.
-    rng: StreamRng,
+    rng: Box<StreamRng>,
 }
 
 impl ChannelAccess {
     pub fn new(cw_min: u32, rng: StreamRng) -> Self {
         ChannelAccess {
-            cw: cw_min,
-            backoff_slots: 0,
             busy: false,
+            access_scheduled: false,
+            use_eifs: false,
+            backoff_slots: 0,
+            nav_until: Instant::ZERO,
             idle_since: Instant::ZERO,
             count_start: Instant::ZERO,
-            access_scheduled: false,
+            cw: cw_min,
             access_gen: 0,
-            nav_until: Instant::ZERO,
             nav_gen: 0,
-            use_eifs: false,
-            rng,
+            rng: Box::new(rng),
         }
     }
 

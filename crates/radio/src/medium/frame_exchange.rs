@@ -73,14 +73,16 @@ impl<P> Current<P> {
     }
 }
 
+/// In this order: what every arrival's carrier-sense update reads first.
+#[repr(C)]
 pub(super) struct FrameExchange<P> {
-    queue: VecDeque<Queued<P>>,
-    cur: Option<Current<P>>,
     pub state: TxState,
-    pub timeout_gen: u32,
     /// The ACK/CTS timeout fired during a reception: decide at its end.
     pub await_rx_decision: bool,
+    pub timeout_gen: u32,
     response: Option<Response>,
+    queue: VecDeque<Queued<P>>,
+    cur: Option<Current<P>>,
     next_seq: u16,
     /// Reports held back under batched completion reporting.
     batch: Vec<TxReport>,
