@@ -18,6 +18,7 @@
 //! against the wall clock.
 
 pub mod config;
+mod grid;
 pub mod link;
 pub mod medium;
 pub mod phy;

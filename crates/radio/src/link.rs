@@ -15,6 +15,7 @@ use crate::propagation::{
 
 /// The highest floor a node may be on: taller than any building.
 pub const MAX_FLOOR: u32 = 200;
+use crate::grid::Grid;
 use crate::rate_control::RateControl;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
 use meshbed_mobility::{Point, Trajectory};
@@ -163,7 +164,7 @@ impl Candidates {
             // near the edge (a 3-D distance across floors is longer and a
             // slab only adds loss, so the plane distance never excludes a
             // node the floor test would keep).
-            Candidates::Near { grid, reach_m } => grid.near_unordered(grid.positions[i], reach_m * 1.001, out),
+            Candidates::Near { grid, reach_m } => grid.near_unordered(grid.position(i), reach_m * 1.001, out),
         }
     }
 
@@ -180,57 +181,6 @@ impl Candidates {
                 let (dx, dy) = (a.x_m - b.x_m, a.y_m - b.y_m);
                 let r = reach_m * 1.001;
                 dx * dx + dy * dy <= r * r
-            }
-        }
-    }
-}
-
-/// Nodes by square cell of side `cell_m`, as they were at `built_at`.
-#[derive(Clone, Debug, Default)]
-struct Grid {
-    cell_m: f64,
-    built_at: Option<Instant>,
-    cells: std::collections::HashMap<(i64, i64), Vec<NodeId>>,
-    positions: Vec<Point>,
-}
-
-impl Grid {
-    fn cell_of(&self, p: Point) -> (i64, i64) {
-        ((p.x_m / self.cell_m).floor() as i64, (p.y_m / self.cell_m).floor() as i64)
-    }
-
-    fn rebuild(&mut self, trajectories: &[Trajectory], now: Instant) {
-        self.fill(trajectories.iter().map(|t| t.position(now)));
-        self.built_at = Some(now);
-    }
-
-    /// A grid of static points (`built_at` stays unset).
-    fn of(points: Vec<Point>, cell_m: f64) -> Grid {
-        let mut grid = Grid { cell_m, ..Grid::default() };
-        grid.fill(points);
-        grid
-    }
-
-    fn fill(&mut self, points: impl IntoIterator<Item = Point>) {
-        self.cells.clear();
-        self.positions.clear();
-        for (i, p) in points.into_iter().enumerate() {
-            self.positions.push(p);
-            self.cells.entry(self.cell_of(p)).or_default().push(i as NodeId);
-        }
-    }
-
-    /// Every node that may be within `radius_m` of `around` (a superset), in
-    /// no particular order (cell by cell).
-    fn near_unordered(&self, around: Point, radius_m: f64, out: &mut Vec<NodeId>) {
-        out.clear();
-        let (cx, cy) = self.cell_of(around);
-        let k = (radius_m / self.cell_m).ceil() as i64;
-        for x in cx - k..=cx + k {
-            for y in cy - k..=cy + k {
-                if let Some(nodes) = self.cells.get(&(x, y)) {
-                    out.extend_from_slice(nodes);
-                }
             }
         }
     }
@@ -397,7 +347,7 @@ impl LinkBudget {
             shadow_db,
             reach_m,
             max_speed_mps,
-            grid: Grid { cell_m: reach_m.max(1.0), ..Grid::default() },
+            grid: Grid::empty(reach_m.max(1.0)),
             scratch: Vec::new(),
             candidates: Vec::new(),
         };
@@ -421,14 +371,14 @@ impl LinkBudget {
     /// medium orders a frame's arrivals by time and node itself).
     pub fn neighbours_at(&mut self, from: NodeId, now: Instant) -> &[Neighbour] {
         let Some(m) = self.moving.as_mut() else { return &self.neighbours[from as usize] };
-        let stale = m.grid.built_at.is_none_or(|t| now.saturating_since(t) > GRID_REFRESH || now < t);
+        let stale = m.grid.built_at().is_none_or(|t| now.saturating_since(t) > GRID_REFRESH || now < t);
         if stale {
             m.grid.rebuild(&m.trajectories, now);
         }
-        let since = now.saturating_since(m.grid.built_at.expect("built"));
+        let since = now.saturating_since(m.grid.built_at().expect("built"));
         let slack_m = 2.0 * m.max_speed_mps * since.as_secs_f64();
         let here = m.trajectories[from as usize].position(now);
-        m.grid.near_unordered(m.grid.positions[from as usize], m.reach_m + slack_m, &mut m.candidates);
+        m.grid.near_unordered(m.grid.position(from as usize), m.reach_m + slack_m, &mut m.candidates);
         m.scratch.clear();
         let tx_power_mw = self.tx_power_mw[from as usize];
         // Beyond the reach nobody is above the floor (reach_m is for the
