@@ -284,7 +284,12 @@ pub struct Medium<P> {
     /// The arrivals of the frame being sent and their order (reused: no
     /// allocation per frame).
     arrivals: Vec<(Instant, RadioEvent)>,
-    arrival_order: Vec<(u64, u32)>,
+    /// Indices into the sender's neighbours in arrival order: the moving
+    /// nodes' of the frame being sent, and the static nodes' for each
+    /// sender (empty for moving nodes).
+    arrival_order: Vec<u32>,
+    static_orders: Vec<Vec<u32>>,
+    arrival_keys: Vec<(u64, u32)>,
 }
 
 impl<P: Payload> Medium<P> {
@@ -303,6 +308,7 @@ impl<P: Payload> Medium<P> {
         // for its end before deciding.
         let ack_timeout = timing.sifs + timing.slot + timing.preamble_header;
         let links = LinkBudget::with_resolved(config, &resolved, nodes, seed)?;
+        let is_moving = links.is_moving();
         let kind_of = |i: usize| nodes[i].rate_control.unwrap_or(config.mac.rate_control);
         let rate_control_on = (0..nodes.len()).any(|i| !kind_of(i).is_fixed());
         let node_rates = |i: usize| {
@@ -364,6 +370,8 @@ impl<P: Payload> Medium<P> {
             air: VecDeque::new(),
             arrivals: Vec::new(),
             arrival_order: Vec::new(),
+            static_orders: if is_moving { Vec::new() } else { vec![Vec::new(); nodes.len()] },
+            arrival_keys: Vec::new(),
         })
     }
 
@@ -391,7 +399,10 @@ impl<P: Payload> Medium<P> {
         trajectories: Vec<meshbed_mobility::Trajectory>,
         seed: u64,
     ) -> Result<(), ConfigError> {
-        self.links.set_trajectories(&self.config, trajectories, seed)
+        self.links.set_trajectories(&self.config, trajectories, seed)?;
+        // Moving nodes' arrival orders change with every frame.
+        self.static_orders.clear();
+        Ok(())
     }
     pub fn counters(&self, node: NodeId) -> &MacCounters {
         &self.nodes[node as usize].counters
@@ -553,20 +564,27 @@ impl<P: Payload> Medium<P> {
         // times in node order (the order the events always ran in), then
         // the ends in the same order one airtime later: the queue takes
         // them as they come. Sorted as one word per receiver (delay, node).
-        self.arrival_order.clear();
-        self.arrival_order.extend(neighbours.iter().enumerate().map(|(k, nb)| {
-            debug_assert!(nb.propagation_delay.as_nanos() < 1 << 32, "light crosses any scenario in 4 s");
-            (nb.propagation_delay.as_nanos() << 32 | u64::from(nb.node), k as u32)
-        }));
-        self.arrival_order.sort_unstable_by_key(|&(key, _)| key);
+        // Static nodes keep their neighbours, and each sender its order
+        // (issue 28: sorting every frame's arrivals was 7% of a grid's run).
+        let mut order = match self.static_orders.get_mut(node as usize) {
+            Some(order) => std::mem::take(order),
+            None => std::mem::take(&mut self.arrival_order),
+        };
+        if order.len() != neighbours.len() || self.static_orders.is_empty() {
+            arrival_order(neighbours, &mut self.arrival_keys, &mut order);
+        }
         self.arrivals.clear();
-        for &(_, k) in &self.arrival_order {
+        for &k in &order {
             let nb = &neighbours[k as usize];
             // Fading is drawn from the receiver's own stream.
             let gain = fading.sample_gain(&mut self.nodes[nb.node as usize].rng_fading);
             let power_mw = nb.mean_power_mw * gain;
             let at = now + nb.propagation_delay;
             self.arrivals.push((at, RadioEvent::RxStart { node: nb.node, frame: id, power_mw }));
+        }
+        match self.static_orders.get_mut(node as usize) {
+            Some(kept) => *kept = order,
+            None => self.arrival_order = order,
         }
         for k in 0..self.arrivals.len() {
             let (at, ev) = self.arrivals[k];
@@ -640,6 +658,20 @@ impl<P: Payload> Medium<P> {
         let wants = n.fx.state == TxState::Contend || (n.fx.state == TxState::Idle && n.access.backoff_pending());
         n.access.update(node, now, busy, wants, &self.access_params, sched);
     }
+}
+
+/// The order a frame reaches `neighbours` in: the nearest first, equal
+/// times in node order (the order the events always ran in), as indices
+/// into `neighbours`. Sorted as one word per receiver (delay, node).
+fn arrival_order(neighbours: &[crate::link::Neighbour], keys: &mut Vec<(u64, u32)>, order: &mut Vec<u32>) {
+    keys.clear();
+    keys.extend(neighbours.iter().enumerate().map(|(k, nb)| {
+        debug_assert!(nb.propagation_delay.as_nanos() < 1 << 32, "light crosses any scenario in 4 s");
+        (nb.propagation_delay.as_nanos() << 32 | u64::from(nb.node), k as u32)
+    }));
+    keys.sort_unstable_by_key(|&(key, _)| key);
+    order.clear();
+    order.extend(keys.iter().map(|&(_, k)| k));
 }
 
 #[cfg(test)]
