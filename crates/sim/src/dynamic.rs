@@ -274,7 +274,7 @@ impl Dynamic {
             if want != self.timer_at[node as usize] {
                 self.timer_at[node as usize] = want;
                 self.timer_gen[node as usize] += 1;
-                let id = crate::host_timer(self.engines.len(), crate::HostTimer::Routing { node });
+                let id = crate::timers::host_timer(self.engines.len(), crate::timers::HostTimer::Routing { node });
                 net.set_timer(id, at, SimEvent::RoutingTimer { node, gen: self.timer_gen[node as usize] });
             }
         }

@@ -29,6 +29,7 @@ pub mod record;
 pub mod report;
 pub mod routing;
 pub mod scenario;
+mod timers;
 pub mod trace_kind;
 pub mod transport;
 pub mod udp;
@@ -47,6 +48,7 @@ pub use report::{FlowResult, SimReport};
 use routing::RouteTable;
 pub use scenario::{Scenario, ScenarioError, Traffic};
 use std::io;
+use timers::schedule_timer;
 pub use trace_kind::{RouteLogEvent, RouteLogSide, TraceKind};
 use transport::{Side, Timer, Transport};
 use udp::UdpSource;
@@ -367,35 +369,6 @@ impl Sim {
         cap.flush()?;
         Ok((report, cap.counts().clone()))
     }
-}
-
-/// Schedules a transport timer the engines asked for; time never goes
-/// backwards, even for a deadline already past. A new timer of a side
-/// replaces its last (whose generation it made stale).
-fn schedule_timer(net: &mut Net, now: Instant, flow: u32, timer: Option<Timer>) {
-    if let Some(Timer { side, at, gen }) = timer {
-        let id = host_timer(net.medium().node_count(), HostTimer::Transport { flow, side });
-        net.set_timer(id, at.max(now), SimEvent::Transport { flow, side, gen });
-    }
-}
-
-/// The world's timers in the network's queue: one per event kind whose
-/// every new event makes the last one stale.
-#[derive(Copy, Clone, Debug)]
-pub(crate) enum HostTimer {
-    /// A node's routing engine.
-    Routing { node: NodeId },
-    /// One side of a transport flow.
-    Transport { flow: u32, side: Side },
-}
-
-/// `timer`'s number among the world's timers in a network of `nodes`: the
-/// routing engines first, then each flow's two sides.
-pub(crate) fn host_timer(nodes: usize, timer: HostTimer) -> meshbed_core::TimerId {
-    meshbed_core::TimerId(match timer {
-        HostTimer::Routing { node } => node,
-        HostTimer::Transport { flow, side } => nodes as u32 + 2 * flow + side as u32,
-    })
 }
 
 /// How long a saturated source whose packet routing held or dropped waits
