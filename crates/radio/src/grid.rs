@@ -9,6 +9,10 @@ use meshbed_mobility::{Point, Trajectory};
 /// dense array over the cells the nodes occupy (issue 28: a hash map of
 /// cells cost a hash per cell looked at, 25 per frame in the ATP paper's
 /// network, whose square fits in one cell).
+/// The most cells per node the array holds (and 1024 more): 384 bytes of
+/// empty cells per node at most.
+const CELLS_PER_NODE: usize = 16;
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Grid {
     cell_m: f64,
@@ -58,15 +62,16 @@ impl Grid {
     fn fill(&mut self, points: impl IntoIterator<Item = Point>) {
         self.positions.clear();
         self.positions.extend(points);
-        // Nodes scattered far apart would ask for more cells than nodes:
-        // wider cells keep the array within a few cells per node (a query
-        // looks at more nodes, never fewer).
+        // Nodes scattered far apart would ask for far more cells than
+        // nodes: wider cells keep the array within 16 cells per node (a
+        // query then looks at more nodes, never fewer; clusters far apart
+        // are what widens them).
         let (mut lo, mut hi) = ((f64::INFINITY, f64::INFINITY), (f64::NEG_INFINITY, f64::NEG_INFINITY));
         for p in &self.positions {
             lo = (lo.0.min(p.x_m), lo.1.min(p.y_m));
             hi = (hi.0.max(p.x_m), hi.1.max(p.y_m));
         }
-        let cap = 4.0 * self.positions.len() as f64 + 64.0;
+        let cap = (CELLS_PER_NODE * self.positions.len() + 1024) as f64;
         while !self.positions.is_empty()
             && ((hi.0 - lo.0) / self.cell_m + 2.0) * ((hi.1 - lo.1) / self.cell_m + 2.0) > cap
         {
@@ -130,7 +135,7 @@ mod tests {
                 .collect();
             let cell_m = rng.gen_range(1.0..300.0);
             let grid = Grid::of(points.clone(), cell_m);
-            assert!(grid.cells.len() as f64 <= 4.0 * n as f64 + 64.0, "case {case}: {} cells", grid.cells.len());
+            assert!(grid.cells.len() <= CELLS_PER_NODE * n + 1024, "case {case}: {} cells", grid.cells.len());
             for (i, &p) in points.iter().enumerate() {
                 let radius_m = rng.gen_range(0.0..2.0 * cell_m);
                 let mut out = Vec::new();
