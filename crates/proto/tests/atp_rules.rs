@@ -241,9 +241,14 @@ fn adaptive_atp_doubles_with_the_cap_until_the_first_hole() {
 /// packets due since go at once, up to the burst's lateness.
 #[test]
 fn a_late_wake_sends_what_was_due_only_within_the_pacing_burst() {
-    let sent_by = |burst_us: u64, wake_late_us: u64| {
+    let sent_by_gaps = |burst_us: u64, burst_gaps: u32, wake_late_us: u64| {
         // D = 100 us: a packet every 100 us from t = 1 ms.
-        let config = AtpConfig { pacing_burst: Duration::from_micros(burst_us), ..AtpConfig::default() };
+        let config = AtpConfig {
+            pacing_burst: Duration::from_micros(burst_us),
+            pacing_burst_gaps: burst_gaps,
+            pacing_burst_gaps_below: Duration::from_micros(150),
+            ..AtpConfig::default()
+        };
         let mut s = AtpSender::new(config, CONN, vec![7; 100 * MSS as usize], Instant::ZERO);
         drain(&mut s, Instant::ZERO);
         s.handle_input(ms(1), &feedback(Control::SYN, 0, 100, &[]));
@@ -251,11 +256,33 @@ fn a_late_wake_sends_what_was_due_only_within_the_pacing_burst() {
         // The next was due at 1.1 ms; the driver wakes later.
         drain(&mut s, us(1_100 + wake_late_us)).len()
     };
+    let sent_by = |burst_us: u64, wake_late_us: u64| sent_by_gaps(burst_us, 0, wake_late_us);
     assert_eq!(sent_by(0, 450), 1, "no burst: one, then a new schedule");
     assert_eq!(sent_by(1_000, 450), 5, "due at 1.1, 1.2, 1.3, 1.4 and 1.5 ms");
     // Later than the burst allows: the schedule restarts after the packets
     // within it.
     assert!(sent_by(200, 5_000) <= 3, "{}", sent_by(200, 5_000));
+    // The burst in gaps, when it is the larger: eight gaps of 100 us cover
+    // a wake 450 us late where 200 us alone does not.
+    assert_eq!(sent_by_gaps(200, 8, 450), 5, "within eight gaps");
+    assert_eq!(sent_by_gaps(900, 2, 450), 5, "the duration, when it is the larger");
+    assert!(sent_by_gaps(200, 2, 450) < 5, "{}", sent_by_gaps(200, 2, 450));
+    // Gaps as long as the bound or longer keep the duration alone.
+    let late = |below_us: u64| {
+        let config = AtpConfig {
+            pacing_burst: Duration::from_micros(200),
+            pacing_burst_gaps: 8,
+            pacing_burst_gaps_below: Duration::from_micros(below_us),
+            ..AtpConfig::default()
+        };
+        let mut s = AtpSender::new(config, CONN, vec![7; 100 * MSS as usize], Instant::ZERO);
+        drain(&mut s, Instant::ZERO);
+        s.handle_input(ms(1), &feedback(Control::SYN, 0, 100, &[]));
+        drain(&mut s, ms(1));
+        drain(&mut s, us(1_550)).len()
+    };
+    assert_eq!(late(101), 5, "a 100 us gap is below 101 us");
+    assert!(late(100) < 5, "{}", late(100));
 }
 
 #[test]

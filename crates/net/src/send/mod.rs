@@ -284,21 +284,26 @@ const PROGRESS_EVERY: StdDuration = StdDuration::from_millis(100);
 pub(crate) const PACING_TICK: StdDuration = StdDuration::from_micros(250);
 /// Above this many packets per second (a pacing gap under 100 µs: ATP's
 /// floor, above anything 802.11a/g carries) a wake waits for a batch of
-/// [`PACING_BATCH`] packets, up to half `conn::PACING_BURST`, not one
-/// tick: at 20,000 packets/s a 250 µs tick released five packets per wake,
-/// and the wakes were most of a 228 Mbit/s ATP sender's CPU (issue 29).
-const BATCH_ABOVE_GAP: StdDuration = StdDuration::from_micros(100);
-const PACING_BATCH: u32 = 16;
+/// [`PACING_BATCH`] packets, not one tick: at 20,000 packets/s a 250 µs
+/// tick released five packets per wake, and the wakes were most of a
+/// 228 Mbit/s ATP sender's CPU (issue 29). 32 packets (16, within half a
+/// 1 ms burst, until a later stop: a wake every 0.5 ms at 228 Mbit/s; now
+/// every 1.6 ms, the burst covering twice the batch,
+/// `conn::PACING_BURST_GAPS`).
+pub(crate) const BATCH_ABOVE_GAP: StdDuration = StdDuration::from_micros(100);
+pub(crate) const PACING_BATCH: u32 = 32;
 
 /// The shortest sleep for an engine deadline, sized from the engine's
 /// pacing gap: a tick, or at high rates a batch's worth. At most half the
-/// pacing burst (what the engine sends at once when it wakes late), so a
-/// wake that comes late by a wake-up's own latency still catches up
+/// pacing burst (what the engine sends at once when it wakes late: the
+/// larger of `conn::PACING_BURST` and `conn::PACING_BURST_GAPS` gaps), so
+/// a wake that comes late by a wake-up's own latency still catches up
 /// instead of restarting the schedule and losing the packets due.
 pub(crate) fn pacing_tick(gap: Option<meshbed_core::Duration>) -> StdDuration {
     match gap.map(clock::to_std) {
         Some(gap) if gap < BATCH_ABOVE_GAP => {
-            let half_burst = clock::to_std(crate::conn::PACING_BURST) / 2;
+            let half_burst =
+                (clock::to_std(crate::conn::PACING_BURST) / 2).max(gap * crate::conn::PACING_BURST_GAPS / 2);
             (gap * PACING_BATCH).clamp(PACING_TICK, half_burst)
         }
         _ => PACING_TICK,

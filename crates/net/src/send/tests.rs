@@ -50,8 +50,8 @@ fn a_timed_stream_stops_at_its_deadline_as_a_success_on_both_ends() {
 
 /// A wake waits a tick (250 µs) unless the engine paces faster than one
 /// packet per 100 µs (above anything 802.11a/g carries): then a batch of
-/// sixteen gaps, at most half the 1 ms pacing burst; TCP (no pacing gap)
-/// waits a tick.
+/// 32 gaps, within half the pacing burst (1 ms or 64 gaps, the larger);
+/// TCP (no pacing gap) waits a tick.
 #[test]
 fn the_pacing_tick_is_a_batch_of_packets_only_at_high_rates() {
     let us = |n: u64| Some(meshbed_core::Duration::from_micros(n));
@@ -59,7 +59,8 @@ fn the_pacing_tick_is_a_batch_of_packets_only_at_high_rates() {
     assert_eq!(tick(None), 250, "TCP");
     assert_eq!(tick(us(1_000)), 250, "1,000 packets/s");
     assert_eq!(tick(us(100)), 250, "10,000 packets/s: the floor, not above it");
-    assert_eq!(tick(us(50)), 500, "20,000 packets/s: ten gaps, half the burst");
-    assert_eq!(tick(us(20)), 320, "50,000 packets/s: sixteen gaps");
-    assert_eq!(tick(us(5)), 250, "200,000 packets/s: sixteen gaps are under a tick");
+    assert_eq!(tick(us(99)), 3_168, "10,101 packets/s: 32 gaps");
+    assert_eq!(tick(us(50)), 1_600, "20,000 packets/s: 32 gaps");
+    assert_eq!(tick(us(20)), 640, "50,000 packets/s: 32 gaps");
+    assert_eq!(tick(us(5)), 250, "200,000 packets/s: 32 gaps are under a tick");
 }

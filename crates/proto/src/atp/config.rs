@@ -97,6 +97,15 @@ pub struct AtpConfig {
     /// runtime allows a little (`net::conn::EngineOptions`). Not in the
     /// documents (docs/PROTOCOLS.md, "ATP's rate cap").
     pub pacing_burst: Duration,
+    /// For a pacing gap shorter than `pacing_burst_gaps_below`, the allowed
+    /// burst also covers this many gaps, the larger of the two ruling: at a
+    /// few hundred Mbit/s a host's send loop sleeps for a batch of gaps,
+    /// longer than `pacing_burst` alone would let it catch up on, while at
+    /// several Gbit/s a burst of that duration is already thousands of
+    /// packets, and at 802.11 rates (gaps of 0.3 ms and more) the loop does
+    /// not batch. Zero in the simulator and the presets.
+    pub pacing_burst_gaps: u32,
+    pub pacing_burst_gaps_below: Duration,
     /// A streaming sender's window follows what its rate sends between two
     /// feedbacks, up to this many bytes: at each feedback it becomes twice
     /// the rate just set times the interval since the previous feedback
@@ -215,6 +224,8 @@ impl Default for AtpConfig {
             min_delay: Duration::from_micros(100),
             delivery_growth: 2.0,
             pacing_burst: Duration::ZERO,
+            pacing_burst_gaps: 0,
+            pacing_burst_gaps_below: Duration::ZERO,
             max_send_window_bytes: 0,
             max_delay: Duration::from_secs(1),
             max_payload: 1500 - 20 - 8 - crate::wire::HEADER_LEN,

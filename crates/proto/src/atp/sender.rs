@@ -680,7 +680,11 @@ impl SendControl for AtpSendControl {
             // bursts after a quiet spell.
             let d_s = self.d_s();
             let scheduled = self.next_send + d_s;
-            self.next_send = if scheduled + self.config.pacing_burst <= now { now + d_s } else { scheduled };
+            let burst = match d_s < self.config.pacing_burst_gaps_below {
+                true => self.config.pacing_burst.max(d_s * u64::from(self.config.pacing_burst_gaps)),
+                false => self.config.pacing_burst,
+            };
+            self.next_send = if scheduled + burst <= now { now + d_s } else { scheduled };
         }
         self.refresh_timers(core);
         Some(Transmit { len })

@@ -70,6 +70,11 @@ pub struct MtlConfig {
     /// (`AtpConfig::pacing_burst`): zero in the simulator, whose timers are
     /// exact; a little on a host, whose timers wake late.
     pub pacing_burst: Duration,
+    /// For gaps shorter than `pacing_burst_gaps_below` the allowed burst
+    /// also covers this many gaps, as ATP's (`AtpConfig::pacing_burst_gaps`):
+    /// zero in the simulator.
+    pub pacing_burst_gaps: u32,
+    pub pacing_burst_gaps_below: Duration,
     /// On a host (the UDP runtime), the round trip holds the hosts' own
     /// latencies (wake-ups, the send loop's bursts), which eq. 7 would take
     /// for queueing. Non-zero: eq. 7 takes each RTT sample less this, and
@@ -118,6 +123,8 @@ impl Default for MtlConfig {
             max_reorder_bytes: 256 << 20,
             trace: false,
             pacing_burst: Duration::ZERO,
+            pacing_burst_gaps: 0,
+            pacing_burst_gaps_below: Duration::ZERO,
             host_resolution: Duration::ZERO,
             delivery_growth: 2.0,
             early_request_fill: 0.0,
@@ -181,6 +188,8 @@ impl MtlConfig {
             max_reorder_bytes: self.max_reorder_bytes,
             trace: self.trace,
             pacing_burst: self.pacing_burst,
+            pacing_burst_gaps: self.pacing_burst_gaps,
+            pacing_burst_gaps_below: self.pacing_burst_gaps_below,
             host_resolution: self.host_resolution,
             delivery_growth: if self.delivery_growth.is_finite() { self.delivery_growth.max(0.0) } else { 0.0 },
             // Not a number, or at most zero: no early request.

@@ -611,7 +611,11 @@ impl SendControl for MtlSendControl {
                 // after a pause.
                 let gap = self.interval();
                 let scheduled = self.next_send + gap;
-                self.next_send = if scheduled + self.config.pacing_burst <= now { now + gap } else { scheduled };
+                let burst = match gap < self.config.pacing_burst_gaps_below {
+                    true => self.config.pacing_burst.max(gap * u64::from(self.config.pacing_burst_gaps)),
+                    false => self.config.pacing_burst,
+                };
+                self.next_send = if scheduled + burst <= now { now + gap } else { scheduled };
             }
             Next::Request => self.request_sent_at = Some(now),
             Next::Fin => {
