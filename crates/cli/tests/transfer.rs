@@ -2,9 +2,9 @@
 //! an unreachable peer, and a receiver killed (SIGKILL) and restarted.
 
 mod common;
-use common::{free_port, meshbed, scratch, wait_bounded};
+use common::{free_port, meshbed, scratch, wait_bounded, Scratch};
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,7 @@ fn listening(port: u16, dir: &Path, extra: &[&str]) -> Child {
 
 /// A source directory holding `name` (`len` bytes of the test content for
 /// `seed`), an empty destination directory, and the content.
-fn source_and_destination(tag: &str, name: &str, len: usize, seed: u64) -> (PathBuf, PathBuf, Vec<u8>) {
+fn source_and_destination(tag: &str, name: &str, len: usize, seed: u64) -> (Scratch, Scratch, Vec<u8>) {
     let (src, dst) = (scratch(&format!("{tag}-src")), scratch(&format!("{tag}-dst")));
     let data = content(len, seed);
     std::fs::write(src.join(name), &data).unwrap();

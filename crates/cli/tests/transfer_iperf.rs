@@ -4,18 +4,17 @@
 //! flag named.
 
 mod common;
-use common::{free_port, meshbed, scratch, wait_bounded};
-use std::path::PathBuf;
+use common::{free_port, meshbed, scratch, wait_bounded, Scratch};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// `meshbed recv` with its default options on a free port, writing into a
 /// fresh directory, ending after `count` transfers; it has had time to bind.
-fn receiver(tag: &str, count: u32) -> (Child, String, PathBuf) {
+fn receiver(tag: &str, count: u32) -> (Child, String, Scratch) {
     receiver_with(tag, count, &[])
 }
 
-fn receiver_with(tag: &str, count: u32, extra: &[&str]) -> (Child, String, PathBuf) {
+fn receiver_with(tag: &str, count: u32, extra: &[&str]) -> (Child, String, Scratch) {
     let (port, dir) = (free_port(), scratch(tag));
     let target = format!("127.0.0.1:{port}");
     let child = meshbed()
@@ -241,7 +240,8 @@ fn a_failed_stream_makes_the_parallel_run_fail() {
 
 #[test]
 fn bad_combinations_are_refused_naming_the_flag() {
-    let file = scratch("bad").join("f.txt");
+    let bad = scratch("bad");
+    let file = bad.join("f.txt");
     std::fs::write(&file, b"data").unwrap();
     let f = file.to_str().unwrap();
     let cases: &[(&[&str], &[&str])] = &[
@@ -275,7 +275,8 @@ fn bad_combinations_are_refused_naming_the_flag() {
 fn a_file_still_goes_as_before_with_intervals() {
     // A committed file lingers (to answer a repeated FIN): briefly here.
     let (rx, target, dir) = receiver_with("file", 1, &["--linger", "500ms"]);
-    let src = scratch("file-src").join("data.bin");
+    let src_dir = scratch("file-src");
+    let src = src_dir.join("data.bin");
     let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(&src, &data).unwrap();
     let o = send(&["--interval", "1s", src.to_str().unwrap(), &target]);

@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use meshbed_net::{send, Payload, SendOptions, SpaceLimits};
 use meshbed_proto::Protocol;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 fn options() -> SendOptions {
@@ -64,7 +64,7 @@ fn is_root() -> bool {
 }
 
 /// A tmpfs of `size` mounted at a fresh directory, unmounted on drop.
-struct SmallFs(PathBuf);
+struct SmallFs(TempDir);
 
 impl SmallFs {
     fn mount(tag: &str, size: &str) -> SmallFs {
@@ -84,8 +84,8 @@ impl SmallFs {
 
 impl Drop for SmallFs {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-        let _ = std::fs::remove_dir_all(&self.0);
+        // The directory goes when the field drops, after this.
+        let _ = std::process::Command::new("umount").arg(&*self.0).status();
     }
 }
 

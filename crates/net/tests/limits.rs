@@ -419,7 +419,8 @@ fn one_byte_pieces_stay_under_the_cap_and_the_receiver_serves_others() {
 #[test]
 fn a_link_planted_at_a_predictable_name_is_never_followed() {
     let dir = temp_dir("planted");
-    let outside = temp_dir("planted-outside").join("victim");
+    let outside_dir = temp_dir("planted-outside");
+    let outside = outside_dir.join("victim");
     std::fs::write(&outside, b"must stay as it is").unwrap();
     let id = atp_id(0x0abc_def1);
     for planted in [format!(".f.partial-{id:08x}"), format!(".f.partial-{:08x}", id + 1), "f.partial".into()] {
@@ -486,7 +487,7 @@ fn a_dead_receivers_temporary_files_are_removed_at_start_and_a_running_ones_kept
     let stale = dir.join(temporary_name(0xdead_0000_0000_beef));
     std::fs::write(&stale, vec![0u8; 1 << 20]).unwrap();
     // A receiver that is still running (this process) holds its file's lock.
-    let mut live = Sink::new(SinkKind::Directory { dir: dir.clone(), overwrite: false });
+    let mut live = Sink::new(SinkKind::Directory { dir: dir.to_path_buf(), overwrite: false });
     live.write(&raw_stream("in-progress.bin", &[1; 100])[..100]).unwrap();
     let live_path = live.temporary().unwrap().to_path_buf();
     let receiver = RunningReceiver::start(receive_options(&dir));

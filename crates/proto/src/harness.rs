@@ -35,6 +35,32 @@ pub fn corpus_files(dir: &std::path::Path, at_least: usize) -> Vec<std::path::Pa
     files
 }
 
+/// A fresh, empty directory under the system temp dir for one test,
+/// removed with what it holds when dropped, so that a run of the tests
+/// leaves nothing behind (some write files of tens of MB). Derefs to its
+/// path.
+pub struct ScratchDir(tempfile::TempDir);
+
+impl ScratchDir {
+    /// A new directory whose name starts with `prefix`.
+    pub fn new(prefix: &str) -> ScratchDir {
+        ScratchDir(tempfile::Builder::new().prefix(prefix).tempdir().expect("a scratch directory"))
+    }
+}
+
+impl std::ops::Deref for ScratchDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::path::Path> for ScratchDir {
+    fn as_ref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
 /// A scratch directory for the fuzz drivers' files: one per `name`,
 /// process and thread (the replay tests run seeds on several threads of one
 /// process), emptied the first time this thread asks for it, and made again

@@ -34,12 +34,12 @@ pub fn free_port() -> u16 {
     std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// A fresh, empty directory for one test (named after the test process).
-pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshbed-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+pub use meshbed_proto::harness::ScratchDir as Scratch;
+
+/// A fresh, empty directory for one test named after `name`, removed when
+/// dropped.
+pub fn scratch(name: &str) -> Scratch {
+    Scratch::new(&format!("meshbed-cli-test-{name}-"))
 }
 
 /// Writes `text` as `name` in a fresh scratch directory and runs it with

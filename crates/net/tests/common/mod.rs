@@ -7,7 +7,7 @@
 
 use meshbed_net::{ReceiveOptions, Receiver, SinkKind, TransferReport};
 use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -281,12 +281,11 @@ pub fn receive_options(dir: &Path) -> ReceiveOptions {
     o
 }
 
-/// A fresh empty directory under the system temp dir.
-pub fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshbed-net-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+pub use meshbed_proto::harness::ScratchDir as TempDir;
+
+/// A fresh empty directory named after `tag`, removed when dropped.
+pub fn temp_dir(tag: &str) -> TempDir {
+    TempDir::new(&format!("meshbed-net-{tag}-"))
 }
 
 /// Deterministic file contents.
