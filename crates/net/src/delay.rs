@@ -25,7 +25,7 @@
 
 use meshbed_core::{Duration, Instant};
 use meshbed_proto::relay::{self, EtaRule, StampOutcome};
-use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr, WireError, MAX_SACK_BLOCKS};
+use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr, WireError};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -163,9 +163,6 @@ pub struct EndToEndEstimator {
     /// newer than before: a sender whose window is full of data behind
     /// holes sends only retransmissions, which give no sample).
     feedbacks_without_sample: u32,
-    /// Whether the last feedback held as many SACK blocks as the header
-    /// carries, so that the receiver may have held ranges it did not name.
-    last_truncated: bool,
 }
 
 /// After this many feedbacks in a row without a sample the estimate is
@@ -195,7 +192,6 @@ impl EndToEndEstimator {
             resolution: Duration::ZERO,
             recent: VecDeque::with_capacity(HOST_SAMPLE_FILTER),
             feedbacks_without_sample: 0,
-            last_truncated: false,
         }
     }
 
@@ -225,25 +221,8 @@ impl EndToEndEstimator {
     /// feedback's D_s; zero for TCP's ACKs, which leave at once).
     pub fn on_feedback(&mut self, now: Instant, ack: u64, blocks: &[(u64, u64)], hold: Duration) {
         let latest = blocks.iter().map(|&(_, e)| e).fold(ack, u64::max);
-        // An ATP receiver names only the first holes (seed 002 §4.2.2,
-        // at most `MAX_SACK_BLOCKS` ranges), so a feedback with that many
-        // may leave out ranges it holds above them, and a later feedback
-        // then names for the first time bytes that arrived long before
-        // (once the holes below them are repaired). Their "sample" is the
-        // repair's time, not the path's: on a 1 Gbit/s link with a 20 ms
-        // queue, after a burst of drops, samples of 0.3-1.6 s held ATP at
-        // 1/D of a few packets per second for seconds. A byte first named
-        // by a feedback whose predecessor named every range held beyond
-        // what it reported arrived after that predecessor left, so only
-        // such feedbacks give samples.
-        let truncated = blocks.len() >= MAX_SACK_BLOCKS;
-        let named_all_before = !std::mem::replace(&mut self.last_truncated, truncated);
-        if latest <= self.highest_reported || truncated || !named_all_before {
+        if latest <= self.highest_reported {
             self.feedbacks_without_sample = self.feedbacks_without_sample.saturating_add(1);
-            if latest > self.highest_reported {
-                self.highest_reported = latest;
-                self.sent = self.sent.split_off(&(latest + 1));
-            }
             return;
         }
         self.feedbacks_without_sample = 0;
@@ -641,40 +620,6 @@ mod tests {
         e.on_data_sent(t(11_000), 200, 100);
         e.on_feedback(t(14_000), 300, &[], Duration::ZERO);
         assert_eq!(e.current(), Duration::from_millis(2), "a fresh 3 ms sample");
-    }
-
-    /// A feedback with all 20 SACK blocks may leave out ranges the receiver
-    /// holds above them; once the holes are repaired a feedback names those
-    /// bytes for the first time, half a second after they arrived. That is
-    /// no RTT sample: the estimate stays at the path's 1 ms until a byte
-    /// sent after the repair is named (3 ms, 2 ms over the minimum).
-    #[test]
-    fn bytes_first_named_after_a_full_feedback_give_no_sample() {
-        let mut e = EndToEndEstimator::new(0.0);
-        e.on_data_sent(t(0), 0, 100);
-        e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
-        for k in 1..=60u64 {
-            e.on_data_sent(t(2_000), 100 * k, 100);
-        }
-        // Every other segment lost: the first 20 ranges held, more beyond.
-        let blocks: Vec<(u64, u64)> = (0..MAX_SACK_BLOCKS as u64).map(|i| (200 + 200 * i, 300 + 200 * i)).collect();
-        e.on_feedback(t(3_000), 100, &blocks, Duration::ZERO);
-        assert_eq!(e.srtt(), Some(Duration::from_millis(1)), "a full feedback gives no sample");
-        // The holes repaired 0.5 s later: byte 6,100 is named for the first time.
-        e.on_feedback(t(500_000), 6_100, &[], Duration::ZERO);
-        assert_eq!(e.srtt(), Some(Duration::from_millis(1)), "the repair's time is not an RTT");
-        assert_eq!(e.current(), Duration::ZERO);
-        assert_eq!(e.samples(), 1);
-        e.on_data_sent(t(600_000), 6_100, 100);
-        e.on_feedback(t(603_000), 6_200, &[], Duration::ZERO);
-        assert_eq!(e.samples(), 2);
-        assert_eq!(e.current(), Duration::from_millis(2));
-        // Without the rule the repair's feedback would have been a sample:
-        // a feedback with fewer blocks before it names new bytes as usual.
-        e.on_data_sent(t(700_000), 6_200, 100);
-        e.on_data_sent(t(700_000), 6_300, 100);
-        e.on_feedback(t(701_000), 6_200, &[(6_300, 6_400)], Duration::ZERO);
-        assert_eq!(e.samples(), 3);
     }
 
     /// A route outage with the reverse path back first: the feedback that
