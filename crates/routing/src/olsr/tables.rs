@@ -8,6 +8,7 @@ use super::edges::{diff, diff_in, read_again, Edge, FirstHop, PartChange, Reread
 use super::METRIC_UNIT;
 use crate::common::seq_newer;
 use crate::{NodeId, PathQuality, RouteEvent};
+use litemap::LiteMap;
 use meshbed_core::{Duration, Instant};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
@@ -154,7 +155,7 @@ struct Entry {
 /// The routing table, with each route's last link.
 #[derive(Clone, Debug, Default)]
 pub(super) struct RoutingTable {
-    entries: BTreeMap<NodeId, Entry>,
+    entries: LiteMap<NodeId, Entry>,
     /// Dijkstra's arrays, kept between computations so that each does not
     /// allocate them again (contents meaningless between calls).
     scratch: Scratch,
@@ -459,7 +460,7 @@ impl RoutingTable {
         found.into_iter().collect()
     }
 
-    fn update(&mut self, new: BTreeMap<NodeId, Entry>, events: &mut VecDeque<RouteEvent>) {
+    fn update(&mut self, new: LiteMap<NodeId, Entry>, events: &mut VecDeque<RouteEvent>) {
         for (&dst, Entry { route: r, .. }) in &new {
             match self.route(dst) {
                 None => events.push_back(RouteEvent::Found { dst, next_hop: r.next_hop, hop_count: r.hop_count }),
