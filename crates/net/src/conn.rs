@@ -49,6 +49,10 @@ pub struct EngineOptions {
     pub trace: bool,
     /// TCP settings that differ from the engine's defaults.
     pub tcp_tuning: TcpTuning,
+    /// The sender stamps the end-to-end estimate (`--delay e2e`), a D of
+    /// queueing only: ATP adds the bottleneck's service time
+    /// ([`SERVICE_TIME_PROBE`]).
+    pub end_to_end_delay: bool,
 }
 
 /// TCP settings a runtime user may change (`meshbed send
@@ -139,6 +143,14 @@ pub const PACING_BURST: Duration = Duration::from_millis(1);
 /// 802.11 rates nothing changes.
 pub const PACING_BURST_GAPS: u32 = 2 * crate::send::PACING_BATCH;
 
+/// How much queue per epoch an ATP sender whose D is the end-to-end
+/// estimate may build by asking for more than the path delivered, once it
+/// has seen a hole (`AtpConfig::service_time_probe`): ×1.25 the delivery
+/// for adaptive ATP's 40 ms epoch, BBR's probing gain, and ×1.01 for
+/// default ATP's 1 s one, whose sender hears of a queue a second late
+/// (docs/PROTOCOLS.md §6, "ATP's rate on a host").
+pub const SERVICE_TIME_PROBE: Duration = Duration::from_millis(10);
+
 impl EngineOptions {
     pub fn atp(&self, protocol: Protocol) -> Option<AtpConfig> {
         let mut c = AtpConfig::for_protocol(protocol)?;
@@ -161,6 +173,9 @@ impl EngineOptions {
         // to the most a sender holds: else default ATP's 1 s epoch held it
         // at its first window per epoch, 230 Mbit/s.
         c.max_send_window_bytes = MAX_SEND_WINDOW_BYTES as u64;
+        if self.end_to_end_delay {
+            c.service_time_probe = SERVICE_TIME_PROBE;
+        }
         c.max_payload = c.max_payload.saturating_sub(self.datagram_overhead).max(1);
         Some(c)
     }
@@ -293,6 +308,7 @@ mod tests {
             datagram_overhead: 0,
             trace: false,
             tcp_tuning: TcpTuning::default(),
+            end_to_end_delay: false,
         }
     }
 

@@ -25,7 +25,7 @@
 
 use meshbed_core::{Duration, Instant};
 use meshbed_proto::relay::{self, EtaRule, StampOutcome};
-use meshbed_proto::wire::{Control, Packet, ProtocolId, Repr, WireError};
+use meshbed_proto::wire::{Control, FeedbackEcho, Packet, ProtocolId, Repr, WireError};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -125,7 +125,20 @@ pub fn read_delay_file(path: &std::path::Path) -> Result<Duration, String> {
 /// RTT samples come from the driver's view of its own datagrams: when a
 /// feedback first reports byte `x` held (cumulative ack or the end of a SACK
 /// block) and the data segment ending at `x` was sent once (Karn's rule),
-/// the sample is now − its send time. ATP feedback is periodic, so the sample
+/// the sample is now − its send time. A peer that echoes (meshbed's ATP
+/// receiver does) gives exact samples instead: the driver numbers each ATP
+/// data transmission in the header's `ack` field, which ATP data leaves
+/// unused ([`EndToEndEstimator::on_data_sent`] hands out the number), the
+/// receiver echoes the number of its newest arrival in the feedback's `seq`
+/// with D_s, the time since it, and the sample is now − that transmission's
+/// send time − D_s, retransmissions included (QUIC's largest acknowledged
+/// and ack delay, RFC 9002 §5.3). Without it a feedback that names only the
+/// first 20 ranges (seed 002 §4.2.2) left bytes held above them unnamed
+/// until the holes below were repaired, and their first naming timed the
+/// repair, not the path: over a 1 Gbit/s link with a 20 ms queue such
+/// samples (0.3–1.6 s) held adaptive ATP at a few packets per second for
+/// seconds (docs/PROTOCOLS.md §6, "`e2e` estimate").
+/// ATP feedback is periodic, so the sample
 /// also holds the wait until the feedback went, at most one inter-packet gap
 /// D_s for the newest segment; the bias pushes the estimate up by about
 /// D_s/2, so a sender on an empty path sees R ≈ 2·S and increases, and
@@ -163,7 +176,22 @@ pub struct EndToEndEstimator {
     /// newer than before: a sender whose window is full of data behind
     /// holes sends only retransmissions, which give no sample).
     feedbacks_without_sample: u32,
+    /// The number the next ATP data transmission carries (from 1: zero
+    /// means "no echo").
+    next_transmission: u64,
+    /// (number, send time) of transmissions not yet echoed, oldest first;
+    /// at most [`MAX_UNECHOED`].
+    transmissions: VecDeque<(u64, Instant)>,
+    /// The newest echo taken; an echo at or below it is old news.
+    last_echo: u64,
+    /// The peer echoes: the `sent` bookkeeping for the ack rule stops.
+    peer_echoes: bool,
 }
+
+/// Transmissions remembered for an echo: at 100,000 packets/s three
+/// seconds' worth, 4 MiB. An echo older than that gives no sample; a peer
+/// that never echoes cannot make the list grow.
+const MAX_UNECHOED: usize = 1 << 18;
 
 /// After this many feedbacks in a row without a sample the estimate is
 /// stale and reads zero. Without the rule a queue that overflowed froze
@@ -192,6 +220,10 @@ impl EndToEndEstimator {
             resolution: Duration::ZERO,
             recent: VecDeque::with_capacity(HOST_SAMPLE_FILTER),
             feedbacks_without_sample: 0,
+            next_transmission: 1,
+            transmissions: VecDeque::new(),
+            last_echo: 0,
+            peer_echoes: false,
         }
     }
 
@@ -201,11 +233,27 @@ impl EndToEndEstimator {
         self
     }
 
-    /// A data segment `[seq, seq + len)` left at `now`.
-    pub fn on_data_sent(&mut self, now: Instant, seq: u64, len: usize) {
+    /// A data segment `[seq, seq + len)` left at `now`; returns the number
+    /// its transmission carries for an echo (zero for an empty segment).
+    pub fn on_data_sent(&mut self, now: Instant, seq: u64, len: usize) -> u64 {
         if len == 0 {
-            return;
+            return 0;
         }
+        let number = self.next_transmission;
+        // The echo carries the low 32 bits, and zero there means "none".
+        self.next_transmission += if (number + 1) as u32 == 0 { 2 } else { 1 };
+        if self.transmissions.len() == MAX_UNECHOED {
+            self.transmissions.pop_front();
+        }
+        self.transmissions.push_back((number, now));
+        if !self.peer_echoes {
+            self.on_segment_sent(now, seq, len);
+        }
+        number
+    }
+
+    /// The ack rule's bookkeeping: first transmissions by segment end.
+    fn on_segment_sent(&mut self, now: Instant, seq: u64, len: usize) {
         let end = seq + len as u64;
         if end > self.highest_sent_end {
             self.highest_sent_end = end;
@@ -219,7 +267,14 @@ impl EndToEndEstimator {
     /// A feedback with cumulative `ack` and SACK `blocks` arrived at `now`;
     /// the receiver had last received data `hold` before it sent it (ATP
     /// feedback's D_s; zero for TCP's ACKs, which leave at once).
-    pub fn on_feedback(&mut self, now: Instant, ack: u64, blocks: &[(u64, u64)], hold: Duration) {
+    /// `echo`: the low 32 bits of the transmission number the feedback
+    /// echoes ([`FeedbackEcho`]; zero: none).
+    pub fn on_feedback(&mut self, now: Instant, ack: u64, blocks: &[(u64, u64)], hold: Duration, echo: u32) {
+        if echo != 0 {
+            let echo = self.unwrap_transmission(echo);
+            self.on_echo(now, echo, hold);
+            return;
+        }
         let latest = blocks.iter().map(|&(_, e)| e).fold(ack, u64::max);
         if latest <= self.highest_reported {
             self.feedbacks_without_sample = self.feedbacks_without_sample.saturating_add(1);
@@ -234,26 +289,72 @@ impl EndToEndEstimator {
             // the outage) gave a sample as long as the outage: SRTT rose to
             // tens of seconds, D with it, and ATP's rate 1/D collapsed for
             // minutes (seen with babeld's 26 s repair in the emulator).
-            let sample = now.saturating_since(sent_at).saturating_sub(hold);
-            self.samples += 1;
-            let s = sample.as_nanos() as f64;
-            self.srtt_ns = Some(match self.srtt_ns {
-                None => s,
-                Some(old) => self.alpha * old + (1.0 - self.alpha) * s,
-            });
-            if self.recent.len() == HOST_SAMPLE_FILTER {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(sample);
-            while self.min_window.back().is_some_and(|&(_, m)| m >= sample) {
-                self.min_window.pop_back();
-            }
-            self.min_window.push_back((now, sample));
+            self.take_sample(now, now.saturating_since(sent_at).saturating_sub(hold));
         }
+        self.expire_min(now);
+        self.sent = self.sent.split_off(&(latest + 1));
+    }
+
+    /// The transmission number, at most the newest sent, whose low 32 bits
+    /// are `low` (`u64::MAX`, which names nothing sent, when there is none).
+    fn unwrap_transmission(&self, low: u32) -> u64 {
+        let high = self.next_transmission & !u64::from(u32::MAX);
+        let n = high | u64::from(low);
+        if n < self.next_transmission {
+            n
+        } else {
+            n.checked_sub(1 << 32).unwrap_or(u64::MAX)
+        }
+    }
+
+    /// A feedback echoing transmission `echo`, whose packet arrived `hold`
+    /// before the feedback left.
+    fn on_echo(&mut self, now: Instant, echo: u64, hold: Duration) {
+        if !self.peer_echoes {
+            self.peer_echoes = true;
+            self.sent.clear();
+        }
+        // An echo not newer than the last (no arrival since), or one that
+        // names nothing this sender sent, is no news.
+        if echo <= self.last_echo || echo >= self.next_transmission {
+            self.feedbacks_without_sample = self.feedbacks_without_sample.saturating_add(1);
+            self.expire_min(now);
+            return;
+        }
+        self.last_echo = echo;
+        self.feedbacks_without_sample = 0;
+        let at = self.transmissions.partition_point(|&(n, _)| n < echo);
+        if let Some(&(n, sent_at)) = self.transmissions.get(at) {
+            if n == echo {
+                self.take_sample(now, now.saturating_since(sent_at).saturating_sub(hold));
+            }
+        }
+        // Older transmissions can no longer be the newest arrival.
+        self.transmissions.drain(..at.min(self.transmissions.len()));
+        self.expire_min(now);
+    }
+
+    fn take_sample(&mut self, now: Instant, sample: Duration) {
+        self.samples += 1;
+        let s = sample.as_nanos() as f64;
+        self.srtt_ns = Some(match self.srtt_ns {
+            None => s,
+            Some(old) => self.alpha * old + (1.0 - self.alpha) * s,
+        });
+        if self.recent.len() == HOST_SAMPLE_FILTER {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(sample);
+        while self.min_window.back().is_some_and(|&(_, m)| m >= sample) {
+            self.min_window.pop_back();
+        }
+        self.min_window.push_back((now, sample));
+    }
+
+    fn expire_min(&mut self, now: Instant) {
         while self.min_window.len() > 1 && self.min_window.front().is_some_and(|&(t, _)| t + MIN_RTT_WINDOW < now) {
             self.min_window.pop_front();
         }
-        self.sent = self.sent.split_off(&(latest + 1));
     }
 
     /// The current estimate (zero before the first sample).
@@ -393,7 +494,12 @@ impl Stamper {
             DelaySource::EndToEnd(e) => {
                 // It parsed a moment ago.
                 if let Ok(repr) = Packet::new_checked(&*datagram).and_then(|p| Repr::parse(&p)) {
-                    e.on_data_sent(now, repr.seq, repr.payload_len);
+                    let number = e.on_data_sent(now, repr.seq, repr.payload_len);
+                    // ATP data leaves `ack` unused (TCP's carries its ack):
+                    // the number rides there for the receiver to echo.
+                    if repr.protocol == ProtocolId::Atp && number != 0 {
+                        Packet::new_unchecked(&mut *datagram).set_ack(number);
+                    }
                 }
             }
             DelaySource::File { errors, .. } => self.counters.file_errors = *errors,
@@ -409,231 +515,17 @@ impl Stamper {
         let Ok(repr) = Packet::new_checked(datagram).and_then(|p| Repr::parse(&p)) else { return };
         match repr.protocol {
             ProtocolId::Atp if repr.control.contains(Control::SACK_OPT) => {
-                e.on_feedback(now, repr.ack, &repr.sack_blocks, Duration::from_micros(u64::from(repr.d_s_us)))
+                let echo = FeedbackEcho::from_seq(repr.seq).transmission;
+                e.on_feedback(now, repr.ack, &repr.sack_blocks, Duration::from_micros(u64::from(repr.d_s_us)), echo)
             }
             // Segments were recorded by sequence number, as TCP acknowledges.
-            ProtocolId::Tcp if repr.control.contains(Control::ACK) => e.on_feedback(now, repr.ack, &[], Duration::ZERO),
+            ProtocolId::Tcp if repr.control.contains(Control::ACK) => {
+                e.on_feedback(now, repr.ack, &[], Duration::ZERO, 0)
+            }
             _ => {}
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use meshbed_proto::wire::HEADER_LEN;
-
-    fn t(us: u64) -> Instant {
-        Instant::from_nanos(us * 1000)
-    }
-
-    #[test]
-    fn parses_specs_and_durations() {
-        assert_eq!("e2e".parse::<DelaySpec>().unwrap(), DelaySpec::EndToEnd);
-        assert_eq!("fixed:2ms".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_millis(2)));
-        assert_eq!("fixed:250us".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_micros(250)));
-        assert_eq!("fixed:0.5s".parse::<DelaySpec>().unwrap(), DelaySpec::Fixed(Duration::from_millis(500)));
-        assert_eq!("file:/proc/ath5k/Da".parse::<DelaySpec>().unwrap(), DelaySpec::File("/proc/ath5k/Da".into()));
-        for bad in ["fixed:2parsecs", "fixed:-1ms", "file:", "mac", "fixed:", "fixed:250", "fixed:2h"] {
-            assert!(bad.parse::<DelaySpec>().is_err(), "{bad}");
-        }
-    }
-
-    fn data_packet(seq: u64, len: usize, d_max_us: u32) -> Vec<u8> {
-        let repr = Repr {
-            protocol: ProtocolId::Atp,
-            control: Control(0),
-            hop_count: 0,
-            connection_id: 9,
-            seq,
-            ack: 0,
-            d_max_us,
-            d_s_us: 100,
-            sack_blocks: vec![],
-            payload_len: len,
-        };
-        let mut buf = vec![0u8; HEADER_LEN + len];
-        repr.emit(&mut buf);
-        buf
-    }
-
-    #[test]
-    fn fixed_source_stamps_eta_when_idle_then_d_and_never_lowers() {
-        let mut s = Stamper::new(
-            DelaySource::Fixed(Duration::from_micros(400)),
-            EtaRule::Fixed(3.0),
-            Duration::from_millis(100),
-        );
-        let mut p = data_packet(0, 10, 0);
-        s.stamp(t(0), &mut p).unwrap();
-        let v = Packet::new_checked(&p[..]).unwrap();
-        assert_eq!((v.d_max_us(), v.hop_count()), (1200, 1), "idle: η·D");
-        let mut p = data_packet(10, 10, 0);
-        s.stamp(t(50), &mut p).unwrap();
-        assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 400, "busy: D");
-        let mut p = data_packet(20, 10, 900);
-        s.stamp(t(60), &mut p).unwrap();
-        assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 900, "a larger D_max stays");
-    }
-
-    /// A plain estimator (α = 0) after a 1 ms sample, then a 3 ms one: 2 ms
-    /// over the minimum; bytes [0, 200) sent and acknowledged.
-    fn two_ms_over_the_minimum() -> EndToEndEstimator {
-        let mut e = EndToEndEstimator::new(0.0);
-        e.on_data_sent(t(0), 0, 100);
-        e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
-        e.on_data_sent(t(2_000), 100, 100);
-        e.on_feedback(t(5_000), 200, &[], Duration::ZERO);
-        assert_eq!(e.current(), Duration::from_millis(2));
-        e
-    }
-
-    #[test]
-    fn end_to_end_source_is_offered_without_eta_when_idle() {
-        let e = two_ms_over_the_minimum();
-        let mut s = Stamper::new(DelaySource::EndToEnd(e), EtaRule::Fixed(3.0), Duration::from_millis(100));
-        let mut p = data_packet(0, 10, 0);
-        let out = s.stamp(t(10_000), &mut p).unwrap();
-        assert!(out.idle, "a fresh sender is idle");
-        assert_eq!(Packet::new_checked(&p[..]).unwrap().d_max_us(), 2_000, "the estimate as it is, not η·D");
-    }
-
-    #[test]
-    fn file_source_reads_microseconds_and_keeps_last_value_on_error() {
-        let path = std::env::temp_dir().join(format!("meshbed-net-da-{}", std::process::id()));
-        std::fs::write(&path, "1500\n").unwrap();
-        let mut src = DelaySource::open(&DelaySpec::File(path.clone()), 0.75, Duration::ZERO).unwrap();
-        assert_eq!(src.current(t(0)), Duration::from_micros(1500));
-        std::fs::write(&path, "garbage").unwrap();
-        assert_eq!(src.current(t(20_000)), Duration::from_micros(1500));
-        std::fs::write(&path, "300").unwrap();
-        assert_eq!(src.current(t(25_000)), Duration::from_micros(1500), "not re-read within 10 ms");
-        assert_eq!(src.current(t(40_000)), Duration::from_micros(300));
-        std::fs::remove_file(&path).unwrap();
-        assert!(DelaySource::open(&DelaySpec::File(path), 0.75, Duration::ZERO).is_err());
-    }
-
-    #[test]
-    fn a_delay_file_that_never_ends_or_blocks_is_refused_at_once() {
-        let t0 = std::time::Instant::now();
-        let e = read_delay_file(std::path::Path::new("/dev/zero")).unwrap_err();
-        assert!(e.contains("not a regular file"), "{e}");
-        let dir = std::env::temp_dir().join(format!("meshbed-delay-fifo-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let fifo = dir.join("fifo");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let e = read_delay_file(&fifo).unwrap_err();
-        assert!(e.contains("not a regular file"), "{e}");
-        // A large file: read 64 bytes of it, and quoted in a short excerpt.
-        let big = dir.join("big");
-        std::fs::write(&big, "x".repeat(3 << 20)).unwrap();
-        let e = read_delay_file(&big).unwrap_err();
-        assert!(e.len() < 200 && e.contains("xxx…"), "{e}");
-        assert!(t0.elapsed() < std::time::Duration::from_secs(1));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn end_to_end_estimate_is_queueing_over_the_minimum() {
-        let mut e = EndToEndEstimator::new(0.0);
-        e.on_data_sent(t(0), 0, 100);
-        e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
-        assert_eq!(e.current(), Duration::ZERO, "one sample is its own minimum");
-        e.on_data_sent(t(2_000), 100, 100);
-        e.on_data_sent(t(2_100), 200, 100);
-        // The SACK block end reports the newest segment: RTT 3 ms.
-        e.on_feedback(t(5_100), 100, &[(200, 300)], Duration::ZERO);
-        assert_eq!(e.current(), Duration::from_millis(2));
-        // A retransmitted segment gives no sample.
-        e.on_data_sent(t(6_000), 100, 100);
-        e.on_data_sent(t(6_000), 300, 100);
-        e.on_data_sent(t(6_100), 300, 100);
-        e.on_feedback(t(9_000), 400, &[], Duration::ZERO);
-        assert_eq!(e.samples(), 2);
-    }
-
-    /// With a resolution, only the queueing above it counts: 3 ms samples
-    /// over a 1 ms minimum give 2 ms plain, 1.75 ms with a 250 µs floor and
-    /// nothing with a 3 ms one.
-    #[test]
-    fn end_to_end_estimate_is_what_lies_above_the_hosts_resolution() {
-        for (floor_us, want_us) in [(0, 2_000), (250, 1_750), (3_000, 0)] {
-            let mut e = EndToEndEstimator::new(0.0).with_resolution(Duration::from_micros(floor_us));
-            e.on_data_sent(t(0), 0, 100);
-            e.on_feedback(t(1_000), 100, &[], Duration::ZERO);
-            assert_eq!(e.current(), Duration::ZERO);
-            // Four 3 ms samples: the host's filter (the smallest of four)
-            // and the plain estimate (their average) agree on 3 ms.
-            for k in 0..4u64 {
-                e.on_data_sent(t(2_000 + 10_000 * k), 100 * (k + 1), 100);
-                e.on_feedback(t(5_000 + 10_000 * k), 100 * (k + 2), &[], Duration::ZERO);
-            }
-            assert_eq!(e.current(), Duration::from_micros(want_us), "resolution {floor_us} µs");
-        }
-    }
-
-    /// On a host one long sample among short ones (a late wake-up) is not
-    /// queueing: the estimate is the smallest of the last four samples over
-    /// the minimum; a queue that lengthens four samples in a row is.
-    #[test]
-    fn a_hosts_estimate_ignores_one_long_sample_but_not_a_standing_queue() {
-        let mut e = EndToEndEstimator::new(0.75).with_resolution(Duration::from_micros(100));
-        let mut at = 0u64;
-        let mut seq = 0u64;
-        let mut sample = |e: &mut EndToEndEstimator, rtt_us: u64| {
-            e.on_data_sent(t(at), seq, 100);
-            seq += 100;
-            at += rtt_us;
-            e.on_feedback(t(at), seq, &[], Duration::ZERO);
-            at += 10;
-        };
-        for rtt in [50, 60, 55, 52] {
-            sample(&mut e, rtt);
-        }
-        assert_eq!(e.current(), Duration::ZERO);
-        sample(&mut e, 5_000);
-        assert_eq!(e.current(), Duration::ZERO, "one late sample: the smallest of four is 52 µs");
-        let plain = EndToEndEstimator::new(0.75);
-        assert!(plain.current().is_zero());
-        for rtt in [1_050, 1_100, 1_080, 1_060] {
-            sample(&mut e, rtt);
-        }
-        // Smallest of the last four 1,050 µs, less 50 µs minimum, less 100.
-        assert_eq!(e.current(), Duration::from_micros(900));
-    }
-
-    /// Feedbacks that report nothing new (a window-bound sender repairing
-    /// holes) leave the estimate as it was twice, then it is stale and reads
-    /// zero; the next fresh sample brings it back.
-    #[test]
-    fn an_estimate_without_fresh_samples_goes_stale() {
-        let mut e = two_ms_over_the_minimum();
-        // A retransmission of [100, 200) and feedbacks reporting nothing
-        // beyond byte 200: no sample.
-        e.on_data_sent(t(6_000), 100, 100);
-        e.on_feedback(t(8_000), 200, &[], Duration::ZERO);
-        e.on_feedback(t(9_000), 200, &[], Duration::ZERO);
-        assert_eq!(e.current(), Duration::from_millis(2), "two feedbacks without a sample");
-        e.on_feedback(t(10_000), 200, &[], Duration::ZERO);
-        assert_eq!(e.current(), Duration::ZERO, "the third: stale");
-        e.on_data_sent(t(11_000), 200, 100);
-        e.on_feedback(t(14_000), 300, &[], Duration::ZERO);
-        assert_eq!(e.current(), Duration::from_millis(2), "a fresh 3 ms sample");
-    }
-
-    /// A route outage with the reverse path back first: the feedback that
-    /// crosses reports a byte that arrived 26 s ago. Its D_s (the
-    /// receiver's hold) is left out, so the sample is the 10 ms round trip,
-    /// not 26 s.
-    #[test]
-    fn the_receivers_hold_is_not_path_delay() {
-        let mut e = EndToEndEstimator::new(0.0);
-        e.on_data_sent(t(0), 0, 100);
-        e.on_feedback(t(10_000), 100, &[], Duration::ZERO);
-        e.on_data_sent(t(20_000), 100, 100);
-        e.on_feedback(t(26_030_000), 200, &[], Duration::from_micros(26_000_000));
-        assert_eq!(e.srtt(), Some(Duration::from_millis(10)));
-        assert_eq!(e.current(), Duration::ZERO);
-    }
-}
+mod tests;

@@ -36,6 +36,7 @@ pub mod connection;
 pub mod endpoint;
 pub mod engine;
 mod engine_core;
+mod filter;
 /// Test and tool code, not part of the protocol: the library ships it only
 /// with the `harness` feature (dev-dependencies turn it on).
 #[cfg(any(test, feature = "harness"))]

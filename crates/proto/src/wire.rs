@@ -25,6 +25,11 @@
 //! +-------------------------------------------+------------------------
 //! ```
 //!
+//! On ATP feedback, whose sequence number the documents leave unused, it
+//! carries a [`FeedbackEcho`]; on ATP data a host's driver numbers each
+//! transmission in the acknowledgement number, which ATP data leaves
+//! unused (zero in the simulator).
+//!
 //! Sequence and acknowledgement numbers are 64-bit byte offsets so that a
 //! transfer never wraps (the thesis used TCP's 32 bits; a 1 GiB benchmark
 //! would wrap those). The delays are microseconds, the resolution of the
@@ -38,6 +43,30 @@ use thiserror::Error;
 pub enum ProtocolId {
     Atp = 1,
     Tcp = 2,
+}
+
+/// What ATP feedback's sequence number carries (the documents leave it
+/// unused; docs/PROTOCOLS.md §6, "`e2e` estimate" and "ATP's rate on a
+/// host"): the receiver's view of its newest data arrival, which D_s dates.
+/// `transmission`: the low 32 bits of that packet's acknowledgement number,
+/// where a host's sender numbered it (zero when unnumbered), so the sender
+/// can time that arrival exactly, retransmissions included; `arrivals`: the
+/// data packets received so far, that one included, modulo 2^32, so the
+/// sender can tell the rate they arrive at, whatever the SACK blocks name.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FeedbackEcho {
+    pub transmission: u32,
+    pub arrivals: u32,
+}
+
+impl FeedbackEcho {
+    /// The sequence number that carries it: `transmission` in the high half.
+    pub fn to_seq(self) -> u64 {
+        (u64::from(self.transmission) << 32) | u64::from(self.arrivals)
+    }
+    pub fn from_seq(seq: u64) -> Self {
+        FeedbackEcho { transmission: (seq >> 32) as u32, arrivals: seq as u32 }
+    }
 }
 
 /// The only version this code speaks.
@@ -232,6 +261,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
     pub fn set_d_s_us(&mut self, d_s_us: u32) {
         self.put(field::D_S, &d_s_us.to_be_bytes());
+    }
+    /// Only a host's driver writes it, on ATP data, whose `ack` is unused
+    /// (the transmission number an ATP receiver echoes; net's `delay`).
+    pub fn set_ack(&mut self, ack: u64) {
+        self.put(field::ACK, &ack.to_be_bytes());
     }
 }
 

@@ -93,14 +93,15 @@ fn quick_start_with_zero_delay_uses_the_floor() {
 
 /// Quick-start answered at 1 ms with D = 0 (the rate is the cap's floor),
 /// paced sending every millisecond up to `until_ms`, then the first
-/// feedback, acknowledging one segment: the next one measures delivery.
+/// feedback, acknowledging one segment, the receiver counting one arrival:
+/// delivery is measured from there.
 fn sending_at_the_floor_until(s: &mut AtpSender, until_ms: u64) {
     drain(s, Instant::ZERO);
     s.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
     for t in 1..=until_ms {
         drain(s, ms(t));
     }
-    s.handle_input(ms(until_ms), &feedback(0, MSS, 0, &[]));
+    s.handle_input(ms(until_ms), &counted_feedback(0, MSS, 0, &[], 1));
 }
 
 /// A streaming sender's window follows twice what its rate sends between
@@ -122,7 +123,7 @@ fn a_streaming_window_follows_what_the_rate_sends_between_feedbacks() {
         // 100 packets delivered in the second since: the cap is 200
         // packets/s, D = 0 asks for it, and κ = 0.2 takes the rate from 100
         // to 120 packets/s: 120 packets until the next feedback, twice over.
-        s.handle_input(ms(2001), &feedback(0, 101 * MSS, 0, &[]));
+        s.handle_input(ms(2001), &counted_feedback(0, 101 * MSS, 0, &[], 101));
         assert_eq!(s.window_bytes() as u64, want, "bound {most}");
         // 99 packets held: the grown window takes the rest.
         let big = vec![7; 1_000 * MSS as usize];
@@ -130,10 +131,11 @@ fn a_streaming_window_follows_what_the_rate_sends_between_feedbacks() {
         for t in 2001..=2011 {
             drain(&mut s, ms(t));
         }
-        // Two packets in 10 ms: the rate (176 packets/s) sends under two
-        // packets between such feedbacks, so the window is back to as
-        // created.
-        s.handle_input(ms(2011), &feedback(0, 103 * MSS, 0, &[]));
+        // Two packets in 10 ms: the cap is 400, and the rate (176
+        // packets/s) sends under two packets between such feedbacks, so
+        // the window is back to as created.
+        s.handle_input(ms(2011), &counted_feedback(0, 103 * MSS, 0, &[], 103));
+        assert!((s.rate_pps() - 176.0).abs() < 1e-9, "{}", s.rate_pps());
         assert_eq!(s.window_bytes() as u64, 200 * MSS, "bound {most}");
         // It holds want − 2 packets: a shrunk window takes no writes until
         // acknowledgements bring it under; nothing held is dropped.
@@ -145,15 +147,15 @@ fn a_streaming_window_follows_what_the_rate_sends_between_feedbacks() {
     let mut s = AtpSender::streaming(config, CONN, 100 * MSS as usize, Instant::ZERO);
     s.write(&vec![7; 100 * MSS as usize]);
     sending_at_the_floor_until(&mut s, 100);
-    s.handle_input(ms(140), &feedback(0, 50 * MSS, 0, &[]));
+    s.handle_input(ms(140), &counted_feedback(0, 50 * MSS, 0, &[], 50));
     // At 10,000 packets/s a periodic sender would want 800 packets.
     assert_eq!(s.rate_pps(), 10_000.0);
     assert_eq!(s.window_bytes() as u64, 100 * MSS);
 }
 
 /// A path faster than one packet per `min_delay` (here 10 ms: 100
-/// packets/s) lifts the cap: a feedback whose cumulative ack advanced by
-/// 100 packets in the second since the last allows twice that, and D = 0
+/// packets/s) lifts the cap: a feedback whose receiver counts 100 more
+/// arrivals in the second since the last allows twice that, and D = 0
 /// (below the wire's microsecond) asks for the cap; a path that delivered
 /// less than half the floor leaves the cap at the floor.
 #[test]
@@ -171,9 +173,9 @@ fn the_rate_cap_grows_with_what_the_path_delivered() {
     assert_eq!(sent, 101);
     // The first feedback after quick-start sets where delivery is measured
     // from; the next one, a second later, measures 100 packets delivered.
-    s.handle_input(ms(1001), &feedback(0, MSS, 0, &[]));
+    s.handle_input(ms(1001), &counted_feedback(0, MSS, 0, &[], 1));
     assert_eq!(s.rate_pps(), 100.0, "nothing measured yet: the floor");
-    s.handle_input(ms(2001), &feedback(0, 101 * MSS, 0, &[]));
+    s.handle_input(ms(2001), &counted_feedback(0, 101 * MSS, 0, &[], 101));
     // R = the cap, 2 × 100 = 200; S moves towards it by κ (seed 002 §4.2).
     let kappa = config.kappa;
     assert!((s.rate_pps() - (100.0 + kappa * 100.0)).abs() < 1e-9, "{}", s.rate_pps());
@@ -184,16 +186,17 @@ fn the_rate_cap_grows_with_what_the_path_delivered() {
         more += drain(&mut s, ms(t)).len() as u64;
     }
     assert!((119..=121).contains(&more), "{more}");
-    s.handle_input(ms(3001), &feedback(0, (101 + more) * MSS, 8_000, &[]));
+    let arrived = 101 + more as u32;
+    s.handle_input(ms(3001), &counted_feedback(0, (101 + more) * MSS, 8_000, &[], arrived));
     assert!((s.rate_pps() - 120.0).abs() < 1e-9, "{}", s.rate_pps());
     // A second in which nothing arrived takes the cap back to the floor.
-    s.handle_input(ms(4001), &feedback(0, (101 + more) * MSS, 0, &[]));
+    s.handle_input(ms(4001), &counted_feedback(0, (101 + more) * MSS, 0, &[], arrived));
     assert_eq!(s.rate_pps(), 100.0);
 
     // Less than half the floor delivered: the cap stays the floor.
     let mut slow = AtpSender::new(config, CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
     sending_at_the_floor_until(&mut slow, 1001);
-    slow.handle_input(ms(2001), &feedback(0, 41 * MSS, 0, &[]));
+    slow.handle_input(ms(2001), &counted_feedback(0, 41 * MSS, 0, &[], 41));
     assert_eq!(slow.rate_pps(), 100.0, "80 packets/s allowed: the floor's 100 stays the cap");
 }
 
@@ -205,35 +208,81 @@ fn the_rate_cap_grows_with_what_the_path_delivered() {
 /// test).
 #[test]
 fn adaptive_atp_doubles_with_the_cap_until_the_first_hole() {
-    let config = AtpConfig { min_delay: Duration::from_millis(10), ..AtpConfig::adaptive() };
+    // A floor of 1,000 packets/s: 40 packets in adaptive ATP's 40 ms epoch,
+    // enough for a delivery sample (an epoch and 16 packets).
+    let config = AtpConfig { min_delay: Duration::from_millis(1), ..AtpConfig::adaptive() };
     let kappa = config.kappa;
-    let mut s = AtpSender::new(config, CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
-    // At the floor, 100 packets/s, for 40 ms, then the first feedback.
+    let mut s = AtpSender::new(config, CONN, vec![7; 20_000 * MSS as usize], Instant::ZERO);
     sending_at_the_floor_until(&mut s, 40);
-    assert_eq!(s.rate_pps(), 100.0);
-    // Four packets delivered in the 40 ms since: the cap is 200 packets/s,
-    // D = 0 asks for more, so the rate is the cap (a capped R would give
-    // 100 + κ·100 = 150).
-    for t in 41..=80 {
-        drain(&mut s, ms(t));
-    }
-    s.handle_input(ms(80), &feedback(0, 5 * MSS, 0, &[]));
-    assert_eq!(s.rate_pps(), 200.0);
-    // Eight more delivered in 40 ms (the cap: 400 packets/s), but the
-    // receiver also holds a segment past a hole: slow start ends, R is
-    // capped at 400 and S moves by κ = 0.5, to 300.
-    for t in 81..=120 {
-        drain(&mut s, ms(t));
-    }
-    s.handle_input(ms(120), &feedback(0, 13 * MSS, 0, &[(14 * MSS, 15 * MSS)]));
-    assert!((s.rate_pps() - (200.0 + kappa * 200.0)).abs() < 1e-9, "{}", s.rate_pps());
+    assert_eq!(s.rate_pps(), 1_000.0);
+    let epoch = |s: &mut AtpSender, from: u64| -> u64 {
+        (from * 10 + 1..=(from + 40) * 10).map(|t| drain(s, us(t * 100)).len() as u64).sum()
+    };
+    // n packets delivered in the 40 ms since: the cap is 2n/40 ms, D = 0
+    // asks for more, so the rate is the cap (a capped R would give
+    // 1000 + κ·1000).
+    let n = epoch(&mut s, 40);
+    assert!((39..=41).contains(&n), "{n}");
+    s.handle_input(ms(80), &counted_feedback(0, 5 * MSS, 0, &[], 1 + n as u32));
+    let cap = 2.0 * n as f64 / 0.04;
+    assert!((s.rate_pps() - cap).abs() < 1e-6, "{}", s.rate_pps());
+    // Twice as many in the next 40 ms (the cap doubles), but the receiver
+    // also holds a segment past a hole: slow start ends, R is capped and S
+    // moves by κ = 0.5.
+    let m = epoch(&mut s, 80);
+    let arrived = 1 + (n + m) as u32;
+    s.handle_input(ms(120), &counted_feedback(0, 13 * MSS, 0, &[(14 * MSS, 15 * MSS)], arrived));
+    let (rate, cap) = (cap, 2.0 * m as f64 / 0.04);
+    assert!((cap / rate - 2.0).abs() < 0.06, "{cap} {rate}");
+    let rate = rate + kappa * (cap - rate);
+    assert!((s.rate_pps() - rate).abs() < 1e-6, "{} {rate}", s.rate_pps());
     // And it stays over: the next lossless feedback moves S by κ again.
-    for t in 121..=160 {
-        drain(&mut s, ms(t));
+    let k = epoch(&mut s, 120);
+    s.handle_input(ms(160), &counted_feedback(0, 25 * MSS, 0, &[], arrived + k as u32));
+    let cap = 2.0 * k as f64 / 0.04;
+    assert!((s.rate_pps() - (rate + kappa * (cap - rate))).abs() < 1e-6, "{}", s.rate_pps());
+}
+
+/// A host's sender whose D is the end-to-end estimate (queueing only) takes
+/// R = 1/(D + T) once a feedback has reported a hole, T one packet at
+/// 1 + `service_time_probe`/E times the fastest delivery measured: an empty
+/// queue then asks for 1.25 times what the path delivered (a 250 ms probe
+/// over a 1 s epoch here), not the cap. The presets (no probe) keep
+/// R = 1/D: the simulator's nodes stamp a D that holds the transmission
+/// delay.
+#[test]
+fn a_hole_seen_adds_the_bottlenecks_service_time_to_an_end_to_end_d() {
+    for probe_ms in [0, 250] {
+        let probe = Duration::from_millis(probe_ms);
+        let config =
+            AtpConfig { min_delay: Duration::from_millis(10), service_time_probe: probe, ..AtpConfig::default() };
+        let gain = config.service_time_gain();
+        let mut s = AtpSender::new(config, CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
+        sending_at_the_floor_until(&mut s, 1001);
+        // 100 arrivals in the second: no queue seen, so D = 0 asks for the
+        // cap (200) either way, and κ = 0.2 takes S to 120.
+        s.handle_input(ms(2001), &counted_feedback(0, 101 * MSS, 0, &[], 101));
+        assert!((s.rate_pps() - 120.0).abs() < 1e-9, "gain {gain}: {}", s.rate_pps());
+        for t in 2002..=3001 {
+            drain(&mut s, ms(t));
+        }
+        // 120 arrivals in the next second, D = 2 ms, and a hole.
+        let hole = [(220 * MSS, 221 * MSS)];
+        s.handle_input(ms(3001), &counted_feedback(0, 219 * MSS, 2_000, &hole, 221));
+        let t_s = 1.0 / (1.25 * 120.0);
+        let want = if gain > 0.0 { 1.0 / (0.002 + t_s) } else { 120.0 + 0.2 * 120.0 };
+        assert!((s.rate_pps() - want).abs() < 1e-6, "gain {gain}: {} {want}", s.rate_pps());
+        // A second later, the queue gone (D = 0) and 100 arrivals: R is
+        // 1.25 × 120 = 150, the fastest delivery's, not the cap (200).
+        for t in 3002..=4001 {
+            drain(&mut s, ms(t));
+        }
+        s.handle_input(ms(4001), &counted_feedback(0, 321 * MSS, 0, &[], 321));
+        if gain > 0.0 {
+            let after = want + 0.2 * (150.0 - want);
+            assert!((s.rate_pps() - after).abs() < 1e-6, "{} {after}", s.rate_pps());
+        }
     }
-    s.handle_input(ms(160), &feedback(0, 25 * MSS, 0, &[]));
-    let cap = 2.0 * 12.0 / 0.04;
-    assert!((s.rate_pps() - (300.0 + kappa * (cap - 300.0))).abs() < 1e-9, "{}", s.rate_pps());
 }
 
 /// A driver that wakes late: without a pacing burst (the simulator's

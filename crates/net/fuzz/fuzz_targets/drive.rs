@@ -141,6 +141,7 @@ pub fn drive(data: &[u8]) -> u64 {
         datagram_overhead: 0,
         trace: false,
         tcp_tuning: Default::default(),
+        end_to_end_delay: false,
     };
     let mut now = Instant::from_nanos(1_000_000);
     let sender_id = connection_id(protocol, SENDER_NUMBER);

@@ -114,6 +114,7 @@ pub fn drive(data: &[u8]) -> Outcome {
         datagram_overhead: meshbed_net::auth::OVERHEAD,
         trace: false,
         tcp_tuning: Default::default(),
+        end_to_end_delay: false,
     };
     let mut now = Instant::from_nanos(1_000_000);
     let id = connection_id(protocol, SENDER_NUMBER);

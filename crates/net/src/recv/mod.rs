@@ -236,6 +236,7 @@ impl ReceiverCore {
             datagram_overhead: Protection::overhead(options.psk.as_ref()),
             trace: options.routed.is_some() || options.trace,
             tcp_tuning: options.tcp,
+            end_to_end_delay: false,
         };
         let endpoint = Endpoint::new(EndpointConfig {
             max_connections: options.max_connections,

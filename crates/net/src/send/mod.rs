@@ -365,6 +365,7 @@ fn run_attempt(
         datagram_overhead: Protection::overhead(options.psk.as_ref()),
         trace: options.routed.is_some() || options.trace,
         tcp_tuning: options.tcp,
+        end_to_end_delay: matches!(options.delay, DelaySpec::EndToEnd),
     };
     let atp = engine_options.atp(options.protocol).unwrap_or_default();
     let relay = atp.relay_config();

@@ -326,6 +326,7 @@ pub fn send_as(
         datagram_overhead: 0,
         trace: false,
         tcp_tuning: Default::default(),
+        end_to_end_delay: false,
     };
     let clock = Clock::new();
     let mut conn = options.sender(protocol_of(id).expect("a protocol id"), id, clock.now());

@@ -88,6 +88,18 @@ pub struct AtpConfig {
     /// lifts it, so the simulator's 802.11 runs are unchanged. Not in the
     /// documents (docs/PROTOCOLS.md, "ATP's rate cap").
     pub delivery_growth: f64,
+    /// Zero (the presets): R = 1/D as the documents give it. Above zero,
+    /// for a sender whose D measures only queueing (a host's end-to-end
+    /// estimate): once a feedback has reported a hole, R = 1/(D + T), T the
+    /// bottleneck's service time, one packet at (1 + `service_time_probe`/E)
+    /// times the fastest delivery of the last 10 s, as a node's D holds its
+    /// transmission delay (seed 002 §4.1). The factor above 1 is how an
+    /// empty path still asks for more than it delivered: at most this much
+    /// queue per epoch E if the path is full (10 ms: ×1.25 for adaptive
+    /// ATP's 40 ms, ×1.01 for default ATP's 1 s, close to TCP's one segment
+    /// per round trip). `net` sets it. Not in the documents
+    /// (docs/PROTOCOLS.md §6, "ATP's rate on a host").
+    pub service_time_probe: Duration,
     /// How late the pacing schedule may run before it restarts: a driver
     /// that wakes this much after a packet was due sends every packet due
     /// since, at once, instead of one and a new schedule from now. Zero (the
@@ -223,6 +235,7 @@ impl Default for AtpConfig {
             max_sack_blocks: crate::wire::MAX_SACK_BLOCKS,
             min_delay: Duration::from_micros(100),
             delivery_growth: 2.0,
+            service_time_probe: Duration::ZERO,
             pacing_burst: Duration::ZERO,
             pacing_burst_gaps: 0,
             pacing_burst_gaps_below: Duration::ZERO,
@@ -304,6 +317,15 @@ impl AtpConfig {
     }
 
     /// How long the sender waits for feedback: 1.1·E.
+    /// The factor over the fastest delivery that R may reach on an empty
+    /// path with `service_time_probe` (zero: off).
+    pub fn service_time_gain(&self) -> f64 {
+        if self.service_time_probe.is_zero() {
+            return 0.0;
+        }
+        1.0 + self.service_time_probe.as_secs_f64() / self.epoch.as_secs_f64().max(1e-9)
+    }
+
     pub fn feedback_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.epoch.as_secs_f64() * self.feedback_timeout_factor)
     }

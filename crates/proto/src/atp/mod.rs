@@ -19,6 +19,7 @@
 //! inter-packet delay and the feedback rate is R = 1/D_avg.
 
 mod config;
+mod delivery;
 mod receiver;
 mod sender;
 

@@ -10,7 +10,7 @@ use crate::receiver_core::{emit_ack, FinAck, Reassembly, ReceiveControl, Receive
 use crate::relay::duration_to_us;
 use crate::reorder::Offer;
 use crate::timer::TimerId;
-use crate::wire::{self, Control, ProtocolId, Repr};
+use crate::wire::{self, Control, FeedbackEcho, ProtocolId, Repr};
 use meshbed_core::{Duration, Instant};
 
 /// Timers, indexing the receiver's [`TimerTable`](crate::timer::TimerTable).
@@ -145,6 +145,10 @@ pub struct AtpReceiveControl {
     /// flow-control delay.
     packet_size: usize,
     last_data_at: Instant,
+    /// The feedback's [`FeedbackEcho`]: the transmission number (the low
+    /// half of `ack`) of the data packet that arrived at `last_data_at`, and
+    /// the data packets received.
+    echo: FeedbackEcho,
     /// The immediate SACK-MORE for the current silence was already sent.
     sack_more_sent: bool,
     epoch_deadline: Option<Instant>,
@@ -173,6 +177,7 @@ impl AtpReceiver {
             d_avg_ns: None,
             highest_end: 0,
             last_data_at: now,
+            echo: FeedbackEcho::default(),
             sack_more_sent: false,
             epoch_deadline: None,
             pending_feedback: false,
@@ -375,6 +380,7 @@ impl AtpReceiveControl {
             return;
         }
         self.last_data_at = now;
+        self.echo = FeedbackEcho { transmission: repr.ack as u32, arrivals: self.echo.arrivals.wrapping_add(1) };
         self.sack_more_sent = false;
         self.packet_size = self.packet_size.max(payload.len());
         let beyond_fin = core.stream.fin_seq.is_some_and(|f| end > f);
@@ -478,6 +484,14 @@ impl ReceiveControl for AtpReceiveControl {
         // feedback that crosses first after a route outage reports bytes
         // that arrived before it (docs/PROTOCOLS.md §1).
         repr.d_s_us = duration_to_us(now.saturating_since(self.last_data_at));
+        // `seq`, unused on feedback, describes that same newest arrival: its
+        // transmission number, which a host sender's driver writes in data's
+        // unused `ack` (zero in the simulator), and the packets received.
+        // With D_s the sender times that arrival exactly, retransmissions
+        // included, and tells the rate packets arrive at, whatever the
+        // SACK blocks leave out (QUIC's largest acknowledged and ack delay;
+        // docs/PROTOCOLS.md §6, "`e2e` estimate").
+        repr.seq = self.echo.to_seq();
         // seed 002 §4.2.2: the blocks always describe the first holes.
         let max_blocks = self.config.max_sack_blocks.min(wire::MAX_SACK_BLOCKS);
         repr.sack_blocks = stream.out_of_order.ranges().take(max_blocks).collect();

@@ -3,6 +3,7 @@
 //! [`SendControl`] of the shared [`Sender`] skeleton.
 
 use super::config::{AtpConfig, RouteFailureReaction};
+use super::delivery::DeliveryMeter;
 use super::rate_adjustment;
 use crate::engine::{RouteNotice, TraceSample, Transmit};
 use crate::engine_core::Phase;
@@ -11,7 +12,7 @@ use crate::segments::Segments;
 use crate::sender_core::{acks_unsent, Screen, SendControl, Sender, SenderCore, SenderTimer, StreamEnd};
 use crate::stream::SendBuffer;
 use crate::timer::TimerId;
-use crate::wire::{self, Control, ProtocolId, Repr, HEADER_LEN};
+use crate::wire::{self, Control, FeedbackEcho, ProtocolId, Repr, HEADER_LEN};
 use meshbed_core::{Duration, Instant};
 
 /// Where the sender is in its life.
@@ -104,13 +105,16 @@ pub struct AtpSendControl {
     missed_feedback: u32,
     /// Smoothed round-trip time of quick-start exchanges.
     rtt: Option<Duration>,
-    /// The last feedback's time and cumulative acknowledgement, and the
-    /// rate cap the delivery since the one before allows (packets per
-    /// second; 0 until measured): `AtpConfig::delivery_growth`.
-    delivery: Option<(Instant, u64)>,
+    /// When the last feedback came (the interval the window follows).
+    last_feedback_at: Option<Instant>,
+    /// What the path delivers, from the receiver's arrivals.
+    delivery: DeliveryMeter,
+    /// The rate cap the last delivery sample allows (packets per second;
+    /// 0 until measured): `AtpConfig::delivery_growth`.
     delivery_cap_pps: f64,
     /// A feedback since the connection opened reported a hole: slow start
-    /// is over (`adjusted_on`).
+    /// is over (`adjusted_on`), and the path's service time counts in R
+    /// (`path_rate`).
     loss_seen: bool,
     /// The window the streaming sender was created with: the least
     /// `AtpConfig::max_send_window_bytes` lets it follow the cap down to.
@@ -150,7 +154,8 @@ impl AtpSender {
             feedback_deadline: None,
             missed_feedback: 0,
             rtt: None,
-            delivery: None,
+            last_feedback_at: None,
+            delivery: DeliveryMeter::default(),
             delivery_cap_pps: 0.0,
             loss_seen: false,
             created_window_bytes,
@@ -262,9 +267,24 @@ impl AtpSendControl {
     }
 
     /// R = 1/D_avg as the path reports it, uncapped: a D below the wire's
-    /// one-microsecond resolution counts as that microsecond.
+    /// one-microsecond resolution counts as that microsecond. With
+    /// `service_time_probe`, once a feedback has reported a hole, D is taken
+    /// with the bottleneck's service time, one packet at a little more than
+    /// the fastest recent delivery: the transmission delay a node's D holds
+    /// (seed 002 §4.1, D = queueing + transmission) and an end-to-end D,
+    /// which measures only queueing, leaves out. Without it an empty queue
+    /// reads D = 0 and R is the cap, twice the delivery or the 10,000
+    /// packets/s floor: on a 20 Mbit/s link six times its rate
+    /// (docs/PROTOCOLS.md §6, "ATP's rate on a host").
     fn path_rate(&self, d_avg: Duration) -> f64 {
-        1.0 / d_avg.max(Duration::from_micros(1)).as_secs_f64()
+        let d_s = d_avg.max(Duration::from_micros(1)).as_secs_f64();
+        let bottleneck = self.delivery.bottleneck_pps();
+        let gain = self.config.service_time_gain();
+        if gain > 0.0 && self.loss_seen && bottleneck > 0.0 {
+            1.0 / (d_avg.as_secs_f64() + 1.0 / (gain * bottleneck))
+        } else {
+            1.0 / d_s
+        }
     }
 
     /// The R an established sender adjusts its rate on. In slow start, the
@@ -287,22 +307,18 @@ impl AtpSendControl {
         }
     }
 
-    /// Measures the delivery since the previous feedback (the advance of
-    /// the cumulative acknowledgement `ack` this one carries, in packets per
-    /// second) and sets the cap it allows. A feedback reporting a hole (a
-    /// SACK block: `lossless` false) ends slow start (`adjusted_on`), as
-    /// TCP's ends at the first loss (RFC 5681 §3.1).
-    fn measure_delivery(&mut self, now: Instant, ack: u64, lossless: bool) {
+    /// Measures the delivery from the packets the receiver counts
+    /// ([`FeedbackEcho`]; holes do not hold it, as they hold the cumulative
+    /// ack) and sets the cap it allows. A feedback reporting a hole (a SACK
+    /// block) ends slow start (`adjusted_on`), as TCP's ends at the first
+    /// loss (RFC 5681 §3.1).
+    fn measure_delivery(&mut self, now: Instant, repr: &Repr) {
+        let lossless = repr.sack_blocks.is_empty();
         self.loss_seen |= !lossless;
-        let acked = ack.min(self.segs.len()).max(self.segs.acked());
-        if let Some((then, acked_then)) = self.delivery {
-            let interval_s = now.saturating_since(then).as_secs_f64();
-            if interval_s > 0.0 {
-                let packets = acked.saturating_sub(acked_then) as f64 / self.config.payload_per_packet() as f64;
-                self.delivery_cap_pps = self.config.delivery_growth * packets / interval_s;
-            }
-        }
-        self.delivery = Some((now, acked));
+        let d_s = Duration::from_micros(u64::from(repr.d_s_us));
+        self.delivery.on_feedback(now, d_s, FeedbackEcho::from_seq(repr.seq), self.config.epoch);
+        self.delivery_cap_pps = self.config.delivery_growth * self.delivery.last_pps();
+        self.last_feedback_at = Some(now);
     }
 
     /// Sizes the window for what the rate just set sends until the next
@@ -573,8 +589,8 @@ impl SendControl for AtpSendControl {
             // the rate on the feedback packet ... as part of its quick-start".
             SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
-                let feedback_interval = self.delivery.map(|(then, _)| now.saturating_since(then));
-                self.measure_delivery(now, repr.ack, repr.sack_blocks.is_empty());
+                let feedback_interval = self.last_feedback_at.map(|then| now.saturating_since(then));
+                self.measure_delivery(now, repr);
                 let r = self.adjusted_on(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
                 self.set_rate(core, now, s);

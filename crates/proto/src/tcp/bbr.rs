@@ -35,9 +35,9 @@
 
 use super::cc::{AckSample, CongestionControl, Response, Retransmit, Window};
 use super::delivery_rate::RateSample;
+use crate::filter::MaxFilter;
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::{Rng, SeedableRng};
-use std::collections::VecDeque;
 
 /// `bbr_high_gain`: 2/ln 2 (Linux 2885/1000, rounded up by one unit),
 /// the smallest gain that doubles the delivery rate every round trip.
@@ -116,29 +116,6 @@ pub struct BbrStats {
     pub probe_rtt_entries: u64,
     /// When Startup ended (the pipe was found full), if it did.
     pub startup_ended_at: Option<Instant>,
-}
-
-/// A windowed maximum over round trips (Linux `minmax_running_max`, kept
-/// exactly: a deque of samples, each larger than every later one).
-#[derive(Clone, Debug, Default)]
-struct MaxFilter {
-    samples: VecDeque<(u64, f64)>,
-}
-
-impl MaxFilter {
-    fn update(&mut self, round: u64, value: f64, window_rounds: u64) {
-        while self.samples.back().is_some_and(|&(_, v)| v <= value) {
-            self.samples.pop_back();
-        }
-        self.samples.push_back((round, value));
-        while self.samples.front().is_some_and(|&(r, _)| r + window_rounds <= round) {
-            self.samples.pop_front();
-        }
-    }
-
-    fn get(&self) -> f64 {
-        self.samples.front().map_or(0.0, |&(_, v)| v)
-    }
 }
 
 /// BBR v1 for one connection.

@@ -41,6 +41,17 @@ pub fn feedback(control: u8, ack: u64, d_avg_us: u32, blocks: &[(u64, u64)]) -> 
     buf
 }
 
+/// Feedback whose receiver counts `arrivals` data packets received (its
+/// [`FeedbackEcho`](meshbed_proto::wire::FeedbackEcho)), the newest having
+/// arrived as the feedback left.
+pub fn counted_feedback(control: u8, ack: u64, d_avg_us: u32, blocks: &[(u64, u64)], arrivals: u32) -> Vec<u8> {
+    let mut buf = feedback(control, ack, d_avg_us, blocks);
+    let repr = Repr::parse(&meshbed_proto::wire::Packet::new_checked(&buf[..]).unwrap()).unwrap();
+    let seq = meshbed_proto::wire::FeedbackEcho { transmission: 0, arrivals }.to_seq();
+    Repr { seq, ..repr }.emit(&mut buf);
+    buf
+}
+
 pub fn data_packet(control: u8, seq: u64, len: usize, d_max_us: u32, d_s_us: u32) -> Vec<u8> {
     let repr = Repr {
         protocol: ProtocolId::Atp,

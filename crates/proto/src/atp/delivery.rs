@@ -1,0 +1,150 @@
+//! What the path delivers, as an ATP sender measures it from its
+//! receiver's count of arrivals ([`FeedbackEcho`]): the rate cap's growth
+//! (`AtpConfig::delivery_growth`) and, on a host, the bottleneck's service
+//! time that an end-to-end D leaves out (`AtpConfig::service_time_probe`).
+//! Neither is in the documents (docs/PROTOCOLS.md §6, "ATP's rate cap on
+//! fast links" and "ATP's rate on a host").
+
+use crate::filter::MaxFilter;
+use crate::wire::FeedbackEcho;
+use meshbed_core::{Duration, Instant};
+
+/// A delivery sample spans at least one epoch E of the receiver's time
+/// (the receiver's own averaging period; 40 ms for adaptive ATP) and this
+/// many packets. Shorter samples read bursts as the path's rate, and the
+/// maximum of the samples keeps them: the way back adds jitter to each
+/// feedback's dating (tens of µs on a host), a link that was idle delivers
+/// what its shaper or aggregation held at once (a token bucket's 64 kB is
+/// 26 ms of a 20 Mbit/s link), and a sample of a few packets is off by one
+/// packet in a few. With 2 ms spans adaptive ATP moved 31–33 Mbit/s over a
+/// 100 Mbit/s link with a 20 ms token-bucket queue; with 20, 50 and 100 ms
+/// spans 68, 80 and 83 (docs/PROTOCOLS.md §6, "ATP's rate on a host").
+pub(crate) const MIN_SAMPLE_PACKETS: u32 = 16;
+
+/// The bottleneck's rate is the largest sample of the last 10 s, as the
+/// end-to-end estimate's minimum RTT is the smallest (BBR keeps ten round
+/// trips): it must outlast the sender's own slow spell after a queue, whose
+/// slower delivery is not the path's. With 250 ms, a 20 Mbit/s link's
+/// sender that had slowed to a few packets per second took this for the
+/// path and climbed back for 3 s. A path that became slower meanwhile is
+/// found by the queue it then builds, which D measures.
+const WINDOW: Duration = Duration::from_secs(10);
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeliveryMeter {
+    /// The previous feedback's newest arrival: when it arrived, in the
+    /// sender's clock less the way back (feedback arrival less D_s), and
+    /// the arrivals counted then.
+    previous: Option<(Instant, u32)>,
+    /// The arrival the bottleneck's sample being gathered starts at.
+    anchor: Option<(Instant, u32)>,
+    /// Packets per second that arrived between the last two feedbacks (0
+    /// before, or when none did): what the cap grows with.
+    last_pps: f64,
+    /// The largest samples of the window, keyed by nanoseconds.
+    bottleneck: MaxFilter,
+}
+
+impl DeliveryMeter {
+    /// A feedback arrived at `now`, `d_s` after its newest data arrival;
+    /// `epoch`: the shortest span a bottleneck sample covers.
+    pub(crate) fn on_feedback(&mut self, now: Instant, d_s: Duration, echo: FeedbackEcho, epoch: Duration) {
+        let arrived_at = Instant::from_nanos(now.as_nanos().saturating_sub(d_s.as_nanos()));
+        let here = (arrived_at, echo.arrivals);
+        let Some((then, count_then)) = self.previous else {
+            (self.previous, self.anchor) = (Some(here), Some(here));
+            return;
+        };
+        let packets = echo.arrivals.wrapping_sub(count_then);
+        if packets > u32::MAX / 2 {
+            // Fewer than before: a feedback the network reordered (or one
+            // not from this receiver) says nothing of the rate.
+            return;
+        }
+        self.previous = Some(here);
+        if packets == 0 {
+            // Nothing arrived since: the path delivers nothing now.
+            self.last_pps = 0.0;
+            self.anchor = Some(here);
+            return;
+        }
+        let span = arrived_at.saturating_since(then);
+        if !span.is_zero() {
+            self.last_pps = f64::from(packets) / span.as_secs_f64();
+        }
+        let (start, count_start) = self.anchor.unwrap_or(here);
+        let packets = echo.arrivals.wrapping_sub(count_start);
+        let span = arrived_at.saturating_since(start);
+        if span >= epoch && packets >= MIN_SAMPLE_PACKETS {
+            let pps = f64::from(packets) / span.as_secs_f64();
+            self.bottleneck.update(now.as_nanos(), pps, WINDOW.as_nanos());
+            self.anchor = Some(here);
+        }
+    }
+
+    /// Packets per second that arrived between the last two feedbacks.
+    pub(crate) fn last_pps(&self) -> f64 {
+        self.last_pps
+    }
+
+    /// The bottleneck's rate: the largest recent sample (0 before one).
+    pub(crate) fn bottleneck_pps(&self) -> f64 {
+        self.bottleneck.get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Instant {
+        Instant::from_nanos(x * 1_000_000)
+    }
+    fn echo(arrivals: u32) -> FeedbackEcho {
+        FeedbackEcho { transmission: 0, arrivals }
+    }
+    const E: Duration = Duration::from_millis(40);
+
+    /// Each feedback measures the arrivals since the one before (the cap's
+    /// growth), dated by D_s; a bottleneck sample waits for an epoch and 16
+    /// packets of the receiver's time; the bottleneck is the largest sample
+    /// of the last 10 s; a feedback that reports no arrival reads zero.
+    #[test]
+    fn samples_span_an_epoch_and_sixteen_packets_and_the_largest_is_kept() {
+        let mut m = DeliveryMeter::default();
+        m.on_feedback(ms(100), Duration::ZERO, echo(1_000), E);
+        // 20 packets in 30 ms: the cap's sample, but too short a span for
+        // the bottleneck's.
+        m.on_feedback(ms(130), Duration::ZERO, echo(1_020), E);
+        assert!((m.last_pps() - 20.0 / 0.03).abs() < 1e-6, "{}", m.last_pps());
+        assert_eq!(m.bottleneck_pps(), 0.0);
+        // 40 packets by 140 ms, the newest of which arrived 10 ms before
+        // the feedback left: 40 in 40 ms of the receiver's time.
+        m.on_feedback(ms(150), Duration::from_millis(10), echo(1_040), E);
+        assert_eq!((m.last_pps(), m.bottleneck_pps()), (2_000.0, 1_000.0));
+        // Ten packets in a second: too few; then 20 in all over 1.01 s.
+        m.on_feedback(ms(1_140), Duration::ZERO, echo(1_050), E);
+        assert!((m.last_pps() - 10.0).abs() < 1e-9, "{}", m.last_pps());
+        assert_eq!(m.bottleneck_pps(), 1_000.0);
+        m.on_feedback(ms(1_150), Duration::ZERO, echo(1_060), E);
+        assert!((m.last_pps() - 1_000.0).abs() < 1e-6, "{}", m.last_pps());
+        assert_eq!(m.bottleneck_pps(), 1_000.0, "the largest of the window");
+        // Nothing arrived since: zero, the anchor moves on.
+        m.on_feedback(ms(1_300), Duration::ZERO, echo(1_060), E);
+        assert_eq!(m.last_pps(), 0.0);
+        // 10 s after the fast sample it has left the window.
+        m.on_feedback(ms(10_200), Duration::ZERO, echo(1_080), E);
+        assert!((m.bottleneck_pps() - 20.0 / 1.01).abs() < 1e-9, "{}", m.bottleneck_pps());
+        // An older feedback, overtaken on the way, is left out.
+        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_070), E);
+        assert!((m.bottleneck_pps() - 20.0 / 1.01).abs() < 1e-9, "{}", m.bottleneck_pps());
+        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_100), E);
+        assert!((m.last_pps() - 20.0 / 0.1).abs() < 1e-6, "{}", m.last_pps());
+        assert!((m.bottleneck_pps() - 200.0).abs() < 1e-6, "20 in 100 ms, the largest: {}", m.bottleneck_pps());
+        // The count wraps.
+        let mut w = DeliveryMeter::default();
+        w.on_feedback(ms(0), Duration::ZERO, echo(u32::MAX - 9), E);
+        w.on_feedback(ms(100), Duration::ZERO, echo(10), E);
+        assert!((w.last_pps() - 200.0).abs() < 1e-9, "{}", w.last_pps());
+    }
+}
