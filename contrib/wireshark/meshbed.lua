@@ -3,7 +3,8 @@
 -- header, named as the documents name it (seed 001 §3.3 Fig. 3.2, seed 000
 -- §V.A.3): protocol id, version, control flags, N_h, SACK len, reserved,
 -- connection id, sequence and acknowledgement numbers (64-bit byte
--- offsets), D_max (D_avg on feedback), D_s, the SACK blocks and the data.
+-- offsets; on ATP feedback the sequence number's echo), D_max (D_avg on
+-- feedback), D_s, the SACK blocks and the data.
 --
 -- Registered on UDP port 7411 (`meshbed recv`'s default, and the port of
 -- simulated captures) and as a heuristic dissector on any other UDP port.
@@ -48,6 +49,9 @@ F.connection_id = ProtoField.uint32("meshbed.connection_id", "Connection id", ba
 F.connection_protocol = ProtoField.uint32("meshbed.connection_id.protocol", "Protocol code", base.DEC,
   connection_protocols, 0xf0000000)
 F.seq = ProtoField.uint64("meshbed.seq", "Sequence number (bytes)", base.DEC)
+F.echo_transmission = ProtoField.uint32("meshbed.echo.transmission",
+  "Echoed transmission number (ATP feedback; 0: none)", base.DEC)
+F.echo_arrivals = ProtoField.uint32("meshbed.echo.arrivals", "Data packets received (ATP feedback, mod 2^32)", base.DEC)
 F.ack = ProtoField.uint64("meshbed.ack", "Acknowledgement number (bytes)", base.DEC)
 F.d_max_us = ProtoField.uint32("meshbed.d_max_us", "D_max (us)", base.DEC)
 F.d_avg_us = ProtoField.uint32("meshbed.d_avg_us", "D_avg (us, D_max field of feedback)", base.DEC)
@@ -104,9 +108,15 @@ function meshbed.dissector(tvb, pinfo, tree)
   t:add(F.reserved, tvb(6, 2))
   local cid = t:add(F.connection_id, tvb(8, 4))
   cid:add(F.connection_protocol, tvb(8, 4))
-  t:add(F.seq, tvb(12, 8))
+  local seq_item = t:add(F.seq, tvb(12, 8))
   t:add(F.ack, tvb(20, 8))
   local feedback = bit.band(control, 0x40) ~= 0
+  -- On ATP feedback the sequence number is a FeedbackEcho (wire.rs): the
+  -- newest arrival's transmission number, then the packets received.
+  if feedback and tvb(0, 1):uint() == 1 then
+    seq_item:add(F.echo_transmission, tvb(12, 4))
+    seq_item:add(F.echo_arrivals, tvb(16, 4))
+  end
   -- On feedback (SACK-OPT) the D_max field carries the receiver's D_avg.
   t:add(feedback and F.d_avg_us or F.d_max_us, tvb(28, 4))
   t:add(F.d_s_us, tvb(32, 4))

@@ -245,6 +245,8 @@ fn tshark_opens_the_capture_and_the_dissector_decodes_every_field() {
         "meshbed.reserved",
         "meshbed.connection_id",
         "meshbed.seq",
+        "meshbed.echo.transmission",
+        "meshbed.echo.arrivals",
         "meshbed.ack",
         "meshbed.d_max_us",
         "meshbed.d_avg_us",
@@ -262,6 +264,8 @@ fn tshark_opens_the_capture_and_the_dissector_decodes_every_field() {
             let p = wire::Packet::new_checked(r.udp_payload()).expect("a meshbed header");
             let repr = wire::Repr::parse(&p).unwrap();
             let feedback = repr.control.contains(wire::Control::SACK_OPT);
+            let atp = repr.protocol == wire::ProtocolId::Atp;
+            let echo = (feedback && atp).then(|| wire::FeedbackEcho::from_seq(repr.seq));
             let (d_max, d_avg) = if feedback {
                 (String::new(), repr.d_max_us.to_string())
             } else {
@@ -279,6 +283,9 @@ fn tshark_opens_the_capture_and_the_dissector_decodes_every_field() {
                 "0x0000".into(),
                 format!("0x{:08x}", repr.connection_id),
                 repr.seq.to_string(),
+                // On ATP feedback the dissector shows its echo too.
+                echo.map_or(String::new(), |e| e.transmission.to_string()),
+                echo.map_or(String::new(), |e| e.arrivals.to_string()),
                 repr.ack.to_string(),
                 d_max,
                 d_avg,

@@ -79,8 +79,9 @@ pub struct AtpConfig {
     /// is above anything 802.11a/g carries, so it only guards, never limits.
     pub min_delay: Duration,
     /// The rate cap grows with what the path delivers: at most this many
-    /// times the packets per second the last feedback interval acknowledged
-    /// (cumulatively), when that is above `1/min_delay`. A path faster than
+    /// times the packets per second that arrived at the receiver between
+    /// the last two feedbacks (its count, `wire::FeedbackEcho`), when that
+    /// is above `1/min_delay`. A path faster than
     /// `1/min_delay` (a wired or loopback hop, an 802.11ac/ax link; its D is
     /// below the wire's 1 µs resolution, or a few µs the host can hardly
     /// measure) then doubles the cap each epoch it fills it, as slow start
