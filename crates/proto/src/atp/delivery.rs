@@ -36,6 +36,9 @@ pub(crate) struct DeliveryMeter {
     /// sender's clock less the way back (feedback arrival less D_s), and
     /// the arrivals counted then.
     previous: Option<(Instant, u32)>,
+    /// The arrivals counted then, unwrapped: never more than the sender
+    /// sent.
+    counted: u64,
     /// The arrival the bottleneck's sample being gathered starts at.
     anchor: Option<(Instant, u32)>,
     /// Packets per second that arrived between the last two feedbacks (0
@@ -47,21 +50,27 @@ pub(crate) struct DeliveryMeter {
 
 impl DeliveryMeter {
     /// A feedback arrived at `now`, `d_s` after its newest data arrival;
-    /// `epoch`: the shortest span a bottleneck sample covers.
-    pub(crate) fn on_feedback(&mut self, now: Instant, d_s: Duration, echo: FeedbackEcho, epoch: Duration) {
+    /// `epoch`: the shortest span a bottleneck sample covers; `sent`: the
+    /// datagrams the sender has sent. A count of more arrivals than that,
+    /// or of fewer than before (a feedback the network reordered), did not
+    /// come from this receiver as it is now and says nothing: as a forged
+    /// acknowledgement of bytes never sent is refused (`acks_unsent`), an
+    /// arrival count must not lift the cap past what the sender sent.
+    pub(crate) fn on_feedback(&mut self, now: Instant, d_s: Duration, echo: FeedbackEcho, epoch: Duration, sent: u64) {
         let arrived_at = Instant::from_nanos(now.as_nanos().saturating_sub(d_s.as_nanos()));
         let here = (arrived_at, echo.arrivals);
         let Some((then, count_then)) = self.previous else {
-            (self.previous, self.anchor) = (Some(here), Some(here));
+            if u64::from(echo.arrivals) <= sent {
+                (self.previous, self.anchor, self.counted) = (Some(here), Some(here), u64::from(echo.arrivals));
+            }
             return;
         };
         let packets = echo.arrivals.wrapping_sub(count_then);
-        if packets > u32::MAX / 2 {
-            // Fewer than before: a feedback the network reordered (or one
-            // not from this receiver) says nothing of the rate.
+        let counted = self.counted + u64::from(packets);
+        if packets > u32::MAX / 2 || counted > sent {
             return;
         }
-        self.previous = Some(here);
+        (self.previous, self.counted) = (Some(here), counted);
         if packets == 0 {
             // Nothing arrived since: the path delivers nothing now.
             self.last_pps = 0.0;
@@ -104,6 +113,8 @@ mod tests {
         FeedbackEcho { transmission: 0, arrivals }
     }
     const E: Duration = Duration::from_millis(40);
+    /// Sent so far: more than any count below.
+    const ALL: u64 = 1 << 40;
 
     /// Each feedback measures the arrivals since the one before (the cap's
     /// growth), dated by D_s; a bottleneck sample waits for an epoch and 16
@@ -112,39 +123,46 @@ mod tests {
     #[test]
     fn samples_span_an_epoch_and_sixteen_packets_and_the_largest_is_kept() {
         let mut m = DeliveryMeter::default();
-        m.on_feedback(ms(100), Duration::ZERO, echo(1_000), E);
+        m.on_feedback(ms(100), Duration::ZERO, echo(1_000), E, ALL);
         // 20 packets in 30 ms: the cap's sample, but too short a span for
         // the bottleneck's.
-        m.on_feedback(ms(130), Duration::ZERO, echo(1_020), E);
+        m.on_feedback(ms(130), Duration::ZERO, echo(1_020), E, ALL);
         assert!((m.last_pps() - 20.0 / 0.03).abs() < 1e-6, "{}", m.last_pps());
         assert_eq!(m.bottleneck_pps(), 0.0);
         // 40 packets by 140 ms, the newest of which arrived 10 ms before
         // the feedback left: 40 in 40 ms of the receiver's time.
-        m.on_feedback(ms(150), Duration::from_millis(10), echo(1_040), E);
+        m.on_feedback(ms(150), Duration::from_millis(10), echo(1_040), E, ALL);
         assert_eq!((m.last_pps(), m.bottleneck_pps()), (2_000.0, 1_000.0));
         // Ten packets in a second: too few; then 20 in all over 1.01 s.
-        m.on_feedback(ms(1_140), Duration::ZERO, echo(1_050), E);
+        m.on_feedback(ms(1_140), Duration::ZERO, echo(1_050), E, ALL);
         assert!((m.last_pps() - 10.0).abs() < 1e-9, "{}", m.last_pps());
         assert_eq!(m.bottleneck_pps(), 1_000.0);
-        m.on_feedback(ms(1_150), Duration::ZERO, echo(1_060), E);
+        m.on_feedback(ms(1_150), Duration::ZERO, echo(1_060), E, ALL);
         assert!((m.last_pps() - 1_000.0).abs() < 1e-6, "{}", m.last_pps());
         assert_eq!(m.bottleneck_pps(), 1_000.0, "the largest of the window");
         // Nothing arrived since: zero, the anchor moves on.
-        m.on_feedback(ms(1_300), Duration::ZERO, echo(1_060), E);
+        m.on_feedback(ms(1_300), Duration::ZERO, echo(1_060), E, ALL);
         assert_eq!(m.last_pps(), 0.0);
         // 10 s after the fast sample it has left the window.
-        m.on_feedback(ms(10_200), Duration::ZERO, echo(1_080), E);
+        m.on_feedback(ms(10_200), Duration::ZERO, echo(1_080), E, ALL);
         assert!((m.bottleneck_pps() - 20.0 / 1.01).abs() < 1e-9, "{}", m.bottleneck_pps());
         // An older feedback, overtaken on the way, is left out.
-        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_070), E);
+        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_070), E, ALL);
         assert!((m.bottleneck_pps() - 20.0 / 1.01).abs() < 1e-9, "{}", m.bottleneck_pps());
-        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_100), E);
+        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_100), E, ALL);
         assert!((m.last_pps() - 20.0 / 0.1).abs() < 1e-6, "{}", m.last_pps());
         assert!((m.bottleneck_pps() - 200.0).abs() < 1e-6, "20 in 100 ms, the largest: {}", m.bottleneck_pps());
+        // More arrivals than datagrams sent: not this receiver's count.
+        let mut f = DeliveryMeter::default();
+        f.on_feedback(ms(0), Duration::ZERO, echo(0), E, 10);
+        f.on_feedback(ms(100), Duration::ZERO, echo(500), E, 400);
+        assert_eq!((f.last_pps(), f.bottleneck_pps()), (0.0, 0.0));
+        f.on_feedback(ms(100), Duration::ZERO, echo(300), E, 400);
+        assert!((f.last_pps() - 3_000.0).abs() < 1e-6, "{}", f.last_pps());
         // The count wraps.
         let mut w = DeliveryMeter::default();
-        w.on_feedback(ms(0), Duration::ZERO, echo(u32::MAX - 9), E);
-        w.on_feedback(ms(100), Duration::ZERO, echo(10), E);
+        w.on_feedback(ms(0), Duration::ZERO, echo(u32::MAX - 9), E, ALL);
+        w.on_feedback(ms(100), Duration::ZERO, echo(10), E, ALL);
         assert!((w.last_pps() - 200.0).abs() < 1e-9, "{}", w.last_pps());
     }
 }

@@ -312,11 +312,11 @@ impl AtpSendControl {
     /// ack) and sets the cap it allows. A feedback reporting a hole (a SACK
     /// block) ends slow start (`adjusted_on`), as TCP's ends at the first
     /// loss (RFC 5681 §3.1).
-    fn measure_delivery(&mut self, now: Instant, repr: &Repr) {
+    fn measure_delivery(&mut self, now: Instant, repr: &Repr, sent: u64) {
         let lossless = repr.sack_blocks.is_empty();
         self.loss_seen |= !lossless;
         let d_s = Duration::from_micros(u64::from(repr.d_s_us));
-        self.delivery.on_feedback(now, d_s, FeedbackEcho::from_seq(repr.seq), self.config.epoch);
+        self.delivery.on_feedback(now, d_s, FeedbackEcho::from_seq(repr.seq), self.config.epoch, sent);
         self.delivery_cap_pps = self.config.delivery_growth * self.delivery.last_pps();
         self.last_feedback_at = Some(now);
     }
@@ -590,7 +590,7 @@ impl SendControl for AtpSendControl {
             SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
                 let feedback_interval = self.last_feedback_at.map(|then| now.saturating_since(then));
-                self.measure_delivery(now, repr);
+                self.measure_delivery(now, repr, core.stats.datagrams_sent);
                 let r = self.adjusted_on(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
                 self.set_rate(core, now, s);
