@@ -93,8 +93,8 @@ fn quick_start_with_zero_delay_uses_the_floor() {
 
 /// Quick-start answered at 1 ms with D = 0 (the rate is the cap's floor),
 /// paced sending every millisecond up to `until_ms`, then the first
-/// feedback, acknowledging one segment, the receiver counting one arrival:
-/// delivery is measured from there.
+/// feedback, acknowledging one segment, the receiver counting one arrival
+/// (too few to lift the cap): delivery is measured from there on.
 fn sending_at_the_floor_until(s: &mut AtpSender, until_ms: u64) {
     drain(s, Instant::ZERO);
     s.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
@@ -171,10 +171,11 @@ fn the_rate_cap_grows_with_what_the_path_delivered() {
         sent += drain(&mut s, ms(t)).len() as u64;
     }
     assert_eq!(sent, 101);
-    // The first feedback after quick-start sets where delivery is measured
-    // from; the next one, a second later, measures 100 packets delivered.
+    // The first feedback after quick-start counts one arrival since the
+    // answer (delivery is measured from there): under the floor, which
+    // stays the cap; the next one, a second later, measures 100 packets.
     s.handle_input(ms(1001), &counted_feedback(0, MSS, 0, &[], 1));
-    assert_eq!(s.rate_pps(), 100.0, "nothing measured yet: the floor");
+    assert_eq!(s.rate_pps(), 100.0, "one packet a second measured: the floor");
     s.handle_input(ms(2001), &counted_feedback(0, 101 * MSS, 0, &[], 101));
     // R = the cap, 2 × 100 = 200; S moves towards it by κ (seed 002 §4.2).
     let kappa = config.kappa;
@@ -198,6 +199,38 @@ fn the_rate_cap_grows_with_what_the_path_delivered() {
     sending_at_the_floor_until(&mut slow, 1001);
     slow.handle_input(ms(2001), &counted_feedback(0, 41 * MSS, 0, &[], 41));
     assert_eq!(slow.rate_pps(), 100.0, "80 packets/s allowed: the floor's 100 stays the cap");
+}
+
+/// Delivery is measured from the quick-start answer (the receiver has
+/// counted nothing then): the first feedback after it, an epoch later,
+/// already lifts the cap and sizes the window for the rate it sets, where
+/// it used to only mark where measuring began, so a default-ATP sender
+/// spent its second epoch at the floor too.
+#[test]
+fn the_first_feedback_measures_delivery_from_the_quick_start_answer() {
+    use meshbed_proto::stream::SendStream;
+    let config =
+        AtpConfig { min_delay: Duration::from_millis(10), max_send_window_bytes: 1_000 * MSS, ..AtpConfig::default() };
+    let kappa = config.kappa;
+    let window = config.send_window_bytes() as usize;
+    let mut s = AtpSender::streaming(config, CONN, window, Instant::ZERO);
+    assert_eq!(s.write(&vec![7; window]), window);
+    drain(&mut s, Instant::ZERO);
+    s.handle_input(ms(1), &feedback(Control::SYN, 0, 0, &[]));
+    let mut sent = 0;
+    for t in 1..=1001 {
+        sent += drain(&mut s, ms(t)).len() as u64;
+    }
+    assert_eq!(sent, 101);
+    // 101 arrivals in the second since the answer: the cap is 202 packets/s
+    // and κ = 0.2 takes S from the floor's 100 towards it.
+    s.handle_input(ms(1001), &counted_feedback(0, MSS, 0, &[], 101));
+    let rate = 100.0 + kappa * (2.0 * 101.0 - 100.0);
+    assert!((s.rate_pps() - rate).abs() < 1e-9, "{}", s.rate_pps());
+    // The window follows what that rate sends in the second until the next
+    // feedback, twice over (the floor's two epochs, 200 packets, before).
+    let want = (rate * MSS as f64 * 2.0) as u64;
+    assert_eq!(s.window_bytes() as u64, want);
 }
 
 /// Adaptive ATP's slow start (issue 29): until a feedback reports a hole,

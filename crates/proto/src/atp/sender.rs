@@ -325,8 +325,8 @@ impl AtpSendControl {
     /// feedback, taken to come `interval` after this one as this one came
     /// after the last, twice over (those bytes wait for that feedback, and
     /// for its way back): never below the window as created, at most
-    /// `max_send_window_bytes` (zero: fixed). Nothing before the second
-    /// feedback since quick-start (no interval yet), and nothing for a
+    /// `max_send_window_bytes` (zero: fixed). Nothing at the quick-start
+    /// answer (no interval yet), and nothing for a
     /// sender with adaptive ATP's immediate feedback (seed 000 §V.A.3),
     /// whose acknowledgements come as the rate is off, not once an epoch.
     fn follow_window(&mut self, interval: Option<Duration>) {
@@ -587,7 +587,17 @@ impl SendControl for AtpSendControl {
         match self.state(core) {
             // seed 002 §4.3.2: "once it hears from the receiver, it will use
             // the rate on the feedback packet ... as part of its quick-start".
-            SenderState::Connecting | SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
+            SenderState::Connecting => {
+                // Delivery is measured from the answer on (the receiver has
+                // counted no data yet), so the first epoch's feedback already
+                // measures it and sizes the window: a sender heard once an
+                // epoch (1 s for default ATP) no longer spends its second
+                // epoch at the first rate (issue 29; docs/PROTOCOLS.md §6
+                // "ATP's rate cap on fast links").
+                self.measure_delivery(now, repr, core.stats.datagrams_sent);
+                self.on_quick_start_answer(core, now, d_avg)
+            }
+            SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
                 let feedback_interval = self.last_feedback_at.map(|then| now.saturating_since(then));
                 self.measure_delivery(now, repr, core.stats.datagrams_sent);
