@@ -119,7 +119,13 @@ pub struct EventQueue<E> {
     next_seq: u64,
     now: Instant,
     len: usize,
+    /// The batch the last event popped came from, while it holds more
+    /// ([`NO_BATCH`] otherwise): [`EventQueue::next_of_batch`].
+    last_batch: u32,
 }
+
+/// `last_batch` when the last event popped left no batch behind.
+const NO_BATCH: u32 = u32::MAX;
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
@@ -137,6 +143,7 @@ impl<E> EventQueue<E> {
             next_seq: 0,
             now: Instant::ZERO,
             len: 0,
+            last_batch: NO_BATCH,
         }
     }
 
@@ -259,6 +266,7 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event, advancing `now` to its time.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         self.settle();
+        self.last_batch = NO_BATCH;
         let mut top = self.heap.peek_mut()?;
         let (at, event) = if top.slot & TIMER != 0 {
             let Entry { at, slot, .. } = PeekMut::pop(top);
@@ -281,6 +289,7 @@ impl<E> EventQueue<E> {
                     top.at = next_at;
                     top.seq = next_seq;
                     drop(top);
+                    self.last_batch = slot;
                 }
                 None => {
                     PeekMut::pop(top);
@@ -292,6 +301,19 @@ impl<E> EventQueue<E> {
         self.now = at;
         self.len -= 1;
         Some((at, event))
+    }
+
+    /// The event that follows the last one popped in its batch, if it came
+    /// from one that holds more: most often the next to run (a frame's
+    /// arrivals at its receivers, issue 28), so that a caller can fetch
+    /// what it will touch while it runs this one. A hint only: other
+    /// events may come first.
+    /// `ahead` = 0 is the next event of the batch, 1 the one after it.
+    #[inline]
+    pub fn next_of_batch(&self, ahead: usize) -> Option<&E> {
+        let batch = self.batches.items.get(self.last_batch as usize)?;
+        let i = batch.len().checked_sub(1 + ahead)?;
+        batch.get(i).map(|(_, _, event)| event)
     }
 
     /// Time of the earliest pending event.
@@ -337,6 +359,30 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, ["b0", "y", "x", "b1", "b2"]);
         assert!(q.is_empty());
+    }
+
+    /// After a pop from a batch, the batch's next events in the order they
+    /// will run; nothing after a single event, a timer's, or a batch's last.
+    #[test]
+    fn the_next_of_a_batch_is_the_batch_s_next_in_time_order() {
+        let mut q = EventQueue::new();
+        let t = Instant::from_nanos;
+        q.schedule_batch([(t(30), "b2"), (t(10), "b0"), (t(20), "b1")]);
+        q.schedule(t(15), "x");
+        assert_eq!(q.next_of_batch(0), None, "nothing popped yet");
+        assert_eq!(q.pop(), Some((t(10), "b0")));
+        assert_eq!((q.next_of_batch(0), q.next_of_batch(1), q.next_of_batch(2)), (Some(&"b1"), Some(&"b2"), None));
+        assert_eq!(q.pop(), Some((t(15), "x")));
+        assert_eq!(q.next_of_batch(0), None, "a single event has no batch");
+        assert_eq!(q.pop(), Some((t(20), "b1")));
+        assert_eq!((q.next_of_batch(0), q.next_of_batch(1)), (Some(&"b2"), None));
+        assert_eq!(q.pop(), Some((t(30), "b2")));
+        assert_eq!(q.next_of_batch(0), None, "the batch is spent");
+        // Its slot taken by a new batch: still nothing until a pop from it.
+        q.schedule_batch([(t(40), "c0"), (t(50), "c1")]);
+        assert_eq!(q.next_of_batch(0), None);
+        assert_eq!(q.pop(), Some((t(40), "c0")));
+        assert_eq!(q.next_of_batch(0), Some(&"c1"));
     }
 
     #[test]

@@ -239,6 +239,7 @@ impl<P: Payload, A: Copy> Driver<P, A> {
     /// Runs turns until `host.stop()`, or until the clock reaches `until`
     /// with every event due by then run (events at exactly `until` run).
     pub fn run<H: Host<P, Event = A>>(&mut self, host: &mut H, until: Option<Instant>) -> io::Result<()> {
+        let prefetch = self.net.medium.prefetch_pays();
         loop {
             if host.stop() {
                 return Ok(());
@@ -254,6 +255,16 @@ impl<P: Payload, A: Copy> Driver<P, A> {
                     break;
                 }
                 let (at, event) = self.net.queue.pop().expect("peeked");
+                if prefetch {
+                    // A frame's next arrivals, most often the next events:
+                    // their receivers' state fetched while this one runs.
+                    if let Some(Event::Radio(next)) = self.net.queue.next_of_batch(0) {
+                        self.net.medium.prefetch_signals(next.node());
+                    }
+                    if let Some(Event::Radio(next)) = self.net.queue.next_of_batch(1) {
+                        self.net.medium.prefetch(next.node());
+                    }
+                }
                 self.events += 1;
                 if self.events & (PROGRESS_EVERY_EVENTS - 1) == 0 {
                     host.progress(at);

@@ -123,6 +123,24 @@ impl Receiver {
         Receiver { energy_mw: 0.0, lock: None, arrivals: Vec::new(), rng: Box::new(rng) }
     }
 
+    /// The energy on the air here.
+    #[inline]
+    pub fn energy_mw(&self) -> f64 {
+        self.energy_mw
+    }
+
+    /// The power of the first signal on the air here (0 if none).
+    #[inline]
+    pub fn first_signal_mw(&self) -> f64 {
+        self.arrivals.first().map_or(0.0, |a| a.power_mw)
+    }
+
+    /// How many signals are on the air here.
+    #[inline]
+    pub fn signal_count(&self) -> usize {
+        self.arrivals.len()
+    }
+
     /// Whether the PHY is following a frame.
     #[inline]
     pub fn is_locked(&self) -> bool {

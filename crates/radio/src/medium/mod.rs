@@ -244,6 +244,9 @@ impl MacCounters {
     }
 }
 
+/// Node state above which [`Medium::prefetch`] pays.
+const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+
 /// One node's share of the model, one component per concern.
 /// In this order: what every arrival touches first (the reception state,
 /// then carrier sense), together, and the random streams out of line, so
@@ -530,6 +533,46 @@ impl<P: Payload> Medium<P> {
                     self.mac_update(node, now, sched);
                 }
             }
+        }
+    }
+
+    /// Whether fetching a receiver's state ahead of its arrival
+    /// ([`Medium::prefetch`]) pays: only when the nodes' state outgrows a
+    /// core's own cache (about 1 MiB on today's x86 cores; 1,100 nodes).
+    /// Below that it is all there already, and asking costs 2–4% (the
+    /// chains, the 100-node runs); a 6400-node grid (6 MB) runs about 1.15×
+    /// faster with it (docs/RESULTS.md, issue 28).
+    pub fn prefetch_pays(&self) -> bool {
+        self.nodes.len() * std::mem::size_of::<Node<P>>() > PREFETCH_ABOVE_BYTES
+    }
+
+    /// Asks the CPU to fetch the state an arrival at `node` reads first (its
+    /// transmission, reception and carrier-sense state, the first cache
+    /// lines of its model) before the event runs: a frame's receivers are
+    /// scattered over the nodes and each would otherwise wait on memory.
+    /// A load whose value nothing waits on: the CPU issues it and runs on,
+    /// as it would a prefetch instruction (which Rust offers only as
+    /// `unsafe`). Changes nothing the model computes.
+    #[inline]
+    pub fn prefetch(&self, node: NodeId) {
+        if let Some(n) = self.nodes.get(node as usize) {
+            std::hint::black_box((
+                n.tx_frame,
+                n.rx.energy_mw(),
+                n.rx.signal_count(),
+                n.access.idle_since(),
+                n.fx.state,
+            ));
+        }
+    }
+
+    /// The same for the signals on the air at `node`, their own allocation,
+    /// whose address is in the node's state: asked one event after the
+    /// node's, when that is there.
+    #[inline]
+    pub fn prefetch_signals(&self, node: NodeId) {
+        if let Some(n) = self.nodes.get(node as usize) {
+            std::hint::black_box(n.rx.first_signal_mw());
         }
     }
 
