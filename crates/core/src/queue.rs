@@ -312,7 +312,7 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn next_of_batch(&self, ahead: usize) -> Option<&E> {
         let batch = self.batches.items.get(self.last_batch as usize)?;
-        let i = batch.len().checked_sub(1 + ahead)?;
+        let i = batch.len().checked_sub(ahead.checked_add(1)?)?;
         batch.get(i).map(|(_, _, event)| event)
     }
 
@@ -382,7 +382,13 @@ mod tests {
         q.schedule_batch([(t(40), "c0"), (t(50), "c1")]);
         assert_eq!(q.next_of_batch(0), None);
         assert_eq!(q.pop(), Some((t(40), "c0")));
-        assert_eq!(q.next_of_batch(0), Some(&"c1"));
+        assert_eq!((q.next_of_batch(0), q.next_of_batch(usize::MAX)), (Some(&"c1"), None));
+        // A timer's event popped in between: no hint until the batch's next.
+        q.set_timer(TimerId(0), t(45), "timer");
+        assert_eq!(q.pop(), Some((t(45), "timer")));
+        assert_eq!(q.next_of_batch(0), None, "a timer's event has no batch");
+        assert_eq!(q.pop(), Some((t(50), "c1")));
+        assert_eq!(q.next_of_batch(0), None);
     }
 
     #[test]

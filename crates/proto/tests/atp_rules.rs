@@ -222,15 +222,31 @@ fn the_first_feedback_measures_delivery_from_the_quick_start_answer() {
         sent += drain(&mut s, ms(t)).len() as u64;
     }
     assert_eq!(sent, 101);
-    // 101 arrivals in the second since the answer: the cap is 202 packets/s
+    // 100 arrivals in the second since the answer: the cap is 200 packets/s
     // and κ = 0.2 takes S from the floor's 100 towards it.
-    s.handle_input(ms(1001), &counted_feedback(0, MSS, 0, &[], 101));
-    let rate = 100.0 + kappa * (2.0 * 101.0 - 100.0);
+    s.handle_input(ms(1001), &counted_feedback(0, MSS, 0, &[], 100));
+    let rate = 100.0 + kappa * (2.0 * 100.0 - 100.0);
     assert!((s.rate_pps() - rate).abs() < 1e-9, "{}", s.rate_pps());
     // The window follows what that rate sends in the second until the next
     // feedback, twice over (the floor's two epochs, 200 packets, before).
     let want = (rate * MSS as f64 * 2.0) as u64;
     assert_eq!(s.window_bytes() as u64, want);
+
+    // An answer whose D_s counts from a first SYN two epochs before (that
+    // SYN's answer was lost) is dated as it arrives: the first feedback
+    // measures the same, not 100 packets over three seconds.
+    let config = AtpConfig { min_delay: Duration::from_millis(10), ..AtpConfig::default() };
+    let mut s = AtpSender::new(config, CONN, vec![7; 2_000 * MSS as usize], Instant::ZERO);
+    drain(&mut s, Instant::ZERO);
+    let mut answer = feedback(Control::SYN, 0, 0, &[]);
+    let repr = Repr::parse(&wire::Packet::new_checked(&answer[..]).unwrap()).unwrap();
+    Repr { d_s_us: 2_000_000, ..repr }.emit(&mut answer);
+    s.handle_input(ms(2001), &answer);
+    for t in 2001..=3001 {
+        drain(&mut s, ms(t));
+    }
+    s.handle_input(ms(3001), &counted_feedback(0, MSS, 0, &[], 100));
+    assert!((s.rate_pps() - rate).abs() < 1e-9, "{}", s.rate_pps());
 }
 
 /// Adaptive ATP's slow start (issue 29): until a feedback reports a hole,

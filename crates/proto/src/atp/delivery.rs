@@ -34,7 +34,8 @@ const WINDOW: Duration = Duration::from_secs(10);
 pub(crate) struct DeliveryMeter {
     /// The previous feedback's newest arrival: when it arrived, in the
     /// sender's clock less the way back (feedback arrival less D_s), and
-    /// the arrivals counted then.
+    /// the arrivals counted then; after the quick-start answer, the answer's
+    /// arrival and no data counted.
     previous: Option<(Instant, u32)>,
     /// The arrivals counted then, unwrapped: never more than the sender
     /// sent.

@@ -312,10 +312,11 @@ impl AtpSendControl {
     /// ack) and sets the cap it allows. A feedback reporting a hole (a SACK
     /// block) ends slow start (`adjusted_on`), as TCP's ends at the first
     /// loss (RFC 5681 §3.1).
-    fn measure_delivery(&mut self, now: Instant, repr: &Repr, sent: u64) {
+    /// `d_s`: how long before the feedback left its newest arrival came
+    /// (the feedback's D_s, or zero to date the feedback itself).
+    fn measure_delivery(&mut self, now: Instant, repr: &Repr, d_s: Duration, sent: u64) {
         let lossless = repr.sack_blocks.is_empty();
         self.loss_seen |= !lossless;
-        let d_s = Duration::from_micros(u64::from(repr.d_s_us));
         self.delivery.on_feedback(now, d_s, FeedbackEcho::from_seq(repr.seq), self.config.epoch, sent);
         self.delivery_cap_pps = self.config.delivery_growth * self.delivery.last_pps();
         self.last_feedback_at = Some(now);
@@ -593,14 +594,17 @@ impl SendControl for AtpSendControl {
                 // measures it and sizes the window: a sender heard once an
                 // epoch (1 s for default ATP) no longer spends its second
                 // epoch at the first rate (issue 29; docs/PROTOCOLS.md §6
-                // "ATP's rate cap on fast links").
-                self.measure_delivery(now, repr, core.stats.datagrams_sent);
+                // "ATP's rate cap on fast links"). Dated as it arrives, when
+                // sending starts: its D_s counts from the receiver's first
+                // SYN, epochs before if that SYN's answer was lost.
+                self.measure_delivery(now, repr, Duration::ZERO, core.stats.datagrams_sent);
                 self.on_quick_start_answer(core, now, d_avg)
             }
             SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
                 let feedback_interval = self.last_feedback_at.map(|then| now.saturating_since(then));
-                self.measure_delivery(now, repr, core.stats.datagrams_sent);
+                let d_s = Duration::from_micros(u64::from(repr.d_s_us));
+                self.measure_delivery(now, repr, d_s, core.stats.datagrams_sent);
                 let r = self.adjusted_on(d_avg);
                 let (_, s) = rate_adjustment(self.config.phi, self.config.kappa, self.rate_pps, r);
                 self.set_rate(core, now, s);

@@ -550,9 +550,10 @@ impl<P: Payload> Medium<P> {
     /// transmission, reception and carrier-sense state, the first cache
     /// lines of its model) before the event runs: a frame's receivers are
     /// scattered over the nodes and each would otherwise wait on memory.
-    /// A load whose value nothing waits on: the CPU issues it and runs on,
-    /// as it would a prefetch instruction (which Rust offers only as
-    /// `unsafe`). Changes nothing the model computes.
+    /// Plain loads into `black_box`: the CPU issues them and runs ahead as
+    /// far as its reorder buffer reaches, much as for a prefetch
+    /// instruction (which Rust offers only as `unsafe`). Changes nothing
+    /// the model computes.
     #[inline]
     pub fn prefetch(&self, node: NodeId) {
         if let Some(n) = self.nodes.get(node as usize) {
