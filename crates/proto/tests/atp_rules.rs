@@ -334,6 +334,63 @@ fn a_hole_seen_adds_the_bottlenecks_service_time_to_an_end_to_end_d() {
     }
 }
 
+/// A route outage longer than the bottleneck's 10 s window does not leave
+/// a host's sender at a crawl: delivery is measured afresh from the answer
+/// to each quick-start, so no sample spans the outage. A sample that did
+/// (150 packets over 31 s) was the only one left in the window, and with
+/// R = 1/(D + T) bounded by the probe's gain times it (×1.01 an epoch for
+/// default ATP) the rate crept back up from 6 packets/s: one CI run's
+/// emulated babeld walk took 384 s to move 2 MB. The window's older,
+/// faster samples stay until a new one replaces them: the answer asks for
+/// the path's rate before the outage, not the cap.
+#[test]
+fn a_route_outage_does_not_leave_the_delivery_measured_across_it() {
+    let config = AtpConfig {
+        min_delay: Duration::from_millis(10),
+        service_time_probe: Duration::from_millis(250),
+        // `meshbed send --timeout 60s`, as in that run.
+        idle_timeout: Duration::from_secs(60),
+        ..AtpConfig::default()
+    };
+    let mut s = AtpSender::new(config, CONN, vec![7; 20_000 * MSS as usize], Instant::ZERO);
+    sending_at_the_floor_until(&mut s, 1001);
+    s.handle_input(ms(2001), &counted_feedback(0, 101 * MSS, 0, &[], 101));
+    for t in 2002..=3001 {
+        drain(&mut s, ms(t));
+    }
+    // 120 arrivals in the second and a hole: the bottleneck is 120
+    // packets/s, R = 1/(2 ms + 1/150 s).
+    let hole = [(220 * MSS, 221 * MSS)];
+    s.handle_input(ms(3001), &counted_feedback(0, 219 * MSS, 2_000, &hole, 221));
+    let before = 1.0 / (0.002 + 1.0 / 150.0);
+    assert!((s.rate_pps() - before).abs() < 1e-6, "{}", s.rate_pps());
+    // 30 s without a feedback: two decreases, then quick-start probes, one
+    // an epoch; nothing arrives.
+    for t in 3002..=33_000 {
+        let now = ms(t);
+        if s.poll_timeout().is_some_and(|d| d <= now) {
+            s.handle_timeout(now);
+        }
+        drain(&mut s, now);
+    }
+    assert_eq!(s.state(), SenderState::Probing);
+    // The answer, no queue: the rate of the bottleneck measured before.
+    s.handle_input(ms(33_001), &counted_feedback(0, 219 * MSS, 0, &hole, 221));
+    assert_eq!(s.state(), SenderState::Established);
+    assert!((s.rate_pps() - 150.0).abs() < 1e-6, "{}", s.rate_pps());
+    let mut sent = 0;
+    for t in 33_002..=34_001 {
+        sent += drain(&mut s, ms(t)).len() as u32;
+    }
+    assert!((149..=151).contains(&sent), "{sent}");
+    // All of it arrived in the second since the answer: 150 packets/s is
+    // the path's, the cap is 300 and R is 1.25 × 150; S moves by κ = 0.2.
+    s.handle_input(ms(34_001), &counted_feedback(0, 219 * MSS, 0, &hole, 221 + sent));
+    let pps = f64::from(sent);
+    let want = 150.0 + 0.2 * (1.25 * pps - 150.0);
+    assert!((s.rate_pps() - want).abs() < 1e-6, "{} {want}", s.rate_pps());
+}
+
 /// A driver that wakes late: without a pacing burst (the simulator's
 /// exact timers) one packet goes and the schedule restarts; with one, the
 /// packets due since go at once, up to the burst's lateness.

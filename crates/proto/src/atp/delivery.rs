@@ -23,11 +23,13 @@ pub(crate) const MIN_SAMPLE_PACKETS: u32 = 16;
 
 /// The bottleneck's rate is the largest sample of the last 10 s, as the
 /// end-to-end estimate's minimum RTT is the smallest (BBR keeps ten round
-/// trips): it must outlast the sender's own slow spell after a queue, whose
-/// slower delivery is not the path's. With 250 ms, a 20 Mbit/s link's
-/// sender that had slowed to a few packets per second took this for the
-/// path and climbed back for 3 s. A path that became slower meanwhile is
-/// found by the queue it then builds, which D measures.
+/// trips). A sample the sender's own rate held below the estimate does not
+/// count (see `on_feedback`), so a slow spell after a queue does not age
+/// the path's rate out: with a 250 ms window and no such rule, a 20 Mbit/s
+/// link's sender that had slowed to a few packets per second took this for
+/// the path and climbed back for 3 s. A path that became slower meanwhile
+/// is found by the queue it then builds, which D measures, and by the
+/// samples of a sender that sends at the estimate.
 const WINDOW: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Debug, Default)]
@@ -42,6 +44,9 @@ pub(crate) struct DeliveryMeter {
     counted: u64,
     /// The arrival the bottleneck's sample being gathered starts at.
     anchor: Option<(Instant, u32)>,
+    /// When the feedback that set the anchor came, and the datagrams the
+    /// sender had sent by then: what it sent over the sample's span.
+    anchor_sent: (Instant, u64),
     /// Packets per second that arrived between the last two feedbacks (0
     /// before, or when none did): what the cap grows with.
     last_pps: f64,
@@ -63,6 +68,7 @@ impl DeliveryMeter {
         let Some((then, count_then)) = self.previous else {
             if u64::from(echo.arrivals) <= sent {
                 (self.previous, self.anchor, self.counted) = (Some(here), Some(here), u64::from(echo.arrivals));
+                self.anchor_sent = (now, sent);
             }
             return;
         };
@@ -75,7 +81,7 @@ impl DeliveryMeter {
         if packets == 0 {
             // Nothing arrived since: the path delivers nothing now.
             self.last_pps = 0.0;
-            self.anchor = Some(here);
+            (self.anchor, self.anchor_sent) = (Some(here), (now, sent));
             return;
         }
         let span = arrived_at.saturating_since(then);
@@ -87,9 +93,34 @@ impl DeliveryMeter {
         let span = arrived_at.saturating_since(start);
         if span >= epoch && packets >= MIN_SAMPLE_PACKETS {
             let pps = f64::from(packets) / span.as_secs_f64();
-            self.bottleneck.update(now.as_nanos(), pps, WINDOW.as_nanos());
-            self.anchor = Some(here);
+            // A sample the sender's own rate held below the bottleneck's
+            // measures the sender, not the path (BBR's application-limited
+            // samples, Linux `bbr_update_bw`): it may raise the estimate but
+            // not replace it, and the window's older, faster samples stay.
+            // Without this, a slow spell longer than the window (a queue's
+            // D, halvings for missed feedback, an outage) became the path's
+            // rate, and R = 1/(D + T) grows only by the probe's gain an
+            // epoch: ×1.01 for default ATP. One emulated babeld walk's
+            // default-ATP sender sat at 15 packets/s of a ~170 packets/s
+            // path for the 25 s until its transfer ended.
+            let (sent_then_at, sent_then) = self.anchor_sent;
+            let sent_span = now.saturating_since(sent_then_at).as_secs_f64();
+            let sender_limited = (sent.saturating_sub(sent_then) as f64) < self.bottleneck.get() * sent_span;
+            if !sender_limited || pps > self.bottleneck.get() {
+                self.bottleneck.update(now.as_nanos(), pps, WINDOW.as_nanos());
+            }
+            (self.anchor, self.anchor_sent) = (Some(here), (now, sent));
         }
+    }
+
+    /// Measuring starts again at the next feedback (a quick-start answer):
+    /// the span since the last one, a silence the sender probed through,
+    /// is not the path's delivery. What was measured before stays: the
+    /// cap's last sample until the next feedback replaces it, and the
+    /// bottleneck's samples until their window passes, so the answer asks
+    /// for the rate the path had.
+    pub(crate) fn restart(&mut self) {
+        (self.previous, self.anchor) = (None, None);
     }
 
     /// Packets per second that arrived between the last two feedbacks.
@@ -116,6 +147,11 @@ mod tests {
     const E: Duration = Duration::from_millis(40);
     /// Sent so far: more than any count below.
     const ALL: u64 = 1 << 40;
+    /// Sent by `t_ms` by a sender at 10,000 packets/s, faster than every
+    /// bottleneck below: no sample is the sender's own rate.
+    fn fast(t_ms: u64) -> u64 {
+        ALL + t_ms * 10
+    }
 
     /// Each feedback measures the arrivals since the one before (the cap's
     /// growth), dated by D_s; a bottleneck sample waits for an epoch and 16
@@ -124,33 +160,33 @@ mod tests {
     #[test]
     fn samples_span_an_epoch_and_sixteen_packets_and_the_largest_is_kept() {
         let mut m = DeliveryMeter::default();
-        m.on_feedback(ms(100), Duration::ZERO, echo(1_000), E, ALL);
+        m.on_feedback(ms(100), Duration::ZERO, echo(1_000), E, fast(100));
         // 20 packets in 30 ms: the cap's sample, but too short a span for
         // the bottleneck's.
-        m.on_feedback(ms(130), Duration::ZERO, echo(1_020), E, ALL);
+        m.on_feedback(ms(130), Duration::ZERO, echo(1_020), E, fast(130));
         assert!((m.last_pps() - 20.0 / 0.03).abs() < 1e-6, "{}", m.last_pps());
         assert_eq!(m.bottleneck_pps(), 0.0);
         // 40 packets by 140 ms, the newest of which arrived 10 ms before
         // the feedback left: 40 in 40 ms of the receiver's time.
-        m.on_feedback(ms(150), Duration::from_millis(10), echo(1_040), E, ALL);
+        m.on_feedback(ms(150), Duration::from_millis(10), echo(1_040), E, fast(150));
         assert_eq!((m.last_pps(), m.bottleneck_pps()), (2_000.0, 1_000.0));
         // Ten packets in a second: too few; then 20 in all over 1.01 s.
-        m.on_feedback(ms(1_140), Duration::ZERO, echo(1_050), E, ALL);
+        m.on_feedback(ms(1_140), Duration::ZERO, echo(1_050), E, fast(1_140));
         assert!((m.last_pps() - 10.0).abs() < 1e-9, "{}", m.last_pps());
         assert_eq!(m.bottleneck_pps(), 1_000.0);
-        m.on_feedback(ms(1_150), Duration::ZERO, echo(1_060), E, ALL);
+        m.on_feedback(ms(1_150), Duration::ZERO, echo(1_060), E, fast(1_150));
         assert!((m.last_pps() - 1_000.0).abs() < 1e-6, "{}", m.last_pps());
         assert_eq!(m.bottleneck_pps(), 1_000.0, "the largest of the window");
         // Nothing arrived since: zero, the anchor moves on.
-        m.on_feedback(ms(1_300), Duration::ZERO, echo(1_060), E, ALL);
+        m.on_feedback(ms(1_300), Duration::ZERO, echo(1_060), E, fast(1_300));
         assert_eq!(m.last_pps(), 0.0);
         // 10 s after the fast sample it has left the window.
-        m.on_feedback(ms(10_200), Duration::ZERO, echo(1_080), E, ALL);
+        m.on_feedback(ms(10_200), Duration::ZERO, echo(1_080), E, fast(10_200));
         assert!((m.bottleneck_pps() - 20.0 / 1.01).abs() < 1e-9, "{}", m.bottleneck_pps());
         // An older feedback, overtaken on the way, is left out.
-        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_070), E, ALL);
+        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_070), E, fast(10_300));
         assert!((m.bottleneck_pps() - 20.0 / 1.01).abs() < 1e-9, "{}", m.bottleneck_pps());
-        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_100), E, ALL);
+        m.on_feedback(ms(10_300), Duration::ZERO, echo(1_100), E, fast(10_300));
         assert!((m.last_pps() - 20.0 / 0.1).abs() < 1e-6, "{}", m.last_pps());
         assert!((m.bottleneck_pps() - 200.0).abs() < 1e-6, "20 in 100 ms, the largest: {}", m.bottleneck_pps());
         // More arrivals than datagrams sent: not this receiver's count.
@@ -162,8 +198,37 @@ mod tests {
         assert!((f.last_pps() - 3_000.0).abs() < 1e-6, "{}", f.last_pps());
         // The count wraps.
         let mut w = DeliveryMeter::default();
-        w.on_feedback(ms(0), Duration::ZERO, echo(u32::MAX - 9), E, ALL);
-        w.on_feedback(ms(100), Duration::ZERO, echo(10), E, ALL);
+        w.on_feedback(ms(0), Duration::ZERO, echo(u32::MAX - 9), E, fast(0));
+        w.on_feedback(ms(100), Duration::ZERO, echo(10), E, fast(100));
         assert!((w.last_pps() - 200.0).abs() < 1e-9, "{}", w.last_pps());
+    }
+
+    /// A sample the sender's own rate held below the bottleneck (it sent
+    /// fewer datagrams over the span than the estimate carries) does not
+    /// replace the estimate, however long it lasts; it may raise it. A
+    /// sample taken while the sender sent at the estimate or more does, once
+    /// the faster ones have left the window.
+    #[test]
+    fn a_sender_limited_sample_does_not_replace_the_bottleneck() {
+        let mut m = DeliveryMeter::default();
+        let s = Duration::from_secs(1);
+        m.on_feedback(ms(0), Duration::ZERO, echo(0), s, 0);
+        m.on_feedback(ms(1_000), Duration::ZERO, echo(1_000), s, 1_000);
+        assert_eq!(m.bottleneck_pps(), 1_000.0);
+        // Twelve seconds at 100 packets/s, all delivered: the sender's
+        // rate, not the path's.
+        for k in 1..=12u32 {
+            let t = 1_000 + u64::from(k) * 1_000;
+            m.on_feedback(ms(t), Duration::ZERO, echo(1_000 + 100 * k), s, u64::from(1_000 + 100 * k));
+            assert!((m.last_pps() - 100.0).abs() < 1e-9);
+        }
+        assert_eq!(m.bottleneck_pps(), 1_000.0, "held past its window");
+        // 1,200 sent in the next second, 500 delivered: the path's rate.
+        m.on_feedback(ms(14_000), Duration::ZERO, echo(2_700), s, 3_400);
+        assert!((m.bottleneck_pps() - 500.0).abs() < 1e-9, "{}", m.bottleneck_pps());
+        // 400 sent, 600 delivered (a queue draining): more than the
+        // estimate, so it counts though the sender sent less.
+        m.on_feedback(ms(15_000), Duration::ZERO, echo(3_300), s, 3_800);
+        assert!((m.bottleneck_pps() - 600.0).abs() < 1e-9, "{}", m.bottleneck_pps());
     }
 }

@@ -588,19 +588,24 @@ impl SendControl for AtpSendControl {
         match self.state(core) {
             // seed 002 §4.3.2: "once it hears from the receiver, it will use
             // the rate on the feedback packet ... as part of its quick-start".
-            SenderState::Connecting => {
-                // Delivery is measured from the answer on (the receiver has
-                // counted no data yet), so the first epoch's feedback already
-                // measures it and sizes the window: a sender heard once an
-                // epoch (1 s for default ATP) no longer spends its second
-                // epoch at the first rate (issue 29; docs/PROTOCOLS.md §6
-                // "ATP's rate cap on fast links"). Dated as it arrives, when
-                // sending starts: its D_s counts from the receiver's first
-                // SYN, epochs before if that SYN's answer was lost.
+            SenderState::Connecting | SenderState::Probing => {
+                // Delivery is measured afresh from each quick-start answer
+                // (the first: the receiver has counted no data yet), so the
+                // next epoch's feedback already measures it and sizes the
+                // window: a sender heard once an epoch (1 s for default
+                // ATP) no longer spends its second epoch at the first rate
+                // (issue 29). After probing, no sample spans the silence
+                // before the answer: one that did read an outage as the
+                // path's rate and, with the service-time rule, held the
+                // sender near it (docs/PROTOCOLS.md §6 "ATP's rate cap on
+                // fast links", "ATP's rate on a host"). Dated as it
+                // arrives, when sending starts: its D_s counts from the
+                // receiver's first SYN, epochs before if that SYN's answer
+                // was lost.
+                self.delivery.restart();
                 self.measure_delivery(now, repr, Duration::ZERO, core.stats.datagrams_sent);
                 self.on_quick_start_answer(core, now, d_avg)
             }
-            SenderState::Probing => self.on_quick_start_answer(core, now, d_avg),
             _ => {
                 let feedback_interval = self.last_feedback_at.map(|then| now.saturating_since(then));
                 let d_s = Duration::from_micros(u64::from(repr.d_s_us));
