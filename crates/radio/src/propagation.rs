@@ -270,10 +270,19 @@ pub enum Fading {
 impl Fading {
     /// A linear power gain with mean 1.
     pub fn sample_gain(&self, rng: &mut StreamRng) -> f64 {
+        self.sample_gain_from(|| rng)
+    }
+
+    /// [`Fading::sample_gain`] from a stream asked for only when a gain is
+    /// drawn: without fading the stream's owner is not touched (issue 28:
+    /// a frame's hundreds of receivers, each a cache line, in a
+    /// 6,400-node grid).
+    #[inline]
+    pub fn sample_gain_from<'a>(&self, rng: impl FnOnce() -> &'a mut StreamRng) -> f64 {
         match *self {
             Fading::None => 1.0,
-            Fading::Rayleigh => exponential(rng),
-            Fading::Nakagami { m } => gamma(rng, m) / m,
+            Fading::Rayleigh => exponential(rng()),
+            Fading::Nakagami { m } => gamma(rng(), m) / m,
         }
     }
 }
@@ -446,5 +455,28 @@ mod tests {
             assert!((mean - 1.0).abs() < 0.02, "{fading:?}: mean {mean}");
         }
         assert_eq!(Fading::None.sample_gain(&mut rng), 1.0);
+    }
+
+    /// The stream is asked for only when a gain is drawn (the medium then
+    /// leaves a receiver's state alone without fading), and a gain drawn
+    /// through it is the one `sample_gain` draws from the same stream.
+    #[test]
+    fn without_fading_the_stream_is_not_asked_for() {
+        let mut asked = 0;
+        let mut rng = stream_rng(3, StreamId::new(StreamKind::Fading, 0));
+        let gain = Fading::None.sample_gain_from(|| {
+            asked += 1;
+            &mut rng
+        });
+        assert_eq!((gain, asked), (1.0, 0));
+        let mut same = rng.clone();
+        for fading in [Fading::Rayleigh, Fading::Nakagami { m: 3.0 }] {
+            let lazy = fading.sample_gain_from(|| {
+                asked += 1;
+                &mut rng
+            });
+            assert_eq!(lazy, fading.sample_gain(&mut same));
+        }
+        assert_eq!(asked, 2);
     }
 }

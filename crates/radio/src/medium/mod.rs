@@ -620,8 +620,13 @@ impl<P: Payload> Medium<P> {
         self.arrivals.clear();
         for &k in &order {
             let nb = &neighbours[k as usize];
-            // Fading is drawn from the receiver's own stream.
-            let gain = fading.sample_gain(&mut self.nodes[nb.node as usize].rng_fading);
+            // Fading is drawn from the receiver's own stream; without
+            // fading the receiver's state is not touched here but when its
+            // arrival runs, which the driver prefetches (issue 28: reading
+            // it for every receiver as the frame starts was most of
+            // `transmit`'s time in the 6,400-node grid).
+            let nodes = &mut self.nodes;
+            let gain = fading.sample_gain_from(|| &mut nodes[nb.node as usize].rng_fading);
             let power_mw = nb.mean_power_mw * gain;
             let at = now + nb.propagation_delay;
             self.arrivals.push((at, RadioEvent::RxStart { node: nb.node, frame: id, power_mw }));
