@@ -775,4 +775,31 @@ mod tests {
         let m: Medium<Ip> = Medium::new(&cfg, &nodes, 1).unwrap();
         assert_eq!(m.one_frame_service_time(0, 1500), us(681.5 + 8.0 * 9.0));
     }
+
+    /// Receivers in time order, equal times in node order, whatever order
+    /// the neighbours come in (a moving sender's come in grid order).
+    #[test]
+    fn arrivals_are_ordered_by_delay_then_node() {
+        use rand::{seq::SliceRandom, Rng};
+        let mut rng = stream_rng(7, StreamId::new(StreamKind::Experiment, 0));
+        let (mut keys, mut order) = (Vec::new(), Vec::new());
+        for _ in 0..200 {
+            let mut nodes: Vec<NodeId> = (0..64).collect();
+            nodes.shuffle(&mut rng);
+            nodes.truncate(rng.gen_range(1..=64));
+            // Few distinct delays, so that ties are common.
+            let neighbours: Vec<crate::link::Neighbour> = nodes
+                .iter()
+                .map(|&node| crate::link::Neighbour {
+                    node,
+                    mean_power_mw: 1e-9,
+                    propagation_delay: Duration::from_nanos(rng.gen_range(0..4)),
+                })
+                .collect();
+            arrival_order(&neighbours, &mut keys, &mut order);
+            let mut expected: Vec<u32> = (0..neighbours.len() as u32).collect();
+            expected.sort_by_key(|&k| (neighbours[k as usize].propagation_delay, neighbours[k as usize].node));
+            assert_eq!(order, expected);
+        }
+    }
 }
