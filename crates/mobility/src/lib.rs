@@ -58,6 +58,40 @@ pub struct Leg {
     pub arrive: Instant,
 }
 
+/// A stretch of a [`Trajectory`] over which one leg decides where the node
+/// is (from [`Trajectory::segment`]): a caller that asks for positions at
+/// times moving forward keeps it while it covers them, instead of searching
+/// the legs each time (the radio asks for every receiver of every frame,
+/// issue 28). [`Segment::position`] is the trajectory's own position.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Segment {
+    since: Instant,
+    /// The next leg's start (`None`: the last leg, which lasts).
+    until: Option<Instant>,
+    leg: Leg,
+}
+
+impl Segment {
+    /// Whether the segment holds `t`.
+    #[inline]
+    pub fn covers(&self, t: Instant) -> bool {
+        self.since <= t && self.until.is_none_or(|until| t < until)
+    }
+
+    /// Where the node is at `t`, for `t` the segment covers.
+    #[inline]
+    pub fn position(&self, t: Instant) -> Point {
+        debug_assert!(self.covers(t));
+        let leg = &self.leg;
+        if t >= leg.arrive {
+            return leg.to;
+        }
+        let span = leg.arrive.saturating_since(leg.start).as_nanos() as f64;
+        let done = t.saturating_since(leg.start).as_nanos() as f64 / span;
+        Point::new(leg.from.x_m + (leg.to.x_m - leg.from.x_m) * done, leg.from.y_m + (leg.to.y_m - leg.from.y_m) * done)
+    }
+}
+
 /// Why a movement description was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MobilityError {
@@ -169,17 +203,24 @@ impl Trajectory {
 
     /// Where the node is at `t`.
     pub fn position(&self, t: Instant) -> Point {
-        // The last leg that started by `t` decides (legs do not overlap).
-        let k = self.legs.partition_point(|l| l.start <= t);
-        let Some(leg) = k.checked_sub(1).map(|i| &self.legs[i]) else { return self.initial };
-        if t >= leg.arrive {
-            return leg.to;
-        }
-        let span = leg.arrive.saturating_since(leg.start).as_nanos() as f64;
-        let done = t.saturating_since(leg.start).as_nanos() as f64 / span;
-        Point::new(leg.from.x_m + (leg.to.x_m - leg.from.x_m) * done, leg.from.y_m + (leg.to.y_m - leg.from.y_m) * done)
+        self.segment(t).position(t)
     }
 
+    /// The stretch of the trajectory that holds `t`: from the last leg that
+    /// started by `t` (legs do not overlap) to the next leg's start, or the
+    /// node's rest at its initial point before its first leg.
+    pub fn segment(&self, t: Instant) -> Segment {
+        let k = self.legs.partition_point(|l| l.start <= t);
+        let until = self.legs.get(k).map(|l| l.start);
+        match k.checked_sub(1).map(|i| self.legs[i]) {
+            Some(leg) => Segment { since: leg.start, until, leg },
+            None => Segment {
+                since: Instant::ZERO,
+                until,
+                leg: Leg { start: Instant::ZERO, from: self.initial, to: self.initial, arrive: Instant::ZERO },
+            },
+        }
+    }
     /// The node's speed at `t` in m/s (0 when pausing).
     pub fn speed_mps(&self, t: Instant) -> f64 {
         let k = self.legs.partition_point(|l| l.start <= t);
@@ -477,6 +518,17 @@ mod props {
     use super::*;
     use proptest::prelude::*;
 
+    /// A node at (500, 500) given `cmds` (time in `unit_ns`, x, y, speed)
+    /// in time order.
+    fn walk(mut cmds: Vec<(u64, f64, f64, f64)>, unit_ns: u64) -> Trajectory {
+        cmds.sort_by_key(|c| c.0);
+        let mut t = Trajectory::stationary(Point::new(500.0, 500.0));
+        for &(at, x, y, v) in &cmds {
+            t.set_destination(Instant::from_nanos(at * unit_ns), Point::new(x, y), v).unwrap();
+        }
+        t
+    }
+
     proptest! {
         /// Whatever the commands, a node never jumps: between two instants it
         /// covers at most the fastest speed times the time between them.
@@ -485,12 +537,7 @@ mod props {
             cmds in proptest::collection::vec((0u64..100_000, 0.0f64..1000.0, 0.0f64..1000.0, 0.0f64..30.0), 1..12),
             probes in proptest::collection::vec(0u64..200_000, 2..40),
         ) {
-            let mut cmds = cmds;
-            cmds.sort_by_key(|c| c.0);
-            let mut t = Trajectory::stationary(Point::new(500.0, 500.0));
-            for &(ms, x, y, v) in &cmds {
-                t.set_destination(Instant::from_nanos(ms * 1_000_000), Point::new(x, y), v).unwrap();
-            }
+            let t = walk(cmds, 1_000_000);
             let mut probes = probes;
             probes.sort();
             for w in probes.windows(2) {
@@ -498,6 +545,41 @@ mod props {
                 let moved = t.position(a).distance_m(t.position(b));
                 let bound = 30.0 * b.saturating_since(a).as_secs_f64() + 1e-6;
                 prop_assert!(moved <= bound, "{moved} m in {:?}", b.saturating_since(a));
+            }
+        }
+
+        /// A segment kept while it covers the times asked, times moving
+        /// forward (as the radio keeps one per node), gives the point of
+        /// the last leg started by then, found by a scan of every leg, and
+        /// a segment that no longer applies says so.
+        #[test]
+        fn a_kept_segment_is_the_last_leg_started(
+            cmds in proptest::collection::vec((0u64..100, 0.0f64..1000.0, 0.0f64..1000.0, 0.0f64..30.0), 1..12),
+            probes in proptest::collection::vec(0u64..200, 2..60),
+        ) {
+            let start = Point::new(500.0, 500.0);
+            let t = walk(cmds, 1_000_000_000);
+            let mut probes: Vec<Instant> = probes.into_iter().map(|s| Instant::from_nanos(s * 500_000_000)).collect();
+            // Each leg's start and the instant before it too.
+            probes.extend(t.legs().iter().flat_map(|l| [l.start, Instant::from_nanos(l.start.as_nanos().saturating_sub(1))]));
+            probes.sort();
+            let mut kept = t.segment(Instant::ZERO);
+            for &at in &probes {
+                if !kept.covers(at) {
+                    kept = t.segment(at);
+                }
+                prop_assert!(kept.covers(at));
+                let expected = match t.legs().iter().rev().find(|l| l.start <= at) {
+                    None => start,
+                    Some(l) if at >= l.arrive => l.to,
+                    Some(l) => {
+                        let done = at.saturating_since(l.start).as_nanos() as f64
+                            / l.arrive.saturating_since(l.start).as_nanos() as f64;
+                        Point::new(l.from.x_m + (l.to.x_m - l.from.x_m) * done, l.from.y_m + (l.to.y_m - l.from.y_m) * done)
+                    }
+                };
+                prop_assert_eq!(kept.position(at), expected);
+                prop_assert_eq!(t.position(at), expected);
             }
         }
     }

@@ -18,7 +18,7 @@ pub const MAX_FLOOR: u32 = 200;
 use crate::grid::Grid;
 use crate::rate_control::RateControl;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
-use meshbed_mobility::{Point, Trajectory};
+use meshbed_mobility::{Point, Segment, Trajectory};
 
 pub type NodeId = u32;
 
@@ -109,6 +109,10 @@ const GRID_REFRESH: Duration = Duration::from_millis(100);
 #[derive(Clone, Debug)]
 struct Moving {
     trajectories: Vec<Trajectory>,
+    /// Each node's stretch of its trajectory last asked about: frames come
+    /// in time order, so the legs are searched only when a node starts a
+    /// new one ([`Moving::position`]).
+    segments: Vec<Segment>,
     /// Each node's floor: nodes move within their floor.
     floors_of: Vec<u32>,
     floors: Option<Floors>,
@@ -126,6 +130,17 @@ struct Moving {
 }
 
 impl Moving {
+    /// Where `node` is at `now`: [`Trajectory::position`], through the
+    /// node's segment.
+    #[inline]
+    fn position(segments: &mut [Segment], trajectories: &[Trajectory], node: NodeId, now: Instant) -> Point {
+        let segment = &mut segments[node as usize];
+        if !segment.covers(now) {
+            *segment = trajectories[node as usize].segment(now);
+        }
+        segment.position(now)
+    }
+
     /// The distance and mean received power (path loss and shadowing, no
     /// fading) of a frame sent at `tx_power_mw` by node `from` at its
     /// position to node `to` at its position, by [`rx_mw`].
@@ -338,8 +353,10 @@ impl LinkBudget {
             .flat_map(|t| t.legs().iter())
             .map(|l| l.from.distance_m(l.to) / l.arrive.saturating_since(l.start).as_secs_f64().max(1e-9))
             .fold(0.0, f64::max);
+        let segments = trajectories.iter().map(|t| t.segment(Instant::ZERO)).collect();
         let moving = Moving {
             trajectories,
+            segments,
             floors_of: self.floor.clone(),
             floors: config.floors,
             path_loss: PathLoss::new(&config.propagation, frequency_hz),
@@ -377,7 +394,7 @@ impl LinkBudget {
         }
         let since = now.saturating_since(m.grid.built_at().expect("built"));
         let slack_m = 2.0 * m.max_speed_mps * since.as_secs_f64();
-        let here = m.trajectories[from as usize].position(now);
+        let here = Moving::position(&mut m.segments, &m.trajectories, from, now);
         m.grid.near_unordered(m.grid.position(from as usize), m.reach_m + slack_m, &mut m.candidates);
         m.scratch.clear();
         let tx_power_mw = self.tx_power_mw[from as usize];
@@ -390,7 +407,7 @@ impl LinkBudget {
             if j == from {
                 continue;
             }
-            let there = m.trajectories[j as usize].position(now);
+            let there = Moving::position(&mut m.segments, &m.trajectories, j, now);
             let (dx, dy) = (here.x_m - there.x_m, here.y_m - there.y_m);
             if dx * dx + dy * dy > skip_beyond_sq_m2 {
                 continue;
@@ -521,7 +538,19 @@ fn rx_mw(
 /// The time light takes over `distance_m`, to the nanosecond.
 #[inline]
 fn light_delay(distance_m: f64) -> Duration {
-    Duration::from_nanos(libm::round(distance_m / SPEED_OF_LIGHT_M_PER_S * 1e9) as u64)
+    Duration::from_nanos(round_half_away(distance_m / SPEED_OF_LIGHT_M_PER_S * 1e9))
+}
+
+/// `libm::round` of a non-negative `x` below 2^63, as an integer, without
+/// its bit manipulation (a moving sender rounds a delay per receiver per
+/// frame, issue 28): the cast truncates, and `x` less its whole part is
+/// exact (the whole part is a multiple of `x`'s last bit), so comparing it
+/// with ½ rounds as `round` does, halves away from zero.
+#[inline]
+fn round_half_away(x: f64) -> u64 {
+    debug_assert!((0.0..9.2e18).contains(&x), "{x}");
+    let whole = x as u64;
+    whole + u64::from(x - whole as f64 >= 0.5)
 }
 
 /// Static log-normal shadowing of `n` nodes in dB, one draw per unordered
@@ -567,6 +596,27 @@ fn reach_for_loss(model: &Propagation, frequency_hz: f64, budget_db: f64) -> f64
 mod tests {
     use super::*;
     use crate::propagation::Propagation;
+
+    /// The same integer as `libm::round` for every binade a delay can take,
+    /// halves and the values next to them included.
+    #[test]
+    fn rounding_a_delay_is_libm_s_round() {
+        use rand::Rng;
+        let mut rng = stream_rng(5, StreamId::new(StreamKind::Experiment, 0));
+        let mut xs = vec![0.0, 0.5, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5, 4503599627370497.0];
+        for e in -60..62 {
+            let base = 2f64.powi(e);
+            xs.extend([base, base * 1.5, f64::from_bits(base.to_bits() - 1)]);
+            xs.extend((0..200).map(|_| base * rng.gen_range(1.0..2.0)));
+        }
+        for k in 0..100_000u64 {
+            let half = k as f64 + 0.5;
+            xs.extend([half, f64::from_bits(half.to_bits() - 1), f64::from_bits(half.to_bits() + 1)]);
+        }
+        for x in xs.into_iter().filter(|x| *x < 9.2e18) {
+            assert_eq!(round_half_away(x), libm::round(x) as u64, "{x:e}");
+        }
+    }
 
     fn line(spacing_m: f64, count: usize) -> Vec<NodeRadio> {
         (0..count).map(|i| NodeRadio::at(i as f64 * spacing_m, 0.0)).collect()
