@@ -560,7 +560,7 @@ impl World {
     fn forward(&mut self, net: &mut Net, now: Instant, node: NodeId, mut pkt: Packet) {
         if !pkt.datagram.is_empty() {
             if let Some(t) = self.flows[pkt.flow as usize].transport_mut() {
-                if let Err(e) = stamp(net, now, node, t.relay_class, &mut pkt.datagram) {
+                if let Err(e) = pkt.stamp_datagram(|datagram| stamp(net, now, node, t.relay_class, datagram)) {
                     t.error.get_or_insert(e);
                 }
             }
