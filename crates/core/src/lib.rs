@@ -1,4 +1,4 @@
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 //! Shared foundations of meshbed.
 //!
 //! * [`time`]: `Instant` and `Duration` as integer nanoseconds. Every driver
@@ -16,6 +16,7 @@
 //!
 //! This crate does no I/O and keeps no global state.
 
+pub mod hint;
 pub mod invalid;
 pub mod limits;
 pub mod queue;

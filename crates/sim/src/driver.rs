@@ -30,6 +30,15 @@ use std::io;
 /// a mask instead of a division on every event.
 pub const PROGRESS_EVERY_EVENTS: u64 = 1 << 18;
 
+/// How many events of a frame's batch ahead the driver asks for a
+/// receiver's state, and for the signals on the air there (whose address
+/// is in that state, so asked later, once it has come). Far enough for
+/// memory to answer while the events between run (one event takes about
+/// as long as a fetch from memory); in the 6,400-node grid 3 to 8 ahead ran
+/// alike, 1 ahead slower (docs/RESULTS.md, issue 28).
+const PREFETCH_NODE_AHEAD: usize = 4;
+const PREFETCH_SIGNALS_AHEAD: usize = 2;
+
 /// A clock the driver waits on.
 pub trait Clock {
     /// A clock that only jumps to the deadlines it is given (no wall time
@@ -257,11 +266,11 @@ impl<P: Payload, A: Copy> Driver<P, A> {
                 let (at, event) = self.net.queue.pop().expect("peeked");
                 if prefetch {
                     // A frame's next arrivals, most often the next events:
-                    // their receivers' state fetched while this one runs.
-                    if let Some(Event::Radio(next)) = self.net.queue.next_of_batch(0) {
+                    // their receivers' state fetched while these run.
+                    if let Some(Event::Radio(next)) = self.net.queue.next_of_batch(PREFETCH_SIGNALS_AHEAD) {
                         self.net.medium.prefetch_signals(next.node());
                     }
-                    if let Some(Event::Radio(next)) = self.net.queue.next_of_batch(1) {
+                    if let Some(Event::Radio(next)) = self.net.queue.next_of_batch(PREFETCH_NODE_AHEAD) {
                         self.net.medium.prefetch(next.node());
                     }
                 }

@@ -114,12 +114,6 @@ impl ChannelAccess {
         true
     }
 
-    /// When the medium last turned idle here.
-    #[inline]
-    pub fn idle_since(&self) -> Instant {
-        self.idle_since
-    }
-
     /// Whether the NAV reserves the medium at `now`.
     #[inline]
     pub fn nav_busy(&self, now: Instant) -> bool {

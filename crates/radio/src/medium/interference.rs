@@ -123,22 +123,11 @@ impl Receiver {
         Receiver { energy_mw: 0.0, lock: None, arrivals: Vec::new(), rng: Box::new(rng) }
     }
 
-    /// The energy on the air here.
+    /// Asks the CPU for the first signals on the air here (a hint:
+    /// [`meshbed_core::hint`]).
     #[inline]
-    pub fn energy_mw(&self) -> f64 {
-        self.energy_mw
-    }
-
-    /// The power of the first signal on the air here (0 if none).
-    #[inline]
-    pub fn first_signal_mw(&self) -> f64 {
-        self.arrivals.first().map_or(0.0, |a| a.power_mw)
-    }
-
-    /// How many signals are on the air here.
-    #[inline]
-    pub fn signal_count(&self) -> usize {
-        self.arrivals.len()
+    pub fn prefetch_signals(&self) {
+        meshbed_core::hint::prefetch_read(self.arrivals.as_slice(), 1);
     }
 
     /// Whether the PHY is following a frame.

@@ -538,10 +538,10 @@ impl<P: Payload> Medium<P> {
 
     /// Whether fetching a receiver's state ahead of its arrival
     /// ([`Medium::prefetch`]) pays: only when the nodes' state outgrows a
-    /// core's own cache (about 1 MiB on today's x86 cores; 1,100 nodes).
-    /// Below that it is all there already, and asking costs 2–4% (the
-    /// chains, the 100-node runs); a 6400-node grid (6 MB) runs about 1.15×
-    /// faster with it (docs/RESULTS.md, issue 28).
+    /// core's own cache (about 1 MiB on today's x86 cores; 1,000 nodes).
+    /// Below that it is all there already, and asking costs up to 6% (the
+    /// 100-node runs); a 6400-node grid (6 MB) runs about 1.1–1.2× faster
+    /// with it (docs/RESULTS.md, issue 28).
     pub fn prefetch_pays(&self) -> bool {
         self.nodes.len() * std::mem::size_of::<Node<P>>() > PREFETCH_ABOVE_BYTES
     }
@@ -550,30 +550,24 @@ impl<P: Payload> Medium<P> {
     /// transmission, reception and carrier-sense state, the first cache
     /// lines of its model) before the event runs: a frame's receivers are
     /// scattered over the nodes and each would otherwise wait on memory.
-    /// Plain loads into `black_box`: the CPU issues them and runs ahead as
-    /// far as its reorder buffer reaches, much as for a prefetch
-    /// instruction (which Rust offers only as `unsafe`). Changes nothing
-    /// the model computes.
+    /// A hint ([`meshbed_core::hint`]): changes nothing the model computes.
     #[inline]
     pub fn prefetch(&self, node: NodeId) {
         if let Some(n) = self.nodes.get(node as usize) {
-            std::hint::black_box((
-                n.tx_frame,
-                n.rx.energy_mw(),
-                n.rx.signal_count(),
-                n.access.idle_since(),
-                n.fx.state,
-            ));
+            // Its fields up to the frame exchange's state, in this order
+            // (`#[repr(C)]`): about 170 bytes, three or four lines.
+            let hot_bytes =
+                std::mem::offset_of!(Node<P>, fx) + std::mem::offset_of!(FrameExchange<P>, await_rx_decision);
+            meshbed_core::hint::prefetch_read(n, hot_bytes);
         }
     }
 
     /// The same for the signals on the air at `node`, their own allocation,
-    /// whose address is in the node's state: asked one event after the
-    /// node's, when that is there.
+    /// whose address is in the node's state: asked once that is there.
     #[inline]
     pub fn prefetch_signals(&self, node: NodeId) {
         if let Some(n) = self.nodes.get(node as usize) {
-            std::hint::black_box(n.rx.first_signal_mw());
+            n.rx.prefetch_signals();
         }
     }
 
