@@ -251,8 +251,10 @@ const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
 /// In this order: what every arrival touches first (the reception state,
 /// then carrier sense), together, and the random streams out of line, so
 /// that a frame's hundreds of receivers cost as few cache lines each as
-/// they can (issue 28).
-#[repr(C)]
+/// they can (issue 28); from a cache line's start, so that those fields
+/// take three lines, not three or four (about 1.05× in the 6,400-node
+/// grid).
+#[repr(C, align(64))]
 struct Node<P> {
     /// The frame this node is putting on the air.
     tx_frame: Option<FrameId>,
