@@ -28,19 +28,10 @@
 //! [`EventQueue::schedule`] would have given it, so every event that runs
 //! runs in the same order as if each move had been a new event.
 
-use crate::time::Instant;
-use std::cmp::Ordering;
-use std::collections::binary_heap::PeekMut;
-use std::collections::BinaryHeap;
+mod heap;
 
-/// A heap entry: the key and where its event waits. 24 bytes whatever the
-/// event's size, so that sifting moves little (the events stay put).
-struct Entry {
-    at: Instant,
-    seq: u64,
-    /// An index into `singles`, or with [`BATCH`] set into `batches`.
-    slot: u32,
-}
+use crate::time::Instant;
+use heap::{Entry, KeyHeap};
 
 /// The slot bit that marks a batch.
 const BATCH: u32 = 1 << 31;
@@ -62,24 +53,6 @@ struct TimerSlot<E> {
     /// than `pending`'s; other entries of the timer are left over from an
     /// earlier setting and are dropped when they surface.
     entry: Option<(Instant, u64)>,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.at == other.at && self.seq == other.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    // Reversed: `BinaryHeap` is a max-heap and we want the earliest first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.at.cmp(&self.at).then_with(|| other.seq.cmp(&self.seq))
-    }
 }
 
 /// A batch's pending events, latest first (the earliest is popped off the
@@ -109,7 +82,7 @@ impl<T> Slab<T> {
 
 /// A min-queue of events keyed by time, FIFO among equal times.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry>,
+    heap: KeyHeap,
     /// Events scheduled one at a time; a free slot holds `None`.
     singles: Slab<Option<E>>,
     /// Batches; a free slot holds an empty batch (its allocation reused).
@@ -136,7 +109,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: KeyHeap::with_capacity(1024),
             singles: Slab::new(),
             batches: Slab::new(),
             timers: Vec::new(),
@@ -236,7 +209,7 @@ impl<E> EventQueue<E> {
     }
 
     fn settle_timers(&mut self) {
-        while let Some(mut top) = self.heap.peek_mut() {
+        while let Some(&top) = self.heap.peek() {
             if top.slot & TIMER == 0 {
                 return;
             }
@@ -244,7 +217,7 @@ impl<E> EventQueue<E> {
             let key = (top.at, top.seq);
             if t.entry != Some(key) {
                 // Left over from an earlier setting.
-                PeekMut::pop(top);
+                self.heap.pop();
                 continue;
             }
             match t.pending.as_ref().map(|&(at, seq, _)| (at, seq)) {
@@ -252,47 +225,47 @@ impl<E> EventQueue<E> {
                 Some((at, seq)) => {
                     // Moved later since the entry was pushed.
                     t.entry = Some((at, seq));
-                    top.at = at;
-                    top.seq = seq;
+                    self.heap.replace_top(Entry { at, seq, slot: top.slot });
                 }
                 None => {
                     t.entry = None;
-                    PeekMut::pop(top);
+                    self.heap.pop();
                 }
             }
         }
     }
 
     /// Removes and returns the earliest event, advancing `now` to its time.
+    /// Inline: the event then reaches the caller's registers, not a return
+    /// slot in memory it would wait on (issue 28).
+    #[inline]
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         self.settle();
         self.last_batch = NO_BATCH;
-        let mut top = self.heap.peek_mut()?;
+        let top = *self.heap.peek()?;
         let (at, event) = if top.slot & TIMER != 0 {
-            let Entry { at, slot, .. } = PeekMut::pop(top);
-            let t = &mut self.timers[(slot & !TIMER) as usize];
+            self.heap.pop();
+            let t = &mut self.timers[(top.slot & !TIMER) as usize];
             t.entry = None;
             let (_, _, event) = t.pending.take().expect("settled: the timer's event");
-            (at, event)
+            (top.at, event)
         } else if top.slot & BATCH == 0 {
-            let Entry { at, slot, .. } = PeekMut::pop(top);
-            self.singles.free.push(slot);
-            (at, self.singles.items[slot as usize].take().expect("a pending single"))
+            self.heap.pop();
+            self.singles.free.push(top.slot);
+            (top.at, self.singles.items[top.slot as usize].take().expect("a pending single"))
         } else {
             let slot = top.slot & !BATCH;
             let batch = &mut self.batches.items[slot as usize];
             let (at, _, event) = batch.pop().expect("a batch in the heap is never empty");
             match batch.last() {
                 Some(&(next_at, next_seq, _)) => {
-                    // Re-key in place; dropping `top` sifts it down, a
-                    // compare or two when it is still the earliest.
-                    top.at = next_at;
-                    top.seq = next_seq;
-                    drop(top);
+                    // Re-key in place: a compare or two when the batch's
+                    // next event is still the earliest.
+                    self.heap.replace_top(Entry { at: next_at, seq: next_seq, slot: top.slot });
                     self.last_batch = slot;
                 }
                 None => {
-                    PeekMut::pop(top);
+                    self.heap.pop();
                     self.batches.free.push(slot);
                 }
             }
