@@ -25,6 +25,7 @@
 //!   control is on (`WifiRemoteStationManager`), and its histogram per link;
 //! * `frame`: the frames on the air.
 
+mod arrivals;
 mod channel_access;
 mod duplicates;
 mod frame;
@@ -35,6 +36,7 @@ mod rate_selection;
 use crate::config::{ConfigError, RadioConfig};
 use crate::link::LinkBudget;
 use crate::phy::{self, control_rate_kbps, Standard, Timing};
+use arrivals::ArrivalOrders;
 use channel_access::{AccessParams, ChannelAccess};
 use duplicates::DuplicateCache;
 pub use frame::{Frame as AirFrame, FrameKind};
@@ -286,15 +288,11 @@ pub struct Medium<P> {
     /// Frames sent and heard, kept only while observing.
     observing: bool,
     air: VecDeque<AirEvent<P>>,
-    /// The arrivals of the frame being sent and their order (reused: no
-    /// allocation per frame).
+    /// The arrivals of the frame being sent (reused: no allocation per
+    /// frame).
     arrivals: Vec<(Instant, RadioEvent)>,
-    /// Indices into the sender's neighbours in arrival order: the moving
-    /// nodes' of the frame being sent, and the static nodes' for each
-    /// sender (empty for moving nodes).
-    arrival_order: Vec<u32>,
-    static_orders: Vec<Vec<u32>>,
-    arrival_keys: Vec<(u64, u32)>,
+    /// The order each sender's frames reach its neighbours in.
+    orders: ArrivalOrders,
 }
 
 impl<P: Payload> Medium<P> {
@@ -374,9 +372,7 @@ impl<P: Payload> Medium<P> {
             observing: false,
             air: VecDeque::new(),
             arrivals: Vec::new(),
-            arrival_order: Vec::new(),
-            static_orders: if is_moving { Vec::new() } else { vec![Vec::new(); nodes.len()] },
-            arrival_keys: Vec::new(),
+            orders: ArrivalOrders::new(nodes.len(), is_moving),
         })
     }
 
@@ -405,8 +401,8 @@ impl<P: Payload> Medium<P> {
         seed: u64,
     ) -> Result<(), ConfigError> {
         self.links.set_trajectories(&self.config, trajectories, seed)?;
-        // Moving nodes' arrival orders change with every frame.
-        self.static_orders.clear();
+        // Moving nodes' arrival orders change from frame to frame.
+        self.orders.set_moving();
         Ok(())
     }
     pub fn counters(&self, node: NodeId) -> &MacCounters {
@@ -603,18 +599,10 @@ impl<P: Payload> Medium<P> {
         // The arrivals in time order, the nearest receiver first and equal
         // times in node order (the order the events always ran in), then
         // the ends in the same order one airtime later: the queue takes
-        // them as they come. Sorted as one word per receiver (delay, node).
-        // Static nodes keep their neighbours, and each sender its order
-        // (issue 28: sorting every frame's arrivals was 7% of a grid's run).
-        let mut order = match self.static_orders.get_mut(node as usize) {
-            Some(order) => std::mem::take(order),
-            None => std::mem::take(&mut self.arrival_order),
-        };
-        if order.len() != neighbours.len() || self.static_orders.is_empty() {
-            arrival_order(neighbours, &mut self.arrival_keys, &mut order);
-        }
+        // them as they come.
+        let order = self.orders.order(node, neighbours);
         self.arrivals.clear();
-        for &k in &order {
+        for &k in order {
             let nb = &neighbours[k as usize];
             // Fading is drawn from the receiver's own stream; without
             // fading the receiver's state is not touched here but when its
@@ -626,10 +614,6 @@ impl<P: Payload> Medium<P> {
             let power_mw = nb.mean_power_mw * gain;
             let at = now + nb.propagation_delay;
             self.arrivals.push((at, RadioEvent::RxStart { node: nb.node, frame: id, power_mw }));
-        }
-        match self.static_orders.get_mut(node as usize) {
-            Some(kept) => *kept = order,
-            None => self.arrival_order = order,
         }
         for k in 0..self.arrivals.len() {
             let (at, ev) = self.arrivals[k];
@@ -705,20 +689,6 @@ impl<P: Payload> Medium<P> {
     }
 }
 
-/// The order a frame reaches `neighbours` in: the nearest first, equal
-/// times in node order (the order the events always ran in), as indices
-/// into `neighbours`. Sorted as one word per receiver (delay, node).
-fn arrival_order(neighbours: &[crate::link::Neighbour], keys: &mut Vec<(u64, u32)>, order: &mut Vec<u32>) {
-    keys.clear();
-    keys.extend(neighbours.iter().enumerate().map(|(k, nb)| {
-        debug_assert!(nb.propagation_delay.as_nanos() < 1 << 32, "light crosses any scenario in 4 s");
-        (nb.propagation_delay.as_nanos() << 32 | u64::from(nb.node), k as u32)
-    }));
-    keys.sort_unstable_by_key(|&(key, _)| key);
-    order.clear();
-    order.extend(keys.iter().map(|&(_, k)| k));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -770,32 +740,5 @@ mod tests {
         let cfg = RadioConfig { mac: crate::MacConfig { cw_min: Some(31), ..cfg.mac.clone() }, ..cfg };
         let m: Medium<Ip> = Medium::new(&cfg, &nodes, 1).unwrap();
         assert_eq!(m.one_frame_service_time(0, 1500), us(681.5 + 8.0 * 9.0));
-    }
-
-    /// Receivers in time order, equal times in node order, whatever order
-    /// the neighbours come in (a moving sender's come in grid order).
-    #[test]
-    fn arrivals_are_ordered_by_delay_then_node() {
-        use rand::{seq::SliceRandom, Rng};
-        let mut rng = stream_rng(7, StreamId::new(StreamKind::Experiment, 0));
-        let (mut keys, mut order) = (Vec::new(), Vec::new());
-        for _ in 0..200 {
-            let mut nodes: Vec<NodeId> = (0..64).collect();
-            nodes.shuffle(&mut rng);
-            nodes.truncate(rng.gen_range(1..=64));
-            // Few distinct delays, so that ties are common.
-            let neighbours: Vec<crate::link::Neighbour> = nodes
-                .iter()
-                .map(|&node| crate::link::Neighbour {
-                    node,
-                    mean_power_mw: 1e-9,
-                    propagation_delay: Duration::from_nanos(rng.gen_range(0..4)),
-                })
-                .collect();
-            arrival_order(&neighbours, &mut keys, &mut order);
-            let mut expected: Vec<u32> = (0..neighbours.len() as u32).collect();
-            expected.sort_by_key(|&k| (neighbours[k as usize].propagation_delay, neighbours[k as usize].node));
-            assert_eq!(order, expected);
-        }
     }
 }

@@ -10,7 +10,7 @@
 //! [`RoutingEngine::poll_timeout`]; after every `handle_*`/`on_*` call do
 //! the same. `route` never holds: OLSR is proactive.
 
-use super::edges::{edge_cost, Edge, PartChange, Reread};
+use super::edges::{edge_cost, Edge, PartChange};
 use super::neighbours::{probe_jitter, Neighbours};
 use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
 use super::queue::DuplicateSet;
@@ -39,8 +39,8 @@ const TIMER_COUNT: usize = 5;
 /// symmetric first hops with their cost and the 2-hop links with theirs
 /// (from the neighbour set, read at its `neighbours_version`), the topology
 /// links with theirs (read at `topology_version`), each in key order, and
-/// the peers that have left.
-#[derive(Debug)]
+/// the peers that have left. The links are read again in place.
+#[derive(Debug, Default)]
 struct RouteInputs {
     first_hops: Vec<(NodeId, u32)>,
     two_hop_edges: Vec<Edge>,
@@ -50,10 +50,12 @@ struct RouteInputs {
     left: Vec<NodeId>,
 }
 
-/// The buffers of [`RouteInputs`] that a read replaced (contents
-/// meaningless): reused so that reading the inputs again does not allocate.
+/// What a read of [`RouteInputs`] replaced, for the routing table to follow
+/// the change: the first hops as they were, and each part's links out of
+/// the nodes it touched as they were. Buffers kept so that reads do not
+/// allocate (contents meaningless between reads).
 #[derive(Debug, Default)]
-struct SpareInputs {
+struct Replaced {
     first_hops: Vec<(NodeId, u32)>,
     two_hop_edges: Vec<Edge>,
     topology_edges: Vec<Edge>,
@@ -72,10 +74,10 @@ pub struct OlsrEngine {
     routes: RoutingTable,
     /// What the routing table was last computed from, and the versions of
     /// the neighbour and topology sets then: while neither moved, the
-    /// inputs cannot have changed and are not rebuilt to be compared.
+    /// inputs cannot have changed and are not read again to be compared.
     route_inputs: Option<RouteInputs>,
-    /// Buffers of inputs replaced, for the next reads to fill.
-    spare_inputs: SpareInputs,
+    /// What the last read of the inputs replaced.
+    replaced: Replaced,
     /// Peers a transport reported unresponsive, with when (seed 004
     /// §III.B); cleared by a HELLO or TC the peer originated.
     inaccessible: BTreeMap<NodeId, Instant>,
@@ -112,7 +114,7 @@ impl OlsrEngine {
             duplicates: DuplicateSet::default(),
             routes: RoutingTable::default(),
             route_inputs: None,
-            spare_inputs: SpareInputs::default(),
+            replaced: Replaced::default(),
             inaccessible: BTreeMap::new(),
             advertised: BTreeSet::new(),
             ansn: 0,
@@ -238,7 +240,13 @@ impl OlsrEngine {
         if !self.neighbours.is_symmetric(self.now, from) {
             return;
         }
-        let seen = self.duplicates.seen(self.now, m.originator, m.seq);
+        // RFC 3626 §3.4.1 default forwarding: once, by MPRs of the sender.
+        let relay = if self.config.mpr_flooding { self.neighbours.is_mpr_selector(from) } else { true };
+        let until = self.now + self.config.dup_hold_time;
+        let (seen, retransmit) = self.duplicates.see(self.now, m.originator, m.seq, until, |seen| {
+            let already = seen.unwrap_or(false);
+            !already && relay && m.ttl > 1
+        });
         if seen.is_none() {
             if let Body::Tc { ansn, advertised } = &m.body {
                 // A TC the peer originated validates it (seed 004 §III.B).
@@ -246,12 +254,6 @@ impl OlsrEngine {
                 self.topology.process_tc(self.now, m.originator, vtime, *ansn, advertised);
             }
         }
-        // RFC 3626 §3.4.1 default forwarding: once, by MPRs of the sender.
-        let already = seen.unwrap_or(false);
-        let relay = if self.config.mpr_flooding { self.neighbours.is_mpr_selector(from) } else { true };
-        let retransmit = !already && relay && m.ttl > 1;
-        let until = self.now + self.config.dup_hold_time;
-        self.duplicates.record(self.now, m.originator, m.seq, until, retransmit);
         if retransmit {
             let fwd = Message { ttl: m.ttl - 1, hop_count: m.hop_count.saturating_add(1), ..m };
             self.tc_retransmissions += 1;
@@ -318,44 +320,40 @@ impl OlsrEngine {
         let left: Vec<NodeId> =
             self.inaccessible.iter().filter(|(_, &at)| now >= at + hold).map(|(&peer, _)| peer).collect();
         let (neighbours_version, topology_version) = (self.neighbours.version(), self.topology.links_version());
-        let mut old = self.route_inputs.take();
-        let fresh_neighbours = old.as_ref().is_none_or(|o| o.neighbours_version != neighbours_version);
-        let fresh_topology = old.as_ref().is_none_or(|o| o.topology_version != topology_version);
+        let old = self.route_inputs.as_ref();
+        let fresh_neighbours = old.is_none_or(|o| o.neighbours_version != neighbours_version);
+        let fresh_topology = old.is_none_or(|o| o.topology_version != topology_version);
         // (`left` is nearly always empty: compared without a call.)
         let same_left = |o: &RouteInputs| o.left.len() == left.len() && o.left.iter().zip(&left).all(|(a, b)| a == b);
-        if !fresh_neighbours && !fresh_topology && old.as_ref().is_some_and(same_left) {
-            self.route_inputs = old;
+        if !fresh_neighbours && !fresh_topology && old.is_some_and(same_left) {
             return;
         }
+        let kept = old.is_some();
+        let follows = old.is_some_and(|o| o.left == left);
+        let mut inputs = self.route_inputs.take().unwrap_or_default();
+        inputs.left = left;
+        (inputs.neighbours_version, inputs.topology_version) = (neighbours_version, topology_version);
         // Only the part whose set moved is read again, and of it only the
-        // links out of the nodes whose links changed (each set iterates in
-        // key order, so each part is sorted as `follow` needs); the other
-        // part is taken over from the old inputs, touched nowhere.
+        // links out of the nodes whose links changed, in place (each set
+        // iterates in key order, so each part is sorted as `follow` needs);
+        // the other part stays as it was, touched nowhere.
         let cost = |m| edge_cost(metric, m);
-        let spare = &mut self.spare_inputs;
-        let (first_hops, two_hop) = if fresh_neighbours {
-            let last = old.as_ref().map(|o| &o.two_hop_edges[..]);
-            let first_hops = self.neighbours.first_hops(now, metric, std::mem::take(&mut spare.first_hops));
-            (first_hops, self.neighbours.two_hop_edges(last, cost, std::mem::take(&mut spare.two_hop_edges)))
+        let replaced = &mut self.replaced;
+        let untouched: Option<Vec<NodeId>> = Some(Vec::new());
+        let two_hop_touched = if fresh_neighbours {
+            let first_hops = self.neighbours.first_hops(now, metric, std::mem::take(&mut replaced.first_hops));
+            replaced.first_hops = std::mem::replace(&mut inputs.first_hops, first_hops);
+            self.neighbours.two_hop_edges(&mut inputs.two_hop_edges, kept, cost, &mut replaced.two_hop_edges)
         } else {
-            let o = old.as_mut().expect("kept inputs");
-            let edges = std::mem::take(&mut o.two_hop_edges);
-            (std::mem::take(&mut o.first_hops), Reread { edges, touched: Some(Vec::new()) })
+            replaced.first_hops.clone_from(&inputs.first_hops);
+            replaced.two_hop_edges.clear();
+            untouched.clone()
         };
-        let topology = if fresh_topology {
-            let last = old.as_ref().map(|o| &o.topology_edges[..]);
-            self.topology.edges(last, cost, std::mem::take(&mut spare.topology_edges))
+        let topology_touched = if fresh_topology {
+            self.topology.edges(&mut inputs.topology_edges, kept, cost, &mut replaced.topology_edges)
         } else {
-            let edges = std::mem::take(&mut old.as_mut().expect("kept inputs").topology_edges);
-            Reread { edges, touched: Some(Vec::new()) }
-        };
-        let inputs = RouteInputs {
-            first_hops,
-            two_hop_edges: two_hop.edges,
-            neighbours_version,
-            topology_edges: topology.edges,
-            topology_version,
-            left,
+            replaced.topology_edges.clear();
+            untouched
         };
         let has_left = |peer: NodeId| inputs.left.binary_search(&peer).is_ok();
         let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
@@ -363,37 +361,17 @@ impl OlsrEngine {
         // changed (a link that moved from one part to the other reads as
         // lost and gained, and is followed as such); a kept part has not
         // changed. Departed peers take a fresh computation.
-        match old.as_ref().filter(|o| o.left == inputs.left) {
-            Some(o) => {
-                let first_hops = if fresh_neighbours { &o.first_hops[..] } else { &inputs.first_hops[..] };
-                let old_two_hop = if fresh_neighbours { &o.two_hop_edges[..] } else { parts[0] };
-                let old_topology = if fresh_topology { &o.topology_edges[..] } else { parts[1] };
-                let changes = [
-                    PartChange { old: old_two_hop, new: parts[0], touched: two_hop.touched.as_deref() },
-                    PartChange { old: old_topology, new: parts[1], touched: topology.touched.as_deref() },
-                ];
-                self.routes.follow(
-                    self.node,
-                    (first_hops, &inputs.first_hops[..]),
-                    changes,
-                    has_left,
-                    &mut self.events,
-                );
-            }
-            None => self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events),
+        if follows {
+            let changes = [
+                PartChange { old: &replaced.two_hop_edges, new: parts[0], touched: two_hop_touched.as_deref() },
+                PartChange { old: &replaced.topology_edges, new: parts[1], touched: topology_touched.as_deref() },
+            ];
+            let first_hops = (&replaced.first_hops[..], &inputs.first_hops[..]);
+            self.routes.follow(self.node, first_hops, changes, has_left, &mut self.events);
+        } else {
+            self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events);
         }
         self.route_inputs = Some(inputs);
-        // What was read afresh replaced the old inputs' buffers: the next
-        // reads reuse them.
-        if let Some(o) = old {
-            if fresh_neighbours {
-                self.spare_inputs.first_hops = o.first_hops;
-                self.spare_inputs.two_hop_edges = o.two_hop_edges;
-            }
-            if fresh_topology {
-                self.spare_inputs.topology_edges = o.topology_edges;
-            }
-        }
     }
 
     fn next_expiry(&mut self) -> Option<Instant> {

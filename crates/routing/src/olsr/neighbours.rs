@@ -5,9 +5,9 @@
 //! Couto et al.): what this node's HELLOs and probes say, and what it
 //! learns from its neighbours'.
 
-use super::edges::{Edge, Reread};
+use super::edges::Edge;
 use super::packet::{HelloEntry, ASYM_LINK, LOST_LINK, METRIC_INFINITE, MPR_NEIGH, NOT_NEIGH, SYM_LINK, SYM_NEIGH};
-use super::two_hop::{Inserted, TwoHopSet};
+use super::two_hop::TwoHopSet;
 use super::{Metric, METRIC_UNIT, WILL_ALWAYS, WILL_NEVER};
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
@@ -286,31 +286,26 @@ impl Neighbours {
             self.check_due = true;
             return;
         }
-        for e in neighbours {
-            if e.neighbour == node {
-                if e.link_code >> 2 == MPR_NEIGH {
-                    self.mpr_selectors.insert(from, now + vtime);
-                    self.note_until(now + vtime);
-                } else {
-                    self.mpr_selectors.remove(&from);
-                }
-                continue;
+        // This node's own entry says whether the sender chose it as MPR;
+        // the others are the sender's 2-hop tuples, held or removed in the
+        // HELLO's order.
+        for e in neighbours.iter().filter(|e| e.neighbour == node) {
+            if e.link_code >> 2 == MPR_NEIGH {
+                self.mpr_selectors.insert(from, now + vtime);
+                self.note_until(now + vtime);
+            } else {
+                self.mpr_selectors.remove(&from);
             }
-            match e.link_code >> 2 {
-                SYM_NEIGH | MPR_NEIGH => {
-                    match self.two_hop.insert(from, e.neighbour, now + vtime, e.metric) {
-                        Inserted::New => self.changes += 1,
-                        Inserted::Recosted => self.cost_changes += 1,
-                        Inserted::Refreshed => {}
-                    }
-                    self.note_until(now + vtime);
-                }
-                _ => {
-                    if self.two_hop.remove(from, e.neighbour) {
-                        self.changes += 1;
-                    }
-                }
-            }
+        }
+        let two_hop = neighbours.iter().filter(|e| e.neighbour != node).map(|e| match e.link_code >> 2 {
+            SYM_NEIGH | MPR_NEIGH => (e.neighbour, Some(e.metric)),
+            _ => (e.neighbour, None),
+        });
+        let applied = self.two_hop.apply_hello(from, now + vtime, two_hop);
+        self.changes += applied.new + applied.removed;
+        self.cost_changes += applied.recosted;
+        if applied.held > 0 {
+            self.note_until(now + vtime);
         }
     }
 
@@ -497,11 +492,12 @@ impl Neighbours {
     /// are the read's `touched`.
     pub(super) fn two_hop_edges(
         &mut self,
-        last: Option<&[Edge]>,
+        edges: &mut Vec<Edge>,
+        kept: bool,
         cost: impl Fn(u16) -> Option<u32>,
-        out: Vec<Edge>,
-    ) -> Reread {
-        self.two_hop.edges(last, cost, out)
+        replaced: &mut Vec<Edge>,
+    ) -> Option<Vec<NodeId>> {
+        self.two_hop.edges(edges, kept, cost, replaced)
     }
 }
 
@@ -726,10 +722,10 @@ mod tests {
             ),
         ) {
             use super::super::packet::HelloEntry;
-            use super::super::edges::diff;
+            use super::super::edges::check_reread;
             let cost = |m: u16| (m > 0).then_some(u32::from(m) * 256);
             let mut n = super::Neighbours::default();
-            let mut last: Option<Vec<super::Edge>> = None;
+            let (mut edges, mut kept) = (Vec::new(), false);
             for (step, (from, vtime_s, entries, what)) in ops.into_iter().enumerate() {
                 let now = Instant::ZERO + Duration::from_millis(700 * step as u64);
                 match what {
@@ -745,15 +741,13 @@ mod tests {
                     }
                 }
                 n.update(now, 0);
-                let all = n.clone().two_hop_edges(None, cost, Vec::new()).edges;
-                let read = n.two_hop_edges(last.as_deref(), cost, vec![(9, 9, 9)]);
-                proptest::prop_assert_eq!(&read.edges, &all);
-                if let (Some(last), Some(touched)) = (&last, &read.touched) {
-                    for (_, e) in diff(last, &read.edges) {
-                        proptest::prop_assert!(touched.contains(&e.0), "{:?} changed untouched", e);
-                    }
-                }
-                last = Some(read.edges);
+                let mut all = vec![(9, 9, 9)];
+                n.clone().two_hop_edges(&mut all, false, cost, &mut Vec::new());
+                let (before, mut replaced) = (edges.clone(), vec![(9, 9, 9)]);
+                let touched = n.two_hop_edges(&mut edges, kept, cost, &mut replaced);
+                proptest::prop_assert_eq!(&edges, &all);
+                check_reread(&before, &edges, kept, touched.as_deref(), &replaced)?;
+                kept = true;
             }
         }
     }
