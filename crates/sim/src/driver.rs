@@ -106,8 +106,8 @@ impl<A> Scheduler for QueueScheduler<'_, A> {
         self.0.schedule(at, Event::Radio(event));
     }
     #[inline]
-    fn schedule_batch(&mut self, events: &[(Instant, RadioEvent)]) {
-        self.0.schedule_batch(events.iter().map(|&(at, event)| (at, Event::Radio(event))));
+    fn schedule_batch(&mut self, events: impl Iterator<Item = (Instant, RadioEvent)>) {
+        self.0.schedule_batch(events.map(|(at, event)| (at, Event::Radio(event))));
     }
 }
 
