@@ -10,6 +10,16 @@ use super::{Metric, METRIC_UNIT};
 use crate::NodeId;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Where a read of a set's links goes: `edges`, which holds the last read
+/// when `kept`, and `replaced`, for the touched nodes' links as they were
+/// ([`read_again`]; the 2-hop and the topology set read into it).
+#[derive(Debug)]
+pub(super) struct ReadInto<'a> {
+    pub(super) edges: &'a mut Vec<Edge>,
+    pub(super) kept: bool,
+    pub(super) replaced: &'a mut Vec<Edge>,
+}
+
 /// A set's links, keyed (from, to), read again as edges (from, to, the
 /// tuple's `cost`; a link whose cost is `None` left out) into `edges`, in
 /// place. With `kept` (`edges` holds the last read), only the links out of
@@ -24,12 +34,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// a twentieth).
 pub(super) fn read_again<T>(
     set: &BTreeMap<(NodeId, NodeId), T>,
-    edges: &mut Vec<Edge>,
-    kept: bool,
+    into: ReadInto<'_>,
     dirty: BTreeSet<NodeId>,
     cost: impl Fn(&T) -> Option<u32>,
-    replaced: &mut Vec<Edge>,
 ) -> Option<Vec<NodeId>> {
+    let ReadInto { edges, kept, replaced } = into;
     let edge = |(&(from, to), t): (&(NodeId, NodeId), &T)| cost(t).map(|c| (from, to, c));
     replaced.clear();
     if !kept {

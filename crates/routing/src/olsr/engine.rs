@@ -10,7 +10,7 @@
 //! [`RoutingEngine::poll_timeout`]; after every `handle_*`/`on_*` call do
 //! the same. `route` never holds: OLSR is proactive.
 
-use super::edges::{edge_cost, Edge, PartChange};
+use super::edges::{edge_cost, Edge, PartChange, ReadInto};
 use super::neighbours::{probe_jitter, Neighbours};
 use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
 use super::queue::DuplicateSet;
@@ -343,14 +343,16 @@ impl OlsrEngine {
         let two_hop_touched = if fresh_neighbours {
             let first_hops = self.neighbours.first_hops(now, metric, std::mem::take(&mut replaced.first_hops));
             replaced.first_hops = std::mem::replace(&mut inputs.first_hops, first_hops);
-            self.neighbours.two_hop_edges(&mut inputs.two_hop_edges, kept, cost, &mut replaced.two_hop_edges)
+            let into = ReadInto { edges: &mut inputs.two_hop_edges, kept, replaced: &mut replaced.two_hop_edges };
+            self.neighbours.two_hop_edges(into, cost)
         } else {
             replaced.first_hops.clone_from(&inputs.first_hops);
             replaced.two_hop_edges.clear();
             untouched.clone()
         };
         let topology_touched = if fresh_topology {
-            self.topology.edges(&mut inputs.topology_edges, kept, cost, &mut replaced.topology_edges)
+            let into = ReadInto { edges: &mut inputs.topology_edges, kept, replaced: &mut replaced.topology_edges };
+            self.topology.edges(into, cost)
         } else {
             replaced.topology_edges.clear();
             untouched

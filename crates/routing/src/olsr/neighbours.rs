@@ -5,7 +5,7 @@
 //! Couto et al.): what this node's HELLOs and probes say, and what it
 //! learns from its neighbours'.
 
-use super::edges::Edge;
+use super::edges::ReadInto;
 use super::packet::{HelloEntry, ASYM_LINK, LOST_LINK, METRIC_INFINITE, MPR_NEIGH, NOT_NEIGH, SYM_LINK, SYM_NEIGH};
 use super::two_hop::TwoHopSet;
 use super::{Metric, METRIC_UNIT, WILL_ALWAYS, WILL_NEVER};
@@ -486,18 +486,14 @@ impl Neighbours {
 
     /// The links from symmetric neighbours to their neighbours as edges
     /// (neighbour, 2-hop neighbour, `cost` of the metric it advertised; a
-    /// link whose cost is `None` left out), sorted. `last`: the edges this
-    /// returned the time before, if the caller kept them; then only the
-    /// neighbours whose 2-hop tuples changed since are read again, and they
-    /// are the read's `touched`.
+    /// link whose cost is `None` left out), sorted: the 2-hop set's
+    /// [`TwoHopSet::edges`].
     pub(super) fn two_hop_edges(
         &mut self,
-        edges: &mut Vec<Edge>,
-        kept: bool,
+        into: ReadInto<'_>,
         cost: impl Fn(u16) -> Option<u32>,
-        replaced: &mut Vec<Edge>,
     ) -> Option<Vec<NodeId>> {
-        self.two_hop.edges(edges, kept, cost, replaced)
+        self.two_hop.edges(into, cost)
     }
 }
 
@@ -722,7 +718,7 @@ mod tests {
             ),
         ) {
             use super::super::packet::HelloEntry;
-            use super::super::edges::check_reread;
+            use super::super::edges::{check_reread, ReadInto};
             let cost = |m: u16| (m > 0).then_some(u32::from(m) * 256);
             let mut n = super::Neighbours::default();
             let (mut edges, mut kept) = (Vec::new(), false);
@@ -742,9 +738,9 @@ mod tests {
                 }
                 n.update(now, 0);
                 let mut all = vec![(9, 9, 9)];
-                n.clone().two_hop_edges(&mut all, false, cost, &mut Vec::new());
+                n.clone().two_hop_edges(ReadInto { edges: &mut all, kept: false, replaced: &mut Vec::new() }, cost);
                 let (before, mut replaced) = (edges.clone(), vec![(9, 9, 9)]);
-                let touched = n.two_hop_edges(&mut edges, kept, cost, &mut replaced);
+                let touched = n.two_hop_edges(ReadInto { edges: &mut edges, kept, replaced: &mut replaced }, cost);
                 proptest::prop_assert_eq!(&edges, &all);
                 check_reread(&before, &edges, kept, touched.as_deref(), &replaced)?;
                 kept = true;

@@ -4,7 +4,7 @@
 //! summed ETX works as well as hop count), with each route's last link, so
 //! that the quality of a whole route can be walked back (seed 004 §III.B).
 
-use super::edges::{diff, diff_in, read_again, Edge, FirstHop, PartChange};
+use super::edges::{diff, diff_in, read_again, Edge, FirstHop, PartChange, ReadInto};
 use super::METRIC_UNIT;
 use crate::common::seq_newer;
 use crate::{NodeId, PathQuality, RouteEvent};
@@ -122,20 +122,12 @@ impl TopologySet {
     }
 
     /// The advertised links as edges (T_last, T_dest, `cost` of the
-    /// metric; a link whose cost is `None` left out), sorted, read into
-    /// `edges` as [`read_again`] reads them: with `kept` (`edges` holds the
-    /// last read), only the originators whose links changed since, which
-    /// it returns, their links as they were in `replaced`. Either way, the
-    /// edges are what reading every tuple gives.
-    pub(super) fn edges(
-        &mut self,
-        edges: &mut Vec<Edge>,
-        kept: bool,
-        cost: impl Fn(u16) -> Option<u32>,
-        replaced: &mut Vec<Edge>,
-    ) -> Option<Vec<NodeId>> {
-        let dirty = std::mem::take(&mut self.dirty);
-        read_again(&self.tuples, edges, kept, dirty, |t| cost(t.metric), replaced)
+    /// metric; a link whose cost is `None` left out), sorted, read `into`
+    /// its buffers as [`read_again`] reads them: with the last read kept,
+    /// only the originators whose links changed since, which it returns.
+    /// Either way, the edges are what reading every tuple gives.
+    pub(super) fn edges(&mut self, into: ReadInto<'_>, cost: impl Fn(u16) -> Option<u32>) -> Option<Vec<NodeId>> {
+        read_again(&self.tuples, into, std::mem::take(&mut self.dirty), |t| cost(t.metric))
     }
 }
 
@@ -698,9 +690,9 @@ mod tests {
                     topology.process_tc(now, originator, Duration::from_secs(vtime_s), ansn, &advertised);
                 }
                 let mut all = vec![(9, 9, 9)];
-                topology.clone().edges(&mut all, false, cost, &mut Vec::new());
+                topology.clone().edges(ReadInto { edges: &mut all, kept: false, replaced: &mut Vec::new() }, cost);
                 let (before, mut replaced) = (edges.clone(), vec![(9, 9, 9)]);
-                let touched = topology.edges(&mut edges, kept, cost, &mut replaced);
+                let touched = topology.edges(ReadInto { edges: &mut edges, kept, replaced: &mut replaced }, cost);
                 prop_assert_eq!(&edges, &all);
                 prop_assert!(edges.is_sorted());
                 // Whatever changed since the last read is touched.

@@ -6,7 +6,7 @@
 //! HELLOs; scanning it for any of these after each control message was a
 //! tenth to a fifth of an OLSR run (issue 28).
 
-use super::edges::{read_again, Edge};
+use super::edges::{read_again, ReadInto};
 use super::tables::remove_until;
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
@@ -230,19 +230,11 @@ impl TwoHopSet {
 
     /// The links from the neighbours to their neighbours as edges
     /// (neighbour, 2-hop neighbour, `cost` of the metric it advertised; a
-    /// link whose cost is `None` left out), sorted, read into `edges` as
-    /// [`read_again`] reads them: with `kept` (`edges` holds the last
-    /// read), only the neighbours whose tuples changed since, which it
-    /// returns, their links as they were in `replaced`.
-    pub(super) fn edges(
-        &mut self,
-        edges: &mut Vec<Edge>,
-        kept: bool,
-        cost: impl Fn(u16) -> Option<u32>,
-        replaced: &mut Vec<Edge>,
-    ) -> Option<Vec<NodeId>> {
-        let dirty = std::mem::take(&mut self.dirty);
-        read_again(&self.tuples, edges, kept, dirty, |t| cost(t.metric), replaced)
+    /// link whose cost is `None` left out), sorted, read `into` its
+    /// buffers as [`read_again`] reads them: with the last read kept, only
+    /// the neighbours whose tuples changed since, which it returns.
+    pub(super) fn edges(&mut self, into: ReadInto<'_>, cost: impl Fn(u16) -> Option<u32>) -> Option<Vec<NodeId>> {
+        read_again(&self.tuples, into, std::mem::take(&mut self.dirty), |t| cost(t.metric))
     }
 }
 
@@ -341,9 +333,9 @@ mod tests {
                 prop_assert_eq!(set.vias().collect::<Vec<_>>(), vias);
                 prop_assert_eq!(set.changes() != count_before, keys != keys_before);
                 let mut all = vec![(9, 9, 9)];
-                set.clone().edges(&mut all, false, cost, &mut Vec::new());
+                set.clone().edges(ReadInto { edges: &mut all, kept: false, replaced: &mut Vec::new() }, cost);
                 let (before, mut replaced) = (edges.clone(), vec![(9, 9, 9)]);
-                let touched = set.edges(&mut edges, kept, cost, &mut replaced);
+                let touched = set.edges(ReadInto { edges: &mut edges, kept, replaced: &mut replaced }, cost);
                 prop_assert_eq!(&edges, &all);
                 check_reread(&before, &edges, kept, touched.as_deref(), &replaced)?;
                 kept = true;
