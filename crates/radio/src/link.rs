@@ -143,8 +143,10 @@ impl Moving {
 
     /// The distance and mean received power (path loss and shadowing, no
     /// fading) of a frame sent at `tx_power_mw` by node `from` at its
-    /// position to node `to` at its position, by [`rx_mw`].
-    #[inline]
+    /// position to node `to` at its position, by [`rx_mw`]. Always inlined:
+    /// the call was a fifth of a moving sender's neighbour search
+    /// (issue 28), and inlined the floor and shadowing tests fold away.
+    #[inline(always)]
     fn rx_mw(&self, tx_power_mw: f64, (from, here): (NodeId, Point), (to, there): (NodeId, Point)) -> (f64, f64) {
         let (a, b) = (self.floors_of[from as usize], self.floors_of[to as usize]);
         rx_mw(
@@ -521,7 +523,7 @@ impl LinkBudget {
 /// computation for the static tables, [`LinkBudget::mean_rx_dbm`] and moving
 /// nodes. In the linear domain ([`PathLoss::gain`]): a frame per receiver
 /// costs no logarithm unless shadowing or a floor is in the way.
-#[inline]
+#[inline(always)]
 fn rx_mw(
     path_loss: &PathLoss,
     floors: Option<&Floors>,
@@ -545,12 +547,14 @@ fn light_delay(distance_m: f64) -> Duration {
 /// its bit manipulation (a moving sender rounds a delay per receiver per
 /// frame, issue 28): the cast truncates, and `x` less its whole part is
 /// exact (the whole part is a multiple of `x`'s last bit), so comparing it
-/// with ½ rounds as `round` does, halves away from zero.
+/// with ½ rounds as `round` does, halves away from zero. Through `i64`,
+/// whose conversions are single instructions on x86-64 where `u64`'s take
+/// several: the same values below 2^63.
 #[inline]
 fn round_half_away(x: f64) -> u64 {
     debug_assert!((0.0..9.2e18).contains(&x), "{x}");
-    let whole = x as u64;
-    whole + u64::from(x - whole as f64 >= 0.5)
+    let whole = x as i64;
+    whole as u64 + u64::from(x - whole as f64 >= 0.5)
 }
 
 /// Static log-normal shadowing of `n` nodes in dB, one draw per unordered

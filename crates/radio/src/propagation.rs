@@ -235,7 +235,7 @@ pub struct Place {
 /// both the static link budget and moving nodes use. Across floors the
 /// distance is three-dimensional and each slab crossed costs
 /// `Floors::loss_db`.
-#[inline]
+#[inline(always)]
 pub fn link_gain(path_loss: &PathLoss, floors: Option<&Floors>, a: Place, b: Place) -> (f64, f64) {
     let (dx, dy) = (a.x_m - b.x_m, a.y_m - b.y_m);
     let horizontal_sq_m2 = dx * dx + dy * dy;
