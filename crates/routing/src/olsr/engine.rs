@@ -12,7 +12,10 @@
 
 use super::edges::{edge_cost, Edge, PartChange, ReadInto};
 use super::neighbours::{probe_jitter, Neighbours};
-use super::packet::{decode_vtime, encode_vtime, Body, Message, Packet, MAX_TTL};
+use super::packet::{
+    decode_vtime, encode_vtime, Body, Message, MessageView, Packet, PacketView, HELLO_MESSAGE, MAX_TTL, PROBE_MESSAGE,
+    TC_MESSAGE,
+};
 use super::queue::DuplicateSet;
 use super::tables::{Route, RoutingTable, TopologySet};
 use super::{Metric, OlsrConfig};
@@ -224,27 +227,32 @@ impl OlsrEngine {
     /// Processes one message; returns whether it may have written the
     /// sets a recompute reads (neighbours, topology, inaccessible peers):
     /// a duplicate, an ignored message or a forwarding decision does not.
-    fn process_message(&mut self, from: NodeId, m: Message) -> bool {
-        if m.originator == self.node {
+    /// A TC's body is copied out only when it is new or to be forwarded:
+    /// most copies a node hears are neither.
+    fn process_message(&mut self, from: NodeId, m: MessageView<'_>) -> bool {
+        let originator = m.originator();
+        if originator == self.node {
             return false;
         }
-        let vtime = decode_vtime(m.vtime);
-        match &m.body {
+        let vtime = decode_vtime(m.vtime());
+        match m.kind() {
             // RFC 3626 §6.4: HELLOs (and probes) are never forwarded: one
             // that does not come from its originator is not ours to use.
-            Body::Hello { .. } | Body::Probe { .. } if m.originator != from => return false,
-            Body::Hello { willingness, neighbours, .. } => {
-                self.inaccessible.remove(&m.originator);
-                let hold = self.config.neighb_hold_time;
-                self.neighbours.process_hello(self.now, self.node, hold, from, vtime, *willingness, neighbours);
-                return true;
-            }
-            Body::Probe { received } => {
-                self.neighbours.record_probe(self.now, self.node, from, received);
-                return true;
-            }
-            Body::Unknown(_) => return false,
-            Body::Tc { .. } => {}
+            HELLO_MESSAGE | PROBE_MESSAGE if originator != from => return false,
+            TC_MESSAGE => {}
+            _ => match m.body() {
+                Body::Hello { willingness, neighbours, .. } => {
+                    self.inaccessible.remove(&originator);
+                    let hold = self.config.neighb_hold_time;
+                    self.neighbours.process_hello(self.now, self.node, hold, from, vtime, willingness, &neighbours);
+                    return true;
+                }
+                Body::Probe { received } => {
+                    self.neighbours.record_probe(self.now, self.node, from, &received);
+                    return true;
+                }
+                Body::Tc { .. } | Body::Unknown(_) => return false,
+            },
         }
         // RFC 3626 §3.4 / §9.5: only from symmetric neighbours.
         if !self.neighbours.is_symmetric(self.now, from) {
@@ -253,25 +261,29 @@ impl OlsrEngine {
         // RFC 3626 §3.4.1 default forwarding: once, by MPRs of the sender.
         let relay = if self.config.mpr_flooding { self.neighbours.is_mpr_selector(from) } else { true };
         let until = self.now + self.config.dup_hold_time;
-        let (seen, retransmit) = self.duplicates.see(self.now, m.originator, m.seq, until, |seen| {
+        let ttl = m.ttl();
+        let (seen, retransmit) = self.duplicates.see(self.now, originator, m.seq(), until, |seen| {
             let already = seen.unwrap_or(false);
-            !already && relay && m.ttl > 1
+            !already && relay && ttl > 1
         });
-        if seen.is_none() {
-            if let Body::Tc { ansn, advertised } = &m.body {
-                // A TC the peer originated validates it (seed 004 §III.B).
-                self.inaccessible.remove(&m.originator);
-                self.topology.process_tc(self.now, m.originator, vtime, *ansn, advertised);
+        if seen.is_none() || retransmit {
+            let m = m.message();
+            if seen.is_none() {
+                if let Body::Tc { ansn, advertised } = &m.body {
+                    // A TC the peer originated validates it (seed 004 §III.B).
+                    self.inaccessible.remove(&originator);
+                    self.topology.process_tc(self.now, originator, vtime, *ansn, advertised);
+                }
             }
-        }
-        if retransmit {
-            let fwd = Message { ttl: m.ttl - 1, hop_count: m.hop_count.saturating_add(1), ..m };
-            self.tc_retransmissions += 1;
-            // RFC 3626 §3.5: forwarding is jittered too, so that the MPRs
-            // that got the same message do not all send at once.
-            let due = self.now + jitter(&mut self.rng, self.config.max_jitter);
-            self.forward_queue.push(due, fwd);
-            self.timers[Timer::Forward as usize] = self.forward_queue.next_due();
+            if retransmit {
+                let fwd = Message { ttl: m.ttl - 1, hop_count: m.hop_count.saturating_add(1), ..m };
+                self.tc_retransmissions += 1;
+                // RFC 3626 §3.5: forwarding is jittered too, so that the
+                // MPRs that got the same message do not all send at once.
+                let due = self.now + jitter(&mut self.rng, self.config.max_jitter);
+                self.forward_queue.push(due, fwd);
+                self.timers[Timer::Forward as usize] = self.forward_queue.next_due();
+            }
         }
         seen.is_none()
     }
@@ -446,7 +458,7 @@ impl RoutingEngine for OlsrEngine {
     fn handle_control(&mut self, now: Instant, from: NodeId, _rx_power_dbm: f64, bytes: &[u8]) {
         self.now = self.now.max(now);
         self.stats.control_packets_received += 1;
-        let packet = match Packet::parse(bytes) {
+        let packet = match PacketView::new(bytes) {
             Ok(p) => p,
             Err(_) => {
                 self.stats.control_packets_ignored += 1;
@@ -466,7 +478,7 @@ impl RoutingEngine for OlsrEngine {
             && self.settled_until.is_some_and(|until| until.is_none_or(|t| self.now < t));
         self.expire();
         let mut wrote = false;
-        for m in packet.messages {
+        for m in packet.messages() {
             wrote |= self.process_message(from, m);
         }
         if settled && !wrote {
