@@ -61,6 +61,7 @@
 
 mod edges;
 mod engine;
+mod mpr;
 mod neighbours;
 mod packet;
 mod queue;
