@@ -36,30 +36,6 @@ impl Cover {
     }
 }
 
-/// N1, the symmetric neighbours that may be chosen (id, willingness) in id
-/// order; for each, the 2-hop nodes it reaches as indices into N2; and the
-/// size of N2, which excludes this node and its symmetric neighbours.
-type Candidates = (Vec<(NodeId, u8)>, Vec<Vec<usize>>, usize);
-
-fn candidates(me: NodeId, symmetric: &[(NodeId, u8)], two_hop: impl Iterator<Item = (NodeId, NodeId)>) -> Candidates {
-    let n1: Vec<(NodeId, u8)> = symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
-    let symmetric: Vec<NodeId> = symmetric.iter().map(|&(n, _)| n).collect();
-    let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
-    for (via, two) in two_hop {
-        if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
-            if two != me && symmetric.binary_search(&two).is_err() {
-                covers[i].push(two);
-            }
-        }
-    }
-    let mut n2: Vec<NodeId> = covers.iter().flatten().copied().collect();
-    n2.sort_unstable();
-    n2.dedup();
-    let at = |two: &NodeId| n2.binary_search(two).expect("every covered node is in N2");
-    let covers = covers.iter().map(|c| c.iter().map(at).collect()).collect();
-    (n1, covers, n2.len())
-}
-
 /// RFC 3626 §8.3.1 MPR heuristic (without the optional optimisation),
 /// over what it reads (the symmetric neighbours as `update` last saw them,
 /// in id order, and the 2-hop tuples as (via, 2-hop) pairs).
@@ -75,8 +51,24 @@ pub(super) fn select_mprs(
     symmetric: &[(NodeId, u8)],
     two_hop: impl Iterator<Item = (NodeId, NodeId)>,
 ) -> BTreeSet<NodeId> {
-    let (n1, covers, n2_len) = candidates(me, symmetric, two_hop);
-    let mut reached_by: Vec<Vec<usize>> = vec![Vec::new(); n2_len];
+    // N1: symmetric neighbours that may be chosen, in id order.
+    let n1: Vec<(NodeId, u8)> = symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
+    let symmetric: Vec<NodeId> = symmetric.iter().map(|&(n, _)| n).collect();
+    // Who covers what: N2 excludes this node and its symmetric neighbours.
+    let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
+    for (via, two) in two_hop {
+        if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
+            if two != me && symmetric.binary_search(&two).is_err() {
+                covers[i].push(two);
+            }
+        }
+    }
+    let mut n2: Vec<NodeId> = covers.iter().flatten().copied().collect();
+    n2.sort_unstable();
+    n2.dedup();
+    let at = |two: &NodeId| n2.binary_search(two).expect("every covered node is in N2");
+    let covers: Vec<Vec<usize>> = covers.iter().map(|c| c.iter().map(at).collect()).collect();
+    let mut reached_by: Vec<Vec<usize>> = vec![Vec::new(); n2.len()];
     for (i, c) in covers.iter().enumerate() {
         c.iter().for_each(|&j| reached_by[j].push(i));
     }
@@ -84,8 +76,8 @@ pub(super) fn select_mprs(
         reach: covers.iter().map(Vec::len).collect(),
         covers,
         reached_by,
-        uncovered: vec![true; n2_len],
-        left: n2_len,
+        uncovered: vec![true; n2.len()],
+        left: n2.len(),
         chosen: vec![false; n1.len()],
     };
     // Step 1: every WILL_ALWAYS neighbour.
@@ -97,8 +89,9 @@ pub(super) fn select_mprs(
     // Step 3: neighbours that are the only way to some 2-hop node still
     // uncovered.
     let c = &cover;
-    let sole: Vec<usize> =
-        (0..n1.len()).filter(|&i| c.covers[i].iter().any(|&j| c.uncovered[j] && c.reached_by[j].len() == 1)).collect();
+    let sole: Vec<usize> = (0..n1.len())
+        .filter(|&i| c.covers[i].iter().any(|&j| c.uncovered[j] && c.reached_by[j].len() == 1))
+        .collect();
     for i in sole {
         cover.choose(i);
     }
@@ -120,6 +113,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+
     /// The selection as it was before the reach counts (each candidate's
     /// uncovered 2-hop nodes counted afresh at every choice): the reference.
     fn select_mprs_reference(
@@ -127,8 +121,26 @@ mod tests {
         symmetric: &[(NodeId, u8)],
         two_hop: impl Iterator<Item = (NodeId, NodeId)>,
     ) -> BTreeSet<NodeId> {
-        let (n1, covers, n2_len) = candidates(me, symmetric, two_hop);
-        let mut uncovered = vec![true; n2_len];
+        // N1: symmetric neighbours that may be chosen, in id order.
+        let n1: Vec<(NodeId, u8)> = symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
+        let symmetric: Vec<NodeId> = symmetric.iter().map(|&(n, _)| n).collect();
+        // Who covers what: N2 excludes this node and its symmetric
+        // neighbours. The 2-hop set is in (via, 2-hop) order, so each
+        // neighbour's list is sorted.
+        let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
+        for (via, two) in two_hop {
+            if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
+                if two != me && symmetric.binary_search(&two).is_err() {
+                    covers[i].push(two);
+                }
+            }
+        }
+        let mut n2: Vec<NodeId> = covers.iter().flatten().copied().collect();
+        n2.sort_unstable();
+        n2.dedup();
+        let at = |two: &NodeId| n2.binary_search(two).expect("every covered node is in N2");
+        let covers: Vec<Vec<usize>> = covers.iter().map(|c| c.iter().map(at).collect()).collect();
+        let mut uncovered = vec![true; n2.len()];
         let mut chosen = vec![false; n1.len()];
         let choose = |i: usize, chosen: &mut [bool], uncovered: &mut [bool]| {
             chosen[i] = true;
@@ -142,10 +154,9 @@ mod tests {
         }
         // Step 3: neighbours that are the only way to some 2-hop node still
         // uncovered.
-        let mut ways = vec![0u32; n2_len];
+        let mut ways = vec![0u32; n2.len()];
         covers.iter().flatten().for_each(|&j| ways[j] += 1);
-        let sole: Vec<usize> =
-            (0..n1.len()).filter(|&i| covers[i].iter().any(|&j| uncovered[j] && ways[j] == 1)).collect();
+        let sole: Vec<usize> = (0..n1.len()).filter(|&i| covers[i].iter().any(|&j| uncovered[j] && ways[j] == 1)).collect();
         for i in sole {
             choose(i, &mut chosen, &mut uncovered);
         }
