@@ -61,7 +61,6 @@
 
 mod edges;
 mod engine;
-mod mpr;
 mod neighbours;
 mod packet;
 mod queue;
