@@ -68,7 +68,7 @@ mod tables;
 mod two_hop;
 
 pub use engine::OlsrEngine;
-pub use packet::{decode_vtime, encode_vtime, Body, HelloEntry, Message, Packet, ParseError};
+pub use packet::{decode_vtime, encode_vtime, Body, HelloEntry, Message, MessageView, Packet, PacketView, ParseError};
 pub use tables::Route;
 
 #[cfg(doc)]
