@@ -458,7 +458,8 @@ impl RoutingEngine for Aodv {
         let deadlines = [
             hellos.then_some(self.next_hello),
             self.outbox.next_due(),
-            self.neighbours.next_silence(neighbour_timeout).filter(|_| hellos),
+            // Asked only with HELLOs: without them it is never a deadline.
+            hellos.then(|| self.neighbours.next_silence(neighbour_timeout)).flatten(),
             self.routes.next_lifetime(),
             self.discoveries.values().map(|d| d.deadline).min(),
             self.held.next_expiry(self.config.discovery_buffer_timeout),
