@@ -305,7 +305,21 @@ impl<P: Payload, A: Copy> Driver<P, A> {
         }
     }
 
+    /// Hands what the medium has for the host on, after every event. Most
+    /// events leave nothing: one test here, the work out of line (issue
+    /// 28: a call with the whole body's prologue and epilogue after each
+    /// event was 4.7% of the ATP paper's AODV run in a release build).
+    #[inline]
     fn drain<H: Host<P, Event = A>>(&mut self, host: &mut H, at: Instant) -> io::Result<()> {
+        if self.net.medium.has_output() {
+            self.drain_output(host, at)
+        } else {
+            Ok(())
+        }
+    }
+
+    #[inline(never)]
+    fn drain_output<H: Host<P, Event = A>>(&mut self, host: &mut H, at: Instant) -> io::Result<()> {
         if self.net.medium.observing() {
             while let Some(ev) = self.net.medium.poll_air_event() {
                 host.on_air(ev)?;

@@ -454,6 +454,13 @@ impl<P: Payload> Medium<P> {
         self.out.pop_front()
     }
 
+    /// Whether an indication or an air event waits to be polled: most
+    /// events leave neither, and a driver can say so with one test.
+    #[inline]
+    pub fn has_output(&self) -> bool {
+        !self.out.is_empty() || !self.air.is_empty()
+    }
+
     /// Turns the report of every frame sent and heard ([`AirEvent`]) on or
     /// off; off by default.
     pub fn set_observing(&mut self, on: bool) {
