@@ -73,6 +73,9 @@ impl<P> FrameTable<P> {
         }
     }
 
+    /// Drops one reference (an arrival's end, or the sender's): called
+    /// for every receiver of every frame, so inline.
+    #[inline]
     pub fn release(&mut self, id: FrameId) {
         let slot = &mut self.slots[id as usize];
         let f = slot.as_mut().expect("live frame");
