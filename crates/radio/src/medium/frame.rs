@@ -74,8 +74,10 @@ impl<P> FrameTable<P> {
     }
 
     /// Drops one reference (an arrival's end, or the sender's): called
-    /// for every receiver of every frame, so inline.
-    #[inline]
+    /// for every receiver of every frame, so always inline (as a plain
+    /// `#[inline]` the release build still called it, 2% of the ATP
+    /// paper's OLSR run).
+    #[inline(always)]
     pub fn release(&mut self, id: FrameId) {
         let slot = &mut self.slots[id as usize];
         let f = slot.as_mut().expect("live frame");
