@@ -259,11 +259,7 @@ impl<P: Payload, A: Copy> Driver<P, A> {
                 (_, u) => u.map_or(now, |u| now.min(u)),
             };
             // Every event due, each at its own scheduled time.
-            while let Some(at) = self.net.queue.peek_time() {
-                if at > horizon {
-                    break;
-                }
-                let (at, event) = self.net.queue.pop().expect("peeked");
+            while let Some((at, event)) = self.net.queue.pop_due(horizon) {
                 if prefetch {
                     // A frame's next arrivals, most often the next events:
                     // their receivers' state fetched while these run.

@@ -148,6 +148,11 @@ struct World {
     node_rate_bps: Vec<u64>,
     /// Packets relays hold for their flow's forwarding delay, by slot.
     held: HeldForwards,
+    /// The flows whose engines read path information (MTL), found once:
+    /// the others ignore it, and asking each flow after every route change
+    /// was over a tenth of an OLSR run, then 1.3% as a test of each flow's
+    /// protocol (issue 28).
+    path_info_flows: Vec<u32>,
 }
 
 type Net = Network<Packet, SimEvent>;
@@ -278,6 +283,9 @@ impl Sim {
                 schedule_timer(&mut net, start, i as u32, t.rearm(Side::Receiver));
             }
         }
+        let path_info_flows = (0..flows.len() as u32)
+            .filter(|&i| flows[i as usize].spec.protocol().is_some_and(scenario::needs_path_info))
+            .collect();
         let mut world = World {
             router: Router { table: routes, dynamic },
             flows,
@@ -285,6 +293,7 @@ impl Sim {
             net: NetStats::new(n, scenario.flows.len()),
             node_rate_bps: (0..n as NodeId).map(|node| u64::from(scenario.data_rate_kbps(node)) * 1000).collect(),
             held: HeldForwards::default(),
+            path_info_flows,
         };
         if let Some(d) = &mut world.router.dynamic {
             d.start(&mut net, &mut world.net, Instant::ZERO);
@@ -600,27 +609,31 @@ impl World {
     /// every control packet heard, routing timer, link failure or route
     /// event. With OLSR-ETX that is at least once per probe interval (1 s)
     /// while the node has neighbours. Each end gets only changes; the
-    /// interface bandwidth is its own node's data rate.
+    /// interface bandwidth is its own node's data rate. Inline, one test
+    /// when no flow reads path information; the work out of line.
+    #[inline]
     fn update_path_info(&mut self, net: &mut Net, now: Instant) {
+        if !self.path_info_flows.is_empty() {
+            self.tell_path_info(net, now);
+        }
+    }
+
+    #[inline(never)]
+    fn tell_path_info(&mut self, net: &mut Net, now: Instant) {
         let Some(d) = &mut self.router.dynamic else { return };
         if !d.take_path_changed() {
             return;
         }
-        for (i, f) in self.flows.iter_mut().enumerate() {
+        for &i in &self.path_info_flows {
+            let f = &mut self.flows[i as usize];
             let (src, dst, start) = (f.spec.src, f.spec.dst, f.start);
-            // Only the engines that read the path (MTL) are told: the others
-            // ignore it, and walking 2 routes per flow after every route
-            // change was a tenth of an OLSR run (issue 28).
-            if !f.spec.protocol().is_some_and(scenario::needs_path_info) {
-                continue;
-            }
             let Some(t) = f.transport_mut() else { continue };
             if now < start {
                 continue;
             }
             for (side, node, peer) in [(Side::Sender, src, dst), (Side::Receiver, dst, src)] {
                 let info = d.path_info(node, peer).map(|q| dynamic::path_info(&q, self.node_rate_bps[node as usize]));
-                schedule_timer(net, now, i as u32, t.path_info(now, side, info));
+                schedule_timer(net, now, i, t.path_info(now, side, info));
             }
         }
     }

@@ -241,6 +241,26 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         self.settle();
+        self.pop_settled()
+    }
+
+    /// [`EventQueue::pop`] if the earliest event is due by `horizon`
+    /// (`None` otherwise, the event left in place): what a driver's loop
+    /// asks after every event, with the timers at the top settled once, not
+    /// once for a peek and again for the pop (issue 28).
+    #[inline]
+    pub fn pop_due(&mut self, horizon: Instant) -> Option<(Instant, E)> {
+        self.settle();
+        if self.heap.peek().is_some_and(|top| top.at > horizon) {
+            self.last_batch = NO_BATCH;
+            return None;
+        }
+        self.pop_settled()
+    }
+
+    /// Pops the earliest event once the timers at the top are settled.
+    #[inline(always)]
+    fn pop_settled(&mut self) -> Option<(Instant, E)> {
         self.last_batch = NO_BATCH;
         let top = *self.heap.peek()?;
         let (at, event) = if top.slot & TIMER != 0 {
@@ -409,7 +429,8 @@ mod tests {
     /// Timers set, moved earlier and later, cancelled and set again, among
     /// plain events and batches, with many ties: what runs is exactly what a
     /// stable sort of every event scheduled would run once each timer's
-    /// replaced events are struck out, and `peek_time` is the next one's time.
+    /// replaced events are struck out, `peek_time` is the next one's time,
+    /// and `pop_due` pops it exactly when it is due by the horizon.
     #[test]
     fn timers_run_as_their_latest_setting_in_schedule_order() {
         use rand::{Rng, SeedableRng};
@@ -447,6 +468,19 @@ mod tests {
             } else if pending.is_empty() {
                 assert_eq!(q.peek_time(), None);
                 assert_eq!(q.pop(), None);
+            } else if roll < 80 {
+                // A pop only when due by a horizon around the next time:
+                // the event comes out at or before it, stays after it.
+                let (i, _) = pending.iter().enumerate().min_by_key(|(i, (t, _, _))| (*t, *i)).unwrap();
+                let t = pending[i].0;
+                let horizon = (t + rng.gen_range(0..3u64)).saturating_sub(1);
+                if horizon >= t {
+                    let (_, want, _) = pending.remove(i);
+                    assert_eq!(q.pop_due(Instant::from_nanos(horizon)), Some((Instant::from_nanos(t), want)));
+                } else {
+                    assert_eq!(q.pop_due(Instant::from_nanos(horizon)), None);
+                    assert_eq!(q.peek_time(), Some(Instant::from_nanos(t)));
+                }
             } else {
                 let (i, _) = pending.iter().enumerate().min_by_key(|(i, (t, _, _))| (*t, *i)).unwrap();
                 let (t, want, _) = pending.remove(i);
