@@ -55,9 +55,27 @@ struct TimerSlot<E> {
     entry: Option<(Instant, u64)>,
 }
 
-/// A batch's pending events, latest first (the earliest is popped off the
-/// end).
-type Batch<E> = Vec<(Instant, u64, E)>;
+/// A batch's events, earliest first, and the next to run. Each is taken
+/// out of its place as it runs (the batch is cleared when the last has):
+/// the medium hands a frame's arrivals in time order, and keeping them
+/// latest first, to pop them off the end, cost a reversal of ~200 events
+/// per frame, 3% of a 100-node TCP run (issue 28).
+struct Batch<E> {
+    events: Vec<(Instant, u64, Option<E>)>,
+    next: usize,
+}
+
+impl<E> Batch<E> {
+    fn new() -> Self {
+        Batch { events: Vec::new(), next: 0 }
+    }
+
+    /// The key of the next event to run.
+    #[inline]
+    fn next_key(&self) -> Option<(Instant, u64)> {
+        self.events.get(self.next).map(|&(at, seq, _)| (at, seq))
+    }
+}
 
 /// Slots of one kind, reused through a free list.
 struct Slab<T> {
@@ -142,27 +160,25 @@ impl<E> EventQueue<E> {
     /// the same order among themselves and with every other event), with
     /// one heap entry for all of them. Cheapest in time order.
     pub fn schedule_batch(&mut self, events: impl IntoIterator<Item = (Instant, E)>) {
-        let slot = self.batches.take(Vec::new);
+        let slot = self.batches.take(Batch::new);
         let batch = &mut self.batches.items[slot as usize];
-        debug_assert!(batch.is_empty());
+        debug_assert!(batch.events.is_empty() && batch.next == 0);
         for (at, event) in events {
-            batch.push((at.max(self.now), self.next_seq, event));
+            batch.events.push((at.max(self.now), self.next_seq, Some(event)));
             self.next_seq += 1;
         }
-        if batch.is_empty() {
+        if batch.events.is_empty() {
             self.batches.free.push(slot);
             return;
         }
-        // Latest first. A caller that hands the events in time order (as
-        // the medium does) costs a reversal, not a sort; sequence numbers
+        // Earliest first. A caller that hands the events in time order (as
+        // the medium does) costs one look, not a sort; sequence numbers
         // are unique, so either way there are no ties to keep.
-        if batch.is_sorted_by_key(|e| e.0) {
-            batch.reverse();
-        } else {
-            batch.sort_unstable_by_key(|e| std::cmp::Reverse((e.0, e.1)));
+        if !batch.events.is_sorted_by_key(|e| e.0) {
+            batch.events.sort_unstable_by_key(|e| (e.0, e.1));
         }
-        let &(at, seq, _) = batch.last().expect("not empty");
-        self.len += batch.len();
+        let (at, seq) = batch.next_key().expect("not empty");
+        self.len += batch.events.len();
         self.heap.push(Entry { at, seq, slot: slot | BATCH });
     }
 
@@ -276,15 +292,19 @@ impl<E> EventQueue<E> {
         } else {
             let slot = top.slot & !BATCH;
             let batch = &mut self.batches.items[slot as usize];
-            let (at, _, event) = batch.pop().expect("a batch in the heap is never empty");
-            match batch.last() {
-                Some(&(next_at, next_seq, _)) => {
+            let (at, _, event) = &mut batch.events[batch.next];
+            let (at, event) = (*at, event.take().expect("a batch's next event is pending"));
+            batch.next += 1;
+            match batch.next_key() {
+                Some((next_at, next_seq)) => {
                     // Re-key in place: a compare or two when the batch's
                     // next event is still the earliest.
                     self.heap.replace_top(Entry { at: next_at, seq: next_seq, slot: top.slot });
                     self.last_batch = slot;
                 }
                 None => {
+                    batch.events.clear();
+                    batch.next = 0;
                     self.heap.pop();
                     self.batches.free.push(slot);
                 }
@@ -305,8 +325,7 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn next_of_batch(&self, ahead: usize) -> Option<&E> {
         let batch = self.batches.items.get(self.last_batch as usize)?;
-        let i = batch.len().checked_sub(ahead.checked_add(1)?)?;
-        batch.get(i).map(|(_, _, event)| event)
+        batch.events.get(batch.next.checked_add(ahead)?)?.2.as_ref()
     }
 
     /// Time of the earliest pending event.
