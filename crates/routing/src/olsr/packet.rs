@@ -269,8 +269,22 @@ impl Packet {
         Ok(Packet { seq: view.seq(), messages: view.messages().map(|m| m.message()).collect() })
     }
 
+    /// The packet's length on the wire, as `emit` writes it.
+    fn wire_len(&self) -> usize {
+        let body = |b: &Body| match b {
+            Body::Hello { neighbours, .. } => HELLO_FIXED_LEN + HELLO_ENTRY_LEN * neighbours.len(),
+            Body::Tc { advertised, .. } => TC_FIXED_LEN + TC_ENTRY_LEN * advertised.len(),
+            Body::Probe { received } => PROBE_ENTRY_LEN * received.len(),
+            Body::Unknown(_) => 0,
+        };
+        PACKET_HEADER_LEN + self.messages.iter().map(|m| MESSAGE_HEADER_LEN + body(&m.body)).sum::<usize>()
+    }
+
     pub fn emit(&self) -> Vec<u8> {
-        let mut out = vec![0u8; PACKET_HEADER_LEN];
+        // Sized once: growing it as it was written was 0.4% of the ATP
+        // paper's OLSR runs (issue 28).
+        let mut out = Vec::with_capacity(self.wire_len());
+        out.resize(PACKET_HEADER_LEN, 0);
         out[2..4].copy_from_slice(&self.seq.to_be_bytes());
         for m in &self.messages {
             let start = out.len();
@@ -313,6 +327,7 @@ impl Packet {
             let size = (out.len() - start) as u16;
             out[start + 2..start + 4].copy_from_slice(&size.to_be_bytes());
         }
+        debug_assert_eq!(out.len(), self.wire_len());
         let len = out.len() as u16;
         out[0..2].copy_from_slice(&len.to_be_bytes());
         out
