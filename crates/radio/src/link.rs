@@ -18,7 +18,10 @@ pub const MAX_FLOOR: u32 = 200;
 use crate::grid::Grid;
 use crate::rate_control::RateControl;
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
-use meshbed_mobility::{Point, Segment, Trajectory};
+use meshbed_mobility::{Point, Trajectory};
+
+mod moving;
+use moving::Moving;
 
 pub type NodeId = u32;
 
@@ -96,68 +99,6 @@ pub struct LinkBudget {
     /// transmitter's neighbours when it sends. `None`: the nodes stay where
     /// `nodes` put them and the tables above are final.
     moving: Option<Moving>,
-}
-
-/// How often the grid is rebuilt, at most. Between rebuilds a node can have
-/// moved at most `max_speed · REFRESH` from where the grid has it, so a
-/// query widens its search by twice that; a shorter interval costs more
-/// rebuilds (O(nodes) each), a longer one more candidates per frame.
-const GRID_REFRESH: Duration = Duration::from_millis(100);
-
-/// The link budget of moving nodes, computed from their positions when a
-/// frame is sent (issue 11 §1).
-#[derive(Clone, Debug)]
-struct Moving {
-    trajectories: Vec<Trajectory>,
-    /// Each node's stretch of its trajectory last asked about: frames come
-    /// in time order, so the legs are searched only when a node starts a
-    /// new one ([`Moving::position`]).
-    segments: Vec<Segment>,
-    /// Each node's floor: nodes move within their floor.
-    floors_of: Vec<u32>,
-    floors: Option<Floors>,
-    path_loss: PathLoss,
-    interference_floor_mw: f64,
-    /// Static shadowing per unordered link (`None` without shadowing).
-    shadow_db: Option<Vec<Vec<f64>>>,
-    /// The farthest a frame can be heard above the floor: the cell size.
-    reach_m: f64,
-    max_speed_mps: f64,
-    grid: Grid,
-    /// The last neighbour list computed (returned by reference).
-    scratch: Vec<Neighbour>,
-    candidates: Vec<NodeId>,
-}
-
-impl Moving {
-    /// Where `node` is at `now`: [`Trajectory::position`], through the
-    /// node's segment.
-    #[inline]
-    fn position(segments: &mut [Segment], trajectories: &[Trajectory], node: NodeId, now: Instant) -> Point {
-        let segment = &mut segments[node as usize];
-        if !segment.covers(now) {
-            *segment = trajectories[node as usize].segment(now);
-        }
-        segment.position(now)
-    }
-
-    /// The distance and mean received power (path loss and shadowing, no
-    /// fading) of a frame sent at `tx_power_mw` by node `from` at its
-    /// position to node `to` at its position, by [`rx_mw`]. Always inlined:
-    /// the call was a fifth of a moving sender's neighbour search
-    /// (issue 28), and inlined the floor and shadowing tests fold away.
-    #[inline(always)]
-    fn rx_mw(&self, tx_power_mw: f64, (from, here): (NodeId, Point), (to, there): (NodeId, Point)) -> (f64, f64) {
-        let (a, b) = (self.floors_of[from as usize], self.floors_of[to as usize]);
-        rx_mw(
-            &self.path_loss,
-            self.floors.as_ref(),
-            self.shadow_db.as_deref(),
-            tx_power_mw,
-            (from as usize, Place { x_m: here.x_m, y_m: here.y_m, floor: a }),
-            (to as usize, Place { x_m: there.x_m, y_m: there.y_m, floor: b }),
-        )
-    }
 }
 
 /// Who may hear a static node above the interference floor (a superset,
@@ -389,37 +330,10 @@ impl LinkBudget {
     /// computed from their positions at `now` (in no particular order; the
     /// medium orders a frame's arrivals by time and node itself).
     pub fn neighbours_at(&mut self, from: NodeId, now: Instant) -> &[Neighbour] {
-        let Some(m) = self.moving.as_mut() else { return &self.neighbours[from as usize] };
-        let stale = m.grid.built_at().is_none_or(|t| now.saturating_since(t) > GRID_REFRESH || now < t);
-        if stale {
-            m.grid.rebuild(&m.trajectories, now);
+        match self.moving.as_mut() {
+            Some(m) => m.neighbours_at(from, now, self.tx_power_mw[from as usize]),
+            None => &self.neighbours[from as usize],
         }
-        let since = now.saturating_since(m.grid.built_at().expect("built"));
-        let slack_m = 2.0 * m.max_speed_mps * since.as_secs_f64();
-        let here = Moving::position(&mut m.segments, &m.trajectories, from, now);
-        m.grid.near_unordered(m.grid.position(from as usize), m.reach_m + slack_m, &mut m.candidates);
-        m.scratch.clear();
-        let tx_power_mw = self.tx_power_mw[from as usize];
-        // Beyond the reach nobody is above the floor (reach_m is for the
-        // strongest sender and the most favourable shadowing): skip the
-        // logarithm for the grid cells' far corners. The 0.1% margin keeps
-        // the floor test below the only judge near the edge.
-        let skip_beyond_sq_m2 = (m.reach_m * 1.001) * (m.reach_m * 1.001);
-        for &j in &m.candidates {
-            if j == from {
-                continue;
-            }
-            let there = Moving::position(&mut m.segments, &m.trajectories, j, now);
-            let (dx, dy) = (here.x_m - there.x_m, here.y_m - there.y_m);
-            if dx * dx + dy * dy > skip_beyond_sq_m2 {
-                continue;
-            }
-            let (d, power_mw) = m.rx_mw(tx_power_mw, (from, here), (j, there));
-            if power_mw >= m.interference_floor_mw {
-                m.scratch.push(Neighbour { node: j, mean_power_mw: power_mw, propagation_delay: light_delay(d) });
-            }
-        }
-        &m.scratch
     }
 
     /// Mean received power at `to` of a frame `from` sends at `now` (path
@@ -752,12 +666,15 @@ mod tests {
     }
 
     /// The grid finds exactly the receivers a scan of every node finds, at
-    /// any time, with and without shadowing, as nodes move at 20 m/s.
+    /// any time, with and without shadowing, as nodes move at 20 m/s; and
+    /// under each path loss the search specialises (two-ray, Friis) or not.
     #[test]
     fn moving_neighbours_from_the_grid_equal_a_full_scan() {
         use meshbed_mobility::{random_placement, random_waypoint, Area, RandomWaypoint};
-        for sigma in [0.0, 4.0] {
-            let config = RadioConfig { shadowing_sigma_db: sigma, ..RadioConfig::default() };
+        let two_ray = RadioConfig::default().propagation;
+        for (sigma, propagation) in [(0.0, two_ray.clone()), (4.0, two_ray), (0.0, Propagation::Friis)] {
+            let config =
+                RadioConfig { shadowing_sigma_db: sigma, propagation: propagation.clone(), ..RadioConfig::default() };
             let model = RandomWaypoint {
                 area: Area { width_m: 3000.0, height_m: 3000.0 },
                 min_speed_mps: 1.0,
@@ -796,7 +713,7 @@ mod tests {
                 let want = LinkBudget::new(&config, &here, 5).unwrap().neighbours(from).to_vec();
                 let mut got = links.neighbours_at(from, now).to_vec();
                 got.sort_unstable_by_key(|nb| nb.node);
-                assert_eq!(got.len(), want.len(), "sigma {sigma}, step {step}");
+                assert_eq!(got.len(), want.len(), "sigma {sigma}, {propagation:?}, step {step}");
                 for (g, w) in got.iter().zip(&want) {
                     assert_eq!(g.node, w.node);
                     assert!((g.mean_power_mw / w.mean_power_mw - 1.0).abs() < 1e-9);
