@@ -61,7 +61,9 @@
 
 mod edges;
 mod engine;
+mod mpr;
 mod neighbours;
+mod node_set;
 mod packet;
 mod queue;
 mod tables;

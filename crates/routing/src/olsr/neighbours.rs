@@ -6,13 +6,13 @@
 //! learns from its neighbours'.
 
 use super::edges::ReadInto;
+use super::mpr::select_mprs;
 use super::packet::{HelloEntry, ASYM_LINK, LOST_LINK, METRIC_INFINITE, MPR_NEIGH, NOT_NEIGH, SYM_LINK, SYM_NEIGH};
 use super::two_hop::TwoHopSet;
-use super::{Metric, METRIC_UNIT, WILL_ALWAYS, WILL_NEVER};
+use super::{Metric, METRIC_UNIT};
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
 use std::cell::OnceCell;
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Probes are jittered by up to a tenth of their period so that
@@ -495,72 +495,6 @@ impl Neighbours {
     ) -> Option<Vec<NodeId>> {
         self.two_hop.edges(into, cost)
     }
-}
-
-/// RFC 3626 §8.3.1 MPR heuristic (without the optional optimisation),
-/// over what it reads (the symmetric neighbours as `update` last saw them).
-/// The sets are sorted vectors indexed by position, not maps: this runs
-/// whenever a moving node's neighbourhood changes (issue 28: its map
-/// lookups were a tenth of a 100-node OLSR run).
-fn select_mprs(
-    me: NodeId,
-    symmetric: &[(NodeId, u8)],
-    two_hop: impl Iterator<Item = (NodeId, NodeId)>,
-) -> BTreeSet<NodeId> {
-    // N1: symmetric neighbours that may be chosen, in id order.
-    let n1: Vec<(NodeId, u8)> = symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
-    let symmetric: Vec<NodeId> = symmetric.iter().map(|&(n, _)| n).collect();
-    // Who covers what: N2 excludes this node and its symmetric
-    // neighbours. The 2-hop set is in (via, 2-hop) order, so each
-    // neighbour's list is sorted.
-    let mut covers: Vec<Vec<NodeId>> = vec![Vec::new(); n1.len()];
-    for (via, two) in two_hop {
-        if let Ok(i) = n1.binary_search_by_key(&via, |&(n, _)| n) {
-            if two != me && symmetric.binary_search(&two).is_err() {
-                covers[i].push(two);
-            }
-        }
-    }
-    let mut n2: Vec<NodeId> = covers.iter().flatten().copied().collect();
-    n2.sort_unstable();
-    n2.dedup();
-    let at = |two: &NodeId| n2.binary_search(two).expect("every covered node is in N2");
-    let covers: Vec<Vec<usize>> = covers.iter().map(|c| c.iter().map(at).collect()).collect();
-    let mut uncovered = vec![true; n2.len()];
-    let mut chosen = vec![false; n1.len()];
-    let choose = |i: usize, chosen: &mut [bool], uncovered: &mut [bool]| {
-        chosen[i] = true;
-        covers[i].iter().for_each(|&j| uncovered[j] = false);
-    };
-    // Step 1: every WILL_ALWAYS neighbour.
-    for (i, &(_, w)) in n1.iter().enumerate() {
-        if w == WILL_ALWAYS {
-            choose(i, &mut chosen, &mut uncovered);
-        }
-    }
-    // Step 3: neighbours that are the only way to some 2-hop node still
-    // uncovered.
-    let mut ways = vec![0u32; n2.len()];
-    covers.iter().flatten().for_each(|&j| ways[j] += 1);
-    let sole: Vec<usize> = (0..n1.len()).filter(|&i| covers[i].iter().any(|&j| uncovered[j] && ways[j] == 1)).collect();
-    for i in sole {
-        choose(i, &mut chosen, &mut uncovered);
-    }
-    // Step 4: highest willingness, then most still uncovered reached,
-    // then highest degree; lowest id last for determinism.
-    while uncovered.contains(&true) {
-        let best = (0..n1.len())
-            .filter(|&i| !chosen[i])
-            .map(|i| {
-                let reach = covers[i].iter().filter(|&&j| uncovered[j]).count();
-                (n1[i].1, reach, covers[i].len(), Reverse(n1[i].0), i)
-            })
-            .filter(|k| k.1 > 0)
-            .max();
-        let Some((.., i)) = best else { break };
-        choose(i, &mut chosen, &mut uncovered);
-    }
-    n1.iter().zip(chosen).filter(|(_, c)| *c).map(|(&(n, _), _)| n).collect()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! that the quality of a whole route can be walked back (seed 004 §III.B).
 
 use super::edges::{diff, diff_in, read_again, Edge, FirstHop, PartChange, ReadInto};
+use super::node_set::NodeSet;
 use super::METRIC_UNIT;
 use crate::common::seq_newer;
 use crate::{NodeId, PathQuality, RouteEvent};
@@ -373,20 +374,13 @@ impl RoutingTable {
         // The next hop each node touched had before (`None`: no route).
         let mut before: BTreeMap<NodeId, Option<NodeId>> = BTreeMap::new();
         if !cut.is_empty() {
-            let orphans = self.subtrees(cut);
-            for &n in &orphans {
+            let orphans = self.subtrees(&cut);
+            for n in orphans.iter() {
                 let entry = self.entries.remove(&n).expect("a subtree holds routed nodes");
                 before.insert(n, Some(entry.route.next_hop));
             }
-            // Every link is asked whether it ends at an orphan: a filter of
-            // 256 bits by id answers most of them with one bit (issue 28:
-            // the searches were a tenth of `follow` in a moving network).
-            let mut filter = [0u64; 4];
-            for &n in &orphans {
-                filter[(n as usize >> 6) & 3] |= 1 << (n & 63);
-            }
-            let orphaned =
-                |n: NodeId| filter[(n as usize >> 6) & 3] & 1 << (n & 63) != 0 && orphans.binary_search(&n).is_ok();
+            // Every link is asked whether it ends at an orphan: one bit.
+            let orphaned = |n: NodeId| orphans.contains(n);
             for &(n, c) in first_hops.1 {
                 if orphaned(n) {
                     heap.push(Reverse((c, 1u32, n, n, node, c)));
@@ -449,21 +443,26 @@ impl RoutingTable {
         }
     }
 
-    /// The nodes routed through any of `roots` (each root included), in
-    /// id order: the subtrees of the tree of last links.
-    fn subtrees(&self, roots: Vec<NodeId>) -> Vec<NodeId> {
-        let mut children: Vec<(NodeId, NodeId)> = self.entries.iter().map(|(&n, e)| (e.last_link.0, n)).collect();
-        children.sort_unstable();
-        let mut found = BTreeSet::new();
-        let mut stack = roots;
-        while let Some(n) = stack.pop() {
-            if !found.insert(n) {
-                continue;
-            }
-            let from = children.partition_point(|&(p, _)| p < n);
-            stack.extend(children[from..].iter().take_while(|&&(p, _)| p == n).map(|&(_, c)| c));
+    /// The nodes routed through any of `roots` (each root included): the
+    /// subtrees of the tree of last links. Each pass over the table adds
+    /// every node whose last link starts in the set, until one adds none:
+    /// as many passes as the subtrees are deep, a bit looked up per route
+    /// in each (issue 28: sorting the table's links by their start for
+    /// every lost last link cost three times as much).
+    fn subtrees(&self, roots: &[NodeId]) -> NodeSet {
+        let mut set = NodeSet::default();
+        for &n in roots {
+            set.insert(n);
         }
-        found.into_iter().collect()
+        loop {
+            let mut grew = false;
+            for (&n, e) in self.entries.iter() {
+                grew |= set.contains(e.last_link.0) && set.insert(n);
+            }
+            if !grew {
+                return set;
+            }
+        }
     }
 
     fn update(&mut self, new: LiteMap<NodeId, Entry>, events: &mut VecDeque<RouteEvent>) {

@@ -1,0 +1,94 @@
+//! A set of node ids asked about once per link: a bit per id below
+//! [`DENSE_IDS`], an ordered set beyond.
+//!
+//! Ids number a network's nodes from 0 (in the simulator and, through the
+//! address list, on real hosts), so every member of any network of fewer
+//! than 65,536 nodes is one bit; a TC can still carry any id (a hostile
+//! peer's), so larger ones are kept in a [`BTreeSet`], and the bits never
+//! take more than 8 KiB. (Issue 28: finding the nodes routed through a lost
+//! link, and asking of every link whether it ends at one of them, by sorts
+//! and binary searches was a twentieth of the ATP paper's OLSR run.)
+
+use crate::NodeId;
+use std::collections::BTreeSet;
+
+/// Ids below this are one bit each.
+pub(super) const DENSE_IDS: NodeId = 1 << 16;
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct NodeSet {
+    /// Bit `n % 64` of word `n / 64`: id `n` (below `DENSE_IDS`).
+    bits: Vec<u64>,
+    /// The members from `DENSE_IDS` on.
+    large: BTreeSet<NodeId>,
+}
+
+impl NodeSet {
+    /// Adds `n`; `false` if it was there.
+    pub fn insert(&mut self, n: NodeId) -> bool {
+        if n < DENSE_IDS {
+            let (word, bit) = ((n / 64) as usize, 1u64 << (n % 64));
+            if word >= self.bits.len() {
+                self.bits.resize(word + 1, 0);
+            }
+            let added = self.bits[word] & bit == 0;
+            self.bits[word] |= bit;
+            added
+        } else {
+            self.large.insert(n)
+        }
+    }
+
+    #[inline]
+    pub fn contains(&self, n: NodeId) -> bool {
+        if n < DENSE_IDS {
+            self.bits.get((n / 64) as usize).is_some_and(|w| w & (1 << (n % 64)) != 0)
+        } else {
+            self.large.contains(&n)
+        }
+    }
+
+    /// The members in id order.
+    pub fn iter(&self) -> impl Iterator<Item = NodeId> + '_ {
+        let dense = self.bits.iter().enumerate().flat_map(|(w, &word)| {
+            let mut word = word;
+            std::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let bit = word.trailing_zeros();
+                    word &= word - 1;
+                    w as NodeId * 64 + bit
+                })
+            })
+        });
+        dense.chain(self.large.iter().copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Ids on both sides of the dense range (and at its edges) are
+        /// members exactly when inserted, listed in order once each.
+        #[test]
+        fn a_node_set_is_a_set(
+            ids in proptest::collection::vec(
+                prop_oneof![0u32..200, (DENSE_IDS - 70)..(DENSE_IDS + 70), Just(NodeId::MAX)], 0..60),
+            asks in proptest::collection::vec(
+                prop_oneof![0u32..200, (DENSE_IDS - 70)..(DENSE_IDS + 70), Just(NodeId::MAX)], 0..60),
+        ) {
+            let mut set = NodeSet::default();
+            let mut reference = BTreeSet::new();
+            for &n in &ids {
+                prop_assert_eq!(set.insert(n), reference.insert(n));
+            }
+            for n in asks.iter().chain(&ids) {
+                prop_assert_eq!(set.contains(*n), reference.contains(n));
+            }
+            prop_assert_eq!(set.iter().collect::<Vec<_>>(), reference.iter().copied().collect::<Vec<_>>());
+            prop_assert!(set.bits.len() <= (DENSE_IDS / 64) as usize);
+        }
+    }
+}
