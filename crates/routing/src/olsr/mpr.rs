@@ -5,13 +5,16 @@
 //!
 //! A moving node's neighbourhood changes between most of its HELLOs, so
 //! the set is selected again for nearly every HELLO it sends (about 5,600
-//! times in the ATP paper's 100-node, 100 s OLSR run). The selection works
-//! on sorted vectors indexed by position, and step 4 keeps, for every
-//! neighbour, how many still-uncovered 2-hop nodes it reaches, lowered as
-//! nodes are covered, instead of counting them again for every candidate
-//! at every round (issue 28: the recount and the per-tuple searches made
-//! each selection ~140 k instructions, 3% of that run).
+//! times in the ATP paper's 100-node, 100 s OLSR run, each over ~1,000
+//! tuples). The selection numbers the 2-hop nodes as it meets them and
+//! keeps who covers what in flat lists, without sorting the tuples by
+//! 2-hop node; step 4 keeps, for every neighbour, how many still-uncovered
+//! 2-hop nodes it reaches, lowered as nodes are covered, instead of
+//! counting them again for every candidate at every round (issue 28: the
+//! sort, the searches and the recount made each selection ~140 k
+//! instructions, 3% of that run).
 
+use super::node_set::{NodeIndex, NodeSet};
 use super::{WILL_ALWAYS, WILL_NEVER};
 use crate::NodeId;
 use std::cmp::Reverse;
@@ -27,10 +30,21 @@ pub(super) fn select_mprs(
 ) -> BTreeSet<NodeId> {
     // N1: symmetric neighbours that may be chosen, in id order.
     let n1: Vec<(NodeId, u8)> = symmetric.iter().copied().filter(|&(_, w)| w != WILL_NEVER).collect();
-    // (2-hop node, position in N1) of every tuple through a node of N1:
-    // both are in neighbour order, so one walk finds each tuple's
-    // neighbour.
-    let mut reached: Vec<(NodeId, u32)> = Vec::new();
+    // What each neighbour of N1 covers, as positions in N2 (in one flat
+    // list, each neighbour's a slice of it): N2 is the 2-hop nodes reached
+    // through N1, less this node and every symmetric neighbour (whatever
+    // its willingness), numbered as first met. Both the tuples and N1 are
+    // in neighbour order, so one walk finds each tuple's neighbour and
+    // fills the neighbours' slices in turn; `ways[j]` counts the
+    // neighbours that reach N2's `j`th node. (No sort: ordering ~1,100
+    // tuples by 2-hop node was two thirds of a selection.)
+    let mut is_symmetric = NodeSet::default();
+    symmetric.iter().for_each(|&(n, _)| _ = is_symmetric.insert(n));
+    let mut n2 = NodeIndex::default();
+    let mut covers: Vec<u32> = Vec::new();
+    let mut first = Vec::with_capacity(n1.len() + 1);
+    first.push(0);
+    let mut ways: Vec<u32> = Vec::new();
     let mut i = 0;
     let mut last = None;
     for (via, two) in two_hop {
@@ -38,44 +52,33 @@ pub(super) fn select_mprs(
         last = Some((via, two));
         while n1.get(i).is_some_and(|&(n, _)| n < via) {
             i += 1;
+            first.push(covers.len());
         }
         match n1.get(i) {
             None => break,
-            Some(&(n, _)) if n == via && two != me => reached.push((two, i as u32)),
+            Some(&(n, _)) if n == via && two != me && !is_symmetric.contains(two) => {
+                let j = n2.position(two, ways.len() as u32);
+                if j as usize == ways.len() {
+                    ways.push(0);
+                }
+                ways[j as usize] += 1;
+                covers.push(j);
+            }
             Some(_) => {}
         }
     }
-    // N2: the nodes reached, less this node and every symmetric neighbour
-    // (whatever its willingness). Sorted by 2-hop node, each one's tuples
-    // are a run; `ways[j]` is the run of N2's `j`th node.
-    reached.sort_unstable();
-    let mut ways: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut sym = symmetric.iter().map(|&(n, _)| n).peekable();
-    let mut start = 0;
-    while start < reached.len() {
-        let two = reached[start].0;
-        let end = start + reached[start..].iter().take_while(|&&(t, _)| t == two).count();
-        while sym.next_if(|&n| n < two).is_some() {}
-        if sym.peek() != Some(&two) {
-            ways.push(start..end);
-        }
-        start = end;
+    first.resize(n1.len() + 1, covers.len());
+    // Who reaches each node of N2, the same way round.
+    let mut reached_from = vec![0usize; ways.len() + 1];
+    for j in 0..ways.len() {
+        reached_from[j + 1] = reached_from[j] + ways[j] as usize;
     }
-    // What each neighbour of N1 covers, as positions in N2 (in one flat
-    // list, each neighbour's a slice of it).
-    let mut first = vec![0usize; n1.len() + 1];
-    for r in &ways {
-        reached[r.clone()].iter().for_each(|&(_, i)| first[i as usize + 1] += 1);
-    }
+    let mut by = vec![0u32; covers.len()];
+    let mut fill = reached_from.clone();
     for i in 0..n1.len() {
-        first[i + 1] += first[i];
-    }
-    let mut covers = vec![0u32; first[n1.len()]];
-    let mut fill = first.clone();
-    for (j, r) in ways.iter().enumerate() {
-        for &(_, i) in &reached[r.clone()] {
-            covers[fill[i as usize]] = j as u32;
-            fill[i as usize] += 1;
+        for &j in &covers[first[i]..first[i + 1]] {
+            by[fill[j as usize]] = i as u32;
+            fill[j as usize] += 1;
         }
     }
     let covers_of = |i: usize| &covers[first[i]..first[i + 1]];
@@ -90,7 +93,9 @@ pub(super) fn select_mprs(
         for &j in covers_of(i) {
             if std::mem::replace(&mut s.uncovered[j as usize], false) {
                 s.left -= 1;
-                reached[ways[j as usize].clone()].iter().for_each(|&(_, k)| s.reach[k as usize] -= 1);
+                by[reached_from[j as usize]..reached_from[j as usize + 1]]
+                    .iter()
+                    .for_each(|&k| s.reach[k as usize] -= 1);
             }
         }
     };
@@ -103,7 +108,7 @@ pub(super) fn select_mprs(
     // Step 3: neighbours that are the only way to some 2-hop node still
     // uncovered.
     let sole: Vec<usize> = (0..n1.len())
-        .filter(|&i| covers_of(i).iter().any(|&j| selection.uncovered[j as usize] && ways[j as usize].len() == 1))
+        .filter(|&i| covers_of(i).iter().any(|&j| selection.uncovered[j as usize] && ways[j as usize] == 1))
         .collect();
     for i in sole {
         choose(i, &mut selection);

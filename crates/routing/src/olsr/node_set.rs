@@ -1,16 +1,18 @@
-//! A set of node ids asked about once per link: a bit per id below
-//! [`DENSE_IDS`], an ordered set beyond.
+//! A set of node ids asked about once per link ([`NodeSet`]: a bit per id
+//! below [`DENSE_IDS`], an ordered set beyond), and numbers given to node
+//! ids as they are met ([`NodeIndex`]: a slot per id below it, an ordered
+//! map beyond).
 //!
 //! Ids number a network's nodes from 0 (in the simulator and, through the
 //! address list, on real hosts), so every member of any network of fewer
 //! than 65,536 nodes is one bit; a TC can still carry any id (a hostile
 //! peer's), so larger ones are kept in a [`BTreeSet`], and the bits never
-//! take more than 8 KiB. (Issue 28: finding the nodes routed through a lost
+//! take more than 8 KiB (the slots 256 KiB). (Issue 28: finding the nodes routed through a lost
 //! link, and asking of every link whether it ends at one of them, by sorts
 //! and binary searches was a twentieth of the ATP paper's OLSR run.)
 
 use crate::NodeId;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Ids below this are one bit each.
 pub(super) const DENSE_IDS: NodeId = 1 << 16;
@@ -64,6 +66,32 @@ impl NodeSet {
     }
 }
 
+/// Numbers for node ids, given in the order they are asked for.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NodeIndex {
+    /// Slot `n`: id `n`'s number plus one (0: none yet), below `DENSE_IDS`.
+    dense: Vec<u32>,
+    large: BTreeMap<NodeId, u32>,
+}
+
+impl NodeIndex {
+    /// `n`'s number: the one it was given, or else `next` (given it now).
+    pub fn position(&mut self, n: NodeId, next: u32) -> u32 {
+        if n < DENSE_IDS {
+            if n as usize >= self.dense.len() {
+                self.dense.resize(n as usize + 1, 0);
+            }
+            let slot = &mut self.dense[n as usize];
+            if *slot == 0 {
+                *slot = next + 1;
+            }
+            *slot - 1
+        } else {
+            *self.large.entry(n).or_insert(next)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +117,23 @@ mod tests {
             }
             prop_assert_eq!(set.iter().collect::<Vec<_>>(), reference.iter().copied().collect::<Vec<_>>());
             prop_assert!(set.bits.len() <= (DENSE_IDS / 64) as usize);
+        }
+
+        /// Each id keeps the number it was first given; a new id takes
+        /// the number offered.
+        #[test]
+        fn a_node_index_numbers_ids_as_met(
+            ids in proptest::collection::vec(
+                prop_oneof![0u32..200, (DENSE_IDS - 70)..(DENSE_IDS + 70), Just(NodeId::MAX)], 0..60),
+        ) {
+            let mut index = NodeIndex::default();
+            let mut reference: BTreeMap<NodeId, u32> = BTreeMap::new();
+            for &n in &ids {
+                let next = reference.len() as u32;
+                let expected = *reference.entry(n).or_insert(next);
+                prop_assert_eq!(index.position(n, next), expected);
+            }
+            prop_assert!(index.dense.len() <= DENSE_IDS as usize);
         }
     }
 }
