@@ -5,11 +5,10 @@
 //! that the quality of a whole route can be walked back (seed 004 §III.B).
 
 use super::edges::{diff, diff_in, read_again, Edge, FirstHop, PartChange, ReadInto};
-use super::node_set::NodeSet;
+use super::node_set::{NodeMap, NodeSet};
 use super::METRIC_UNIT;
 use crate::common::seq_newer;
 use crate::{NodeId, PathQuality, RouteEvent};
-use litemap::LiteMap;
 use meshbed_core::{Duration, Instant};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
@@ -154,7 +153,7 @@ struct Entry {
 /// The routing table, with each route's last link.
 #[derive(Clone, Debug, Default)]
 pub(super) struct RoutingTable {
-    entries: LiteMap<NodeId, Entry>,
+    entries: NodeMap<Entry>,
     /// Dijkstra's arrays, kept between computations so that each does not
     /// allocate them again (contents meaningless between calls).
     scratch: Scratch,
@@ -187,12 +186,12 @@ fn beats(&(metric, hop_count, _, next_hop, prev, cost): &Offer, e: &Entry) -> bo
 impl RoutingTable {
     /// The route to `dst`.
     pub(super) fn route(&self, dst: NodeId) -> Option<&Route> {
-        self.entries.get(&dst).map(|e| &e.route)
+        self.entries.get(dst).map(|e| &e.route)
     }
 
     /// Every route, by destination (a copy).
     pub(super) fn routes(&self) -> BTreeMap<NodeId, Route> {
-        self.entries.iter().map(|(&n, e)| (n, e.route.clone())).collect()
+        self.entries.iter().map(|(n, e)| (n, e.route.clone())).collect()
     }
 
     /// Recomputes every route of `node` (RFC 3626 §10 with link costs: 256
@@ -292,15 +291,15 @@ impl RoutingTable {
         if to == node || from == node || has_left(to) {
             return None;
         }
-        let via = &self.entries.get(&from)?.route;
+        let via = &self.entries.get(from)?.route;
         let offer = (via.metric.saturating_add(c), via.hop_count + 1, to, via.next_hop, from, c);
-        self.entries.get(&to).is_none_or(|e| beats(&offer, e)).then_some(offer)
+        self.entries.get(to).is_none_or(|e| beats(&offer, e)).then_some(offer)
     }
 
     /// Whether the lost link `from → to` of cost `c` is `to`'s route's
     /// last link.
     fn is_last_link(&self, &(from, to, c): &Edge) -> bool {
-        self.entries.get(&to).is_some_and(|e| e.last_link == (from, c))
+        self.entries.get(to).is_some_and(|e| e.last_link == (from, c))
     }
 
     /// Whether the links changing from `old` to `new` (both sorted, as
@@ -376,7 +375,7 @@ impl RoutingTable {
         if !cut.is_empty() {
             let orphans = self.subtrees(&cut);
             for n in orphans.iter() {
-                let entry = self.entries.remove(&n).expect("a subtree holds routed nodes");
+                let entry = self.entries.remove(n).expect("a subtree holds routed nodes");
                 before.insert(n, Some(entry.route.next_hop));
             }
             // Every link is asked whether it ends at an orphan: one bit.
@@ -400,7 +399,7 @@ impl RoutingTable {
             // offer (from `node`) stands as made; any other is made again
             // from its start's route as it is now.
             let current = if prev == node {
-                let better = self.entries.get(&n).is_none_or(|e| beats(&offer, e));
+                let better = self.entries.get(n).is_none_or(|e| beats(&offer, e));
                 (better && n != node && !has_left(n)).then_some(offer)
             } else {
                 self.better_offer(node, (prev, n, cost), &has_left)
@@ -437,7 +436,7 @@ impl RoutingTable {
             }
         }
         for (&dst, &was) in &before {
-            if was.is_some() && !self.entries.contains_key(&dst) {
+            if was.is_some() && !self.entries.contains_key(dst) {
                 events.push_back(RouteEvent::Lost { dst });
             }
         }
@@ -456,7 +455,7 @@ impl RoutingTable {
         }
         loop {
             let mut grew = false;
-            for (&n, e) in self.entries.iter() {
+            for (n, e) in self.entries.iter() {
                 grew |= set.contains(e.last_link.0) && set.insert(n);
             }
             if !grew {
@@ -465,8 +464,8 @@ impl RoutingTable {
         }
     }
 
-    fn update(&mut self, new: LiteMap<NodeId, Entry>, events: &mut VecDeque<RouteEvent>) {
-        for (&dst, Entry { route: r, .. }) in &new {
+    fn update(&mut self, new: NodeMap<Entry>, events: &mut VecDeque<RouteEvent>) {
+        for (dst, Entry { route: r, .. }) in new.iter() {
             match self.route(dst) {
                 None => events.push_back(RouteEvent::Found { dst, next_hop: r.next_hop, hop_count: r.hop_count }),
                 Some(old) if old.next_hop != r.next_hop => {
@@ -475,8 +474,8 @@ impl RoutingTable {
                 _ => {}
             }
         }
-        for &dst in self.entries.keys() {
-            if !new.contains_key(&dst) {
+        for (dst, _) in self.entries.iter() {
+            if !new.contains_key(dst) {
                 events.push_back(RouteEvent::Lost { dst });
             }
         }
@@ -497,7 +496,7 @@ impl RoutingTable {
             if link_etx.len() >= route.hop_count as usize {
                 return None;
             }
-            let (prev, cost) = self.entries.get(&at)?.last_link;
+            let (prev, cost) = self.entries.get(at)?.last_link;
             link_etx.push(f64::from(cost) / f64::from(METRIC_UNIT));
             at = prev;
         }
@@ -707,8 +706,8 @@ mod tests {
         let line: Vec<Edge> = vec![(1, 2, 256), (1, 4, 256), (2, 3, 256), (4, 3, 256)];
         let mut t = RoutingTable::default();
         t.compute(0, &[(1, 256)], [&line], |_| false, &mut VecDeque::new());
-        assert_eq!(t.entries[&3].route.hop_count, 3);
-        assert_eq!(t.entries[&3].last_link, (2, 256), "ties go to the lower previous node");
+        assert_eq!(t.entries.get(3).expect("routed").route.hop_count, 3);
+        assert_eq!(t.entries.get(3).expect("routed").last_link, (2, 256), "ties go to the lower previous node");
         let without = |e: Edge| line.iter().copied().filter(|&x| x != e).collect::<Vec<_>>();
         assert!(t.changed_by(0, &line, &without((2, 3, 256)), |_| false), "3's last link");
         assert!(!t.changed_by(0, &line, &without((4, 3, 256)), |_| false), "no route's last link");
