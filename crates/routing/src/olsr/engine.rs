@@ -17,7 +17,8 @@ use super::packet::{
     TC_MESSAGE,
 };
 use super::queue::DuplicateSet;
-use super::tables::{Route, RoutingTable, TopologySet};
+use super::tables::{Route, RoutingTable};
+use super::topology::TopologySet;
 use super::{Metric, OlsrConfig};
 use crate::common::{jitter, Outbox};
 use crate::{

@@ -67,6 +67,7 @@ mod node_set;
 mod packet;
 mod queue;
 mod tables;
+mod topology;
 mod two_hop;
 
 pub use engine::OlsrEngine;

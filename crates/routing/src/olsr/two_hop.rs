@@ -7,7 +7,7 @@
 //! tenth to a fifth of an OLSR run (issue 28).
 
 use super::edges::{read_again, ReadInto};
-use super::tables::remove_until;
+use super::topology::remove_until;
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,11 +74,11 @@ impl TwoHopSet {
     /// entry of [`TwoHopSet::apply_hello`], which the tests compare with.
     #[cfg(test)]
     pub(super) fn insert(&mut self, via: NodeId, two: NodeId, until: Instant, metric: u16) -> Inserted {
-        super::tables::add_until(&mut self.untils, until);
+        super::topology::add_until(&mut self.untils, until, 1);
         let inserted = match self.tuples.insert((via, two), TwoHop { until, metric }) {
             None => Inserted::New,
             Some(old) => {
-                remove_until(&mut self.untils, old.until);
+                remove_until(&mut self.untils, old.until, 1);
                 if old.metric == metric {
                     return Inserted::Refreshed;
                 }
@@ -167,7 +167,7 @@ impl TwoHopSet {
     /// Removes (`via`, `two`); whether the set held it.
     pub(super) fn remove(&mut self, via: NodeId, two: NodeId) -> bool {
         let Some(old) = self.tuples.remove(&(via, two)) else { return false };
-        remove_until(&mut self.untils, old.until);
+        remove_until(&mut self.untils, old.until, 1);
         self.changes += 1;
         forget_via(&mut self.vias, via);
         self.dirty.insert(via);
