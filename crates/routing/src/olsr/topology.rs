@@ -10,7 +10,7 @@ use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// RFC 3626 §4.4 topology tuple.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 struct Topology {
     seq: u16,
     until: Instant,
@@ -18,7 +18,7 @@ struct Topology {
 }
 
 /// The topology set, keyed by (T_last, T_dest).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct TopologySet {
     tuples: BTreeMap<(NodeId, NodeId), Topology>,
     /// Bumped whenever the advertised links (T_last, T_dest, metric)
@@ -36,18 +36,14 @@ pub(super) struct TopologySet {
     untils: BTreeMap<Instant, u32>,
 }
 
-/// Adds `n` tuples expiring at `at` to an expiry multiset.
-pub(super) fn add_until(untils: &mut BTreeMap<Instant, u32>, at: Instant, n: u32) {
-    if n > 0 {
-        *untils.entry(at).or_insert(0) += n;
-    }
+pub(super) fn add_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
+    *untils.entry(at).or_insert(0) += 1;
 }
 
-/// Takes `n` tuples expiring at `at` out of an expiry multiset.
-pub(super) fn remove_until(untils: &mut BTreeMap<Instant, u32>, at: Instant, n: u32) {
-    if let Some(held) = untils.get_mut(&at) {
-        *held = held.saturating_sub(n);
-        if *held == 0 {
+pub(super) fn remove_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
+    if let Some(n) = untils.get_mut(&at) {
+        *n -= 1;
+        if *n == 0 {
             untils.remove(&at);
         }
     }
@@ -68,58 +64,19 @@ impl TopologySet {
         if from_originator.clone().any(|(_, t)| seq_newer(t.seq, ansn)) {
             return; // out of order: a newer set is known
         }
-        let until = now + vtime;
-        // Most TCs repeat what their originator's tuples hold (the same
-        // ANSN and links, in order): only the times move, in place, and in
-        // the expiry multiset by runs of equal times (issue 28: replacing
-        // each tuple, three B-tree searches apiece, was 2% of the ATP
-        // paper's OLSR run). The set ends as replacing them leaves it.
-        let held = from_originator.clone().map(|(&(_, dest), t)| (dest, t.seq, t.metric));
-        if held.eq(advertised.iter().map(|&(dest, metric)| (dest, ansn, metric))) {
-            self.refresh(originator, until);
-        } else {
-            self.replace(originator, until, ansn, advertised);
-        }
-    }
-
-    /// Moves every tuple of `originator` to expire at `until`.
-    fn refresh(&mut self, originator: NodeId, until: Instant) {
-        let untils = &mut self.untils;
-        let (mut run, mut moved): (Option<(Instant, u32)>, u32) = (None, 0);
-        for (_, t) in self.tuples.range_mut((originator, 0)..=(originator, NodeId::MAX)) {
-            let was = std::mem::replace(&mut t.until, until);
-            moved += 1;
-            match &mut run {
-                Some((at, n)) if *at == was => *n += 1,
-                _ => {
-                    if let Some((at, n)) = run.replace((was, 1)) {
-                        remove_until(untils, at, n);
-                    }
-                }
-            }
-        }
-        if let Some((at, n)) = run {
-            remove_until(untils, at, n);
-        }
-        add_until(untils, until, moved);
-    }
-
-    /// Replaces `originator`'s tuples of another ANSN with `advertised`
-    /// (RFC 3626 §9.5), noting a change of its links.
-    fn replace(&mut self, originator: NodeId, until: Instant, ansn: u16, advertised: &[(NodeId, u16)]) {
         let before = self.links_of(originator);
-        let from_originator = self.tuples.range((originator, 0)..=(originator, NodeId::MAX));
         let stale: Vec<_> = from_originator.filter(|(_, t)| t.seq != ansn).map(|(&k, _)| k).collect();
         for k in stale {
             if let Some(t) = self.tuples.remove(&k) {
-                remove_until(&mut self.untils, t.until, 1);
+                remove_until(&mut self.untils, t.until);
             }
         }
+        let until = now + vtime;
         for &(dest, metric) in advertised {
             if let Some(old) = self.tuples.insert((originator, dest), Topology { seq: ansn, until, metric }) {
-                remove_until(&mut self.untils, old.until, 1);
+                remove_until(&mut self.untils, old.until);
             }
-            add_until(&mut self.untils, until, 1);
+            add_until(&mut self.untils, until);
         }
         if self.links_of(originator) != before {
             self.links_version += 1;
@@ -209,50 +166,6 @@ mod tests {
                 // Whatever changed since the last read is touched.
                 check_reread(&before, &edges, kept, touched.as_deref(), &replaced)?;
                 kept = true;
-            }
-        }
-
-        /// A TC that repeats its originator's tuples (refreshed in place)
-        /// leaves the set as replacing them one by one does, and so does
-        /// any other: tuples, expiry times, version and changed
-        /// originators, after any run of TCs, repeats and expiries.
-        #[test]
-        fn a_refresh_in_place_leaves_what_replacing_the_tuples_leaves(
-            ops in proptest::collection::vec(
-                (0u32..3, 0u16..3, 1u64..4, proptest::collection::vec((0u32..6, 0u16..3), 0..4), 0u8..4),
-                1..40,
-            ),
-        ) {
-            let (mut fast, mut full) = (TopologySet::default(), TopologySet::default());
-            for (step, (originator, ansn, vtime_s, mut advertised, kind)) in ops.into_iter().enumerate() {
-                let now = Instant::ZERO + Duration::from_secs(step as u64);
-                let vtime = Duration::from_secs(vtime_s);
-                match kind {
-                    0 => {
-                        fast.expire(now);
-                        full.expire(now);
-                        continue;
-                    }
-                    // Repeat what the originator's tuples hold.
-                    1 | 2 => {
-                        let held: Vec<_> = full.tuples.range((originator, 0)..=(originator, NodeId::MAX)).collect();
-                        let ansn = held.first().map_or(ansn, |(_, t)| t.seq);
-                        advertised = held.iter().map(|(&(_, d), t)| (d, t.metric)).collect();
-                        fast.process_tc(now, originator, vtime, ansn, &advertised);
-                        if !full.tuples.range((originator, 0)..=(originator, NodeId::MAX)).any(|(_, t)| seq_newer(t.seq, ansn)) {
-                            full.replace(originator, now + vtime, ansn, &advertised);
-                        }
-                    }
-                    _ => {
-                        advertised.sort();
-                        advertised.dedup_by_key(|a| a.0);
-                        fast.process_tc(now, originator, vtime, ansn, &advertised);
-                        if !full.tuples.range((originator, 0)..=(originator, NodeId::MAX)).any(|(_, t)| seq_newer(t.seq, ansn)) {
-                            full.replace(originator, now + vtime, ansn, &advertised);
-                        }
-                    }
-                }
-                prop_assert_eq!(&fast, &full);
             }
         }
 

@@ -74,11 +74,11 @@ impl TwoHopSet {
     /// entry of [`TwoHopSet::apply_hello`], which the tests compare with.
     #[cfg(test)]
     pub(super) fn insert(&mut self, via: NodeId, two: NodeId, until: Instant, metric: u16) -> Inserted {
-        super::topology::add_until(&mut self.untils, until, 1);
+        super::topology::add_until(&mut self.untils, until);
         let inserted = match self.tuples.insert((via, two), TwoHop { until, metric }) {
             None => Inserted::New,
             Some(old) => {
-                remove_until(&mut self.untils, old.until, 1);
+                remove_until(&mut self.untils, old.until);
                 if old.metric == metric {
                     return Inserted::Refreshed;
                 }
@@ -167,7 +167,7 @@ impl TwoHopSet {
     /// Removes (`via`, `two`); whether the set held it.
     pub(super) fn remove(&mut self, via: NodeId, two: NodeId) -> bool {
         let Some(old) = self.tuples.remove(&(via, two)) else { return false };
-        remove_until(&mut self.untils, old.until, 1);
+        remove_until(&mut self.untils, old.until);
         self.changes += 1;
         forget_via(&mut self.vias, via);
         self.dirty.insert(via);
