@@ -33,6 +33,9 @@ pub(super) struct RxParams {
     rates: Vec<RateParams>,
     /// Per-bit error rate at the threshold SINR (10% loss of 8000 bits).
     ber_at_threshold: f64,
+    /// The curve model's recent `log1p(−BER)` and `exp(ln success)`.
+    ln1p_memo: Memo,
+    exp_memo: Memo,
 }
 
 impl RxParams {
@@ -53,12 +56,45 @@ impl RxParams {
             error_model: config.error_model,
             rates,
             ber_at_threshold: 1.0 - libm::pow(0.9, 1.0 / 8000.0),
+            ln1p_memo: Memo::new(libm::log1p),
+            exp_memo: Memo::new(libm::exp),
         }
     }
 
     #[inline]
     fn rate(&self, rate_kbps: u32) -> &RateParams {
         self.rates.iter().find(|r| r.rate_kbps == rate_kbps).unwrap_or(&self.rates[0])
+    }
+}
+
+/// Recent arguments of a pure function and its results, so that the same
+/// argument again costs a comparison instead of the call: on a chain every
+/// one-hop link has the same power, so most chunks have one of a few SINRs
+/// and most frames one of a few success probabilities (issue 28: `log1p`
+/// and `exp` were 6–8% of a `perf` profile of a chain run). The result is
+/// the function's, bit for bit.
+struct Memo([std::cell::Cell<(u64, f64)>; MEMO_SLOTS]);
+
+/// Slots of a [`Memo`], chosen by the argument's bits (a power of two).
+const MEMO_SLOTS: usize = 16;
+
+impl Memo {
+    fn new(f: fn(f64) -> f64) -> Self {
+        Memo(std::array::from_fn(|_| std::cell::Cell::new((0f64.to_bits(), f(0.0)))))
+    }
+
+    #[inline]
+    fn get(&self, x: f64, f: fn(f64) -> f64) -> f64 {
+        let bits = x.to_bits();
+        let h = bits ^ (bits >> 17) ^ (bits >> 31);
+        let slot = &self.0[(h as usize) & (MEMO_SLOTS - 1)];
+        let (key, y) = slot.get();
+        if key == bits {
+            return y;
+        }
+        let y = f(x);
+        slot.set((bits, y));
+        y
     }
 }
 
@@ -177,7 +213,7 @@ impl Receiver {
             let ratio = sinr / params.rate(lock.rate_kbps).threshold_linear;
             let ber = (params.ber_at_threshold * ratio_power(ratio, db_per_decade)).min(0.5);
             let bits = dur.as_nanos() as f64 * lock.rate_kbps as f64 / 1e6;
-            lock.ln_success += bits * libm::log1p(-ber);
+            lock.ln_success += bits * params.ln1p_memo.get(-ber, libm::log1p);
         }
     }
 
@@ -234,7 +270,7 @@ impl Receiver {
             Some(match params.error_model {
                 ErrorModel::Threshold => lock.min_sinr >= params.rate(lock.rate_kbps).threshold_linear,
                 ErrorModel::Curve { .. } => {
-                    let p = libm::exp(lock.ln_success);
+                    let p = params.exp_memo.get(lock.ln_success, libm::exp);
                     p >= 1.0 || self.rng.gen::<f64>() < p
                 }
             })
@@ -339,5 +375,27 @@ mod tests {
         assert_eq!(rx.signal_start(at_us(5), 2, RATE_KBPS, sens_mw * 10.0, false, &p), ArrivalFate::Locked);
         assert_eq!(rx.abandon(), Some(2));
         assert_eq!(rx.signal_end(at_us(50), 2, &p), None, "an abandoned frame gets no decision");
+    }
+
+    proptest::proptest! {
+        /// A memo answers what the function would, bit for bit, whatever
+        /// its slots held: arguments repeat (hits), share a slot (evictions),
+        /// differ in a low bit only (one slot, nearly one key), and include the slots' initial
+        /// key, 0.0, and −0.0.
+        #[test]
+        fn a_memo_answers_what_the_function_would(
+            picks in proptest::collection::vec(0usize..40, 1..400),
+            pool in proptest::collection::vec(-1e-3f64..1.0, 19),
+        ) {
+            let mut args: Vec<f64> = pool.iter().flat_map(|&x| [x, f64::from_bits(x.to_bits() ^ 16)]).collect();
+            args.extend([0.0, -0.0]);
+            for f in [libm::log1p as fn(f64) -> f64, libm::exp] {
+                let memo = Memo::new(f);
+                for &i in &picks {
+                    let x = args[i];
+                    proptest::prop_assert_eq!(memo.get(x, f).to_bits(), f(x).to_bits(), "argument {}", x);
+                }
+            }
+        }
     }
 }
