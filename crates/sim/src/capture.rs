@@ -520,7 +520,7 @@ mod tests {
         assert!(b[28..].iter().all(|&x| x == 0));
         // A DSR data packet: protocol 48, its source route, then UDP 7411.
         let mut routed = Packet::data(0, 2, 1, 9, 28 + 6 + 40, Instant::ZERO, vec![1; 40]);
-        routed.routing_header = vec![9; 6];
+        routed.routing_header = vec![9; 6].into_boxed_slice();
         b.clear();
         dsr.ip_packet(&routed, &mut b);
         assert_eq!((b.len(), b[9]), (74, IPPROTO_DSR));

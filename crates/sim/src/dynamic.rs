@@ -293,7 +293,7 @@ fn forward(
 ) -> bool {
     if let Some(h) = header {
         pkt.size_bytes = pkt.size_bytes - pkt.routing_header.len() as u32 + h.len() as u32;
-        pkt.routing_header = h;
+        pkt.routing_header = h.into_boxed_slice();
     }
     pkt.next_hop = next_hop;
     net.enqueue(now, node, Addr::Unicast(next_hop), pkt)
