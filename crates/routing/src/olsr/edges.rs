@@ -15,9 +15,112 @@ use std::collections::{BTreeMap, BTreeSet};
 /// ([`read_again`]; the 2-hop and the topology set read into it).
 #[derive(Debug)]
 pub(super) struct ReadInto<'a> {
-    pub(super) edges: &'a mut Vec<Edge>,
+    pub(super) edges: &'a mut SortedEdges,
     pub(super) kept: bool,
     pub(super) replaced: &'a mut Vec<Edge>,
+}
+
+/// Node ids below this have where their links start in a
+/// [`SortedEdges`] kept in an array; larger ones (a hostile peer's, or a
+/// network of more nodes) are found by binary search. Bounds the array at
+/// 16 KiB, and the offsets a replaced range shifts at 4,096.
+const INDEXED_IDS: usize = 4096;
+
+/// A set's links, sorted, with where each node's links out start (for ids
+/// below [`INDEXED_IDS`]), so that a node's range is two loads rather than
+/// two binary searches. (Issue 28: the binary searches of [`read_again`]
+/// and [`super::tables::RoutingTable::follow`] over the ~1,000 links of
+/// the ATP paper's network were two fifths of updating OLSR's routes.)
+#[derive(Clone, Debug)]
+pub(super) struct SortedEdges {
+    edges: Vec<Edge>,
+    /// `starts[n]`, for `n` below `starts.len()`: the first link from a
+    /// node at or above `n` (never empty). Links out of the nodes from
+    /// `starts.len() - 1` on are found by binary search after the last.
+    starts: Vec<u32>,
+}
+
+impl Default for SortedEdges {
+    fn default() -> Self {
+        SortedEdges { edges: Vec::new(), starts: vec![0] }
+    }
+}
+
+impl SortedEdges {
+    /// The links, sorted.
+    pub(super) fn as_slice(&self) -> &[Edge] {
+        &self.edges
+    }
+
+    /// The links out of `from`.
+    pub(super) fn links_out(&self, from: NodeId) -> &[Edge] {
+        &self.edges[self.range(from)]
+    }
+
+    /// How many ids the array covers.
+    fn indexed(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    fn range(&self, from: NodeId) -> std::ops::Range<usize> {
+        let n = from as usize;
+        if n < self.indexed() {
+            return self.starts[n] as usize..self.starts[n + 1] as usize;
+        }
+        let tail = self.starts[self.indexed()] as usize;
+        let lo = tail + self.edges[tail..].partition_point(|e| e.0 < from);
+        lo..lo + self.edges[lo..].partition_point(|e| e.0 == from)
+    }
+
+    /// Replaces every link by `edges` (sorted), and indexes them.
+    fn reset(&mut self, edges: impl Iterator<Item = Edge>) {
+        self.edges.clear();
+        self.edges.extend(edges);
+        debug_assert!(self.edges.is_sorted());
+        self.starts.truncate(1);
+        let last = self.edges.iter().rev().map(|e| e.0 as usize).find(|&n| n < INDEXED_IDS);
+        self.grow_index(last.map_or(0, |n| n + 1));
+    }
+
+    /// Extends the array to cover the ids below `to` (at most
+    /// [`INDEXED_IDS`]), walking the links after the last covered once.
+    fn grow_index(&mut self, to: usize) {
+        let mut i = self.starts[self.indexed()] as usize;
+        for n in self.indexed() + 1..=to {
+            i += self.edges[i..].iter().take_while(|e| (e.0 as usize) < n).count();
+            self.starts.push(i as u32);
+        }
+    }
+
+    /// Replaces the links out of `from` by `links` (each from `from`,
+    /// sorted), appending those they replace to `replaced`.
+    fn replace(&mut self, from: NodeId, links: impl Iterator<Item = Edge>, replaced: &mut Vec<Edge>) {
+        let n = from as usize;
+        if n < INDEXED_IDS && n >= self.indexed() {
+            self.grow_index(n + 1);
+        }
+        let range = self.range(from);
+        replaced.extend_from_slice(&self.edges[range.clone()]);
+        let before = self.edges.len();
+        self.edges.splice(range, links);
+        // The ranges of the indexed nodes after `from` move with its end.
+        let grown = self.edges.len().wrapping_sub(before) as u32;
+        if n < self.indexed() {
+            for start in &mut self.starts[n + 1..] {
+                *start = start.wrapping_add(grown);
+            }
+        }
+        debug_assert!(self.links_out(from).iter().all(|e| e.0 == from));
+    }
+}
+
+#[cfg(test)]
+impl From<Vec<Edge>> for SortedEdges {
+    fn from(edges: Vec<Edge>) -> Self {
+        let mut sorted = SortedEdges::default();
+        sorted.reset(edges.into_iter());
+        sorted
+    }
 }
 
 /// A set's links, keyed (from, to), read again as edges (from, to, the
@@ -42,19 +145,12 @@ pub(super) fn read_again<T>(
     let edge = |(&(from, to), t): (&(NodeId, NodeId), &T)| cost(t).map(|c| (from, to, c));
     replaced.clear();
     if !kept {
-        edges.clear();
-        edges.extend(set.iter().filter_map(edge));
+        edges.reset(set.iter().filter_map(edge));
         return None;
     }
-    // The dirty nodes in order: each range starts at or after the last.
-    let mut lo = 0;
+    // The dirty nodes in order, so that `replaced` is sorted.
     for &from in &dirty {
-        lo += edges[lo..].partition_point(|e| e.0 < from);
-        let hi = lo + edges[lo..].partition_point(|e| e.0 == from);
-        replaced.extend_from_slice(&edges[lo..hi]);
-        let before = edges.len();
-        edges.splice(lo..hi, set.range((from, 0)..=(from, NodeId::MAX)).filter_map(edge));
-        lo = hi + edges.len() - before;
+        edges.replace(from, set.range((from, 0)..=(from, NodeId::MAX)).filter_map(edge), replaced);
     }
     Some(dirty.into_iter().collect())
 }
@@ -67,7 +163,7 @@ pub(super) fn read_again<T>(
 #[derive(Clone, Copy, Debug)]
 pub(super) struct PartChange<'a> {
     pub(super) old: &'a [Edge],
-    pub(super) new: &'a [Edge],
+    pub(super) new: &'a SortedEdges,
     pub(super) touched: Option<&'a [NodeId]>,
 }
 
@@ -125,11 +221,11 @@ pub(super) fn diff<'a, T: Ord>(old: &'a [T], new: &'a [T]) -> impl Iterator<Item
 /// after each HELLO that changed one node's was a twentieth of an OLSR run).
 pub(super) fn diff_in<'a>(
     old: &'a [Edge],
-    new: &'a [Edge],
+    new: &'a SortedEdges,
     touched: Option<&'a [NodeId]>,
 ) -> impl Iterator<Item = (bool, &'a Edge)> + 'a {
-    let everything = touched.is_none().then_some((old, new));
-    let ranges = touched.into_iter().flatten().map(move |&n| (links_out(old, n), links_out(new, n)));
+    let everything = touched.is_none().then_some((old, new.as_slice()));
+    let ranges = touched.into_iter().flatten().map(move |&n| (links_out(old, n), new.links_out(n)));
     everything.into_iter().chain(ranges).flat_map(|(o, n)| diff(o, n))
 }
 
@@ -141,7 +237,7 @@ pub(super) fn diff_in<'a>(
 #[cfg(test)]
 pub(super) fn check_reread(
     before: &[Edge],
-    after: &[Edge],
+    after: &SortedEdges,
     kept: bool,
     touched: Option<&[NodeId]>,
     replaced: &[Edge],
@@ -149,16 +245,36 @@ pub(super) fn check_reread(
     use proptest::prelude::*;
     let Some(touched) = touched.filter(|_| kept) else {
         prop_assert!(!kept && touched.is_none() && replaced.is_empty());
-        return Ok(());
+        return after.check();
     };
-    for (_, e) in diff(before, after) {
+    after.check()?;
+    for (_, e) in diff(before, after.as_slice()) {
         prop_assert!(touched.contains(&e.0), "{:?} changed untouched", e);
     }
     let expected: Vec<Edge> = before.iter().filter(|e| touched.contains(&e.0)).copied().collect();
     prop_assert_eq!(replaced, &expected[..]);
     let found: Vec<_> = diff_in(replaced, after, Some(touched)).collect();
-    prop_assert_eq!(found, diff(before, after).collect::<Vec<_>>());
+    prop_assert_eq!(found, diff(before, after.as_slice()).collect::<Vec<_>>());
     Ok(())
+}
+
+#[cfg(test)]
+impl SortedEdges {
+    /// Checks the links are sorted and each node's range is the links out
+    /// of it: every node with links, every id the array covers, and the
+    /// ids just past it.
+    pub(super) fn check(&self) -> Result<(), proptest::test_runner::TestCaseError> {
+        use proptest::prelude::*;
+        prop_assert!(self.edges.is_sorted());
+        prop_assert!(self.indexed() <= INDEXED_IDS && self.starts[0] == 0);
+        let past = (self.indexed()..self.indexed() + 2).map(|n| n as NodeId);
+        let ids = self.edges.iter().map(|e| e.0).chain((0..self.indexed() as NodeId).chain(past));
+        for n in ids {
+            let out: Vec<Edge> = self.edges.iter().copied().filter(|e| e.0 == n).collect();
+            prop_assert_eq!(self.links_out(n), &out[..], "links out of {}", n);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -191,11 +307,49 @@ mod tests {
             let changed: BTreeSet<NodeId> = diff(&old, &new).map(|(_, e)| e.0).collect();
             let touched: Vec<NodeId> = changed.union(&extra).copied().collect();
             let all: Vec<_> = diff(&old, &new).collect();
-            prop_assert_eq!(&diff_in(&old, &new, Some(&touched)).collect::<Vec<_>>(), &all);
-            prop_assert_eq!(&diff_in(&old, &new, None).collect::<Vec<_>>(), &all);
+            let indexed = SortedEdges::from(new.clone());
+            prop_assert_eq!(&diff_in(&old, &indexed, Some(&touched)).collect::<Vec<_>>(), &all);
+            prop_assert_eq!(&diff_in(&old, &indexed, None).collect::<Vec<_>>(), &all);
             if let Some(&first) = changed.iter().next() {
                 let without: Vec<NodeId> = touched.iter().copied().filter(|&n| n != first).collect();
-                prop_assert!(diff_in(&old, &new, Some(&without)).count() < all.len());
+                prop_assert!(diff_in(&old, &indexed, Some(&without)).count() < all.len());
+            }
+        }
+
+        /// Replacing nodes' links one by one, or all of them, keeps the
+        /// links what the same changes give a plain sorted list, hands back
+        /// exactly the links replaced, and keeps every node's range right:
+        /// ids in the array, past its end, at the limit and far beyond.
+        #[test]
+        fn the_index_follows_every_replacement(
+            ops in proptest::collection::vec(
+                (any::<bool>(), proptest::collection::vec((0usize..10, 0u32..5), 0..6)),
+                1..30,
+            ),
+        ) {
+            const IDS: [NodeId; 10] = [0, 1, 2, 3, 5, 8, 4094, 4095, 4096, 70_000];
+            let mut edges = SortedEdges::default();
+            let mut model: Vec<Edge> = Vec::new();
+            for (reset, links) in ops {
+                if reset {
+                    model = links.iter().map(|&(i, to)| (IDS[i], to, 256)).collect();
+                    model.sort();
+                    edges.reset(model.iter().copied());
+                } else {
+                    // The links out of one node (the first's), replaced.
+                    let from = IDS[links.first().map_or(0, |l| l.0)];
+                    let mut new: Vec<Edge> = links.iter().map(|&(_, to)| (from, to, 512)).collect();
+                    new.sort();
+                    let was: Vec<Edge> = model.iter().copied().filter(|e| e.0 == from).collect();
+                    model.retain(|e| e.0 != from);
+                    model.extend(new.iter().copied());
+                    model.sort();
+                    let mut replaced = vec![(9, 9, 9)];
+                    edges.replace(from, new.into_iter(), &mut replaced);
+                    prop_assert_eq!(&replaced[1..], &was[..]);
+                }
+                prop_assert_eq!(edges.as_slice(), &model[..]);
+                edges.check()?;
             }
         }
     }

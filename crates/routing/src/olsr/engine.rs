@@ -10,7 +10,7 @@
 //! [`RoutingEngine::poll_timeout`]; after every `handle_*`/`on_*` call do
 //! the same. `route` never holds: OLSR is proactive.
 
-use super::edges::{edge_cost, Edge, PartChange, ReadInto};
+use super::edges::{edge_cost, Edge, PartChange, ReadInto, SortedEdges};
 use super::neighbours::{probe_jitter, Neighbours};
 use super::packet::{
     decode_vtime, encode_vtime, Body, Message, MessageView, Packet, PacketView, HELLO_MESSAGE, MAX_TTL, PROBE_MESSAGE,
@@ -47,9 +47,9 @@ const TIMER_COUNT: usize = 5;
 #[derive(Debug, Default)]
 struct RouteInputs {
     first_hops: Vec<(NodeId, u32)>,
-    two_hop_edges: Vec<Edge>,
+    two_hop_edges: SortedEdges,
     neighbours_version: (u64, u64),
-    topology_edges: Vec<Edge>,
+    topology_edges: SortedEdges,
     topology_version: u64,
     left: Vec<NodeId>,
 }
@@ -383,7 +383,7 @@ impl OlsrEngine {
             untouched
         };
         let has_left = |peer: NodeId| inputs.left.binary_search(&peer).is_ok();
-        let parts = [&inputs.two_hop_edges[..], &inputs.topology_edges[..]];
+        let parts = [&inputs.two_hop_edges, &inputs.topology_edges];
         // A fresh part is compared with its old self in the ranges that
         // changed (a link that moved from one part to the other reads as
         // lost and gained, and is followed as such); a kept part has not
@@ -396,6 +396,7 @@ impl OlsrEngine {
             let first_hops = (&replaced.first_hops[..], &inputs.first_hops[..]);
             self.routes.follow(self.node, first_hops, changes, has_left, &mut self.events);
         } else {
+            let parts = parts.map(SortedEdges::as_slice);
             self.routes.compute(self.node, &inputs.first_hops, parts, has_left, &mut self.events);
         }
         self.route_inputs = Some(inputs);

@@ -652,10 +652,10 @@ mod tests {
             ),
         ) {
             use super::super::packet::HelloEntry;
-            use super::super::edges::{check_reread, ReadInto};
+            use super::super::edges::{check_reread, ReadInto, SortedEdges};
             let cost = |m: u16| (m > 0).then_some(u32::from(m) * 256);
             let mut n = super::Neighbours::default();
-            let (mut edges, mut kept) = (Vec::new(), false);
+            let (mut edges, mut kept) = (SortedEdges::default(), false);
             for (step, (from, vtime_s, entries, what)) in ops.into_iter().enumerate() {
                 let now = Instant::ZERO + Duration::from_millis(700 * step as u64);
                 match what {
@@ -671,11 +671,11 @@ mod tests {
                     }
                 }
                 n.update(now, 0);
-                let mut all = vec![(9, 9, 9)];
+                let mut all = SortedEdges::from(vec![(9, 9, 9)]);
                 n.clone().two_hop_edges(ReadInto { edges: &mut all, kept: false, replaced: &mut Vec::new() }, cost);
-                let (before, mut replaced) = (edges.clone(), vec![(9, 9, 9)]);
+                let (before, mut replaced) = (edges.as_slice().to_vec(), vec![(9, 9, 9)]);
                 let touched = n.two_hop_edges(ReadInto { edges: &mut edges, kept, replaced: &mut replaced }, cost);
-                proptest::prop_assert_eq!(&edges, &all);
+                proptest::prop_assert_eq!(edges.as_slice(), all.as_slice());
                 check_reread(&before, &edges, kept, touched.as_deref(), &replaced)?;
                 kept = true;
             }

@@ -265,7 +265,7 @@ impl RoutingTable {
                 }
             }
             for part in &new {
-                for &e in part.iter().filter(|e| orphaned(e.1) && !orphaned(e.0)) {
+                for &e in part.as_slice().iter().filter(|e| orphaned(e.1) && !orphaned(e.0)) {
                     if let Some(o) = self.better_offer(node, e, &has_left) {
                         heap.push(Reverse(o));
                     }
@@ -293,8 +293,7 @@ impl RoutingTable {
                 before.entry(n).or_insert(None);
             }
             for part in &new {
-                let from_n = &part[part.partition_point(|e| e.0 < n)..];
-                for &e in from_n.iter().take_while(|e| e.0 == n) {
+                for &e in part.links_out(n) {
                     if let Some(o) = self.better_offer(node, e, &has_left) {
                         heap.push(Reverse(o));
                     }
@@ -386,6 +385,7 @@ impl RoutingTable {
 
 #[cfg(test)]
 mod tests {
+    use super::super::edges::SortedEdges;
     use super::super::testing::{chain_seen_from_0, make, CONVERGENCE};
     use super::super::OlsrConfig;
     use super::*;
@@ -533,9 +533,10 @@ mod tests {
                 })
             };
             let (touched_a, touched_b) = (touched(&old_a, &new_a), touched(&old_b, &new_b));
+            let (indexed_a, indexed_b) = (SortedEdges::from(new_a.clone()), SortedEdges::from(new_b.clone()));
             let parts = [
-                PartChange { old: &old_a, new: &new_a, touched: touched_a.as_deref() },
-                PartChange { old: &old_b, new: &new_b, touched: touched_b.as_deref() },
+                PartChange { old: &old_a, new: &indexed_a, touched: touched_a.as_deref() },
+                PartChange { old: &old_b, new: &indexed_b, touched: touched_b.as_deref() },
             ];
             followed.follow(0, (&first_hops, &new_first), parts, has_left, &mut followed_events);
             prop_assert_eq!(&fresh.entries, &followed.entries);

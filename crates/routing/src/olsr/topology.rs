@@ -130,7 +130,7 @@ impl TopologySet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::olsr::edges::check_reread;
+    use crate::olsr::edges::{check_reread, SortedEdges};
     use proptest::prelude::*;
 
     proptest! {
@@ -147,7 +147,7 @@ mod tests {
             // Metric 0 stands for a link advertised as unusable.
             let cost = |m: u16| (m > 0).then_some(u32::from(m) * 256);
             let mut topology = TopologySet::default();
-            let (mut edges, mut kept) = (Vec::new(), false);
+            let (mut edges, mut kept) = (SortedEdges::default(), false);
             for (step, (originator, ansn, vtime_s, mut advertised, expire)) in ops.into_iter().enumerate() {
                 let now = Instant::ZERO + Duration::from_secs(step as u64);
                 if expire {
@@ -157,12 +157,12 @@ mod tests {
                     advertised.dedup_by_key(|a| a.0);
                     topology.process_tc(now, originator, Duration::from_secs(vtime_s), ansn, &advertised);
                 }
-                let mut all = vec![(9, 9, 9)];
+                let mut all = SortedEdges::from(vec![(9, 9, 9)]);
                 topology.clone().edges(ReadInto { edges: &mut all, kept: false, replaced: &mut Vec::new() }, cost);
-                let (before, mut replaced) = (edges.clone(), vec![(9, 9, 9)]);
+                let (before, mut replaced) = (edges.as_slice().to_vec(), vec![(9, 9, 9)]);
                 let touched = topology.edges(ReadInto { edges: &mut edges, kept, replaced: &mut replaced }, cost);
-                prop_assert_eq!(&edges, &all);
-                prop_assert!(edges.is_sorted());
+                prop_assert_eq!(edges.as_slice(), all.as_slice());
+                prop_assert!(edges.as_slice().is_sorted());
                 // Whatever changed since the last read is touched.
                 check_reread(&before, &edges, kept, touched.as_deref(), &replaced)?;
                 kept = true;

@@ -241,7 +241,7 @@ impl TwoHopSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::olsr::edges::check_reread;
+    use crate::olsr::edges::{check_reread, SortedEdges};
     use proptest::prelude::*;
 
     /// Everything the set keeps, to compare two sets.
@@ -298,7 +298,7 @@ mod tests {
         ) {
             let cost = |m: u16| (m > 0).then_some(u32::from(m) * 256);
             let mut set = TwoHopSet::default();
-            let (mut edges, mut kept) = (Vec::new(), false);
+            let (mut edges, mut kept) = (SortedEdges::default(), false);
             for (step, (op, via, two, secs, metric)) in ops.into_iter().enumerate() {
                 let now = Instant::ZERO + Duration::from_millis(500 * step as u64);
                 let (keys_before, count_before): (Vec<_>, _) = (set.keys().collect(), set.changes());
@@ -332,11 +332,11 @@ mod tests {
                 vias.dedup();
                 prop_assert_eq!(set.vias().collect::<Vec<_>>(), vias);
                 prop_assert_eq!(set.changes() != count_before, keys != keys_before);
-                let mut all = vec![(9, 9, 9)];
+                let mut all = SortedEdges::from(vec![(9, 9, 9)]);
                 set.clone().edges(ReadInto { edges: &mut all, kept: false, replaced: &mut Vec::new() }, cost);
-                let (before, mut replaced) = (edges.clone(), vec![(9, 9, 9)]);
+                let (before, mut replaced) = (edges.as_slice().to_vec(), vec![(9, 9, 9)]);
                 let touched = set.edges(ReadInto { edges: &mut edges, kept, replaced: &mut replaced }, cost);
-                prop_assert_eq!(&edges, &all);
+                prop_assert_eq!(edges.as_slice(), all.as_slice());
                 check_reread(&before, &edges, kept, touched.as_deref(), &replaced)?;
                 kept = true;
             }
