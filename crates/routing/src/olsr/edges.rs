@@ -123,34 +123,80 @@ impl From<Vec<Edge>> for SortedEdges {
     }
 }
 
-/// A set's links, keyed (from, to), read again as edges (from, to, the
-/// tuple's `cost`; a link whose cost is `None` left out) into `edges`, in
-/// place. With `kept` (`edges` holds the last read), only the links out of
-/// the `dirty` nodes are replaced, each node's range spliced, and their
-/// links as they were are written to `replaced` (emptied first; sorted):
-/// returns the nodes touched, sorted. Without, every link is read and
-/// `None` returned. Either way `edges` ends as reading every tuple gives.
-/// Shared by the 2-hop and the topology set, which mark the nodes whose
-/// links they change (issue 28: reading every tuple after each change
-/// was a fifth of a 100-node OLSR run, and copying the untouched links
-/// into a new read, ~1,000 of them per change in the ATP paper's network,
-/// a twentieth).
-pub(super) fn read_again<T>(
-    set: &BTreeMap<(NodeId, NodeId), T>,
+/// A set of links keyed (from, to), as [`read_again`] reads it: all of
+/// them, or those out of one node, each in order. The 2-hop set keeps its
+/// tuples in an ordered map by (from, to); the topology set keeps each
+/// originator's together ([`super::topology`]).
+pub(super) trait LinkSet {
+    type Tuple;
+    /// Every link (from, to, tuple), in (from, to) order.
+    fn links(&self) -> impl Iterator<Item = (NodeId, NodeId, &Self::Tuple)>;
+    /// The links out of `from` (to, tuple), in order.
+    fn links_from(&self, from: NodeId) -> impl Iterator<Item = (NodeId, &Self::Tuple)>;
+}
+
+/// A set's tuples grouped by the node their links start from: each
+/// node's (to, tuple), sorted by `to`, never empty. The 2-hop set and the
+/// topology set change one node's links at a time (a HELLO its
+/// neighbour's, a TC its originator's), so a change is one lookup and a
+/// merge of two short sorted lists, not a tree search per link (issue 28:
+/// those searches, in maps keyed (from, to), were a tenth of the ATP
+/// paper's 100-node OLSR run).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct LinksByNode<T>(pub(super) BTreeMap<NodeId, Vec<(NodeId, T)>>);
+
+impl<T> Default for LinksByNode<T> {
+    fn default() -> Self {
+        LinksByNode(BTreeMap::new())
+    }
+}
+
+impl<T> LinkSet for LinksByNode<T> {
+    type Tuple = T;
+    fn links(&self) -> impl Iterator<Item = (NodeId, NodeId, &T)> {
+        self.0.iter().flat_map(|(&from, links)| links.iter().map(move |(to, t)| (from, *to, t)))
+    }
+    fn links_from(&self, from: NodeId) -> impl Iterator<Item = (NodeId, &T)> {
+        self.0.get(&from).into_iter().flatten().map(|(to, t)| (*to, t))
+    }
+}
+
+/// Counts one more tuple expiring `at` in `runs` (time, tuples), merging
+/// with the last run when it has the same time: one node's tuples mostly
+/// share one expiry time (the message that refreshed them all).
+pub(super) fn note_until<I: PartialEq>(runs: &mut Vec<(I, u32)>, at: I) {
+    match runs.last_mut() {
+        Some((t, n)) if *t == at => *n += 1,
+        _ => runs.push((at, 1)),
+    }
+}
+
+/// A set's links read again as edges (from, to, the tuple's `cost`; a
+/// link whose cost is `None` left out) into `edges`, in place. With `kept`
+/// (`edges` holds the last read), only the links out of the `dirty` nodes
+/// are replaced, each node's range spliced, and their links as they were
+/// are written to `replaced` (emptied first; sorted): returns the nodes
+/// touched, sorted. Without, every link is read and `None` returned.
+/// Either way `edges` ends as reading every tuple gives. Shared by the
+/// 2-hop and the topology set, which mark the nodes whose links they
+/// change (issue 28: reading every tuple after each change was a fifth of
+/// a 100-node OLSR run, and copying the untouched links into a new read,
+/// ~1,000 of them per change in the ATP paper's network, a twentieth).
+pub(super) fn read_again<S: LinkSet>(
+    set: &S,
     into: ReadInto<'_>,
     dirty: BTreeSet<NodeId>,
-    cost: impl Fn(&T) -> Option<u32>,
+    cost: impl Fn(&S::Tuple) -> Option<u32>,
 ) -> Option<Vec<NodeId>> {
     let ReadInto { edges, kept, replaced } = into;
-    let edge = |(&(from, to), t): (&(NodeId, NodeId), &T)| cost(t).map(|c| (from, to, c));
     replaced.clear();
     if !kept {
-        edges.reset(set.iter().filter_map(edge));
+        edges.reset(set.links().filter_map(|(from, to, t)| cost(t).map(|c| (from, to, c))));
         return None;
     }
     // The dirty nodes in order, so that `replaced` is sorted.
     for &from in &dirty {
-        edges.replace(from, set.range((from, 0)..=(from, NodeId::MAX)).filter_map(edge), replaced);
+        edges.replace(from, set.links_from(from).filter_map(|(to, t)| cost(t).map(|c| (from, to, c))), replaced);
     }
     Some(dirty.into_iter().collect())
 }

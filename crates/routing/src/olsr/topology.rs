@@ -2,15 +2,19 @@
 //! advertise, newest ANSN per originator, with what the routing table reads
 //! from it kept at each change (a version, the originators whose links
 //! changed, the expiry times as a multiset).
+//!
+//! Each originator's tuples are kept together ([`LinksByNode`]): a TC
+//! replaces or refreshes one originator's links, merged in one pass.
 
-use super::edges::{read_again, ReadInto};
+use super::edges::{note_until, read_again, LinksByNode, ReadInto};
 use crate::common::seq_newer;
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// RFC 3626 §4.4 topology tuple.
-#[derive(Clone, Debug)]
+/// RFC 3626 §4.4 topology tuple, without its T_last and T_dest (the keys
+/// it is kept under).
+#[derive(Clone, Copy, Debug)]
 struct Topology {
     seq: u16,
     until: Instant,
@@ -20,7 +24,8 @@ struct Topology {
 /// The topology set, keyed by (T_last, T_dest).
 #[derive(Clone, Debug, Default)]
 pub(super) struct TopologySet {
-    tuples: BTreeMap<(NodeId, NodeId), Topology>,
+    /// Each originator's tuples (T_dest, tuple).
+    tuples: LinksByNode<Topology>,
     /// Bumped whenever the advertised links (T_last, T_dest, metric)
     /// change, not when a TC only refreshes them: the routing table is
     /// recomputed only then (RFC 3626 §10: "when a change is detected").
@@ -34,16 +39,24 @@ pub(super) struct TopologySet {
     /// next expiry is found, and an `expire` with nothing due skipped,
     /// without a scan of the set.
     untils: BTreeMap<Instant, u32>,
+    /// Buffers of [`TopologySet::process_tc`] (empty between calls): the
+    /// advertised links sorted, the originator's tuples being made, and
+    /// the expiry times of the tuples replaced, each with how many had it.
+    advertised: Vec<(NodeId, u16)>,
+    merged: Vec<(NodeId, Topology)>,
+    replaced_untils: Vec<(Instant, u32)>,
 }
 
+#[cfg(test)]
 pub(super) fn add_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
     *untils.entry(at).or_insert(0) += 1;
 }
 
-pub(super) fn remove_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
-    if let Some(n) = untils.get_mut(&at) {
-        *n -= 1;
-        if *n == 0 {
+/// Takes `n` tuples expiring `at` out of the multiset.
+pub(super) fn remove_untils(untils: &mut BTreeMap<Instant, u32>, at: Instant, n: u32) {
+    if let Some(count) = untils.get_mut(&at) {
+        *count = count.saturating_sub(n);
+        if *count == 0 {
             untils.remove(&at);
         }
     }
@@ -51,7 +64,10 @@ pub(super) fn remove_until(untils: &mut BTreeMap<Instant, u32>, at: Instant) {
 
 impl TopologySet {
     /// A TC of `originator` at `now` (RFC 3626 §9.5): ignored if a newer
-    /// ANSN is known; else it replaces the originator's older tuples.
+    /// ANSN is known; else it replaces the originator's tuples of older
+    /// ANSNs, and holds each advertised link (T_dest, metric) until
+    /// `now + vtime` (a T_dest advertised twice: the last entry counts),
+    /// keeping the originator's other tuples of this ANSN as they were.
     pub(super) fn process_tc(
         &mut self,
         now: Instant,
@@ -60,33 +76,73 @@ impl TopologySet {
         ansn: u16,
         advertised: &[(NodeId, u16)],
     ) {
-        let from_originator = self.tuples.range((originator, 0)..=(originator, NodeId::MAX));
-        if from_originator.clone().any(|(_, t)| seq_newer(t.seq, ansn)) {
+        let held = self.tuples.0.get(&originator).map_or(&[][..], Vec::as_slice);
+        if held.iter().any(|(_, t)| seq_newer(t.seq, ansn)) {
             return; // out of order: a newer set is known
         }
-        let before = self.links_of(originator);
-        let stale: Vec<_> = from_originator.filter(|(_, t)| t.seq != ansn).map(|(&k, _)| k).collect();
-        for k in stale {
-            if let Some(t) = self.tuples.remove(&k) {
-                remove_until(&mut self.untils, t.until);
-            }
-        }
         let until = now + vtime;
-        for &(dest, metric) in advertised {
-            if let Some(old) = self.tuples.insert((originator, dest), Topology { seq: ansn, until, metric }) {
-                remove_until(&mut self.untils, old.until);
+        // The advertised links by T_dest (a stable sort: the entries of a
+        // repeated T_dest keep their order, and the last is kept).
+        let fresh = &mut self.advertised;
+        fresh.clear();
+        fresh.extend_from_slice(advertised);
+        fresh.sort_by_key(|&(dest, _)| dest);
+        fresh.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                *earlier = *later;
             }
-            add_until(&mut self.untils, until);
+            same
+        });
+        // Merge the held tuples of this ANSN with the advertised links,
+        // which replace them; tuples of older ANSNs go.
+        let (merged, replaced) = (&mut self.merged, &mut self.replaced_untils);
+        merged.clear();
+        let (mut old, mut new) = (held.iter().peekable(), fresh.iter().peekable());
+        loop {
+            let take_new = match (old.peek(), new.peek()) {
+                (None, None) => break,
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some((o, _)), Some((n, _))) => n <= o,
+            };
+            if take_new {
+                let &(dest, metric) = new.next().expect("peeked");
+                if let Some((_, t)) = old.next_if(|(o, _)| *o == dest) {
+                    note_until(replaced, t.until);
+                }
+                merged.push((dest, Topology { seq: ansn, until, metric }));
+            } else {
+                let &(dest, t) = old.next().expect("peeked");
+                if t.seq == ansn {
+                    merged.push((dest, t));
+                } else {
+                    note_until(replaced, t.until);
+                }
+            }
         }
-        if self.links_of(originator) != before {
+        let changed = !held.iter().map(|(d, t)| (d, t.metric)).eq(merged.iter().map(|(d, t)| (d, t.metric)));
+        // Counted up before down, so that no count passes through zero.
+        if !fresh.is_empty() {
+            *self.untils.entry(until).or_insert(0) += fresh.len() as u32;
+        }
+        for (at, n) in replaced.drain(..) {
+            remove_untils(&mut self.untils, at, n);
+        }
+        // The merged list becomes the originator's; its old list, the buffer.
+        if merged.is_empty() {
+            if let Some(old) = self.tuples.0.remove(&originator) {
+                *merged = old;
+            }
+        } else {
+            let slot = self.tuples.0.entry(originator).or_default();
+            std::mem::swap(slot, merged);
+        }
+        merged.clear();
+        if changed {
             self.links_version += 1;
             self.dirty.insert(originator);
         }
-    }
-
-    /// The links `originator` advertises: (T_dest, metric), in order.
-    fn links_of(&self, originator: NodeId) -> Vec<(NodeId, u16)> {
-        self.tuples.range((originator, 0)..=(originator, NodeId::MAX)).map(|(&(_, dest), t)| (dest, t.metric)).collect()
     }
 
     /// Drops expired tuples (RFC 3626 §4.4).
@@ -95,12 +151,13 @@ impl TopologySet {
             return; // nothing due
         }
         let dirty = &mut self.dirty;
-        self.tuples.retain(|&(last, _), t| {
-            let keep = t.until > now;
-            if !keep {
+        self.tuples.0.retain(|&last, tuples| {
+            let before = tuples.len();
+            tuples.retain(|(_, t)| t.until > now);
+            if tuples.len() != before {
                 dirty.insert(last);
             }
-            keep
+            !tuples.is_empty()
         });
         // The times left are exactly those after `now`.
         self.untils = self.untils.split_off(&(now + Duration::from_nanos(1)));
@@ -130,10 +187,103 @@ impl TopologySet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::olsr::edges::{check_reread, SortedEdges};
+    use crate::olsr::edges::{check_reread, LinkSet, SortedEdges};
     use proptest::prelude::*;
 
+    /// The set as a map keyed (T_last, T_dest), a tree search per link:
+    /// RFC 3626 §9.5 step by step, what the set kept by originator must
+    /// do.
+    #[derive(Default)]
+    struct Reference {
+        tuples: BTreeMap<(NodeId, NodeId), Topology>,
+        version: u64,
+    }
+
+    impl Reference {
+        fn links_of(&self, originator: NodeId) -> Vec<(NodeId, u16)> {
+            self.tuples.range((originator, 0)..=(originator, NodeId::MAX)).map(|(&(_, d), t)| (d, t.metric)).collect()
+        }
+
+        fn process_tc(
+            &mut self,
+            now: Instant,
+            originator: NodeId,
+            vtime: Duration,
+            ansn: u16,
+            advertised: &[(NodeId, u16)],
+        ) {
+            let from = self.tuples.range((originator, 0)..=(originator, NodeId::MAX));
+            if from.clone().any(|(_, t)| seq_newer(t.seq, ansn)) {
+                return;
+            }
+            let before = self.links_of(originator);
+            let stale: Vec<_> = from.filter(|(_, t)| t.seq != ansn).map(|(&k, _)| k).collect();
+            for k in stale {
+                self.tuples.remove(&k);
+            }
+            for &(dest, metric) in advertised {
+                self.tuples.insert((originator, dest), Topology { seq: ansn, until: now + vtime, metric });
+            }
+            if self.links_of(originator) != before {
+                self.version += 1;
+            }
+        }
+
+        fn expire(&mut self, now: Instant) {
+            let before = self.tuples.len();
+            self.tuples.retain(|_, t| t.until > now);
+            if self.tuples.len() != before {
+                self.version += 1;
+            }
+        }
+    }
+
     proptest! {
+        /// Kept by originator, the set holds what the map keyed (T_last,
+        /// T_dest) holds after any run of TCs (new, refreshing, of older
+        /// or newer ANSNs across the wrap, with repeated and unsorted
+        /// destinations, empty) and expiries; its version moves exactly
+        /// when the advertised links change, and its expiry times are
+        /// exactly its tuples'.
+        #[test]
+        fn the_set_kept_by_originator_is_the_set_keyed_by_link(
+            ops in proptest::collection::vec(
+                (0u32..5, prop_oneof![0u16..4, 65_533u16..=65_535], 1u64..5,
+                 proptest::collection::vec((0u32..7, 0u16..3), 0..6), 0u8..4),
+                1..60,
+            ),
+        ) {
+            let mut set = TopologySet::default();
+            let mut reference = Reference::default();
+            for (step, (originator, ansn, vtime_s, advertised, expire)) in ops.into_iter().enumerate() {
+                let now = Instant::ZERO + Duration::from_millis(700 * step as u64);
+                let version = set.links_version();
+                if expire == 0 {
+                    set.expire(now);
+                    reference.expire(now);
+                    // An expiry with a tuple due bumps the version whether
+                    // or not a link is gone for good: compared below only
+                    // as "at least as often".
+                    prop_assert!(set.links_version() >= version);
+                } else {
+                    let reference_version = reference.version;
+                    let vtime = Duration::from_secs(vtime_s);
+                    set.process_tc(now, originator, vtime, ansn, &advertised);
+                    reference.process_tc(now, originator, vtime, ansn, &advertised);
+                    prop_assert_eq!(set.links_version() - version, reference.version - reference_version);
+                }
+                let held: Vec<_> = set.tuples.links().map(|(l, d, t)| (l, d, t.seq, t.until, t.metric)).collect();
+                let want: Vec<_> =
+                    reference.tuples.iter().map(|(&(l, d), t)| (l, d, t.seq, t.until, t.metric)).collect();
+                prop_assert_eq!(&held, &want);
+                prop_assert!(set.tuples.0.values().all(|tuples| !tuples.is_empty()));
+                let mut untils: BTreeMap<Instant, u32> = BTreeMap::new();
+                want.iter().for_each(|&(_, _, _, until, _)| *untils.entry(until).or_insert(0) += 1);
+                prop_assert_eq!(&set.untils, &untils);
+                prop_assert!(set.merged.is_empty() && set.replaced_untils.is_empty());
+            }
+        }
+
         /// Reading the topology's edges again only for the originators
         /// whose links changed gives what reading every tuple gives, after
         /// any run of TCs (new, refreshing, out of order) and expiries.

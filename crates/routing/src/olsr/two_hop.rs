@@ -4,17 +4,19 @@
 //! last read as edges, and a count of tuples added or removed. In a moving
 //! 100-node network the set holds ~570 tuples and changes with most
 //! HELLOs; scanning it for any of these after each control message was a
-//! tenth to a fifth of an OLSR run (issue 28).
+//! tenth to a fifth of an OLSR run (issue 28). Each neighbour's tuples are
+//! kept together ([`LinksByNode`]): a HELLO's entries are merged into its
+//! sender's in one pass.
 
-use super::edges::{read_again, ReadInto};
-use super::topology::remove_until;
+use super::edges::{note_until, read_again, LinksByNode, ReadInto};
+use super::topology::remove_untils;
 use crate::NodeId;
 use meshbed_core::{Duration, Instant};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// RFC 3626 §4.3.2 2-hop tuple, with the metric of the link via → 2-hop
 /// that `via` advertised.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct TwoHop {
     until: Instant,
     metric: u16,
@@ -45,7 +47,9 @@ pub(super) struct Applied {
 /// The 2-hop set, keyed by (neighbour, 2-hop neighbour).
 #[derive(Clone, Debug, Default)]
 pub(super) struct TwoHopSet {
-    tuples: BTreeMap<(NodeId, NodeId), TwoHop>,
+    /// Each neighbour's tuples (2-hop neighbour, tuple); the neighbours
+    /// some tuple goes through are its keys.
+    tuples: LinksByNode<TwoHop>,
     /// The tuples' expiry times (time → tuples).
     untils: BTreeMap<Instant, u32>,
     /// The neighbours whose tuples were added, removed or re-costed since
@@ -53,20 +57,12 @@ pub(super) struct TwoHopSet {
     dirty: BTreeSet<NodeId>,
     /// Tuples added or removed, ever.
     changes: u64,
-    /// The neighbours the tuples go through, with how many each.
-    vias: BTreeMap<NodeId, u32>,
-    /// The expiry times a batch replaced, each with how many tuples had it
-    /// (a buffer of [`TwoHopSet::apply_hello`]'s, empty between calls).
+    /// Buffers of [`TwoHopSet::apply_hello`] (empty between calls): the
+    /// expiry times a HELLO replaced, each with how many tuples had it; its
+    /// entries by 2-hop neighbour; the neighbour's tuples being made.
     replaced_untils: Vec<(Instant, u32)>,
-}
-
-fn forget_via(vias: &mut BTreeMap<NodeId, u32>, via: NodeId) {
-    if let Some(n) = vias.get_mut(&via) {
-        *n -= 1;
-        if *n == 0 {
-            vias.remove(&via);
-        }
-    }
+    entries: Vec<(NodeId, Option<u16>)>,
+    merged: Vec<(NodeId, TwoHop)>,
 }
 
 impl TwoHopSet {
@@ -75,10 +71,16 @@ impl TwoHopSet {
     #[cfg(test)]
     pub(super) fn insert(&mut self, via: NodeId, two: NodeId, until: Instant, metric: u16) -> Inserted {
         super::topology::add_until(&mut self.untils, until);
-        let inserted = match self.tuples.insert((via, two), TwoHop { until, metric }) {
-            None => Inserted::New,
-            Some(old) => {
-                remove_until(&mut self.untils, old.until);
+        let tuples = self.tuples.0.entry(via).or_default();
+        let fresh = TwoHop { until, metric };
+        let inserted = match tuples.binary_search_by_key(&two, |t| t.0) {
+            Err(at) => {
+                tuples.insert(at, (two, fresh));
+                Inserted::New
+            }
+            Ok(at) => {
+                let old = std::mem::replace(&mut tuples[at].1, fresh);
+                remove_untils(&mut self.untils, old.until, 1);
                 if old.metric == metric {
                     return Inserted::Refreshed;
                 }
@@ -87,7 +89,6 @@ impl TwoHopSet {
         };
         if inserted == Inserted::New {
             self.changes += 1;
-            *self.vias.entry(via).or_insert(0) += 1;
         }
         self.dirty.insert(via);
         inserted
@@ -96,11 +97,12 @@ impl TwoHopSet {
     /// A HELLO's entries through `via`, in its order: (`two`, `Some(metric)`)
     /// held until `until` as [`TwoHopSet::insert`] holds it, (`two`, `None`)
     /// removed as [`TwoHopSet::remove`] removes it. The same set as those
-    /// calls one by one would leave, with the expiry times and the counts
-    /// of tuples per neighbour written once for the HELLO rather than per
-    /// entry (issue 28: four tree writes per entry of each of the ~125,000
-    /// HELLOs heard in the ATP paper's network were a twentieth of an OLSR
-    /// run).
+    /// calls one by one would leave, with the expiry times written once for
+    /// the HELLO rather than per entry (issue 28: four tree writes per entry
+    /// of each of the ~125,000 HELLOs heard in the ATP paper's network were
+    /// a twentieth of an OLSR run). The entries are sorted by 2-hop
+    /// neighbour, keeping each one's in their order (they act on its tuple
+    /// alone), and merged with `via`'s tuples in one pass.
     pub(super) fn apply_hello(
         &mut self,
         via: NodeId,
@@ -108,54 +110,60 @@ impl TwoHopSet {
         entries: impl IntoIterator<Item = (NodeId, Option<u16>)>,
     ) -> Applied {
         let mut applied = Applied::default();
-        let mut replaced = std::mem::take(&mut self.replaced_untils);
-        let mut note_replaced = |at: Instant| match replaced.last_mut() {
-            Some((t, n)) if *t == at => *n += 1,
-            _ => replaced.push((at, 1)),
-        };
-        for (two, metric) in entries {
-            match metric {
-                Some(metric) => {
-                    applied.held += 1;
-                    match self.tuples.insert((via, two), TwoHop { until, metric }) {
-                        None => applied.new += 1,
-                        Some(old) => {
-                            note_replaced(old.until);
-                            if old.metric != metric {
-                                applied.recosted += 1;
+        let (sorted, merged, replaced) = (&mut self.entries, &mut self.merged, &mut self.replaced_untils);
+        sorted.extend(entries);
+        if !sorted.is_sorted_by_key(|e| e.0) {
+            sorted.sort_by_key(|e| e.0); // stable
+        }
+        let held = self.tuples.0.entry(via).or_default();
+        let mut old = held.iter().copied().peekable();
+        let mut next = sorted.iter().copied().peekable();
+        while let Some(&(two, _)) = next.peek() {
+            // The tuples before `two` stay as they are.
+            while let Some(kept) = old.next_if(|t| t.0 < two) {
+                merged.push(kept);
+            }
+            let mut tuple = old.next_if(|t| t.0 == two).map(|t| t.1);
+            while let Some((_, metric)) = next.next_if(|e| e.0 == two) {
+                match metric {
+                    Some(metric) => {
+                        applied.held += 1;
+                        match tuple.replace(TwoHop { until, metric }) {
+                            None => applied.new += 1,
+                            Some(was) => {
+                                note_until(replaced, was.until);
+                                if was.metric != metric {
+                                    applied.recosted += 1;
+                                }
                             }
                         }
                     }
-                }
-                None => {
-                    if let Some(old) = self.tuples.remove(&(via, two)) {
-                        note_replaced(old.until);
-                        applied.removed += 1;
+                    None => {
+                        if let Some(was) = tuple.take() {
+                            note_until(replaced, was.until);
+                            applied.removed += 1;
+                        }
                     }
                 }
             }
+            if let Some(t) = tuple {
+                merged.push((two, t));
+            }
         }
+        merged.extend(old);
+        // The merged tuples become the neighbour's; its old list, the buffer.
+        std::mem::swap(held, merged);
+        if held.is_empty() {
+            self.tuples.0.remove(&via);
+        }
+        merged.clear();
+        sorted.clear();
         // Counted up before down, so that no count passes through zero.
         if applied.held > 0 {
             *self.untils.entry(until).or_insert(0) += applied.held as u32;
         }
-        for &(at, n) in &replaced {
-            if let Some(count) = self.untils.get_mut(&at) {
-                *count -= n;
-                if *count == 0 {
-                    self.untils.remove(&at);
-                }
-            }
-        }
-        replaced.clear();
-        self.replaced_untils = replaced;
-        if applied.new != applied.removed {
-            // Every tuple removed was held before or added here: no underflow.
-            let count = self.vias.entry(via).or_insert(0);
-            *count = (u64::from(*count) + applied.new - applied.removed) as u32;
-            if *count == 0 {
-                self.vias.remove(&via);
-            }
+        for (at, n) in replaced.drain(..) {
+            remove_untils(&mut self.untils, at, n);
         }
         self.changes += applied.new + applied.removed;
         if applied.new + applied.recosted + applied.removed > 0 {
@@ -164,23 +172,30 @@ impl TwoHopSet {
         applied
     }
 
-    /// Removes (`via`, `two`); whether the set held it.
+    /// Removes (`via`, `two`); whether the set held it: one entry of
+    /// [`TwoHopSet::apply_hello`], which the tests compare with.
+    #[cfg(test)]
     pub(super) fn remove(&mut self, via: NodeId, two: NodeId) -> bool {
-        let Some(old) = self.tuples.remove(&(via, two)) else { return false };
-        remove_until(&mut self.untils, old.until);
+        let Some(tuples) = self.tuples.0.get_mut(&via) else { return false };
+        let Ok(at) = tuples.binary_search_by_key(&two, |t| t.0) else { return false };
+        let (_, old) = tuples.remove(at);
+        if tuples.is_empty() {
+            self.tuples.0.remove(&via);
+        }
+        remove_untils(&mut self.untils, old.until, 1);
         self.changes += 1;
-        forget_via(&mut self.vias, via);
         self.dirty.insert(via);
         true
     }
 
     /// Removes every tuple through `via`.
     pub(super) fn remove_via(&mut self, via: NodeId) {
-        let doomed: Vec<NodeId> =
-            self.tuples.range((via, NodeId::MIN)..=(via, NodeId::MAX)).map(|(&(_, t), _)| t).collect();
-        for two in doomed {
-            self.remove(via, two);
+        let Some(tuples) = self.tuples.0.remove(&via) else { return };
+        for (_, old) in &tuples {
+            remove_untils(&mut self.untils, old.until, 1);
         }
+        self.changes += tuples.len() as u64;
+        self.dirty.insert(via);
     }
 
     /// Drops the tuples expired at `now`; whether any was.
@@ -188,15 +203,15 @@ impl TwoHopSet {
         if self.earliest().is_none_or(|e| e > now) {
             return false;
         }
-        let (dirty, changes, vias) = (&mut self.dirty, &mut self.changes, &mut self.vias);
-        self.tuples.retain(|&(via, _), t| {
-            let keep = t.until > now;
-            if !keep {
+        let (dirty, changes) = (&mut self.dirty, &mut self.changes);
+        self.tuples.0.retain(|&via, tuples| {
+            let before = tuples.len();
+            tuples.retain(|(_, t)| t.until > now);
+            if tuples.len() != before {
                 dirty.insert(via);
-                *changes += 1;
-                forget_via(vias, via);
+                *changes += (before - tuples.len()) as u64;
             }
-            keep
+            !tuples.is_empty()
         });
         // The times left are exactly those after `now`.
         self.untils = self.untils.split_off(&(now + Duration::from_nanos(1)));
@@ -205,12 +220,12 @@ impl TwoHopSet {
 
     /// (neighbour, 2-hop neighbour) of every tuple, in order.
     pub(super) fn keys(&self) -> impl Iterator<Item = (NodeId, NodeId)> + '_ {
-        self.tuples.keys().copied()
+        self.tuples.0.iter().flat_map(|(&via, tuples)| tuples.iter().map(move |t| (via, t.0)))
     }
 
     /// The neighbours some tuple goes through, in order.
     pub(super) fn vias(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.vias.keys().copied()
+        self.tuples.0.keys().copied()
     }
 
     /// Counts every tuple added or removed: the same count, the same keys.
@@ -241,12 +256,12 @@ impl TwoHopSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::olsr::edges::{check_reread, SortedEdges};
+    use crate::olsr::edges::{check_reread, LinkSet, SortedEdges};
     use proptest::prelude::*;
 
     /// Everything the set keeps, to compare two sets.
     fn state(set: &TwoHopSet) -> String {
-        format!("{:?} {:?} {:?} {} {:?}", set.tuples, set.untils, set.dirty, set.changes, set.vias)
+        format!("{:?} {:?} {:?} {}", set.tuples, set.untils, set.dirty, set.changes)
     }
 
     proptest! {
@@ -304,7 +319,7 @@ mod tests {
                 let (keys_before, count_before): (Vec<_>, _) = (set.keys().collect(), set.changes());
                 match op {
                     0 | 1 => {
-                        let was = set.tuples.get(&(via, two)).map(|t| t.metric);
+                        let was = set.tuples.links().find(|l| (l.0, l.1) == (via, two)).map(|l| l.2.metric);
                         let inserted = set.insert(via, two, now + Duration::from_secs(secs), metric);
                         let expected = match was {
                             None => Inserted::New,
@@ -315,16 +330,16 @@ mod tests {
                     }
                     2 if two == 0 => set.remove_via(via),
                     2 => {
-                        let held = set.tuples.contains_key(&(via, two));
+                        let held = set.keys().any(|k| k == (via, two));
                         prop_assert_eq!(set.remove(via, two), held);
                     }
                     _ => {
-                        let due = set.tuples.values().any(|t| t.until <= now);
+                        let due = set.tuples.links().any(|l| l.2.until <= now);
                         prop_assert_eq!(set.expire(now), due);
-                        prop_assert!(set.tuples.values().all(|t| t.until > now));
+                        prop_assert!(set.tuples.links().all(|l| l.2.until > now));
                     }
                 }
-                let untils: Vec<Instant> = set.tuples.values().map(|t| t.until).collect();
+                let untils: Vec<Instant> = set.tuples.links().map(|l| l.2.until).collect();
                 prop_assert_eq!(set.earliest(), untils.iter().copied().min());
                 prop_assert_eq!(set.next_until_after(now), untils.iter().copied().filter(|&t| t > now).min());
                 let keys: Vec<_> = set.keys().collect();
