@@ -128,6 +128,20 @@ mod tests {
         (retransmitted, net.control_sent.iter().sum())
     }
 
+    /// Once retransmitted, a message stays marked while its tuple lasts,
+    /// whatever later copies decide (RFC 3626 §3.4.1: a message is
+    /// retransmitted at most once); a new tuple starts unmarked.
+    #[test]
+    fn a_refresh_keeps_the_retransmitted_mark() {
+        let at = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
+        let mut dups = super::DuplicateSet::default();
+        assert_eq!(dups.see(at(0), 4, 2, at(100), |seen| seen.is_none()), (None, true));
+        assert_eq!(dups.see(at(10), 4, 2, at(120), |_| false), (Some(true), false));
+        assert_eq!(dups.seen(at(119), 4, 2), Some(true), "refreshed to 120 ms, still marked");
+        assert_eq!(dups.see(at(130), 4, 2, at(200), |_| false), (None, false), "expired: a new tuple");
+        assert_eq!(dups.seen(at(150), 4, 2), Some(false));
+    }
+
     /// A duplicate tuple lasts until its time, a refresh moves that time
     /// (later or earlier), and the retransmitted mark stays (RFC 3626 §3.4);
     /// an expired tuple counts as gone at once, whether or not a scan has
