@@ -4,18 +4,26 @@
 //
 // Build (Debian's ns-3.37: apt-get install libns3-dev):
 //   g++ -O2 -std=c++17 -o tcp-chain contrib/ns3/tcp-chain.cc \
-//     -lns3-wifi -lns3-internet -lns3-applications -lns3-mobility \
+//     -lns3-wifi -lns3-internet -lns3-applications -lns3-mobility -lns3-propagation \
 //     -lns3-traffic-control -lns3-network -lns3-core
 // (`pkg-config --libs ns3-wifi` names libgsl.so, which only libgsl-dev has;
 // the ns-3 libraries themselves suffice.)
 // Run:
 //   ./tcp-chain --hops=6 --tcp=cubic --bytes=2097152 --retries=on --run=1
+//   ./tcp-chain --hops=6 --app=udp --duration=10      (saturated UDP)
 // Output, one line:
 //   ns3 tcp=cubic hops=6 retries=on run=1 bytes_rx=2097152 complete=1
 //     goodput_bps=... completion_s=... wall_s=...
 // goodput = bytes received / (time the last byte arrived - start), start
 // being the BulkSend start (the handshake counts, as in meshbed); an
 // incomplete transfer counts its bytes over the whole --duration.
+// --app=udp replaces the transfer by saturated UDP for --duration (issue
+// 28's second matched run, scripts/ns3-speed, against meshbed's
+// `traffic = "saturated"`): 1472-byte datagrams offered every --udpInterval
+// (1 ms, about twice what the first hop carries at 24 Mbit/s), so the
+// sender's queue stays full as meshbed's saturated source keeps it; the
+// datagrams it cannot take are dropped there. Its line reports
+// rx_packets and the simulator's event count instead of the goodput.
 // Diagnostics: --counters=1 adds MAC drops (queue, retry limit), PHY data
 // transmissions and PHY receive drops; --trace=1 prints the sender's RTO,
 // cwnd, congestion state and transmissions on stderr. Any ns-3 attribute
@@ -67,6 +75,8 @@
 #include "ns3/network-module.h"
 #include "ns3/traffic-control-module.h"
 #include "ns3/wifi-module.h"
+
+#include "meshbed-radio.h"
 
 #include <chrono>
 #include <cstdio>
@@ -174,6 +184,10 @@ main(int argc, char* argv[])
     cmd.AddValue("counters", "also print MAC drop counts (queue, retry limit)", counters);
     bool trace = false;
     cmd.AddValue("trace", "print the sender's RTO/cwnd/state/Tx on stderr", trace);
+    std::string app = "tcp";
+    cmd.AddValue("app", "tcp (one transfer) | udp (saturated UDP for --duration)", app);
+    double udpInterval = 0.001;
+    cmd.AddValue("udpInterval", "--app=udp: time between datagrams offered [s]", udpInterval);
     cmd.Parse(argc, argv);
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(run);
@@ -186,6 +200,16 @@ main(int argc, char* argv[])
     if (tcp != "newreno" && tcp != "sack" && tcp != "cubic" && tcp != "bbr")
     {
         std::fprintf(stderr, "unknown --tcp=%s\n", tcp.c_str());
+        return 2;
+    }
+    if (app != "tcp" && app != "udp")
+    {
+        std::fprintf(stderr, "unknown --app=%s: expected tcp or udp\n", app.c_str());
+        return 2;
+    }
+    if (app == "udp" && !(udpInterval > 0))
+    {
+        std::fprintf(stderr, "--udpInterval=%g: expected a time above 0 s\n", udpInterval);
         return 2;
     }
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TypeId::LookupByName(cc)));
@@ -232,33 +256,8 @@ main(int argc, char* argv[])
     mob.SetMobilityModel("ns3::ConstantPositionMobilityModel");
     mob.Install(nodes);
 
-    // ---- PHY and channel ----
-    YansWifiChannelHelper chan;
-    chan.SetPropagationDelay("ns3::ConstantSpeedPropagationDelayModel");
-    chan.AddPropagationLoss("ns3::TwoRayGroundPropagationLossModel",
-                            "Frequency", DoubleValue(5.18e9),
-                            "SystemLoss", DoubleValue(1.0),
-                            "HeightAboveZ", DoubleValue(1.5));
-    YansWifiPhyHelper phy;
-    phy.SetChannel(chan.Create());
-    phy.Set("ChannelSettings", StringValue("{36, 20, BAND_5GHZ, 0}"));
-    phy.Set("TxPowerStart", DoubleValue(20.0));
-    phy.Set("TxPowerEnd", DoubleValue(20.0));
-    phy.Set("TxGain", DoubleValue(0.0));
-    phy.Set("RxGain", DoubleValue(0.0));
-    phy.Set("RxNoiseFigure", DoubleValue(7.0));
-    // Yans drops a signal below RxSensitivity outright (no interference, no
-    // energy for CCA), so RxSensitivity is meshbed's interference floor
-    // (-102 dBm), and the 250 m decode range is the preamble-detection
-    // model's minimum RSSI, with no SNR test at lock-on (meshbed locks on to
-    // any frame above its sensitivity that finds the receiver idle; the SINR
-    // decides the frame's fate afterwards). Unlocked signals count as
-    // interference and as energy for CcaEdThreshold (the 550 m sensing range).
-    phy.Set("RxSensitivity", DoubleValue(floor));
-    phy.Set("CcaEdThreshold", DoubleValue(ccaEd));
-    phy.SetPreambleDetectionModel("ns3::ThresholdPreambleDetectionModel",
-                                  "MinimumRssi", DoubleValue(rxSens),
-                                  "Threshold", DoubleValue(-100.0));
+    // ---- PHY and channel (meshbed-radio.h) ----
+    YansWifiPhyHelper phy = meshbed::Phy(5.18e9, "{36, 20, BAND_5GHZ, 0}", rxSens, ccaEd, floor);
 
     WifiHelper wifi;
     wifi.SetStandard(WIFI_STANDARD_80211a);
@@ -295,18 +294,34 @@ main(int argc, char* argv[])
 
     // ---- the transfer ----
     uint16_t port = 5000;
-    PacketSinkHelper sinkH("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    const bool udp = app == "udp";
+    const char* factory = udp ? "ns3::UdpSocketFactory" : "ns3::TcpSocketFactory";
+    PacketSinkHelper sinkH(factory, InetSocketAddress(Ipv4Address::GetAny(), port));
     ApplicationContainer sink = sinkH.Install(nodes.Get(hops));
     sink.Start(Seconds(0.0));
-    BulkSendHelper src("ns3::TcpSocketFactory", InetSocketAddress(ifs.GetAddress(hops), port));
-    src.SetAttribute("MaxBytes", UintegerValue(bytes));
-    src.SetAttribute("SendSize", UintegerValue(seg));
-    ApplicationContainer sapp = src.Install(nodes.Get(0));
-    const double start = 1.0;
+    // UDP starts at 0 s as meshbed's saturated source does; TCP at 1 s.
+    const double start = udp ? 0.0 : 1.0;
+    ApplicationContainer sapp;
+    if (udp)
+    {
+        UdpClientHelper src(ifs.GetAddress(hops), port);
+        // ns-3.37 sends one datagram when MaxPackets is 0.
+        src.SetAttribute("MaxPackets", UintegerValue(0xffffffffu));
+        src.SetAttribute("Interval", TimeValue(Seconds(udpInterval)));
+        src.SetAttribute("PacketSize", UintegerValue(1472));   // 1500-byte IP packets
+        sapp = src.Install(nodes.Get(0));
+    }
+    else
+    {
+        BulkSendHelper src("ns3::TcpSocketFactory", InetSocketAddress(ifs.GetAddress(hops), port));
+        src.SetAttribute("MaxBytes", UintegerValue(bytes));
+        src.SetAttribute("SendSize", UintegerValue(seg));
+        sapp = src.Install(nodes.Get(0));
+    }
     sapp.Start(Seconds(start));
     sink.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(&OnRx));
 
-    if (trace)
+    if (trace && !udp)
         Simulator::Schedule(Seconds(start + 1e-6), &ConnectTraces, sapp.Get(0));
     Config::ConnectWithoutContext("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/DroppedMpdu",
                                   MakeCallback(&OnMacDrop));
@@ -318,15 +333,22 @@ main(int argc, char* argv[])
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    uint64_t events = Simulator::GetEventCount();
     Simulator::Destroy();
+    if (udp)
+    {
+        std::printf("ns3 app=udp hops=%u run=%u rx_packets=%llu events=%llu wall_s=%.3f\n", hops, run,
+                    (unsigned long long)(g_rxBytes / 1472), (unsigned long long)events, wall);
+        return 0;
+    }
 
     bool complete = g_rxBytes >= bytes;
     double end = complete ? g_lastRx : start + duration;
     double goodput = g_rxBytes * 8.0 / (end - start);
     std::printf("ns3 tcp=%s hops=%u retries=%s run=%u bytes_rx=%llu complete=%d goodput_bps=%.1f "
-                "completion_s=%.6f wall_s=%.3f\n",
+                "completion_s=%.6f wall_s=%.3f events=%llu\n",
                 tcp.c_str(), hops, retries.c_str(), run, (unsigned long long)g_rxBytes, complete ? 1 : 0,
-                goodput, end - start, wall);
+                goodput, end - start, wall, (unsigned long long)events);
     if (counters)
         std::printf("mac_drop_queue=%llu mac_drop_retry_limit=%llu phy_data_tx=%llu phy_rx_drop=%llu\n",
                     (unsigned long long)g_drops[0], (unsigned long long)g_drops[2],
