@@ -74,7 +74,7 @@ impl Experiment {
             kept = kept
                 .saturating_add(1024 + 256 * flows + 64 * nodes)
                 .saturating_add(report.saturating_mul(u64::from(repetitions)));
-            let data: u64 = (0..s.flows.len()).map(|i| s.sender_data_bytes(i)).sum();
+            let data: u64 = (0..s.flows.len()).map(|i| s.sender_held_bytes(i)).sum();
             running_max = running_max.max(32 * nodes * nodes + data);
             memory_bytes = kept.saturating_add(running_max.saturating_mul(at_once));
             if memory_bytes > MAX_MEMORY_BYTES && !force {

@@ -163,15 +163,22 @@ fn more_runs_or_memory_than_the_bounds_asks_for_force() {
     assert!(err.contains("2001 points × 10 repetitions = 20010 runs") && err.contains("--force"), "{err}");
     assert!(e.plan("e.toml", 9, 1, false).is_ok());
     assert_eq!(e.plan("e.toml", 10, 1, true).unwrap().runs, 20_010);
-    // Memory: two senders of 2 GiB each, on 2 threads.
+    // Memory: a simulated sender holds at most its 4 MiB window of its
+    // data, so two senders of 2 GiB each are 8 MiB, not 4 GiB (issue 28).
     let big = BASE
         .replace("bytes = 100000", &format!("bytes = {}", 1u64 << 31))
         .replace("[[flows]]", "[[flows]]\nsrc = 0\ndst = 3\nprotocol = \"tcp-reno\"\nbytes = 2147483648\n[[flows]]");
     let e = Experiment::from_toml(&format!("{big}[experiment]\nname = \"t\"\n"), "e.toml").unwrap();
-    let err = e.plan("e.toml", 1, 2, false).unwrap_err().to_string();
+    let memory = e.plan("e.toml", 2, 2, false).unwrap().memory_bytes;
+    assert!((2 * (8 << 20)..1 << 30).contains(&memory), "{memory}");
+    // A thousand such senders, two runs at once, are about 8 GiB: --force.
+    let flow = "[[flows]]\nsrc = 0\ndst = 3\nprotocol = \"tcp-reno\"\nbytes = 8388608\n";
+    let many = BASE.replace("[[flows]]", &format!("{}[[flows]]", flow.repeat(999)));
+    let e = Experiment::from_toml(&format!("{many}[experiment]\nname = \"t\"\n"), "e.toml").unwrap();
+    let err = e.plan("e.toml", 2, 2, false).unwrap_err().to_string();
     assert!(err.contains("GiB of memory") && err.contains("--force"), "{err}");
-    assert!(e.plan("e.toml", 1, 2, true).is_ok());
-    assert!(e.plan("e.toml", 1, 1, true).unwrap().memory_bytes >= 1 << 32);
+    assert!(e.plan("e.toml", 2, 2, true).unwrap().memory_bytes >= 2 * 999 * (4 << 20));
+    assert!(e.plan("e.toml", 2, 1, false).is_ok(), "one run at a time: about 4 GB, under the bound");
 }
 
 #[test]

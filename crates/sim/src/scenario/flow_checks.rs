@@ -22,7 +22,6 @@ impl Scenario {
             ));
         }
         let n = self.node_count();
-        let mut sender_data = 0u64;
         for (i, f) in self.flows.iter().enumerate() {
             let key = |k: &str| format!("flows[{i}].{k}");
             if f.src >= n {
@@ -59,20 +58,6 @@ impl Scenario {
                 FlowKind::Transport(t) => {
                     self.check_path_info_source(i, t.protocol)?;
                     t.validate(i, f.start_s)?;
-                    sender_data = sender_data.saturating_add(self.sender_data_bytes(i));
-                    if sender_data > MAX_SENDER_DATA_BYTES {
-                        let (k, value) = match t.amount {
-                            Amount::Bytes(b) => ("bytes", b.to_string()),
-                            Amount::Until { stop_s } => ("stop_s", stop_s.to_string()),
-                        };
-                        return Err(invalid(
-                            key(k),
-                            value,
-                            format!(
-                                "transport data that fits in memory: all senders together hold at most {MAX_SENDER_DATA_BYTES} bytes, and with this flow they hold {sender_data} (a flow with stop_s holds its source's PHY rate × its running time)"
-                            ),
-                        ));
-                    }
                 }
                 FlowKind::Udp(u) => {
                     packet(u.packet_bytes)?;
@@ -146,9 +131,11 @@ impl TransportFlow {
     fn validate(&self, i: usize, start_s: f64) -> Result<(), ScenarioError> {
         let key = |k: &str| format!("flows[{i}].{k}");
         let protocol = self.protocol;
-        // The data it holds is bounded with the other flows' (MAX_SENDER_DATA_BYTES).
-        if self.amount == Amount::Bytes(0) {
-            return Err(invalid(key("bytes"), 0, "a transfer of at least one byte"));
+        // The size bounds no memory (a simulated sender holds at most its
+        // window of the data, `Scenario::sender_held_bytes`), only what a
+        // run could ever carry (MAX_FLOW_BYTES).
+        if let Amount::Bytes(bytes) = self.amount {
+            within(key("bytes"), bytes, 1..=MAX_FLOW_BYTES, "a transfer size in bytes")?;
         }
         if let Some(n) = self.batch_packets {
             within(key("batch_packets"), n, 1..=MAX_BATCH_PACKETS, "full data packets per batch")?;

@@ -98,10 +98,11 @@ pub(super) struct FlowFile {
     congestion_control: Option<String>,
     /// Application bytes a transport flow delivers: it runs until every
     /// byte is acknowledged, or the run ends and it is reported incomplete.
-    /// A transport flow needs this or `stop_s`; all senders together hold
-    /// at most 4 GiB.
+    /// A transport flow needs this or `stop_s`. A simulated sender holds
+    /// at most 4 MiB of it at once, whatever the size; the emulator holds
+    /// a transfer whole, at most 1 GiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = MAX_SENDER_DATA_BYTES))]
+    #[schemars(range(min = 1, max = MAX_FLOW_BYTES))]
     bytes: Option<u64>,
     /// Keep the engines' trace samples (D_max, D_avg, D_s, cwnd,
     /// retransmissions) in the flow's result. Transport flows, and echo

@@ -33,13 +33,16 @@ pub const MAX_FLOWS: usize = 1000;
 /// Slowest CBR rate, kbit/s (1 bit/s: one 1500-byte packet every 3 h 20 min);
 /// the fastest is the source node's PHY data rate, all the MAC could carry.
 pub const MIN_CBR_RATE_KBPS: f64 = 0.001;
-/// The data every transport sender holds in memory (the engines own what
-/// they send), summed over a scenario's flows: `bytes`, or for a flow that
-/// runs for a duration its source's PHY rate × its running time. 4 GiB.
-pub const MAX_SENDER_DATA_BYTES: u64 = 1 << 32;
+/// Largest `bytes` of a transport flow: 1 TiB, more than a day's run
+/// ([`MAX_DURATION_S`]) at 54 Mbit/s could carry (583 GB). It bounds no
+/// memory: a simulated sender holds at most its window of the data
+/// (`Scenario::sender_held_bytes`), which it writes as the window frees
+/// (issue 28); the emulator, which holds a transfer whole, has its own
+/// bound and refuses a flow above it by name.
+pub const MAX_FLOW_BYTES: u64 = 1 << 40;
 /// `batch_packets`: seed 004 §IV's batches are 5,000 packets; ten million
-/// packets of even 100 bytes are more than all senders may hold
-/// ([`MAX_SENDER_DATA_BYTES`]), so no batch could complete.
+/// packets of even 100 bytes are a gigabyte, and of full packets more than
+/// an hour of the fastest link.
 pub const MAX_BATCH_PACKETS: u32 = 10_000_000;
 /// Timer-like durations of the engines (ATP's epoch, TCP's minimum RTO):
 /// at least 1 ms, else a timer fires millions of times per simulated

@@ -174,25 +174,36 @@ fn numeric_bounds_just_inside_pass_just_outside_fail() {
 }
 
 #[test]
-fn flows_paths_and_sender_data_are_bounded() {
+fn flows_and_paths_are_bounded_and_senders_hold_a_window() {
     let flows = "[[flows]]\nsrc = 0\ndst = 2\n".repeat(MAX_FLOWS + 1);
     let e = err_of(&format!("{CHAIN}{flows}"));
     assert!(e.contains("flows = (1001 flows): expected at most 1000 flows"), "{e}");
     let e = err_of(&format!("{CHAIN}[routing]\nkind = \"static\"\npaths = [[0, 1, 0]]\n"));
     assert!(e.contains("routing.paths[0][2] = 0") && e.contains("no loops"), "{e}");
-    // A flow that runs for a day at 54 Mbit/s would hold 583 GB.
+    // A flow that runs for a day at 54 Mbit/s has 583 GB to send, and its
+    // simulated sender holds 4 MiB of it at a time (issue 28: it once held
+    // all of it, and such a flow was refused).
     let day = "duration_s = 86400\n[radio]\ndata_rate_kbps = 54000\n[topology]\nkind = \"chain\"\nnodes = 2\nspacing_m = 20\n[[flows]]\nsrc = 0\ndst = 1\nprotocol = \"atp-default\"\nstop_s = 86400\n";
-    let e = err_of(day);
-    assert!(e.contains("flows[0].stop_s = 86400") && e.contains(&MAX_SENDER_DATA_BYTES.to_string()), "{e}");
-    // Two flows of 2 GiB fit; a third byte does not.
-    let two = chain_with(&format!(
-        "protocol = \"atp-default\"\nbytes = {}\n[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = {}\n",
-        1u64 << 31,
-        1u64 << 31
-    ));
-    Scenario::from_toml(&two).unwrap();
-    let e = err_of(&two.replacen(&format!("bytes = {}\n", 1u64 << 31), &format!("bytes = {}\n", (1u64 << 31) + 1), 1));
-    assert!(e.contains("flows[1].bytes = 2147483648"), "{e}");
+    let s = Scenario::from_toml(day).unwrap();
+    assert_eq!(s.sender_data_bytes(0), 86_400 * 54_000_000 / 8 + 1);
+    assert_eq!(s.sender_held_bytes(0), 4 << 20);
+    // A small transfer is held whole.
+    assert_eq!(
+        Scenario::from_toml(&chain_with("protocol = \"atp-default\"\nbytes = 1000\n")).unwrap().sender_held_bytes(0),
+        1000
+    );
+    // Sizes up to 1 TiB, flow by flow however many there are; not above.
+    let big = |bytes: u64| {
+        chain_with(&format!(
+            "protocol = \"atp-default\"\nbytes = {bytes}\n[[flows]]\nsrc = 0\ndst = 2\nprotocol = \"atp-default\"\nbytes = {bytes}\n"
+        ))
+    };
+    let s = Scenario::from_toml(&big(MAX_FLOW_BYTES)).unwrap();
+    assert_eq!((s.sender_held_bytes(0), s.sender_held_bytes(1)), (4 << 20, 4 << 20));
+    let e = err_of(&big(MAX_FLOW_BYTES + 1));
+    assert!(e.contains(&format!("flows[0].bytes = {}: expected a transfer size in bytes", MAX_FLOW_BYTES + 1)), "{e}");
+    let e = err_of(&chain_with("protocol = \"atp-default\"\nbytes = 0\n"));
+    assert!(e.contains("flows[0].bytes = 0: expected a transfer size in bytes"), "{e}");
 }
 
 #[test]
