@@ -148,15 +148,19 @@ pub(crate) fn peak_rss_mib() -> Option<f64> {
 
 /// A workload measured side by side with a baseline binary: median wall
 /// seconds of each, and the median of the per-pair ratios (baseline ÷ this);
-/// and whether both simulated the same run (the summary line `meshbed sim`
-/// prints first: seed, simulated time, event count and trace hash), so that
-/// a speed-up that changed the model's numbers shows.
+/// whether both simulated the same run (the summary line `meshbed sim`
+/// prints first: seed, simulated time, event count and trace hash), and
+/// whether both printed the same results (every line after it: flows and
+/// MAC counters), so that a speed-up that changed the model's numbers
+/// shows, and one that only left out events that did nothing (issue 28:
+/// stale timers) shows as that.
 struct Pair {
     workload: &'static str,
     this_s: f64,
     baseline_s: f64,
     speed_up: f64,
     same_run: bool,
+    same_results: bool,
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -164,11 +168,12 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// Wall seconds of `binary sim file` as a child process, and the first line
-/// it printed (the run's summary with its trace hash); an error holds the
+/// Wall seconds of `binary sim file` as a child process, the first line it
+/// printed (the run's summary with its trace hash) and the rest (the
+/// results); an error holds the
 /// first line the binary printed on failure (an older build may not know a
 /// key of the scenario).
-fn time_child(binary: &Path, file: &Path) -> Result<(f64, String)> {
+fn time_child(binary: &Path, file: &Path) -> Result<(f64, String, String)> {
     let t0 = std::time::Instant::now();
     let output = std::process::Command::new(binary)
         .arg("sim")
@@ -182,8 +187,9 @@ fn time_child(binary: &Path, file: &Path) -> Result<(f64, String)> {
         let err = String::from_utf8_lossy(&output.stderr);
         bail!("{} sim: {}", binary.display(), err.lines().next().unwrap_or("failed without a message"));
     }
-    let summary = String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or_default().to_string();
-    Ok((wall_s, summary))
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (summary, results) = stdout.split_once('\n').unwrap_or((&stdout, ""));
+    Ok((wall_s, summary.to_string(), results.to_string()))
 }
 
 /// Runs `w`'s scenario with this binary and `baseline`, in turn.
@@ -197,11 +203,13 @@ fn side_by_side(baseline: &Path, w: &Workload, scenario: &Scenario, repetitions:
     let this = std::env::current_exe().context("this binary's path")?;
     let mut pairs = Vec::new();
     let mut same_run = true;
+    let mut same_results = true;
     let result = (|| {
         for _ in 0..repetitions {
-            let (a, this_run) = time_child(&this, &file)?;
-            let (b, baseline_run) = time_child(baseline, &file)?;
+            let (a, this_run, this_results) = time_child(&this, &file)?;
+            let (b, baseline_run, baseline_results) = time_child(baseline, &file)?;
             same_run &= this_run == baseline_run;
+            same_results &= this_results == baseline_results;
             pairs.push((a, b));
         }
         Ok::<_, anyhow::Error>(())
@@ -214,6 +222,7 @@ fn side_by_side(baseline: &Path, w: &Workload, scenario: &Scenario, repetitions:
         baseline_s: median(pairs.iter().map(|p| p.1).collect()),
         speed_up: median(pairs.iter().map(|p| p.1 / p.0).collect()),
         same_run,
+        same_results,
     })
 }
 
@@ -288,7 +297,7 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
     if baseline.is_some() && !json_out {
         out(&format!(
             "\nside by side (child processes in turn, median of {repetitions}):\n{:<24} {:>9} {:>11} {:>9}  {}\n",
-            "workload", "this s", "baseline s", "speed-up", "same run (events, trace hash)"
+            "workload", "this s", "baseline s", "speed-up", "same run (events, trace hash; results)"
         ))?;
         for p in &pairs {
             match p {
@@ -298,7 +307,11 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
                     p.this_s,
                     p.baseline_s,
                     p.speed_up,
-                    if p.same_run { "yes" } else { "NO: the model's numbers changed" }
+                    match (p.same_run, p.same_results) {
+                        (true, true) => "yes",
+                        (false, true) => "same results; other events or trace hash",
+                        (_, false) => "NO: the model's numbers changed",
+                    }
                 ))?,
                 Err((name, e)) => out(&format!("{name:<24} not compared: {e}\n"))?,
             }
@@ -311,7 +324,7 @@ pub fn run(only: &[String], repetitions: u32, baseline: Option<&Path>, json_out:
                 let pair = pairs.iter().find_map(|p| match p {
                     Ok(p) if p.workload == r.workload => Some(serde_json::json!({
                         "this_s": p.this_s, "baseline_s": p.baseline_s, "speed_up": p.speed_up,
-                        "same_run": p.same_run,
+                        "same_run": p.same_run, "same_results": p.same_results,
                     })),
                     Err((name, e)) if *name == r.workload => Some(serde_json::json!({ "error": e })),
                     _ => None,

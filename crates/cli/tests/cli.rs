@@ -120,6 +120,7 @@ fn the_bench_suite_compares_with_a_baseline_binary() {
     assert!(this > 0.0 && base > 0.0, "{b}");
     assert!(speed_up > 0.2 && speed_up < 5.0, "the same binary on both sides: {b}");
     assert_eq!(b["same_run"], true, "the same binary simulates the same run: {b}");
+    assert_eq!(b["same_results"], true, "and prints the same results: {b}");
     // A build whose run differs (another event count or trace hash) is said to.
     let other = tmp("other-model.sh", "#!/bin/sh\necho 'seed 1  simulated 10.000 s  events 7  trace 00000000'\n");
     std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -127,6 +128,17 @@ fn the_bench_suite_compares_with_a_baseline_binary() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("NO: the model's numbers changed"), "{text}");
+    // One whose summary differs but whose results are this binary's (a
+    // build that leaves out events that did nothing) is told apart.
+    let fewer_events = tmp(
+        "fewer-events.sh",
+        &format!("#!/bin/sh\n'{me}' \"$@\" | sed '1s/.*/seed 1  simulated 10.000 s  events 7  trace 00000000/'\n"),
+    );
+    std::fs::set_permissions(&fewer_events, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = meshbed(&["bench", "--suite", "--only", "chain-udp", "--baseline", fewer_events.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("same results; other events or trace hash"), "{text}");
 
     let false_bin = tmp("not-meshbed.sh", "#!/bin/sh\necho 'no such command: sim' >&2\nexit 3\n");
     std::fs::set_permissions(&false_bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();

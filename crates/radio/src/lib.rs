@@ -29,7 +29,7 @@ pub use config::{BatchedCompletion, ConfigError, ErrorModel, MacConfig, RadioCon
 pub use link::{LinkBudget, Neighbour};
 pub use medium::{
     Addr, AirEvent, AirFrame, DropCause, FrameKind, Indication, LinkRates, MacCounters, Medium, NodeId, NodeRadio,
-    Payload, RadioEvent, RateCount, Scheduler, TxOutcome, TxReport,
+    Payload, RadioEvent, RadioTimer, RateCount, Scheduler, TxOutcome, TxReport,
 };
 pub use phy::Standard;
 pub use propagation::{Fading, Floors, Propagation};

@@ -9,7 +9,7 @@ mod common;
 use meshbed_core::{Duration, Instant};
 use meshbed_radio::phy;
 use meshbed_radio::{
-    Addr, BatchedCompletion, DropCause, ErrorModel, Indication, NodeId, RadioConfig, Standard, TxOutcome,
+    Addr, BatchedCompletion, DropCause, ErrorModel, Indication, NodeId, RadioConfig, RadioTimer, Standard, TxOutcome,
 };
 use std::collections::BTreeSet;
 
@@ -298,6 +298,53 @@ fn hidden_terminals_with_retries_never_deliver_twice() {
     };
     assert!(got.len() >= log_ids(0, TxOutcome::Acked) + log_ids(2, TxOutcome::Acked));
     assert_eq!(a.acked + b.acked, (log_ids(0, TxOutcome::Acked) + log_ids(2, TxOutcome::Acked)) as u64);
+}
+
+/// A queue that keeps the radio's access, timeout and NAV events as timers
+/// drops the stale ones unrun (issue 28) and changes nothing else: hidden
+/// terminals with RTS/CTS (NAVs set and overtaken, backoffs frozen,
+/// timeouts) give the same indications at the same times, and the events
+/// that run are the plain queue's in the same order, less some of its
+/// access and NAV-end events.
+#[test]
+fn keeping_timers_drops_only_stale_events() {
+    let run = |keep_timers: bool| {
+        let mut cfg = RadioConfig { tx_range_m: Some(250.0), cs_range_m: Some(250.0), ..Default::default() };
+        cfg.mac.rts_threshold_bytes = Some(0);
+        // 0 → 1, 2 → 0 and 3 → 1 on a line: 2 hears 0's RTS and data but
+        // not 1's CTS and ACK, so only its NAV's end lets it count down
+        // again; 3 is hidden from 0.
+        let mut net = Net::new(&cfg, &[(0.0, 0.0), (200.0, 0.0), (-200.0, 0.0), (400.0, 0.0)], 5);
+        if keep_timers {
+            net.keep_timers();
+        }
+        let mut rng = Mix(3);
+        let mut arrivals = jittered(&mut rng, 0, Addr::Unicast(1), 1000, ms(1), Duration::from_micros(1500), 300);
+        arrivals.extend(jittered(&mut rng, 2, Addr::Unicast(0), 1000, ms(1), Duration::from_micros(3000), 150));
+        arrivals.extend(jittered(&mut rng, 3, Addr::Unicast(1), 500, ms(1), Duration::from_micros(3000), 150));
+        net.run_arrivals(arrivals, ms(3000));
+        net
+    };
+    let (plain, kept) = (run(false), run(true));
+    assert!(plain.counters(0).retransmissions + plain.counters(3).retransmissions > 0);
+    assert!(plain.counters(2).acked > 100, "{:?}", plain.counters(2));
+    assert_eq!(kept.trace(), plain.trace(), "the same indications at the same times");
+    let mut rest = plain.events.iter();
+    for e in &kept.events {
+        assert!(rest.any(|p| p == e), "{e:?} ran with timers kept but not in the plain queue's order");
+    }
+    let dropped = plain.events.len() - kept.events.len();
+    assert_eq!(kept.m.stale_events(), 0, "no stale event runs with timers kept");
+    assert_eq!(dropped as u64, plain.m.stale_events(), "the events dropped are the plain queue's stale ones");
+    let count = |net: &Net, timer: RadioTimer| net.events.iter().filter(|(_, e)| e.timer() == Some(timer)).count();
+    assert!(dropped > 0, "some events were stale");
+    assert_eq!(count(&plain, RadioTimer::Timeout), count(&kept, RadioTimer::Timeout), "every timeout here runs");
+    assert_eq!(
+        dropped,
+        count(&plain, RadioTimer::Access) - count(&kept, RadioTimer::Access) + count(&plain, RadioTimer::NavEnd)
+            - count(&kept, RadioTimer::NavEnd),
+        "only access and NAV-end events were dropped"
+    );
 }
 
 // ------------------------------------------------------------------ 5. batched completion

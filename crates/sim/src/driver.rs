@@ -22,7 +22,7 @@
 
 use meshbed_core::{EventQueue, Instant, TimerId, TraceHash};
 use meshbed_proto::relay::{Relay, RelayConfig};
-use meshbed_radio::{Addr, AirEvent, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler};
+use meshbed_radio::{Addr, AirEvent, Indication, Medium, NodeId, Payload, RadioEvent, RadioTimer, Scheduler};
 use std::io;
 
 /// How often [`Host::progress`] is called: a few times per wall second at
@@ -109,6 +109,18 @@ impl<A> Scheduler for QueueScheduler<'_, A> {
     fn schedule_batch(&mut self, events: impl Iterator<Item = (Instant, RadioEvent)>) {
         self.0.schedule_batch(events.map(|(at, event)| (at, Event::Radio(event))));
     }
+    /// The radio's timers are the queue's first: `RadioTimer::index`.
+    #[inline]
+    fn set_timer(&mut self, at: Instant, event: RadioEvent) {
+        match event.timer() {
+            Some(timer) => self.0.set_timer(TimerId(timer.index(event.node())), at, Event::Radio(event)),
+            None => self.schedule(at, event),
+        }
+    }
+    #[inline]
+    fn cancel_timer(&mut self, node: NodeId, timer: RadioTimer) {
+        self.0.cancel_timer(TimerId(timer.index(node)));
+    }
 }
 
 /// The radio model, its event queue and the nodes' relays: what a host may
@@ -160,7 +172,9 @@ impl<P: Payload, A> Network<P, A> {
     /// that a later setting makes stale: the stale one never runs (and is
     /// neither counted nor traced).
     pub fn set_timer(&mut self, id: TimerId, at: Instant, event: A) {
-        self.queue.set_timer(id, at, Event::Host(event));
+        // After the radio's timers (`QueueScheduler::set_timer`).
+        let radio_timers = RadioTimer::PER_NODE * self.medium.node_count() as u32;
+        self.queue.set_timer(TimerId(radio_timers + id.0), at, Event::Host(event));
     }
 
     /// The time of the event being handled (or the last one).

@@ -12,7 +12,7 @@
 //! goes busy before then the elapsed whole slots are subtracted (the
 //! countdown freezes) and the event is invalidated by a generation counter.
 
-use super::{NodeId, RadioEvent, Scheduler};
+use super::{NodeId, RadioEvent, RadioTimer, Scheduler};
 use meshbed_core::{Duration, Instant, StreamRng};
 use rand::Rng;
 
@@ -126,7 +126,7 @@ impl ChannelAccess {
         if until > self.nav_until {
             self.nav_until = until;
             self.nav_gen = self.nav_gen.wrapping_add(1);
-            sched.schedule(until, RadioEvent::NavEnd { node, gen: self.nav_gen });
+            sched.set_timer(until, RadioEvent::NavEnd { node, gen: self.nav_gen });
         }
     }
 
@@ -156,6 +156,7 @@ impl ChannelAccess {
                     self.backoff_slots -= (elapsed as u32).min(self.backoff_slots);
                     self.access_scheduled = false;
                     self.access_gen = self.access_gen.wrapping_add(1);
+                    sched.cancel_timer(node, RadioTimer::Access);
                 }
             }
             return;
@@ -170,7 +171,7 @@ impl ChannelAccess {
             let at = self.count_start + slot * self.backoff_slots as u64;
             self.access_gen = self.access_gen.wrapping_add(1);
             self.access_scheduled = true;
-            sched.schedule(at, RadioEvent::Access { node, gen: self.access_gen });
+            sched.set_timer(at, RadioEvent::Access { node, gen: self.access_gen });
         }
     }
 }

@@ -10,7 +10,8 @@
 
 use super::frame::{Frame, FrameKind};
 use super::{
-    Addr, DropCause, FrameId, Indication, Medium, NodeId, Payload, RadioEvent, Scheduler, TxOutcome, TxReport,
+    Addr, DropCause, FrameId, Indication, Medium, NodeId, Payload, RadioEvent, RadioTimer, Scheduler, TxOutcome,
+    TxReport,
 };
 use crate::phy::{self, control_rate_kbps};
 use meshbed_core::{Duration, Instant};
@@ -256,12 +257,12 @@ impl<P: Payload> Medium<P> {
             (FrameKind::Data, TxState::TxData) => {
                 n.fx.state = TxState::WaitAck;
                 n.fx.timeout_gen = n.fx.timeout_gen.wrapping_add(1);
-                sched.schedule(timeout_at, RadioEvent::Timeout { node, gen: n.fx.timeout_gen });
+                sched.set_timer(timeout_at, RadioEvent::Timeout { node, gen: n.fx.timeout_gen });
             }
             (FrameKind::Rts, TxState::TxRts) => {
                 n.fx.state = TxState::WaitCts;
                 n.fx.timeout_gen = n.fx.timeout_gen.wrapping_add(1);
-                sched.schedule(timeout_at, RadioEvent::Timeout { node, gen: n.fx.timeout_gen });
+                sched.set_timer(timeout_at, RadioEvent::Timeout { node, gen: n.fx.timeout_gen });
             }
             // ACK and CTS responses leave the transmit state machine alone.
             _ => {}
@@ -386,6 +387,7 @@ impl<P: Payload> Medium<P> {
             }
             FrameKind::Ack if for_me && n.fx.state == TxState::WaitAck => {
                 n.fx.timeout_gen = n.fx.timeout_gen.wrapping_add(1);
+                sched.cancel_timer(node, RadioTimer::Timeout);
                 n.counters.acked += 1;
                 n.data_outcome(true);
                 self.finish_packet(now, node, TxOutcome::Acked);
@@ -402,6 +404,7 @@ impl<P: Payload> Medium<P> {
             FrameKind::Cts if for_me && n.fx.state == TxState::WaitCts => {
                 let fx = &mut n.fx;
                 fx.timeout_gen = fx.timeout_gen.wrapping_add(1);
+                sched.cancel_timer(node, RadioTimer::Timeout);
                 fx.await_rx_decision = false;
                 fx.state = TxState::CtsReceived;
                 fx.response = Some(Response::DataAfterCts);

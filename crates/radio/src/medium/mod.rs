@@ -28,6 +28,7 @@
 mod arrivals;
 mod channel_access;
 mod duplicates;
+mod events;
 mod frame;
 mod frame_exchange;
 mod interference;
@@ -49,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 pub use crate::link::{NodeId, NodeRadio};
+pub use events::{RadioEvent, RadioTimer, Scheduler};
 pub use rate_selection::{LinkRates, RateCount};
 
 /// A link-layer destination.
@@ -70,65 +72,6 @@ pub trait Payload: Clone {
 
 /// Index of a frame in flight.
 pub type FrameId = u32;
-
-/// The model's events. The driver stores them and hands each back to
-/// [`Medium::handle`] at its time.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub enum RadioEvent {
-    /// The first energy of `frame` reaches `node` at `power_mw` (after fading).
-    RxStart { node: NodeId, frame: FrameId, power_mw: f64 },
-    /// The last energy of `frame` leaves `node`.
-    RxEnd { node: NodeId, frame: FrameId },
-    /// `node` finished putting its current frame on the air.
-    TxEnd { node: NodeId },
-    /// IFS plus the backoff countdown of `node` have elapsed.
-    Access { node: NodeId, gen: u32 },
-    /// ACK or CTS timeout of `node`.
-    Timeout { node: NodeId, gen: u32 },
-    /// SIFS after a frame that needs an answer: send it.
-    Respond { node: NodeId },
-    /// The NAV of `node` may have expired.
-    NavEnd { node: NodeId, gen: u32 },
-}
-
-impl RadioEvent {
-    pub fn node(&self) -> NodeId {
-        match *self {
-            RadioEvent::RxStart { node, .. }
-            | RadioEvent::RxEnd { node, .. }
-            | RadioEvent::TxEnd { node }
-            | RadioEvent::Access { node, .. }
-            | RadioEvent::Timeout { node, .. }
-            | RadioEvent::Respond { node }
-            | RadioEvent::NavEnd { node, .. } => node,
-        }
-    }
-    /// A small stable code per variant, for trace hashes.
-    pub fn code(&self) -> u64 {
-        match self {
-            RadioEvent::RxStart { .. } => 1,
-            RadioEvent::RxEnd { .. } => 2,
-            RadioEvent::TxEnd { .. } => 3,
-            RadioEvent::Access { .. } => 4,
-            RadioEvent::Timeout { .. } => 5,
-            RadioEvent::Respond { .. } => 6,
-            RadioEvent::NavEnd { .. } => 7,
-        }
-    }
-}
-
-/// Where the model puts its future events.
-pub trait Scheduler {
-    fn schedule(&mut self, at: Instant, event: RadioEvent);
-    /// Schedules `events` as [`Scheduler::schedule`] on each in turn would
-    /// (the same order among themselves and with every other event): a
-    /// frame's arrivals at its neighbours, which a queue may keep together.
-    fn schedule_batch(&mut self, events: impl Iterator<Item = (Instant, RadioEvent)>) {
-        for (at, event) in events {
-            self.schedule(at, event);
-        }
-    }
-}
 
 /// How a packet's life in the MAC ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -290,6 +233,8 @@ pub struct Medium<P> {
     air: VecDeque<AirEvent<P>>,
     /// The order each sender's frames reach its neighbours in.
     orders: ArrivalOrders,
+    /// Timer events handled that a later one had made stale.
+    stale_events: u64,
 }
 
 impl<P: Payload> Medium<P> {
@@ -369,6 +314,7 @@ impl<P: Payload> Medium<P> {
             observing: false,
             air: VecDeque::new(),
             orders: ArrivalOrders::new(nodes.len(), is_moving),
+            stale_events: 0,
         })
     }
 
@@ -454,6 +400,13 @@ impl<P: Payload> Medium<P> {
         self.out.pop_front()
     }
 
+    /// Access, timeout and NAV-end events handled that a later event of
+    /// the same timer had made stale (and that did nothing): none with a
+    /// queue that keeps the radio's timers ([`Scheduler::set_timer`]).
+    pub fn stale_events(&self) -> u64 {
+        self.stale_events
+    }
+
     /// Whether an indication or an air event waits to be polled: most
     /// events leave neither, and a driver can say so with one test.
     #[inline]
@@ -509,6 +462,7 @@ impl<P: Payload> Medium<P> {
             RadioEvent::Access { node, gen } => {
                 let n = &mut self.nodes[node as usize];
                 if !n.access.access_granted(gen) {
+                    self.stale_events += 1;
                     return;
                 }
                 if n.fx.state == TxState::Contend {
@@ -519,6 +473,7 @@ impl<P: Payload> Medium<P> {
             RadioEvent::Timeout { node, gen } => {
                 let n = &mut self.nodes[node as usize];
                 if gen != n.fx.timeout_gen || !matches!(n.fx.state, TxState::WaitAck | TxState::WaitCts) {
+                    self.stale_events += 1;
                     return;
                 }
                 if n.rx.is_locked() {
@@ -532,6 +487,8 @@ impl<P: Payload> Medium<P> {
             RadioEvent::NavEnd { node, gen } => {
                 if self.nodes[node as usize].access.nav_end_current(gen) {
                     self.mac_update(node, now, sched);
+                } else {
+                    self.stale_events += 1;
                 }
             }
         }

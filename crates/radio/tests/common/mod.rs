@@ -5,11 +5,11 @@
 
 #![allow(dead_code)]
 
-use meshbed_core::{Duration, EventQueue, Instant};
+use meshbed_core::{Duration, EventQueue, Instant, TimerId};
 use meshbed_radio::propagation::SPEED_OF_LIGHT_M_PER_S;
 use meshbed_radio::{
-    Addr, DropCause, Indication, MacCounters, Medium, NodeId, NodeRadio, Payload, RadioConfig, RadioEvent, Scheduler,
-    Standard, TxReport,
+    Addr, DropCause, Indication, MacCounters, Medium, NodeId, NodeRadio, Payload, RadioConfig, RadioEvent, RadioTimer,
+    Scheduler, Standard, TxReport,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,11 +31,25 @@ impl Payload for Pkt {
     }
 }
 
-pub struct Q(EventQueue<RadioEvent>);
+/// The event queue; with `keep_timers`, the radio's timers kept as the
+/// queue's (a stale one dropped unrun, as the simulator's driver does),
+/// else each a plain event that its generation makes stale.
+pub struct Q(EventQueue<RadioEvent>, bool);
 
 impl Scheduler for Q {
     fn schedule(&mut self, at: Instant, event: RadioEvent) {
         self.0.schedule(at, event);
+    }
+    fn set_timer(&mut self, at: Instant, event: RadioEvent) {
+        match event.timer() {
+            Some(timer) if self.1 => self.0.set_timer(TimerId(timer.index(event.node())), at, event),
+            _ => self.schedule(at, event),
+        }
+    }
+    fn cancel_timer(&mut self, node: NodeId, timer: RadioTimer) {
+        if self.1 {
+            self.0.cancel_timer(TimerId(timer.index(node)));
+        }
     }
 }
 
@@ -62,13 +76,20 @@ impl Net {
     pub fn with_radios(cfg: &RadioConfig, radios: &[NodeRadio], seed: u64) -> Net {
         Net {
             m: Medium::new(cfg, radios, seed).expect("valid config"),
-            q: Q(EventQueue::new()),
+            q: Q(EventQueue::new(), false),
             now: Instant::ZERO,
             log: Vec::new(),
             events: Vec::new(),
             next_id: 0,
             saturated: BTreeMap::new(),
         }
+    }
+
+    /// Keeps the radio's timers as the queue's from now on (before any
+    /// event is scheduled).
+    pub fn keep_timers(&mut self) {
+        assert!(self.q.0.is_empty(), "before the first event");
+        self.q.1 = true;
     }
 
     pub fn raw_enqueue(&mut self, node: NodeId, dest: Addr, bytes: u32) -> (u64, bool) {
