@@ -33,8 +33,9 @@ pub(super) struct RxParams {
     rates: Vec<RateParams>,
     /// Per-bit error rate at the threshold SINR (10% loss of 8000 bits).
     ber_at_threshold: f64,
-    /// The curve model's recent `log1p(−BER)` and `exp(ln success)`.
-    ln1p_memo: Memo,
+    /// The curve model's recent `ln(1 − BER)` by SINR ratio to the
+    /// threshold ([`chunk_ln_success_per_bit`]) and `exp(ln success)`.
+    chunk_memo: Memo,
     exp_memo: Memo,
 }
 
@@ -49,14 +50,15 @@ impl RxParams {
                 RateParams { rate_kbps: r, threshold_linear: libm::pow(10.0, thr / 10.0) }
             })
             .collect();
+        let ber_at_threshold = 1.0 - libm::pow(0.9, 1.0 / 8000.0);
         RxParams {
             rx_sensitivity_mw: dbm_to_mw(resolved.rx_sensitivity_dbm),
             cs_threshold_mw: dbm_to_mw(resolved.cs_threshold_dbm),
             noise_mw: dbm_to_mw(resolved.noise_dbm),
             error_model: config.error_model,
             rates,
-            ber_at_threshold: 1.0 - libm::pow(0.9, 1.0 / 8000.0),
-            ln1p_memo: Memo::new(libm::log1p),
+            ber_at_threshold,
+            chunk_memo: Memo::new(|ratio| chunk_ln_success_per_bit(ratio, ber_at_threshold, config.error_model)),
             exp_memo: Memo::new(libm::exp),
         }
     }
@@ -71,20 +73,23 @@ impl RxParams {
 /// argument again costs a comparison instead of the call: on a chain every
 /// one-hop link has the same power, so most chunks have one of a few SINRs
 /// and most frames one of a few success probabilities (issue 28: `log1p`
-/// and `exp` were 6–8% of a `perf` profile of a chain run). The result is
-/// the function's, bit for bit.
+/// and `exp` were 6–8% of a `perf` profile of a chain run; the BER's power
+/// of the SINR ratio before `log1p`, remembered with it, most of a chain's
+/// SINR chunk). The result is the function's, bit for bit.
 struct Memo([std::cell::Cell<(u64, f64)>; MEMO_SLOTS]);
 
 /// Slots of a [`Memo`], chosen by the argument's bits (a power of two).
 const MEMO_SLOTS: usize = 16;
 
 impl Memo {
-    fn new(f: fn(f64) -> f64) -> Self {
-        Memo(std::array::from_fn(|_| std::cell::Cell::new((0f64.to_bits(), f(0.0)))))
+    fn new(f: impl Fn(f64) -> f64) -> Self {
+        let at_zero = f(0.0);
+        Memo(std::array::from_fn(|_| std::cell::Cell::new((0f64.to_bits(), at_zero))))
     }
 
+    /// `f(x)`, `f` being the function this memo was made for.
     #[inline]
-    fn get(&self, x: f64, f: fn(f64) -> f64) -> f64 {
+    fn get(&self, x: f64, f: impl FnOnce(f64) -> f64) -> f64 {
         let bits = x.to_bits();
         let h = bits ^ (bits >> 17) ^ (bits >> 31);
         let slot = &self.0[(h as usize) & (MEMO_SLOTS - 1)];
@@ -96,6 +101,18 @@ impl Memo {
         slot.set((bits, y));
         y
     }
+}
+
+/// The curve model's `ln(1 − BER)` of one bit at `ratio`, the SINR over
+/// the rate's threshold, given the BER there: BER = BER(threshold) ·
+/// 10^(−(SINR_dB − threshold_dB) / dB per decade) = BER(threshold) ·
+/// ratio^(−10 / dB per decade), one power of the linear ratio, by
+/// multiplications at the default 1 dB per decade (no logarithm per
+/// chunk), at most ½. (0 for the threshold model, which has no BER.)
+fn chunk_ln_success_per_bit(ratio: f64, ber_at_threshold: f64, error_model: ErrorModel) -> f64 {
+    let ErrorModel::Curve { db_per_decade } = error_model else { return 0.0 };
+    let ber = (ber_at_threshold * ratio_power(ratio, db_per_decade)).min(0.5);
+    libm::log1p(-ber)
 }
 
 /// `ratio^(−10 / db_per_decade)`: at 1 dB per decade `ratio⁻¹⁰` by four
@@ -121,6 +138,8 @@ struct Arrival {
 struct Lock {
     frame: FrameId,
     rate_kbps: u32,
+    /// The rate's SINR threshold, linear.
+    threshold_linear: f64,
     power_mw: f64,
     interference_mw: f64,
     /// Start of the current chunk.
@@ -205,15 +224,13 @@ impl Receiver {
         }
         let sinr = lock.power_mw / (params.noise_mw + lock.interference_mw);
         lock.min_sinr = lock.min_sinr.min(sinr);
-        if let ErrorModel::Curve { db_per_decade } = params.error_model {
-            // BER = BER(threshold) · 10^(−(SINR_dB − threshold_dB) / dB per
-            // decade) = BER(threshold) · (SINR / threshold)^(−10 / dB per
-            // decade): one power of the linear ratio, by multiplications
-            // at the default 1 dB per decade (no logarithm per chunk).
-            let ratio = sinr / params.rate(lock.rate_kbps).threshold_linear;
-            let ber = (params.ber_at_threshold * ratio_power(ratio, db_per_decade)).min(0.5);
+        if let ErrorModel::Curve { .. } = params.error_model {
+            let ratio = sinr / lock.threshold_linear;
             let bits = dur.as_nanos() as f64 * lock.rate_kbps as f64 / 1e6;
-            lock.ln_success += bits * params.ln1p_memo.get(-ber, libm::log1p);
+            let per_bit = params
+                .chunk_memo
+                .get(ratio, |r| chunk_ln_success_per_bit(r, params.ber_at_threshold, params.error_model));
+            lock.ln_success += bits * per_bit;
         }
     }
 
@@ -243,6 +260,7 @@ impl Receiver {
             self.lock = Some(Lock {
                 frame,
                 rate_kbps,
+                threshold_linear: params.rate(rate_kbps).threshold_linear,
                 power_mw,
                 interference_mw: (self.energy_mw - power_mw).max(0.0),
                 since: now,
@@ -268,7 +286,7 @@ impl Receiver {
         if self.lock.as_ref().is_some_and(|l| l.frame == frame) {
             let lock = self.lock.take().expect("checked");
             Some(match params.error_model {
-                ErrorModel::Threshold => lock.min_sinr >= params.rate(lock.rate_kbps).threshold_linear,
+                ErrorModel::Threshold => lock.min_sinr >= lock.threshold_linear,
                 ErrorModel::Curve { .. } => {
                     let p = params.exp_memo.get(lock.ln_success, libm::exp);
                     p >= 1.0 || self.rng.gen::<f64>() < p
@@ -375,6 +393,26 @@ mod tests {
         assert_eq!(rx.signal_start(at_us(5), 2, RATE_KBPS, sens_mw * 10.0, false, &p), ArrivalFate::Locked);
         assert_eq!(rx.abandon(), Some(2));
         assert_eq!(rx.signal_end(at_us(50), 2, &p), None, "an abandoned frame gets no decision");
+    }
+
+    /// A chunk's `ln(1 − BER)` per bit is the curve in dB (within 1e-12
+    /// relative, BER capped at ½) from 30 dB below the threshold to 40 dB
+    /// above it, at the default slope and another; the threshold model has
+    /// none.
+    #[test]
+    fn a_chunks_ln_success_per_bit_is_the_curve_in_db() {
+        let ber_thr = 1.0 - libm::pow(0.9, 1.0 / 8000.0);
+        for db_per_decade in [1.0, 2.5] {
+            let model = ErrorModel::Curve { db_per_decade };
+            for k in -300..=400 {
+                let above_db = k as f64 / 10.0;
+                let ber = (ber_thr * libm::pow(10.0, -above_db / db_per_decade)).min(0.5);
+                let want = libm::log1p(-ber);
+                let got = chunk_ln_success_per_bit(libm::pow(10.0, above_db / 10.0), ber_thr, model);
+                assert!(((got - want) / want).abs() < 1e-12, "{above_db} dB, {db_per_decade}: {got} vs {want}");
+            }
+        }
+        assert_eq!(chunk_ln_success_per_bit(0.5, ber_thr, ErrorModel::Threshold), 0.0);
     }
 
     proptest::proptest! {
