@@ -114,6 +114,13 @@ impl ChannelAccess {
         true
     }
 
+    /// The medium as the last [`ChannelAccess::update`] saw it: busy
+    /// again, `update` changes nothing.
+    #[inline]
+    pub fn is_busy(&self) -> bool {
+        self.busy
+    }
+
     /// Whether the NAV reserves the medium at `now`.
     #[inline]
     pub fn nav_busy(&self, now: Instant) -> bool {

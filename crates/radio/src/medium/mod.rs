@@ -641,8 +641,20 @@ impl<P: Payload> Medium<P> {
     /// Re-evaluates the medium from `node`'s point of view: freezes the
     /// backoff when it turns busy, schedules access when it is idle and the
     /// node has a packet or a post-transmission backoff to count down.
+    /// Most calls follow an arrival at a node that found the medium busy
+    /// and leaves it so, where nothing changes (`ChannelAccess::update`
+    /// returns at once): that test inline in every handler, the rest out
+    /// of line (issue 28).
+    #[inline(always)]
     fn mac_update(&mut self, node: NodeId, now: Instant, sched: &mut impl Scheduler) {
         let busy = self.medium_busy(node, now);
+        if busy && self.nodes[node as usize].access.is_busy() {
+            return;
+        }
+        self.mac_update_changed(node, now, busy, sched);
+    }
+
+    fn mac_update_changed(&mut self, node: NodeId, now: Instant, busy: bool, sched: &mut impl Scheduler) {
         let n = &mut self.nodes[node as usize];
         let wants = n.fx.state == TxState::Contend || (n.fx.state == TxState::Idle && n.access.backoff_pending());
         n.access.update(node, now, busy, wants, &self.access_params, sched);
