@@ -310,6 +310,7 @@ impl LinkBudget {
             grid: Grid::empty(reach_m.max(1.0)),
             scratch: Vec::new(),
             candidates: Vec::new(),
+            search_scratch: Default::default(),
         };
         self.moving = Some(moving);
         Ok(())
@@ -454,7 +455,14 @@ fn rx_mw(
 /// The time light takes over `distance_m`, to the nanosecond.
 #[inline]
 fn light_delay(distance_m: f64) -> Duration {
-    Duration::from_nanos(round_half_away(distance_m / SPEED_OF_LIGHT_M_PER_S * 1e9))
+    Duration::from_nanos(round_half_away(light_delay_ns(distance_m)))
+}
+
+/// The time light takes over `distance_m`, in nanoseconds before
+/// rounding: [`light_delay`] in two steps, for a search that rounds later.
+#[inline(always)]
+fn light_delay_ns(distance_m: f64) -> f64 {
+    distance_m / SPEED_OF_LIGHT_M_PER_S * 1e9
 }
 
 /// `libm::round` of a non-negative `x` below 2^63, as an integer, without
