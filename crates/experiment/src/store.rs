@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// runs again. A change that cannot alter a run's report (the CLI,
 /// figures, CSV layout, summaries, documentation) leaves it alone: stored
 /// runs stay valid across such commits.
-pub const MODEL_REVISION: &str = "2026-12-04.1";
+pub const MODEL_REVISION: &str = "2026-12-04.2";
 
 /// The meshbed version of this build (the workspace's package version).
 pub const MESHBED_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -193,6 +193,15 @@ pub struct RadioConfig {
     /// Signals weaker than this (mean, before fading) are not modelled at all.
     #[schemars(range(min = *POWER_LEVEL_DBM.start(), max = *POWER_LEVEL_DBM.end()))]
     pub interference_floor_dbm: f64,
+    /// Raise the interference floor to the carrier-sense threshold: a
+    /// signal the receiver cannot sense is not modelled at all, neither as
+    /// energy nor as interference, as ns-2's `WirelessPhy::sendUp` discards
+    /// a signal below `CSThresh_` (the `ns2-54g` preset: seed 004 §IV's
+    /// "interference range of 550m"). Carrier sense then reports busy
+    /// exactly when one signal alone is at or above the threshold, as in
+    /// ns-2, instead of when the sum of the signals is.
+    #[serde(default)]
+    pub interference_floor_at_carrier_sense: bool,
     /// The DCF MAC's parameters.
     pub mac: MacConfig,
 }
@@ -259,6 +268,7 @@ impl Default for RadioConfig {
             error_model: ErrorModel::default(),
             sinr_threshold_db: BTreeMap::new(),
             interference_floor_dbm: -102.0,
+            interference_floor_at_carrier_sense: false,
             mac: MacConfig::default(),
         }
     }
@@ -322,10 +332,15 @@ impl RadioConfig {
     /// the rate: every OFDM rate gets that 10 dB, so the 250 m range holds
     /// at 54 Mbit/s (with two-ray ground and 1.5 m antennas a frame from
     /// 250 m is about 25 dB above thermal noise, above 802.11g's own
-    /// 22 dB for 54 Mbit/s too).
+    /// 22 dB for 54 Mbit/s too). The paper's interference range is its
+    /// carrier-sense range, as in ns-2, which discards a signal below
+    /// `CSThresh_`: the interference floor is the carrier-sense threshold.
     pub fn ns2_54g() -> RadioConfig {
         let ns2 = RadioConfig::ns2();
         RadioConfig {
+            // "a carrier sensing range as well as an interference range of
+            // 550m" (seed 004 §IV): nothing beyond carrier sense interferes.
+            interference_floor_at_carrier_sense: true,
             standard: Standard::G,
             data_rate_kbps: 54_000,
             basic_rates_kbps: None,
@@ -420,6 +435,10 @@ pub struct Resolved {
     pub rx_sensitivity_dbm: f64,
     pub cs_threshold_dbm: f64,
     pub noise_dbm: f64,
+    /// The floor below which a signal is not modelled: `interference_floor_dbm`,
+    /// raised to the carrier-sense threshold with
+    /// `interference_floor_at_carrier_sense`.
+    pub interference_floor_dbm: f64,
     pub basic_rates_kbps: Vec<u32>,
     pub cw_min: u32,
     pub cw_max: u32,
@@ -595,6 +614,11 @@ impl RadioConfig {
             rx_sensitivity_dbm: rx.dbm,
             cs_threshold_dbm: cs.dbm,
             noise_dbm,
+            interference_floor_dbm: if self.interference_floor_at_carrier_sense {
+                self.interference_floor_dbm.max(cs.dbm)
+            } else {
+                self.interference_floor_dbm
+            },
             basic_rates_kbps: basic,
             cw_min,
             cw_max,
@@ -634,6 +658,24 @@ mod tests {
         assert_eq!((&g.propagation, g.mac.queue_packets), (&ns2.propagation, ns2.mac.queue_packets));
         assert_eq!((ns2.standard, ns2.mac.rts_threshold_bytes), (Standard::B, Some(0)));
         assert!(g.resolve().is_ok());
+    }
+
+    #[test]
+    fn the_floor_at_carrier_sense_is_the_higher_of_the_two() {
+        let plain = RadioConfig::default().resolve().unwrap();
+        assert_eq!(plain.interference_floor_dbm, -102.0);
+        let at_cs = RadioConfig { interference_floor_at_carrier_sense: true, ..Default::default() };
+        let r = at_cs.resolve().unwrap();
+        assert_eq!(r.interference_floor_dbm, r.cs_threshold_dbm);
+        assert!(r.cs_threshold_dbm > -102.0);
+        // A floor the file sets above carrier sense stays where it is.
+        let high = RadioConfig { interference_floor_dbm: -60.0, ..at_cs.clone() }.resolve().unwrap();
+        assert_eq!(high.interference_floor_dbm, -60.0);
+        // The ns-2 presets: seed 004's stated 550 m interference range; the
+        // ATP paper's preset keeps the -102 dBm floor (docs/PROTOCOLS.md).
+        let g = RadioConfig::ns2_54g().resolve().unwrap();
+        assert_eq!(g.interference_floor_dbm, g.cs_threshold_dbm);
+        assert_eq!(RadioConfig::ns2().resolve().unwrap().interference_floor_dbm, -102.0);
     }
 
     #[test]

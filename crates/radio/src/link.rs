@@ -188,7 +188,7 @@ impl LinkBudget {
         let shadow_db = (config.shadowing_sigma_db > 0.0).then(|| shadow_matrix(config, n, seed));
         let tx_power: Vec<f64> = nodes.iter().map(|a| a.tx_power_dbm.unwrap_or(config.tx_power_dbm)).collect();
         let tx_power_mw: Vec<f64> = tx_power.iter().map(|&p| dbm_to_mw(p)).collect();
-        let floor_mw = dbm_to_mw(config.interference_floor_dbm);
+        let floor_mw = dbm_to_mw(resolved.interference_floor_dbm);
         let data_rate: Vec<u32> = nodes.iter().map(|a| a.data_rate_kbps.unwrap_or(config.data_rate_kbps)).collect();
         // Who can be above the floor: without shadowing only the nodes
         // within the strongest sender's reach, found through a grid of
@@ -202,7 +202,7 @@ impl LinkBudget {
                 let reach_m = reach_for_loss(
                     &config.propagation,
                     standard.frequency_hz(),
-                    max_tx_dbm - config.interference_floor_dbm,
+                    max_tx_dbm - resolved.interference_floor_dbm,
                 );
                 let points: Vec<Point> = places.iter().map(|p| Point { x_m: p.x_m, y_m: p.y_m }).collect();
                 Candidates::Near { grid: Grid::of(points, reach_m.max(1.0)), reach_m }
@@ -258,7 +258,7 @@ impl LinkBudget {
             rx_sensitivity_dbm: resolved.rx_sensitivity_dbm,
             cs_threshold_dbm: resolved.cs_threshold_dbm,
             noise_dbm: resolved.noise_dbm,
-            interference_floor_dbm: config.interference_floor_dbm,
+            interference_floor_dbm: resolved.interference_floor_dbm,
             moving: None,
         })
     }
@@ -289,7 +289,7 @@ impl LinkBudget {
         // The strongest sender with the most favourable shadowing draw.
         let max_tx_dbm = self.tx_power_dbm.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let max_gain_db = shadow_db.as_ref().map_or(0.0, |m| m.iter().flatten().map(|s| -s).fold(0.0, f64::max));
-        let budget_db = max_tx_dbm + max_gain_db - config.interference_floor_dbm;
+        let budget_db = max_tx_dbm + max_gain_db - self.interference_floor_dbm;
         let reach_m = reach_for_loss(&config.propagation, frequency_hz, budget_db);
         let max_speed_mps = trajectories
             .iter()
@@ -303,7 +303,7 @@ impl LinkBudget {
             floors_of: self.floor.clone(),
             floors: config.floors,
             path_loss: PathLoss::new(&config.propagation, frequency_hz),
-            interference_floor_mw: dbm_to_mw(config.interference_floor_dbm),
+            interference_floor_mw: dbm_to_mw(self.interference_floor_dbm),
             shadow_db,
             reach_m,
             max_speed_mps,
@@ -644,6 +644,24 @@ mod tests {
     }
 
     #[test]
+    fn with_the_floor_at_carrier_sense_only_sensed_nodes_are_neighbours() {
+        // 200 m spacing, 550 m carrier sense: three nodes either way are
+        // above -102 dBm, only two are sensed.
+        let plain = RadioConfig::ns2();
+        let at_cs = RadioConfig { interference_floor_at_carrier_sense: true, ..RadioConfig::ns2() };
+        let heard = |cfg: &RadioConfig| {
+            let links = LinkBudget::new(cfg, &line(200.0, 8), 7).unwrap();
+            links.neighbours(4).iter().map(|n| n.node).collect::<Vec<NodeId>>()
+        };
+        assert_eq!(heard(&plain), vec![0, 1, 2, 3, 5, 6, 7]);
+        assert_eq!(heard(&at_cs), vec![2, 3, 5, 6]);
+        let links = LinkBudget::new(&at_cs, &line(200.0, 8), 7).unwrap();
+        for nb in links.neighbours(4) {
+            assert!(links.mean_rx_dbm(4, nb.node) >= at_cs.resolve().unwrap().cs_threshold_dbm);
+        }
+    }
+
+    #[test]
     fn shadowed_links_are_reciprocal_and_reproducible() {
         let cfg = RadioConfig { shadowing_sigma_db: 6.0, ..Default::default() };
         let nodes = line(40.0, 5);
@@ -675,14 +693,24 @@ mod tests {
 
     /// The grid finds exactly the receivers a scan of every node finds, at
     /// any time, with and without shadowing, as nodes move at 20 m/s; and
-    /// under each path loss the search specialises (two-ray, Friis) or not.
+    /// under each path loss the search specialises (two-ray, Friis) or not,
+    /// and with the floor at carrier sense.
     #[test]
     fn moving_neighbours_from_the_grid_equal_a_full_scan() {
         use meshbed_mobility::{random_placement, random_waypoint, Area, RandomWaypoint};
         let two_ray = RadioConfig::default().propagation;
-        for (sigma, propagation) in [(0.0, two_ray.clone()), (4.0, two_ray), (0.0, Propagation::Friis)] {
-            let config =
-                RadioConfig { shadowing_sigma_db: sigma, propagation: propagation.clone(), ..RadioConfig::default() };
+        for (sigma, propagation, at_cs) in [
+            (0.0, two_ray.clone(), false),
+            (4.0, two_ray.clone(), false),
+            (0.0, Propagation::Friis, false),
+            (0.0, two_ray, true),
+        ] {
+            let config = RadioConfig {
+                shadowing_sigma_db: sigma,
+                propagation: propagation.clone(),
+                interference_floor_at_carrier_sense: at_cs,
+                ..RadioConfig::default()
+            };
             let model = RandomWaypoint {
                 area: Area { width_m: 3000.0, height_m: 3000.0 },
                 min_speed_mps: 1.0,

@@ -86,6 +86,50 @@ fn interferer_beyond_carrier_sense_range_corrupts_frames() {
 }
 
 #[test]
+fn carrier_sense_sums_faint_signals_unless_the_floor_is_at_carrier_sense() {
+    // A and B, on either side of X, each reach X at 0.6 of the carrier-sense
+    // threshold and do not sense each other. By default X senses the sum of
+    // what is on the air, so while both send it waits. With the floor at
+    // carrier sense (ns-2's rule, the `ns2-54g` preset) neither signal is
+    // modelled at X and it sends through their overlaps.
+    let base = RadioConfig { tx_range_m: Some(250.0), cs_range_m: Some(250.0), ..Default::default() };
+    let r = base.resolve().unwrap();
+    let f = base.standard.frequency_hz();
+    let faint_dbm = r.cs_threshold_dbm + 10.0 * 0.6f64.log10();
+    let d = base.propagation.distance_for_loss_m(base.tx_power_dbm - faint_dbm, f);
+    let nodes = [(-d, 0.0), (0.0, 0.0), (d, 0.0)];
+    let (a, x, b) = (0, 1, 2);
+    let bytes = 1000;
+    let t_data = Standard::A.frame_duration(bytes + phy::DATA_OVERHEAD_BYTES, 24_000);
+    let run = |at_carrier_sense: bool| {
+        let cfg = RadioConfig { interference_floor_at_carrier_sense: at_carrier_sense, ..base.clone() };
+        let mut net = Net::new(&cfg, &nodes, 21);
+        for n in [a, x, b] {
+            net.saturate(ms(1), n, Addr::Broadcast, bytes);
+        }
+        net.run_until(ms(500));
+        let starts = |n| net.tx_ends(n).into_iter().map(|e| e - t_data).collect::<Vec<_>>();
+        let (sa, sx, sb) = (starts(a), starts(x), starts(b));
+        // X's frames begun well after both A's and B's had reached it
+        // (a microsecond of light from d) and before either ended.
+        let margin = Duration::from_micros(2);
+        let inside_both = sx
+            .iter()
+            .filter(|&&s| {
+                let on = |starts: &[meshbed_core::Instant]| starts.iter().any(|&o| o + margin < s && s < o + t_data);
+                on(&sa) && on(&sb)
+            })
+            .count();
+        (inside_both, sx.len())
+    };
+    let (summed, sent) = run(false);
+    assert_eq!(summed, 0, "X began {summed} of {sent} frames while A and B together were above the threshold");
+    assert!(sent > 200, "X is not starved: {sent} frames");
+    let (discarded, sent) = run(true);
+    assert!(discarded > 20, "with the floor at carrier sense X ignores A and B: {discarded} of {sent}");
+}
+
+#[test]
 fn rts_cts_nav_protects_data_from_a_hidden_station() {
     // S1 → R1 while S2 is in range of R1 but hidden from S1 (400 m apart,
     // carrier sense = transmission range). R1's CTS sets S2's NAV, so S2

@@ -133,7 +133,7 @@ pub struct Scenario {
 fn radio_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let mut schema = RadioConfig::json_schema(generator);
     let preset = serde_json::json!({
-        "description": "A named radio to start from, whose values the table's other keys override: \"ns2\" is ns-2's 802.11 as the ATP paper ran it (seed 002 §5.1: 802.11b at 2 Mbit/s, two-ray ground, 250 m / 550 m, RTS/CTS, threshold reception), \"ns2-54g\" the same at 802.11g 54 Mbit/s without RTS/CTS (seed 004 §IV).",
+        "description": "A named radio to start from, whose values the table's other keys override: \"ns2\" is ns-2's 802.11 as the ATP paper ran it (seed 002 §5.1: 802.11b at 2 Mbit/s, two-ray ground, 250 m / 550 m, RTS/CTS, threshold reception), \"ns2-54g\" the same at 802.11g 54 Mbit/s without RTS/CTS and with interference only from signals that are sensed (seed 004 §IV: a 550 m interference range).",
         "type": "string",
         "enum": meshbed_radio::config::PRESETS,
     });
