@@ -122,6 +122,17 @@ fn cross_layer() -> Vec<(&'static str, Scenario)> {
             ),
         ),
         (
+            // Seed 004's radio: interference only from what is sensed
+            // (ns-2's rule, model revision 2026-12-04.2); a 200 m chain
+            // of 8 nodes has senders beyond the 550 m it cuts at.
+            "ns2-54g, 7-hop chain: tcp-newreno 2 MB",
+            format!(
+                "seed = 9\nduration_s = 10.0\n[radio]\npreset = \"ns2-54g\"\n{}\
+                 [[flows]]\nsrc = 0\ndst = 7\nprotocol = \"tcp-newreno\"\nbytes = 2_000_000\nstart_s = 1.0\n",
+                chain(8)
+            ),
+        ),
+        (
             "echo 1052 B over a 3-hop chain, shortest path, 10 s",
             format!(
                 "seed = 6\nduration_s = 10.0\n{}[[flows]]\nsrc = 0\ndst = 3\ntraffic = \"echo\"\npacket_bytes = 1052\n",
