@@ -6,12 +6,32 @@ fn meshbed(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_meshbed")).args(args).output().expect("run meshbed")
 }
 
-fn tmp(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshbed-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+/// A file a test writes, in a scratch directory of its own that goes with
+/// it: a run of the tests leaves nothing in the temp directory. Derefs to
+/// the file's path.
+struct TmpFile {
+    path: std::path::PathBuf,
+    _dir: meshbed_proto::harness::ScratchDir,
+}
+
+impl std::ops::Deref for TmpFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::path::Path> for TmpFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+fn tmp(name: &str, text: &str) -> TmpFile {
+    let dir = meshbed_proto::harness::ScratchDir::new("meshbed-cli-test-");
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    TmpFile { path, _dir: dir }
 }
 
 #[test]

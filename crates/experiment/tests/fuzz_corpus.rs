@@ -246,4 +246,5 @@ fn the_seed_corpora_are_made_from_what_the_code_writes() {
             }
         }
     }
+    store_drive::remove_scratch();
 }
