@@ -163,10 +163,14 @@ impl<E> EventQueue<E> {
         let slot = self.batches.take(Batch::new);
         let batch = &mut self.batches.items[slot as usize];
         debug_assert!(batch.events.is_empty() && batch.next == 0);
-        for (at, event) in events {
-            batch.events.push((at.max(self.now), self.next_seq, Some(event)));
-            self.next_seq += 1;
-        }
+        // Extended, not pushed one by one: an iterator of known length
+        // (the medium's arrivals and ends) is written without a capacity
+        // test per event (issue 28).
+        let (now, first_seq) = (self.now, self.next_seq);
+        batch.events.extend(
+            events.into_iter().enumerate().map(|(i, (at, event))| (at.max(now), first_seq + i as u64, Some(event))),
+        );
+        self.next_seq = first_seq + batch.events.len() as u64;
         if batch.events.is_empty() {
             self.batches.free.push(slot);
             return;
