@@ -213,28 +213,29 @@ impl Transport {
     /// `bytes` is the data the sender holds: the transfer size, or for a
     /// flow that runs for a duration more than it could send in that time.
     pub(crate) fn new(seed: u64, index: u32, spec: &TransportFlow, start: Instant, bytes: u64) -> Transport {
-        // The connection id and then the data come from the flow's own stream.
-        // The id's top four bits name the protocol, as a meshbed sender's do
-        // on a real network (`proto::connection::connection_id`), so that a
-        // capture names each flow's protocol as Wireshark's dissector reads
-        // it (contrib/wireshark/meshbed.lua); the draw is the same 32 bits
-        // either way, so the data that follows does not move.
+        // The connection id and then the data's key come from the flow's
+        // own stream. The id's top four bits name the protocol, as a
+        // meshbed sender's do on a real network
+        // (`proto::connection::connection_id`), so that a capture names each
+        // flow's protocol as Wireshark's dissector reads it
+        // (contrib/wireshark/meshbed.lua).
         let mut rng = stream_rng(seed, StreamId::new(StreamKind::Transport, index as u64));
         let protocol = spec.protocol;
         let connection_id = connection_id(protocol, rng.next_u32());
+        let data_key = rng.next_u64();
         let mut config = EngineConfig::new(protocol, |_| atp_config(spec), || tcp_config(spec));
         if let EngineConfig::Mtl(c) = &mut config {
             apply_mtl_overrides(c, spec);
         }
         let (sender, source) = if bytes <= SEND_WINDOW_BYTES {
             let mut data = vec![0u8; bytes as usize];
-            ByteStream::new(rng.clone()).fill(&mut data);
+            ByteStream::new(data_key).fill(&mut data);
             (SenderEngine::with_data(&config, connection_id, data, start), None)
         } else {
             let sender = SenderEngine::streaming(&config, connection_id, SEND_WINDOW_BYTES as usize, start);
-            (sender, Some(Source::new(ByteStream::new(rng.clone()), bytes, Source::lead_for(&config))))
+            (sender, Some(Source::new(ByteStream::new(data_key), bytes, Source::lead_for(&config))))
         };
-        let verifier = ByteStream::new(rng);
+        let verifier = ByteStream::new(data_key);
         let mut receiver = ReceiverEngine::new(&config, connection_id, start);
         // seed 002 §4.2.3: a slow reader, with a bounded receive buffer
         // (validation refuses one for a receiver without flow control).

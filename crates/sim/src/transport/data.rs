@@ -1,29 +1,56 @@
-//! A flow's application data: pseudo-random bytes from the flow's own
-//! stream, which the verifier regenerates, and the rest of a long flow's
-//! data, written as its sender's window frees.
+//! A flow's application data: bytes that follow from the flow's key and
+//! their offset alone, which the verifier regenerates, and the rest of a
+//! long flow's data, written as its sender's window frees.
 
-use meshbed_core::StreamRng;
 use meshbed_proto::connection::EngineConfig;
-use rand::RngCore;
 
-/// The application data of a flow: pseudo-random bytes from the flow's own
-/// stream, generated in fixed blocks so that the verifier can regenerate the
-/// same sequence piece by piece without keeping a copy of the data.
+/// The application data of a flow: each 8-byte word a function of the
+/// flow's key and the word's place, generated in fixed blocks so that the
+/// verifier can regenerate the same sequence piece by piece without keeping
+/// a copy of the data.
+///
+/// The words need not be unpredictable, only different wherever a byte
+/// could land by mistake: the key (drawn from the flow's own random stream)
+/// tells flows apart, and within a flow no two words are equal (the word
+/// is a bijection of its index), so data delivered at the wrong offset, a
+/// duplicate or a gap fails the check. Drawing the bytes from ChaCha
+/// instead cost 3.7% of a 6-hop TCP chain's run, twice per byte (issue 28).
 pub(super) struct ByteStream {
-    rng: StreamRng,
-    block: [u8; 4096],
+    key: u64,
+    /// Index of the first word of the next block.
+    next_word: u64,
+    block: [u8; BLOCK_BYTES],
     pos: usize,
 }
 
+const BLOCK_BYTES: usize = 4096;
+
 impl ByteStream {
-    pub(super) fn new(rng: StreamRng) -> Self {
-        // Starts with an exhausted block, so the first read draws one.
-        ByteStream { rng, block: [0; 4096], pos: 4096 }
+    pub(super) fn new(key: u64) -> Self {
+        // Starts with an exhausted block, so the first read writes one.
+        ByteStream { key, next_word: 0, block: [0; BLOCK_BYTES], pos: BLOCK_BYTES }
     }
+
+    /// Word `index` of the flow keyed `key`: an odd multiplier and an
+    /// xor-shift, each invertible, so distinct indices give distinct words.
+    #[inline]
+    fn word(key: u64, index: u64) -> u64 {
+        let x = (key ^ index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x ^ (x >> 32)
+    }
+
+    fn write_block(&mut self) {
+        let (key, first) = (self.key, self.next_word);
+        for (i, out) in (first..).zip(self.block.chunks_exact_mut(8)) {
+            out.copy_from_slice(&Self::word(key, i).to_le_bytes());
+        }
+        self.next_word += (BLOCK_BYTES / 8) as u64;
+        self.pos = 0;
+    }
+
     pub(super) fn next_chunk(&mut self, max: usize) -> &[u8] {
         if self.pos == self.block.len() {
-            self.rng.fill_bytes(&mut self.block);
-            self.pos = 0;
+            self.write_block();
         }
         let n = max.min(self.block.len() - self.pos);
         let chunk = &self.block[self.pos..self.pos + n];

@@ -56,16 +56,46 @@ fn a_long_flow_is_written_its_lead_ahead_not_its_window() {
 
 #[test]
 fn verifier_regenerates_the_data_in_any_chunking() {
-    let rng = stream_rng(7, StreamId::new(StreamKind::Transport, 3));
+    let key = stream_rng(7, StreamId::new(StreamKind::Transport, 3)).next_u64();
     let mut data = vec![0u8; 10_000];
-    ByteStream::new(rng.clone()).fill(&mut data);
-    let mut v = ByteStream::new(rng.clone());
+    ByteStream::new(key).fill(&mut data);
+    let mut v = ByteStream::new(key);
     for piece in [&data[..1], &data[1..1437], &data[1437..5000], &data[5000..]] {
         assert_eq!(v.first_mismatch(piece), None);
     }
     let mut bad = data.clone();
     bad[4321] ^= 1;
-    let mut v = ByteStream::new(rng);
+    let mut v = ByteStream::new(key);
     assert_eq!(v.first_mismatch(&bad[..4000]), None);
     assert_eq!(v.first_mismatch(&bad[4000..]), Some(321));
+}
+
+/// What the verifier relies on: within a flow no two 8-byte words are
+/// equal, so data delivered at another word's place, twice, or with a gap
+/// fails; another key gives other data; and the bytes do not depend on how
+/// they are read out.
+#[test]
+fn data_at_the_wrong_place_or_of_another_flow_fails_the_check() {
+    let key = stream_rng(7, StreamId::new(StreamKind::Transport, 0)).next_u64();
+    let mut data = vec![0u8; 3 * 4096 + 100];
+    ByteStream::new(key).fill(&mut data);
+    let words: std::collections::HashSet<&[u8]> = data.chunks_exact(8).collect();
+    assert_eq!(words.len(), data.len() / 8, "a repeated word");
+    // Read out in odd pieces, the same bytes.
+    let mut pieces = ByteStream::new(key);
+    let mut again = Vec::new();
+    while again.len() < data.len() {
+        let n = (data.len() - again.len()).min(1 + again.len() % 977);
+        again.extend_from_slice(pieces.next_chunk(n));
+    }
+    assert_eq!(again, data);
+    // A segment delivered at another offset (here one segment late: a
+    // duplicate in place of the next) is caught at its first byte.
+    let mut v = ByteStream::new(key);
+    assert_eq!(v.first_mismatch(&data[..1460]), None);
+    assert_eq!(v.first_mismatch(&data[..1460]), Some(0));
+    // Another flow's key: different from the first word on.
+    let other = stream_rng(7, StreamId::new(StreamKind::Transport, 1)).next_u64();
+    let mut v = ByteStream::new(other);
+    assert_eq!(v.first_mismatch(&data[..64]), Some(0));
 }
