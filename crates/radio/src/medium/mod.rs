@@ -43,7 +43,7 @@ use duplicates::DuplicateCache;
 pub use frame::{Frame as AirFrame, FrameKind};
 use frame::{Frame, FrameTable};
 use frame_exchange::{FrameExchange, TxState};
-use interference::{ArrivalFate, Receiver, RxParams};
+use interference::{ArrivalFate, Receiver, RxParams, SignalSlots};
 use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind, StreamRng};
 use rate_selection::NodeRates;
 use serde::{Deserialize, Serialize};
@@ -226,6 +226,8 @@ pub struct Medium<P> {
     rx_params: RxParams,
     links: LinkBudget,
     nodes: Vec<Node<P>>,
+    /// Each node's first signals on the air (`Receiver`), by node.
+    signal_slots: Vec<SignalSlots>,
     frames: FrameTable<P>,
     out: VecDeque<Indication<P>>,
     /// Frames sent and heard, kept only while observing.
@@ -308,6 +310,7 @@ impl<P: Payload> Medium<P> {
             basic_rates_kbps: resolved.basic_rates_kbps,
             config: config.clone(),
             links,
+            signal_slots: vec![SignalSlots::default(); nodes.len()],
             nodes: built,
             frames: FrameTable::new(),
             out: VecDeque::new(),
@@ -520,12 +523,12 @@ impl<P: Payload> Medium<P> {
         }
     }
 
-    /// The same for the signals on the air at `node`, their own allocation,
-    /// whose address is in the node's state: asked once that is there.
+    /// The same for the first signals on the air at `node`, whose place
+    /// follows from the node's number alone ([`SignalSlots`]).
     #[inline]
     pub fn prefetch_signals(&self, node: NodeId) {
-        if let Some(n) = self.nodes.get(node as usize) {
-            n.rx.prefetch_signals();
+        if let Some(slots) = self.signal_slots.get(node as usize) {
+            slots.prefetch();
         }
     }
 
@@ -601,7 +604,8 @@ impl<P: Payload> Medium<P> {
         let for_me = f.rx == Addr::Unicast(node);
         let n = &mut self.nodes[node as usize];
         let transmitting = n.tx_frame.is_some();
-        match n.rx.signal_start(now, frame, f.rate_kbps, power_mw, transmitting, &self.rx_params) {
+        let slots = &mut self.signal_slots[node as usize];
+        match n.rx.signal_start(slots, now, frame, f.rate_kbps, power_mw, transmitting, &self.rx_params) {
             ArrivalFate::Busy if for_me => n.counters.rx_while_busy += 1,
             ArrivalFate::BelowSensitivity if for_me => n.counters.rx_below_sensitivity += 1,
             _ => {}
@@ -611,7 +615,8 @@ impl<P: Payload> Medium<P> {
 
     fn rx_end(&mut self, now: Instant, node: NodeId, frame: FrameId, sched: &mut impl Scheduler) {
         let power_mw = self.nodes[node as usize].rx.locked_power_mw().unwrap_or(0.0);
-        let decision = self.nodes[node as usize].rx.signal_end(now, frame, &self.rx_params);
+        let slots = &mut self.signal_slots[node as usize];
+        let decision = self.nodes[node as usize].rx.signal_end(slots, now, frame, &self.rx_params);
         if let (true, Some(decoded)) = (self.observing, decision) {
             let f = self.frames.get(frame).clone();
             let airtime = self.standard.frame_duration(f.mpdu_bytes(), f.rate_kbps);
