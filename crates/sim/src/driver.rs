@@ -31,11 +31,11 @@ use std::io;
 pub const PROGRESS_EVERY_EVENTS: u64 = 1 << 18;
 
 /// How many events of a frame's batch ahead the driver asks for a
-/// receiver's state, and for the signals on the air there (whose address
-/// is in that state, so asked later, once it has come). Far enough for
+/// receiver's state, and for the signals on the air there. Far enough for
 /// memory to answer while the events between run (one event takes about
 /// as long as a fetch from memory); in the 6,400-node grid 3 to 8 ahead ran
-/// alike, 1 ahead slower (docs/RESULTS.md, issue 28).
+/// alike, 1 ahead slower, and the signals (whose address follows from the
+/// node's number) 2 or 4 ahead alike (docs/RESULTS.md, issue 28).
 const PREFETCH_NODE_AHEAD: usize = 4;
 const PREFETCH_SIGNALS_AHEAD: usize = 2;
 
