@@ -21,7 +21,10 @@ use meshbed_core::{stream_rng, Duration, Instant, StreamId, StreamKind};
 use meshbed_mobility::{Point, Trajectory};
 
 mod moving;
+mod table;
 use moving::Moving;
+pub use table::Neighbour;
+use table::NeighbourTable;
 
 pub type NodeId = u32;
 
@@ -61,15 +64,6 @@ pub fn check_floor(floor: u32, floors: Option<&Floors>) -> Result<(), String> {
     Ok(())
 }
 
-/// A node that receives a transmitter's energy above the interference floor.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Neighbour {
-    pub node: NodeId,
-    /// Mean received power (path loss and shadowing, no fading).
-    pub mean_power_mw: f64,
-    pub propagation_delay: Duration,
-}
-
 /// Mean received powers between every pair of nodes and, per transmitter,
 /// the nodes its frames reach.
 #[derive(Clone, Debug)]
@@ -90,7 +84,7 @@ pub struct LinkBudget {
     /// shadowing: the only table that grows with the square of the nodes,
     /// and only when shadowing is on (issue 28: set-up linear otherwise).
     shadow_db: Option<Vec<Vec<f64>>>,
-    neighbours: Vec<Vec<Neighbour>>,
+    neighbours: NeighbourTable,
     rx_sensitivity_dbm: f64,
     cs_threshold_dbm: f64,
     noise_dbm: f64,
@@ -208,16 +202,13 @@ impl LinkBudget {
                 Candidates::Near { grid: Grid::of(points, reach_m.max(1.0)), reach_m }
             }
         };
-        // Receiver by receiver in node order, each sender's list growing as
-        // they come: every list is in node order without a sort (the
-        // candidates are symmetric). Sorting each sender's candidates was
-        // most of a 6400-node grid's set-up (issue 28).
-        let mut neighbours: Vec<Vec<Neighbour>> = vec![Vec::new(); n];
+        // Sender by sender, each list sorted into arrival order as it is
+        // made (a sender's candidates come in the grid's cell order).
         let mut near = Vec::new();
-        for j in 0..n {
-            candidates.fill(j, &mut near);
-            for &i in &near {
-                let i = i as usize;
+        let neighbours = NeighbourTable::build(n, |i, list| {
+            candidates.fill(i, &mut near);
+            for &j in &near {
+                let j = j as usize;
                 if i == j || !candidates.may_reach(places[i], places[j]) {
                     continue;
                 }
@@ -231,10 +222,10 @@ impl LinkBudget {
                 );
                 if power_mw >= floor_mw {
                     let node = j as NodeId;
-                    neighbours[i].push(Neighbour { node, mean_power_mw: power_mw, propagation_delay: light_delay(d) });
+                    list.push(Neighbour { node, mean_power_mw: power_mw, propagation_delay: light_delay(d) });
                 }
             }
-        }
+        });
         Ok(LinkBudget {
             decode_threshold_db: nodes
                 .iter()
@@ -327,13 +318,13 @@ impl LinkBudget {
     }
 
     /// The nodes `from`'s frame sent at `now` reaches above the interference
-    /// floor: the static table (in node order), or for moving nodes the one
-    /// computed from their positions at `now` (in no particular order; the
-    /// medium orders a frame's arrivals by time and node itself).
+    /// floor: the static table (in arrival order), or for moving nodes the
+    /// one computed from their positions at `now` (in no particular order;
+    /// the medium orders those arrivals itself).
     pub fn neighbours_at(&mut self, from: NodeId, now: Instant) -> &[Neighbour] {
         match self.moving.as_mut() {
             Some(m) => m.neighbours_at(from, now, self.tx_power_mw[from as usize]),
-            None => &self.neighbours[from as usize],
+            None => self.neighbours.of(from),
         }
     }
 
@@ -359,7 +350,7 @@ impl LinkBudget {
 
     #[inline]
     pub fn node_count(&self) -> usize {
-        self.neighbours.len()
+        self.neighbours.senders()
     }
     #[inline]
     pub fn tx_power_dbm(&self, node: NodeId) -> f64 {
@@ -391,10 +382,11 @@ impl LinkBudget {
         )
         .1
     }
-    /// The nodes `from`'s frames reach above the interference floor, in node order.
+    /// The nodes `from`'s frames reach above the interference floor, in
+    /// the order they reach them ([`Neighbour::arrival_key`]).
     #[inline]
     pub fn neighbours(&self, from: NodeId) -> &[Neighbour] {
-        &self.neighbours[from as usize]
+        self.neighbours.of(from)
     }
     /// Whether `to` can decode `from`'s data frames without interference and
     /// fading: above the sensitivity and above the SINR threshold of the rate
@@ -415,8 +407,11 @@ impl LinkBudget {
             // over without a logarithm (a millionth below it in mW is well
             // clear of any rounding of the dB test itself).
             let clearly_below_mw = dbm_to_mw(self.rx_sensitivity_dbm) * (1.0 - 1e-6);
-            let list = self.neighbours[from as usize].iter().filter(|nb| nb.mean_power_mw >= clearly_below_mw);
-            list.filter(|nb| self.decodes(from, mw_to_dbm(nb.mean_power_mw))).map(|nb| nb.node).collect()
+            let list = self.neighbours.of(from).iter().filter(|nb| nb.mean_power_mw >= clearly_below_mw);
+            let mut decoding: Vec<NodeId> =
+                list.filter(|nb| self.decodes(from, mw_to_dbm(nb.mean_power_mw))).map(|nb| nb.node).collect();
+            decoding.sort_unstable();
+            decoding
         } else {
             (0..self.node_count() as NodeId).filter(|&to| self.can_decode(from, to)).collect()
         }
@@ -571,7 +566,7 @@ mod tests {
     }
 
     /// The grid search finds exactly the neighbours a test of every pair
-    /// finds (issue 28), in node order and with the same powers, for
+    /// finds (issue 28), in arrival order and with the same powers, for
     /// scattered nodes of different powers, across floors, and with
     /// shadowing (every pair); `decodable_from` is exactly the nodes that
     /// decode, with the interference floor below the sensitivity (read off
@@ -611,8 +606,10 @@ mod tests {
                     .filter(|&to| to != from && links.mean_rx_mw(from, to) >= floor_mw)
                     .map(|to| (to, links.mean_rx_mw(from, to)))
                     .collect();
-                let listed: Vec<(NodeId, f64)> =
-                    links.neighbours(from).iter().map(|nb| (nb.node, nb.mean_power_mw)).collect();
+                let list = links.neighbours(from);
+                assert!(list.is_sorted_by_key(Neighbour::arrival_key), "node {from}: not in arrival order");
+                let mut listed: Vec<(NodeId, f64)> = list.iter().map(|nb| (nb.node, nb.mean_power_mw)).collect();
+                listed.sort_unstable_by_key(|&(node, _)| node);
                 assert_eq!(listed, brute, "node {from}, sigma {sigma}, floors {floors:?}");
                 total += listed.len();
                 let decoding: Vec<NodeId> =
@@ -653,8 +650,9 @@ mod tests {
             let links = LinkBudget::new(cfg, &line(200.0, 8), 7).unwrap();
             links.neighbours(4).iter().map(|n| n.node).collect::<Vec<NodeId>>()
         };
-        assert_eq!(heard(&plain), vec![0, 1, 2, 3, 5, 6, 7]);
-        assert_eq!(heard(&at_cs), vec![2, 3, 5, 6]);
+        // Nearest first, equal distances in node order.
+        assert_eq!(heard(&plain), vec![3, 5, 2, 6, 1, 7, 0]);
+        assert_eq!(heard(&at_cs), vec![3, 5, 2, 6]);
         let links = LinkBudget::new(&at_cs, &line(200.0, 8), 7).unwrap();
         for nb in links.neighbours(4) {
             assert!(links.mean_rx_dbm(4, nb.node) >= at_cs.resolve().unwrap().cs_threshold_dbm);
@@ -731,7 +729,7 @@ mod tests {
             assert_eq!(
                 links.neighbours_at(3, Instant::ZERO),
                 LinkBudget::new(&config, &start, 5).unwrap().neighbours(3),
-                "static nodes: the table, in node order"
+                "static nodes: the table, in arrival order"
             );
             links.set_trajectories(&config, paths.clone(), 5).unwrap();
             let mut found = 0;
@@ -746,7 +744,8 @@ mod tests {
                         NodeRadio::at(p.x_m, p.y_m)
                     })
                     .collect();
-                let want = LinkBudget::new(&config, &here, 5).unwrap().neighbours(from).to_vec();
+                let mut want = LinkBudget::new(&config, &here, 5).unwrap().neighbours(from).to_vec();
+                want.sort_unstable_by_key(|nb| nb.node);
                 let mut got = links.neighbours_at(from, now).to_vec();
                 got.sort_unstable_by_key(|nb| nb.node);
                 assert_eq!(got.len(), want.len(), "sigma {sigma}, {propagation:?}, step {step}");

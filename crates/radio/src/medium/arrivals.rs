@@ -3,8 +3,10 @@
 //! medium schedules a frame's arrivals in this order, which the event queue
 //! keeps together as one sorted batch.
 //!
-//! Static nodes keep their neighbours, so each sender's order is sorted
-//! once (issue 28: sorting every frame's arrivals was 7% of a grid's run).
+//! Static nodes keep their neighbours, and the link budget keeps each
+//! sender's list in this order (`LinkBudget::neighbours`): nothing to do
+//! here (issue 28: sorting every frame's arrivals was 7% of a grid's run,
+//! and then an order kept beside each list cost a read of its own).
 //! A moving sender's neighbours move, and come from the spatial grid in
 //! cell order; but between two of its frames they move little, so its
 //! next order starts from its last one and is usually sorted already,
@@ -23,17 +25,13 @@ use crate::NodeId;
 /// A slot of `ArrivalOrders::slot_of` for a node that is not a neighbour.
 const NOT_HERE: u32 = u32::MAX;
 
-/// Each sender's arrival order, kept from frame to frame.
+/// Each moving sender's arrival order, kept from frame to frame.
 #[derive(Debug)]
 pub(super) struct ArrivalOrders {
-    /// Static nodes: indices into each sender's neighbours, in arrival
-    /// order.
-    kept: Vec<Vec<u32>>,
-    /// Moving nodes: each sender's last frame: its neighbours then, as
-    /// node ids in the order they came in, and their arrival order (indices
-    /// into them).
+    /// Each sender's last frame: its neighbours then, as node ids in the
+    /// order they came in, and their arrival order (indices into them).
+    /// Empty while the nodes stay where they are.
     last: Vec<LastFrame>,
-    moving: bool,
     /// The order being made: (delay, node) as one word, the index.
     keys: Vec<(u64, u32)>,
     /// A sender without a kept order (an id past the node count): the
@@ -55,44 +53,38 @@ struct LastFrame {
 impl ArrivalOrders {
     pub(super) fn new(nodes: usize, moving: bool) -> Self {
         ArrivalOrders {
-            kept: vec![Vec::new(); nodes],
             last: if moving { vec![LastFrame::default(); nodes] } else { Vec::new() },
-            moving,
             keys: Vec::new(),
             order: Vec::new(),
             slot_of: vec![NOT_HERE; nodes],
         }
     }
 
-    /// The nodes move from now on: every order kept is forgotten.
+    /// The nodes move from now on.
     pub(super) fn set_moving(&mut self) {
-        self.moving = true;
-        self.kept.iter_mut().for_each(Vec::clear);
-        self.last = vec![LastFrame::default(); self.kept.len()];
+        self.last = vec![LastFrame::default(); self.slot_of.len()];
     }
 
     /// The order a frame of `sender` reaches `neighbours` (its neighbours
     /// now, each node once, ids below the node count), as indices into
-    /// `neighbours`.
-    pub(super) fn order(&mut self, sender: NodeId, neighbours: &[Neighbour]) -> &[u32] {
-        let Some(kept) = self.kept.get_mut(sender as usize) else {
-            arrival_order(neighbours, &mut self.keys, &mut self.order);
-            return &self.order;
-        };
-        if !self.moving {
-            if kept.len() != neighbours.len() {
-                arrival_order(neighbours, &mut self.keys, kept);
-            }
-            return kept;
+    /// `neighbours`; `None` while the nodes stay where they are, whose
+    /// lists are in arrival order already.
+    pub(super) fn order(&mut self, sender: NodeId, neighbours: &[Neighbour]) -> Option<&[u32]> {
+        if self.last.is_empty() {
+            debug_assert!(neighbours.is_sorted_by_key(Neighbour::arrival_key), "a static list in arrival order");
+            return None;
         }
-        let last = &mut self.last[sender as usize];
+        let Some(last) = self.last.get_mut(sender as usize) else {
+            arrival_order(neighbours, &mut self.keys, &mut self.order);
+            return Some(&self.order);
+        };
         // The same neighbours in the same order as at the last frame, and
         // the last order still sorts their delays: it is the order (keys
         // are distinct, so the sorted order is the only one).
         let same_nodes = last.nodes.len() == neighbours.len()
             && last.nodes.iter().zip(neighbours).all(|(&node, nb)| node == nb.node);
         if same_nodes && sorts(&last.order, neighbours) {
-            return &last.order;
+            return Some(&last.order);
         }
         // The neighbours still there in their last order, then the new
         // ones: usually in order already.
@@ -105,7 +97,7 @@ impl ArrivalOrders {
         let mut take = |node: NodeId| {
             let k = std::mem::replace(&mut slot_of[node as usize], NOT_HERE);
             if k != NOT_HERE {
-                keys.push((arrival_key(&neighbours[k as usize]), k));
+                keys.push((neighbours[k as usize].arrival_key(), k));
             }
         };
         last.order.iter().for_each(|&k| take(last.nodes[k as usize]));
@@ -118,14 +110,14 @@ impl ArrivalOrders {
         }
         last.order.clear();
         last.order.extend(keys.iter().map(|&(_, k)| k));
-        &last.order
+        Some(&last.order)
     }
 }
 
 /// Whether `order` (indices into `neighbours`, each once) puts their
 /// arrival keys in increasing order.
 fn sorts(order: &[u32], neighbours: &[Neighbour]) -> bool {
-    let mut keys = order.iter().map(|&k| arrival_key(&neighbours[k as usize]));
+    let mut keys = order.iter().map(|&k| neighbours[k as usize].arrival_key());
     let Some(mut before) = keys.next() else { return true };
     keys.all(|key| {
         let sorted = before < key;
@@ -159,17 +151,11 @@ fn sort_nearly_sorted(keys: &mut [(u64, u32)]) {
     }
 }
 
-/// A neighbour's place in arrival order as one word: its delay, then its id.
-fn arrival_key(nb: &Neighbour) -> u64 {
-    debug_assert!(nb.propagation_delay.as_nanos() < 1 << 32, "light crosses any scenario in 4 s");
-    nb.propagation_delay.as_nanos() << 32 | u64::from(nb.node)
-}
-
 /// The order a frame reaches `neighbours` in, as indices into
 /// `neighbours`, sorted from scratch.
 fn arrival_order(neighbours: &[Neighbour], keys: &mut Vec<(u64, u32)>, order: &mut Vec<u32>) {
     keys.clear();
-    keys.extend(neighbours.iter().enumerate().map(|(k, nb)| (arrival_key(nb), k as u32)));
+    keys.extend(neighbours.iter().enumerate().map(|(k, nb)| (nb.arrival_key(), k as u32)));
     keys.sort_unstable_by_key(|&(key, _)| key);
     order.clear();
     order.extend(keys.iter().map(|&(_, k)| k));
@@ -233,7 +219,7 @@ mod tests {
             nodes.truncate(rng.gen_range(40..=63));
             let neighbours: Vec<Neighbour> =
                 nodes.iter().map(|&node| neighbour(node, delays[sender][node as usize])).collect();
-            let order = orders.order(sender as NodeId, &neighbours).to_vec();
+            let order = orders.order(sender as NodeId, &neighbours).expect("moving").to_vec();
             assert_eq!(order, expected(&neighbours), "step {step}");
         }
         assert!(orders.slot_of.iter().all(|&s| s == NOT_HERE), "slots left set between frames");
@@ -268,7 +254,7 @@ mod tests {
             let neighbours: Vec<Neighbour> =
                 nodes[..count].iter().map(|&node| neighbour(node, delays[node as usize])).collect();
             let before = orders.last[0].order.clone();
-            let order = orders.order(0, &neighbours).to_vec();
+            let order = orders.order(0, &neighbours).expect("moving").to_vec();
             assert_eq!(order, expected(&neighbours), "step {step}");
             reused += usize::from(order == before);
         }
@@ -294,13 +280,15 @@ mod tests {
         }
     }
 
-    /// A static sender's order is sorted once and kept.
+    /// A static sender's list is its order (the link budget keeps it so);
+    /// once the nodes move, an order is made.
     #[test]
-    fn a_static_senders_order_is_kept() {
+    fn a_static_senders_list_is_its_order() {
         let mut orders = ArrivalOrders::new(8, false);
+        let sorted = vec![neighbour(2, 10), neighbour(7, 10), neighbour(5, 30)];
+        assert_eq!(orders.order(0, &sorted), None);
+        orders.set_moving();
         let neighbours = vec![neighbour(5, 30), neighbour(2, 10), neighbour(7, 10)];
-        assert_eq!(orders.order(0, &neighbours), &[1, 2, 0]);
-        assert_eq!(orders.kept[0], vec![1, 2, 0]);
-        assert_eq!(orders.order(0, &neighbours), &[1, 2, 0]);
+        assert_eq!(orders.order(0, &neighbours), Some(&[1, 2, 0][..]));
     }
 }

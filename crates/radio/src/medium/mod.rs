@@ -35,8 +35,9 @@ mod interference;
 mod rate_selection;
 
 use crate::config::{ConfigError, RadioConfig};
-use crate::link::LinkBudget;
+use crate::link::{LinkBudget, Neighbour};
 use crate::phy::{self, control_rate_kbps, Standard, Timing};
+use crate::propagation::Fading;
 use arrivals::ArrivalOrders;
 use channel_access::{AccessParams, ChannelAccess};
 use duplicates::DuplicateCache;
@@ -215,6 +216,43 @@ struct Node<P> {
     rates: Option<NodeRates>,
 }
 
+/// A frame's arrivals at its receivers, to be scheduled.
+struct Arrivals {
+    now: Instant,
+    airtime: Duration,
+    frame: FrameId,
+    fading: Fading,
+}
+
+impl Arrivals {
+    /// Schedules the frame's first energy at each receiver of `receivers`
+    /// (in arrival order) and then its last, as one batch.
+    #[inline(always)]
+    fn schedule<'a, P>(
+        &self,
+        receivers: impl Iterator<Item = &'a Neighbour> + Clone,
+        nodes: &mut [Node<P>],
+        sched: &mut impl Scheduler,
+    ) {
+        let Arrivals { now, airtime, frame, fading } = *self;
+        // Handed to the queue as they are made (issue 28: writing them into
+        // a vector first was ~1.5% of the ATP paper's 100-node runs).
+        let starts = receivers.clone().map(|nb| {
+            // Fading is drawn from the receiver's own stream; without
+            // fading the receiver's state is not touched here but when its
+            // arrival runs, which the driver prefetches (issue 28: reading
+            // it for every receiver as the frame starts was most of
+            // `transmit`'s time in the 6,400-node grid).
+            let gain = fading.sample_gain_from(|| &mut nodes[nb.node as usize].rng_fading);
+            let power_mw = nb.mean_power_mw * gain;
+            (now + nb.propagation_delay, RadioEvent::RxStart { node: nb.node, frame, power_mw })
+        });
+        let ends =
+            receivers.map(|nb| (now + nb.propagation_delay + airtime, RadioEvent::RxEnd { node: nb.node, frame }));
+        sched.schedule_batch(starts.chain(ends));
+    }
+}
+
 /// The medium and every node on it.
 pub struct Medium<P> {
     standard: Standard,
@@ -283,7 +321,7 @@ impl<P: Payload> Medium<P> {
             let rng = stream_rng(seed, StreamId::new(StreamKind::RateControl, i as u64));
             NodeRates::new(kind, rates_kbps, minstrel, rng)
         };
-        let built = (0..nodes.len() as u64)
+        let mut built: Vec<Node<P>> = (0..nodes.len() as u64)
             .map(|idx| Node {
                 tx_frame: None,
                 rx: Receiver::new(stream_rng(seed, StreamId::new(StreamKind::Phy, idx))),
@@ -295,6 +333,9 @@ impl<P: Payload> Medium<P> {
                 rates: rate_control_on.then(|| node_rates(idx as usize)),
             })
             .collect();
+        // On huge pages: a large network's arrivals read its nodes' state
+        // all over, each event another node's (issue 28).
+        meshbed_core::hint::move_to_huge_pages(&mut built);
         Ok(Medium {
             standard,
             timing,
@@ -558,31 +599,16 @@ impl<P: Payload> Medium<P> {
         }
         n.tx_frame = Some(id);
         sched.schedule(now + airtime, RadioEvent::TxEnd { node });
-        let fading = self.config.fading;
         // The arrivals in time order, the nearest receiver first and equal
         // times in node order (the order the events always ran in), then
         // the ends in the same order one airtime later: the queue takes
-        // them as they come.
-        // Handed to the queue as they are made (issue 28: writing them into
-        // a vector first was ~1.5% of the ATP paper's 100-node runs).
-        let order = self.orders.order(node, neighbours);
-        let nodes = &mut self.nodes;
-        let starts = order.iter().map(|&k| {
-            let nb = &neighbours[k as usize];
-            // Fading is drawn from the receiver's own stream; without
-            // fading the receiver's state is not touched here but when its
-            // arrival runs, which the driver prefetches (issue 28: reading
-            // it for every receiver as the frame starts was most of
-            // `transmit`'s time in the 6,400-node grid).
-            let gain = fading.sample_gain_from(|| &mut nodes[nb.node as usize].rng_fading);
-            let power_mw = nb.mean_power_mw * gain;
-            (now + nb.propagation_delay, RadioEvent::RxStart { node: nb.node, frame: id, power_mw })
-        });
-        let ends = order.iter().map(|&k| {
-            let nb = &neighbours[k as usize];
-            (now + nb.propagation_delay + airtime, RadioEvent::RxEnd { node: nb.node, frame: id })
-        });
-        sched.schedule_batch(starts.chain(ends));
+        // them as they come. A static sender's list is in that order
+        // already, a moving one's through `orders`.
+        let arrivals = Arrivals { now, airtime, frame: id, fading: self.config.fading };
+        match self.orders.order(node, neighbours) {
+            None => arrivals.schedule(neighbours.iter(), &mut self.nodes, sched),
+            Some(order) => arrivals.schedule(order.iter().map(|&k| &neighbours[k as usize]), &mut self.nodes, sched),
+        }
         if abandoned_awaited_answer {
             self.tx_failed(now, node, sched);
         }
