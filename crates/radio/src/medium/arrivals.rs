@@ -4,9 +4,12 @@
 //! keeps together as one sorted batch.
 //!
 //! Static nodes keep their neighbours, and the link budget keeps each
-//! sender's list in this order (`LinkBudget::neighbours`): nothing to do
-//! here (issue 28: sorting every frame's arrivals was 7% of a grid's run,
-//! and then an order kept beside each list cost a read of its own).
+//! sender's list in this order (`LinkBudget::neighbours`), so a static
+//! sender's order is the list's own: `0, 1, 2, …`, one slice for every
+//! sender (issue 28: sorting every frame's arrivals was 7% of a grid's
+//! run, and then an order kept beside each sender's list, 5 MB in a
+//! 6400-node grid, a read of its own; the medium reads either kind of
+//! order with the same code).
 //! A moving sender's neighbours move, and come from the spatial grid in
 //! cell order; but between two of its frames they move little, so its
 //! next order starts from its last one and is usually sorted already,
@@ -32,6 +35,9 @@ pub(super) struct ArrivalOrders {
     /// order they came in, and their arrival order (indices into them).
     /// Empty while the nodes stay where they are.
     last: Vec<LastFrame>,
+    /// `0, 1, 2, …`: a static sender's order, as long as the longest list
+    /// asked about.
+    in_place: Vec<u32>,
     /// The order being made: (delay, node) as one word, the index.
     keys: Vec<(u64, u32)>,
     /// A sender without a kept order (an id past the node count): the
@@ -54,6 +60,7 @@ impl ArrivalOrders {
     pub(super) fn new(nodes: usize, moving: bool) -> Self {
         ArrivalOrders {
             last: if moving { vec![LastFrame::default(); nodes] } else { Vec::new() },
+            in_place: Vec::new(),
             keys: Vec::new(),
             order: Vec::new(),
             slot_of: vec![NOT_HERE; nodes],
@@ -67,16 +74,20 @@ impl ArrivalOrders {
 
     /// The order a frame of `sender` reaches `neighbours` (its neighbours
     /// now, each node once, ids below the node count), as indices into
-    /// `neighbours`; `None` while the nodes stay where they are, whose
-    /// lists are in arrival order already.
-    pub(super) fn order(&mut self, sender: NodeId, neighbours: &[Neighbour]) -> Option<&[u32]> {
+    /// `neighbours`. While the nodes stay where they are, their lists are
+    /// in arrival order already: the order is the list's own.
+    pub(super) fn order(&mut self, sender: NodeId, neighbours: &[Neighbour]) -> &[u32] {
         if self.last.is_empty() {
             debug_assert!(neighbours.is_sorted_by_key(Neighbour::arrival_key), "a static list in arrival order");
-            return None;
+            let count = neighbours.len();
+            if self.in_place.len() < count {
+                self.in_place.extend(self.in_place.len() as u32..count as u32);
+            }
+            return &self.in_place[..count];
         }
         let Some(last) = self.last.get_mut(sender as usize) else {
             arrival_order(neighbours, &mut self.keys, &mut self.order);
-            return Some(&self.order);
+            return &self.order;
         };
         // The same neighbours in the same order as at the last frame, and
         // the last order still sorts their delays: it is the order (keys
@@ -84,7 +95,7 @@ impl ArrivalOrders {
         let same_nodes = last.nodes.len() == neighbours.len()
             && last.nodes.iter().zip(neighbours).all(|(&node, nb)| node == nb.node);
         if same_nodes && sorts(&last.order, neighbours) {
-            return Some(&last.order);
+            return &last.order;
         }
         // The neighbours still there in their last order, then the new
         // ones: usually in order already.
@@ -110,7 +121,7 @@ impl ArrivalOrders {
         }
         last.order.clear();
         last.order.extend(keys.iter().map(|&(_, k)| k));
-        Some(&last.order)
+        &last.order
     }
 }
 
@@ -219,7 +230,7 @@ mod tests {
             nodes.truncate(rng.gen_range(40..=63));
             let neighbours: Vec<Neighbour> =
                 nodes.iter().map(|&node| neighbour(node, delays[sender][node as usize])).collect();
-            let order = orders.order(sender as NodeId, &neighbours).expect("moving").to_vec();
+            let order = orders.order(sender as NodeId, &neighbours).to_vec();
             assert_eq!(order, expected(&neighbours), "step {step}");
         }
         assert!(orders.slot_of.iter().all(|&s| s == NOT_HERE), "slots left set between frames");
@@ -254,7 +265,7 @@ mod tests {
             let neighbours: Vec<Neighbour> =
                 nodes[..count].iter().map(|&node| neighbour(node, delays[node as usize])).collect();
             let before = orders.last[0].order.clone();
-            let order = orders.order(0, &neighbours).expect("moving").to_vec();
+            let order = orders.order(0, &neighbours).to_vec();
             assert_eq!(order, expected(&neighbours), "step {step}");
             reused += usize::from(order == before);
         }
@@ -280,15 +291,18 @@ mod tests {
         }
     }
 
-    /// A static sender's list is its order (the link budget keeps it so);
-    /// once the nodes move, an order is made.
+    /// A static sender's list is its order (the link budget keeps it so),
+    /// however long; once the nodes move, an order is made.
     #[test]
     fn a_static_senders_list_is_its_order() {
         let mut orders = ArrivalOrders::new(8, false);
         let sorted = vec![neighbour(2, 10), neighbour(7, 10), neighbour(5, 30)];
-        assert_eq!(orders.order(0, &sorted), None);
+        assert_eq!(orders.order(0, &sorted), &[0, 1, 2]);
+        assert_eq!(orders.order(1, &sorted[..1]), &[0]);
+        let longer: Vec<Neighbour> = (0..6).map(|k| neighbour(k, 10 * u64::from(k))).collect();
+        assert_eq!(orders.order(2, &longer), &[0, 1, 2, 3, 4, 5]);
         orders.set_moving();
         let neighbours = vec![neighbour(5, 30), neighbour(2, 10), neighbour(7, 10)];
-        assert_eq!(orders.order(0, &neighbours), Some(&[1, 2, 0][..]));
+        assert_eq!(orders.order(0, &neighbours), &[1, 2, 0]);
     }
 }

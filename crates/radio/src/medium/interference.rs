@@ -37,6 +37,9 @@ pub(super) struct RxParams {
     /// threshold ([`chunk_ln_success_per_bit`]) and `exp(ln success)`.
     chunk_memo: Memo,
     exp_memo: Memo,
+    /// Whether a reception asks for its random stream as it locks: only
+    /// where the nodes' state outgrows the caches (`Medium::prefetch_pays`).
+    pub prefetch_streams: bool,
 }
 
 impl RxParams {
@@ -60,6 +63,7 @@ impl RxParams {
             ber_at_threshold,
             chunk_memo: Memo::new(|ratio| chunk_ln_success_per_bit(ratio, ber_at_threshold, config.error_model)),
             exp_memo: Memo::new(libm::exp),
+            prefetch_streams: false,
         }
     }
 
@@ -339,8 +343,11 @@ impl Receiver {
             // The reception's end draws from this stream, out of line and
             // by then long out of cache in a large network (issue 28: that
             // read was ~4% of a 6400-node grid's run); asked for now, it is
-            // fetched while the frame is on the air.
-            meshbed_core::hint::prefetch_read(&*self.rng, std::mem::size_of::<StreamRng>());
+            // fetched while the frame is on the air. In a small one it is
+            // in cache already, and the asking cost ~1%.
+            if params.prefetch_streams {
+                meshbed_core::hint::prefetch_read(&*self.rng, std::mem::size_of::<StreamRng>());
+            }
             ArrivalFate::Locked
         } else {
             ArrivalFate::BelowSensitivity

@@ -35,9 +35,8 @@ mod interference;
 mod rate_selection;
 
 use crate::config::{ConfigError, RadioConfig};
-use crate::link::{LinkBudget, Neighbour};
+use crate::link::LinkBudget;
 use crate::phy::{self, control_rate_kbps, Standard, Timing};
-use crate::propagation::Fading;
 use arrivals::ArrivalOrders;
 use channel_access::{AccessParams, ChannelAccess};
 use duplicates::DuplicateCache;
@@ -193,6 +192,12 @@ impl MacCounters {
 /// Node state above which [`Medium::prefetch`] pays.
 const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
 
+/// Whether `nodes` nodes' state outgrows a core's own cache: where asking
+/// for what an event will read, ahead of it, pays.
+fn state_outgrows_caches<P>(nodes: usize) -> bool {
+    nodes * std::mem::size_of::<Node<P>>() > PREFETCH_ABOVE_BYTES
+}
+
 /// One node's share of the model, one component per concern.
 /// In this order: what every arrival touches first (the reception state,
 /// then carrier sense), together, and the random streams out of line, so
@@ -214,43 +219,6 @@ struct Node<P> {
     /// Rate control and the per-link rate histogram; `None` when no node
     /// of the medium runs rate control (every frame at the node's rate).
     rates: Option<NodeRates>,
-}
-
-/// A frame's arrivals at its receivers, to be scheduled.
-struct Arrivals {
-    now: Instant,
-    airtime: Duration,
-    frame: FrameId,
-    fading: Fading,
-}
-
-impl Arrivals {
-    /// Schedules the frame's first energy at each receiver of `receivers`
-    /// (in arrival order) and then its last, as one batch.
-    #[inline(always)]
-    fn schedule<'a, P>(
-        &self,
-        receivers: impl Iterator<Item = &'a Neighbour> + Clone,
-        nodes: &mut [Node<P>],
-        sched: &mut impl Scheduler,
-    ) {
-        let Arrivals { now, airtime, frame, fading } = *self;
-        // Handed to the queue as they are made (issue 28: writing them into
-        // a vector first was ~1.5% of the ATP paper's 100-node runs).
-        let starts = receivers.clone().map(|nb| {
-            // Fading is drawn from the receiver's own stream; without
-            // fading the receiver's state is not touched here but when its
-            // arrival runs, which the driver prefetches (issue 28: reading
-            // it for every receiver as the frame starts was most of
-            // `transmit`'s time in the 6,400-node grid).
-            let gain = fading.sample_gain_from(|| &mut nodes[nb.node as usize].rng_fading);
-            let power_mw = nb.mean_power_mw * gain;
-            (now + nb.propagation_delay, RadioEvent::RxStart { node: nb.node, frame, power_mw })
-        });
-        let ends =
-            receivers.map(|nb| (now + nb.propagation_delay + airtime, RadioEvent::RxEnd { node: nb.node, frame }));
-        sched.schedule_batch(starts.chain(ends));
-    }
 }
 
 /// The medium and every node on it.
@@ -336,6 +304,8 @@ impl<P: Payload> Medium<P> {
         // On huge pages: a large network's arrivals read its nodes' state
         // all over, each event another node's (issue 28).
         meshbed_core::hint::move_to_huge_pages(&mut built);
+        let mut rx_params = RxParams::new(config, &resolved);
+        rx_params.prefetch_streams = state_outgrows_caches::<P>(built.len());
         Ok(Medium {
             standard,
             timing,
@@ -347,7 +317,7 @@ impl<P: Payload> Medium<P> {
                 cw_min: resolved.cw_min,
                 cw_max: resolved.cw_max,
             },
-            rx_params: RxParams::new(config, &resolved),
+            rx_params,
             basic_rates_kbps: resolved.basic_rates_kbps,
             config: config.clone(),
             links,
@@ -545,7 +515,7 @@ impl<P: Payload> Medium<P> {
     /// 100-node runs); a 6400-node grid (6 MB) runs about 1.1–1.2× faster
     /// with it (docs/RESULTS.md, issue 28).
     pub fn prefetch_pays(&self) -> bool {
-        self.nodes.len() * std::mem::size_of::<Node<P>>() > PREFETCH_ABOVE_BYTES
+        state_outgrows_caches::<P>(self.nodes.len())
     }
 
     /// Asks the CPU to fetch the state an arrival at `node` reads first (its
@@ -599,16 +569,31 @@ impl<P: Payload> Medium<P> {
         }
         n.tx_frame = Some(id);
         sched.schedule(now + airtime, RadioEvent::TxEnd { node });
+        let fading = self.config.fading;
         // The arrivals in time order, the nearest receiver first and equal
         // times in node order (the order the events always ran in), then
         // the ends in the same order one airtime later: the queue takes
-        // them as they come. A static sender's list is in that order
-        // already, a moving one's through `orders`.
-        let arrivals = Arrivals { now, airtime, frame: id, fading: self.config.fading };
-        match self.orders.order(node, neighbours) {
-            None => arrivals.schedule(neighbours.iter(), &mut self.nodes, sched),
-            Some(order) => arrivals.schedule(order.iter().map(|&k| &neighbours[k as usize]), &mut self.nodes, sched),
-        }
+        // them as they come.
+        // Handed to the queue as they are made (issue 28: writing them into
+        // a vector first was ~1.5% of the ATP paper's 100-node runs).
+        let order = self.orders.order(node, neighbours);
+        let nodes = &mut self.nodes;
+        let starts = order.iter().map(|&k| {
+            let nb = &neighbours[k as usize];
+            // Fading is drawn from the receiver's own stream; without
+            // fading the receiver's state is not touched here but when its
+            // arrival runs, which the driver prefetches (issue 28: reading
+            // it for every receiver as the frame starts was most of
+            // `transmit`'s time in the 6,400-node grid).
+            let gain = fading.sample_gain_from(|| &mut nodes[nb.node as usize].rng_fading);
+            let power_mw = nb.mean_power_mw * gain;
+            (now + nb.propagation_delay, RadioEvent::RxStart { node: nb.node, frame: id, power_mw })
+        });
+        let ends = order.iter().map(|&k| {
+            let nb = &neighbours[k as usize];
+            (now + nb.propagation_delay + airtime, RadioEvent::RxEnd { node: nb.node, frame: id })
+        });
+        sched.schedule_batch(starts.chain(ends));
         if abandoned_awaited_answer {
             self.tx_failed(now, node, sched);
         }
