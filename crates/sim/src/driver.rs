@@ -35,7 +35,7 @@ pub const PROGRESS_EVERY_EVENTS: u64 = 1 << 18;
 /// memory to answer while the events between run (one event takes about
 /// as long as a fetch from memory); in the 6,400-node grid 3 to 8 ahead ran
 /// alike, 1 ahead slower, and the signals (whose address follows from the
-/// node's number) 2 or 4 ahead alike (docs/RESULTS.md, issue 28).
+/// node's number) 2 or 4 ahead alike (docs/SPEED.md).
 const PREFETCH_NODE_AHEAD: usize = 4;
 const PREFETCH_SIGNALS_AHEAD: usize = 2;
 

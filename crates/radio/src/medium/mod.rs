@@ -513,7 +513,7 @@ impl<P: Payload> Medium<P> {
     /// core's own cache (about 1 MiB on today's x86 cores; 1,000 nodes).
     /// Below that it is all there already, and asking costs up to 6% (the
     /// 100-node runs); a 6400-node grid (6 MB) runs about 1.1–1.2× faster
-    /// with it (docs/RESULTS.md, issue 28).
+    /// with it (docs/SPEED.md).
     pub fn prefetch_pays(&self) -> bool {
         state_outgrows_caches::<P>(self.nodes.len())
     }
